@@ -1,0 +1,21 @@
+# The one test command of the README: installs missing integration peers (as
+# root), then vets and runs every test with the race detector.
+.PHONY: test peers vet staticcheck fuzz-smoke cross
+
+test: peers
+	go vet ./...
+	go test -race -timeout 20m ./...
+
+peers:
+	./scripts/install-peers.sh
+
+staticcheck:
+	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+# Every fuzz target, one package and one target at a time.
+fuzz-smoke:
+	./scripts/fuzz-smoke.sh $(FUZZTIME)
+
+# Pure-Go packages and tools must build natively (CGO off) on every platform users run.
+cross:
+	./scripts/cross.sh

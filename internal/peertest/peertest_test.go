@@ -1,0 +1,45 @@
+package peertest
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestRequired(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "0": false, "false": false, "1": true, "yes": true} {
+		t.Setenv(RequireEnv, v)
+		assert.Equal(t, want, Required(), "value %q", v)
+	}
+}
+
+// fakeTB records what Missing does instead of stopping the real test.
+type fakeTB struct {
+	testing.TB
+	skipped, failed bool
+}
+
+func (f *fakeTB) Helper()               {}
+func (f *fakeTB) Skipf(string, ...any)  { f.skipped = true }
+func (f *fakeTB) Fatalf(string, ...any) { f.failed = true }
+
+func TestBinaryMissing(t *testing.T) {
+	t.Setenv(RequireEnv, "")
+	f := &fakeTB{}
+	assert.Empty(t, Binary(f, "apt-get install nothing", "netperfkit-no-such-binary"))
+	assert.True(t, f.skipped)
+	assert.False(t, f.failed)
+
+	t.Setenv(RequireEnv, "1")
+	f = &fakeTB{}
+	Binary(f, "", "netperfkit-no-such-binary")
+	assert.True(t, f.failed)
+	assert.False(t, f.skipped)
+}
+
+func TestBinaryFound(t *testing.T) {
+	f := &fakeTB{}
+	p := Binary(f, "", "netperfkit-no-such-binary", "sh")
+	assert.NotEmpty(t, p)
+	assert.False(t, f.skipped || f.failed)
+}
