@@ -1,0 +1,90 @@
+package cachetest_test
+
+import (
+	"bufio"
+	"crypto/tls"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/cache/cachetest"
+)
+
+// inline sends inline commands on one connection and returns the first line of
+// each reply.
+func inline(t *testing.T, s *cachetest.Server, addr string, tlsCfg *tls.Config, cmds ...string) []string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+	if tlsCfg != nil {
+		tc := tls.Client(c, tlsCfg)
+		require.NoError(t, tc.Handshake())
+		c = tc
+	}
+	br := bufio.NewReader(c)
+	var out []string
+	for _, cmd := range cmds {
+		_, err := c.Write([]byte(cmd + "\r\n"))
+		require.NoError(t, err)
+		line, err := br.ReadString('\n')
+		require.NoError(t, err)
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "$") && line != "$-1" {
+			body, err := br.ReadString('\n')
+			require.NoError(t, err)
+			line = strings.TrimSpace(body)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func TestPlain(t *testing.T) {
+	s := cachetest.NewPlain(t)
+	require.Len(t, s.Addrs, 1)
+	require.Nil(t, s.ClientTLSConfig())
+	require.Equal(t, []string{"+PONG", "+OK", "v"}, inline(t, s, s.Addr, nil, "PING", "SET k v", "GET k"))
+}
+
+func TestTLSWithACLUser(t *testing.T) {
+	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "secret"})
+	require.NotEmpty(t, s.CACertPEM)
+	require.FileExists(t, s.CAFile)
+	got := inline(t, s, s.Addr, s.ClientTLSConfig(), "PING", "AUTH default x", "AUTH bench wrong", "AUTH bench secret", "PING")
+	require.True(t, strings.HasPrefix(got[0], "-NOAUTH"), got[0])
+	require.True(t, strings.HasPrefix(got[1], "-WRONGPASS"), got[1])
+	require.True(t, strings.HasPrefix(got[2], "-WRONGPASS"), got[2])
+	require.Equal(t, []string{"+OK", "+PONG"}, got[3:])
+
+	// Without the CA the certificate must not verify: the server really is
+	// using the throwaway CA's certificate.
+	c, err := net.DialTimeout("tcp", s.Addr, 2*time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	err = tls.Client(c, &tls.Config{ServerName: "127.0.0.1"}).Handshake()
+	var verr *tls.CertificateVerificationError
+	require.ErrorAs(t, err, &verr)
+}
+
+func TestCluster(t *testing.T) {
+	s := cachetest.NewCluster(t)
+	require.Len(t, s.Addrs, 3)
+	for _, a := range s.Addrs {
+		got := inline(t, s, a, nil, "CLUSTER INFO")
+		require.Contains(t, got[0], "cluster_state:ok")
+	}
+}
+
+func TestCloseStopsServer(t *testing.T) {
+	s := cachetest.NewPlain(t)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "Close is idempotent")
+	_, err := net.DialTimeout("tcp", s.Addr, time.Second)
+	require.Error(t, err)
+	require.NoDirExists(t, s.Dir)
+}

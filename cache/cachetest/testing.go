@@ -1,0 +1,45 @@
+package cachetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
+)
+
+// NewServer starts a server for a test and stops it with tb.Cleanup. When no
+// server binary is on PATH it skips the test, or fails it when
+// NETPERFKIT_REQUIRE_PEERS=1; any other start-up failure fails the test.
+func NewServer(tb testing.TB, cfg *Config) *Server {
+	tb.Helper()
+	if cfg == nil || cfg.Binary == "" {
+		peertest.Binary(tb, InstallHint, "valkey-server", "redis-server")
+	}
+	if cfg != nil && cfg.Cluster && cfg.CLI == "" {
+		peertest.Binary(tb, InstallHint, "valkey-cli", "redis-cli")
+	}
+	s, err := Start(context.Background(), cfg)
+	if errors.Is(err, ErrNoServer) {
+		peertest.Missing(tb, err.Error(), InstallHint)
+		return nil
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return s
+}
+
+// NewPlain starts a plain standalone server for a test.
+func NewPlain(tb testing.TB) *Server { tb.Helper(); return NewServer(tb, nil) }
+
+// NewTLS starts a TLS-only standalone server for a test.
+func NewTLS(tb testing.TB) *Server { tb.Helper(); return NewServer(tb, &Config{TLS: true}) }
+
+// NewCluster starts a plain 3-node cluster for a test.
+func NewCluster(tb testing.TB) *Server { tb.Helper(); return NewServer(tb, &Config{Cluster: true}) }
