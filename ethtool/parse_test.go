@@ -1,0 +1,231 @@
+package ethtool
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func parseFile(t testing.TB, name string) Stats {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	defer f.Close()
+	s, err := ParseText(f)
+	require.NoError(t, err, name)
+	return s
+}
+
+func TestParseTextFixtures(t *testing.T) {
+	tests := []struct {
+		file      string
+		n         int
+		first     Stat
+		want      map[string]uint64
+		absent    []string
+		lastQueue string
+	}{
+		{
+			file:  "ena-2.17-same-az-after.txt",
+			n:     335,
+			first: Stat{"total_resets", 0},
+			want: map[string]uint64{
+				"ena_srd_mode": 3, "ena_srd_tx_pkts": 1232525165, "ena_srd_eligible_tx_pkts": 1232525250,
+				"conntrack_allowance_available": 136790, "queue_0_tx_tx_poll": 14500290, "ena_admin_q_completed_cmd": 412,
+			},
+		},
+		{
+			file:  "ena-upstream.txt",
+			n:     7 + 5 + 2*(15+13) + 15 + 5,
+			first: Stat{"tx_timeout", 0},
+			want:  map[string]uint64{"bw_in_allowance_exceeded": 12, "queue_2_xdp_tx_cnt": 0, "queue_1_rx_bad_csum": 0},
+			absent: []string{"ena_srd_mode", "conntrack_allowance_available", "reset_fail"},
+		},
+		{
+			file:   "ena-2.4-no-srd.txt",
+			n:      7 + 5 + 2*(15+13) + 5,
+			first:  Stat{"tx_timeout", 0},
+			want:   map[string]uint64{"bw_out_allowance_exceeded": 3},
+			absent: []string{"ena_srd_tx_pkts", "conntrack_allowance_available"},
+		},
+		{
+			file:   "ena-1.x-old.txt",
+			n:      7 + 12 + 11 + 5,
+			first:  Stat{"tx_timeout", 0},
+			want:   map[string]uint64{"io_suspend": 0, "interface_up": 1},
+			absent: []string{"pps_allowance_exceeded", "ena_srd_mode"},
+		},
+		{
+			file:  "doc-tabs.txt",
+			n:     11,
+			first: Stat{"bw_in_allowance_exceeded", 0},
+			want:  map[string]uint64{"ena_srd_tx_pkts": 28195047, "ena_srd_eligible_tx_pkts": 28195063, "conntrack_allowance_available": 136812},
+		},
+		{
+			file:  "veth.txt",
+			n:     10,
+			first: Stat{"peer_ifindex", 2},
+			want:  map[string]uint64{"tx_queue_0_xdp_xmit_errors": 0},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			s := parseFile(t, tt.file)
+			assert.Len(t, s, tt.n)
+			assert.Equal(t, tt.first, s[0])
+			for k, v := range tt.want {
+				got, ok := s.Get(k)
+				assert.True(t, ok, k)
+				assert.Equal(t, v, got, k)
+			}
+			for _, k := range tt.absent {
+				assert.False(t, s.Has(k), k)
+			}
+		})
+	}
+}
+
+func TestParseTextForms(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want Stats
+	}{
+		{"header and spaces", "NIC statistics:\n     rx_packets: 12\n     tx_packets: 7\n", Stats{{"rx_packets", 12}, {"tx_packets", 7}}},
+		{"no header, tabs", "\trx_packets: 12\n\ttx_packets:\t7\n", Stats{{"rx_packets", 12}, {"tx_packets", 7}}},
+		{"CRLF and blank lines", "NIC statistics:\r\n\r\n  a: 1\r\n\r\n  b: 2\r\n", Stats{{"a", 1}, {"b", 2}}},
+		{"max uint64", "x: 18446744073709551615\n", Stats{{"x", 18446744073709551615}}},
+		{"32-byte name", "  abcdefghijklmnopqrstuvwxyz012345: 5\n", Stats{{"abcdefghijklmnopqrstuvwxyz012345", 5}}},
+		{"colon in name (bnx2x style)", "     [0]: rx_bytes: 99\n", Stats{{"[0]: rx_bytes", 99}}},
+		{"space in name", "     rx 64 byte packets: 3\n", Stats{{"rx 64 byte packets", 3}}},
+		{"unknown names kept, no final newline", "weird_vendor_counter: 4", Stats{{"weird_vendor_counter", 4}}},
+		{"duplicate names kept", "a: 1\na: 2\n", Stats{{"a", 1}, {"a", 2}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := ParseText(strings.NewReader(tt.in))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, s)
+		})
+	}
+}
+
+func TestParseTextErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		in     string
+		line   int
+		reason string
+	}{
+		{"no colon", "NIC statistics:\n  a: 1\n  garbage\n", 3, "no ':'"},
+		{"negative", "a: -1\n", 1, "not an unsigned"},
+		{"overflow", "a: 1\n\nb: 18446744073709551616\n", 3, "64 bits"},
+		{"hex", "a: 0x10\n", 1, "not an unsigned"},
+		{"empty name", "   : 5\n", 1, "empty statistic name"},
+		{"missing value", "a:\n", 1, "missing value"},
+		{"long name", "abcdefghijklmnopqrstuvwxyz0123456: 1\n", 1, "longer than 32"},
+		{"header twice", "NIC statistics:\nNIC statistics:\n", 2, "missing value"},
+		{"float", "a: 1.5\n", 1, "not an unsigned"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseText(strings.NewReader(tt.in))
+			var pe *ParseError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, tt.line, pe.Line)
+			assert.Contains(t, pe.Reason, tt.reason)
+			assert.Contains(t, err.Error(), "ethtool: line ")
+		})
+	}
+}
+
+func TestParseTextNoStats(t *testing.T) {
+	for _, in := range []string{"", "\n\n", "NIC statistics:\n", "no stats available\n"} {
+		_, err := ParseText(strings.NewReader(in))
+		require.Error(t, err, "%q", in)
+		assert.ErrorIs(t, err, ErrNoStats, "%q", in)
+		assert.ErrorIs(t, err, os.ErrNotExist, "%q", in)
+	}
+}
+
+func TestParseTextLongLine(t *testing.T) {
+	_, err := ParseText(strings.NewReader("a: 1\n" + strings.Repeat("x", 5000) + ": 1\n"))
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 2, pe.Line)
+}
+
+func TestParseTextReadError(t *testing.T) {
+	boom := errors.New("boom")
+	_, err := ParseText(&failReader{err: boom})
+	assert.ErrorIs(t, err, boom)
+}
+
+type failReader struct{ err error }
+
+func (f *failReader) Read([]byte) (int, error) { return 0, f.err }
+
+func TestStatsJSONRoundTrip(t *testing.T) {
+	s := parseFile(t, "ena-upstream.txt")
+	b, err := s.MarshalJSON()
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(b), `{"tx_timeout":0,"suspend":0,`), string(b[:40]))
+	var back Stats
+	require.NoError(t, back.UnmarshalJSON(b))
+	assert.Equal(t, s, back)
+
+	var bad Stats
+	assert.Error(t, bad.UnmarshalJSON([]byte(`{"a":-1}`)))
+	assert.Error(t, bad.UnmarshalJSON([]byte(`{"a":"1"}`)))
+	assert.Error(t, bad.UnmarshalJSON([]byte(`[1]`)))
+}
+
+func FuzzParseText(f *testing.F) {
+	for _, name := range []string{"ena-upstream.txt", "doc-tabs.txt", "veth.txt", "ena-1.x-old.txt"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(f, err)
+		f.Add(string(b))
+	}
+	f.Add("NIC statistics:\n a: 1\n")
+	f.Add("a: 18446744073709551616")
+	f.Add("no stats available\n")
+	f.Add(" : :\n\r\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := ParseText(strings.NewReader(in))
+		if err != nil {
+			require.Nil(t, s)
+			return
+		}
+		require.NotEmpty(t, s)
+		// Whatever parsed must print and parse back to the same list.
+		var b strings.Builder
+		b.WriteString("NIC statistics:\n")
+		for _, st := range s {
+			require.NotEmpty(t, st.Name)
+			require.LessOrEqual(t, len(st.Name), MaxNameLen)
+			b.WriteString("     " + st.Name + ": " + uitoa(st.Value) + "\n")
+		}
+		back, err := ParseText(strings.NewReader(b.String()))
+		require.NoError(t, err)
+		require.Equal(t, s, back)
+	})
+}
+
+func uitoa(v uint64) string {
+	var buf [20]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return string(buf[i:])
+}

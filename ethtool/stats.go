@@ -1,0 +1,128 @@
+package ethtool
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// MaxNameLen is the longest statistic name the kernel can report
+// (ETH_GSTRING_LEN).
+const MaxNameLen = 32
+
+// Stat is one named driver statistic.
+type Stat struct {
+	Name  string `json:"name"`
+	Value uint64 `json:"value"`
+}
+
+// Stats is a list of statistics in the order the driver reports them. Look
+// values up by name: the order changes between drivers and versions. A driver
+// may in rare cases report a name twice; all entries are kept and Get returns
+// the first.
+//
+// Stats marshals to JSON as an object {name: value, ...} in driver order.
+type Stats []Stat
+
+// Get returns the value of the statistic called name and whether it exists.
+func (s Stats) Get(name string) (uint64, bool) {
+	for i := range s {
+		if s[i].Name == name {
+			return s[i].Value, true
+		}
+	}
+	return 0, false
+}
+
+// Has reports whether a statistic called name exists.
+func (s Stats) Has(name string) bool {
+	_, ok := s.Get(name)
+	return ok
+}
+
+// Map returns the statistics as a map. Of duplicated names the first wins.
+func (s Stats) Map() map[string]uint64 {
+	m := make(map[string]uint64, len(s))
+	for _, st := range s {
+		if _, dup := m[st.Name]; !dup {
+			m[st.Name] = st.Value
+		}
+	}
+	return m
+}
+
+// Clone returns a copy that shares nothing with s.
+func (s Stats) Clone() Stats {
+	if s == nil {
+		return nil
+	}
+	return append(Stats(nil), s...)
+}
+
+// MarshalJSON writes {"name": value, ...} in driver order with values as
+// JSON numbers.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	if s == nil {
+		return []byte("{}"), nil
+	}
+	b := make([]byte, 0, 2+len(s)*40)
+	b = append(b, '{')
+	for i, st := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		name, err := json.Marshal(st.Name)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, name...)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, st.Value, 10)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads the object form written by MarshalJSON, keeping the
+// order of the keys.
+func (s *Stats) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("ethtool: stats JSON: %w", err)
+	}
+	if tok == nil {
+		*s = nil
+		return nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("ethtool: stats JSON: want an object, got %v", tok)
+	}
+	out := Stats{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("ethtool: stats JSON: %w", err)
+		}
+		name, _ := tok.(string)
+		tok, err = dec.Token()
+		if err != nil {
+			return fmt.Errorf("ethtool: stats JSON: %w", err)
+		}
+		num, ok := tok.(json.Number)
+		if !ok {
+			return fmt.Errorf("ethtool: stats JSON: %q: want a number, got %v", name, tok)
+		}
+		v, err := strconv.ParseUint(string(num), 10, 64)
+		if err != nil {
+			return fmt.Errorf("ethtool: stats JSON: %q: %w", name, err)
+		}
+		out = append(out, Stat{Name: name, Value: v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("ethtool: stats JSON: %w", err)
+	}
+	*s = out
+	return nil
+}
