@@ -1,0 +1,339 @@
+package latency
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Default range and precision of a Recorder.
+const (
+	DefaultLowest             = time.Nanosecond
+	DefaultHighest            = 60 * time.Second
+	DefaultSignificantFigures = 3
+)
+
+// ErrInvalidConfig is wrapped by the errors of constructors given a
+// configuration they cannot honour.
+var ErrInvalidConfig = errors.New("latency: invalid configuration")
+
+// RecorderConfig sets the range and precision of a Recorder. A nil
+// *RecorderConfig means all defaults.
+type RecorderConfig struct {
+	// Lowest is the smallest duration the histogram discerns. Zero means
+	// DefaultLowest (1 ns). Durations below it are still recorded, in the
+	// lowest bucket.
+	Lowest time.Duration
+	// Highest is the largest duration the histogram tracks. Zero means
+	// DefaultHighest (60 s). Longer durations are recorded as Highest and
+	// counted by OutOfRange, so the tail is never silently lost.
+	Highest time.Duration
+	// SignificantFigures is the number of significant decimal digits kept
+	// (1..5). Zero means DefaultSignificantFigures (3): a value is kept within
+	// 0.1%.
+	SignificantFigures int
+}
+
+// geometry mirrors hdrhistogram-go's bucket indexing so that a Recorder can
+// count with atomic adds into arrays that hdrhistogram.Import reads as they are.
+type geometry struct {
+	lowest, highest int64
+	sigFigs         int
+	unitMag         int
+	subHalfMag      int
+	subHalf         int64
+	subMask         int64
+	countsLen       int
+}
+
+func newGeometry(cfg *RecorderConfig) (geometry, error) {
+	var c RecorderConfig
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Lowest == 0 {
+		c.Lowest = DefaultLowest
+	}
+	if c.Highest == 0 {
+		c.Highest = DefaultHighest
+	}
+	if c.SignificantFigures == 0 {
+		c.SignificantFigures = DefaultSignificantFigures
+	}
+	switch {
+	case c.Lowest < 0:
+		return geometry{}, fmt.Errorf("%w: Lowest %v is negative", ErrInvalidConfig, c.Lowest)
+	case c.Highest < 2*c.Lowest:
+		return geometry{}, fmt.Errorf("%w: Highest %v must be at least twice Lowest %v", ErrInvalidConfig, c.Highest, c.Lowest)
+	case c.SignificantFigures < 1 || c.SignificantFigures > 5:
+		return geometry{}, fmt.Errorf("%w: SignificantFigures %d is outside 1..5", ErrInvalidConfig, c.SignificantFigures)
+	}
+	g := geometry{lowest: int64(c.Lowest), highest: int64(c.Highest), sigFigs: c.SignificantFigures}
+	largestSingleUnit := 2 * math.Pow10(g.sigFigs)
+	subCountMag := int(math.Ceil(math.Log2(largestSingleUnit)))
+	g.subHalfMag = max(subCountMag, 1) - 1
+	g.unitMag = max(int(math.Floor(math.Log2(float64(g.lowest)))), 0)
+	if g.unitMag+g.subHalfMag > 61 {
+		return geometry{}, fmt.Errorf("%w: Lowest %v is too large for %d significant figures", ErrInvalidConfig, c.Lowest, g.sigFigs)
+	}
+	subCount := int64(1) << (g.subHalfMag + 1)
+	g.subHalf = subCount / 2
+	g.subMask = (subCount - 1) << g.unitMag
+	smallestUntrackable := subCount << g.unitMag
+	buckets := 1
+	for smallestUntrackable <= g.highest {
+		if smallestUntrackable > math.MaxInt64/2 {
+			buckets++
+			break
+		}
+		smallestUntrackable <<= 1
+		buckets++
+	}
+	g.countsLen = (buckets + 1) * int(g.subHalf)
+	return g, nil
+}
+
+// index returns the position of v (0 <= v <= highest) in the counts array,
+// exactly as hdrhistogram-go's countsIndexFor computes it.
+func (g *geometry) index(v int64) int {
+	bucket := 64 - bits.LeadingZeros64(uint64(v|g.subMask)) - g.unitMag - (g.subHalfMag + 1)
+	sub := v >> uint(bucket+g.unitMag)
+	return int(int64(bucket+1)<<uint(g.subHalfMag) + sub - g.subHalf)
+}
+
+// counts is one shard's histogram: bucket counts updated with atomic adds.
+type counts struct {
+	c          []int64
+	outOfRange int64
+}
+
+func (g *geometry) record(c *counts, d time.Duration) {
+	v := int64(d)
+	if v < 0 || v > g.highest {
+		atomic.AddInt64(&c.outOfRange, 1)
+		if v < 0 {
+			v = 0
+		} else {
+			v = g.highest
+		}
+	}
+	atomic.AddInt64(&c.c[g.index(v)], 1)
+}
+
+// shard pads its pointer to a cache line so that shards used by different
+// cores do not share one.
+type shard struct {
+	p atomic.Pointer[counts]
+	_ [56]byte
+}
+
+// Recorder records durations into an HDR histogram. It is safe for concurrent
+// use: Record spreads goroutines over per-shard histograms that are updated
+// with atomic adds (no lock on the hot path), and Snapshot merges them on
+// read. A Worker gives one goroutine a histogram of its own.
+//
+// A Recorder must be created with NewRecorder.
+type Recorder struct {
+	geo    geometry
+	shards []shard
+	mask   uintptr
+
+	mu      sync.Mutex // guards workers and merged
+	workers []*counts
+	merged  *hdrhistogram.Histogram
+}
+
+// NewRecorder returns an empty Recorder with the range and precision of cfg
+// (nil means 1 ns .. 60 s at 3 significant figures). The error wraps
+// ErrInvalidConfig when Highest < 2*Lowest, a field is negative or
+// SignificantFigures is outside 1..5.
+//
+// Memory: each shard or worker that records allocates one histogram, about
+// 221 KB with the defaults; shards are allocated on first use.
+func NewRecorder(cfg *RecorderConfig) (*Recorder, error) {
+	g, err := newGeometry(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := 1
+	for n < 4*runtime.GOMAXPROCS(0) && n < 64 {
+		n <<= 1
+	}
+	return &Recorder{geo: g, shards: make([]shard, n), mask: uintptr(n - 1)}, nil
+}
+
+// Config returns the effective range and precision of the Recorder.
+func (r *Recorder) Config() RecorderConfig {
+	return RecorderConfig{
+		Lowest:             time.Duration(r.geo.lowest),
+		Highest:            time.Duration(r.geo.highest),
+		SignificantFigures: r.geo.sigFigs,
+	}
+}
+
+// Record records one duration. It is safe for concurrent use. A duration
+// above the Recorder's Highest is recorded as Highest, and a negative one as
+// zero; both are counted by OutOfRange.
+func (r *Recorder) Record(d time.Duration) {
+	// The shard is chosen from the address of a local variable, that is from
+	// the calling goroutine's stack: a goroutine tends to keep its shard, and
+	// goroutines running on different cores rarely share one, so the atomic
+	// adds stay uncontended without goroutine-local storage or a lock.
+	var anchor byte
+	h := uint64(uintptr(unsafe.Pointer(&anchor))>>13) * 0x9E3779B97F4A7C15
+	s := &r.shards[uintptr(h>>40)&r.mask]
+	c := s.p.Load()
+	if c == nil {
+		c = r.allocShard(s)
+	}
+	r.geo.record(c, d)
+}
+
+func (r *Recorder) allocShard(s *shard) *counts {
+	c := &counts{c: make([]int64, r.geo.countsLen)}
+	if s.p.CompareAndSwap(nil, c) {
+		return c
+	}
+	return s.p.Load()
+}
+
+// Worker is a recording handle with a histogram of its own, for one goroutine
+// that records at a high rate (a load generator's worker, for example). Its
+// Record is not safe for concurrent use by several goroutines, but it is safe
+// concurrently with the Recorder's Snapshot, Summary, Merge and Reset, and its
+// values appear in them.
+type Worker struct {
+	geo *geometry
+	c   *counts
+}
+
+// Worker returns a new recording handle for one goroutine. It allocates one
+// histogram (about 221 KB with the default range), which stays part of the
+// Recorder for the Recorder's lifetime: create workers per goroutine, not per
+// value.
+func (r *Recorder) Worker() *Worker {
+	c := &counts{c: make([]int64, r.geo.countsLen)}
+	r.mu.Lock()
+	r.workers = append(r.workers, c)
+	r.mu.Unlock()
+	return &Worker{geo: &r.geo, c: c}
+}
+
+// Record records one duration, with the same range handling as
+// Recorder.Record.
+func (w *Worker) Record(d time.Duration) { w.geo.record(w.c, d) }
+
+// each calls f for every histogram shard the Recorder has, with r.mu held.
+func (r *Recorder) each(f func(*counts)) {
+	for i := range r.shards {
+		if c := r.shards[i].p.Load(); c != nil {
+			f(c)
+		}
+	}
+	for _, c := range r.workers {
+		f(c)
+	}
+}
+
+// Snapshot returns a copy of everything recorded so far as one
+// hdrhistogram.Histogram with the Recorder's range and precision. The copy is
+// the caller's; values recorded concurrently with the call may or may not be
+// included.
+func (r *Recorder) Snapshot() *hdrhistogram.Histogram {
+	sum := make([]int64, r.geo.countsLen)
+	r.mu.Lock()
+	r.each(func(c *counts) {
+		for i := range c.c {
+			if v := atomic.LoadInt64(&c.c[i]); v != 0 {
+				sum[i] += v
+			}
+		}
+	})
+	merged := r.merged
+	if merged != nil {
+		merged = merged.Clone()
+	}
+	r.mu.Unlock()
+	h := hdrhistogram.Import(&hdrhistogram.Snapshot{
+		LowestTrackableValue:  r.geo.lowest,
+		HighestTrackableValue: r.geo.highest,
+		SignificantFigures:    int64(r.geo.sigFigs),
+		Counts:                sum,
+	})
+	if merged != nil {
+		h.Merge(merged)
+	}
+	return h
+}
+
+// Count returns the number of values recorded so far (including merged ones).
+func (r *Recorder) Count() int64 {
+	var n int64
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.each(func(c *counts) {
+		for i := range c.c {
+			n += atomic.LoadInt64(&c.c[i])
+		}
+	})
+	if r.merged != nil {
+		n += r.merged.TotalCount()
+	}
+	return n
+}
+
+// OutOfRange returns how many recorded durations were outside 0..Highest and
+// were recorded as the nearest bound instead.
+func (r *Recorder) OutOfRange() int64 {
+	var n int64
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.each(func(c *counts) { n += atomic.LoadInt64(&c.outOfRange) })
+	return n
+}
+
+// Merge adds every value of h to the Recorder and returns how many values it
+// could not add because they lie outside the Recorder's range. h is only read;
+// it must not be modified during the call. Use r.Merge(other.Snapshot()) to
+// merge another Recorder.
+func (r *Recorder) Merge(h *hdrhistogram.Histogram) (dropped int64) {
+	if h == nil || h.TotalCount() == 0 {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.merged == nil {
+		r.merged = hdrhistogram.New(r.geo.lowest, r.geo.highest, r.geo.sigFigs)
+	}
+	return r.merged.Merge(h)
+}
+
+// Reset discards everything recorded. Values recorded concurrently with Reset
+// may survive it.
+func (r *Recorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.each(func(c *counts) {
+		for i := range c.c {
+			if atomic.LoadInt64(&c.c[i]) != 0 {
+				atomic.StoreInt64(&c.c[i], 0)
+			}
+		}
+		atomic.StoreInt64(&c.outOfRange, 0)
+	})
+	r.merged = nil
+}
+
+// Summary returns sockperf's statistics over everything recorded so far,
+// computed from the histogram (see SummarizeHistogram). cfg may be nil.
+func (r *Recorder) Summary(cfg *SummaryConfig) Summary {
+	return SummarizeHistogram(r.Snapshot(), cfg)
+}
