@@ -1,0 +1,203 @@
+package cache
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// Phase names one step of setting up and using a connection.
+type Phase string
+
+// The phases a probe times, in order. A phase that does not apply (DNS for an
+// IP address, TLS without TLS, AUTH without credentials, CLUSTER SLOTS outside
+// cluster mode) does not happen and reports zero.
+const (
+	PhaseDNS          Phase = "dns"
+	PhaseConnect      Phase = "connect"
+	PhaseTLS          Phase = "tls"
+	PhaseAuth         Phase = "auth"
+	PhaseClusterSlots Phase = "cluster_slots"
+	PhaseCommand      Phase = "command"
+	PhaseClose        Phase = "close"
+)
+
+// ErrorKind classifies a failure. Every ErrorKind is also an error, so that
+// errors.Is(err, cache.ErrWrongPass) tests a classified *Error.
+type ErrorKind string
+
+// Error implements error.
+func (k ErrorKind) Error() string { return "cache: " + string(k) }
+
+// Error kinds. The connection-phase kinds are the prober's; the workload runner
+// uses the same kinds and, for the glide engine, the coarser ErrTimeout,
+// ErrConnection, ErrClosing, ErrRecovery and ErrServer.
+const (
+	ErrDNS            ErrorKind = "dns"             // name resolution failed
+	ErrConnectRefused ErrorKind = "connect_refused" // nothing listens (ECONNREFUSED)
+	ErrConnectTimeout ErrorKind = "connect_timeout" // TCP connect did not finish in time
+	ErrConnect        ErrorKind = "connect"         // other TCP connect failures (unreachable...)
+	ErrTLSVerify      ErrorKind = "tls_verify"      // the server certificate did not verify
+	ErrTLSHandshake   ErrorKind = "tls_handshake"   // any other TLS handshake failure
+	ErrWrongPass      ErrorKind = "auth_wrongpass"  // WRONGPASS: bad user name or password/token
+	ErrNoAuth         ErrorKind = "auth_noauth"     // NOAUTH: the server wants AUTH and got none
+	ErrAuth           ErrorKind = "auth"            // other AUTH failures, including IAM token errors
+	ErrCluster        ErrorKind = "cluster"         // CLUSTER SLOTS failed or routing could not settle
+	ErrCommand        ErrorKind = "command"         // the server answered the command with an error
+	ErrTimeout        ErrorKind = "timeout"         // a read, write or request timed out
+	ErrConnection     ErrorKind = "connection"      // the connection broke (reset, EOF, protocol)
+	ErrClosing        ErrorKind = "closing"         // the client was closed under the operation
+	ErrRecovery       ErrorKind = "recovery"        // the client was reconnecting ("Connection in recovery")
+	ErrServer         ErrorKind = "server_error"    // any other error reported by the client library
+	ErrCanceled       ErrorKind = "canceled"        // the caller's context ended
+)
+
+// Error is a classified failure of one probe or operation. errors.Is(err, k)
+// with an ErrorKind k reports whether Kind == k; Unwrap gives the cause, so
+// errors.Is(err, syscall.ECONNREFUSED) and errors.As(err, **ServerError) work
+// too.
+type Error struct {
+	Phase Phase     // where it happened
+	Kind  ErrorKind // what happened
+	Addr  string    // the node address involved, when known
+	Err   error     // the cause
+}
+
+func (e *Error) Error() string {
+	s := "cache: " + string(e.Phase) + ": " + string(e.Kind)
+	if e.Addr != "" {
+		s += " (" + e.Addr + ")"
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is e's ErrorKind.
+func (e *Error) Is(target error) bool {
+	k, ok := target.(ErrorKind)
+	return ok && k == e.Kind
+}
+
+// ServerError is an error reply from the server, such as
+// "WRONGPASS invalid username-password pair" or "MOVED 3999 127.0.0.1:6381".
+type ServerError struct {
+	Msg string
+}
+
+func (e *ServerError) Error() string { return "cache: server replied: " + e.Msg }
+
+// Code returns the first word of the reply ("WRONGPASS", "NOAUTH", "MOVED",
+// "ERR"...).
+func (e *ServerError) Code() string {
+	code, _, _ := strings.Cut(e.Msg, " ")
+	return code
+}
+
+// KindOf returns the ErrorKind of a classified error, or "" when err is nil or
+// not a *Error.
+func KindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}
+
+// classify wraps err, which happened in phase, into an *Error. An *Error is
+// returned unchanged.
+func classify(phase Phase, addr string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	return &Error{Phase: phase, Kind: kindFor(phase, err), Addr: addr, Err: err}
+}
+
+func kindFor(phase Phase, err error) ErrorKind {
+	var se *ServerError
+	if errors.As(err, &se) {
+		switch code := se.Code(); {
+		case code == "NOAUTH":
+			return ErrNoAuth
+		case code == "WRONGPASS":
+			return ErrWrongPass
+		case phase == PhaseAuth:
+			return ErrAuth
+		case phase == PhaseClusterSlots:
+			return ErrCluster
+		case code == "CLUSTERDOWN" || code == "TRYAGAIN" || code == "MOVED" || code == "ASK":
+			return ErrCluster
+		default:
+			return ErrCommand
+		}
+	}
+	if errors.Is(err, context.Canceled) {
+		return ErrCanceled
+	}
+	if errors.Is(err, net.ErrClosed) {
+		return ErrClosing
+	}
+	timeout := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		timeout = true
+	}
+	switch phase {
+	case PhaseDNS:
+		return ErrDNS
+	case PhaseConnect:
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED):
+			return ErrConnectRefused
+		case timeout:
+			return ErrConnectTimeout
+		}
+		return ErrConnect
+	case PhaseTLS:
+		if isVerifyError(err) {
+			return ErrTLSVerify
+		}
+		return ErrTLSHandshake
+	}
+	switch {
+	case timeout:
+		return ErrTimeout
+	case phase == PhaseAuth && errors.Is(err, errIAM):
+		return ErrAuth
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ErrConnectRefused
+	}
+	return ErrConnection
+}
+
+func isVerifyError(err error) bool {
+	var (
+		cv *tls.CertificateVerificationError
+		ua x509.UnknownAuthorityError
+		he x509.HostnameError
+		ci x509.CertificateInvalidError
+	)
+	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
+}
+
+// isConnBroken reports whether err means the connection can no longer be used.
+func isConnBroken(err error) bool {
+	var se *ServerError
+	if errors.As(err, &se) {
+		return false
+	}
+	return err != nil
+}

@@ -1,0 +1,153 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+)
+
+// errIAM is wrapped by token generation failures (credentials, signing).
+var errIAM = errors.New("cache: IAM token")
+
+// emptyPayloadHash is the hex SHA-256 of an empty body, which a presigned GET
+// signs.
+const emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// IAMConfig describes ElastiCache IAM authentication. The user id is the
+// Endpoint's User.
+type IAMConfig struct {
+	// CacheName is the replication group id or serverless cache name (not the
+	// endpoint host). It is lower-cased, as ElastiCache expects.
+	CacheName string
+	// Region is the cache's AWS region, for example "us-east-1". Empty means
+	// the region of the default configuration (AWS_REGION, profile).
+	Region string
+	// Serverless adds ResourceType=ServerlessCache, which serverless caches
+	// require and node-based caches reject.
+	Serverless bool
+	// Credentials supplies AWS credentials. Nil means the standard chain of
+	// aws-sdk-go-v2's config.LoadDefaultConfig (environment, shared files, SSO,
+	// web identity, container and instance roles).
+	Credentials aws.CredentialsProvider
+	// Refresh is the age at which a token is replaced by a fresh one. Zero
+	// means 10 minutes; tokens are valid for 15.
+	Refresh time.Duration
+}
+
+// tokenLifetime is the X-Amz-Expires of the token: ElastiCache accepts 15 min.
+const tokenLifetime = 900 * time.Second
+
+// IAMTokenSource presigns ElastiCache IAM auth tokens and caches each one until
+// it is due for refresh. It is safe for concurrent use.
+type IAMTokenSource struct {
+	user, cacheName, region string
+	serverless              bool
+	creds                   aws.CredentialsProvider
+	refresh                 time.Duration
+	signer                  *v4.Signer
+	now                     func() time.Time // clock seam for tests
+
+	mu      sync.Mutex
+	token   Secret
+	created time.Time
+}
+
+// NewIAMTokenSource returns a token source for user on the cache described by
+// cfg. With cfg.Credentials nil it loads the default AWS configuration, which
+// reads the environment and files but makes no network call.
+func NewIAMTokenSource(ctx context.Context, user string, cfg *IAMConfig) (*IAMTokenSource, error) {
+	if cfg == nil || cfg.CacheName == "" {
+		return nil, fmt.Errorf("%w: cache name is required", errIAM)
+	}
+	if user == "" {
+		return nil, fmt.Errorf("%w: user id is required", errIAM)
+	}
+	s := &IAMTokenSource{
+		user:       user,
+		cacheName:  strings.ToLower(cfg.CacheName),
+		region:     cfg.Region,
+		serverless: cfg.Serverless,
+		creds:      cfg.Credentials,
+		refresh:    cfg.Refresh,
+		signer:     v4.NewSigner(),
+		now:        time.Now,
+	}
+	if s.refresh <= 0 || s.refresh >= tokenLifetime {
+		s.refresh = 10 * time.Minute
+	}
+	if s.creds == nil || s.region == "" {
+		ac, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%w: load AWS configuration: %w", errIAM, err)
+		}
+		if s.creds == nil {
+			s.creds = ac.Credentials
+		}
+		if s.region == "" {
+			s.region = ac.Region
+		}
+	}
+	if s.region == "" {
+		return nil, fmt.Errorf("%w: no region (set IAMConfig.Region or AWS_REGION)", errIAM)
+	}
+	if s.creds == nil {
+		return nil, fmt.Errorf("%w: no AWS credentials provider", errIAM)
+	}
+	return s, nil
+}
+
+// String describes the source without any secret.
+func (s *IAMTokenSource) String() string {
+	return fmt.Sprintf("IAMTokenSource{user=%s cache=%s region=%s serverless=%t}", s.user, s.cacheName, s.region, s.serverless)
+}
+
+// Token returns a valid token, presigning a new one when none is cached, the
+// cached one is older than the refresh age, or its credentials have expired.
+func (s *IAMTokenSource) Token(ctx context.Context) (Secret, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if s.token != "" && now.Sub(s.created) < s.refresh {
+		return s.token, nil
+	}
+	tok, err := s.presign(ctx, now)
+	if err != nil {
+		return "", err
+	}
+	s.token, s.created = tok, now
+	return tok, nil
+}
+
+func (s *IAMTokenSource) presign(ctx context.Context, now time.Time) (Secret, error) {
+	creds, err := s.creds.Retrieve(ctx)
+	if err != nil {
+		return "", fmt.Errorf("%w: retrieve credentials: %w", errIAM, err)
+	}
+	q := url.Values{}
+	q.Set("Action", "connect")
+	q.Set("User", s.user)
+	if s.serverless {
+		q.Set("ResourceType", "ServerlessCache")
+	}
+	q.Set("X-Amz-Expires", strconv.Itoa(int(tokenLifetime/time.Second)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.cacheName+"/", nil)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errIAM, err)
+	}
+	req.URL.RawQuery = q.Encode()
+	signed, _, err := s.signer.PresignHTTP(ctx, creds, req, emptyPayloadHash, "elasticache", s.region, now.UTC())
+	if err != nil {
+		return "", fmt.Errorf("%w: presign: %w", errIAM, err)
+	}
+	return Secret(strings.TrimPrefix(signed, "http://")), nil
+}
