@@ -40,10 +40,10 @@ func TestParseTextFixtures(t *testing.T) {
 			},
 		},
 		{
-			file:  "ena-upstream.txt",
-			n:     7 + 5 + 2*(15+13) + 15 + 5,
-			first: Stat{"tx_timeout", 0},
-			want:  map[string]uint64{"bw_in_allowance_exceeded": 12, "queue_2_xdp_tx_cnt": 0, "queue_1_rx_bad_csum": 0},
+			file:   "ena-upstream.txt",
+			n:      7 + 5 + 2*(15+13) + 15 + 5,
+			first:  Stat{"tx_timeout", 0},
+			want:   map[string]uint64{"bw_in_allowance_exceeded": 12, "queue_2_xdp_tx_cnt": 0, "queue_1_rx_bad_csum": 0},
 			absent: []string{"ena_srd_mode", "conntrack_allowance_available", "reset_fail"},
 		},
 		{

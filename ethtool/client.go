@@ -1,0 +1,113 @@
+package ethtool
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// DriverInfo is what ETHTOOL_GDRVINFO reports, as `ethtool -i` prints it.
+type DriverInfo struct {
+	Driver              string `json:"driver"`
+	Version             string `json:"version"`
+	FirmwareVersion     string `json:"firmware_version"`
+	ExpansionROMVersion string `json:"expansion_rom_version"`
+	BusInfo             string `json:"bus_info"`
+	// NStats is the number of statistics the driver declared when asked.
+	NStats uint32 `json:"n_stats"`
+}
+
+// RingParams are the descriptor ring sizes of ETHTOOL_GRINGPARAM
+// (`ethtool -g`): the current size and the maximum the device allows.
+type RingParams struct {
+	RxMax      uint32 `json:"rx_max"`
+	RxMiniMax  uint32 `json:"rx_mini_max"`
+	RxJumboMax uint32 `json:"rx_jumbo_max"`
+	TxMax      uint32 `json:"tx_max"`
+	Rx         uint32 `json:"rx"`
+	RxMini     uint32 `json:"rx_mini"`
+	RxJumbo    uint32 `json:"rx_jumbo"`
+	Tx         uint32 `json:"tx"`
+}
+
+// Client reads driver statistics, driver information and ring sizes through
+// the SIOCETHTOOL ioctl, without running the ethtool binary and without
+// CAP_NET_ADMIN. It sees the interfaces of the network namespace the calling
+// thread was in when New ran. It keeps its buffers between calls, so repeated
+// reads of the same interface allocate little. A Client is safe for
+// concurrent use. On systems other than linux every method returns an error
+// matching errors.ErrUnsupported.
+type Client struct {
+	c *client
+	// now is the clock seam for tests.
+	now func() time.Time
+}
+
+// New opens a Client. Close it when done. On systems other than linux it
+// returns an error matching errors.ErrUnsupported.
+func New() (*Client, error) {
+	c, err := newClient()
+	if err != nil {
+		return nil, err
+	}
+	return &Client{c: c, now: time.Now}, nil
+}
+
+// Close releases the Client's socket.
+func (c *Client) Close() error { return c.c.close() }
+
+// Stats reads the driver statistics of iface (ETHTOOL_GSSET_INFO,
+// ETHTOOL_GSTRINGS, ETHTOOL_GSTATS). When the driver's count changes between
+// those calls the read starts over. Errors: an interface without statistics
+// matches ErrNoStats and os.ErrNotExist; a missing interface matches
+// ErrNoInterface and os.ErrNotExist.
+func (c *Client) Stats(iface string) (Stats, error) {
+	return c.c.stats(iface, nil)
+}
+
+// DriverInfo reads ETHTOOL_GDRVINFO. A missing interface matches
+// ErrNoInterface and os.ErrNotExist.
+func (c *Client) DriverInfo(iface string) (DriverInfo, error) {
+	return c.c.driverInfo(iface)
+}
+
+// RingParams reads ETHTOOL_GRINGPARAM. A driver that does not report ring
+// sizes (veth, for one) gives an error matching os.ErrNotExist.
+func (c *Client) RingParams(iface string) (RingParams, error) {
+	return c.c.ringParams(iface)
+}
+
+// Snapshot reads the driver information and statistics of iface and stamps
+// them with the current time. It returns the errors of Stats and DriverInfo.
+func (c *Client) Snapshot(iface string) (*Snapshot, error) {
+	s := &Snapshot{}
+	if err := c.snapshotInto(iface, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// snapshotInto fills s, reusing the capacity of s.Stats.
+func (c *Client) snapshotInto(iface string, s *Snapshot) error {
+	di, err := c.c.driverInfo(iface)
+	if err != nil {
+		return err
+	}
+	st, err := c.c.stats(iface, s.Stats[:0])
+	if err != nil {
+		return err
+	}
+	s.Time = c.now()
+	s.Interface = iface
+	s.Driver = di.Driver
+	s.DriverVersion = di.Version
+	s.FirmwareVersion = di.FirmwareVersion
+	s.BusInfo = di.BusInfo
+	s.Stats = st
+	return nil
+}
+
+func errUnsupported() error {
+	return fmt.Errorf("ethtool: not supported on %s/%s: %w", runtime.GOOS, runtime.GOARCH, errors.ErrUnsupported)
+}

@@ -1,0 +1,117 @@
+//go:build linux
+
+package ethtool
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/netperfkit/netperfkit/ethtool/ethtooltest"
+	"github.com/netperfkit/netperfkit/internal/peertest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// clientIn opens a Client inside the namespace at path.
+func clientIn(t testing.TB, path string) *Client {
+	t.Helper()
+	var c *Client
+	require.NoError(t, ethtooltest.InNetns(path, func() error {
+		var err error
+		c, err = New()
+		return err
+	}))
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func TestClientVethMatchesEthtoolBinary(t *testing.T) {
+	v := ethtooltest.NewVeth(t)
+	bin := peertest.Binary(t, "apt-get install ethtool", "ethtool")
+	c := clientIn(t, v.NetnsPath())
+
+	// Some traffic, so that the comparison is not only of zeros where
+	// counters do move.
+	_ = v.Command(v.NS, "ping", "-c", "3", "-i", "0.01", "-W", "1", v.PeerAddr).Run()
+
+	got, err := c.Stats(v.Name)
+	require.NoError(t, err)
+	want, err := ParseText(bytes.NewReader(v.Exec(t, bin, "-S", v.Name)))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	idx, ok := got.Get("peer_ifindex")
+	require.True(t, ok, "veth reports peer_ifindex")
+	assert.Equal(t, uint64(v.PeerIndex), idx)
+
+	di, err := c.DriverInfo(v.Name)
+	require.NoError(t, err)
+	assert.Equal(t, "veth", di.Driver)
+	assert.Contains(t, string(v.Exec(t, bin, "-i", v.Name)), "driver: "+di.Driver+"\n")
+	assert.Equal(t, uint32(len(got)), di.NStats)
+
+	snap, err := c.Snapshot(v.Name)
+	require.NoError(t, err)
+	assert.Equal(t, v.Name, snap.Interface)
+	assert.Equal(t, "veth", snap.Driver)
+	assert.False(t, snap.Time.IsZero())
+	assert.Equal(t, got.Map()["peer_ifindex"], snap.Stats.Map()["peer_ifindex"])
+
+	// The peer's end, read from its own namespace, points back at ours.
+	pc := clientIn(t, v.PeerNetnsPath())
+	ps, err := pc.Stats(v.PeerName)
+	require.NoError(t, err)
+	ourIdx := strings.TrimSpace(string(v.Exec(t, "cat", "/sys/class/net/"+v.Name+"/ifindex")))
+	pidx, _ := ps.Get("peer_ifindex")
+	assert.Equal(t, ourIdx, uitoa(pidx))
+}
+
+func TestClientErrors(t *testing.T) {
+	v := ethtooltest.NewVeth(t)
+	c := clientIn(t, v.NetnsPath())
+
+	_, err := c.Stats("lo")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.ErrorIs(t, err, ErrNoStats)
+	assert.NotErrorIs(t, err, ErrNoInterface)
+	assert.Equal(t, "ethtool: lo: interface has no driver statistics", err.Error())
+
+	_, err = c.Stats("npk-missing0")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.ErrorIs(t, err, ErrNoInterface)
+	assert.Equal(t, "ethtool: npk-missing0: no such network interface", err.Error())
+
+	_, err = c.DriverInfo("npk-missing0")
+	assert.ErrorIs(t, err, ErrNoInterface)
+	_, err = c.Stats("an-interface-name-too-long")
+	assert.ErrorIs(t, err, ErrNoInterface)
+	_, err = c.Snapshot("lo")
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	// veth has no ring parameters.
+	_, err = c.RingParams(v.Name)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "GRINGPARAM", e.Op)
+
+	require.NoError(t, c.Close())
+	_, err = c.Stats(v.Name)
+	assert.Error(t, err)
+}
+
+func TestClientStatsReusesBuffers(t *testing.T) {
+	v := ethtooltest.NewVeth(t)
+	c := clientIn(t, v.NetnsPath())
+	dst, err := c.c.stats(v.Name, nil)
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(50, func() {
+		dst, err = c.c.stats(v.Name, dst[:0])
+	})
+	require.NoError(t, err)
+	assert.Zero(t, allocs, "a repeated read of the same interface into a reused slice allocates nothing")
+}

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package ethtool
+
+type client struct{}
+
+func newClient() (*client, error)                     { return nil, errUnsupported() }
+func (*client) close() error                          { return errUnsupported() }
+func (*client) stats(string, Stats) (Stats, error)    { return nil, errUnsupported() }
+func (*client) driverInfo(string) (DriverInfo, error) { return DriverInfo{}, errUnsupported() }
+func (*client) ringParams(string) (RingParams, error) { return RingParams{}, errUnsupported() }

@@ -1,0 +1,106 @@
+// Package ethtooltest creates veth pairs in private network namespaces for
+// tests that read real driver statistics, like net/http/httptest does for
+// servers. It needs root on linux; without it the test is skipped, or failed
+// when NETPERFKIT_REQUIRE_PEERS=1.
+package ethtooltest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
+)
+
+// Veth is a veth pair whose two ends live in two network namespaces created
+// for one test and deleted by its cleanup. Both ends are up and addressed
+// (10.231.0.1/30 on Name, 10.231.0.2/30 on PeerName) so traffic can flow.
+type Veth struct {
+	// NS and Name are the namespace and name of the end under test.
+	NS, Name string
+	// PeerNS and PeerName are those of the other end.
+	PeerNS, PeerName string
+	// PeerIndex is the ifindex of the peer end, which veth reports as its
+	// peer_ifindex statistic.
+	PeerIndex int
+	// Addr and PeerAddr are the IPv4 addresses of the two ends.
+	Addr, PeerAddr string
+
+	ip string
+}
+
+// NewVeth creates the namespaces and the pair, and registers their removal
+// with tb.Cleanup.
+func NewVeth(tb testing.TB) *Veth {
+	tb.Helper()
+	peertest.Root(tb)
+	ip := peertest.Binary(tb, "apt-get install iproute2", "ip")
+	id := randomID(tb)
+	v := &Veth{
+		NS: "npk-" + id + "-a", PeerNS: "npk-" + id + "-b",
+		Name: "npk" + id + "a", PeerName: "npk" + id + "b",
+		Addr: "10.231.0.1", PeerAddr: "10.231.0.2",
+		ip: ip,
+	}
+	v.run(tb, ip, "netns", "add", v.NS)
+	tb.Cleanup(func() { _ = exec.Command(ip, "netns", "del", v.NS).Run() })
+	v.run(tb, ip, "netns", "add", v.PeerNS)
+	tb.Cleanup(func() { _ = exec.Command(ip, "netns", "del", v.PeerNS).Run() })
+	v.run(tb, ip, "link", "add", v.Name, "netns", v.NS, "type", "veth", "peer", "name", v.PeerName, "netns", v.PeerNS)
+	v.run(tb, ip, "-n", v.NS, "addr", "add", v.Addr+"/30", "dev", v.Name)
+	v.run(tb, ip, "-n", v.PeerNS, "addr", "add", v.PeerAddr+"/30", "dev", v.PeerName)
+	for _, args := range [][]string{
+		{"-n", v.NS, "link", "set", v.Name, "up"}, {"-n", v.NS, "link", "set", "lo", "up"},
+		{"-n", v.PeerNS, "link", "set", v.PeerName, "up"}, {"-n", v.PeerNS, "link", "set", "lo", "up"},
+	} {
+		v.run(tb, ip, args...)
+	}
+	out := v.run(tb, ip, "netns", "exec", v.PeerNS, "cat", "/sys/class/net/"+v.PeerName+"/ifindex")
+	idx, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		tb.Fatalf("ethtooltest: peer ifindex %q: %v", out, err)
+	}
+	v.PeerIndex = idx
+	return v
+}
+
+// Exec runs a command inside NS (ip netns exec) and returns its standard
+// output; a failure fails the test.
+func (v *Veth) Exec(tb testing.TB, name string, args ...string) []byte {
+	tb.Helper()
+	return v.run(tb, v.ip, append([]string{"netns", "exec", v.NS, name}, args...)...)
+}
+
+// Command returns a command that runs inside ns (NS or PeerNS).
+func (v *Veth) Command(ns, name string, args ...string) *exec.Cmd {
+	return exec.Command(v.ip, append([]string{"netns", "exec", ns, name}, args...)...)
+}
+
+// NetnsPath is the file that names NS for setns(2).
+func (v *Veth) NetnsPath() string { return "/run/netns/" + v.NS }
+
+// PeerNetnsPath is the file that names PeerNS for setns(2).
+func (v *Veth) PeerNetnsPath() string { return "/run/netns/" + v.PeerNS }
+
+func (v *Veth) run(tb testing.TB, name string, args ...string) []byte {
+	tb.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("ethtooltest: %s %s: %v", name, strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func randomID(tb testing.TB) string {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		tb.Fatalf("ethtooltest: %v", err)
+	}
+	return hex.EncodeToString(b[:])[:7]
+}
