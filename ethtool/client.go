@@ -1,11 +1,6 @@
 package ethtool
 
-import (
-	"errors"
-	"fmt"
-	"runtime"
-	"time"
-)
+import "time"
 
 // DriverInfo is what ETHTOOL_GDRVINFO reports, as `ethtool -i` prints it.
 type DriverInfo struct {
@@ -106,8 +101,4 @@ func (c *Client) snapshotInto(iface string, s *Snapshot) error {
 	s.BusInfo = di.BusInfo
 	s.Stats = st
 	return nil
-}
-
-func errUnsupported() error {
-	return fmt.Errorf("ethtool: not supported on %s/%s: %w", runtime.GOOS, runtime.GOARCH, errors.ErrUnsupported)
 }
