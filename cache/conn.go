@@ -1,0 +1,92 @@
+package cache
+
+import (
+	"context"
+	"net"
+	"time"
+)
+
+// conn is one RESP connection. It is not safe for concurrent use.
+type conn struct {
+	nc      net.Conn
+	addr    string
+	rd      *respReader
+	wbuf    []byte
+	timeout time.Duration
+	broken  bool
+}
+
+func newConn(nc net.Conn, addr string, timeout time.Duration, lim respLimits) *conn {
+	return &conn{nc: nc, addr: addr, rd: newRespReader(nc, lim), timeout: timeout}
+}
+
+// roundTrip writes one command and reads its reply, both by deadline. An error
+// reply is returned as a value, not an error; a transport or protocol error
+// marks the connection broken.
+func (c *conn) roundTrip(deadline time.Time, args []string) (value, error) {
+	if err := c.nc.SetDeadline(deadline); err != nil {
+		c.broken = true
+		return value{}, err
+	}
+	c.wbuf = appendCommand(c.wbuf[:0], args...)
+	if _, err := c.nc.Write(c.wbuf); err != nil {
+		c.broken = true
+		return value{}, err
+	}
+	for {
+		v, err := c.rd.read()
+		if err != nil {
+			c.broken = true
+			return value{}, err
+		}
+		if v.typ == respPush { // RESP3 out-of-band data: not a reply
+			continue
+		}
+		return v, nil
+	}
+}
+
+// do runs a command in phase p with the request timeout (shortened by ctx's
+// deadline), calling the trace hooks of ctx. An error reply becomes a
+// *ServerError; every error is classified.
+func (c *conn) do(ctx context.Context, p Phase, args ...string) (value, error) {
+	startHook, doneHook := ContextClientTrace(ctx).commandHooks(p)
+	start := time.Now()
+	if startHook != nil {
+		startHook(PhaseStart{Phase: p, Addr: c.addr, Command: args[0], Start: start})
+	}
+	deadline := start.Add(c.timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	var (
+		v   value
+		err error
+	)
+	if err = ctx.Err(); err == nil {
+		v, err = c.roundTrip(deadline, args)
+		if err == nil && v.isError() {
+			err = &ServerError{Msg: v.text()}
+		}
+	}
+	if doneHook != nil {
+		doneHook(PhaseDone{Phase: p, Addr: c.addr, Command: args[0], Start: start, Duration: time.Since(start), Err: err})
+	}
+	return v, classify(p, c.addr, err)
+}
+
+// close closes the connection, reporting the close phase to the trace in ctx.
+func (c *conn) close(ctx context.Context) error {
+	trace := ContextClientTrace(ctx)
+	start := time.Now()
+	if trace != nil && trace.CloseStart != nil {
+		trace.CloseStart(PhaseStart{Phase: PhaseClose, Addr: c.addr, Start: start})
+	}
+	// A TLS close writes close_notify: bound it.
+	_ = c.nc.SetWriteDeadline(start.Add(c.timeout))
+	err := c.nc.Close()
+	if trace != nil && trace.CloseDone != nil {
+		trace.CloseDone(PhaseDone{Phase: PhaseClose, Addr: c.addr, Start: start, Duration: time.Since(start), Err: err})
+	}
+	return err
+}

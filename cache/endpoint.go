@@ -1,0 +1,267 @@
+package cache
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Default timeouts; the field study used 5 s request timeouts.
+const (
+	DefaultConnectTimeout = 5 * time.Second
+	DefaultRequestTimeout = 5 * time.Second
+)
+
+// Endpoint describes how to reach and authenticate to a Valkey or Redis
+// endpoint. The zero value of every field means the documented default; only
+// Addr is required. An Endpoint is a plain value: it is not used concurrently
+// by this package after a Prober or run has copied it.
+type Endpoint struct {
+	// Addr is the host:port of the endpoint (for a cluster, any node or the
+	// configuration endpoint).
+	Addr string
+	// Cluster enables cluster mode: the prober runs CLUSTER SLOTS, the
+	// engines route keys by slot.
+	Cluster bool
+
+	// TLS enables TLS. The server certificate is verified against CACertPEM,
+	// or the system roots when CACertPEM is empty, unless InsecureSkipVerify.
+	TLS bool
+	// CACertPEM holds PEM certificates of the CAs to trust instead of the
+	// system roots.
+	CACertPEM []byte
+	// InsecureSkipVerify disables certificate verification. Only when asked.
+	InsecureSkipVerify bool
+	// ServerName is the SNI name and the name verified in the certificate.
+	// Empty means the host of the address being dialled.
+	ServerName string
+	// MinTLSVersion and MaxTLSVersion bound the TLS version (tls.VersionTLS12,
+	// tls.VersionTLS13). Zero means TLS 1.2 and TLS 1.3.
+	MinTLSVersion, MaxTLSVersion uint16
+
+	// User is the ACL user name (or the IAM user id). Empty with a Password
+	// means AUTH with the password only (the default user).
+	User string
+	// Password is the ACL password; ignored when IAM is set.
+	Password Secret
+	// IAM enables ElastiCache IAM authentication as User. TLS is required.
+	IAM *IAMConfig
+
+	// ConnectTimeout bounds setting up one connection: DNS, TCP connect, TLS
+	// handshake and AUTH together. Zero means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// RequestTimeout bounds each command after connection set-up, including
+	// CLUSTER SLOTS. Zero means DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// Resolver resolves host names. Nil means net.DefaultResolver.
+	Resolver *net.Resolver
+}
+
+// String describes the endpoint without secrets.
+func (e Endpoint) String() string {
+	auth := "none"
+	switch {
+	case e.IAM != nil:
+		auth = "iam:" + e.User
+	case e.Password != "":
+		auth = "password:" + e.User
+	}
+	return fmt.Sprintf("%s cluster=%t tls=%t auth=%s", e.Addr, e.Cluster, e.TLS, auth)
+}
+
+// dialer sets up connections to the nodes of one endpoint, timing each phase
+// through the ClientTrace in the context. It is safe for concurrent use.
+type dialer struct {
+	ep       Endpoint
+	roots    *x509.CertPool
+	tokens   *IAMTokenSource
+	resolver *net.Resolver
+	lim      respLimits
+}
+
+func newDialer(ctx context.Context, ep *Endpoint) (*dialer, error) {
+	if ep == nil || ep.Addr == "" {
+		return nil, errors.New("cache: endpoint address is required")
+	}
+	if _, _, err := net.SplitHostPort(ep.Addr); err != nil {
+		return nil, fmt.Errorf("cache: endpoint address: %w", err)
+	}
+	d := &dialer{ep: *ep, resolver: ep.Resolver, lim: defaultLimits}
+	if d.ep.ConnectTimeout <= 0 {
+		d.ep.ConnectTimeout = DefaultConnectTimeout
+	}
+	if d.ep.RequestTimeout <= 0 {
+		d.ep.RequestTimeout = DefaultRequestTimeout
+	}
+	if d.resolver == nil {
+		d.resolver = net.DefaultResolver
+	}
+	if len(ep.CACertPEM) > 0 {
+		d.roots = x509.NewCertPool()
+		if !d.roots.AppendCertsFromPEM(ep.CACertPEM) {
+			return nil, errors.New("cache: no certificate found in CACertPEM")
+		}
+	}
+	if ep.IAM != nil {
+		if !ep.TLS {
+			return nil, errors.New("cache: IAM authentication requires TLS")
+		}
+		ts, err := NewIAMTokenSource(ctx, ep.User, ep.IAM)
+		if err != nil {
+			return nil, err
+		}
+		d.tokens = ts
+	}
+	return d, nil
+}
+
+func (d *dialer) tlsConfig(host string) *tls.Config {
+	name := d.ep.ServerName
+	if name == "" {
+		name = host
+	}
+	minV, maxV := d.ep.MinTLSVersion, d.ep.MaxTLSVersion
+	if minV == 0 {
+		minV = tls.VersionTLS12
+	}
+	return &tls.Config{
+		ServerName:         name,
+		RootCAs:            d.roots,
+		InsecureSkipVerify: d.ep.InsecureSkipVerify, //nolint:gosec // only when the caller asks
+		MinVersion:         minV,
+		MaxVersion:         maxV,
+	}
+}
+
+// dial opens a connection to addr and runs the DNS, connect, TLS and AUTH
+// phases, each reported to the trace in ctx. Errors are *Error.
+func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
+	trace := ContextClientTrace(ctx)
+	ctx, cancel := context.WithTimeout(ctx, d.ep.ConnectTimeout)
+	defer cancel()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, &Error{Phase: PhaseDNS, Kind: ErrDNS, Addr: addr, Err: err}
+	}
+
+	// DNS: skipped for IP literals.
+	ips := []net.IP{net.ParseIP(host)}
+	if ips[0] == nil {
+		start := time.Now()
+		if trace != nil && trace.DNSStart != nil {
+			trace.DNSStart(PhaseStart{Phase: PhaseDNS, Addr: addr, Start: start})
+		}
+		addrs, err := d.resolver.LookupIPAddr(ctx, host)
+		if err == nil && len(addrs) == 0 {
+			err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+		}
+		if trace != nil && trace.DNSDone != nil {
+			trace.DNSDone(DNSDone{PhaseDone: PhaseDone{Phase: PhaseDNS, Addr: addr, Start: start, Duration: time.Since(start), Err: err}, Addrs: addrs})
+		}
+		if err != nil {
+			return nil, classify(PhaseDNS, addr, err)
+		}
+		ips = ips[:0]
+		for _, a := range addrs {
+			ips = append(ips, a.IP)
+		}
+	}
+
+	// TCP connect to the resolved addresses in order until one accepts (a
+	// name such as localhost may resolve to ::1 first while the server only
+	// listens on 127.0.0.1); each attempt is reported on its own.
+	var nc net.Conn
+	for _, ip := range ips {
+		ipAddr := net.JoinHostPort(ip.String(), port)
+		start := time.Now()
+		if trace != nil && trace.ConnectStart != nil {
+			trace.ConnectStart(PhaseStart{Phase: PhaseConnect, Addr: ipAddr, Start: start})
+		}
+		var nd net.Dialer
+		nc, err = nd.DialContext(ctx, "tcp", ipAddr)
+		if trace != nil && trace.ConnectDone != nil {
+			trace.ConnectDone(PhaseDone{Phase: PhaseConnect, Addr: ipAddr, Start: start, Duration: time.Since(start), Err: err})
+		}
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, classify(PhaseConnect, addr, err)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+
+	if d.ep.TLS {
+		start := time.Now()
+		if trace != nil && trace.TLSHandshakeStart != nil {
+			trace.TLSHandshakeStart(PhaseStart{Phase: PhaseTLS, Addr: addr, Start: start})
+		}
+		tc := tls.Client(nc, d.tlsConfig(host))
+		err := tc.HandshakeContext(ctx)
+		if trace != nil && trace.TLSHandshakeDone != nil {
+			info := TLSHandshakeDone{PhaseDone: PhaseDone{Phase: PhaseTLS, Addr: addr, Start: start, Duration: time.Since(start), Err: err}}
+			if err == nil {
+				info.State = tc.ConnectionState()
+			}
+			trace.TLSHandshakeDone(info)
+		}
+		if err != nil {
+			nc.Close()
+			return nil, classify(PhaseTLS, addr, err)
+		}
+		nc = tc
+	}
+	c := newConn(nc, addr, d.ep.RequestTimeout, d.lim)
+
+	if d.tokens != nil || d.ep.Password != "" {
+		if err := d.auth(ctx, c); err != nil {
+			c.nc.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// auth sends AUTH within the connect deadline. With IAM, getting a token
+// (presigning when one is due) is part of the phase.
+func (d *dialer) auth(ctx context.Context, c *conn) error {
+	trace := ContextClientTrace(ctx)
+	startHook, doneHook := trace.commandHooks(PhaseAuth)
+	start := time.Now()
+	if startHook != nil {
+		startHook(PhaseStart{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start})
+	}
+	err := func() error {
+		pw := d.ep.Password
+		if d.tokens != nil {
+			tok, err := d.tokens.Token(ctx)
+			if err != nil {
+				return err
+			}
+			pw = tok
+		}
+		args := []string{"AUTH", pw.Reveal()}
+		if d.ep.User != "" {
+			args = []string{"AUTH", d.ep.User, pw.Reveal()}
+		}
+		deadline, _ := ctx.Deadline()
+		v, err := c.roundTrip(deadline, args)
+		if err != nil {
+			return err
+		}
+		if v.isError() {
+			return &ServerError{Msg: v.text()}
+		}
+		return nil
+	}()
+	if doneHook != nil {
+		doneHook(PhaseDone{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start, Duration: time.Since(start), Err: err})
+	}
+	return classify(PhaseAuth, c.addr, err)
+}

@@ -1,0 +1,288 @@
+package cache
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/netperfkit/netperfkit/latency"
+)
+
+// DefaultProbeKey is the key the probe's default first command reads.
+const DefaultProbeKey = "netperfkit:probe"
+
+// Prober measures connection set-up to one endpoint, one fresh connection per
+// probe. It is safe for concurrent use.
+type Prober struct {
+	d *dialer
+}
+
+// NewProber returns a Prober for ep. With ep.IAM set it prepares the token
+// source (loading the default AWS configuration when no credentials are
+// given).
+func NewProber(ctx context.Context, ep *Endpoint) (*Prober, error) {
+	d, err := newDialer(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	return &Prober{d: d}, nil
+}
+
+// ProbeResult holds the phases of one probe. A phase that did not happen (or
+// did not finish because an earlier one failed) is zero.
+type ProbeResult struct {
+	Start        time.Time     `json:"start"`
+	Addr         string        `json:"addr"`           // the resolved ip:port connected to
+	DNS          time.Duration `json:"dns_ns"`         // zero for an IP address
+	Connect      time.Duration `json:"connect_ns"`     // TCP connect
+	TLS          time.Duration `json:"tls_ns"`         // TLS handshake
+	Auth         time.Duration `json:"auth_ns"`        // AUTH, including presigning an IAM token when due
+	ClusterSlots time.Duration `json:"cluster_slots_ns"`
+	Command      time.Duration `json:"command_ns"` // the first command (GET by default)
+	Close        time.Duration `json:"close_ns"`
+	// Total is the wall time from the start of the probe to the end of close.
+	Total time.Duration `json:"total_ns"`
+	// TLSVersion is the negotiated version ("TLS 1.3"), empty without TLS.
+	TLSVersion string `json:"tls_version,omitempty"`
+	// Err is the classified failure (*Error), nil on success.
+	Err error `json:"-"`
+	// ErrorKind and ErrorPhase repeat Err's classification for JSON.
+	ErrorKind  ErrorKind `json:"error_kind,omitempty"`
+	ErrorPhase Phase     `json:"error_phase,omitempty"`
+}
+
+// PhaseSum returns the sum of the phase durations.
+func (r *ProbeResult) PhaseSum() time.Duration {
+	return r.DNS + r.Connect + r.TLS + r.Auth + r.ClusterSlots + r.Command + r.Close
+}
+
+// Probe runs one probe: a fresh connection through every phase, the first
+// command (GET DefaultProbeKey), and close. The trace in ctx, if any, is called
+// as well as the prober's own. It returns the result, with the phases that
+// completed, and the classified error (*Error, also in the result's Err).
+func (p *Prober) Probe(ctx context.Context) (*ProbeResult, error) {
+	return p.probe(ctx, []string{"GET", DefaultProbeKey})
+}
+
+func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) {
+	r := &ProbeResult{}
+	own := &ClientTrace{
+		DNSDone:     func(i DNSDone) { ok(i.PhaseDone, &r.DNS) },
+		// Every connect attempt counts, failed ones included, so that the
+		// phases add up to the wall time.
+		ConnectDone: func(i PhaseDone) { r.Addr = i.Addr; r.Connect += i.Duration },
+		TLSHandshakeDone: func(i TLSHandshakeDone) {
+			ok(i.PhaseDone, &r.TLS)
+			if i.Err == nil {
+				r.TLSVersion = tls.VersionName(i.State.Version)
+			}
+		},
+		AuthDone:         func(i PhaseDone) { ok(i, &r.Auth) },
+		ClusterSlotsDone: func(i PhaseDone) { ok(i, &r.ClusterSlots) },
+		CommandDone:      func(i PhaseDone) { ok(i, &r.Command) },
+		CloseDone:        func(i PhaseDone) { r.Close = i.Duration },
+	}
+	ctx = WithClientTrace(ctx, own)
+	r.Start = time.Now()
+	err := p.run(ctx, cmd)
+	r.Total = time.Since(r.Start)
+	if err != nil {
+		r.Err = err
+		var e *Error
+		if errors.As(err, &e) {
+			r.ErrorKind, r.ErrorPhase = e.Kind, e.Phase
+		}
+	}
+	return r, err
+}
+
+func ok(i PhaseDone, dst *time.Duration) {
+	if i.Err == nil {
+		*dst = i.Duration
+	}
+}
+
+func (p *Prober) run(ctx context.Context, cmd []string) error {
+	c, err := p.d.dial(ctx, p.d.ep.Addr)
+	if err != nil {
+		return err
+	}
+	defer c.close(ctx)
+	if p.d.ep.Cluster {
+		v, err := c.do(ctx, PhaseClusterSlots, "CLUSTER", "SLOTS")
+		if err != nil {
+			return err
+		}
+		host, _, _ := net.SplitHostPort(p.d.ep.Addr)
+		if _, err := parseSlots(v, host); err != nil {
+			return &Error{Phase: PhaseClusterSlots, Kind: ErrCluster, Addr: c.addr, Err: err}
+		}
+	}
+	_, err = c.do(ctx, PhaseCommand, cmd...)
+	// A MOVED reply to the probe's GET still measured a full round trip to a
+	// live node: the first command's latency is what the probe is after.
+	var se *ServerError
+	if errors.As(err, &se) && (se.Code() == "MOVED" || se.Code() == "ASK") {
+		return nil
+	}
+	return err
+}
+
+// ProbeConfig configures Prober.Run. A nil *ProbeConfig means the defaults.
+type ProbeConfig struct {
+	// Probes is the number of probes. Zero means 200, as the field study.
+	Probes int
+	// Concurrency is the number of probes in flight at once. Zero means 1.
+	Concurrency int
+	// Interval paces probe starts: probe i starts no earlier than
+	// i*Interval after Run starts. Zero means back to back.
+	Interval time.Duration
+	// Command is the first command. Empty means GET DefaultProbeKey.
+	Command []string
+	// OnProbe, when set, is called after every probe, one call at a time.
+	OnProbe func(*ProbeResult)
+}
+
+// ProbeSummary aggregates the probes of one Run. The phase summaries and Total
+// are over successful probes, so that every phase is measured on the same
+// connections; failed probes are counted in Errors and ErrorsByKind. A phase
+// that never happened has a zero Summary (median 0).
+type ProbeSummary struct {
+	Probes    int `json:"probes"`
+	Succeeded int `json:"succeeded"`
+	Errors    int `json:"errors"`
+	// ErrorsByKind counts failed probes per ErrorKind.
+	ErrorsByKind map[ErrorKind]int `json:"errors_by_kind"`
+	// ErrorExamples holds the first error message seen per kind (error
+	// messages never contain passwords or tokens).
+	ErrorExamples map[ErrorKind]string `json:"error_examples,omitempty"`
+	TLSVersion    string               `json:"tls_version,omitempty"`
+
+	DNS          latency.Summary `json:"dns"`
+	Connect      latency.Summary `json:"connect"`
+	TLS          latency.Summary `json:"tls"`
+	Auth         latency.Summary `json:"auth"`
+	ClusterSlots latency.Summary `json:"cluster_slots"`
+	Command      latency.Summary `json:"command"`
+	Close        latency.Summary `json:"close"`
+	Total        latency.Summary `json:"total"`
+}
+
+// Run runs cfg.Probes probes with cfg.Concurrency in flight and summarises
+// them. Failed probes are counted by kind, not fatal. It returns early with the
+// summary so far and ctx's error when ctx ends.
+func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, error) {
+	var c ProbeConfig
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Probes <= 0 {
+		c.Probes = 200
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 1
+	}
+	if c.Concurrency > c.Probes {
+		c.Concurrency = c.Probes
+	}
+	if len(c.Command) == 0 {
+		c.Command = []string{"GET", DefaultProbeKey}
+	}
+	recs := make([]*latency.Recorder, 8)
+	for i := range recs {
+		r, err := latency.NewRecorder(nil)
+		if err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		recs[i] = r
+	}
+	sum := &ProbeSummary{ErrorsByKind: map[ErrorKind]int{}, ErrorExamples: map[ErrorKind]string{}}
+	var (
+		mu   sync.Mutex
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	begin := time.Now()
+	for range c.Concurrency {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(c.Probes) || ctx.Err() != nil {
+					return
+				}
+				if c.Interval > 0 {
+					if !sleepUntil(ctx, begin.Add(time.Duration(i)*c.Interval)) {
+						return
+					}
+				}
+				r, err := p.probe(ctx, c.Command)
+				if err != nil && ctxDone(ctx) {
+					return // cut short by the caller, not a failure of the endpoint
+				}
+				if err == nil {
+					for j, d := range []time.Duration{r.DNS, r.Connect, r.TLS, r.Auth, r.ClusterSlots, r.Command, r.Close, r.Total} {
+						if d > 0 {
+							recs[j].Record(d)
+						}
+					}
+				}
+				mu.Lock()
+				sum.Probes++
+				if err != nil {
+					sum.Errors++
+					sum.ErrorsByKind[r.ErrorKind]++
+					if _, seen := sum.ErrorExamples[r.ErrorKind]; !seen {
+						sum.ErrorExamples[r.ErrorKind] = err.Error()
+					}
+				} else {
+					sum.Succeeded++
+				}
+				if r.TLSVersion != "" {
+					sum.TLSVersion = r.TLSVersion
+				}
+				if c.OnProbe != nil {
+					c.OnProbe(r)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for j, dst := range []*latency.Summary{&sum.DNS, &sum.Connect, &sum.TLS, &sum.Auth, &sum.ClusterSlots, &sum.Command, &sum.Close, &sum.Total} {
+		if recs[j].Count() > 0 {
+			*dst = recs[j].Summary(nil)
+		}
+	}
+	return sum, ctx.Err()
+}
+
+// sleepUntil waits until t or ctx's end and reports whether t was reached.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// ctxDone reports whether ctx has ended or reached its deadline (a phase may
+// fail on the deadline an instant before ctx.Err reports it).
+func ctxDone(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}

@@ -1,0 +1,254 @@
+package cache_test
+
+import (
+	"context"
+	"net"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/cachetest"
+)
+
+func endpointFor(s *cachetest.Server) *cache.Endpoint {
+	return &cache.Endpoint{
+		Addr:      s.Addr,
+		Cluster:   s.Cluster,
+		TLS:       s.TLS,
+		CACertPEM: s.CACertPEM,
+		User:      s.User,
+		Password:  cache.Secret(s.Password),
+	}
+}
+
+func probeOnce(t *testing.T, ep *cache.Endpoint) (*cache.ProbeResult, error) {
+	t.Helper()
+	p, err := cache.NewProber(context.Background(), ep)
+	require.NoError(t, err)
+	return p.Probe(context.Background())
+}
+
+func TestProbePlainWithDNS(t *testing.T) {
+	s := cachetest.NewPlain(t)
+	ep := endpointFor(s)
+	_, port, _ := net.SplitHostPort(s.Addr)
+	ep.Addr = "localhost:" + port
+	r, err := probeOnce(t, ep)
+	require.NoError(t, err)
+	assert.Positive(t, r.DNS)
+	assert.Positive(t, r.Connect)
+	assert.Zero(t, r.TLS)
+	assert.Zero(t, r.Auth)
+	assert.Zero(t, r.ClusterSlots)
+	assert.Positive(t, r.Command)
+	assert.Positive(t, r.Close)
+	assert.Equal(t, s.Addr, r.Addr)
+	assert.Empty(t, r.TLSVersion)
+	assert.LessOrEqual(t, r.PhaseSum(), r.Total)
+
+	// An IP literal needs no DNS.
+	ep.Addr = s.Addr
+	r, err = probeOnce(t, ep)
+	require.NoError(t, err)
+	assert.Zero(t, r.DNS)
+}
+
+func TestProbeTLSWithACL(t *testing.T) {
+	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "pw-123"})
+	ep := endpointFor(s)
+	for _, v := range []uint16{0x0303, 0x0304} { // TLS 1.2, TLS 1.3
+		ep.MinTLSVersion, ep.MaxTLSVersion = v, v
+		r, err := probeOnce(t, ep)
+		require.NoError(t, err)
+		assert.Zero(t, r.DNS)
+		assert.Positive(t, r.Connect)
+		assert.Positive(t, r.TLS)
+		assert.Positive(t, r.Auth)
+		assert.Zero(t, r.ClusterSlots)
+		assert.Positive(t, r.Command)
+		assert.Equal(t, map[uint16]string{0x0303: "TLS 1.2", 0x0304: "TLS 1.3"}[v], r.TLSVersion)
+	}
+
+	t.Run("wrong password", func(t *testing.T) {
+		bad := *endpointFor(s)
+		bad.Password = "nope"
+		r, err := probeOnce(t, &bad)
+		require.ErrorIs(t, err, cache.ErrWrongPass)
+		assert.Equal(t, cache.PhaseAuth, r.ErrorPhase)
+		assert.Positive(t, r.TLS)
+		assert.Zero(t, r.Command)
+		assert.NotContains(t, err.Error(), "nope")
+	})
+	t.Run("no credentials", func(t *testing.T) {
+		bad := *endpointFor(s)
+		bad.User, bad.Password = "", ""
+		r, err := probeOnce(t, &bad)
+		require.ErrorIs(t, err, cache.ErrNoAuth)
+		assert.Equal(t, cache.PhaseCommand, r.ErrorPhase)
+	})
+	t.Run("missing CA", func(t *testing.T) {
+		bad := *endpointFor(s)
+		bad.CACertPEM = nil
+		r, err := probeOnce(t, &bad)
+		require.ErrorIs(t, err, cache.ErrTLSVerify)
+		assert.Equal(t, cache.PhaseTLS, r.ErrorPhase)
+		assert.Zero(t, r.Auth)
+	})
+	t.Run("insecure when asked", func(t *testing.T) {
+		ins := *endpointFor(s)
+		ins.CACertPEM, ins.InsecureSkipVerify = nil, true
+		_, err := probeOnce(t, &ins)
+		require.NoError(t, err)
+	})
+	t.Run("wrong server name", func(t *testing.T) {
+		bad := *endpointFor(s)
+		bad.ServerName = "cache.example.com"
+		_, err := probeOnce(t, &bad)
+		require.ErrorIs(t, err, cache.ErrTLSVerify)
+	})
+	t.Run("plaintext to a TLS port", func(t *testing.T) {
+		bad := *endpointFor(s)
+		bad.TLS = false
+		bad.RequestTimeout = 300 * time.Millisecond
+		bad.ConnectTimeout = 300 * time.Millisecond
+		_, err := probeOnce(t, &bad)
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, cache.ErrWrongPass)
+	})
+}
+
+func TestProbeCluster(t *testing.T) {
+	s := cachetest.NewCluster(t)
+	p, err := cache.NewProber(context.Background(), endpointFor(s))
+	require.NoError(t, err)
+	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 20, Concurrency: 2})
+	require.NoError(t, err)
+	assert.Equal(t, 20, sum.Probes)
+	assert.Equal(t, 20, sum.Succeeded)
+	assert.Zero(t, sum.Errors)
+	assert.Equal(t, int64(20), sum.ClusterSlots.Observations)
+	assert.Positive(t, sum.ClusterSlots.P50Us)
+	assert.Zero(t, sum.TLS.Observations)
+	assert.Zero(t, sum.Auth.Observations)
+	assert.Equal(t, int64(20), sum.Total.Observations)
+}
+
+func TestProbeStoppedServer(t *testing.T) {
+	s := cachetest.NewPlain(t)
+	s.Kill()
+	r, err := probeOnce(t, endpointFor(s))
+	require.ErrorIs(t, err, cache.ErrConnectRefused)
+	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+	assert.Equal(t, cache.PhaseConnect, r.ErrorPhase)
+}
+
+func TestProbeDNSFailure(t *testing.T) {
+	r, err := probeOnce(t, &cache.Endpoint{Addr: "no-such-host.invalid:6379", ConnectTimeout: 2 * time.Second})
+	require.ErrorIs(t, err, cache.ErrDNS)
+	assert.Equal(t, cache.PhaseDNS, r.ErrorPhase)
+}
+
+func TestProbeConnectTimeout(t *testing.T) {
+	// A listener whose backlog is never accepted still completes TCP
+	// handshakes, so use a server that accepts and never answers instead: the
+	// command must time out, classified as a timeout, not a refusal.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		c, err := l.Accept()
+		if err == nil {
+			time.Sleep(500 * time.Millisecond)
+			c.Close()
+		}
+	})
+	r, err := probeOnce(t, &cache.Endpoint{Addr: l.Addr().String(), RequestTimeout: 100 * time.Millisecond})
+	l.Close()
+	require.ErrorIs(t, err, cache.ErrTimeout)
+	assert.Equal(t, cache.PhaseCommand, r.ErrorPhase)
+}
+
+// The user's hooks see every phase, in order, with the same durations the
+// prober reports, and a trace shared by concurrent probes is called
+// concurrently (the race detector checks the contract's lock).
+func TestProbeTraceHooks(t *testing.T) {
+	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "u", Password: "p"})
+	var (
+		mu     sync.Mutex
+		phases []cache.Phase
+		durs   = map[cache.Phase]time.Duration{}
+	)
+	start := func(i cache.PhaseStart) {
+		mu.Lock()
+		phases = append(phases, i.Phase+"+")
+		mu.Unlock()
+	}
+	done := func(i cache.PhaseDone) {
+		mu.Lock()
+		phases = append(phases, i.Phase+"-")
+		durs[i.Phase] = i.Duration
+		mu.Unlock()
+	}
+	tr := &cache.ClientTrace{
+		ConnectStart: start, ConnectDone: done,
+		TLSHandshakeStart: start, TLSHandshakeDone: func(i cache.TLSHandshakeDone) { done(i.PhaseDone) },
+		AuthStart: start, AuthDone: done,
+		ClusterSlotsStart: start, ClusterSlotsDone: done,
+		CommandStart: start, CommandDone: done,
+		CloseStart: start, CloseDone: done,
+	}
+	ctx := cache.WithClientTrace(context.Background(), tr)
+	p, err := cache.NewProber(ctx, endpointFor(s))
+	require.NoError(t, err)
+	r, err := p.Probe(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []cache.Phase{"connect+", "connect-", "tls+", "tls-", "auth+", "auth-", "command+", "command-", "close+", "close-"}, phases)
+	assert.Equal(t, r.Connect, durs[cache.PhaseConnect])
+	assert.Equal(t, r.TLS, durs[cache.PhaseTLS])
+	assert.Equal(t, r.Auth, durs[cache.PhaseAuth])
+	assert.Equal(t, r.Command, durs[cache.PhaseCommand])
+
+	phases = nil
+	sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 8, Concurrency: 4})
+	require.NoError(t, err)
+	assert.Equal(t, 8, sum.Succeeded)
+	assert.Len(t, phases, 8*10)
+}
+
+func TestProbeRunCountsErrorsAndPaces(t *testing.T) {
+	s := cachetest.NewPlain(t)
+	addr := s.Addr
+	s.Kill()
+	p, err := cache.NewProber(context.Background(), &cache.Endpoint{Addr: addr})
+	require.NoError(t, err)
+	var n int
+	begin := time.Now()
+	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 5, Interval: 20 * time.Millisecond, OnProbe: func(*cache.ProbeResult) { n++ }})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(begin), 80*time.Millisecond, "probe 4 starts 4 intervals in")
+	assert.Equal(t, 5, n)
+	assert.Equal(t, 5, sum.Errors)
+	assert.Equal(t, map[cache.ErrorKind]int{cache.ErrConnectRefused: 5}, sum.ErrorsByKind)
+	assert.Contains(t, sum.ErrorExamples[cache.ErrConnectRefused], "refused")
+	assert.Zero(t, sum.Total.Observations)
+}
+
+func TestProbeRunCancel(t *testing.T) {
+	s := cachetest.NewPlain(t)
+	p, err := cache.NewProber(context.Background(), endpointFor(s))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 1000, Interval: 50 * time.Millisecond})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, sum.Probes, 10)
+	assert.Zero(t, sum.Errors)
+}
+
