@@ -37,11 +37,11 @@ func NewProber(ctx context.Context, ep *Endpoint) (*Prober, error) {
 // did not finish because an earlier one failed) is zero.
 type ProbeResult struct {
 	Start        time.Time     `json:"start"`
-	Addr         string        `json:"addr"`           // the resolved ip:port connected to
-	DNS          time.Duration `json:"dns_ns"`         // zero for an IP address
-	Connect      time.Duration `json:"connect_ns"`     // TCP connect
-	TLS          time.Duration `json:"tls_ns"`         // TLS handshake
-	Auth         time.Duration `json:"auth_ns"`        // AUTH, including presigning an IAM token when due
+	Addr         string        `json:"addr"`       // the resolved ip:port connected to
+	DNS          time.Duration `json:"dns_ns"`     // zero for an IP address
+	Connect      time.Duration `json:"connect_ns"` // TCP connect
+	TLS          time.Duration `json:"tls_ns"`     // TLS handshake
+	Auth         time.Duration `json:"auth_ns"`    // AUTH, including presigning an IAM token when due
 	ClusterSlots time.Duration `json:"cluster_slots_ns"`
 	Command      time.Duration `json:"command_ns"` // the first command (GET by default)
 	Close        time.Duration `json:"close_ns"`
@@ -72,7 +72,7 @@ func (p *Prober) Probe(ctx context.Context) (*ProbeResult, error) {
 func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) {
 	r := &ProbeResult{}
 	own := &ClientTrace{
-		DNSDone:     func(i DNSDone) { ok(i.PhaseDone, &r.DNS) },
+		DNSDone: func(i DNSDone) { ok(i.PhaseDone, &r.DNS) },
 		// Every connect attempt counts, failed ones included, so that the
 		// phases add up to the wall time.
 		ConnectDone: func(i PhaseDone) { r.Addr = i.Addr; r.Connect += i.Duration },

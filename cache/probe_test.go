@@ -251,4 +251,3 @@ func TestProbeRunCancel(t *testing.T) {
 	assert.Less(t, sum.Probes, 10)
 	assert.Zero(t, sum.Errors)
 }
-
