@@ -1,0 +1,601 @@
+package latency
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Mode selects how the ping-pong client waits for replies.
+type Mode int
+
+const (
+	// ModeDefault waits through Go's netpoller: cheap on CPU, but every
+	// wake-up adds several microseconds to the measured round trip.
+	ModeDefault Mode = iota
+	// ModeSpin receives on the raw socket from a goroutine locked to its OS
+	// thread, spinning on non-blocking receives for up to SpinTimeout per
+	// reply before blocking in poll(2). It comes close to sockperf's own
+	// round-trip times but BURNS A WHOLE CORE while it runs: on a 2-core
+	// machine it can starve the process under test. Linux only; elsewhere
+	// PingPong returns an error wrapping ErrSpinUnsupported.
+	ModeSpin
+)
+
+// String returns "default" or "spin".
+func (m Mode) String() string {
+	switch m {
+	case ModeDefault:
+		return "default"
+	case ModeSpin:
+		return "spin"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ErrSpinUnsupported is wrapped by the error of PingPong in ModeSpin on
+// platforms without the low-latency receive path.
+var ErrSpinUnsupported = errors.New("latency: spin mode (low-latency receive) is not available on this platform")
+
+// Defaults of PingPongConfig.
+const (
+	DefaultDuration    = time.Second
+	DefaultMessageSize = HeaderSize
+	DefaultReplyEvery  = 100
+	DefaultReadTimeout = time.Second
+	DefaultWarmUp      = 400 * time.Millisecond
+	DefaultCoolDown    = 50 * time.Millisecond
+	DefaultSpinTimeout = time.Millisecond
+)
+
+// PingPongConfig describes a ping-pong or under-load run. A nil
+// *PingPongConfig means all defaults: a one-second UDP ping-pong with 14-byte
+// messages in ModeDefault.
+type PingPongConfig struct {
+	// Network is "udp" (the zero value) or "tcp" (or their "4"/"6" forms).
+	Network string
+	// Duration is the length of the run. Zero means DefaultDuration (1 s)
+	// unless Count is set.
+	Duration time.Duration
+	// Count, when positive, ends the run after Count messages (Duration, if
+	// also set, still bounds it). A counted run keeps every sample: there
+	// is no warm-up or cool-down window.
+	Count int64
+	// MessageSize is the size of each message, header included: at least
+	// HeaderSize (14); over UDP at most MaxUDPMessageSize. Zero means 14.
+	MessageSize int
+	// Mode selects the receive path; see ModeSpin before using it.
+	Mode Mode
+	// SpinTimeout bounds the spinning in ModeSpin for each reply, after
+	// which the client blocks in poll(2). Zero means DefaultSpinTimeout
+	// (1 ms).
+	SpinTimeout time.Duration
+	// MPS, when positive, makes this an under-load run like `sockperf
+	// under-load`: messages are sent at a fixed rate of MPS per second and
+	// only every ReplyEvery-th one asks for a reply. Zero means ping-pong.
+	MPS int
+	// ReplyEvery is the under-load reply ratio. Zero means
+	// DefaultReplyEvery (100).
+	ReplyEvery int
+	// ReadTimeout is how long a reply is awaited before the message counts
+	// as dropped, so a silent server ends the run with drops rather than a
+	// hang; it also bounds every write. Zero means DefaultReadTimeout (1 s).
+	ReadTimeout time.Duration
+	// WarmUp excludes the messages sent in this first part of a timed run
+	// from the statistics, and CoolDown those sent in its last part, as
+	// sockperf does. Zero means DefaultWarmUp (400 ms) and DefaultCoolDown
+	// (50 ms); a negative value means none.
+	WarmUp, CoolDown time.Duration
+	// DiscardSamples drops the raw samples: the Summary then comes from
+	// the histogram. By default every round trip is kept, like sockperf's
+	// --full-rtt, and the Summary is exact.
+	DiscardSamples bool
+	// Summary tunes the statistics (nil means defaults).
+	Summary *SummaryConfig
+	// Recorder sets the histogram range and precision (nil means defaults).
+	Recorder *RecorderConfig
+}
+
+// PingPongResult is the outcome of PingPong. The embedded Summary describes
+// the round-trip times (what sockperf prints with --full-rtt; sockperf's
+// default "latency" is half of it) of the messages in the measurement window;
+// in an under-load run they are measured from each message's INTENDED send
+// time, which keeps a stalled server from hiding its stall (coordinated
+// omission), and Raw holds the plain send-to-reply statistics.
+type PingPongResult struct {
+	Summary
+	// Network and Mode describe the run.
+	Network string `json:"network"`
+	Mode    string `json:"mode"`
+	// MessageSizeBytes is the size of each message, header included.
+	MessageSizeBytes int `json:"message_size_bytes"`
+	// Sent and Received count every message sent and every reply received
+	// during the whole run (not only the measurement window), without the
+	// warm-up messages sockperf's protocol sends first.
+	Sent     int64 `json:"sent"`
+	Received int64 `json:"received"`
+	// RunSeconds is the length of the whole run; ValidSeconds that of the
+	// measurement window.
+	RunSeconds   float64 `json:"run_seconds"`
+	ValidSeconds float64 `json:"valid_seconds"`
+	// TargetMPS is the configured rate of an under-load run (0 in
+	// ping-pong), and AchievedMPS the rate actually sent.
+	TargetMPS   int     `json:"target_mps,omitempty"`
+	AchievedMPS float64 `json:"achieved_mps"`
+	// ReplyEvery is the under-load reply ratio (0 in ping-pong).
+	ReplyEvery int `json:"reply_every,omitempty"`
+	// Raw summarises the send-to-reply times of an under-load run.
+	Raw *Summary `json:"raw,omitempty"`
+	// Samples holds every measured round trip in send order, unless
+	// DiscardSamples was set; RawSamples the under-load send-to-reply times.
+	Samples    []time.Duration `json:"-"`
+	RawSamples []time.Duration `json:"-"`
+	// Recorder holds the measured round trips as a histogram.
+	Recorder *Recorder `json:"-"`
+}
+
+type runConfig struct {
+	PingPongConfig
+}
+
+func normalize(cfg *PingPongConfig) (runConfig, error) {
+	var c PingPongConfig
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Network == "" {
+		c.Network = "udp"
+	}
+	if c.Duration == 0 && c.Count <= 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.MessageSize == 0 {
+		c.MessageSize = DefaultMessageSize
+	}
+	if c.ReplyEvery == 0 {
+		c.ReplyEvery = DefaultReplyEvery
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.SpinTimeout == 0 {
+		c.SpinTimeout = DefaultSpinTimeout
+	}
+	if c.WarmUp == 0 {
+		c.WarmUp = DefaultWarmUp
+	}
+	if c.CoolDown == 0 {
+		c.CoolDown = DefaultCoolDown
+	}
+	c.WarmUp, c.CoolDown = max(c.WarmUp, 0), max(c.CoolDown, 0)
+	switch c.Network {
+	case "udp", "udp4", "udp6":
+		if c.MessageSize > MaxUDPMessageSize {
+			return runConfig{}, fmt.Errorf("%w: MessageSize %d exceeds the UDP maximum %d", ErrInvalidConfig, c.MessageSize, MaxUDPMessageSize)
+		}
+	case "tcp", "tcp4", "tcp6":
+		if c.MessageSize > 1<<24 {
+			return runConfig{}, fmt.Errorf("%w: MessageSize %d exceeds 16 MiB", ErrInvalidConfig, c.MessageSize)
+		}
+	default:
+		return runConfig{}, fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, c.Network)
+	}
+	switch {
+	case c.MessageSize < HeaderSize:
+		return runConfig{}, fmt.Errorf("%w: MessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MessageSize, HeaderSize)
+	case c.Duration < 0, c.MPS < 0, c.ReplyEvery < 0, c.ReadTimeout < 0, c.SpinTimeout < 0:
+		return runConfig{}, fmt.Errorf("%w: negative duration, rate or timeout", ErrInvalidConfig)
+	case c.Mode != ModeDefault && c.Mode != ModeSpin:
+		return runConfig{}, fmt.Errorf("%w: unknown mode %d", ErrInvalidConfig, int(c.Mode))
+	}
+	return runConfig{c}, nil
+}
+
+// PingPong measures round-trip times to a sockperf-compatible server at addr
+// ("host:port"): a stock `sockperf server`, a Server of this package, or
+// anything that speaks sockperf's wire format. cfg may be nil.
+//
+// In ping-pong (cfg.MPS == 0) each message asks for a reply and the next is
+// sent when the reply arrives or ReadTimeout passes. In under-load
+// (cfg.MPS > 0) messages go out at a fixed rate and replies are read on
+// another goroutine.
+//
+// The run ends after Duration or Count; if ctx ends first, PingPong returns
+// the result so far together with ctx.Err(). The error of a failed dial or
+// transfer is returned with a nil result; a reply whose sequence number was
+// never sent aborts the run, as in sockperf.
+func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongResult, error) {
+	c, err := normalize(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := NewRecorder(c.Recorder)
+	if err != nil {
+		return nil, err
+	}
+	var tr transport
+	if c.Mode == ModeSpin {
+		tr, err = dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, c.SpinTimeout)
+	} else {
+		tr, err = dialNet(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer tr.close()
+	res := &PingPongResult{
+		Network:          c.Network,
+		Mode:             c.Mode.String(),
+		MessageSizeBytes: c.MessageSize,
+		Recorder:         rec,
+	}
+	r := &run{cfg: c, tr: tr, res: res, rec: rec.Worker(), base: time.Now()}
+	stop := context.AfterFunc(ctx, func() { r.cancelled.Store(true); tr.abort() })
+	defer stop()
+	if c.Mode == ModeSpin && c.MPS == 0 {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	if c.MPS > 0 {
+		err = r.underLoad(ctx)
+	} else {
+		err = r.pingPong(ctx)
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		err = ctxErr
+	} else if err != nil {
+		return nil, err
+	}
+	r.finish()
+	return res, err
+}
+
+// run is the state of one PingPong call.
+type run struct {
+	cfg       runConfig
+	tr        transport
+	res       *PingPongResult
+	rec       *Worker
+	base      time.Time
+	cancelled atomic.Bool
+
+	// window of send times (ns since base) whose samples count.
+	winStart, winEnd int64
+	start, end       int64
+
+	dropped, dup, ooo int64
+	samples, raw      []time.Duration
+}
+
+func (r *run) now() int64 { return int64(time.Since(r.base)) }
+
+func (r *run) message() []byte {
+	msg := make([]byte, r.cfg.MessageSize)
+	var seed [8]byte
+	binary.LittleEndian.PutUint64(seed[:], rand.Uint64())
+	rng := rand.NewChaCha8([32]byte(append(seed[:], make([]byte, 24)...)))
+	_, _ = rng.Read(msg[HeaderSize:])
+	return msg
+}
+
+// warmUp sends a few messages flagged warm-up (which get no reply), as
+// sockperf does before a test, so that the path is set up before measuring.
+func (r *run) warmUp(msg []byte, seq *uint64) error {
+	for range 8 {
+		*seq++
+		Header{Seq: *seq, Flags: FlagClient | FlagWarmup, Length: uint32(len(msg))}.Put(msg)
+		if err := r.tr.write(msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) setWindow() {
+	r.start = r.now()
+	r.end = -1
+	r.winStart, r.winEnd = r.start, 1<<62
+	if r.cfg.Duration > 0 {
+		r.end = r.start + int64(r.cfg.Duration)
+		if r.cfg.Count <= 0 {
+			r.winStart = r.start + int64(r.cfg.WarmUp)
+			r.winEnd = r.end - int64(r.cfg.CoolDown)
+		}
+	}
+}
+
+func (r *run) inWindow(t int64) bool { return t >= r.winStart && t < r.winEnd }
+
+func (r *run) keep(d time.Duration) {
+	r.rec.Record(d)
+	if !r.cfg.DiscardSamples {
+		r.samples = append(r.samples, d)
+	}
+}
+
+// seen remembers recently received sequence numbers to tell duplicates from
+// out-of-order replies.
+type seen [4096]uint64
+
+func (s *seen) add(seq uint64) (dup bool) {
+	i := seq & (uint64(len(s)) - 1)
+	dup = s[i] == seq
+	s[i] = seq
+	return dup
+}
+
+func (r *run) pingPong(ctx context.Context) error {
+	msg := r.message()
+	var seq uint64
+	if err := r.warmUp(msg, &seq); err != nil {
+		return err
+	}
+	var recv seen
+	size := uint32(len(msg))
+	r.setWindow()
+	var measured int64
+	timeout := int64(r.cfg.ReadTimeout)
+	for i := 0; ; i++ {
+		if r.cfg.Count > 0 && measured >= r.cfg.Count {
+			break
+		}
+		if i&255 == 0 && (ctx.Err() != nil || r.cancelled.Load()) {
+			break
+		}
+		seq++
+		Header{Seq: seq, Flags: FlagClient | FlagPong, Length: size}.Put(msg)
+		tx := r.now()
+		if r.end >= 0 && tx >= r.end {
+			break
+		}
+		if err := r.tr.write(msg); err != nil {
+			return err
+		}
+		r.res.Sent++
+		measured++
+		in := r.inWindow(tx)
+		deadline := r.base.Add(time.Duration(tx + timeout))
+		for {
+			m, err := r.tr.read(deadline)
+			if err != nil {
+				if isTimeout(err) {
+					if in {
+						r.dropped++
+					}
+					break
+				}
+				if r.cancelled.Load() {
+					return nil
+				}
+				return err
+			}
+			rx := r.now()
+			h, err := DecodeHeader(m)
+			if err != nil || h.Flags&FlagClient != 0 {
+				continue // not a reply
+			}
+			r.res.Received++
+			switch {
+			case h.Seq == seq:
+				recv.add(seq)
+				if in {
+					r.keep(time.Duration(rx - tx))
+				}
+			case h.Seq > seq:
+				return fmt.Errorf("latency: reply with sequence number %d, beyond the last sent (%d)", h.Seq, seq)
+			case recv.add(h.Seq):
+				r.dup++
+				continue
+			default:
+				r.ooo++ // a late reply to a message already counted as dropped
+				continue
+			}
+			break
+		}
+	}
+	r.res.RunSeconds = time.Duration(r.now() - r.start).Seconds()
+	return nil
+}
+
+// pending is the under-load record of one message that asked for a reply.
+type pending struct {
+	seq      atomic.Uint64
+	intended atomic.Int64
+	sent     atomic.Int64
+	got      atomic.Bool
+}
+
+func (r *run) underLoad(ctx context.Context) error {
+	msg := r.message()
+	var seq uint64
+	if err := r.warmUp(msg, &seq); err != nil {
+		return err
+	}
+	every := uint64(r.cfg.ReplyEvery)
+	table := make([]pending, 1<<16)
+	mask := uint64(len(table) - 1)
+	size := uint32(len(msg))
+	interval := float64(time.Second) / float64(r.cfg.MPS)
+	r.setWindow()
+	first := seq + 1
+
+	var (
+		senderDone atomic.Bool
+		lastSend   atomic.Int64
+		lastSeq    atomic.Uint64
+		wg         sync.WaitGroup
+		recvErr    error
+		pongsIn    int64 // pongs requested inside the window
+		gotIn      int64 // and answered
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if r.cfg.Mode == ModeSpin {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+		}
+		var highest uint64
+		var recv seen
+		poll := int64(50 * time.Millisecond)
+		for {
+			if ctx.Err() != nil || r.cancelled.Load() {
+				return
+			}
+			now := r.now()
+			if senderDone.Load() && (now > lastSend.Load()+int64(r.cfg.ReadTimeout) || r.res.Received >= int64(r.pongsSent(lastSeq.Load(), first, every))) {
+				return
+			}
+			m, err := r.tr.read(r.base.Add(time.Duration(now + poll)))
+			if err != nil {
+				if isTimeout(err) {
+					continue
+				}
+				if !r.cancelled.Load() {
+					recvErr = err
+				}
+				return
+			}
+			rx := r.now()
+			h, err := DecodeHeader(m)
+			if err != nil || h.Flags&FlagClient != 0 || h.Seq < first || h.Seq%every != 0 {
+				continue
+			}
+			p := &table[(h.Seq/every)&mask]
+			if p.seq.Load() != h.Seq {
+				if h.Seq > p.seq.Load() {
+					recvErr = fmt.Errorf("latency: reply with sequence number %d, which was not sent", h.Seq)
+					return
+				}
+				r.res.Received++
+				r.ooo++ // too late to be matched any more
+				continue
+			}
+			r.res.Received++
+			if recv.add(h.Seq) {
+				r.dup++
+				continue
+			}
+			p.got.Store(true)
+			intended := p.intended.Load()
+			in := r.inWindow(intended)
+			if in {
+				gotIn++
+			}
+			if h.Seq < highest {
+				r.ooo++
+				continue
+			}
+			highest = h.Seq
+			if in {
+				r.keep(time.Duration(rx - intended))
+				d := time.Duration(rx - p.sent.Load())
+				if !r.cfg.DiscardSamples {
+					r.raw = append(r.raw, d)
+				}
+			}
+		}
+	}()
+
+	var sendErr error
+	for i := int64(0); ; i++ {
+		if r.cfg.Count > 0 && i >= r.cfg.Count {
+			break
+		}
+		intended := r.start + int64(float64(i)*interval)
+		if r.end >= 0 && intended >= r.end {
+			break
+		}
+		if i&63 == 0 && (ctx.Err() != nil || r.cancelled.Load()) {
+			break
+		}
+		if wait := intended - r.now(); wait > int64(2*time.Millisecond) {
+			time.Sleep(time.Duration(wait) - time.Millisecond)
+		}
+		for r.now() < intended {
+			runtime.Gosched()
+		}
+		seq++
+		flags := FlagClient
+		pong := seq%every == 0
+		if pong {
+			flags |= FlagPong
+			p := &table[(seq/every)&mask]
+			p.intended.Store(intended)
+			p.got.Store(false)
+			p.sent.Store(r.now())
+			p.seq.Store(seq)
+			if r.inWindow(intended) {
+				pongsIn++
+			}
+		}
+		Header{Seq: seq, Flags: flags, Length: size}.Put(msg)
+		if err := r.tr.write(msg); err != nil {
+			sendErr = err
+			break
+		}
+		r.res.Sent++
+		lastSeq.Store(seq)
+		lastSend.Store(r.now())
+	}
+	sent := r.now()
+	senderDone.Store(true)
+	wg.Wait()
+	if sendErr != nil && !r.cancelled.Load() {
+		return sendErr
+	}
+	if recvErr != nil {
+		return recvErr
+	}
+	r.dropped = max(pongsIn-gotIn, 0)
+	r.res.TargetMPS = r.cfg.MPS
+	r.res.ReplyEvery = r.cfg.ReplyEvery
+	if d := time.Duration(sent - r.start).Seconds(); d > 0 {
+		r.res.AchievedMPS = float64(r.res.Sent) / d
+	}
+	r.res.RunSeconds = time.Duration(sent - r.start).Seconds()
+	return nil
+}
+
+// pongsSent is how many replies were asked for by messages first..last.
+func (r *run) pongsSent(last, first, every uint64) uint64 {
+	if last < first {
+		return 0
+	}
+	return last/every - (first-1)/every
+}
+
+func (r *run) finish() {
+	res := r.res
+	if res.AchievedMPS == 0 && res.RunSeconds > 0 {
+		res.AchievedMPS = float64(res.Sent) / res.RunSeconds
+	}
+	valid := min(r.winEnd, r.start+int64(res.RunSeconds*1e9)) - r.winStart
+	res.ValidSeconds = max(time.Duration(valid).Seconds(), 0)
+	if r.cfg.DiscardSamples {
+		res.Summary = res.Recorder.Summary(r.cfg.Summary)
+	} else {
+		res.Summary = SummarizeSamples(r.samples, r.cfg.Summary)
+		res.Samples = r.samples
+	}
+	if r.cfg.MPS > 0 {
+		var raw Summary
+		if r.cfg.DiscardSamples {
+			raw = Summary{CILevel: res.CILevel}
+		} else {
+			raw = SummarizeSamples(r.raw, r.cfg.Summary)
+			res.RawSamples = r.raw
+		}
+		res.Raw = &raw
+	}
+	res.Dropped, res.Duplicated, res.OutOfOrder = r.dropped, r.dup, r.ooo
+	if res.Raw != nil {
+		res.Raw.Dropped, res.Raw.Duplicated, res.Raw.OutOfOrder = r.dropped, r.dup, r.ooo
+	}
+}

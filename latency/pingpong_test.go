@@ -1,0 +1,117 @@
+package latency
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPingPongLoopback(t *testing.T) {
+	for _, network := range []string{"udp", "tcp"} {
+		for _, mode := range []Mode{ModeDefault, ModeSpin} {
+			t.Run(network+"/"+mode.String(), func(t *testing.T) {
+				addr, srv := startServer(t, network, nil)
+				res, err := PingPong(context.Background(), addr, &PingPongConfig{
+					Network: network, Count: 500, MessageSize: 64, Mode: mode,
+				})
+				if mode == ModeSpin && err != nil {
+					require.ErrorIs(t, err, ErrSpinUnsupported)
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, int64(500), res.Observations)
+				assert.Equal(t, int64(500), res.Sent)
+				assert.Equal(t, int64(500), res.Received)
+				assert.Equal(t, int64(0), res.Dropped)
+				assert.Len(t, res.Samples, 500)
+				assert.Equal(t, int64(500), res.Recorder.Count())
+				assert.Greater(t, res.MinUs, 0.0)
+				assert.LessOrEqual(t, res.MinUs, res.P50Us)
+				assert.LessOrEqual(t, res.P50Us, res.MaxUs)
+				assert.Equal(t, 64, res.MessageSizeBytes)
+				st := srv.Stats()
+				assert.Equal(t, int64(508), st.Messages, "500 + 8 warm-up messages")
+				assert.Equal(t, int64(0), st.Rejected)
+			})
+		}
+	}
+}
+
+func TestPingPongTimedWindow(t *testing.T) {
+	addr, _ := startServer(t, "udp", nil)
+	res, err := PingPong(context.Background(), addr, &PingPongConfig{
+		Duration: 300 * time.Millisecond, WarmUp: 100 * time.Millisecond, CoolDown: 50 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	assert.Greater(t, res.Observations, int64(0))
+	assert.Less(t, res.Observations, res.Sent, "warm-up and cool-down messages are not counted")
+	assert.InDelta(t, 0.15, res.ValidSeconds, 0.02)
+	assert.InDelta(t, 0.3, res.RunSeconds, 0.05)
+	assert.Greater(t, res.AchievedMPS, 0.0)
+}
+
+func TestPingPongSilentServerDrops(t *testing.T) {
+	// A UDP socket that never answers: the run must end with drops.
+	pc, err := (&net.ListenConfig{}).ListenPacket(context.Background(), "udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer pc.Close()
+	res, err := PingPong(context.Background(), pc.LocalAddr().String(), &PingPongConfig{
+		Count: 3, ReadTimeout: 50 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), res.Dropped)
+	assert.Equal(t, int64(0), res.Observations)
+}
+
+func TestPingPongUnderLoad(t *testing.T) {
+	for _, network := range []string{"udp", "tcp"} {
+		t.Run(network, func(t *testing.T) {
+			addr, srv := startServer(t, network, nil)
+			res, err := PingPong(context.Background(), addr, &PingPongConfig{
+				Network: network, Duration: 500 * time.Millisecond, MPS: 2000, ReplyEvery: 10,
+				WarmUp: 100 * time.Millisecond, MessageSize: 100,
+			})
+			require.NoError(t, err)
+			assert.InDelta(t, 1000, res.Sent, 60)
+			assert.InDelta(t, 2000, res.AchievedMPS, 200)
+			assert.InDelta(t, 100, res.Received, 6)
+			require.NotNil(t, res.Raw)
+			assert.Equal(t, res.Observations, res.Raw.Observations)
+			assert.InDelta(t, 70, res.Observations, 8)
+			assert.Equal(t, int64(0), res.Dropped)
+			assert.GreaterOrEqual(t, res.AvgUs, res.Raw.AvgUs, "latency from the intended send time includes the sender's lateness")
+			assert.Equal(t, 2000, res.TargetMPS)
+			st := srv.Stats()
+			assert.Equal(t, res.Received, st.Replies)
+		})
+	}
+}
+
+func TestPingPongCancel(t *testing.T) {
+	addr, _ := startServer(t, "udp", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err := PingPong(ctx, addr, &PingPongConfig{Duration: time.Minute, WarmUp: -1})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotNil(t, res)
+	assert.Greater(t, res.Observations, int64(0))
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+func TestPingPongInvalidConfig(t *testing.T) {
+	for _, cfg := range []*PingPongConfig{
+		{MessageSize: 13},
+		{MessageSize: MaxUDPMessageSize + 1},
+		{Network: "sctp"},
+		{MPS: -1},
+		{Mode: Mode(7)},
+	} {
+		_, err := PingPong(context.Background(), "127.0.0.1:1", cfg)
+		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", cfg)
+	}
+}

@@ -1,0 +1,180 @@
+//go:build linux
+
+package latency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// spinTransport is ModeSpin: raw non-blocking receives on the socket's file
+// descriptor, spinning for up to spin before blocking in poll(2). The caller
+// locks its goroutine to an OS thread.
+type spinTransport struct {
+	conn    net.Conn // owns fd; closed only by close
+	fd      int
+	spin    time.Duration
+	timeout time.Duration
+	aborted atomic.Bool
+
+	buf      []byte       // UDP
+	fr       *FrameReader // TCP, over rd
+	deadline time.Time    // of the TCP read in progress
+}
+
+func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, spin time.Duration) (transport, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("latency: %w", err)
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("latency: %T has no file descriptor", c)
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("latency: %w", err)
+	}
+	t := &spinTransport{conn: c, spin: spin, timeout: timeout, fd: -1}
+	if err := raw.Control(func(fd uintptr) { t.fd = int(fd) }); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("latency: %w", err)
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		t.fr = NewFrameReader(spinReader{t}, maxMsg)
+	} else {
+		t.buf = make([]byte, MaxUDPMessageSize+1)
+	}
+	return t, nil
+}
+
+var errAborted = errors.New("latency: run aborted")
+
+// recv receives into b, spinning and then polling until deadline.
+func (t *spinTransport) recv(b []byte, deadline time.Time) (int, error) {
+	spinUntil := time.Now().Add(t.spin)
+	if deadline.Before(spinUntil) {
+		spinUntil = deadline
+	}
+	for i := 0; ; i++ {
+		n, errno := t.tryRecv(b)
+		if errno == 0 {
+			return n, nil
+		}
+		if errno != unix.EAGAIN && errno != unix.EINTR {
+			return 0, fmt.Errorf("latency: recv: %w", errno)
+		}
+		if i&15 == 15 {
+			if t.aborted.Load() {
+				return 0, errAborted
+			}
+			if time.Now().After(spinUntil) {
+				break
+			}
+		}
+	}
+	return t.wait(b, deadline)
+}
+
+func (t *spinTransport) tryRecv(b []byte) (int, unix.Errno) {
+	// RawSyscall skips the scheduler's syscall bookkeeping, which a
+	// non-blocking receive does not need and which would add to every spin.
+	n, _, errno := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(t.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), unix.MSG_DONTWAIT, 0, 0)
+	return int(n), errno
+}
+
+// wait blocks in poll(2) in short slices (to notice an abort) until the socket
+// is readable or deadline passes.
+func (t *spinTransport) wait(b []byte, deadline time.Time) (int, error) {
+	for {
+		if t.aborted.Load() {
+			return 0, errAborted
+		}
+		rem := time.Until(deadline)
+		if rem <= 0 {
+			return 0, fmt.Errorf("latency: read: %w", os.ErrDeadlineExceeded)
+		}
+		ms := int(min(rem, 20*time.Millisecond)/time.Millisecond) + 1
+		fds := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, ms); err != nil && err != unix.EINTR {
+			return 0, fmt.Errorf("latency: poll: %w", err)
+		}
+		n, errno := t.tryRecv(b)
+		if errno == 0 {
+			return n, nil
+		}
+		if errno != unix.EAGAIN && errno != unix.EINTR {
+			return 0, fmt.Errorf("latency: recv: %w", errno)
+		}
+	}
+}
+
+type spinReader struct{ t *spinTransport }
+
+func (r spinReader) Read(b []byte) (int, error) {
+	n, err := r.t.recv(b, r.t.deadline)
+	if err == nil && n == 0 {
+		return 0, io.EOF
+	}
+	return n, err
+}
+
+func (t *spinTransport) read(deadline time.Time) ([]byte, error) {
+	if t.fr != nil {
+		t.deadline = deadline
+		_, msg, err := t.fr.Next()
+		return msg, err
+	}
+	n, err := t.recv(t.buf, deadline)
+	if err != nil {
+		return nil, err
+	}
+	return t.buf[:n], nil
+}
+
+func (t *spinTransport) write(b []byte) error {
+	deadline := time.Now().Add(t.timeout)
+	for len(b) > 0 {
+		n, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(t.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, 0, 0)
+		switch errno {
+		case 0:
+			b = b[n:]
+			continue
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+		default:
+			return fmt.Errorf("latency: send: %w", errno)
+		}
+		rem := time.Until(deadline)
+		if rem <= 0 {
+			return fmt.Errorf("latency: write: %w", os.ErrDeadlineExceeded)
+		}
+		if t.aborted.Load() {
+			return errAborted
+		}
+		fds := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLOUT}}
+		ms := int(min(rem, 20*time.Millisecond)/time.Millisecond) + 1
+		if _, err := unix.Poll(fds, ms); err != nil && err != unix.EINTR {
+			return fmt.Errorf("latency: poll: %w", err)
+		}
+	}
+	return nil
+}
+
+func (t *spinTransport) abort()       { t.aborted.Store(true) }
+func (t *spinTransport) close() error { return t.conn.Close() }

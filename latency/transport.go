@@ -1,0 +1,88 @@
+package latency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+)
+
+// transport moves whole sockperf messages. write may be called from one
+// goroutine while read is called from another.
+type transport interface {
+	// write sends one message (or several back to back over TCP) with a
+	// write deadline of at least timeout.
+	write(b []byte) error
+	// read returns the next message; the slice is valid until the next
+	// read. It returns an error wrapping os.ErrDeadlineExceeded at deadline.
+	read(deadline time.Time) ([]byte, error)
+	// abort makes pending and later reads and writes fail soon; it may be
+	// called from any goroutine.
+	abort()
+	close() error
+}
+
+func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
+
+// netTransport uses Go's netpoller: the default mode.
+type netTransport struct {
+	conn    net.Conn
+	fr      *FrameReader // TCP only
+	buf     []byte       // UDP only
+	timeout time.Duration
+	wdl     time.Time // current write deadline
+}
+
+func dialNet(ctx context.Context, network, addr string, maxMsg int, timeout time.Duration) (*netTransport, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("latency: %w", err)
+	}
+	t := &netTransport{conn: c, timeout: timeout}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		t.fr = NewFrameReader(c, maxMsg)
+	} else {
+		t.buf = make([]byte, MaxUDPMessageSize+1)
+	}
+	return t, nil
+}
+
+func (t *netTransport) write(b []byte) error {
+	// Refreshing the deadline on every write would cost a timer update per
+	// message; renewing it when half of it is used keeps every write bounded.
+	if now := time.Now(); t.wdl.Sub(now) < t.timeout/2 {
+		t.wdl = now.Add(t.timeout)
+		if err := t.conn.SetWriteDeadline(t.wdl); err != nil {
+			return fmt.Errorf("latency: %w", err)
+		}
+	}
+	if _, err := t.conn.Write(b); err != nil {
+		return fmt.Errorf("latency: write: %w", err)
+	}
+	return nil
+}
+
+func (t *netTransport) read(deadline time.Time) ([]byte, error) {
+	if err := t.conn.SetReadDeadline(deadline); err != nil {
+		return nil, fmt.Errorf("latency: %w", err)
+	}
+	if t.fr != nil {
+		_, msg, err := t.fr.Next()
+		if err != nil {
+			return nil, fmt.Errorf("latency: read: %w", err)
+		}
+		return msg, nil
+	}
+	n, err := t.conn.Read(t.buf)
+	if err != nil {
+		return nil, fmt.Errorf("latency: read: %w", err)
+	}
+	return t.buf[:n], nil
+}
+
+func (t *netTransport) abort()       { t.conn.Close() }
+func (t *netTransport) close() error { return t.conn.Close() }
