@@ -4,9 +4,11 @@ package ethtool
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netperfkit/netperfkit/ethtool/ethtooltest"
 	"github.com/netperfkit/netperfkit/internal/peertest"
@@ -114,4 +116,33 @@ func TestClientStatsReusesBuffers(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Zero(t, allocs, "a repeated read of the same interface into a reused slice allocates nothing")
+}
+
+func TestClientWatchVeth(t *testing.T) {
+	v := ethtooltest.NewVeth(t)
+	c := clientIn(t, v.NetnsPath())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var got []*Delta
+	err := c.Watch(ctx, v.Name, 10*time.Millisecond, func(d Delta) {
+		got = append(got, d.Clone())
+		if len(got) == 3 {
+			cancel()
+		}
+	})
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	for _, d := range got {
+		assert.Equal(t, v.Name, d.Interface)
+		assert.Equal(t, "veth", d.Driver)
+		assert.Positive(t, d.Seconds)
+		idx, ok := d.Get("peer_ifindex")
+		require.True(t, ok)
+		assert.True(t, idx.Gauge)
+		assert.Equal(t, uint64(v.PeerIndex), idx.After)
+	}
+	assert.True(t, got[1].From.Equal(got[0].To), "each window starts where the previous ended")
+
+	err = c.Watch(context.Background(), "lo", time.Millisecond, func(Delta) {})
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -1,0 +1,183 @@
+package ethtool
+
+import (
+	"time"
+)
+
+// Counter is the change of one statistic between two snapshots.
+type Counter struct {
+	Name   string `json:"name"`
+	Before uint64 `json:"before"`
+	After  uint64 `json:"after"`
+	// Increase is After-Before for a counter that moved forward. It is 0
+	// for a Reset counter (what happened across the reset is unknown; After
+	// is a lower bound) and for a Gauge.
+	Increase uint64 `json:"increase"`
+	// PerSecond is Increase divided by the window.
+	PerSecond float64 `json:"per_second"`
+	// Reset is set when a counter went backwards: the driver or device
+	// restarted it between the snapshots.
+	Reset bool `json:"reset,omitempty"`
+	// Gauge is set for statistics that are levels, not counters (see
+	// IsGauge); read Before and After for them.
+	Gauge bool `json:"gauge,omitempty"`
+	// New is set when the statistic exists only in the later snapshot (a
+	// queue was added); Before is then 0 and Increase is After.
+	New bool `json:"new,omitempty"`
+}
+
+// Delta is the change of an interface's statistics over a window.
+type Delta struct {
+	Interface string    `json:"interface"`
+	Driver    string    `json:"driver"`
+	From      time.Time `json:"from"`
+	To        time.Time `json:"to"`
+	// Seconds is the window length; 0 when the snapshots carry no time.
+	Seconds float64 `json:"seconds"`
+	// Counters follows the order of the later snapshot.
+	Counters []Counter `json:"counters"`
+	// Removed names the statistics present only in the earlier snapshot.
+	Removed []string `json:"removed,omitempty"`
+	// Resets counts the counters that went backwards.
+	Resets int `json:"resets"`
+}
+
+// IsGauge reports whether the statistic called name is a level rather than
+// a monotonic counter, so that a lower value is not a reset: ENA's
+// ena_srd_mode, ena_srd_resource_utilization, conntrack_allowance_available
+// and num_of_active_io_queues, and veth's peer_ifindex.
+func IsGauge(name string) bool {
+	switch name {
+	case "ena_srd_mode", "ena_srd_resource_utilization", "conntrack_allowance_available",
+		"num_of_active_io_queues", "peer_ifindex":
+		return true
+	}
+	return false
+}
+
+// Diff returns the change from before to after, matching statistics by name.
+func Diff(before, after *Snapshot) *Delta {
+	d := &Delta{}
+	d.compute(before, after)
+	return d
+}
+
+// compute fills d, reusing its slices, so that Watch does not allocate for
+// every sample.
+func (d *Delta) compute(before, after *Snapshot) {
+	d.Interface = after.Interface
+	d.Driver = after.Driver
+	d.From, d.To = before.Time, after.Time
+	d.Seconds = 0
+	if !before.Time.IsZero() && !after.Time.IsZero() {
+		d.Seconds = after.Time.Sub(before.Time).Seconds()
+	}
+	d.Counters = d.Counters[:0]
+	d.Removed = d.Removed[:0]
+	d.Resets = 0
+
+	b, a := before.Stats, after.Stats
+	if sameNames(b, a) {
+		for i := range a {
+			d.add(a[i].Name, b[i].Value, a[i].Value, false)
+		}
+		return
+	}
+	idx := make(map[string]int, len(b))
+	for i := len(b) - 1; i >= 0; i-- {
+		idx[b[i].Name] = i
+	}
+	seen := make(map[string]bool, len(a))
+	for _, st := range a {
+		seen[st.Name] = true
+		if i, ok := idx[st.Name]; ok {
+			d.add(st.Name, b[i].Value, st.Value, false)
+		} else {
+			d.add(st.Name, 0, st.Value, true)
+		}
+	}
+	for _, st := range b {
+		if !seen[st.Name] {
+			seen[st.Name] = true
+			d.Removed = append(d.Removed, st.Name)
+		}
+	}
+}
+
+func (d *Delta) add(name string, before, after uint64, isNew bool) {
+	c := Counter{Name: name, Before: before, After: after, New: isNew, Gauge: IsGauge(name)}
+	switch {
+	case c.Gauge:
+	case after >= before:
+		c.Increase = after - before
+		if d.Seconds > 0 {
+			c.PerSecond = float64(c.Increase) / d.Seconds
+		}
+	default:
+		c.Reset = true
+		d.Resets++
+	}
+	d.Counters = append(d.Counters, c)
+}
+
+func sameNames(a, b Stats) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// Get returns the change of the statistic called name.
+func (d *Delta) Get(name string) (Counter, bool) {
+	for i := range d.Counters {
+		if d.Counters[i].Name == name {
+			return d.Counters[i], true
+		}
+	}
+	return Counter{}, false
+}
+
+// Increase returns the increase of the statistic called name, 0 when it is
+// absent, reset or a gauge.
+func (d *Delta) Increase(name string) uint64 {
+	c, _ := d.Get(name)
+	return c.Increase
+}
+
+// Changed returns the counters that increased or were reset, and the gauges
+// whose level changed.
+func (d *Delta) Changed() []Counter {
+	var out []Counter
+	for _, c := range d.Counters {
+		if c.Increase > 0 || c.Reset || (c.Gauge && c.Before != c.After) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Increases returns each counter's increase as a Stats list, for example to
+// group a window's traffic by queue with GroupQueues.
+func (d *Delta) Increases() Stats {
+	out := make(Stats, 0, len(d.Counters))
+	for _, c := range d.Counters {
+		if !c.Gauge {
+			out = append(out, Stat{Name: c.Name, Value: c.Increase})
+		}
+	}
+	return out
+}
+
+// Clone returns a copy of d that shares no memory with it, for keeping a
+// Delta handed to a Watch callback.
+func (d *Delta) Clone() *Delta {
+	c := *d
+	c.Counters = append([]Counter(nil), d.Counters...)
+	c.Removed = append([]string(nil), d.Removed...)
+	return &c
+}

@@ -1,0 +1,188 @@
+package ethtool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+func snap(at time.Duration, s Stats) *Snapshot {
+	return &Snapshot{Time: t0.Add(at), Interface: "eth0", Driver: "ena", Stats: s}
+}
+
+func TestDiffFixturesE1(t *testing.T) {
+	before := snap(0, parseFile(t, "ena-2.17-same-az-before.txt"))
+	after := snap(15*time.Second, parseFile(t, "ena-2.17-same-az-after.txt"))
+	d := Diff(before, after)
+	assert.Equal(t, 15.0, d.Seconds)
+	assert.Len(t, d.Counters, 335)
+	assert.Zero(t, d.Resets)
+	assert.Empty(t, d.Removed)
+	assert.Equal(t, uint64(28195047), d.Increase("ena_srd_tx_pkts"))
+	assert.Equal(t, uint64(28195063), d.Increase("ena_srd_eligible_tx_pkts"))
+	c, ok := d.Get("ena_srd_tx_pkts")
+	require.True(t, ok)
+	assert.InDelta(t, 28195047.0/15, c.PerSecond, 1e-6)
+	mode, ok := d.Get("ena_srd_mode")
+	require.True(t, ok)
+	assert.True(t, mode.Gauge)
+	assert.Zero(t, mode.Increase)
+	assert.Equal(t, uint64(3), mode.After)
+}
+
+func TestDiffResetIsNotWrapped(t *testing.T) {
+	d := Diff(snap(0, Stats{{"tx_timeout", 5}, {"queue_0_tx_cnt", 1000}, {"conntrack_allowance_available", 100}}),
+		snap(time.Second, Stats{{"tx_timeout", 6}, {"queue_0_tx_cnt", 10}, {"conntrack_allowance_available", 40}}))
+	assert.Equal(t, 1, d.Resets)
+	c, _ := d.Get("queue_0_tx_cnt")
+	assert.True(t, c.Reset)
+	assert.Zero(t, c.Increase)
+	assert.Zero(t, c.PerSecond)
+	g, _ := d.Get("conntrack_allowance_available")
+	assert.False(t, g.Reset, "a gauge going down is not a reset")
+	assert.Equal(t, uint64(1), d.Increase("tx_timeout"))
+	for _, c := range d.Counters {
+		assert.Less(t, c.Increase, uint64(1<<63), c.Name)
+	}
+}
+
+func TestDiffByNameWhenOrderDiffers(t *testing.T) {
+	before := snap(0, Stats{{"a", 1}, {"b", 10}, {"gone", 3}})
+	after := snap(2*time.Second, Stats{{"b", 30}, {"a", 2}, {"queue_9_rx_cnt", 7}})
+	d := Diff(before, after)
+	assert.Equal(t, []Counter{
+		{Name: "b", Before: 10, After: 30, Increase: 20, PerSecond: 10},
+		{Name: "a", Before: 1, After: 2, Increase: 1, PerSecond: 0.5},
+		{Name: "queue_9_rx_cnt", After: 7, Increase: 7, PerSecond: 3.5, New: true},
+	}, d.Counters)
+	assert.Equal(t, []string{"gone"}, d.Removed)
+	assert.Equal(t, Stats{{"b", 20}, {"a", 1}, {"queue_9_rx_cnt", 7}}, d.Increases())
+	assert.Len(t, d.Changed(), 3)
+}
+
+func TestDiffWithoutTimes(t *testing.T) {
+	d := Diff(&Snapshot{Stats: Stats{{"a", 1}}}, &Snapshot{Stats: Stats{{"a", 5}}})
+	assert.Zero(t, d.Seconds)
+	c, _ := d.Get("a")
+	assert.Equal(t, uint64(4), c.Increase)
+	assert.Zero(t, c.PerSecond)
+}
+
+func TestDeltaCloneIsIndependent(t *testing.T) {
+	d := Diff(snap(0, Stats{{"a", 1}}), snap(time.Second, Stats{{"a", 2}}))
+	c := d.Clone()
+	d.Counters[0].Increase = 99
+	assert.Equal(t, uint64(1), c.Counters[0].Increase)
+}
+
+func TestWatchDeltas(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := uint64(0)
+	sample := func(s *Snapshot) error {
+		n += 100
+		s.Time = t0.Add(time.Duration(n) * time.Millisecond)
+		s.Interface = "eth0"
+		s.Stats = append(s.Stats[:0], Stat{"rx_packets", n}, Stat{"peer_ifindex", 4})
+		return nil
+	}
+	var got []uint64
+	err := watch(ctx, time.Millisecond, sample, func(d Delta) {
+		got = append(got, d.Increase("rx_packets"))
+		assert.InDelta(t, 0.1, d.Seconds, 1e-9)
+		assert.Equal(t, 1000.0, d.Counters[0].PerSecond)
+		if len(got) == 3 {
+			cancel()
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{100, 100, 100}, got)
+}
+
+func TestWatchErrors(t *testing.T) {
+	boom := errors.New("boom")
+	err := watch(context.Background(), 0, nil, nil)
+	assert.ErrorContains(t, err, "interval must be positive")
+
+	err = watch(context.Background(), time.Millisecond, func(*Snapshot) error { return boom }, nil)
+	assert.ErrorIs(t, err, boom)
+
+	calls := 0
+	err = watch(context.Background(), time.Millisecond, func(s *Snapshot) error {
+		calls++
+		if calls == 3 {
+			return boom
+		}
+		s.Stats = append(s.Stats[:0], Stat{"a", uint64(calls)})
+		return nil
+	}, func(Delta) {})
+	assert.ErrorIs(t, err, boom)
+}
+
+func TestWatchIsAllocationLight(t *testing.T) {
+	stats := parseFile(t, "ena-2.17-same-az-before.txt")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	samples := 0
+	sample := func(s *Snapshot) error {
+		samples++
+		s.Time = t0.Add(time.Duration(samples) * time.Second)
+		s.Stats = append(s.Stats[:0], stats...)
+		s.Stats[0].Value = uint64(samples)
+		return nil
+	}
+	deltas := 0
+	var m0, m1 uint64
+	require.NoError(t, watch(ctx, time.Microsecond, sample, func(d Delta) {
+		deltas++
+		switch deltas {
+		case 3:
+			m0 = mallocs()
+		case 203:
+			m1 = mallocs()
+			cancel()
+		}
+	}))
+	// After warm-up, 200 samples of a 335-counter ENA interface: a few
+	// allocations of the ticker machinery at most, not one per counter.
+	assert.Less(t, m1-m0, uint64(200), "allocations over 200 samples")
+}
+
+func TestSnapshotJSONAndText(t *testing.T) {
+	s := snap(0, parseFile(t, "doc-tabs.txt"))
+	s.DriverVersion = "2.17.0g"
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"interface":"eth0","driver":"ena"`)
+	assert.Contains(t, string(b), `"stats":{"bw_in_allowance_exceeded":0,`)
+	assert.Contains(t, string(b), `"ena_srd_tx_pkts":28195047`)
+
+	back, err := ParseSnapshot(strings.NewReader("\n  " + string(b)))
+	require.NoError(t, err)
+	assert.True(t, s.Time.Equal(back.Time))
+	back.Time = s.Time
+	assert.Equal(t, s, back)
+
+	var txt strings.Builder
+	require.NoError(t, s.WriteText(&txt))
+	fromText, err := ParseSnapshot(strings.NewReader(txt.String()))
+	require.NoError(t, err)
+	assert.Equal(t, s.Stats, fromText.Stats)
+	assert.Empty(t, fromText.Interface)
+
+	_, err = ParseSnapshot(strings.NewReader(`{"interface":"eth0","stats":{}}`))
+	assert.ErrorIs(t, err, ErrNoStats)
+	_, err = ParseSnapshot(strings.NewReader(`{"interface":`))
+	assert.Error(t, err)
+	c := s.Clone()
+	c.Stats[0].Value = 42
+	assert.Zero(t, s.Stats[0].Value)
+}

@@ -1,0 +1,219 @@
+package ethtool
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ENA is a typed view of the statistics of the Amazon ENA driver. Groups the
+// driver does not report are nil.
+type ENA struct {
+	// Allowance is nil on drivers without the ENI allowance counters.
+	Allowance *Allowance `json:"allowance,omitempty"`
+	// SRD is nil unless the device reports ENA Express (SRD) information.
+	SRD *SRD `json:"srd,omitempty"`
+	// Health holds the reset, timeout and error counters; the ones a driver
+	// version lacks read 0.
+	Health Health `json:"health"`
+}
+
+// Allowance holds the ENI allowance counters: packets queued or dropped since
+// the last driver reset because the instance exceeded one of its limits.
+type Allowance struct {
+	BWInExceeded      uint64 `json:"bw_in_allowance_exceeded"`
+	BWOutExceeded     uint64 `json:"bw_out_allowance_exceeded"`
+	PPSExceeded       uint64 `json:"pps_allowance_exceeded"`
+	ConntrackExceeded uint64 `json:"conntrack_allowance_exceeded"`
+	LinklocalExceeded uint64 `json:"linklocal_allowance_exceeded"`
+	// ConntrackAvailable is the number of further connections that can be
+	// tracked before conntrack_allowance_exceeded counts (driver >= 2.8.1);
+	// nil when the driver does not report it.
+	ConntrackAvailable *uint64 `json:"conntrack_allowance_available,omitempty"`
+}
+
+// SRD holds the ENA Express counters. Mode is the raw ena_srd_mode bitmask
+// (package srd decodes it).
+type SRD struct {
+	Mode           uint64 `json:"ena_srd_mode"`
+	TxPkts         uint64 `json:"ena_srd_tx_pkts"`
+	EligibleTxPkts uint64 `json:"ena_srd_eligible_tx_pkts"`
+	RxPkts         uint64 `json:"ena_srd_rx_pkts"`
+	// ResourceUtilization is the percentage of SRD connection memory in
+	// use; near 100 traffic falls back to plain ENA.
+	ResourceUtilization uint64 `json:"ena_srd_resource_utilization"`
+}
+
+// Health holds ENA's resets, timeouts and error counters.
+type Health struct {
+	TotalResets        uint64 `json:"total_resets"`
+	ResetFail          uint64 `json:"reset_fail"`
+	TxTimeout          uint64 `json:"tx_timeout"`
+	WdExpired          uint64 `json:"wd_expired"`
+	AdminQPause        uint64 `json:"admin_q_pause"`
+	MissingIntr        uint64 `json:"missing_intr"`
+	MissingTxCmpl      uint64 `json:"missing_tx_cmpl"`
+	BadTxReqID         uint64 `json:"bad_tx_req_id"`
+	BadRxReqID         uint64 `json:"bad_rx_req_id"`
+	BadRxDescNum       uint64 `json:"bad_rx_desc_num"`
+	DeviceRequestReset uint64 `json:"device_request_reset"`
+	AdminTimeout       uint64 `json:"admin_to"`
+}
+
+// ENA stat names used by the typed view and the explanations.
+const (
+	statBWIn          = "bw_in_allowance_exceeded"
+	statBWOut         = "bw_out_allowance_exceeded"
+	statPPS           = "pps_allowance_exceeded"
+	statConntrack     = "conntrack_allowance_exceeded"
+	statLinklocal     = "linklocal_allowance_exceeded"
+	statConntrackAvl  = "conntrack_allowance_available"
+	statSRDMode       = "ena_srd_mode"
+	statSRDTx         = "ena_srd_tx_pkts"
+	statSRDEligibleTx = "ena_srd_eligible_tx_pkts"
+	statSRDRx         = "ena_srd_rx_pkts"
+	statSRDUtil       = "ena_srd_resource_utilization"
+)
+
+// NewENA reads the ENA view out of s. ok is false when s has none of ENA's
+// distinctive statistics (allowance, SRD or ena_admin_q_* counters).
+func NewENA(s Stats) (e ENA, ok bool) {
+	m := s.Map()
+	if _, has := m[statPPS]; has {
+		ok = true
+		e.Allowance = &Allowance{
+			BWInExceeded: m[statBWIn], BWOutExceeded: m[statBWOut], PPSExceeded: m[statPPS],
+			ConntrackExceeded: m[statConntrack], LinklocalExceeded: m[statLinklocal],
+		}
+		if v, has := m[statConntrackAvl]; has {
+			e.Allowance.ConntrackAvailable = &v
+		}
+	}
+	if _, has := m[statSRDTx]; has {
+		ok = true
+		e.SRD = &SRD{
+			Mode: m[statSRDMode], TxPkts: m[statSRDTx], EligibleTxPkts: m[statSRDEligibleTx],
+			RxPkts: m[statSRDRx], ResourceUtilization: m[statSRDUtil],
+		}
+	}
+	for name := range m {
+		if strings.HasPrefix(name, "ena_admin_q_") {
+			ok = true
+			break
+		}
+	}
+	e.Health = Health{
+		TotalResets: m["total_resets"], ResetFail: m["reset_fail"], TxTimeout: m["tx_timeout"],
+		WdExpired: m["wd_expired"], AdminQPause: m["admin_q_pause"], MissingIntr: m["missing_intr"],
+		MissingTxCmpl: m["missing_tx_cmpl"], BadTxReqID: m["bad_tx_req_id"], BadRxReqID: m["bad_rx_req_id"],
+		BadRxDescNum: m["bad_rx_desc_num"], DeviceRequestReset: m["device_request_reset"], AdminTimeout: m["admin_to"],
+	}
+	return e, ok
+}
+
+// Severity ranks a Finding.
+type Severity string
+
+// Severities of findings, from least to most urgent.
+const (
+	SeverityInfo     Severity = "info"
+	SeverityWarning  Severity = "warning"
+	SeverityCritical Severity = "critical"
+)
+
+// Finding is one plain-language reading of a counter's change.
+type Finding struct {
+	Counter  string   `json:"counter"`
+	Increase uint64   `json:"increase"`
+	Severity Severity `json:"severity"`
+	Meaning  string   `json:"meaning"`
+}
+
+// String reads like "pps_allowance_exceeded +1234: packets were shaped by the
+// PPS allowance".
+func (f Finding) String() string {
+	if f.Increase == 0 {
+		return fmt.Sprintf("%s: %s", f.Counter, f.Meaning)
+	}
+	return fmt.Sprintf("%s +%d: %s", f.Counter, f.Increase, f.Meaning)
+}
+
+// counterMeanings says what an increase of an ENA counter means, in the
+// order findings are reported.
+var counterMeanings = []struct {
+	name     string
+	severity Severity
+	meaning  string
+}{
+	{statBWIn, SeverityWarning, "packets were queued or dropped because inbound aggregate bandwidth exceeded the instance's allowance"},
+	{statBWOut, SeverityWarning, "packets were queued or dropped because outbound aggregate bandwidth exceeded the instance's allowance"},
+	{statPPS, SeverityWarning, "packets were shaped by the PPS allowance (bidirectional packets per second above the instance's limit)"},
+	{statConntrack, SeverityCritical, "packets were dropped because connection tracking reached the instance's maximum of tracked connections"},
+	{statLinklocal, SeverityWarning, "packets to link-local services (Route 53 Resolver DNS, instance metadata, Time Sync) were dropped by their PPS limit"},
+	{"total_resets", SeverityCritical, "the driver reset the device; other counters may have restarted from zero"},
+	{"reset_fail", SeverityCritical, "a device reset failed"},
+	{"tx_timeout", SeverityCritical, "a transmit queue stalled and the kernel's netdev watchdog fired"},
+	{"wd_expired", SeverityCritical, "the device's keep-alive watchdog expired (the device stopped answering)"},
+	{"missing_tx_cmpl", SeverityWarning, "transmit completions arrived late or not at all"},
+	{"missing_intr", SeverityWarning, "interrupts were missed and the driver had to poll"},
+	{"bad_tx_req_id", SeverityWarning, "the device completed an unknown transmit request"},
+	{"bad_rx_req_id", SeverityWarning, "the device returned an unknown receive buffer"},
+	{"bad_rx_desc_num", SeverityWarning, "the device returned a receive descriptor count that is out of range"},
+	{"device_request_reset", SeverityWarning, "the device asked the driver to reset it"},
+	{"admin_to", SeverityWarning, "admin queue commands timed out"},
+	{"admin_q_pause", SeverityInfo, "the admin queue was paused"},
+}
+
+// srdUtilizationHigh is the SRD resource utilisation, in percent, from which
+// fallback to plain ENA becomes likely.
+const srdUtilizationHigh = 80
+
+// Explain reads the change of ENA's counters in d in plain language: every
+// allowance counter that grew, the SRD traffic that fell back to plain ENA,
+// high SRD resource use, shrinking conntrack headroom, resets and timeouts,
+// and counters that went backwards. It returns nil when nothing of note
+// happened.
+func Explain(d *Delta) []Finding {
+	var out []Finding
+	for _, cm := range counterMeanings {
+		if c, ok := d.Get(cm.name); ok && c.Increase > 0 {
+			out = append(out, Finding{Counter: cm.name, Increase: c.Increase, Severity: cm.severity, Meaning: cm.meaning})
+		}
+	}
+	tx, okTx := d.Get(statSRDTx)
+	el, okEl := d.Get(statSRDEligibleTx)
+	if okTx && okEl && !tx.Reset && !el.Reset && el.Increase > tx.Increase {
+		out = append(out, Finding{
+			Counter: statSRDEligibleTx, Increase: el.Increase - tx.Increase, Severity: SeverityWarning,
+			Meaning: fmt.Sprintf("packets could have used ENA Express (SRD) but went over plain ENA (%d of %d eligible went over SRD)", tx.Increase, el.Increase),
+		})
+	}
+	if u, ok := d.Get(statSRDUtil); ok && u.After >= srdUtilizationHigh {
+		out = append(out, Finding{
+			Counter: statSRDUtil, Severity: SeverityWarning,
+			Meaning: fmt.Sprintf("SRD connection resources are %d%% used; near 100%% traffic falls back to plain ENA", u.After),
+		})
+	}
+	if c, ok := d.Get(statConntrackAvl); ok && c.After < c.Before {
+		out = append(out, Finding{
+			Counter: statConntrackAvl, Severity: SeverityInfo,
+			Meaning: fmt.Sprintf("room for tracked connections fell from %d to %d", c.Before, c.After),
+		})
+	}
+	const why = "the counter was reset (driver reset, reboot or ENI reattach) between the snapshots"
+	if d.Resets > 3 {
+		out = append(out, Finding{
+			Counter: fmt.Sprintf("%d counters", d.Resets), Severity: SeverityWarning,
+			Meaning: "went backwards: " + why,
+		})
+		return out
+	}
+	for _, c := range d.Counters {
+		if c.Reset {
+			out = append(out, Finding{
+				Counter: c.Name, Severity: SeverityWarning,
+				Meaning: fmt.Sprintf("went backwards from %d to %d: %s", c.Before, c.After, why),
+			})
+		}
+	}
+	return out
+}

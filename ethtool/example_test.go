@@ -1,0 +1,167 @@
+package ethtool_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/netperfkit/netperfkit/ethtool"
+)
+
+func ExampleParseText() {
+	stats, err := ethtool.ParseText(strings.NewReader(`NIC statistics:
+     tx_timeout: 0
+     pps_allowance_exceeded: 1234
+     ena_srd_mode: 3
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	v, _ := stats.Get("pps_allowance_exceeded")
+	fmt.Println(len(stats), v)
+	// Output: 3 1234
+}
+
+func ExampleDiff() {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	before := &ethtool.Snapshot{Time: t0, Stats: ethtool.Stats{{Name: "queue_0_tx_cnt", Value: 1000}, {Name: "tx_timeout", Value: 4}}}
+	after := &ethtool.Snapshot{Time: t0.Add(2 * time.Second), Stats: ethtool.Stats{{Name: "queue_0_tx_cnt", Value: 3000}, {Name: "tx_timeout", Value: 1}}}
+	d := ethtool.Diff(before, after)
+	for _, c := range d.Counters {
+		fmt.Printf("%s +%d (%.0f/s) reset=%v\n", c.Name, c.Increase, c.PerSecond, c.Reset)
+	}
+	// Output:
+	// queue_0_tx_cnt +2000 (1000/s) reset=false
+	// tx_timeout +0 (0/s) reset=true
+}
+
+func ExampleExplain() {
+	before := &ethtool.Snapshot{Stats: ethtool.Stats{{Name: "pps_allowance_exceeded", Value: 10}, {Name: "bw_out_allowance_exceeded", Value: 0}}}
+	after := &ethtool.Snapshot{Stats: ethtool.Stats{{Name: "pps_allowance_exceeded", Value: 1244}, {Name: "bw_out_allowance_exceeded", Value: 0}}}
+	for _, f := range ethtool.Explain(ethtool.Diff(before, after)) {
+		fmt.Println(f)
+	}
+	// Output: pps_allowance_exceeded +1234: packets were shaped by the PPS allowance (bidirectional packets per second above the instance's limit)
+}
+
+func ExampleNewENA() {
+	stats, _ := ethtool.ParseText(strings.NewReader("ena_srd_mode: 3\nena_srd_tx_pkts: 100\nena_srd_eligible_tx_pkts: 101\npps_allowance_exceeded: 0\n"))
+	e, ok := ethtool.NewENA(stats)
+	fmt.Println(ok, e.SRD.Mode, e.SRD.EligibleTxPkts-e.SRD.TxPkts, e.Allowance.ConntrackAvailable == nil)
+	// Output: true 3 1 true
+}
+
+func ExampleGroupQueues() {
+	stats := ethtool.Stats{
+		{Name: "tx_timeout", Value: 0},
+		{Name: "queue_0_tx_bytes", Value: 100}, {Name: "queue_0_rx_bytes", Value: 7},
+		{Name: "queue_1_tx_bytes", Value: 50}, {Name: "queue_1_rx_bytes", Value: 3},
+	}
+	g := ethtool.GroupQueues(stats)
+	tx, _ := g.Total("tx", "bytes")
+	rx, _ := g.Total("rx", "bytes")
+	fmt.Println(len(g.Queues), tx, rx, g.Other[0].Name)
+	// Output: 4 150 10 tx_timeout
+}
+
+func ExamplePrometheusName() {
+	fmt.Println(ethtool.PrometheusName("queue_0_tx_cnt"))
+	fmt.Println(ethtool.PrometheusName("rx_bytes"))
+	// Output:
+	// node_ethtool_queue_0_transmitted_cnt
+	// node_ethtool_received_bytes_total
+}
+
+func ExampleWritePrometheus() {
+	s := &ethtool.Snapshot{Interface: "eth0", Driver: "ena", Stats: ethtool.Stats{{Name: "pps_allowance_exceeded", Value: 3}}}
+	_ = ethtool.WritePrometheus(os.Stdout, s)
+	// Output:
+	// # HELP node_ethtool_info A metric with a constant '1' value labeled by bus_info, device, driver, expansion_rom_version, firmware_version, version.
+	// # TYPE node_ethtool_info gauge
+	// node_ethtool_info{bus_info="",device="eth0",driver="ena",expansion_rom_version="",firmware_version="",version=""} 1
+	// # HELP node_ethtool_pps_allowance_exceeded Network interface pps_allowance_exceeded
+	// # TYPE node_ethtool_pps_allowance_exceeded untyped
+	// node_ethtool_pps_allowance_exceeded{device="eth0"} 3
+}
+
+func ExampleParseSnapshot() {
+	s, err := ethtool.ParseSnapshot(strings.NewReader(`{"interface":"eth0","driver":"ena","stats":{"ena_srd_mode":3}}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(s.Interface, s.Driver, s.Stats)
+	// Output: eth0 ena [{ena_srd_mode 3}]
+}
+
+// Reading live statistics needs linux; it needs no privileges.
+func ExampleClient_Snapshot() {
+	c, err := ethtool.New()
+	if err != nil {
+		log.Fatal(err) // errors.ErrUnsupported outside linux
+	}
+	defer c.Close()
+	s, err := c.Snapshot("eth0")
+	if errors.Is(err, os.ErrNotExist) {
+		log.Fatal(err) // no such interface, or one without statistics
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(s.Driver, len(s.Stats))
+}
+
+func ExampleClient_Stats() {
+	c, err := ethtool.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	stats, err := c.Stats("eth0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(stats.Get("ena_srd_tx_pkts"))
+}
+
+func ExampleClient_DriverInfo() {
+	c, err := ethtool.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	di, err := c.DriverInfo("eth0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(di.Driver, di.Version, di.BusInfo)
+}
+
+func ExampleClient_RingParams() {
+	c, err := ethtool.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	r, err := c.RingParams("eth0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("rx %d/%d tx %d/%d\n", r.Rx, r.RxMax, r.Tx, r.TxMax)
+}
+
+func ExampleWatch() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := ethtool.Watch(ctx, "eth0", time.Second, func(d ethtool.Delta) {
+		for _, f := range ethtool.Explain(&d) {
+			fmt.Println(d.To.Format(time.TimeOnly), f)
+		}
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+}
