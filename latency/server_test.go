@@ -1,12 +1,17 @@
 package latency
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,4 +42,133 @@ func startServer(t testing.TB, network string, cfg *ServerConfig) (string, *Serv
 		t.Fatal("server did not start")
 	}
 	return "", nil
+}
+
+// goodClient checks that the server still answers a well-behaved client.
+func goodClient(t *testing.T, network, addr string) {
+	t.Helper()
+	res, err := PingPong(context.Background(), addr, &PingPongConfig{
+		Network: network, Count: 50, MessageSize: 32, ReadTimeout: 2 * time.Second,
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int64(50), res.Observations)
+	assert.Equal(t, int64(0), res.Dropped)
+}
+
+func TestServerUDPHostile(t *testing.T) {
+	addr, srv := startServer(t, "udp", &ServerConfig{MaxMessageSize: 1000})
+	c, err := net.Dial("udp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	bad := [][]byte{
+		{},
+		make([]byte, 13),
+		AppendHeader(nil, Header{Seq: 1, Flags: FlagClient | FlagPong, Length: 64}),              // length lies (14 sent)
+		append(AppendHeader(nil, Header{Seq: 1, Flags: FlagPong, Length: 20}), 1, 2, 3, 4, 5, 6), // no client flag
+		append(AppendHeader(nil, Header{Seq: 1, Flags: FlagClient | FlagPong, Length: 2000}), make([]byte, 1986)...),
+	}
+	for _, b := range bad {
+		_, err := c.Write(b)
+		require.NoError(t, err)
+	}
+	// A flood of garbage and of valid messages from another socket while a
+	// good client measures.
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		msg := append(AppendHeader(nil, Header{Seq: 9, Flags: FlagClient | FlagPong, Length: 100}), make([]byte, 86)...)
+		for i := 0; ctx.Err() == nil; i++ {
+			_, _ = c.Write(bad[i%len(bad)])
+			_, _ = c.Write(msg)
+		}
+	}()
+	goodClient(t, "udp", addr)
+	cancel()
+	wg.Wait()
+	assert.GreaterOrEqual(t, srv.Stats().Rejected, int64(len(bad)-1), "the empty datagram may be dropped by the kernel")
+}
+
+func TestServerTCPHostile(t *testing.T) {
+	addr, srv := startServer(t, "tcp", &ServerConfig{MaxMessageSize: 1000, MaxConns: 4, IdleTimeout: 300 * time.Millisecond})
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	closed := func(c net.Conn) bool {
+		_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		_, err := c.Read(make([]byte, 100))
+		return err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+	}
+	// Length below the header, and above the maximum: the connection is closed.
+	short := dial()
+	_, _ = short.Write(AppendHeader(nil, Header{Seq: 1, Flags: FlagClient | FlagPong, Length: 5}))
+	assert.True(t, closed(short), "length < 14 closes the connection")
+	long := dial()
+	_, _ = long.Write(AppendHeader(nil, Header{Seq: 1, Flags: FlagClient | FlagPong, Length: 1 << 30}))
+	assert.True(t, closed(long), "length > max closes the connection")
+	// Wrong flags: no reply, connection stays usable.
+	wrong := dial()
+	_, _ = wrong.Write(append(AppendHeader(nil, Header{Seq: 1, Flags: FlagPong, Length: 20}), make([]byte, 6)...))
+	ok := append(AppendHeader(nil, Header{Seq: 2, Flags: FlagClient | FlagPong, Length: 20}), make([]byte, 6)...)
+	_, _ = wrong.Write(ok)
+	_ = wrong.SetReadDeadline(time.Now().Add(3 * time.Second))
+	reply := make([]byte, 20)
+	_, err := io.ReadFull(wrong, reply)
+	require.NoError(t, err)
+	h, err := DecodeHeader(reply)
+	require.NoError(t, err)
+	assert.Equal(t, Header{Seq: 2, Flags: FlagPong, Length: 20}, h, "only the reply to the valid message, client flag cleared")
+
+	// Half a frame, then silence: the idle timeout closes it; meanwhile a
+	// good client is served.
+	stall := dial()
+	_, _ = stall.Write(ok[:10])
+	flood := dial()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // a peer that floods valid messages and never reads
+		defer wg.Done()
+		big := bytes.Repeat(ok, 1000)
+		for ctx.Err() == nil {
+			_ = flood.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			_, _ = flood.Write(big)
+		}
+	}()
+	goodClient(t, "tcp", addr)
+	assert.True(t, closed(stall), "a stalled half frame is cut off by the idle timeout")
+	cancel()
+	wg.Wait()
+
+	// Too many connections: those beyond MaxConns are closed at once.
+	var extra []net.Conn
+	for range 6 {
+		extra = append(extra, dial())
+	}
+	refused := 0
+	for _, c := range extra {
+		_ = c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			refused++
+		}
+	}
+	assert.Greater(t, refused, 0)
+	st := srv.Stats()
+	assert.GreaterOrEqual(t, st.Rejected, int64(2))
+	assert.GreaterOrEqual(t, st.Timeouts, int64(1))
+	assert.Greater(t, st.ConnsRefused, int64(0))
+}
+
+func TestNewServerInvalid(t *testing.T) {
+	for _, cfg := range []*ServerConfig{{MaxMessageSize: 13}, {MaxConns: -1}, {IdleTimeout: -1}} {
+		_, err := NewServer(cfg)
+		require.ErrorIs(t, err, ErrInvalidConfig)
+	}
+	s, err := NewServer(nil)
+	require.NoError(t, err)
+	assert.ErrorIs(t, s.ListenAndServe(context.Background(), "sctp", "127.0.0.1:0", nil), ErrInvalidConfig)
 }

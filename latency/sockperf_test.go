@@ -1,0 +1,274 @@
+package latency
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sockperfReport is what sockperf 3.7 prints at the end of a client run.
+type sockperfReport struct {
+	TotalSent, TotalReceived int64 // [Total Run]
+	ValidSent, ValidReceived int64 // [Valid Duration]
+	Avg, StdDev              float64
+	Dropped, Dup, OOO        int64
+	Observations             int64
+	Min, Max                 float64
+	Percentiles              map[string]float64 // "50.000" -> usec
+}
+
+var (
+	ansi      = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+	reTotal   = regexp.MustCompile(`\[Total Run\].*SentMessages=(\d+); ReceivedMessages=(\d+)`)
+	reValid   = regexp.MustCompile(`\[Valid Duration\].*SentMessages=(\d+); ReceivedMessages=(\d+)`)
+	reAvg     = regexp.MustCompile(`====> avg-(?:rtt|latency)=([\d.]+) \(std-dev=([\d.]+)`)
+	reDropped = regexp.MustCompile(`# dropped messages = (\d+); # duplicated messages = (\d+); # out-of-order messages = (\d+)`)
+	reObs     = regexp.MustCompile(`Total (\d+) observations`)
+	rePct     = regexp.MustCompile(`---> percentile ([\d.]+) =\s*([\d.]+)`)
+	reMinMax  = regexp.MustCompile(`---> <(MIN|MAX)> observation =\s*([\d.]+)`)
+)
+
+// parseSockperf reads the first statistics block of sockperf's output.
+func parseSockperf(out string) (sockperfReport, error) {
+	r := sockperfReport{Percentiles: map[string]float64{}}
+	out = ansi.ReplaceAllString(out, "")
+	i64 := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
+	f64 := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+	m := reTotal.FindStringSubmatch(out)
+	if m == nil {
+		return r, fmt.Errorf("no [Total Run] line in sockperf output:\n%s", out)
+	}
+	r.TotalSent, r.TotalReceived = i64(m[1]), i64(m[2])
+	if m = reValid.FindStringSubmatch(out); m != nil {
+		r.ValidSent, r.ValidReceived = i64(m[1]), i64(m[2])
+	}
+	if m = reAvg.FindStringSubmatch(out); m != nil {
+		r.Avg, r.StdDev = f64(m[1]), f64(m[2])
+	}
+	if m = reDropped.FindStringSubmatch(out); m != nil {
+		r.Dropped, r.Dup, r.OOO = i64(m[1]), i64(m[2]), i64(m[3])
+	}
+	if m = reObs.FindStringSubmatch(out); m != nil {
+		r.Observations = i64(m[1])
+	}
+	for _, m := range rePct.FindAllStringSubmatch(out, -1) {
+		if _, dup := r.Percentiles[m[1]]; !dup {
+			r.Percentiles[m[1]] = f64(m[2])
+		}
+	}
+	for _, m := range reMinMax.FindAllStringSubmatch(out, 2) {
+		if m[1] == "MIN" {
+			r.Min = f64(m[2])
+		} else {
+			r.Max = f64(m[2])
+		}
+	}
+	return r, nil
+}
+
+// parseFullLog reads the per-message rows of a sockperf --full-log file and
+// returns rx-tx of each as a duration (the file has nanosecond timestamps).
+func parseFullLog(r io.Reader) ([]time.Duration, error) {
+	var out []time.Duration
+	sc := bufio.NewScanner(r)
+	ns := func(s string) (int64, error) {
+		sec, frac, _ := strings.Cut(strings.TrimSpace(s), ".")
+		a, err := strconv.ParseInt(sec, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		frac = (frac + "000000000")[:9]
+		b, err := strconv.ParseInt(frac, 10, 64)
+		return a*1e9 + b, err
+	}
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), ",")
+		if len(f) != 4 {
+			continue
+		}
+		if _, err := strconv.Atoi(strings.TrimSpace(f[0])); err != nil {
+			continue
+		}
+		tx, err := ns(f[1])
+		if err != nil {
+			return nil, err
+		}
+		rx, err := ns(f[2])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, time.Duration(rx-tx))
+	}
+	return out, sc.Err()
+}
+
+// assertMatchesSockperf checks our statistics of sockperf's own samples
+// against what sockperf printed (3 decimals).
+func assertMatchesSockperf(t *testing.T, rep sockperfReport, s Summary) {
+	t.Helper()
+	const eps = 0.0015
+	assert.Equal(t, rep.Observations, s.Observations)
+	assert.InDelta(t, rep.Avg, s.AvgUs, eps, "avg")
+	assert.InDelta(t, rep.StdDev, s.StdDevUs, eps, "std-dev")
+	assert.InDelta(t, rep.Min, s.MinUs, eps, "min")
+	assert.InDelta(t, rep.Max, s.MaxUs, eps, "max")
+	for k, v := range map[string]float64{
+		"25.000": s.P25Us, "50.000": s.P50Us, "75.000": s.P75Us, "90.000": s.P90Us,
+		"99.000": s.P99Us, "99.900": s.P999Us, "99.990": s.P9999Us, "99.999": s.P99999Us,
+	} {
+		require.Contains(t, rep.Percentiles, k)
+		assert.InDelta(t, rep.Percentiles[k], v, eps, "percentile %s", k)
+	}
+}
+
+func TestSummaryMatchesSockperfFixture(t *testing.T) {
+	out, err := os.ReadFile("testdata/sockperf-3.7-pingpong.txt")
+	require.NoError(t, err)
+	rep, err := parseSockperf(string(out))
+	require.NoError(t, err)
+	f, err := os.Open("testdata/sockperf-3.7-full-log.csv")
+	require.NoError(t, err)
+	defer f.Close()
+	samples, err := parseFullLog(f)
+	require.NoError(t, err)
+	require.Len(t, samples, 1650)
+	assertMatchesSockperf(t, rep, SummarizeSamples(samples, nil))
+}
+
+func sockperfBinary(t testing.TB) string {
+	return peertest.Binary(t, "apt-get install sockperf", "sockperf")
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return p
+}
+
+// startSockperfServer runs `sockperf server` on a free loopback port until the
+// test ends and returns its address once it answers.
+func startSockperfServer(t testing.TB, network string) string {
+	bin := sockperfBinary(t)
+	port := freePort(t)
+	args := []string{"server", "-i", "127.0.0.1", "-p", strconv.Itoa(port)}
+	if network == "tcp" {
+		args = append(args, "--tcp")
+	}
+	cmd := exec.Command(bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := PingPong(context.Background(), addr, &PingPongConfig{Network: network, Count: 1, ReadTimeout: 100 * time.Millisecond})
+		if err == nil && res.Observations == 1 {
+			return addr
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("sockperf server did not answer on %s: %s", addr, out.String())
+	return ""
+}
+
+// runSockperf runs a sockperf client and returns its report and full log.
+func runSockperf(t testing.TB, args ...string) (sockperfReport, []time.Duration) {
+	bin := sockperfBinary(t)
+	logf := filepath.Join(t.TempDir(), "full.csv")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, append(args, "--full-log", logf)...).CombinedOutput()
+	require.NoError(t, err, "sockperf %v: %s", args, out)
+	rep, err := parseSockperf(string(out))
+	require.NoError(t, err)
+	f, err := os.Open(logf)
+	require.NoError(t, err)
+	defer f.Close()
+	samples, err := parseFullLog(f)
+	require.NoError(t, err)
+	return rep, samples
+}
+
+func TestOurClientAgainstSockperfServer(t *testing.T) {
+	for _, network := range []string{"udp", "tcp"} {
+		t.Run(network, func(t *testing.T) {
+			addr := startSockperfServer(t, network)
+			for _, mode := range []Mode{ModeDefault, ModeSpin} {
+				res, err := PingPong(context.Background(), addr, &PingPongConfig{
+					Network: network, Duration: 500 * time.Millisecond, WarmUp: 100 * time.Millisecond,
+					MessageSize: 64, Mode: mode,
+				})
+				if mode == ModeSpin && err != nil {
+					require.ErrorIs(t, err, ErrSpinUnsupported)
+					continue
+				}
+				require.NoError(t, err, mode)
+				assert.Greater(t, res.Observations, int64(100), mode)
+				assert.Equal(t, int64(0), res.Dropped, mode)
+				assert.Equal(t, int64(0), res.OutOfOrder, mode)
+				assert.Equal(t, res.Sent, res.Received, mode)
+				assert.Greater(t, res.P50Us, 0.0)
+			}
+			res, err := PingPong(context.Background(), addr, &PingPongConfig{
+				Network: network, Duration: 500 * time.Millisecond, WarmUp: 100 * time.Millisecond,
+				MPS: 2000, ReplyEvery: 10, MessageSize: 64,
+			})
+			require.NoError(t, err)
+			assert.InDelta(t, 1000, res.Sent, 60)
+			assert.InDelta(t, 100, res.Received, 6, "sockperf answers only the messages that ask")
+			assert.Equal(t, int64(0), res.Dropped)
+			assert.Greater(t, res.Observations, int64(60))
+		})
+	}
+}
+
+func TestSockperfClientsAgainstOurServer(t *testing.T) {
+	sockperfBinary(t)
+	for _, network := range []string{"udp", "tcp"} {
+		t.Run(network, func(t *testing.T) {
+			addr, srv := startServer(t, network, nil)
+			host, port, _ := net.SplitHostPort(addr)
+			base := []string{"-i", host, "-p", port, "-t", "1", "-m", "64"}
+			if network == "tcp" {
+				base = append(base, "--tcp")
+			}
+			rep, samples := runSockperf(t, append([]string{"ping-pong", "--full-rtt"}, base...)...)
+			assert.Greater(t, rep.ValidSent, int64(100))
+			assert.Equal(t, rep.ValidSent, rep.ValidReceived)
+			assert.LessOrEqual(t, rep.TotalSent-rep.TotalReceived, int64(1), "at most the message in flight when the timer fired")
+			assert.Equal(t, int64(0), rep.Dropped)
+			assert.Equal(t, int64(0), rep.OOO)
+			// Our statistics of sockperf's own samples equal what it printed.
+			assertMatchesSockperf(t, rep, SummarizeSamples(samples, nil))
+			assert.GreaterOrEqual(t, srv.Stats().Replies, rep.TotalReceived)
+
+			before := srv.Stats()
+			rep, _ = runSockperf(t, append([]string{"under-load", "--mps", "2000", "--reply-every", "10"}, base...)...)
+			assert.InDelta(t, 2000, rep.TotalSent, 200)
+			assert.InDelta(t, rep.TotalSent/10, rep.TotalReceived, 3, "only every 10th message is answered")
+			assert.Equal(t, int64(0), rep.Dropped)
+			assert.Greater(t, rep.Observations, int64(100))
+			after := srv.Stats()
+			assert.Equal(t, rep.TotalReceived, after.Replies-before.Replies)
+			assert.GreaterOrEqual(t, after.Messages-before.Messages, rep.TotalSent)
+		})
+	}
+}
