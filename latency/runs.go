@@ -1,0 +1,63 @@
+package latency
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Range summarises one metric over repeated runs the way field studies
+// report it: the median of N runs with the minimum and maximum.
+type Range struct {
+	// Median is the middle value (the mean of the two middle values for an
+	// even N).
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	// N is the number of runs.
+	N int `json:"n"`
+}
+
+// Aggregate returns the median and min-max range of values. values is not
+// modified; an empty slice gives the zero Range.
+func Aggregate(values []float64) Range {
+	if len(values) == 0 {
+		return Range{}
+	}
+	v := slices.Clone(values)
+	slices.Sort(v)
+	return Range{Median: medianSorted(v), Min: v[0], Max: v[len(v)-1], N: len(v)}
+}
+
+// AggregateFunc returns the median and min-max range of metric over runs, for
+// any result type: AggregateFunc(results, func(r *PingPongResult) float64
+// { return r.P99Us }).
+func AggregateFunc[T any](runs []T, metric func(T) float64) Range {
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = metric(r)
+	}
+	return Aggregate(v)
+}
+
+// AggregateSummaries returns the median and min-max range over runs of every
+// numeric field of Summary, keyed by its JSON name ("p50_us", "dropped", ...).
+func AggregateSummaries(runs []Summary) map[string]Range {
+	out := map[string]Range{}
+	t := reflect.TypeFor[Summary]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		out[name] = AggregateFunc(runs, func(s Summary) float64 {
+			v := reflect.ValueOf(s).Field(i)
+			if v.CanInt() {
+				return float64(v.Int())
+			}
+			return v.Float()
+		})
+	}
+	return out
+}
