@@ -92,3 +92,7 @@ func parseRedirect(msg string) (ask bool, slot int, addr string, ok bool) {
 	}
 	return f[0] == "ASK", n, f[2], true
 }
+
+var errTooManyRedirects = errors.New("cache: too many MOVED/ASK redirects")
+
+func asServerError(err error, se **ServerError) bool { return errors.As(err, se) }

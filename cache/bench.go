@@ -1,0 +1,37 @@
+package cache
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// Benchmark runs the workload cfg against ep for a user's `go test -bench`:
+// b.N operations in total (cfg.Duration still caps the time, 1 minute when
+// zero), reported as p50-ns, p99-ns and ops/s, with ns/op set to 0 because the
+// operations run concurrently. Errors are reported as errors/op; the benchmark
+// fails if the endpoint check fails.
+func Benchmark(b *testing.B, ep *Endpoint, cfg *WorkloadConfig) {
+	b.Helper()
+	var w WorkloadConfig
+	if cfg != nil {
+		w = *cfg
+	}
+	w.MaxOps = int64(b.N)
+	if w.Duration <= 0 {
+		w.Duration = time.Minute
+	}
+	b.ResetTimer()
+	r, err := Run(context.Background(), ep, &w)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(r.Latency.P50Us*1e3, "p50-ns")
+	b.ReportMetric(r.Latency.P99Us*1e3, "p99-ns")
+	b.ReportMetric(r.OpsPerSec, "ops/s")
+	if r.Attempts > 0 {
+		b.ReportMetric(float64(r.Errors)/float64(r.Attempts), "errors/op")
+	}
+}
