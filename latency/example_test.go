@@ -1,0 +1,139 @@
+package latency_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/netperfkit/netperfkit/latency"
+)
+
+func ExampleNewRecorder() {
+	rec, err := latency.NewRecorder(nil) // 1 ns .. 60 s, 3 significant figures
+	if err != nil {
+		log.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 { // Record is safe for concurrent use
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 250 {
+				rec.Record(time.Duration(g*250+i+1) * time.Microsecond)
+			}
+		}()
+	}
+	wg.Wait()
+	s := rec.Summary(nil)
+	fmt.Printf("n=%d p50=%.0fus p99=%.0fus max=%.0fus\n", s.Observations, s.P50Us, s.P99Us, s.MaxUs)
+	// Output: n=1000 p50=500us p99=990us max=1000us
+}
+
+func ExampleRecorder_Worker() {
+	rec, err := latency.NewRecorder(&latency.RecorderConfig{Lowest: time.Microsecond, Highest: 10 * time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	w := rec.Worker() // one per recording goroutine: no sharing at all
+	w.Record(3 * time.Millisecond)
+	fmt.Println(rec.Count())
+	// Output: 1
+}
+
+func ExampleSummarizeSamples() {
+	rtts := []time.Duration{9 * time.Microsecond, 10 * time.Microsecond, 10 * time.Microsecond, 12 * time.Microsecond, 40 * time.Microsecond}
+	s := latency.SummarizeSamples(rtts, nil)
+	fmt.Printf("avg=%.3f std-dev=%.3f p50=%.3f p99=%.3f 99%% ci=[%.3f, %.3f]\n", s.AvgUs, s.StdDevUs, s.P50Us, s.P99Us, s.CILowUs, s.CIHighUs)
+	// Output: avg=16.200 std-dev=13.349 p50=10.000 p99=40.000 99% ci=[0.822, 31.578]
+}
+
+func ExampleAggregateSummaries() {
+	// Three runs of the same experiment, reported as the median with the
+	// min-max range.
+	runs := []latency.Summary{{P50Us: 5.2}, {P50Us: 4.9}, {P50Us: 6.1}}
+	r := latency.AggregateSummaries(runs)["p50_us"]
+	fmt.Printf("p50 %.1f us (%.1f-%.1f, n=%d)\n", r.Median, r.Min, r.Max, r.N)
+	// Output: p50 5.2 us (4.9-6.1, n=3)
+}
+
+func ExampleEncodeHistogram() {
+	rec, _ := latency.NewRecorder(nil)
+	rec.Record(42 * time.Microsecond)
+	s, err := latency.EncodeHistogram(rec.Snapshot())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(s[:8])
+	// Output: HISTFAAA
+}
+
+func ExampleNewHistogramLog() {
+	rec, _ := latency.NewRecorder(nil)
+	rec.Record(42 * time.Microsecond)
+	start := time.Now()
+	l, err := latency.NewHistogramLog(os.Stdout, start)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = l.WriteInterval(rec.Snapshot(), start, start.Add(time.Second), "")
+}
+
+func ExampleWritePercentiles() {
+	rec, _ := latency.NewRecorder(nil)
+	for i := 1; i <= 100; i++ {
+		rec.Record(time.Duration(i) * time.Microsecond)
+	}
+	_ = latency.WritePercentiles(os.Stdout, rec.Snapshot()) // .hgrm text, microseconds
+}
+
+func ExamplePingPong() {
+	// Measure a `sockperf server -i 10.0.0.2` (or a latency.Server) for five
+	// seconds over UDP, in the low-latency spin mode.
+	res, err := latency.PingPong(context.Background(), "10.0.0.2:11111", &latency.PingPongConfig{
+		Duration:    5 * time.Second,
+		MessageSize: 64,
+		Mode:        latency.ModeSpin,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = res.WriteText(os.Stdout, "Round trip")
+}
+
+func ExamplePingPong_underLoad() {
+	// 10000 messages per second over TCP, every 100th asks for a reply;
+	// latency measured from each message's intended send time.
+	res, err := latency.PingPong(context.Background(), "10.0.0.2:11111", &latency.PingPongConfig{
+		Network: "tcp", Duration: 10 * time.Second, MPS: 10000, ReplyEvery: 100,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("p99 %.1f us (raw %.1f us) at %.0f msg/s\n", res.P99Us, res.Raw.P99Us, res.AchievedMPS)
+}
+
+func ExampleServer() {
+	// Serve sockperf clients over UDP and TCP on port 11111 until ctx ends.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := latency.NewServer(&latency.ServerConfig{MaxConns: 16})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for _, network := range []string{"udp", "tcp"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := srv.ListenAndServe(ctx, network, ":11111", func(a net.Addr) { log.Printf("serving %s on %s", network, a) })
+			if err != nil {
+				log.Print(err)
+			}
+		}()
+	}
+	wg.Wait()
+}
