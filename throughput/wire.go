@@ -148,8 +148,10 @@ type wireStream struct {
 	OmittedErrors  *wireInt   `json:"omitted_errors,omitempty"`
 	Packets        *wireInt   `json:"packets"`
 	OmittedPackets *wireInt   `json:"omitted_packets,omitempty"`
-	StartTime      wireFloat  `json:"start_time"`
-	EndTime        wireFloat  `json:"end_time"`
+	// OutOfOrder is this package's addition (iperf3 ignores unknown keys).
+	OutOfOrder *wireInt  `json:"out_of_order,omitempty"`
+	StartTime  wireFloat `json:"start_time"`
+	EndTime    wireFloat `json:"end_time"`
 }
 
 // decodeResults parses a results object and checks that the keys iperf3

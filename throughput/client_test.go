@@ -1,0 +1,146 @@
+package throughput
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// checkTCPResult asserts what both ends reported for a TCP test.
+func checkTCPResult(t *testing.T, res *Result, up, down int) {
+	t.Helper()
+	check := func(name string, s *Summary, n int) {
+		if n == 0 {
+			assert.Nil(t, s, name)
+			return
+		}
+		require.NotNil(t, s, name)
+		assert.Equal(t, n, s.Streams, name)
+		assert.Greater(t, s.SentBytes, int64(0), name)
+		assert.Greater(t, s.ReceivedBytes, int64(0), name)
+		// The receiver never counts more than the sender wrote (the two
+		// ends cut the omit period at slightly different moments).
+		if res.OmitSeconds == 0 {
+			assert.LessOrEqual(t, s.ReceivedBytes, s.SentBytes, name)
+		} else {
+			assert.InEpsilon(t, s.SentBytes, s.ReceivedBytes, 0.1, name)
+		}
+		assert.Greater(t, s.ReceivedBitsPerSecond, 0.0, name)
+	}
+	check("upload", res.Upload, up)
+	check("download", res.Download, down)
+	assert.Len(t, res.Streams, up+down)
+	ids := []int{}
+	for _, s := range res.Streams {
+		ids = append(ids, s.ID)
+	}
+	want := []int{1}
+	for i := 1; i < up+down; i++ {
+		want = append(want, i+2)
+	}
+	assert.Equal(t, want, ids, "iperf3 stream ids skip 2")
+	assert.Greater(t, res.CPU.HostTotal, 0.0)
+	assert.Greater(t, res.CPU.RemoteTotal, 0.0)
+}
+
+func TestClientAgainstIperf3(t *testing.T) {
+	addr := startIperf3Server(t)
+	sec := time.Second
+	cases := []struct {
+		name     string
+		cfg      Config
+		up, down int
+	}{
+		{"tcp", Config{Duration: sec}, 1, 0},
+		{"tcp-P4", Config{Duration: sec, Streams: 4}, 4, 0},
+		{"reverse", Config{Duration: sec, Reverse: true}, 0, 1},
+		{"reverse-P2", Config{Duration: sec, Reverse: true, Streams: 2}, 0, 2},
+		{"bidir", Config{Duration: sec, Bidir: true}, 1, 1},
+		{"bidir-P2", Config{Duration: sec, Bidir: true, Streams: 2}, 2, 2},
+		{"bytes", Config{Bytes: 50 << 20}, 1, 0},
+		{"blocks", Config{Blocks: 100, BlockLen: 64 << 10}, 1, 0},
+		{"len-window", Config{Duration: sec, BlockLen: 16 << 10, Window: 256 << 10}, 1, 0},
+		{"omit", Config{Duration: sec, Omit: sec}, 1, 0},
+		{"rate", Config{Duration: sec, Bitrate: 100e6}, 1, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Interval = 500 * time.Millisecond
+			res, err := runRetry(t, addr, &cfg)
+			require.NoError(t, err)
+			checkTCPResult(t, res, tc.up, tc.down)
+			switch tc.name {
+			case "bytes":
+				assert.GreaterOrEqual(t, res.Upload.SentBytes, int64(50<<20))
+				assert.Less(t, res.Upload.SentBytes, int64(50<<20)+int64(DefaultTCPBlockLen)*2)
+			case "blocks":
+				assert.Equal(t, int64(100*64<<10), res.Upload.SentBytes)
+			case "omit":
+				require.NotEmpty(t, res.Intervals)
+				assert.True(t, res.Intervals[0].Omitted)
+				assert.False(t, res.Intervals[len(res.Intervals)-1].Omitted)
+				assert.InDelta(t, 1.0, res.Upload.Seconds, 0.3)
+			case "rate":
+				assert.InDelta(t, 100e6, res.Upload.SentBitsPerSecond, 15e6)
+				assert.False(t, res.Upload.SenderLimited)
+			case "len-window":
+				assert.Equal(t, 16<<10, res.BlockLen)
+			case "reverse", "reverse-P2":
+				// Retransmits come from the server's results in reverse mode.
+				assert.GreaterOrEqual(t, res.Download.Retransmits, int64(0))
+			}
+		})
+	}
+}
+
+func TestClientGetServerOutputIperf3(t *testing.T) {
+	addr := startIperf3Server(t)
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: time.Second, GetServerOutput: true})
+	require.NoError(t, err)
+	t.Logf("json %d bytes, text %q", len(res.ServerOutputJSON), res.ServerOutputText)
+	require.True(t, len(res.ServerOutputJSON) > 0 || res.ServerOutputText != "")
+	if len(res.ServerOutputJSON) > 0 {
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal(res.ServerOutputJSON, &doc))
+		assert.Contains(t, doc, "intervals")
+	}
+}
+
+func TestClientUDPAgainstIperf3(t *testing.T) {
+	addr := startIperf3Server(t)
+	cases := []struct {
+		name string
+		cfg  Config
+	}{
+		{"udp-10M", Config{UDP: true, Bitrate: 10e6, BlockLen: 1200}},
+		{"udp-32bit", Config{UDP: true, Bitrate: 5e6, UDP32BitCounters: true}},
+		{"udp-reverse", Config{UDP: true, Bitrate: 10e6, Reverse: true}},
+		{"udp-bidir-P2", Config{UDP: true, Bitrate: 5e6, Bidir: true, Streams: 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Duration = time.Second
+			res, err := runRetry(t, addr, &cfg)
+			require.NoError(t, err)
+			for _, s := range []*Summary{res.Upload, res.Download} {
+				if s == nil {
+					continue
+				}
+				t.Logf("%+v", *s)
+				assert.Greater(t, s.SentPackets, int64(0))
+				assert.Greater(t, s.Packets, int64(0))
+				assert.LessOrEqual(t, s.LostPackets, s.Packets)
+				assert.InDelta(t, s.TargetBitsPerSecond, s.SentBitsPerSecond, 0.2*s.TargetBitsPerSecond)
+				assert.False(t, s.SenderLimited)
+				// What the receiver saw plus what it lost is what was sent,
+				// give or take datagrams in flight at the end.
+				assert.InDelta(t, s.SentPackets, s.Packets, float64(s.SentPackets)/20+2)
+			}
+		})
+	}
+}

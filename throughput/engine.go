@@ -1,0 +1,404 @@
+package throughput
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// errNotAvailable marks a measurement the platform does not offer.
+var errNotAvailable = errors.New("throughput: not available on this platform")
+
+// tcpInfo is the part of TCP_INFO the reports use.
+type tcpInfo struct {
+	OK           bool
+	TotalRetrans int64
+	SndCwndBytes int64
+	RTTUs        int64
+	RTTVarUs     int64
+	PMTU         int64
+}
+
+// sockOpts are the per-socket options of a test.
+type sockOpts struct {
+	window     int
+	mss        int
+	congestion string
+}
+
+// flowStream is one data stream of a running test, seen from this side.
+type flowStream struct {
+	id   int
+	send bool // this side sends on it
+	udp  bool
+	conn net.Conn
+	fast *udpFast // linux GSO/GRO helper, nil when not in use
+
+	bytes   atomic.Int64 // payload bytes sent or received while counting
+	blocks  atomic.Int64 // writes or reads
+	packets atomic.Int64 // UDP datagrams sent
+
+	mu     sync.Mutex
+	rstats udpRecvStats // UDP receive accounting, under mu
+
+	behind atomic.Int64 // UDP sender: nanoseconds behind the pacing schedule at last send
+
+	// Reporter-only state.
+	last       streamSnap
+	omitSnap   streamSnap
+	retransAt  int64 // Total_retrans when counting (re)started
+	lastRetran int64
+	final      streamSnap
+	finalInfo  tcpInfo
+}
+
+// streamSnap is a copy of a stream's counters at one instant.
+type streamSnap struct {
+	bytes, blocks, packets int64
+	rx                     udpRecvStats
+}
+
+func (s *flowStream) snap() streamSnap {
+	sn := streamSnap{bytes: s.bytes.Load(), blocks: s.blocks.Load(), packets: s.packets.Load()}
+	if s.udp && !s.send {
+		s.mu.Lock()
+		sn.rx = s.rstats
+		s.mu.Unlock()
+	}
+	return sn
+}
+
+// engine moves data on the streams of one test until stopped.
+type engine struct {
+	streams    []*flowStream
+	blockLen   int
+	rate       float64 // per-stream bits/s for senders, <= 0 unlimited
+	counters64 bool
+	ioTimeout  time.Duration
+	limitBytes int64 // stop when this many bytes moved in total (0 = none)
+	limitBlks  int64 // stop when this many blocks moved in total (0 = none)
+	base       time.Time
+
+	total    atomic.Int64
+	totalBlk atomic.Int64
+	resBytes atomic.Int64 // bytes senders have claimed under limitBytes
+	resBlks  atomic.Int64 // blocks senders have claimed under limitBlks
+	stopping atomic.Bool
+	sendStop atomic.Bool
+	counting atomic.Bool
+	wg       sync.WaitGroup
+	sendWG   sync.WaitGroup
+
+	doneOnce sync.Once
+	done     chan struct{} // closed when a limit is reached or a stream fails
+	errMu    sync.Mutex
+	err      error
+}
+
+func newEngine() *engine {
+	return &engine{done: make(chan struct{}), base: time.Now()}
+}
+
+func (e *engine) finish(err error) {
+	if err != nil && !e.stopping.Load() && !e.sendStop.Load() {
+		e.errMu.Lock()
+		if e.err == nil {
+			e.err = err
+		}
+		e.errMu.Unlock()
+	}
+	e.doneOnce.Do(func() { close(e.done) })
+}
+
+func (e *engine) failure() error {
+	e.errMu.Lock()
+	defer e.errMu.Unlock()
+	return e.err
+}
+
+// add accounts n bytes in one block and reports whether a limit was reached.
+func (e *engine) add(s *flowStream, n int) {
+	if !e.counting.Load() {
+		return
+	}
+	s.bytes.Add(int64(n))
+	s.blocks.Add(1)
+	t := e.total.Add(int64(n))
+	b := e.totalBlk.Add(1)
+	if (e.limitBytes > 0 && t >= e.limitBytes) || (e.limitBlks > 0 && b >= e.limitBlks) {
+		e.finish(nil)
+	}
+}
+
+// reserve claims one block of n bytes for a sender under the bytes and
+// blocks limits, so senders stop exactly at -n or -k as iperf3's do. It
+// returns false, and ends the test, once the limit is used up.
+func (e *engine) reserve(n int) bool {
+	if e.limitBytes > 0 && e.resBytes.Add(int64(n))-int64(n) >= e.limitBytes {
+		e.finish(nil)
+		return false
+	}
+	if e.limitBlks > 0 && e.resBlks.Add(1) > e.limitBlks {
+		e.finish(nil)
+		return false
+	}
+	return true
+}
+
+// start launches one goroutine per stream. Counting starts at once.
+func (e *engine) start() {
+	e.counting.Store(true)
+	for _, s := range e.streams {
+		e.wg.Add(1)
+		if s.send {
+			e.sendWG.Add(1)
+		}
+		go func(s *flowStream) {
+			defer e.wg.Done()
+			if s.send {
+				defer e.sendWG.Done()
+			}
+			var err error
+			switch {
+			case s.send && s.udp:
+				err = e.sendUDP(s)
+			case s.send:
+				err = e.sendTCP(s)
+			case s.udp:
+				err = e.recvUDP(s)
+			default:
+				err = e.recvTCP(s)
+			}
+			if err != nil {
+				e.finish(fmt.Errorf("throughput: stream %d: %w", s.id, err))
+			}
+		}(s)
+	}
+}
+
+// freeze stops counting; bytes that arrive later are not part of the test,
+// as in iperf3, which counts only while TEST_RUNNING.
+func (e *engine) freeze() {
+	e.counting.Store(false)
+	for _, s := range e.streams {
+		s.final = s.snap()
+		if !s.udp && s.send {
+			s.finalInfo, _ = readTCPInfo(s.conn)
+		}
+	}
+}
+
+// stopSenders ends the sending goroutines and waits for them, so that the
+// counters then hold exactly what was written.
+func (e *engine) stopSenders() {
+	e.sendStop.Store(true)
+	past := time.Now().Add(-time.Second)
+	for _, s := range e.streams {
+		if s.send {
+			_ = s.conn.SetWriteDeadline(past)
+		}
+	}
+	e.sendWG.Wait()
+}
+
+// stop ends every stream goroutine within a bounded time and waits for them.
+func (e *engine) stop() {
+	e.stopping.Store(true)
+	e.sendStop.Store(true)
+	past := time.Now().Add(-time.Second)
+	for _, s := range e.streams {
+		_ = s.conn.SetDeadline(past)
+	}
+	e.wg.Wait()
+	e.doneOnce.Do(func() { close(e.done) })
+}
+
+func (e *engine) closeAll() {
+	for _, s := range e.streams {
+		_ = s.conn.Close()
+	}
+}
+
+// deadline refreshes a connection deadline at most every quarter timeout,
+// so a read or write never blocks longer than ioTimeout without paying for
+// a timer update per call.
+type deadline struct {
+	last time.Time
+}
+
+func (d *deadline) refresh(c net.Conn, timeout time.Duration, write bool) {
+	now := time.Now()
+	if now.Sub(d.last) < timeout/4 {
+		return
+	}
+	d.last = now
+	if write {
+		_ = c.SetWriteDeadline(now.Add(timeout))
+	} else {
+		_ = c.SetReadDeadline(now.Add(timeout))
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func (e *engine) sendTCP(s *flowStream) error {
+	buf := make([]byte, e.blockLen)
+	fillPayload(buf)
+	p := newPacer(e.rate, time.Now())
+	var dl deadline
+	for !e.sendStop.Load() && e.reserve(len(buf)) {
+		p.wait(len(buf))
+		dl.refresh(s.conn, e.ioTimeout, true)
+		n, err := s.conn.Write(buf)
+		if n > 0 {
+			e.add(s, n)
+		}
+		if err != nil {
+			if e.sendStop.Load() {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *engine) recvTCP(s *flowStream) error {
+	n := e.blockLen
+	if n < 1<<20 {
+		n = 1 << 20 // large reads keep a Go receiver up with the sender
+	}
+	buf := make([]byte, n)
+	var dl deadline
+	for {
+		dl.refresh(s.conn, e.ioTimeout, false)
+		n, err := s.conn.Read(buf)
+		if n > 0 {
+			e.add(s, n)
+		}
+		if err != nil {
+			if e.stopping.Load() {
+				return nil
+			}
+			if isTimeout(err) {
+				dl.last = time.Time{} // a slow sender is not an error; stop() ends us
+				continue
+			}
+			// The peer closing its sending stream ends this one.
+			return nil
+		}
+	}
+}
+
+func (e *engine) sendUDP(s *flowStream) error {
+	if s.fast != nil && e.rate <= 0 {
+		return e.sendUDPFast(s)
+	}
+	buf := make([]byte, e.blockLen)
+	fillPayload(buf)
+	hl := udpHeaderLen(e.counters64)
+	p := newPacer(e.rate, time.Now())
+	var dl deadline
+	var count uint64
+	for !e.sendStop.Load() && e.reserve(len(buf)) {
+		if b := p.wait(len(buf)); b > 0 {
+			s.behind.Store(int64(b))
+		}
+		count++
+		sec, usec := e.stamp()
+		putUDPHeader(buf[:hl], udpHeader{Sec: sec, Usec: usec, Count: count}, e.counters64)
+		dl.refresh(s.conn, e.ioTimeout, true)
+		n, err := s.conn.Write(buf)
+		if err != nil {
+			if e.sendStop.Load() {
+				return nil
+			}
+			if transientUDP(err) {
+				count--
+				continue
+			}
+			return err
+		}
+		s.packets.Add(1)
+		e.add(s, n)
+	}
+	return nil
+}
+
+// stamp is the sender timestamp: wall clock at engine start plus monotonic
+// time since, so it never jumps backwards during a test.
+func (e *engine) stamp() (sec, usec uint32) {
+	t := e.base.Add(time.Since(e.base))
+	us := t.UnixMicro()
+	return uint32(us / 1e6), uint32(us % 1e6)
+}
+
+func (e *engine) arrival() float64 {
+	t := e.base.Add(time.Since(e.base))
+	return float64(t.UnixMicro()) / 1e6
+}
+
+// transientUDP reports errors a UDP sender should ride out: a full socket
+// buffer, or an ICMP error queued by an earlier datagram.
+func transientUDP(err error) bool {
+	return errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EAGAIN) ||
+		errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+func (e *engine) recvUDP(s *flowStream) error {
+	if s.fast != nil {
+		return e.recvUDPFast(s)
+	}
+	buf := make([]byte, 65536)
+	var dl deadline
+	for {
+		dl.refresh(s.conn, e.ioTimeout, false)
+		n, err := s.conn.Read(buf)
+		if err != nil {
+			if e.stopping.Load() {
+				return nil
+			}
+			if isTimeout(err) || transientUDP(err) {
+				dl.last = time.Time{}
+				continue
+			}
+			return err
+		}
+		e.udpDatagram(s, buf[:n])
+	}
+}
+
+// udpDatagram accounts one received datagram.
+func (e *engine) udpDatagram(s *flowStream, b []byte) {
+	if !e.counting.Load() {
+		return
+	}
+	h, err := parseUDPHeader(b, e.counters64)
+	if err != nil {
+		return
+	}
+	sent := float64(h.Sec) + float64(h.Usec)/1e6
+	arr := e.arrival()
+	s.mu.Lock()
+	s.rstats.add(h.Count, sent, arr, len(b))
+	s.mu.Unlock()
+	e.add(s, len(b))
+}
+
+// fillPayload fills a send buffer with a repeating pattern (iperf3 sends
+// random bytes by default; a pattern costs nothing and compresses no less on
+// links that do not compress).
+func fillPayload(b []byte) {
+	const pat = "0123456789abcdefghijklmnopqrstuvwxyz"
+	for i := range b {
+		b[i] = pat[i%len(pat)]
+	}
+}

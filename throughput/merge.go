@@ -1,0 +1,75 @@
+package throughput
+
+import "encoding/json"
+
+// serverOutput is the part of an iperf3 -J document the client reads from
+// server_output_json to fill in the server's TCP statistics.
+type serverOutput struct {
+	Intervals []struct {
+		Streams []struct {
+			Socket      int       `json:"socket"`
+			ID          *wireInt  `json:"id"`
+			Start       wireFloat `json:"start"`
+			Sender      bool      `json:"sender"`
+			Retransmits *wireInt  `json:"retransmits"`
+			SndCwnd     *wireInt  `json:"snd_cwnd"`
+			RTT         *wireInt  `json:"rtt"`
+			RTTVar      *wireInt  `json:"rttvar"`
+			PMTU        *wireInt  `json:"pmtu"`
+			Omitted     bool      `json:"omitted"`
+		} `json:"streams"`
+	} `json:"intervals"`
+}
+
+// mergeServerTCPInfo copies the server's per-interval TCP_INFO for the
+// streams the server sent into the client's intervals, matched by interval
+// index and stream position, so reverse and bidirectional tests report
+// retransmits, cwnd and RTT where iperf3 reports nothing (its issues 71, 803).
+func mergeServerTCPInfo(r *Result, raw json.RawMessage) {
+	if len(raw) == 0 || r.Protocol != "tcp" {
+		return
+	}
+	var so serverOutput
+	if err := json.Unmarshal(raw, &so); err != nil {
+		return
+	}
+	for i := range r.Intervals {
+		if i >= len(so.Intervals) {
+			break
+		}
+		srv := so.Intervals[i].Streams
+		iv := &r.Intervals[i]
+		for j := range iv.Streams {
+			st := &iv.Streams[j]
+			if !st.Reverse || st.TCPInfo || j >= len(srv) {
+				continue
+			}
+			ss := srv[j]
+			if !ss.Sender || ss.Retransmits == nil {
+				continue
+			}
+			st.TCPInfo = true
+			st.Retransmits = int64(*ss.Retransmits)
+			if ss.SndCwnd != nil {
+				st.SndCwndBytes = int64(*ss.SndCwnd)
+			}
+			if ss.RTT != nil {
+				st.RTTUs = int64(*ss.RTT)
+			}
+			if ss.RTTVar != nil {
+				st.RTTVarUs = int64(*ss.RTTVar)
+			}
+			if ss.PMTU != nil {
+				st.PMTU = int64(*ss.PMTU)
+			}
+		}
+		if iv.Download != nil {
+			iv.Download.Retransmits = 0
+			for _, st := range iv.Streams {
+				if st.Reverse {
+					iv.Download.Retransmits += st.Retransmits
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package throughput
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
+	"github.com/stretchr/testify/require"
+)
+
+// freePort returns a TCP port that was free a moment ago on loopback.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return p
+}
+
+// startIperf3Server starts a stock `iperf3 -s` on a free loopback port and
+// returns its address; the server is killed when the test ends.
+func startIperf3Server(t testing.TB, extra ...string) string {
+	t.Helper()
+	bin := peertest.Binary(t, "apt-get install iperf3", "iperf3")
+	port := freePort(t)
+	args := append([]string{"-s", "-B", "127.0.0.1", "-p", strconv.Itoa(port)}, extra...)
+	cmd := exec.Command(bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("iperf3 server output:\n%s", out.String())
+		}
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	// Wait until it listens by looking at the port from the outside without
+	// connecting (a bare connection would count as a failed test for it).
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return addr // someone (iperf3) holds the port
+		}
+		ln.Close()
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("iperf3 did not start listening on %s", addr)
+	return ""
+}
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// runRetry runs a test, retrying while a stock iperf3 server still refuses
+// new tests because it is cleaning up the previous one.
+func runRetry(t testing.TB, addr string, cfg *Config) (*Result, error) {
+	t.Helper()
+	for i := 0; ; i++ {
+		res, err := Run(ctxT(t, 30*time.Second), addr, cfg)
+		// It also closes its listener between tests.
+		if (errors.Is(err, ErrAccessDenied) || errors.Is(err, syscall.ECONNREFUSED)) && i < 30 {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		return res, err
+	}
+}
