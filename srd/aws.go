@@ -1,0 +1,168 @@
+package srd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// maxJSON bounds the AWS CLI output read by the parsers.
+const maxJSON = 64 << 20
+
+// Spec is an ENI attachment's EnaSrdSpecification.
+type Spec struct {
+	Enabled    bool `json:"ena_srd_enabled"`
+	UDPEnabled bool `json:"ena_srd_udp_enabled"`
+}
+
+// Mode returns the ena_srd_mode the driver should report for this
+// specification.
+func (s Spec) Mode() Mode {
+	var m Mode
+	if s.Enabled {
+		m |= ModeExpress
+	}
+	if s.UDPEnabled {
+		m |= ModeUDP
+	}
+	return m
+}
+
+// NetworkInterface is the part of a DescribeNetworkInterfaces entry that
+// matters for ENA Express.
+type NetworkInterface struct {
+	ID               string `json:"network_interface_id"`
+	InstanceID       string `json:"instance_id,omitempty"`
+	DeviceIndex      int    `json:"device_index"`
+	NetworkCardIndex int    `json:"network_card_index"`
+	AvailabilityZone string `json:"availability_zone,omitempty"`
+	SubnetID         string `json:"subnet_id,omitempty"`
+	PrivateIPAddress string `json:"private_ip_address,omitempty"`
+	MACAddress       string `json:"mac_address,omitempty"`
+	// EnaSrd is nil when the interface is not attached or its attachment
+	// carries no EnaSrdSpecification.
+	EnaSrd *Spec `json:"ena_srd,omitempty"`
+}
+
+// InstanceType is the part of a DescribeInstanceTypes entry that matters for
+// ENA Express.
+type InstanceType struct {
+	InstanceType       string `json:"instance_type"`
+	EnaSrdSupported    bool   `json:"ena_srd_supported"`
+	EnaSupport         string `json:"ena_support,omitempty"`
+	NetworkPerformance string `json:"network_performance,omitempty"`
+}
+
+// The shapes the AWS CLI prints.
+type (
+	awsSpec struct {
+		EnaSrdEnabled          *bool `json:"EnaSrdEnabled"`
+		EnaSrdUdpSpecification *struct {
+			EnaSrdUdpEnabled *bool `json:"EnaSrdUdpEnabled"`
+		} `json:"EnaSrdUdpSpecification"`
+	}
+	awsENI struct {
+		NetworkInterfaceID string `json:"NetworkInterfaceId"`
+		AvailabilityZone   string `json:"AvailabilityZone"`
+		SubnetID           string `json:"SubnetId"`
+		PrivateIPAddress   string `json:"PrivateIpAddress"`
+		MacAddress         string `json:"MacAddress"`
+		Attachment         *struct {
+			InstanceID          string   `json:"InstanceId"`
+			DeviceIndex         int      `json:"DeviceIndex"`
+			NetworkCardIndex    int      `json:"NetworkCardIndex"`
+			EnaSrdSpecification *awsSpec `json:"EnaSrdSpecification"`
+		} `json:"Attachment"`
+	}
+	awsInstanceType struct {
+		InstanceType string `json:"InstanceType"`
+		NetworkInfo  *struct {
+			EnaSrdSupported    bool   `json:"EnaSrdSupported"`
+			EnaSupport         string `json:"EnaSupport"`
+			NetworkPerformance string `json:"NetworkPerformance"`
+		} `json:"NetworkInfo"`
+	}
+)
+
+// ParseNetworkInterfaces reads the JSON of `aws ec2
+// describe-network-interfaces`: the whole response {"NetworkInterfaces":
+// [...]} or the bare list that `--query NetworkInterfaces` prints. The
+// EnaSrdSpecification is read from under Attachment, where EC2 puts it.
+func ParseNetworkInterfaces(r io.Reader) ([]NetworkInterface, error) {
+	var raw []awsENI
+	if err := decodeList(r, "NetworkInterfaces", &raw); err != nil {
+		return nil, err
+	}
+	out := make([]NetworkInterface, 0, len(raw))
+	for _, e := range raw {
+		ni := NetworkInterface{
+			ID: e.NetworkInterfaceID, AvailabilityZone: e.AvailabilityZone, SubnetID: e.SubnetID,
+			PrivateIPAddress: e.PrivateIPAddress, MACAddress: e.MacAddress,
+		}
+		if a := e.Attachment; a != nil {
+			ni.InstanceID, ni.DeviceIndex, ni.NetworkCardIndex = a.InstanceID, a.DeviceIndex, a.NetworkCardIndex
+			if s := a.EnaSrdSpecification; s != nil {
+				spec := &Spec{}
+				if s.EnaSrdEnabled != nil {
+					spec.Enabled = *s.EnaSrdEnabled
+				}
+				if u := s.EnaSrdUdpSpecification; u != nil && u.EnaSrdUdpEnabled != nil {
+					spec.UDPEnabled = *u.EnaSrdUdpEnabled
+				}
+				ni.EnaSrd = spec
+			}
+		}
+		out = append(out, ni)
+	}
+	return out, nil
+}
+
+// ParseInstanceTypes reads the JSON of `aws ec2 describe-instance-types`:
+// the whole response {"InstanceTypes": [...]} or the bare list.
+func ParseInstanceTypes(r io.Reader) ([]InstanceType, error) {
+	var raw []awsInstanceType
+	if err := decodeList(r, "InstanceTypes", &raw); err != nil {
+		return nil, err
+	}
+	out := make([]InstanceType, 0, len(raw))
+	for _, t := range raw {
+		it := InstanceType{InstanceType: t.InstanceType}
+		if n := t.NetworkInfo; n != nil {
+			it.EnaSrdSupported, it.EnaSupport, it.NetworkPerformance = n.EnaSrdSupported, n.EnaSupport, n.NetworkPerformance
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// decodeList decodes either {key: [...]} or [...] into list.
+func decodeList(r io.Reader, key string, list any) error {
+	data, err := io.ReadAll(io.LimitReader(r, maxJSON+1))
+	if err != nil {
+		return fmt.Errorf("srd: reading %s JSON: %w", key, err)
+	}
+	if len(data) > maxJSON {
+		return fmt.Errorf("srd: %s JSON larger than %d bytes", key, maxJSON)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '[' {
+		if err := json.Unmarshal(data, list); err != nil {
+			return fmt.Errorf("srd: %s JSON: %w", key, err)
+		}
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return fmt.Errorf("srd: %s JSON: %w", key, err)
+	}
+	v, ok := obj[key]
+	if !ok {
+		return fmt.Errorf("srd: %s JSON: %w", key, errors.New("no "+key+" key"))
+	}
+	if err := json.Unmarshal(v, list); err != nil {
+		return fmt.Errorf("srd: %s JSON: %w", key, err)
+	}
+	return nil
+}

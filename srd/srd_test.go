@@ -1,0 +1,323 @@
+package srd
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netperfkit/netperfkit/ethtool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestModeString(t *testing.T) {
+	for m, want := range map[Mode]string{
+		0:     "ENA Express off, UDP off",
+		1:     "ENA Express on, UDP off",
+		2:     "ENA Express off, UDP on (inactive while ENA Express is off)",
+		3:     "ENA Express on, UDP on",
+		7:     "ENA Express on, UDP on, UDP ordering bypass on",
+		11:    "ENA Express on, UDP on, unknown bits 0x8",
+		0x103: "ENA Express on, UDP on, unknown bits 0x100",
+	} {
+		assert.Equal(t, want, m.String(), "mode %d", m)
+	}
+	assert.True(t, Mode(3).Express())
+	assert.True(t, Mode(3).UDP())
+	assert.False(t, Mode(3).UDPOrderingBypass())
+	assert.Equal(t, Mode(8), Mode(11).Unknown())
+	b, err := json.Marshal(struct{ M Mode }{3})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"M":3}`, string(b))
+}
+
+func TestParseNetworkInterfaces(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "describe-network-interfaces.json"))
+	require.NoError(t, err)
+	defer f.Close()
+	nis, err := ParseNetworkInterfaces(f)
+	require.NoError(t, err)
+	require.Len(t, nis, 3)
+	assert.Equal(t, NetworkInterface{
+		ID: "eni-0f1e2d3c4b5a69788", InstanceID: "i-0123456789abcdef0", AvailabilityZone: "us-east-1a",
+		SubnetID: "subnet-0123456789abcdef0", PrivateIPAddress: "10.0.1.17", MACAddress: "0e:12:34:56:78:9a",
+		EnaSrd: &Spec{Enabled: true, UDPEnabled: true},
+	}, nis[0])
+	assert.Equal(t, Mode(3), nis[0].EnaSrd.Mode())
+	assert.Equal(t, 1, nis[1].DeviceIndex)
+	assert.Equal(t, Mode(0), nis[1].EnaSrd.Mode())
+	assert.Nil(t, nis[2].EnaSrd, "an unattached ENI has no specification")
+
+	bare, err := ParseNetworkInterfaces(strings.NewReader(`[{"NetworkInterfaceId":"eni-1","Attachment":{"EnaSrdSpecification":{"EnaSrdEnabled":true}}}]`))
+	require.NoError(t, err)
+	assert.Equal(t, &Spec{Enabled: true}, bare[0].EnaSrd)
+
+	// The specification at the top level (where it is not) is ignored.
+	top, err := ParseNetworkInterfaces(strings.NewReader(`{"NetworkInterfaces":[{"NetworkInterfaceId":"eni-2","EnaSrdSpecification":{"EnaSrdEnabled":true}}]}`))
+	require.NoError(t, err)
+	assert.Nil(t, top[0].EnaSrd)
+
+	for _, bad := range []string{``, `{}`, `{"NetworkInterfaces":{}}`, `[1]`, `{"NetworkInterfaces":[{"Attachment":{"DeviceIndex":"x"}}]}`, `nul`} {
+		_, err := ParseNetworkInterfaces(strings.NewReader(bad))
+		assert.Error(t, err, bad)
+		assert.True(t, strings.HasPrefix(err.Error(), "srd: "), err.Error())
+	}
+}
+
+func TestParseInstanceTypes(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "describe-instance-types.json"))
+	require.NoError(t, err)
+	defer f.Close()
+	its, err := ParseInstanceTypes(f)
+	require.NoError(t, err)
+	assert.Equal(t, []InstanceType{
+		{InstanceType: "c8gn.8xlarge", EnaSrdSupported: true, EnaSupport: "required", NetworkPerformance: "50 Gigabit"},
+		{InstanceType: "t4g.large", EnaSrdSupported: false, EnaSupport: "required", NetworkPerformance: "Up to 5 Gigabit"},
+	}, its)
+	_, err = ParseInstanceTypes(strings.NewReader(`{"NetworkInterfaces":[]}`))
+	assert.ErrorContains(t, err, "no InstanceTypes key")
+}
+
+func TestParseReadError(t *testing.T) {
+	boom := errors.New("boom")
+	_, err := ParseInstanceTypes(iotestErr{boom})
+	assert.ErrorIs(t, err, boom)
+}
+
+type iotestErr struct{ err error }
+
+func (e iotestErr) Read([]byte) (int, error) { return 0, e.err }
+
+func FuzzParseNetworkInterfaces(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join("testdata", "describe-network-interfaces.json"))
+	require.NoError(f, err)
+	f.Add(b)
+	f.Add([]byte(`[{"Attachment":{"EnaSrdSpecification":{"EnaSrdUdpSpecification":{"EnaSrdUdpEnabled":true}}}}]`))
+	f.Add([]byte(`{"NetworkInterfaces":null}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		nis, err := ParseNetworkInterfaces(strings.NewReader(string(in)))
+		if err != nil {
+			require.Nil(t, nis)
+			return
+		}
+		for _, ni := range nis {
+			if ni.EnaSrd != nil {
+				m := ni.EnaSrd.Mode()
+				require.Zero(t, m.Unknown())
+				require.Equal(t, ni.EnaSrd.Enabled, m.Express())
+			}
+		}
+	})
+}
+
+func FuzzParseInstanceTypes(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join("testdata", "describe-instance-types.json"))
+	require.NoError(f, err)
+	f.Add(b)
+	f.Add([]byte(`[{"InstanceType":"x","NetworkInfo":null}]`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		its, err := ParseInstanceTypes(strings.NewReader(string(in)))
+		if err != nil {
+			require.Nil(t, its)
+		}
+	})
+}
+
+func FuzzModeString(f *testing.F) {
+	for _, m := range []uint64{0, 1, 2, 3, 4, 7, 8, 1 << 63} {
+		f.Add(m)
+	}
+	f.Fuzz(func(t *testing.T, m uint64) {
+		s := Mode(m).String()
+		require.True(t, strings.HasPrefix(s, "ENA Express "))
+		require.Equal(t, Mode(m)&^Mode(7), Mode(m).Unknown())
+	})
+}
+
+func fixture(t testing.TB, name string, at time.Duration) *ethtool.Snapshot {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "ethtool", "testdata", name))
+	require.NoError(t, err)
+	defer f.Close()
+	s, err := ethtool.ParseSnapshot(f)
+	require.NoError(t, err)
+	s.Interface = "eth0"
+	s.Time = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC).Add(at)
+	return s
+}
+
+func TestCoverageE1(t *testing.T) {
+	r := Coverage(fixture(t, "ena-2.17-same-az-before.txt", 0), fixture(t, "ena-2.17-same-az-after.txt", 15*time.Second))
+	assert.Equal(t, VerdictCarried, r.Verdict)
+	assert.Equal(t, uint64(28195047), r.TxPktsDelta)
+	assert.Equal(t, uint64(28195063), r.EligibleTxPktsDelta)
+	assert.Equal(t, uint64(27991023), r.RxPktsDelta)
+	assert.Equal(t, uint64(16), r.FallbackPkts)
+	assert.InDelta(t, 28195047.0/28195063.0, r.Coverage, 1e-12)
+	assert.Greater(t, r.Coverage, 0.99999)
+	assert.Equal(t, Mode(3), r.Mode)
+	assert.Equal(t, "ENA Express on, UDP on", r.ModeText)
+	assert.True(t, r.ExpressEnabled)
+	assert.True(t, r.UDPEnabled)
+	assert.Equal(t, 15.0, r.WindowSeconds)
+	assert.Equal(t, uint64(1), r.ResourceUtilizationPercent)
+	assert.Equal(t, "SRD carried 28195047 of 28195063 eligible packets (99.99994%)", r.Reason)
+
+	r = Coverage(fixture(t, "ena-2.17-cross-az-before.txt", 0), fixture(t, "ena-2.17-cross-az-after.txt", 20*time.Second))
+	assert.Equal(t, VerdictCarried, r.Verdict)
+	assert.Equal(t, uint64(24534321), r.TxPktsDelta)
+	assert.Equal(t, uint64(24534339), r.EligibleTxPktsDelta)
+
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	for _, k := range []string{"srd_mode", "express_enabled", "udp_enabled", "tx_pkts_delta", "eligible_tx_pkts_delta", "rx_pkts_delta", "coverage", "verdict"} {
+		assert.Contains(t, string(b), `"`+k+`":`)
+	}
+	assert.Contains(t, r.String(), "srd_carried_traffic")
+}
+
+func srdSnap(at time.Duration, mode, tx, eligible, rx, util uint64) *ethtool.Snapshot {
+	return &ethtool.Snapshot{
+		Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(at), Interface: "eth0",
+		Stats: ethtool.Stats{
+			{Name: "ena_srd_mode", Value: mode}, {Name: "ena_srd_tx_pkts", Value: tx},
+			{Name: "ena_srd_eligible_tx_pkts", Value: eligible}, {Name: "ena_srd_rx_pkts", Value: rx},
+			{Name: "ena_srd_resource_utilization", Value: util},
+		},
+	}
+}
+
+func TestCoverageVerdicts(t *testing.T) {
+	tests := []struct {
+		name          string
+		before, after *ethtool.Snapshot
+		verdict       Verdict
+		reason        string
+	}{
+		{"partial fallback", srdSnap(0, 3, 0, 0, 0, 10), srdSnap(time.Second, 3, 900, 1000, 50, 20), VerdictPartialFallback,
+			"100 of 1000 eligible packets (10.000%) fell back to plain ENA: likely packets larger than the SRD MTU"},
+		{"fallback from exhaustion", srdSnap(0, 1, 0, 0, 0, 60), srdSnap(time.Second, 1, 500, 1000, 0, 99), VerdictPartialFallback,
+			"SRD resources are 99% used"},
+		{"fallback when mode changed", srdSnap(0, 1, 0, 0, 0, 0), srdSnap(time.Second, 3, 500, 1000, 0, 0), VerdictPartialFallback,
+			"ena_srd_mode changed during the window"},
+		{"disabled", srdSnap(0, 0, 5, 5, 5, 0), srdSnap(time.Second, 0, 5, 5, 5, 0), VerdictDisabled, "ena_srd_mode is 0 (ENA Express off, UDP off)"},
+		{"mode 2 is disabled", srdSnap(0, 2, 5, 5, 5, 0), srdSnap(time.Second, 2, 5, 5, 5, 0), VerdictDisabled, "ena_srd_mode is 2"},
+		{"reset", srdSnap(0, 3, 1000, 1000, 1000, 0), srdSnap(time.Second, 3, 10, 10, 2000, 0), VerdictCountersReset,
+			"ena_srd_tx_pkts, ena_srd_eligible_tx_pkts went backwards"},
+		{"no traffic", srdSnap(0, 3, 7, 7, 7, 0), srdSnap(time.Second, 3, 7, 7, 9, 0), VerdictNoTraffic, "no packet eligible"},
+		{"no stats before", &ethtool.Snapshot{Stats: ethtool.Stats{{Name: "tx_timeout"}}}, srdSnap(0, 3, 1, 1, 1, 0), VerdictNoStatistics, "in the first snapshot"},
+		{"no stats after", srdSnap(0, 3, 1, 1, 1, 0), &ethtool.Snapshot{Stats: ethtool.Stats{{Name: "peer_ifindex", Value: 2}}}, VerdictNoStatistics, "in the second snapshot"},
+		{"no stats at all", &ethtool.Snapshot{}, &ethtool.Snapshot{}, VerdictNoStatistics, "in either snapshot"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Coverage(tt.before, tt.after)
+			assert.Equal(t, tt.verdict, r.Verdict)
+			assert.Contains(t, r.Reason, tt.reason)
+			assert.GreaterOrEqual(t, r.Coverage, 0.0)
+			assert.LessOrEqual(t, r.Coverage, 1.0)
+			if tt.verdict == VerdictCountersReset {
+				assert.Zero(t, r.TxPktsDelta, "never a wrapped number")
+				assert.Zero(t, r.RxPktsDelta)
+			}
+		})
+	}
+}
+
+func TestReadinessReadyHost(t *testing.T) {
+	checks, err := Readiness("eth0", &ReadinessConfig{
+		Root: filepath.Join("testdata", "host-ready"), HighRTT: true,
+		Rings: func(string) (ethtool.RingParams, error) {
+			return ethtool.RingParams{Rx: 8192, RxMax: 16384, Tx: 1024, TxMax: 1024}, nil
+		},
+	})
+	require.NoError(t, err)
+	require.Len(t, checks, 14)
+	for _, c := range checks {
+		assert.Equal(t, StatusPass, c.Status, "%+v", c)
+	}
+	assert.Equal(t, StatusPass, Worst(checks))
+	assert.Equal(t, Check{Name: "mtu", Value: "8900", Expect: "<= 8900", Status: StatusPass, Required: true}, checks[0])
+	assert.Equal(t, "disabled on 2 TX queues", checks[2].Value)
+}
+
+func TestReadinessDefaultHost(t *testing.T) {
+	checks, err := Readiness("eth0", &ReadinessConfig{
+		Root: filepath.Join("testdata", "host-default"),
+		Rings: func(string) (ethtool.RingParams, error) {
+			return ethtool.RingParams{Rx: 1024, RxMax: 16384, Tx: 512, TxMax: 1024}, nil
+		},
+	})
+	require.NoError(t, err)
+	byName := map[string]Check{}
+	for _, c := range checks {
+		byName[c.Name] = c
+	}
+	assert.Equal(t, StatusFail, byName["mtu"].Status)
+	assert.Equal(t, "9001", byName["mtu"].Value)
+	assert.Equal(t, StatusPass, byName["net.ipv4.tcp_limit_output_bytes"].Status, "1 MiB is enough without HighRTT")
+	assert.Equal(t, StatusFail, byName["byte queue limits (BQL)"].Status)
+	assert.Equal(t, "active (limit_min tx-0=0)", byName["byte queue limits (BQL)"].Value)
+	assert.Equal(t, StatusWarn, byName["net.ipv4.tcp_autocorking"].Status)
+	assert.Equal(t, StatusWarn, byName["tx ring size"].Status)
+	assert.Equal(t, "512 (max 1024)", byName["tx ring size"].Value)
+	assert.Contains(t, byName["tx ring size"].Detail, "ethtool -G eth0 to 1024")
+	assert.Equal(t, StatusWarn, byName["rx ring size"].Status)
+	assert.Equal(t, StatusWarn, byName["net.ipv4.tcp_rmem max"].Status)
+	assert.Equal(t, "6291456", byName["net.ipv4.tcp_rmem max"].Value)
+	assert.Equal(t, StatusWarn, byName["net.core.rmem_max"].Status)
+	assert.Equal(t, StatusWarn, byName["net.ipv4.tcp_congestion_control"].Status)
+	assert.Equal(t, "bbr", byName["net.ipv4.tcp_congestion_control"].Value)
+	assert.Equal(t, StatusWarn, byName["tcp_cubic hystart_detect"].Status)
+	assert.Equal(t, StatusFail, Worst(checks))
+
+	checks, err = Readiness("eth0", &ReadinessConfig{Root: filepath.Join("testdata", "host-default"), HighRTT: true,
+		Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }})
+	require.NoError(t, err)
+	for _, c := range checks {
+		if c.Name == "net.ipv4.tcp_limit_output_bytes" {
+			assert.Equal(t, StatusFail, c.Status)
+			assert.Equal(t, ">= 4194304", c.Expect)
+		}
+		if strings.HasSuffix(c.Name, "ring size") {
+			assert.Equal(t, StatusWarn, c.Status)
+			assert.Equal(t, "unreadable", c.Value)
+		}
+	}
+}
+
+func TestReadinessMissing(t *testing.T) {
+	_, err := Readiness("eth9", &ReadinessConfig{Root: filepath.Join("testdata", "host-ready")})
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	_, err = Readiness("../x", nil)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	// An interface directory with nothing else: every check warns, none
+	// errors.
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys", "class", "net", "eth0"), 0o755))
+	checks, err := Readiness("eth0", &ReadinessConfig{Root: root, Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, errors.New("no") }})
+	require.NoError(t, err)
+	for _, c := range checks {
+		assert.Equal(t, StatusWarn, c.Status, c.Name)
+		assert.Equal(t, "unreadable", c.Value, c.Name)
+		assert.NotEmpty(t, c.Detail, c.Name)
+	}
+}
+
+func TestReadinessThisHost(t *testing.T) {
+	if _, err := os.Stat("/sys/class/net/lo"); err != nil {
+		t.Skip("no /sys/class/net/lo on this system")
+	}
+	checks, err := Readiness("lo", nil)
+	require.NoError(t, err)
+	require.Len(t, checks, 14)
+	mtu, err := os.ReadFile("/sys/class/net/lo/mtu")
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSpace(string(mtu)), checks[0].Value)
+	assert.Equal(t, StatusFail, checks[0].Status, "lo's MTU of 65536 is above 8900")
+}
