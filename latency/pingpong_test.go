@@ -50,7 +50,8 @@ func TestPingPongTimedWindow(t *testing.T) {
 	assert.Greater(t, res.Observations, int64(0))
 	assert.Less(t, res.Observations, res.Sent, "warm-up and cool-down messages are not counted")
 	assert.InDelta(t, 0.15, res.ValidSeconds, 0.02)
-	assert.InDelta(t, 0.3, res.RunSeconds, 0.05)
+	assert.GreaterOrEqual(t, res.RunSeconds, 0.29)
+	assert.Less(t, res.RunSeconds, 0.3+DefaultReadTimeout.Seconds(), "the run ends after at most one more reply wait")
 	assert.Greater(t, res.AchievedMPS, 0.0)
 }
 
@@ -76,8 +77,8 @@ func TestPingPongUnderLoad(t *testing.T) {
 				WarmUp: 100 * time.Millisecond, MessageSize: 100,
 			})
 			require.NoError(t, err)
-			assert.InDelta(t, 1000, res.Sent, 60)
-			assert.InDelta(t, 2000, res.AchievedMPS, 200)
+			assert.InDelta(t, 1000, res.Sent, 2, "the schedule fixes the number of messages")
+			assert.InEpsilon(t, 2000, res.AchievedMPS, 0.35, "a loaded machine may fall behind the schedule")
 			assert.InDelta(t, 100, res.Received, 6)
 			require.NotNil(t, res.Raw)
 			assert.Equal(t, res.Observations, res.Raw.Observations)

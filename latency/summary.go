@@ -276,11 +276,16 @@ func cmpFloat(a, b float64) int {
 }
 
 // WriteText writes the Summary in the shape of sockperf's summary, with label
-// ("Round trip", for example) naming what was measured.
+// naming what was measured: "Round trip" (printed as avg-rtt, like sockperf
+// --full-rtt) or anything else, such as "Latency" (printed as avg-latency).
 func (s Summary) WriteText(w io.Writer, label string) error {
 	ew := &errWriter{w: w}
-	ew.printf("sockperf: ====> avg-latency=%.3f (std-dev=%.3f, mean-ad=%.3f, median-ad=%.3f, siqr=%.3f, cv=%.3f, std-error=%.3f, %.1f%% ci=[%.3f, %.3f])\n",
-		s.AvgUs, s.StdDevUs, s.MeanADUs, s.MedianADUs, s.SIQRUs, s.CV, s.StdErrorUs, s.CILevel, s.CILowUs, s.CIHighUs)
+	avg := "avg-latency"
+	if label == "Round trip" {
+		avg = "avg-rtt"
+	}
+	ew.printf("sockperf: ====> %s=%.3f (std-dev=%.3f, mean-ad=%.3f, median-ad=%.3f, siqr=%.3f, cv=%.3f, std-error=%.3f, %.1f%% ci=[%.3f, %.3f])\n",
+		avg, s.AvgUs, s.StdDevUs, s.MeanADUs, s.MedianADUs, s.SIQRUs, s.CV, s.StdErrorUs, s.CILevel, s.CILowUs, s.CIHighUs)
 	ew.printf("sockperf: # dropped messages = %d; # duplicated messages = %d; # out-of-order messages = %d\n",
 		s.Dropped, s.Duplicated, s.OutOfOrder)
 	ew.printf("sockperf: Summary: %s is %.3f usec\n", label, s.AvgUs)

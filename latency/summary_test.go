@@ -185,4 +185,5 @@ func TestSummaryWriteText(t *testing.T) {
 	assert.Contains(t, out, "sockperf: ---> percentile 50.000 =    2.000")
 	assert.Contains(t, out, "sockperf: ---> <MIN> observation =    1.000")
 	assert.Contains(t, out, "99.0% ci=[")
+	assert.Contains(t, out, "====> avg-rtt=2.500 (std-dev=1.291")
 }

@@ -1,0 +1,219 @@
+// Command pingpong is a sockperf-like latency tool built only on the public
+// API of github.com/netperfkit/netperfkit/latency.
+//
+// Without -addr it starts an in-process server on loopback and measures it,
+// so `go run ./examples/pingpong` works on a fresh machine. With -addr it
+// measures a remote `sockperf server` (or `pingpong -server`):
+//
+//	pingpong -addr 10.0.0.2:11111 -t 5s -m 64 -spin
+//	pingpong -addr 10.0.0.2:11111 -tcp -mps 10000      # under-load
+//	pingpong -server -addr :11111                       # serve sockperf clients
+//
+// Flags: -addr host:port, -tcp, -t duration, -n count, -m size, -mps rate
+// (under-load, every 100th message asks for a reply), -spin (low-latency mode:
+// burns a core), -server, -hist FILE (HdrHistogram interval log of the
+// round-trip times, in nanoseconds) and -json (one JSON object on stdout).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/netperfkit/netperfkit/latency"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "pingpong:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	addr     string
+	tcp      bool
+	duration time.Duration
+	count    int64
+	size     int
+	mps      int
+	spin     bool
+	server   bool
+	hist     string
+	json     bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("pingpong", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.addr, "addr", "", "server `host:port` (default: an in-process server on loopback; with -server: the address to serve, :11111)")
+	fs.BoolVar(&o.tcp, "tcp", false, "use TCP instead of UDP")
+	fs.DurationVar(&o.duration, "t", 2*time.Second, "run `duration`")
+	fs.Int64Var(&o.count, "n", 0, "stop after `count` messages instead of after -t")
+	fs.IntVar(&o.size, "m", 14, "message `size` in bytes, header included (>= 14)")
+	fs.IntVar(&o.mps, "mps", 0, "under-load: send `rate` messages per second, every 100th asks for a reply")
+	fs.BoolVar(&o.spin, "spin", false, "low-latency mode: spin on a raw socket (burns a core; linux)")
+	fs.BoolVar(&o.server, "server", false, "serve sockperf clients at -addr until interrupted")
+	fs.StringVar(&o.hist, "hist", "", "write the round-trip times as an HdrHistogram log to `file`")
+	fs.BoolVar(&o.json, "json", false, "print the result as one JSON object")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	network := "udp"
+	if o.tcp {
+		network = "tcp"
+	}
+	if o.server {
+		if o.addr == "" {
+			o.addr = ":11111"
+		}
+		return serve(ctx, network, o.addr, stderr)
+	}
+	if o.addr == "" {
+		addr, stopServer, err := startLocal(ctx, network)
+		if err != nil {
+			return err
+		}
+		defer stopServer()
+		o.addr = addr
+	}
+	cfg := &latency.PingPongConfig{
+		Network:     network,
+		MessageSize: o.size,
+		MPS:         o.mps,
+	}
+	if o.count > 0 {
+		cfg.Count = o.count
+	} else {
+		cfg.Duration = o.duration
+	}
+	if o.spin {
+		cfg.Mode = latency.ModeSpin
+	}
+	start := time.Now()
+	res, err := latency.PingPong(ctx, o.addr, cfg)
+	if err != nil && res == nil {
+		return err
+	}
+	if o.hist != "" {
+		if herr := writeHist(o.hist, res, start); herr != nil {
+			return herr
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(res); jerr != nil {
+			return jerr
+		}
+	} else if terr := writeText(stdout, o, res); terr != nil {
+		return terr
+	}
+	return err
+}
+
+func serve(ctx context.Context, network, addr string, stderr io.Writer) error {
+	srv, err := latency.NewServer(nil)
+	if err != nil {
+		return err
+	}
+	err = srv.ListenAndServe(ctx, network, addr, func(a net.Addr) {
+		fmt.Fprintf(stderr, "pingpong: serving sockperf clients over %s on %s (Ctrl-C to stop)\n", network, a)
+	})
+	st := srv.Stats()
+	fmt.Fprintf(stderr, "pingpong: %d messages, %d replies, %d rejected\n", st.Messages, st.Replies, st.Rejected)
+	return err
+}
+
+// startLocal starts an in-process server on a loopback port.
+func startLocal(ctx context.Context, network string) (string, func(), error) {
+	srv, err := latency.NewServer(nil)
+	if err != nil {
+		return "", nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.ListenAndServe(ctx, network, "127.0.0.1:0", func(a net.Addr) { ready <- a.String() })
+	}()
+	select {
+	case addr := <-ready:
+		return addr, func() { cancel(); <-done }, nil
+	case err := <-done:
+		cancel()
+		return "", nil, err
+	}
+}
+
+func writeHist(path string, res *latency.PingPongResult, start time.Time) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	l, err := latency.NewHistogramLog(f, start)
+	if err == nil {
+		end := start.Add(time.Duration(res.RunSeconds * float64(time.Second)))
+		err = l.WriteInterval(res.Recorder.Snapshot(), start, end, "")
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func writeText(w io.Writer, o options, res *latency.PingPongResult) error {
+	kind := "ping-pong"
+	if res.TargetMPS > 0 {
+		kind = fmt.Sprintf("under-load (%d msg/s, reply every %d)", res.TargetMPS, res.ReplyEvery)
+	}
+	where := o.addr
+	if !o.server && o.addr != "" && isLoopbackDefault(o) {
+		where += " (in-process server)"
+	}
+	fmt.Fprintf(w, "sockperf: %s over %s to %s, %d-byte messages, %s mode\n", kind, res.Network, where, res.MessageSizeBytes, res.Mode)
+	fmt.Fprintf(w, "sockperf: [Total Run] RunTime=%.3f sec; SentMessages=%d; ReceivedMessages=%d; rate=%.0f msg/s\n",
+		res.RunSeconds, res.Sent, res.Received, res.AchievedMPS)
+	fmt.Fprintf(w, "sockperf: [Valid Duration] RunTime=%.3f sec; Observations=%d\n", res.ValidSeconds, res.Observations)
+	label := "Round trip"
+	if res.TargetMPS > 0 {
+		fmt.Fprintln(w, "sockperf: round-trip times from each message's intended send time:")
+	}
+	if err := res.Summary.WriteText(w, label); err != nil {
+		return err
+	}
+	if res.Raw != nil {
+		fmt.Fprintln(w, "sockperf: raw send-to-reply round-trip times:")
+		return res.Raw.WriteText(w, label)
+	}
+	return nil
+}
+
+func isLoopbackDefault(o options) bool {
+	host, _, err := net.SplitHostPort(o.addr)
+	return err == nil && host == "127.0.0.1"
+}
