@@ -286,3 +286,25 @@ func ctxDone(ctx context.Context) bool {
 	d, ok := ctx.Deadline()
 	return ok && !time.Now().Before(d)
 }
+
+// ProbeMedians holds the median of each phase and of the total in
+// microseconds, the field probe's table row; a phase that did not happen is 0.
+type ProbeMedians struct {
+	DNSUs          float64 `json:"dns_us"`
+	TCPUs          float64 `json:"tcp_us"`
+	TLSUs          float64 `json:"tls_us"`
+	AuthUs         float64 `json:"auth_us"`
+	ClusterSlotsUs float64 `json:"cluster_slots_us"`
+	GetUs          float64 `json:"get_us"` // the first command, GET by default
+	CloseUs        float64 `json:"close_us"`
+	TotalUs        float64 `json:"total_us"`
+}
+
+// Medians returns the per-phase medians.
+func (s *ProbeSummary) Medians() ProbeMedians {
+	return ProbeMedians{
+		DNSUs: s.DNS.P50Us, TCPUs: s.Connect.P50Us, TLSUs: s.TLS.P50Us, AuthUs: s.Auth.P50Us,
+		ClusterSlotsUs: s.ClusterSlots.P50Us, GetUs: s.Command.P50Us, CloseUs: s.Close.P50Us,
+		TotalUs: s.Total.P50Us,
+	}
+}

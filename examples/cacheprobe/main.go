@@ -1,0 +1,183 @@
+// Command cacheprobe times the phases of fresh connections to a Valkey or Redis
+// endpoint (DNS, TCP connect, TLS handshake, AUTH, CLUSTER SLOTS, the first
+// GET, close), as field experiment E3's probe did, and prints the medians.
+//
+// Usage:
+//
+//	cacheprobe [-addr host:port] [-cluster] [-tls] [-cacert FILE] [-insecure]
+//	           [-user NAME] [-password PW] [-iam-cache NAME -iam-region R [-serverless]]
+//	           [-n 200] [-json]
+//
+// The password can also come from $NETPERFKIT_CACHE_PASSWORD. Without -addr a
+// local redis-server (or valkey-server) is started with the requested TLS,
+// user and cluster options, and stopped at exit.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/cachetest"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// output is the -json object.
+type output struct {
+	Endpoint      string                     `json:"endpoint"`
+	Probes        int                        `json:"probes"`
+	Succeeded     int                        `json:"succeeded"`
+	Errors        int                        `json:"errors"`
+	ErrorsByKind  map[cache.ErrorKind]int    `json:"errors_by_kind"`
+	ErrorExamples map[cache.ErrorKind]string `json:"error_examples,omitempty"`
+	TLSVersion    string                     `json:"tls_version,omitempty"`
+	cache.ProbeMedians
+	Summary *cache.ProbeSummary `json:"summary"`
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cacheprobe", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ef := cache.NewEndpointFlags(fs)
+	n := fs.Int("n", 200, "number of probes (fresh connections)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	ep, err := ef.Endpoint()
+	if err != nil {
+		fmt.Fprintln(stderr, "cacheprobe:", err)
+		return 2
+	}
+	if ep.Addr == "" {
+		srv, err := startLocal(ctx, ef, ep)
+		if err != nil {
+			fmt.Fprintln(stderr, "cacheprobe:", err)
+			return 2
+		}
+		defer srv.Close()
+		fmt.Fprintf(stderr, "cacheprobe: started local %s on %s\n", srv.Binary, srv.Addr)
+	}
+	p, err := cache.NewProber(ctx, ep)
+	if err != nil {
+		fmt.Fprintln(stderr, "cacheprobe:", err)
+		return 2
+	}
+	sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: *n})
+	if err != nil {
+		fmt.Fprintln(stderr, "cacheprobe:", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(output{
+			Endpoint: ep.String(), Probes: sum.Probes, Succeeded: sum.Succeeded, Errors: sum.Errors,
+			ErrorsByKind: sum.ErrorsByKind, ErrorExamples: sum.ErrorExamples, TLSVersion: sum.TLSVersion,
+			ProbeMedians: sum.Medians(), Summary: sum,
+		}); err != nil {
+			fmt.Fprintln(stderr, "cacheprobe:", err)
+			return 1
+		}
+	} else {
+		printTable(stdout, ep, sum)
+	}
+	if sum.Errors > 0 {
+		printErrors(stderr, sum)
+	}
+	if sum.Succeeded == 0 {
+		return 1
+	}
+	return 0
+}
+
+// startLocal starts a local server matching the flags and points ep at it.
+func startLocal(ctx context.Context, ef *cache.EndpointFlags, ep *cache.Endpoint) (*cachetest.Server, error) {
+	if ep.IAM != nil {
+		return nil, errors.New("IAM authentication needs a real ElastiCache endpoint: pass -addr")
+	}
+	srv, err := cachetest.Start(ctx, &cachetest.Config{
+		TLS: ep.TLS, Cluster: ep.Cluster, User: ep.User, Password: ef.Password().Reveal(),
+	})
+	if errors.Is(err, cachetest.ErrNoServer) {
+		return nil, fmt.Errorf("no -addr given and no local server to start: install one with `%s`, or pass -addr host:port", cachetest.InstallHint)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ep.Addr = srv.Addr
+	if srv.TLS && len(ep.CACertPEM) == 0 && !ep.InsecureSkipVerify {
+		ep.CACertPEM = srv.CACertPEM
+	}
+	if srv.User != "" {
+		ep.User, ep.Password = srv.User, cache.Secret(srv.Password)
+	}
+	return srv, nil
+}
+
+func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
+	fmt.Fprintf(w, "endpoint %s\n", ep)
+	fmt.Fprintf(w, "probes %d, succeeded %d, errors %d", s.Probes, s.Succeeded, s.Errors)
+	if s.TLSVersion != "" {
+		fmt.Fprintf(w, ", %s", s.TLSVersion)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+	m := s.Medians()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "median (us)\tDNS\tTCP\tTLS\tAUTH\tCLUSTER SLOTS\tGET\ttotal\t")
+	fmt.Fprintf(tw, "\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", m.DNSUs, m.TCPUs, m.TLSUs, m.AuthUs, m.ClusterSlotsUs, m.GetUs, m.TotalUs)
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase (us)\tn\tp50\tp90\tp99\tmax\t")
+	for _, row := range []struct {
+		name string
+		s    *cacheSummary
+	}{
+		{"DNS", wrap(s.DNS.Observations, s.DNS.P50Us, s.DNS.P90Us, s.DNS.P99Us, s.DNS.MaxUs)},
+		{"TCP", wrap(s.Connect.Observations, s.Connect.P50Us, s.Connect.P90Us, s.Connect.P99Us, s.Connect.MaxUs)},
+		{"TLS", wrap(s.TLS.Observations, s.TLS.P50Us, s.TLS.P90Us, s.TLS.P99Us, s.TLS.MaxUs)},
+		{"AUTH", wrap(s.Auth.Observations, s.Auth.P50Us, s.Auth.P90Us, s.Auth.P99Us, s.Auth.MaxUs)},
+		{"CLUSTER SLOTS", wrap(s.ClusterSlots.Observations, s.ClusterSlots.P50Us, s.ClusterSlots.P90Us, s.ClusterSlots.P99Us, s.ClusterSlots.MaxUs)},
+		{"GET", wrap(s.Command.Observations, s.Command.P50Us, s.Command.P90Us, s.Command.P99Us, s.Command.MaxUs)},
+		{"close", wrap(s.Close.Observations, s.Close.P50Us, s.Close.P90Us, s.Close.P99Us, s.Close.MaxUs)},
+		{"total", wrap(s.Total.Observations, s.Total.P50Us, s.Total.P90Us, s.Total.P99Us, s.Total.MaxUs)},
+	} {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t\n", row.name, row.s.n, row.s.p50, row.s.p90, row.s.p99, row.s.max)
+	}
+	tw.Flush()
+}
+
+type cacheSummary struct {
+	n                  int64
+	p50, p90, p99, max float64
+}
+
+func wrap(n int64, p50, p90, p99, max float64) *cacheSummary {
+	return &cacheSummary{n, p50, p90, p99, max}
+}
+
+func printErrors(w io.Writer, s *cache.ProbeSummary) {
+	kinds := make([]string, 0, len(s.ErrorsByKind))
+	for k := range s.ErrorsByKind {
+		kinds = append(kinds, string(k))
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		fmt.Fprintf(w, "cacheprobe: %d probes failed with %s: %s\n", s.ErrorsByKind[cache.ErrorKind(k)], k, s.ErrorExamples[cache.ErrorKind(k)])
+	}
+}
