@@ -1,6 +1,10 @@
 package ethtool
 
-import "time"
+import (
+	"errors"
+	"syscall"
+	"time"
+)
 
 // DriverInfo is what ETHTOOL_GDRVINFO reports, as `ethtool -i` prints it.
 type DriverInfo struct {
@@ -83,14 +87,16 @@ func (c *Client) Snapshot(iface string) (*Snapshot, error) {
 	return s, nil
 }
 
-// snapshotInto fills s, reusing the capacity of s.Stats.
+// snapshotInto fills s, reusing the capacity of s.Stats. Statistics come
+// first so that an interface without them gives that error; a driver that
+// does not answer GDRVINFO leaves the driver fields empty.
 func (c *Client) snapshotInto(iface string, s *Snapshot) error {
-	di, err := c.c.driverInfo(iface)
+	st, err := c.c.stats(iface, s.Stats[:0])
 	if err != nil {
 		return err
 	}
-	st, err := c.c.stats(iface, s.Stats[:0])
-	if err != nil {
+	di, err := c.c.driverInfo(iface)
+	if err != nil && !errors.Is(err, syscall.EOPNOTSUPP) {
 		return err
 	}
 	s.Time = c.now()

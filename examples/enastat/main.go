@@ -1,0 +1,265 @@
+// Command enastat prints a network interface's driver statistics, read live
+// through the ethtool ioctl (no ethtool binary, no root) or from saved
+// `ethtool -S` text, with Amazon ENA's allowance and ENA Express (SRD)
+// counters explained. It is built only on the public API of
+// github.com/netperfkit/netperfkit/ethtool.
+//
+//	enastat -i eth0                 # snapshot
+//	enastat -i eth0 -json           # {"interface": ..., "driver": ..., "stats": {name: value}}
+//	enastat -i eth0 -prom           # Prometheus text, node_exporter's ethtool names
+//	enastat -i eth0 -watch 1s       # what changed every second, and what it means
+//	enastat -f saved.txt            # parse saved `ethtool -S` output (or a -json snapshot)
+//
+// Flags: -i IFACE, -f FILE, -watch INTERVAL (with -i), -n COUNT (stop after
+// COUNT intervals), -queues (per-queue table with totals), -prom, -json.
+// Exit status: 0 on success, 1 when the statistics cannot be read (an
+// interface without statistics, such as lo, is one), 2 on bad usage.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/netperfkit/netperfkit/ethtool"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+type options struct {
+	iface  string
+	file   string
+	watch  time.Duration
+	count  int
+	queues bool
+	prom   bool
+	json   bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("enastat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.iface, "i", "", "read the live statistics of `interface`")
+	fs.StringVar(&o.file, "f", "", "parse saved `ethtool -S` text (or a -json snapshot) from `file`; - is stdin")
+	fs.DurationVar(&o.watch, "watch", 0, "with -i: print what changed every `interval`")
+	fs.IntVar(&o.count, "n", 0, "with -watch: stop after `count` intervals (0: until interrupted)")
+	fs.BoolVar(&o.queues, "queues", false, "print per-queue statistics with totals")
+	fs.BoolVar(&o.prom, "prom", false, "print Prometheus text with node_exporter's ethtool metric names")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	case o.iface == "" && o.file == "":
+		return o, errors.New("give -i IFACE or -f FILE")
+	case o.watch < 0 || o.count < 0:
+		return o, errors.New("-watch and -n must not be negative")
+	case o.watch > 0 && o.file != "":
+		return o, errors.New("-watch needs a live interface (-i), not -f")
+	case o.prom && o.json:
+		return o, errors.New("-prom and -json exclude each other")
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "enastat:", err)
+		}
+		return 2
+	}
+	if err := do(ctx, o, stdout); err != nil {
+		fmt.Fprintln(stderr, "enastat:", err)
+		return 1
+	}
+	return 0
+}
+
+func do(ctx context.Context, o options, w io.Writer) error {
+	if o.file != "" {
+		// With -f, -i only names the interface the text came from.
+		s, err := readFile(o.file)
+		if err != nil {
+			return err
+		}
+		if o.iface != "" {
+			s.Interface = o.iface
+		}
+		return printSnapshot(w, s, o)
+	}
+	c, err := ethtool.New()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if o.watch > 0 {
+		return watch(ctx, c, o, w)
+	}
+	s, err := c.Snapshot(o.iface)
+	if err != nil {
+		return err
+	}
+	return printSnapshot(w, s, o)
+}
+
+func readFile(name string) (*ethtool.Snapshot, error) {
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	s, err := ethtool.ParseSnapshot(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, nil
+}
+
+func printSnapshot(w io.Writer, s *ethtool.Snapshot, o options) error {
+	switch {
+	case o.prom:
+		return ethtool.WritePrometheus(w, s)
+	case o.json && o.queues:
+		return writeJSON(w, struct {
+			Interface string              `json:"interface"`
+			Driver    string              `json:"driver"`
+			Queues    ethtool.QueueGroups `json:"queues"`
+		}{s.Interface, s.Driver, ethtool.GroupQueues(s.Stats)})
+	case o.json:
+		return writeJSON(w, s)
+	}
+	name := s.Interface
+	if name == "" {
+		name = "(saved)"
+	}
+	fmt.Fprintf(w, "NIC statistics of %s", name)
+	if s.Driver != "" {
+		fmt.Fprintf(w, " (driver %s %s)", s.Driver, s.DriverVersion)
+	}
+	fmt.Fprintln(w, ":")
+	if o.queues {
+		printQueues(w, ethtool.GroupQueues(s.Stats))
+	} else {
+		for _, st := range s.Stats {
+			fmt.Fprintf(w, "     %s: %d\n", st.Name, st.Value)
+		}
+	}
+	if e, ok := ethtool.NewENA(s.Stats); ok {
+		printENA(w, e)
+	}
+	return nil
+}
+
+func printQueues(w io.Writer, g ethtool.QueueGroups) {
+	for _, st := range g.Other {
+		fmt.Fprintf(w, "     %s: %d\n", st.Name, st.Value)
+	}
+	for _, q := range g.Queues {
+		fmt.Fprintf(w, "  queue %d %s:", q.Index, q.Kind)
+		for _, st := range q.Stats {
+			if st.Value != 0 {
+				fmt.Fprintf(w, " %s=%d", st.Name, st.Value)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	for _, t := range g.Totals {
+		fmt.Fprintf(w, "  total %s (%d queues):", t.Kind, t.Queues)
+		for _, st := range t.Stats {
+			if st.Value != 0 {
+				fmt.Fprintf(w, " %s=%d", st.Name, st.Value)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func printENA(w io.Writer, e ethtool.ENA) {
+	fmt.Fprintln(w, "ENA:")
+	if a := e.Allowance; a != nil {
+		fmt.Fprintf(w, "  allowance exceeded: bw_in %d, bw_out %d, pps %d, conntrack %d, linklocal %d\n",
+			a.BWInExceeded, a.BWOutExceeded, a.PPSExceeded, a.ConntrackExceeded, a.LinklocalExceeded)
+		if a.ConntrackAvailable != nil {
+			fmt.Fprintf(w, "  conntrack allowance available: %d\n", *a.ConntrackAvailable)
+		}
+	} else {
+		fmt.Fprintln(w, "  no allowance counters (driver older than 2.2 or device without ENI statistics)")
+	}
+	if s := e.SRD; s != nil {
+		fmt.Fprintf(w, "  ENA Express: ena_srd_mode %d, tx %d, eligible tx %d, rx %d, resources %d%% used\n",
+			s.Mode, s.TxPkts, s.EligibleTxPkts, s.RxPkts, s.ResourceUtilization)
+	} else {
+		fmt.Fprintln(w, "  no ENA Express (SRD) statistics")
+	}
+	h := e.Health
+	fmt.Fprintf(w, "  resets %d (failed %d), tx timeouts %d, watchdog expiries %d\n", h.TotalResets, h.ResetFail, h.TxTimeout, h.WdExpired)
+}
+
+func watch(ctx context.Context, c *ethtool.Client, o options, w io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := 0
+	var werr error
+	err := c.Watch(ctx, o.iface, o.watch, func(d ethtool.Delta) {
+		n++
+		if o.json {
+			werr = writeJSON(w, &d)
+		} else {
+			werr = printDelta(w, &d)
+		}
+		if werr != nil || (o.count > 0 && n >= o.count) {
+			cancel()
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
+func printDelta(w io.Writer, d *ethtool.Delta) error {
+	changed := d.Changed()
+	sort.SliceStable(changed, func(i, j int) bool { return changed[i].Increase > changed[j].Increase })
+	_, err := fmt.Fprintf(w, "%s %s over %.3fs: %d counters changed\n", d.To.Format("15:04:05.000"), d.Interface, d.Seconds, len(changed))
+	for _, c := range changed {
+		switch {
+		case c.Reset:
+			fmt.Fprintf(w, "  %-32s reset (%d -> %d)\n", c.Name, c.Before, c.After)
+		case c.Gauge:
+			fmt.Fprintf(w, "  %-32s %d -> %d\n", c.Name, c.Before, c.After)
+		default:
+			fmt.Fprintf(w, "  %-32s +%d (%.1f/s)\n", c.Name, c.Increase, c.PerSecond)
+		}
+	}
+	for _, f := range ethtool.Explain(d) {
+		fmt.Fprintf(w, "  ! %s\n", f)
+	}
+	return err
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	return enc.Encode(v)
+}
