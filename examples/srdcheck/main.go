@@ -1,0 +1,222 @@
+// Command srdcheck proves whether ENA Express (SRD) carried an interface's
+// traffic, from two snapshots of its ENA statistics, and checks the host's
+// settings for ENA Express. It is built only on the public API of
+// github.com/netperfkit/netperfkit/ethtool and .../srd.
+//
+//	srdcheck -i eth0 -window 30s             # snapshot, wait, snapshot, verdict
+//	srdcheck -before a.txt -after b.txt      # saved `ethtool -S` text or enastat -json
+//	srdcheck -readiness -i eth0 [-high-rtt]  # host settings, like check-ena-express-settings.sh
+//	srdcheck -i eth0 -window 10s -readiness -json
+//
+// With -json it prints one object with srd_mode, express_enabled,
+// udp_enabled, tx_pkts_delta, eligible_tx_pkts_delta, rx_pkts_delta,
+// coverage, verdict and reason (and readiness, readiness_status with
+// -readiness). Exit status: 0 when SRD carried the traffic and no readiness
+// check failed, 3 when the verdict is anything else or a check failed, 1 on
+// errors, 2 on bad usage.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/netperfkit/netperfkit/ethtool"
+	"github.com/netperfkit/netperfkit/srd"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+type options struct {
+	iface         string
+	window        time.Duration
+	before, after string
+	readiness     bool
+	highRTT       bool
+	root          string
+	json          bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("srdcheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.iface, "i", "", "`interface` to snapshot (and to check with -readiness)")
+	fs.DurationVar(&o.window, "window", 10*time.Second, "with -i: time between the two snapshots")
+	fs.StringVar(&o.before, "before", "", "saved snapshot `file` from the start of the window (ethtool -S text or enastat -json)")
+	fs.StringVar(&o.after, "after", "", "saved snapshot `file` from the end of the window")
+	fs.BoolVar(&o.readiness, "readiness", false, "check the host's settings for ENA Express (needs -i)")
+	fs.BoolVar(&o.highRTT, "high-rtt", false, "with -readiness: use the high-RTT (cross-AZ) thresholds")
+	fs.StringVar(&o.root, "root", "/", "with -readiness: read /proc and /sys under `dir`")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	files := o.before != "" || o.after != ""
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	case files && (o.before == "" || o.after == ""):
+		return o, errors.New("-before and -after go together")
+	case !files && o.iface == "":
+		return o, errors.New("give -i IFACE, or -before FILE -after FILE")
+	case o.window <= 0:
+		return o, errors.New("-window must be positive")
+	}
+	return o, nil
+}
+
+// output is what -json prints: the coverage report's fields at the top
+// level, and the readiness checks when asked for.
+type output struct {
+	*srd.CoverageReport
+	Readiness       []srd.Check `json:"readiness,omitempty"`
+	ReadinessStatus srd.Status  `json:"readiness_status,omitempty"`
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "srdcheck:", err)
+		}
+		return 2
+	}
+	var out output
+	coverageWanted := o.before != "" || !o.readiness
+	if coverageWanted {
+		before, after, err := snapshots(ctx, o)
+		if err != nil {
+			fmt.Fprintln(stderr, "srdcheck:", err)
+			return 1
+		}
+		r := srd.Coverage(before, after)
+		out.CoverageReport = &r
+	}
+	if o.readiness {
+		if o.iface == "" {
+			fmt.Fprintln(stderr, "srdcheck: -readiness needs -i IFACE")
+			return 2
+		}
+		checks, err := srd.Readiness(o.iface, &srd.ReadinessConfig{Root: o.root, HighRTT: o.highRTT})
+		if err != nil {
+			fmt.Fprintln(stderr, "srdcheck:", err)
+			return 1
+		}
+		out.Readiness, out.ReadinessStatus = checks, srd.Worst(checks)
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintln(stderr, "srdcheck:", err)
+			return 1
+		}
+	} else {
+		printText(stdout, out)
+	}
+	if (out.CoverageReport != nil && out.Verdict != srd.VerdictCarried) || out.ReadinessStatus == srd.StatusFail {
+		return 3
+	}
+	return 0
+}
+
+func snapshots(ctx context.Context, o options) (*ethtool.Snapshot, *ethtool.Snapshot, error) {
+	if o.before != "" {
+		b, err := readFile(o.before)
+		if err != nil {
+			return nil, nil, err
+		}
+		a, err := readFile(o.after)
+		if err != nil {
+			return nil, nil, err
+		}
+		if o.iface != "" {
+			b.Interface, a.Interface = o.iface, o.iface
+		}
+		return b, a, nil
+	}
+	c, err := ethtool.New()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	b, err := c.Snapshot(o.iface)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := time.NewTimer(o.window)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("interrupted before the window ended: %w", ctx.Err())
+	case <-t.C:
+	}
+	a, err := c.Snapshot(o.iface)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, a, nil
+}
+
+func readFile(name string) (*ethtool.Snapshot, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s, err := ethtool.ParseSnapshot(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, nil
+}
+
+func printText(w io.Writer, out output) {
+	if r := out.CoverageReport; r != nil {
+		name := r.Interface
+		if name == "" {
+			name = "(saved snapshots)"
+		}
+		fmt.Fprintf(w, "interface      %s\n", name)
+		if r.WindowSeconds > 0 {
+			fmt.Fprintf(w, "window         %.3f s\n", r.WindowSeconds)
+		}
+		if r.Verdict != srd.VerdictNoStatistics {
+			fmt.Fprintf(w, "ena_srd_mode   %d (%s)\n", uint64(r.Mode), r.ModeText)
+			fmt.Fprintf(w, "srd tx         +%d\n", r.TxPktsDelta)
+			fmt.Fprintf(w, "eligible tx    +%d\n", r.EligibleTxPktsDelta)
+			fmt.Fprintf(w, "srd rx         +%d\n", r.RxPktsDelta)
+			fmt.Fprintf(w, "coverage       %.6f (fallback %d packets)\n", r.Coverage, r.FallbackPkts)
+			fmt.Fprintf(w, "srd resources  %d%% -> %d%% used\n", r.ResourceUtilizationBeforePercent, r.ResourceUtilizationPercent)
+		}
+		fmt.Fprintf(w, "verdict        %s: %s\n", r.Verdict, r.Reason)
+	}
+	if len(out.Readiness) > 0 {
+		fmt.Fprintln(w, "readiness:")
+		for _, c := range out.Readiness {
+			req := "recommended"
+			if c.Required {
+				req = "required"
+			}
+			fmt.Fprintf(w, "  %-4s %-34s %-28s want %s (%s)", c.Status, c.Name, c.Value, c.Expect, req)
+			if c.Detail != "" && c.Status != srd.StatusPass {
+				fmt.Fprintf(w, ": %s", c.Detail)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "readiness      %s\n", out.ReadinessStatus)
+	}
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/netperfkit/netperfkit/ethtool/ethtooltest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func fixture(name string) string { return filepath.Join("..", "..", "ethtool", "testdata", name) }
+
+func runArgs(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{{}, {"-before", "x"}, {"-i", "eth0", "-window", "0s"}, {"-i", "eth0", "x"}, {"-readiness"}} {
+		code, _, stderr := runArgs(t, args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.NotEmpty(t, stderr, "%v", args)
+	}
+}
+
+func TestFilesJSONSameAZ(t *testing.T) {
+	code, out, stderr := runArgs(t, "-before", fixture("ena-2.17-same-az-before.txt"), "-after", fixture("ena-2.17-same-az-after.txt"), "-i", "eth0", "-json")
+	require.Equal(t, 0, code, stderr)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, 3.0, got["srd_mode"])
+	assert.Equal(t, true, got["express_enabled"])
+	assert.Equal(t, true, got["udp_enabled"])
+	assert.Equal(t, 28195047.0, got["tx_pkts_delta"])
+	assert.Equal(t, 28195063.0, got["eligible_tx_pkts_delta"])
+	assert.Equal(t, 27991023.0, got["rx_pkts_delta"])
+	assert.InDelta(t, 0.99999943, got["coverage"], 1e-8)
+	assert.Equal(t, "srd_carried_traffic", got["verdict"])
+	assert.Equal(t, "eth0", got["interface"])
+	assert.NotContains(t, got, "readiness")
+}
+
+func TestFilesText(t *testing.T) {
+	code, out, _ := runArgs(t, "-before", fixture("ena-2.17-cross-az-before.txt"), "-after", fixture("ena-2.17-cross-az-after.txt"))
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "ena_srd_mode   3 (ENA Express on, UDP on)\n")
+	assert.Contains(t, out, "srd tx         +24534321\n")
+	assert.Contains(t, out, "eligible tx    +24534339\n")
+	assert.Contains(t, out, "verdict        srd_carried_traffic: SRD carried 24534321 of 24534339")
+
+	// Reversed snapshots: every counter went backwards.
+	code, out, _ = runArgs(t, "-before", fixture("ena-2.17-cross-az-after.txt"), "-after", fixture("ena-2.17-cross-az-before.txt"))
+	assert.Equal(t, 3, code)
+	assert.Contains(t, out, "verdict        counters_reset:")
+
+	code, out, _ = runArgs(t, "-before", fixture("ena-2.4-no-srd.txt"), "-after", fixture("ena-2.4-no-srd.txt"))
+	assert.Equal(t, 3, code)
+	assert.Contains(t, out, "verdict        no_srd_statistics:")
+	assert.NotContains(t, out, "ena_srd_mode")
+
+	code, _, stderr := runArgs(t, "-before", fixture("nope.txt"), "-after", fixture("ena-2.4-no-srd.txt"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "nope.txt")
+}
+
+func TestReadinessFixture(t *testing.T) {
+	root := filepath.Join("..", "..", "srd", "testdata", "host-default")
+	code, out, stderr := runArgs(t, "-readiness", "-i", "eth0", "-root", root, "-json")
+	require.Equal(t, 3, code, stderr)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, "fail", got["readiness_status"])
+	assert.NotContains(t, got, "verdict", "only readiness was asked for")
+	checks := got["readiness"].([]any)
+	first := checks[0].(map[string]any)
+	assert.Equal(t, "mtu", first["name"])
+	assert.Equal(t, "9001", first["value"])
+	assert.Equal(t, "fail", first["status"])
+
+	code, out, _ = runArgs(t, "-readiness", "-i", "eth0", "-root", filepath.Join("..", "..", "srd", "testdata", "host-ready"))
+	// Ring sizes come from the live ioctl on this machine's eth0, if it has
+	// one: pass or warn, never fail, so the fixture host passes.
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "pass mtu ")
+	assert.Regexp(t, `readiness      (pass|warn)\n`, out)
+
+	code, _, stderr = runArgs(t, "-readiness", "-i", "eth7", "-root", root)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "eth7")
+}
+
+func TestLiveVethHasNoSRD(t *testing.T) {
+	v := ethtooltest.NewVeth(t)
+	var code int
+	var out, errb bytes.Buffer
+	start := time.Now()
+	require.NoError(t, ethtooltest.InNetns(v.NetnsPath(), func() error {
+		code = run(context.Background(), []string{"-i", v.Name, "-window", "50ms", "-json"}, &out, &errb)
+		return nil
+	}))
+	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
+	require.Equal(t, 3, code, errb.String())
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	assert.Equal(t, "no_srd_statistics", got["verdict"])
+	assert.Equal(t, v.Name, got["interface"])
+	assert.Greater(t, got["window_seconds"], 0.04)
+
+	out.Reset()
+	errb.Reset()
+	require.NoError(t, ethtooltest.InNetns(v.NetnsPath(), func() error {
+		code = run(context.Background(), []string{"-i", "lo", "-window", "1ms"}, &out, &errb)
+		return nil
+	}))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errb.String(), "lo: interface has no driver statistics")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, ethtooltest.InNetns(v.NetnsPath(), func() error {
+		code = run(ctx, []string{"-i", v.Name, "-window", "1h"}, &out, &errb)
+		return nil
+	}))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errb.String(), "interrupted")
+}
