@@ -192,12 +192,3 @@ func isVerifyError(err error) bool {
 	)
 	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
 }
-
-// isConnBroken reports whether err means the connection can no longer be used.
-func isConnBroken(err error) bool {
-	var se *ServerError
-	if errors.As(err, &se) {
-		return false
-	}
-	return err != nil
-}
