@@ -72,6 +72,9 @@ func (d *Delta) compute(before, after *Snapshot) {
 	if !before.Time.IsZero() && !after.Time.IsZero() {
 		d.Seconds = after.Time.Sub(before.Time).Seconds()
 	}
+	if cap(d.Counters) < len(after.Stats) {
+		d.Counters = make([]Counter, 0, len(after.Stats))
+	}
 	d.Counters = d.Counters[:0]
 	d.Removed = d.Removed[:0]
 	d.Resets = 0
