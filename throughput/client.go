@@ -220,6 +220,9 @@ func (cl *client) params() ([]byte, error) {
 	if c.GetServerOutput || (!c.UDP && (c.Reverse || c.Bidir)) {
 		p.GetServerOutput = 1
 		p.JSONOutput = true
+		if c.Interval > 0 {
+			p.Interval = c.Interval.Seconds()
+		}
 	}
 	return json.Marshal(&p)
 }
@@ -310,7 +313,7 @@ func (cl *client) run(ctx context.Context) (*Result, error) {
 	case m := <-states:
 		early = &m
 	}
-	t.end(stopRep)
+	t.end(stopRep, false)
 	ended.Store(true)
 	if ctx.Err() != nil {
 		_ = writeState(cl.ctrl, StateClientTerminate, time.Second)

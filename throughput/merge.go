@@ -10,6 +10,7 @@ type serverOutput struct {
 			Socket      int       `json:"socket"`
 			ID          *wireInt  `json:"id"`
 			Start       wireFloat `json:"start"`
+			Seconds     wireFloat `json:"seconds"`
 			Sender      bool      `json:"sender"`
 			Retransmits *wireInt  `json:"retransmits"`
 			SndCwnd     *wireInt  `json:"snd_cwnd"`
@@ -34,11 +35,17 @@ func mergeServerTCPInfo(r *Result, raw json.RawMessage) {
 		return
 	}
 	for i := range r.Intervals {
-		if i >= len(so.Intervals) {
+		// Server intervals line up with ours only when both used the same
+		// interval (a netperfkit server follows the client's); a stock
+		// iperf3 server reports every second whatever the client asks.
+		if i >= len(so.Intervals) || len(so.Intervals[i].Streams) == 0 {
 			break
 		}
-		srv := so.Intervals[i].Streams
 		iv := &r.Intervals[i]
+		srv := so.Intervals[i].Streams
+		if d := float64(srv[0].Seconds) - (iv.EndSeconds - iv.StartSeconds); d > 0.05*(iv.EndSeconds-iv.StartSeconds)+0.01 || -d > 0.05*(iv.EndSeconds-iv.StartSeconds)+0.01 {
+			break
+		}
 		for j := range iv.Streams {
 			st := &iv.Streams[j]
 			if !st.Reverse || st.TCPInfo || j >= len(srv) {

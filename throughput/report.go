@@ -53,9 +53,11 @@ type IntervalSum struct {
 
 // StreamResult is the final result of one stream with both ends' numbers.
 type StreamResult struct {
-	ID      int     `json:"id"`
-	Reverse bool    `json:"reverse"` // data flowed server to client
-	Seconds float64 `json:"seconds"`
+	ID         int     `json:"id"`
+	LocalAddr  string  `json:"local_addr,omitempty"`
+	RemoteAddr string  `json:"remote_addr,omitempty"`
+	Reverse    bool    `json:"reverse"` // data flowed server to client
+	Seconds    float64 `json:"seconds"`
 	// SentBytes is what the sender wrote, ReceivedBytes what the receiver read
 	// (both after the omit period).
 	SentBytes             int64   `json:"sent_bytes"`

@@ -200,10 +200,13 @@ func sumInterval(ss []StreamInterval, reverse bool, secs float64) *IntervalSum {
 }
 
 // end freezes the counters, closes the last partial interval and takes the CPU reading.
-func (t *testRun) end(stopRep func()) {
+func (t *testRun) end(stopRep func(), drain bool) {
 	t.endT = time.Now()
 	stopRep()
 	t.eng.stopSenders()
+	if drain {
+		t.drain()
+	}
 	t.eng.freeze()
 	if u, s, ok := processCPU(); ok && t.cpuOK {
 		wall := t.endT.Sub(t.startT).Seconds()
@@ -232,6 +235,28 @@ func (t *testRun) end(stopRep func()) {
 		if t.onInterval != nil {
 			t.onInterval(iv)
 		}
+	}
+}
+
+// drain keeps counting received bytes until the receiving streams have
+// been idle for a moment (at most half a second): when the peer decides the
+// end, its last blocks are still in flight as its TEST_END arrives, and
+// iperf3's own server loses them (a -n 20M test reports ~16 MB received).
+func (t *testRun) drain() {
+	var prev int64 = -1
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		var n int64
+		for _, s := range t.eng.streams {
+			if !s.send {
+				n += s.bytes.Load()
+			}
+		}
+		if n == prev {
+			return
+		}
+		prev = n
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -340,6 +365,9 @@ func (t *testRun) result(remote *wireResults) *Result {
 	for _, s := range t.eng.streams {
 		bytes, packets, errs, ooo := t.localCounts(s)
 		sr := StreamResult{ID: s.id, Reverse: t.streamReverse(s), Seconds: secs, Retransmits: -1}
+		if la, ra := s.conn.LocalAddr(), s.conn.RemoteAddr(); la != nil && ra != nil {
+			sr.LocalAddr, sr.RemoteAddr = la.String(), ra.String()
+		}
 		ws, havePeer := peer[s.id]
 		if s.send {
 			sr.SentBytes = bytes

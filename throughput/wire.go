@@ -114,6 +114,10 @@ type Params struct {
 	RepeatingPayload wireInt `json:"repeating_payload,omitempty"`
 	JSONOutput       flag    `json:"json_output,omitempty"`
 	ClientVersion    string  `json:"client_version,omitempty"`
+	// Interval is this package's addition: the client's report interval in
+	// seconds, so that a netperfkit server's output lines up with the
+	// client's intervals. iperf3 ignores the key.
+	Interval float64 `json:"netperfkit_interval,omitempty"`
 }
 
 // decodeParams parses a parameter object. It checks syntax only; limits are

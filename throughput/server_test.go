@@ -1,0 +1,232 @@
+package throughput
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// startServer runs Serve on a loopback port until the test ends and
+// checks that Serve returns.
+func startServer(t testing.TB, cfg *ServerConfig) (addr string, results <-chan *Result) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ch := make(chan *Result, 64)
+	c := ServerConfig{}
+	if cfg != nil {
+		c = *cfg
+	}
+	c.OnResult = func(r *Result) { ch <- r }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, &c) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(15 * time.Second):
+			t.Error("Serve did not return after its context ended")
+		}
+	})
+	return ln.Addr().String(), ch
+}
+
+type iperfSum struct {
+	Bytes         int64   `json:"bytes"`
+	BitsPerSecond float64 `json:"bits_per_second"`
+	Retransmits   *int64  `json:"retransmits"`
+	Packets       int64   `json:"packets"`
+	LostPackets   int64   `json:"lost_packets"`
+	JitterMs      float64 `json:"jitter_ms"`
+}
+
+type iperfEnd struct {
+	End struct {
+		SumSent                 *iperfSum        `json:"sum_sent"`
+		SumReceived             *iperfSum        `json:"sum_received"`
+		SumSentBidirReverse     *json.RawMessage `json:"sum_sent_bidir_reverse"`
+		SumReceivedBidirReverse *json.RawMessage `json:"sum_received_bidir_reverse"`
+		Sum                     *struct {
+			Bytes       int64   `json:"bytes"`
+			Packets     int64   `json:"packets"`
+			LostPackets int64   `json:"lost_packets"`
+			LostPercent float64 `json:"lost_percent"`
+			JitterMs    float64 `json:"jitter_ms"`
+		} `json:"sum"`
+		CPU CPUUtilization `json:"cpu_utilization_percent"`
+	} `json:"end"`
+	Error string `json:"error"`
+}
+
+// runIperf3Client runs a stock iperf3 client with -J against addr.
+func runIperf3Client(t *testing.T, addr string, args ...string) (*iperfEnd, string) {
+	t.Helper()
+	bin := peertest.Binary(t, "apt-get install iperf3", "iperf3")
+	h, p, _ := net.SplitHostPort(addr)
+	all := append([]string{"-c", h, "-p", p, "-J"}, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, all...).Output()
+	var doc iperfEnd
+	require.NoError(t, json.Unmarshal(out, &doc), string(out))
+	require.NoError(t, err, "iperf3 %v: %s", all, doc.Error)
+	require.Empty(t, doc.Error)
+	return &doc, string(out)
+}
+
+func TestServerWithIperf3Client(t *testing.T) {
+	addr, results := startServer(t, nil)
+	cases := []struct {
+		name     string
+		args     []string
+		up, down int
+	}{
+		{"tcp", []string{"-t", "1"}, 1, 0},
+		{"tcp-P4", []string{"-t", "1", "-P", "4"}, 4, 0},
+		{"reverse", []string{"-t", "1", "-R"}, 0, 1},
+		{"bidir-P2", []string{"-t", "1", "--bidir", "-P", "2"}, 2, 2},
+		{"bytes", []string{"-n", "20M"}, 1, 0},
+		{"blocks", []string{"-k", "50", "-l", "64K"}, 1, 0},
+		{"len-window-omit", []string{"-t", "1", "-l", "16K", "-w", "256K", "-O", "1"}, 1, 0},
+		{"server-output", []string{"-t", "1", "--get-server-output"}, 1, 0},
+		{"udp", []string{"-t", "1", "-u", "-b", "10M", "-l", "1200"}, 1, 0},
+		{"udp-reverse", []string{"-t", "1", "-u", "-b", "10M", "-R"}, 0, 1},
+		{"udp-bidir-64", []string{"-t", "1", "-u", "-b", "5M", "--bidir", "--udp-counters-64bit"}, 1, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, raw := runIperf3Client(t, addr, tc.args...)
+			var srv *Result
+			select {
+			case srv = <-results:
+			case <-time.After(10 * time.Second):
+				t.Fatal("server reported no result")
+			}
+			e := doc.End
+			if strings.HasPrefix(tc.name, "udp") {
+				require.NotNil(t, e.Sum, raw)
+				assert.Greater(t, e.Sum.Packets, int64(0))
+				assert.LessOrEqual(t, e.Sum.LostPackets, e.Sum.Packets/10)
+				assert.Equal(t, "udp", srv.Protocol)
+			} else {
+				require.NotNil(t, e.SumSent, raw)
+				require.NotNil(t, e.SumReceived, raw)
+				assert.Greater(t, e.SumReceived.Bytes, int64(0))
+				assert.Equal(t, "tcp", srv.Protocol)
+			}
+			assert.Equal(t, tc.down > 0 && tc.up > 0, e.SumSentBidirReverse != nil || (strings.HasPrefix(tc.name, "udp") && tc.up > 0 && tc.down > 0))
+			// Both sides agree on what the receiver counted.
+			if tc.up > 0 {
+				require.NotNil(t, srv.Upload)
+				assert.Equal(t, tc.up, srv.Upload.Streams)
+				if e.SumReceived != nil && tc.down == 0 {
+					assert.Equal(t, e.SumReceived.Bytes, srv.Upload.ReceivedBytes)
+					assert.Equal(t, e.SumSent.Bytes, srv.Upload.SentBytes)
+				}
+			}
+			if tc.down > 0 {
+				require.NotNil(t, srv.Download)
+				assert.Equal(t, tc.down, srv.Download.Streams)
+				assert.Greater(t, srv.Download.SentBytes, int64(0))
+				if e.SumSent != nil && tc.up == 0 {
+					assert.Equal(t, e.SumSent.Bytes, srv.Download.SentBytes)
+					assert.Equal(t, e.SumReceived.Bytes, srv.Download.ReceivedBytes)
+				}
+			}
+			assert.Greater(t, e.CPU.RemoteTotal, 0.0, "our server's CPU use reaches iperf3")
+			switch tc.name {
+			case "bytes":
+				assert.Equal(t, int64(20<<20), srv.Upload.ReceivedBytes)
+			case "blocks":
+				assert.Equal(t, int64(50*64<<10), srv.Upload.ReceivedBytes)
+			case "len-window-omit":
+				assert.Equal(t, 16<<10, srv.BlockLen)
+				assert.Equal(t, 256<<10, srv.WindowBytes)
+				assert.Equal(t, 1.0, srv.OmitSeconds)
+			case "server-output":
+				assert.Contains(t, raw, "server_output_text")
+				assert.Contains(t, raw, "receiver")
+			case "udp-bidir-64":
+				assert.Equal(t, "3.12", srv.PeerVersion)
+			}
+		})
+	}
+}
+
+func TestClientAgainstOwnServer(t *testing.T) {
+	addr, results := startServer(t, nil)
+	cases := []Config{
+		{Duration: time.Second, Streams: 2},
+		{Duration: time.Second, Reverse: true},
+		{Duration: time.Second, Bidir: true},
+		{UDP: true, Duration: time.Second, Bitrate: 20e6, Streams: 2},
+		{UDP: true, Duration: time.Second, Bitrate: 20e6, Reverse: true},
+		{Bytes: 10 << 20, Reverse: true},
+	}
+	for i, cfg := range cases {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			cfg.Interval = 250 * time.Millisecond
+			res, err := Run(ctxT(t, 30*time.Second), addr, &cfg)
+			require.NoError(t, err)
+			srv := <-results
+			for _, pair := range [][2]*Summary{{res.Upload, srv.Upload}, {res.Download, srv.Download}} {
+				if pair[0] == nil {
+					assert.Nil(t, pair[1])
+					continue
+				}
+				require.NotNil(t, pair[1])
+				assert.Equal(t, pair[0].SentBytes, pair[1].SentBytes)
+				assert.Equal(t, pair[0].ReceivedBytes, pair[1].ReceivedBytes)
+				assert.Greater(t, pair[0].ReceivedBytes, int64(0))
+			}
+			if cfg.UDP {
+				s := res.Upload
+				if cfg.Reverse {
+					s = res.Download
+				}
+				assert.InDelta(t, cfg.Bitrate*float64(cfg.Streams+map[bool]int{true: 1}[cfg.Streams == 0]), s.SentBitsPerSecond, 0.2*cfg.Bitrate)
+				assert.False(t, s.SenderLimited)
+			}
+			if !cfg.UDP && cfg.Reverse && tcpInfoAvailable && cfg.Duration > 0 {
+				// The server's TCP_INFO reaches the client's intervals.
+				require.NotEmpty(t, res.Intervals)
+				for _, iv := range res.Intervals[:len(res.Intervals)-1] {
+					require.True(t, iv.Streams[0].TCPInfo, "interval %+v", iv)
+					assert.Greater(t, iv.Streams[0].RTTUs, int64(0))
+					assert.Greater(t, iv.Streams[0].SndCwndBytes, int64(0))
+				}
+				assert.GreaterOrEqual(t, res.Download.Retransmits, int64(0))
+			}
+		})
+	}
+}
+
+// TestServerConcurrentTests runs several clients at once; iperf3 would deny all but one.
+func TestServerConcurrentTests(t *testing.T) {
+	addr, _ := startServer(t, &ServerConfig{MaxTests: 3})
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = Run(ctxT(t, 30*time.Second), addr, &Config{Duration: time.Second, Bitrate: 50e6, UDP: i == 2})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		assert.NoError(t, err)
+	}
+}

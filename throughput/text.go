@@ -1,0 +1,144 @@
+package throughput
+
+import (
+	"fmt"
+	"strings"
+)
+
+// iperf3's unit_snprintf: bytes in 1024 steps, bits in 1000 steps, three
+// significant digits.
+func unitFmt(v float64, base float64, units []string) string {
+	i := 0
+	for v >= base*0.99995 && i < len(units)-1 {
+		v /= base
+		i++
+	}
+	switch {
+	case v < 9.995:
+		return fmt.Sprintf("%4.2f %s", v, units[i])
+	case v < 99.95:
+		return fmt.Sprintf("%4.1f %s", v, units[i])
+	}
+	return fmt.Sprintf("%4.0f %s", v, units[i])
+}
+
+func fmtBytes(b int64) string {
+	return unitFmt(float64(b), 1024, []string{"Bytes", "KBytes", "MBytes", "GBytes", "TBytes"})
+}
+
+func fmtBits(bps float64) string {
+	return unitFmt(bps, 1000, []string{"bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec"})
+}
+
+// IntervalHeader is the column header iperf3 prints above interval lines.
+func IntervalHeader(r *Result) string {
+	if r != nil && r.Protocol == "udp" {
+		return "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n"
+	}
+	return "[ ID] Interval           Transfer     Bitrate         Retr  Cwnd\n"
+}
+
+func streamTag(id int) string { return fmt.Sprintf("[%3d]", socketOf(id)) }
+
+// IntervalText formats one interval report as iperf3's text lines: one per
+// stream, then a [SUM] line per direction when there are several streams.
+// udp selects the UDP columns.
+func IntervalText(iv Interval, udp bool) string {
+	var b strings.Builder
+	line := func(tag string, bytes int64, bits float64, sender bool, retr, cwnd int64, tcpInfo bool, jitter float64, lost, pkts int64) {
+		fmt.Fprintf(&b, "%s %6.2f-%-6.2f sec  %s  %s", tag, iv.StartSeconds, iv.EndSeconds, fmtBytes(bytes), fmtBits(bits))
+		switch {
+		case udp && sender:
+			fmt.Fprintf(&b, "  %d", pkts)
+		case udp:
+			fmt.Fprintf(&b, "  %.3f ms  %d/%d (%.2g%%)", jitter, lost, pkts, percent(lost, pkts))
+		case sender && tcpInfo:
+			fmt.Fprintf(&b, "  %4d   %s", retr, fmtBytes(cwnd))
+		}
+		if iv.Omitted {
+			b.WriteString("  (omitted)")
+		}
+		b.WriteString("\n")
+	}
+	for _, s := range iv.Streams {
+		line(streamTag(s.ID), s.Bytes, s.BitsPerSecond, s.Sender, s.Retransmits, s.SndCwndBytes, s.TCPInfo, s.JitterMs, s.LostPackets, s.Packets)
+	}
+	if len(iv.Streams) > 1 {
+		for _, d := range []struct {
+			sum *IntervalSum
+			rev bool
+		}{{iv.Upload, false}, {iv.Download, true}} {
+			if d.sum == nil {
+				continue
+			}
+			sender := false
+			for _, s := range iv.Streams {
+				if s.Reverse == d.rev {
+					sender = s.Sender
+				}
+			}
+			line("[SUM]", d.sum.Bytes, d.sum.BitsPerSecond, sender, d.sum.Retransmits, 0, false, d.sum.JitterMs, d.sum.LostPackets, d.sum.Packets)
+		}
+	}
+	return b.String()
+}
+
+// SummaryText formats the final sender and receiver lines as iperf3 does
+// after the dashed separator.
+func SummaryText(r *Result) string {
+	var b strings.Builder
+	b.WriteString("- - - - - - - - - - - - - - - - - - - - - - - - -\n")
+	udp := r.Protocol == "udp"
+	if udp {
+		b.WriteString("[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n")
+	} else {
+		b.WriteString("[ ID] Interval           Transfer     Bitrate         Retr\n")
+	}
+	line := func(tag string, secs float64, bytes int64, bits float64, extra, role string) {
+		fmt.Fprintf(&b, "%s %6.2f-%-6.2f sec  %s  %s  %s  %s\n", tag, 0.0, secs, fmtBytes(bytes), fmtBits(bits), extra, role)
+	}
+	emit := func(tag string, secs float64, sentB, recvB int64, sentBPS, recvBPS float64, retr int64, jitter float64, lost, pkts, sentPkts int64) {
+		if udp {
+			line(tag, secs, sentB, sentBPS, fmt.Sprintf("%.3f ms  %d/%d (0%%)", 0.0, 0, sentPkts), "sender")
+			line(tag, secs, recvB, recvBPS, fmt.Sprintf("%.3f ms  %d/%d (%.2g%%)", jitter, lost, pkts, percent(lost, pkts)), "receiver")
+			return
+		}
+		r := "    "
+		if retr >= 0 {
+			r = fmt.Sprintf("%4d", retr)
+		}
+		line(tag, secs, sentB, sentBPS, r+"           ", "sender")
+		line(tag, secs, recvB, recvBPS, "               ", "receiver")
+	}
+	for _, s := range r.Streams {
+		emit(streamTag(s.ID), s.Seconds, s.SentBytes, s.ReceivedBytes, s.SentBitsPerSecond, s.ReceivedBitsPerSecond, s.Retransmits, s.JitterMs, s.LostPackets, s.Packets, s.SentPackets)
+	}
+	for _, sm := range []*Summary{r.Upload, r.Download} {
+		if sm == nil || (sm.Streams < 2 && len(r.Streams) < 2) {
+			continue
+		}
+		emit("[SUM]", sm.Seconds, sm.SentBytes, sm.ReceivedBytes, sm.SentBitsPerSecond, sm.ReceivedBitsPerSecond, sm.Retransmits, sm.JitterMs, sm.LostPackets, sm.Packets, sm.SentPackets)
+	}
+	for _, sm := range []*Summary{r.Upload, r.Download} {
+		if sm != nil && sm.SenderLimited {
+			fmt.Fprintf(&b, "note: the sender reached %s of a %s target: the generator, not the network, limited this test\n",
+				fmtBits(sm.SentBitsPerSecond), fmtBits(sm.TargetBitsPerSecond))
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	return b.String()
+}
+
+// IperfText renders a whole result as iperf3's text report: header,
+// interval lines, separator and summary.
+func IperfText(r *Result) string {
+	var b strings.Builder
+	b.WriteString(IntervalHeader(r))
+	for _, iv := range r.Intervals {
+		b.WriteString(IntervalText(iv, r.Protocol == "udp"))
+	}
+	b.WriteString(SummaryText(r))
+	return b.String()
+}
