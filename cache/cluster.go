@@ -17,15 +17,21 @@ var errSlots = errors.New("cache: bad CLUSTER SLOTS reply")
 // slotMap maps each hash slot to its primary's address.
 type slotMap [numSlots]string
 
-// parseSlots reads a CLUSTER SLOTS reply. seedHost replaces an empty or "?"
-// primary host, which servers send when they do not know their own address.
-// Slots no range covers are left empty.
-func parseSlots(v value, seedHost string) (*slotMap, error) {
+// slotRange is one entry of a CLUSTER SLOTS reply: slots lo..hi served by
+// the primary at addr.
+type slotRange struct {
+	lo, hi int
+	addr   string
+}
+
+// parseSlotRanges reads a CLUSTER SLOTS reply. seedHost replaces an empty or
+// "?" primary host, which servers send when they do not know their own
+// address.
+func parseSlotRanges(v value, seedHost string) ([]slotRange, error) {
 	if v.typ != respArray || v.null {
 		return nil, fmt.Errorf("%w: not an array", errSlots)
 	}
-	var m slotMap
-	covered := 0
+	ranges := make([]slotRange, 0, len(v.elems))
 	for _, r := range v.elems {
 		if len(r.elems) < 3 || r.elems[0].typ != respInteger || r.elems[1].typ != respInteger {
 			return nil, fmt.Errorf("%w: range entry too short", errSlots)
@@ -42,14 +48,26 @@ func parseSlots(v value, seedHost string) (*slotMap, error) {
 		if host == "" || host == "?" {
 			host = seedHost
 		}
-		addr := net.JoinHostPort(host, strconv.FormatInt(node.elems[1].num, 10))
-		for s := lo; s <= hi; s++ {
-			m[s] = addr
-		}
-		covered += int(hi - lo + 1)
+		ranges = append(ranges, slotRange{int(lo), int(hi), net.JoinHostPort(host, strconv.FormatInt(node.elems[1].num, 10))})
 	}
-	if covered == 0 {
+	if len(ranges) == 0 {
 		return nil, fmt.Errorf("%w: no slot is served", errSlots)
+	}
+	return ranges, nil
+}
+
+// parseSlots reads a CLUSTER SLOTS reply into a slot map. Slots no range
+// covers are left empty.
+func parseSlots(v value, seedHost string) (*slotMap, error) {
+	ranges, err := parseSlotRanges(v, seedHost)
+	if err != nil {
+		return nil, err
+	}
+	var m slotMap
+	for _, r := range ranges {
+		for s := r.lo; s <= r.hi; s++ {
+			m[s] = r.addr
+		}
 	}
 	return &m, nil
 }

@@ -193,9 +193,6 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 	if err != nil {
 		return nil, classify(PhaseConnect, addr, err)
 	}
-	if tc, ok := nc.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
-	}
 
 	if d.ep.TLS {
 		start := time.Now()

@@ -84,8 +84,14 @@ func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) 
 		},
 		AuthDone:         func(i PhaseDone) { ok(i, &r.Auth) },
 		ClusterSlotsDone: func(i PhaseDone) { ok(i, &r.ClusterSlots) },
-		CommandDone:      func(i PhaseDone) { ok(i, &r.Command) },
-		CloseDone:        func(i PhaseDone) { r.Close = i.Duration },
+		CommandDone: func(i PhaseDone) {
+			// Any reply completes the round trip, a redirect included.
+			var se *ServerError
+			if i.Err == nil || errors.As(i.Err, &se) {
+				r.Command = i.Duration
+			}
+		},
+		CloseDone: func(i PhaseDone) { r.Close = i.Duration },
 	}
 	ctx = WithClientTrace(ctx, own)
 	r.Start = time.Now()
@@ -119,7 +125,7 @@ func (p *Prober) run(ctx context.Context, cmd []string) error {
 			return err
 		}
 		host, _, _ := net.SplitHostPort(p.d.ep.Addr)
-		if _, err := parseSlots(v, host); err != nil {
+		if _, err := parseSlotRanges(v, host); err != nil {
 			return &Error{Phase: PhaseClusterSlots, Kind: ErrCluster, Addr: c.addr, Err: err}
 		}
 	}

@@ -68,7 +68,7 @@ func newRespReader(r io.Reader, lim respLimits) *respReader {
 	if br, ok := r.(*bufio.Reader); ok {
 		return &respReader{br: br, lim: lim}
 	}
-	return &respReader{br: bufio.NewReaderSize(r, 16<<10), lim: lim}
+	return &respReader{br: bufio.NewReader(r), lim: lim}
 }
 
 // read decodes the next value. An attribute preceding a value is read and

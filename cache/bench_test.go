@@ -1,0 +1,180 @@
+package cache_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/internal/peertest"
+)
+
+// BenchmarkProbe measures probes of fresh connections and how much of each
+// probe's wall time its phases account for (phase-share, 1 = all of it; the
+// rest is the prober's own bookkeeping between phases).
+func BenchmarkProbe(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		cfg  *cachetest.Config
+	}{
+		{"plain", nil},
+		{"tls-acl", &cachetest.Config{TLS: true, User: "bench", Password: "pw"}},
+		{"cluster", &cachetest.Config{Cluster: true}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := cachetest.NewServer(b, tc.cfg)
+			p, err := cache.NewProber(context.Background(), endpointFor(s))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var shares []float64
+			var totals []time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				r, err := p.Probe(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				shares = append(shares, float64(r.PhaseSum())/float64(r.Total))
+				totals = append(totals, r.Total)
+			}
+			slices.Sort(shares)
+			slices.Sort(totals)
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(float64(totals[len(totals)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(shares[len(shares)/2], "phase-share-p50")
+			b.ReportMetric(shares[len(shares)/20], "phase-share-p05")
+			b.ReportMetric(shares[0], "phase-share-min")
+		})
+	}
+}
+
+// BenchmarkWorkload is the benchmark helper on a local server, per engine and
+// mode.
+func BenchmarkWorkload(b *testing.B) {
+	s := cachetest.NewPlain(b)
+	for _, engine := range []cache.Engine{cache.EngineResp, cache.EngineGlide} {
+		for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+			b.Run(string(engine)+"-"+string(mode), func(b *testing.B) {
+				cache.Benchmark(b, endpointFor(s), &cache.WorkloadConfig{Engine: engine, Mode: mode, Workers: 4})
+			})
+		}
+	}
+}
+
+// redisBenchmark runs redis-benchmark with 4 clients, GET and SET of 100-byte
+// values over 10,000 keys, and returns the ops/s of a 1:1 mix of the two
+// (2/(1/get + 1/set), the rate at which alternating GETs and SETs complete).
+func redisBenchmark(b *testing.B, bin string, s *cachetest.Server, n int, keepAlive bool) float64 {
+	host, port, _ := strings.Cut(s.Addr, ":")
+	args := []string{"-h", host, "-p", port, "-c", "4", "-n", strconv.Itoa(n), "-d", "100", "-r", "10000",
+		"-t", "get,set", "--csv"}
+	if !keepAlive {
+		args = append(args, "-k", "0")
+	}
+	if s.TLS {
+		args = append(args, "--tls", "--cacert", s.CAFile)
+	}
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		b.Fatalf("redis-benchmark: %v: %s", err, out)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		b.Fatal(err)
+	}
+	rps := map[string]float64{}
+	for _, r := range recs {
+		if len(r) > 1 {
+			if v, err := strconv.ParseFloat(r[1], 64); err == nil {
+				rps[r[0]] = v
+			}
+		}
+	}
+	if rps["GET"] == 0 || rps["SET"] == 0 {
+		b.Fatalf("redis-benchmark output without GET/SET: %s", out)
+	}
+	return 2 / (1/rps["GET"] + 1/rps["SET"])
+}
+
+func median(x []float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// BenchmarkVsRedisBenchmark compares both engines with redis-benchmark on the
+// same local server, side by side: pooled GET/SET with 4 workers against
+// `redis-benchmark -c 4`, and connect-per-op against `redis-benchmark -k 0 -c
+// 4`, plain and over TLS. The tools alternate, rounds times, and each reports
+// the median of its rounds; the ratios are engine ops/s over redis-benchmark's.
+// Run it with -benchtime 1x; NETPERFKIT_BENCH_SECONDS sets each run's length.
+func BenchmarkVsRedisBenchmark(b *testing.B) {
+	rb := peertest.Binary(b, cachetest.InstallHint, "valkey-benchmark", "redis-benchmark")
+	secs := 3.0
+	if v, err := strconv.ParseFloat(os.Getenv("NETPERFKIT_BENCH_SECONDS"), 64); err == nil && v > 0 {
+		secs = v
+	}
+	const rounds = 3
+	for _, tc := range []struct {
+		name string
+		tls  bool
+		mode cache.Mode
+		// rbOpsGuess sizes redis-benchmark's -n to run about as long as the
+		// engines (it has no duration option).
+		rbOpsGuess float64
+	}{
+		{"pool-plain", false, cache.ModePool, 80000},
+		{"connect-plain", false, cache.ModeConnect, 12000},
+		{"connect-tls", true, cache.ModeConnect, 1200},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var cfg *cachetest.Config
+			if tc.tls {
+				cfg = &cachetest.Config{TLS: true}
+			}
+			s := cachetest.NewServer(b, cfg)
+			ep := endpointFor(s)
+			n := int(tc.rbOpsGuess * secs / 2) // GET and SET each run for half
+			for b.Loop() {
+				var rbOps, respOps, glideOps []float64
+				for range rounds {
+					rbOps = append(rbOps, redisBenchmark(b, rb, s, n, tc.mode == cache.ModePool))
+					for _, e := range []cache.Engine{cache.EngineResp, cache.EngineGlide} {
+						r, err := cache.Run(context.Background(), ep, &cache.WorkloadConfig{
+							Engine: e, Mode: tc.mode, Workers: 4, Duration: time.Duration(secs * float64(time.Second)),
+							ValueSize: 100, KeySpace: 10000,
+						})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if r.Errors > 0 {
+							b.Fatalf("%s: %d errors: %v", e, r.Errors, r.ErrorExamples)
+						}
+						if e == cache.EngineResp {
+							respOps = append(respOps, r.OpsPerSec)
+						} else {
+							glideOps = append(glideOps, r.OpsPerSec)
+						}
+					}
+				}
+				rbm, rm, gm := median(rbOps), median(respOps), median(glideOps)
+				b.ReportMetric(0, "ns/op")
+				b.ReportMetric(rbm, "rb-ops/s")
+				b.ReportMetric(rm, "resp-ops/s")
+				b.ReportMetric(gm, "glide-ops/s")
+				b.ReportMetric(rm/rbm, "resp/rb")
+				b.ReportMetric(gm/rbm, "glide/rb")
+				b.Logf("ops/s per round: redis-benchmark %.0f, resp %.0f, glide %.0f", rbOps, respOps, glideOps)
+			}
+		})
+	}
+}
