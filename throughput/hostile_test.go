@@ -1,0 +1,233 @@
+package throughput
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// goodRun runs a short test in the background and returns its outcome.
+func goodRun(t *testing.T, addr string) <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: time.Second, Interval: -1})
+		if err == nil && (res.Upload == nil || res.Upload.ReceivedBytes == 0) {
+			err = io.ErrUnexpectedEOF
+		}
+		ch <- err
+	}()
+	return ch
+}
+
+func dialRaw(t *testing.T, addr string) net.Conn {
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// rawHandshake sends a cookie and reads PARAM_EXCHANGE.
+func rawHandshake(t *testing.T, addr string) (net.Conn, []byte) {
+	c := dialRaw(t, addr)
+	cookie, err := newCookie()
+	require.NoError(t, err)
+	_, err = c.Write(cookie)
+	require.NoError(t, err)
+	s, err := readState(c, 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, StateParamExchange, s)
+	return c, cookie
+}
+
+// expectClosed reads until the server closes, returning what it sent.
+func expectClosed(t *testing.T, c net.Conn) []byte {
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	b, err := io.ReadAll(c)
+	if err != nil {
+		assert.NotContains(t, err.Error(), "timeout", "server did not close the connection")
+	}
+	return b
+}
+
+func TestServerHostilePeers(t *testing.T) {
+	addr, _ := startServer(t, &ServerConfig{HandshakeTimeout: 2 * time.Second, MaxTests: 8, MaxParamsBytes: 1024})
+
+	t.Run("silent", func(t *testing.T) {
+		c := dialRaw(t, addr)
+		good := goodRun(t, addr)
+		require.NoError(t, <-good, "a silent connection must not block another client")
+		assert.Empty(t, expectClosed(t, c))
+	})
+	t.Run("silent-during-stream-setup", func(t *testing.T) {
+		// The iperf3 hazard: a stray connection while a test creates streams.
+		good := goodRun(t, addr)
+		for i := 0; i < 5; i++ {
+			dialRaw(t, addr)
+			time.Sleep(5 * time.Millisecond)
+		}
+		require.NoError(t, <-good)
+	})
+	t.Run("zero-json-length", func(t *testing.T) {
+		c, _ := rawHandshake(t, addr)
+		_, err := c.Write([]byte{0, 0, 0, 0})
+		require.NoError(t, err)
+		b := expectClosed(t, c)
+		require.NotEmpty(t, b)
+		assert.Equal(t, byte(0xfe), b[0], "SERVER_ERROR")
+	})
+	t.Run("huge-json-length", func(t *testing.T) {
+		c, _ := rawHandshake(t, addr)
+		_, err := c.Write([]byte{0xff, 0xff, 0xff, 0xf0})
+		require.NoError(t, err)
+		b := expectClosed(t, c)
+		require.NotEmpty(t, b)
+		assert.Equal(t, byte(0xfe), b[0])
+	})
+	t.Run("garbage-json", func(t *testing.T) {
+		c, _ := rawHandshake(t, addr)
+		require.NoError(t, writeJSON(c, []byte("{nope"), time.Second))
+		b := expectClosed(t, c)
+		require.NotEmpty(t, b)
+		assert.Equal(t, byte(0xfe), b[0])
+	})
+	t.Run("wrong-cookie-stream", func(t *testing.T) {
+		// A data stream with an unknown cookie is taken for a new test and
+		// never joins the running one.
+		good := goodRun(t, addr)
+		c := dialRaw(t, addr)
+		_, err := c.Write([]byte(strings.Repeat("x", 36) + "\x00"))
+		require.NoError(t, err)
+		require.NoError(t, <-good)
+		b := expectClosed(t, c)
+		require.NotEmpty(t, b)
+		assert.Equal(t, byte(StateParamExchange), b[0])
+	})
+	t.Run("garbage-state-and-vanish", func(t *testing.T) {
+		good := goodRun(t, addr)
+		c, cookie := rawHandshake(t, addr)
+		require.NoError(t, writeJSON(c, []byte(`{"tcp":true,"time":30,"parallel":1,"len":1000}`), time.Second))
+		s, err := readState(c, 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, StateCreateStreams, s)
+		d := dialRaw(t, addr)
+		_, err = d.Write(cookie)
+		require.NoError(t, err)
+		for _, want := range []State{StateTestStart, StateTestRunning} {
+			s, err := readState(c, 5*time.Second)
+			require.NoError(t, err)
+			require.Equal(t, want, s)
+		}
+		_, err = c.Write([]byte{0x07, 0x42})
+		require.NoError(t, err)
+		expectClosed(t, c)
+		expectClosed(t, d)
+		require.NoError(t, <-good)
+	})
+	t.Run("client-vanishes-mid-test", func(t *testing.T) {
+		good := goodRun(t, addr)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(300*time.Millisecond, cancel)
+		_, err := Run(ctx, addr, &Config{Duration: 5 * time.Second, Reverse: true})
+		require.ErrorIs(t, err, context.Canceled)
+		require.NoError(t, <-good)
+	})
+	t.Run("params-too-large", func(t *testing.T) {
+		_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: time.Second, Title: strings.Repeat("t", 2000)})
+		require.ErrorIs(t, err, ErrServerError)
+	})
+}
+
+func TestServerLimits(t *testing.T) {
+	addr, _ := startServer(t, &ServerConfig{MaxTests: 1, MaxStreams: 4, MaxDuration: 3 * time.Second, MaxBitrate: 100e6})
+	ctx := ctxT(t, 30*time.Second)
+	_, err := Run(ctx, addr, &Config{Duration: time.Second, Streams: 5})
+	assert.ErrorIs(t, err, ErrServerError)
+	_, err = Run(ctx, addr, &Config{Duration: time.Second, Streams: 3, Bidir: true})
+	assert.ErrorIs(t, err, ErrServerError, "bidir streams count twice")
+	_, err = Run(ctx, addr, &Config{Duration: 5 * time.Second})
+	assert.ErrorIs(t, err, ErrServerError)
+	_, err = Run(ctx, addr, &Config{Duration: time.Second, Bitrate: 200e6})
+	assert.ErrorIs(t, err, ErrServerError)
+	_, err = Run(ctx, addr, &Config{Duration: time.Second, UDP: true, Bitrate: Unlimited})
+	assert.ErrorIs(t, err, ErrServerError)
+	var se *ServerError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, ierrnoLimit, se.IErrno)
+
+	// One test at a time: the second client is denied, as by iperf3.
+	first := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, addr, &Config{Duration: time.Second, Bitrate: 50e6})
+		first <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	_, err = Run(ctx, addr, &Config{Duration: time.Second, Bitrate: 50e6})
+	assert.ErrorIs(t, err, ErrAccessDenied)
+	require.NoError(t, <-first)
+}
+
+func TestServeStopsWithoutLeaks(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, nil) }()
+	addr := ln.Addr().String()
+	_, err = Run(ctxT(t, 10*time.Second), addr, &Config{Duration: 500 * time.Millisecond, Bidir: true})
+	require.NoError(t, err)
+	_, err = Run(ctxT(t, 10*time.Second), addr, &Config{Duration: 500 * time.Millisecond, UDP: true, Reverse: true})
+	require.NoError(t, err)
+	// A test in progress and a silent connection when the server stops.
+	silent, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer silent.Close()
+	running := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), addr, &Config{Duration: 20 * time.Second})
+		running <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not stop")
+	}
+	select {
+	case err := <-running:
+		require.Error(t, err, "the running test learns that the server stopped")
+	case <-time.After(15 * time.Second):
+		t.Fatal("client did not notice the server stopping")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func TestUDPHelloBytes(t *testing.T) {
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], udpConnectMsg)
+	assert.Equal(t, []byte("9876"), b[:])
+	binary.LittleEndian.PutUint32(b[:], udpConnectReply)
+	assert.Equal(t, []byte("6789"), b[:])
+	assert.True(t, isConnectReply([]byte("6789")))
+	assert.True(t, isConnectMsg([]byte("9876")))
+	binary.BigEndian.PutUint32(b[:], legacyConnectMsg)
+	assert.True(t, isConnectMsg(b[:]))
+	assert.False(t, isConnectReply([]byte("abcd")))
+}
