@@ -262,13 +262,23 @@ func TestSockperfClientsAgainstOurServer(t *testing.T) {
 
 			before := srv.Stats()
 			rep, _ = runSockperf(t, append([]string{"under-load", "--mps", "2000", "--reply-every", "10"}, base...)...)
-			assert.InDelta(t, 2000, rep.TotalSent, 200)
-			assert.InDelta(t, rep.TotalSent/10, rep.TotalReceived, 3, "only every 10th message is answered")
-			assert.Equal(t, int64(0), rep.Dropped)
-			assert.Greater(t, rep.Observations, int64(100))
 			after := srv.Stats()
-			assert.Equal(t, rep.TotalReceived, after.Replies-before.Replies)
-			assert.GreaterOrEqual(t, after.Messages-before.Messages, rep.TotalSent)
+			msgs, replies := after.Messages-before.Messages, after.Replies-before.Replies
+			assert.InDelta(t, 2000, rep.TotalSent, 200)
+			assert.Greater(t, rep.Observations, int64(100))
+			// Our server answers exactly the messages that ask: every 10th.
+			assert.InEpsilon(t, 0.1, float64(replies)/float64(msgs), 0.05)
+			if network == "tcp" {
+				assert.Equal(t, rep.TotalSent, msgs)
+				assert.Equal(t, rep.TotalReceived, replies)
+				assert.Equal(t, int64(0), rep.Dropped)
+			} else {
+				// Datagrams may be lost in the kernel when the loaded test
+				// machine starves a side; sockperf counts what it got back.
+				assert.LessOrEqual(t, rep.TotalReceived, replies)
+				assert.GreaterOrEqual(t, msgs, rep.TotalSent*9/10)
+				assert.LessOrEqual(t, rep.Dropped, rep.Observations/20)
+			}
 		})
 	}
 }
