@@ -83,11 +83,15 @@ func TestPingPongUnderLoad(t *testing.T) {
 			require.NoError(t, err)
 			assert.InDelta(t, 1000, res.Sent, 2, "the schedule fixes the number of messages")
 			assert.InEpsilon(t, 2000, res.AchievedMPS, 0.35, "a loaded machine may fall behind the schedule")
-			assert.InDelta(t, 100, res.Received, 6)
+			assert.InDelta(t, 100, res.Received+res.Dropped, 6)
 			require.NotNil(t, res.Raw)
 			assert.Equal(t, res.Observations, res.Raw.Observations)
-			assert.InDelta(t, 70, res.Observations, 8)
-			assert.Equal(t, int64(0), res.Dropped)
+			assert.InDelta(t, 70, res.Observations+res.Dropped, 8)
+			if network == "tcp" {
+				assert.Equal(t, int64(0), res.Dropped)
+			} else {
+				assert.LessOrEqual(t, res.Dropped, int64(4), "loopback UDP loses little even on a loaded machine")
+			}
 			assert.GreaterOrEqual(t, res.AvgUs, res.Raw.AvgUs, "latency from the intended send time includes the sender's lateness")
 			assert.Equal(t, 2000, res.TargetMPS)
 			st := srv.Stats()
