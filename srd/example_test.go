@@ -1,8 +1,11 @@
 package srd_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"log"
+	"os"
 	"strings"
 	"time"
 
@@ -69,4 +72,18 @@ func ExampleReadiness() {
 		fmt.Printf("%-4s %s = %s (want %s)\n", c.Status, c.Name, c.Value, c.Expect)
 	}
 	fmt.Println("overall:", srd.Worst(checks))
+}
+
+// The field study's E1: one client, a server in the same AZ and one in
+// another, iperf3 and sockperf servers running on both.
+func ExampleRunExperiment() {
+	res, err := srd.RunExperiment(context.Background(), []srd.Target{
+		{Name: "same AZ", ThroughputAddr: "10.0.1.20:5201", PingPongAddr: "10.0.1.20:11111"},
+		{Name: "cross AZ", ThroughputAddr: "10.0.2.30:5201", PingPongAddr: "10.0.2.30:11111"},
+	}, &srd.ExperimentConfig{Interface: "eth0"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = res.WriteTable(os.Stdout)
+	_ = json.NewEncoder(os.Stdout).Encode(res)
 }

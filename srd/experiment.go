@@ -1,0 +1,280 @@
+package srd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/netperfkit/netperfkit/ethtool"
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/throughput"
+)
+
+// Target is one server of the experiment: an iperf3-compatible throughput
+// server and a sockperf-compatible ping-pong server, usually on one host.
+type Target struct {
+	// Name labels the row, for example "same AZ".
+	Name string `json:"name"`
+	// ThroughputAddr is the host:port of the throughput server (iperf3 -s,
+	// or throughput.Serve).
+	ThroughputAddr string `json:"throughput_addr"`
+	// PingPongAddr is the host:port of the UDP ping-pong server (sockperf
+	// server, or latency.Server).
+	PingPongAddr string `json:"pingpong_addr"`
+}
+
+// ThroughputFunc measures the throughput to addr with streams parallel TCP
+// flows for d and returns the received rate in bits per second.
+type ThroughputFunc func(ctx context.Context, addr string, streams int, d time.Duration) (float64, error)
+
+// RTTFunc measures UDP ping-pong round trips to addr for d.
+type RTTFunc func(ctx context.Context, addr string, d time.Duration) (latency.Summary, error)
+
+// SnapshotFunc reads the statistics of iface.
+type SnapshotFunc func(iface string) (*ethtool.Snapshot, error)
+
+// ExperimentConfig tunes RunExperiment. A nil *ExperimentConfig means the
+// field study's settings (E1): 15 s single flow, 20 s with 8 streams, 15 s of
+// UDP ping-pong, and no interface snapshots.
+type ExperimentConfig struct {
+	// Interface is the interface whose SRD counters are snapshotted before
+	// and after each target's runs. "" means no snapshots; the SRD column
+	// then says no_srd_statistics.
+	Interface string
+	// SingleFlowDuration of the 1-stream TCP run; 0 means 15 s.
+	SingleFlowDuration time.Duration
+	// MultiStreamDuration of the N-stream TCP run; 0 means 20 s.
+	MultiStreamDuration time.Duration
+	// Streams of the N-stream run; 0 means 8.
+	Streams int
+	// RTTDuration of the UDP ping-pong run; 0 means 15 s.
+	RTTDuration time.Duration
+	// Throughput runs the TCP tests; nil means throughput.Run in the client
+	// sending direction, reporting what the server received.
+	Throughput ThroughputFunc
+	// RTT runs the ping-pong; nil means latency.PingPong over UDP keeping
+	// every round trip (sockperf --full-rtt).
+	RTT RTTFunc
+	// Snapshot reads the interface; nil means an ethtool.Client (linux).
+	Snapshot SnapshotFunc
+	// OnPhase, when set, is called from the running goroutine as each
+	// phase of each target starts ("1-flow", "n-stream", "rtt").
+	OnPhase func(target, phase string)
+}
+
+// TargetResult is one row of the experiment's table.
+type TargetResult struct {
+	Target
+	SingleFlowBitsPerSecond  float64 `json:"single_flow_bits_per_second"`
+	Streams                  int     `json:"streams"`
+	MultiStreamBitsPerSecond float64 `json:"multi_stream_bits_per_second"`
+	// RTT holds the round-trip statistics (p50_us, p99_us, p999_us...).
+	RTT latency.Summary `json:"rtt"`
+	// SRD is the coverage of the target's window, from the snapshots taken
+	// before the first run and after the last.
+	SRD CoverageReport `json:"srd"`
+	// Error is set when a run failed; the other columns hold what was
+	// measured before it.
+	Error string `json:"error,omitempty"`
+}
+
+// ExperimentResult is the field table of E1: one row per target.
+type ExperimentResult struct {
+	Interface string         `json:"interface"`
+	Started   time.Time      `json:"started"`
+	Targets   []TargetResult `json:"targets"`
+}
+
+func (c *ExperimentConfig) withDefaults() ExperimentConfig {
+	var out ExperimentConfig
+	if c != nil {
+		out = *c
+	}
+	if out.SingleFlowDuration == 0 {
+		out.SingleFlowDuration = 15 * time.Second
+	}
+	if out.MultiStreamDuration == 0 {
+		out.MultiStreamDuration = 20 * time.Second
+	}
+	if out.Streams == 0 {
+		out.Streams = 8
+	}
+	if out.RTTDuration == 0 {
+		out.RTTDuration = 15 * time.Second
+	}
+	if out.Throughput == nil {
+		out.Throughput = runThroughput
+	}
+	if out.RTT == nil {
+		out.RTT = runRTT
+	}
+	if out.Snapshot == nil {
+		out.Snapshot = snapshotOnce
+	}
+	return out
+}
+
+// RunExperiment runs, for each target in turn: single-flow TCP, N-stream TCP
+// and UDP ping-pong, with a snapshot of cfg.Interface before and after, and
+// returns the table. A failed run is recorded in its row and the experiment
+// goes on with the next target; the error is non-nil only for invalid
+// arguments, a snapshot failure other than an interface without statistics,
+// or ctx ending (the rows finished so far are returned with it).
+func RunExperiment(ctx context.Context, targets []Target, cfg *ExperimentConfig) (*ExperimentResult, error) {
+	c := cfg.withDefaults()
+	if len(targets) == 0 {
+		return nil, errors.New("srd: experiment: no targets")
+	}
+	if c.Streams < 1 || c.SingleFlowDuration < 0 || c.MultiStreamDuration < 0 || c.RTTDuration < 0 {
+		return nil, errors.New("srd: experiment: streams and durations must be positive")
+	}
+	res := &ExperimentResult{Interface: c.Interface, Started: time.Now()}
+	for _, t := range targets {
+		row, err := runTarget(ctx, t, &c)
+		res.Targets = append(res.Targets, row)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func runTarget(ctx context.Context, t Target, c *ExperimentConfig) (TargetResult, error) {
+	row := TargetResult{Target: t, Streams: c.Streams}
+	phase := func(p string) {
+		if c.OnPhase != nil {
+			c.OnPhase(t.Name, p)
+		}
+	}
+	before, err := snapshot(c)
+	if err != nil {
+		return row, err
+	}
+	fail := func(what string, err error) {
+		if row.Error == "" {
+			row.Error = what + ": " + err.Error()
+		}
+	}
+	phase("1-flow")
+	if bps, err := c.Throughput(ctx, t.ThroughputAddr, 1, c.SingleFlowDuration); err != nil {
+		fail("1-flow TCP", err)
+	} else {
+		row.SingleFlowBitsPerSecond = bps
+	}
+	if err := ctx.Err(); err != nil {
+		return row, fmt.Errorf("srd: experiment: %w", err)
+	}
+	phase("n-stream")
+	if bps, err := c.Throughput(ctx, t.ThroughputAddr, c.Streams, c.MultiStreamDuration); err != nil {
+		fail(fmt.Sprintf("%d-stream TCP", c.Streams), err)
+	} else {
+		row.MultiStreamBitsPerSecond = bps
+	}
+	if err := ctx.Err(); err != nil {
+		return row, fmt.Errorf("srd: experiment: %w", err)
+	}
+	phase("rtt")
+	if s, err := c.RTT(ctx, t.PingPongAddr, c.RTTDuration); err != nil {
+		fail("UDP ping-pong", err)
+	} else {
+		row.RTT = s
+	}
+	if err := ctx.Err(); err != nil {
+		return row, fmt.Errorf("srd: experiment: %w", err)
+	}
+	after, err := snapshot(c)
+	if err != nil {
+		return row, err
+	}
+	row.SRD = Coverage(before, after)
+	if c.Interface == "" {
+		row.SRD.Reason = "no interface was given to snapshot"
+	}
+	return row, nil
+}
+
+// snapshot reads cfg.Interface; an interface without statistics gives an
+// empty snapshot, so Coverage says no_srd_statistics.
+func snapshot(c *ExperimentConfig) (*ethtool.Snapshot, error) {
+	if c.Interface == "" {
+		return &ethtool.Snapshot{Time: time.Now()}, nil
+	}
+	s, err := c.Snapshot(c.Interface)
+	if errors.Is(err, ethtool.ErrNoStats) {
+		return &ethtool.Snapshot{Time: time.Now(), Interface: c.Interface}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("srd: experiment: snapshot: %w", err)
+	}
+	return s, nil
+}
+
+func snapshotOnce(iface string) (*ethtool.Snapshot, error) {
+	c, err := ethtool.New()
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Snapshot(iface)
+}
+
+func runThroughput(ctx context.Context, addr string, streams int, d time.Duration) (float64, error) {
+	r, err := throughput.Run(ctx, addr, &throughput.Config{Streams: streams, Duration: d, Interval: -1})
+	if err != nil {
+		return 0, err
+	}
+	if r.Upload == nil {
+		return 0, errors.New("srd: experiment: throughput result has no upload summary")
+	}
+	if r.Upload.ReceivedBitsPerSecond > 0 {
+		return r.Upload.ReceivedBitsPerSecond, nil
+	}
+	return r.Upload.SentBitsPerSecond, nil
+}
+
+func runRTT(ctx context.Context, addr string, d time.Duration) (latency.Summary, error) {
+	r, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Network: "udp", Duration: d})
+	if err != nil {
+		return latency.Summary{}, err
+	}
+	return r.Summary, nil
+}
+
+// WriteTable prints the table as the field study did, with throughput in
+// Gbit/s and RTT in microseconds, then the SRD evidence per target.
+func (r *ExperimentResult) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	streams := 8
+	if len(r.Targets) > 0 {
+		streams = r.Targets[0].Streams
+	}
+	fmt.Fprintf(tw, "path\t1 flow\t%d streams\tRTT p50\tRTT p99\tRTT p99.9\tSRD tx\tSRD eligible\tcoverage\tmode\n", streams)
+	for _, t := range r.Targets {
+		cov, mode := "-", "-"
+		if t.SRD.Verdict != VerdictNoStatistics && t.SRD.Verdict != VerdictCountersReset {
+			cov = fmt.Sprintf("%.5f%%", 100*t.SRD.Coverage)
+			mode = fmt.Sprintf("%d", uint64(t.SRD.Mode))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f us\t%.1f us\t%.1f us\t+%d\t+%d\t%s\t%s\n",
+			t.Name, gbit(t.SingleFlowBitsPerSecond), gbit(t.MultiStreamBitsPerSecond),
+			t.RTT.P50Us, t.RTT.P99Us, t.RTT.P999Us, t.SRD.TxPktsDelta, t.SRD.EligibleTxPktsDelta, cov, mode)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, t := range r.Targets {
+		fmt.Fprintf(&b, "%s: %s: %s\n", t.Name, t.SRD.Verdict, t.SRD.Reason)
+		if t.Error != "" {
+			fmt.Fprintf(&b, "%s: error: %s\n", t.Name, t.Error)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func gbit(bps float64) string { return fmt.Sprintf("%.1f Gbit/s", bps/1e9) }

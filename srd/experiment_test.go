@@ -1,0 +1,193 @@
+package srd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netperfkit/netperfkit/ethtool"
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/latencytest"
+	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// e1Fakes replays the field study: published throughput and RTT per target,
+// and the ENA snapshots with its SRD counter deltas.
+func e1Fakes(t *testing.T) *ExperimentConfig {
+	snaps := []*ethtool.Snapshot{
+		fixture(t, "ena-2.17-same-az-before.txt", 0), fixture(t, "ena-2.17-same-az-after.txt", 50*time.Second),
+		fixture(t, "ena-2.17-cross-az-before.txt", 60*time.Second), fixture(t, "ena-2.17-cross-az-after.txt", 110*time.Second),
+	}
+	rows := map[string]struct {
+		one, many float64
+		rtt       latency.Summary
+	}{
+		"10.0.1.20": {24.3e9, 99.8e9, latency.Summary{Observations: 278105, P50Us: 52.2, P99Us: 56.7, P999Us: 59.5}},
+		"10.0.2.30": {12.6e9, 86.8e9, latency.Summary{Observations: 25000, P50Us: 590.4, P99Us: 677.4, P999Us: 702.0}},
+	}
+	return &ExperimentConfig{
+		Interface: "eth0",
+		Throughput: func(_ context.Context, addr string, streams int, d time.Duration) (float64, error) {
+			host, _, _ := net.SplitHostPort(addr)
+			if streams == 1 {
+				assert.Equal(t, 15*time.Second, d)
+				return rows[host].one, nil
+			}
+			assert.Equal(t, 8, streams)
+			assert.Equal(t, 20*time.Second, d)
+			return rows[host].many, nil
+		},
+		RTT: func(_ context.Context, addr string, d time.Duration) (latency.Summary, error) {
+			host, _, _ := net.SplitHostPort(addr)
+			assert.Equal(t, 15*time.Second, d)
+			return rows[host].rtt, nil
+		},
+		Snapshot: func(iface string) (*ethtool.Snapshot, error) {
+			require.Equal(t, "eth0", iface)
+			require.NotEmpty(t, snaps, "one snapshot before and one after each target")
+			s := snaps[0]
+			snaps = snaps[1:]
+			return s, nil
+		},
+	}
+}
+
+var e1Targets = []Target{
+	{Name: "same AZ", ThroughputAddr: "10.0.1.20:5201", PingPongAddr: "10.0.1.20:11111"},
+	{Name: "cross AZ", ThroughputAddr: "10.0.2.30:5201", PingPongAddr: "10.0.2.30:11111"},
+}
+
+func TestExperimentE1Table(t *testing.T) {
+	cfg := e1Fakes(t)
+	var phases []string
+	cfg.OnPhase = func(target, phase string) { phases = append(phases, target+"/"+phase) }
+	res, err := RunExperiment(context.Background(), e1Targets, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"same AZ/1-flow", "same AZ/n-stream", "same AZ/rtt", "cross AZ/1-flow", "cross AZ/n-stream", "cross AZ/rtt"}, phases)
+	require.Len(t, res.Targets, 2)
+	same := res.Targets[0]
+	assert.Equal(t, 24.3e9, same.SingleFlowBitsPerSecond)
+	assert.Equal(t, 99.8e9, same.MultiStreamBitsPerSecond)
+	assert.Equal(t, 52.2, same.RTT.P50Us)
+	assert.Equal(t, uint64(28195047), same.SRD.TxPktsDelta)
+	assert.Equal(t, uint64(28195063), same.SRD.EligibleTxPktsDelta)
+	assert.Equal(t, VerdictCarried, same.SRD.Verdict)
+	assert.Equal(t, Mode(3), same.SRD.Mode)
+	assert.Equal(t, uint64(24534321), res.Targets[1].SRD.TxPktsDelta)
+
+	var buf bytes.Buffer
+	require.NoError(t, res.WriteTable(&buf))
+	golden := filepath.Join("testdata", "e1-table.golden")
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), buf.String())
+
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	var back map[string]any
+	require.NoError(t, json.Unmarshal(b, &back))
+	row := back["targets"].([]any)[0].(map[string]any)
+	assert.Equal(t, "same AZ", row["name"])
+	assert.Equal(t, 24.3e9, row["single_flow_bits_per_second"])
+	assert.Equal(t, 52.2, row["rtt"].(map[string]any)["p50_us"])
+	assert.Equal(t, 28195047.0, row["srd"].(map[string]any)["tx_pkts_delta"])
+}
+
+func TestExperimentFailuresAndCancel(t *testing.T) {
+	boom := errors.New("connection refused")
+	cfg := &ExperimentConfig{
+		SingleFlowDuration: time.Millisecond, MultiStreamDuration: time.Millisecond, RTTDuration: time.Millisecond, Streams: 2,
+		Throughput: func(_ context.Context, addr string, streams int, _ time.Duration) (float64, error) {
+			if strings.HasPrefix(addr, "bad") {
+				return 0, boom
+			}
+			return float64(streams) * 1e9, nil
+		},
+		RTT: func(context.Context, string, time.Duration) (latency.Summary, error) {
+			return latency.Summary{P50Us: 10}, nil
+		},
+	}
+	res, err := RunExperiment(context.Background(), []Target{{Name: "a", ThroughputAddr: "bad:1"}, {Name: "b", ThroughputAddr: "good:1"}}, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, "1-flow TCP: connection refused", res.Targets[0].Error)
+	assert.Equal(t, 10.0, res.Targets[0].RTT.P50Us, "the other runs of a failing target still run")
+	assert.Empty(t, res.Targets[1].Error)
+	assert.Equal(t, 2e9, res.Targets[1].MultiStreamBitsPerSecond)
+	assert.Equal(t, VerdictNoStatistics, res.Targets[1].SRD.Verdict)
+	assert.Equal(t, "no interface was given to snapshot", res.Targets[1].SRD.Reason)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.OnPhase = func(target, phase string) {
+		if phase == "n-stream" {
+			cancel()
+		}
+	}
+	res, err = RunExperiment(ctx, []Target{{Name: "a", ThroughputAddr: "good:1"}, {Name: "b"}}, cfg)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Len(t, res.Targets, 1)
+
+	_, err = RunExperiment(context.Background(), nil, nil)
+	assert.Error(t, err)
+	_, err = RunExperiment(context.Background(), e1Targets, &ExperimentConfig{Streams: -1})
+	assert.Error(t, err)
+
+	cfg.OnPhase = nil
+	cfg.Interface = "eth0"
+	cfg.Snapshot = func(string) (*ethtool.Snapshot, error) {
+		return nil, &ethtool.Error{Op: "GSSET_INFO", Interface: "eth0", Err: ethtool.ErrNoInterface}
+	}
+	_, err = RunExperiment(context.Background(), e1Targets, cfg)
+	assert.ErrorIs(t, err, ethtool.ErrNoInterface)
+	assert.ErrorContains(t, err, "srd: experiment: snapshot")
+}
+
+// TestExperimentLoopback runs the real pieces: throughput.Run against an
+// in-process throughput.Serve, latency.PingPong against latencytest's
+// server, and the live ethtool snapshot of lo (which has no statistics).
+func TestExperimentLoopback(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- throughput.Serve(ctx, ln, nil) }()
+	t.Cleanup(func() {
+		cancel()
+		<-served
+	})
+	pp := latencytest.NewServer(t, &latencytest.Config{Network: "udp"})
+
+	cfg := &ExperimentConfig{
+		SingleFlowDuration: 300 * time.Millisecond, MultiStreamDuration: 300 * time.Millisecond, Streams: 2,
+		RTTDuration: 700 * time.Millisecond,
+	}
+	if runtime.GOOS == "linux" {
+		cfg.Interface = "lo"
+	}
+	res, err := RunExperiment(ctx, []Target{{Name: "loopback", ThroughputAddr: ln.Addr().String(), PingPongAddr: pp.UDPAddr}}, cfg)
+	require.NoError(t, err)
+	row := res.Targets[0]
+	require.Empty(t, row.Error)
+	assert.Positive(t, row.SingleFlowBitsPerSecond)
+	assert.Positive(t, row.MultiStreamBitsPerSecond)
+	assert.Positive(t, row.RTT.Observations)
+	assert.Positive(t, row.RTT.P50Us)
+	assert.GreaterOrEqual(t, row.RTT.P999Us, row.RTT.P50Us)
+	assert.Equal(t, VerdictNoStatistics, row.SRD.Verdict)
+	var buf bytes.Buffer
+	require.NoError(t, res.WriteTable(&buf))
+	assert.Contains(t, buf.String(), "loopback")
+}
