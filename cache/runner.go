@@ -208,6 +208,13 @@ func newEngine(ctx context.Context, ep *Endpoint, w *WorkloadConfig) (engine, er
 	case EngineResp:
 		return &respEngine{d: d}, nil
 	case EngineGlide:
+		if epc.IAM != nil && epc.IAM.Region == "" {
+			// glide needs the region the token source found in the AWS
+			// configuration.
+			iam := *epc.IAM
+			iam.Region = d.tokens.region
+			epc.IAM = &iam
+		}
 		return newGlideEngine(&epc, w)
 	}
 	return nil, fmt.Errorf("cache: unknown engine %q (want %q or %q)", w.Engine, EngineGlide, EngineResp)
