@@ -367,6 +367,7 @@ func (cl *client) run(ctx context.Context) (*Result, error) {
 	res.LocalAddr, res.RemoteAddr, res.Cookie = cl.ctrl.LocalAddr().String(), cl.ctrl.RemoteAddr().String(), cookieString(cl.cookie)
 	res.ServerOutputJSON, res.ServerOutputText = remote.ServerOutputJSON, remote.ServerOutputText
 	mergeServerTCPInfo(res, remote.ServerOutputJSON)
+	fillRTTStats(res)
 	if !c.GetServerOutput {
 		res.ServerOutputJSON, res.ServerOutputText = nil, ""
 	}

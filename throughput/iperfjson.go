@@ -105,6 +105,7 @@ type ijEndStream struct {
 type ijEnd struct {
 	Streams                 []ijEndStream  `json:"streams"`
 	Sum                     *ijStream      `json:"sum,omitempty"`
+	SumBidirReverse         *ijStream      `json:"sum_bidir_reverse,omitempty"`
 	SumSent                 *ijStream      `json:"sum_sent,omitempty"`
 	SumReceived             *ijStream      `json:"sum_received,omitempty"`
 	SumSentBidirReverse     *ijStream      `json:"sum_sent_bidir_reverse,omitempty"`
@@ -239,8 +240,8 @@ func iperfDoc(r *Result) *ijDoc {
 		if s.Retransmits >= 0 {
 			snd.Retransmits = pi(s.Retransmits)
 		}
-		if s.RTTUs > 0 {
-			snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(s.SndCwndBytes), pi(s.RTTUs), pi(s.RTTUs), pi(s.RTTUs)
+		if s.MaxRTTUs > 0 {
+			snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(s.MaxSndCwndBytes), pi(s.MaxRTTUs), pi(s.MinRTTUs), pi(s.MeanRTTUs)
 		}
 		rcv := &ijStream{Socket: socketOf(s.ID), End: s.Seconds, Seconds: s.Seconds, Bytes: s.ReceivedBytes, BitsPerSecond: s.ReceivedBitsPerSecond, Sender: sender}
 		en.Streams = append(en.Streams, ijEndStream{Sender: snd, Receiver: rcv})
@@ -268,11 +269,18 @@ func iperfDoc(r *Result) *ijDoc {
 	}
 	en.SumSent, en.SumReceived = sums(pri, priRev)
 	en.SumSentBidirReverse, en.SumReceivedBidirReverse = sums(sec, !priRev)
-	if r.udp() && pri != nil {
+	if r.udp() {
 		// iperf3's UDP "sum": the sender's bytes with the receiver's loss and jitter.
-		s := *en.SumReceived
-		s.Bytes, s.BitsPerSecond, s.Sender = pri.SentBytes, pri.SentBitsPerSecond, en.SumSent.Sender
-		en.Sum = &s
+		udpSum := func(sm *Summary, sent, recv *ijStream) *ijStream {
+			if sm == nil {
+				return nil
+			}
+			s := *recv
+			s.Bytes, s.BitsPerSecond, s.Sender = sm.SentBytes, sm.SentBitsPerSecond, sent.Sender
+			return &s
+		}
+		en.Sum = udpSum(pri, en.SumSent, en.SumReceived)
+		en.SumBidirReverse = udpSum(sec, en.SumSentBidirReverse, en.SumReceivedBidirReverse)
 	}
 	en.CPU = r.CPU
 	if !r.udp() {

@@ -80,3 +80,33 @@ func mergeServerTCPInfo(r *Result, raw json.RawMessage) {
 		}
 	}
 }
+
+// fillRTTStats derives each stream's max/min/mean RTT and max cwnd from its
+// interval reports, as iperf3's end section does.
+func fillRTTStats(r *Result) {
+	for i := range r.Streams {
+		sr := &r.Streams[i]
+		var n, sum int64
+		for _, iv := range r.Intervals {
+			for _, st := range iv.Streams {
+				if st.ID != sr.ID || !st.TCPInfo || st.RTTUs <= 0 {
+					continue
+				}
+				n++
+				sum += st.RTTUs
+				if st.RTTUs > sr.MaxRTTUs {
+					sr.MaxRTTUs = st.RTTUs
+				}
+				if sr.MinRTTUs == 0 || st.RTTUs < sr.MinRTTUs {
+					sr.MinRTTUs = st.RTTUs
+				}
+				if st.SndCwndBytes > sr.MaxSndCwndBytes {
+					sr.MaxSndCwndBytes = st.SndCwndBytes
+				}
+			}
+		}
+		if n > 0 {
+			sr.MeanRTTUs = sum / n
+		}
+	}
+}

@@ -70,6 +70,12 @@ type StreamResult struct {
 	SndCwndBytes int64 `json:"snd_cwnd_bytes,omitempty"`
 	RTTUs        int64 `json:"rtt_us,omitempty"`
 	RTTVarUs     int64 `json:"rttvar_us,omitempty"`
+	// Per-interval TCP_INFO extremes of the sender (from the server's output
+	// when the server sends and is a netperfkit server).
+	MaxSndCwndBytes int64 `json:"max_snd_cwnd_bytes,omitempty"`
+	MaxRTTUs        int64 `json:"max_rtt_us,omitempty"`
+	MinRTTUs        int64 `json:"min_rtt_us,omitempty"`
+	MeanRTTUs       int64 `json:"mean_rtt_us,omitempty"`
 	// UDP: datagrams the receiver expected (highest counter), lost and out of order.
 	SentPackets int64   `json:"sent_packets,omitempty"`
 	Packets     int64   `json:"packets,omitempty"`

@@ -387,6 +387,7 @@ func (ss *serverSession) run(ctx context.Context) {
 		return
 	}
 	res := t.result(remote)
+	fillRTTStats(res)
 	res.LocalAddr, res.RemoteAddr, res.Cookie, res.PeerVersion = ss.ctrl.LocalAddr().String(), ss.ctrl.RemoteAddr().String(), cookieString(ss.cookie), p.ClientVersion
 	mine, err := t.resultsJSON(func(w *wireResults) {
 		if p.GetServerOutput == 0 {

@@ -116,3 +116,20 @@ func socketBuffers(c syscall.Conn) (snd, rcv int) {
 	})
 	return snd, rcv
 }
+
+// tcpCongestion returns the congestion control algorithm of a TCP connection.
+func tcpCongestion(c net.Conn) string {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return ""
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return ""
+	}
+	var name string
+	_ = rc.Control(func(fd uintptr) {
+		name, _ = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+	})
+	return name
+}

@@ -37,3 +37,5 @@ func optsNotAvailable(o sockOpts) []string {
 func forceBuffers(syscall.Conn, int) {}
 
 func socketBuffers(syscall.Conn) (snd, rcv int) { return 0, 0 }
+
+func tcpCongestion(net.Conn) string { return "" }

@@ -77,6 +77,11 @@ func (t *testRun) begin() (stopRep func()) {
 			}
 		}
 	}
+	if !t.udp && len(t.eng.streams) > 0 {
+		if cc := tcpCongestion(t.eng.streams[0].conn); cc != "" {
+			t.congestion = cc
+		}
+	}
 	t.eng.start()
 	quit := make(chan struct{})
 	done := make(chan struct{})
@@ -301,7 +306,7 @@ func (t *testRun) resultsJSON(extra func(*wireResults)) ([]byte, error) {
 		SenderHasRetransmits: ptrInt(shr),
 		Streams:              []wireStream{},
 	}
-	if t.congestion != "" && anySender {
+	if t.congestion != "" {
 		w.CongestionUsed = t.congestion
 	}
 	for _, s := range t.eng.streams {

@@ -1,0 +1,112 @@
+package throughput
+
+import (
+	"encoding/json"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// keyPaths lists every key path of a JSON document, arrays collapsed to [].
+func keyPaths(v any, prefix string, out map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			out[prefix+"."+k] = true
+			keyPaths(e, prefix+"."+k, out)
+		}
+	case []any:
+		for _, e := range x {
+			keyPaths(e, prefix+"[]", out)
+		}
+	}
+}
+
+// Keys of iperf3's document that this package does not produce: socket-level
+// details it has no portable source for.
+var ignoredIperfKeys = []string{"snd_wnd", "max_snd_wnd", "tcp_mss_default", ".tos", "system_info"}
+
+// TestIperfJSONShape checks that our -J document has every key a real
+// iperf3 3.12 document of the same kind has (fixtures in testdata/).
+func TestIperfJSONShape(t *testing.T) {
+	addr, _ := startServer(t, nil)
+	cases := map[string]Config{
+		"tcp":       {Duration: time.Second},
+		"udp":       {UDP: true, Bitrate: 10e6, Duration: time.Second},
+		"bidir":     {Bidir: true, Duration: time.Second},
+		"reverse":   {Reverse: true, Streams: 2, Duration: time.Second},
+		"udp-bidir": {UDP: true, Bidir: true, Bitrate: 5e6, Duration: time.Second},
+	}
+	for name, cfg := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			raw, err := os.ReadFile("testdata/iperf3-3.12-" + name + ".json")
+			require.NoError(t, err)
+			var want any
+			require.NoError(t, json.Unmarshal(raw, &want))
+			res, err := Run(ctxT(t, 30*time.Second), addr, &cfg)
+			require.NoError(t, err)
+			doc, err := IperfJSON(res)
+			require.NoError(t, err)
+			var got any
+			require.NoError(t, json.Unmarshal(doc, &got))
+			wk, gk := map[string]bool{}, map[string]bool{}
+			keyPaths(want, "", wk)
+			keyPaths(got, "", gk)
+			var missing []string
+		next:
+			for k := range wk {
+				for _, ig := range ignoredIperfKeys {
+					if strings.Contains(k, ig) {
+						continue next
+					}
+				}
+				if !gk[k] {
+					missing = append(missing, k)
+				}
+			}
+			sort.Strings(missing)
+			assert.Empty(t, missing, "keys iperf3 writes and we do not")
+
+			// Values scripts read.
+			var d ijDoc
+			require.NoError(t, json.Unmarshal(doc, &d))
+			if cfg.UDP {
+				require.NotNil(t, d.End.Sum)
+				assert.Equal(t, *d.End.Sum.Packets, *d.End.SumReceived.Packets)
+				assert.GreaterOrEqual(t, *d.End.Sum.LostPercent, 0.0)
+			} else {
+				require.NotNil(t, d.End.SumSent)
+				s := res.Upload
+				if cfg.Reverse {
+					s = res.Download
+				}
+				assert.Equal(t, s.SentBytes, d.End.SumSent.Bytes)
+				assert.Equal(t, s.ReceivedBytes, d.End.SumReceived.Bytes)
+			}
+			assert.Equal(t, cfg.Bidir, d.End.SumSentBidirReverse != nil)
+			assert.Greater(t, d.End.CPU.HostTotal, 0.0)
+			assert.Equal(t, res.Cookie, d.Start.Cookie)
+			assert.Len(t, d.Intervals, len(res.Intervals))
+		})
+	}
+}
+
+func TestTextOutput(t *testing.T) {
+	r := &Result{Protocol: "tcp", Streams: []StreamResult{{ID: 1, Seconds: 1, SentBytes: 3 << 30, ReceivedBytes: 3 << 30,
+		SentBitsPerSecond: 28.9e9, ReceivedBitsPerSecond: 28.9e9, Retransmits: 14}},
+		Intervals: []Interval{{StartSeconds: 0, EndSeconds: 1, Streams: []StreamInterval{{ID: 1, Sender: true, Bytes: 3 << 30,
+			BitsPerSecond: 28.9e9, TCPInfo: true, Retransmits: 14, SndCwndBytes: 1023 << 10}}}}}
+	txt := IperfText(r)
+	assert.Contains(t, txt, "[  5]   0.00-1.00   sec  3.00 GBytes  28.9 Gbits/sec    14   1023 KBytes")
+	assert.Contains(t, txt, "sender")
+	assert.Contains(t, txt, "receiver")
+	assert.Equal(t, "1.22 MBytes", fmtBytes(1277952))
+	assert.Equal(t, "10.2 Mbits/sec", fmtBits(10222593))
+	assert.Equal(t, " 896 KBytes", fmtBytes(896<<10))
+}
