@@ -55,6 +55,18 @@ type client struct {
 	statBuf  []uint64
 	rawNames []byte
 	names    []string
+	// Last driver information, reused while the kernel answers the same.
+	rawDrv unix.EthtoolDrvinfo
+	drv    DriverInfo
+	// Command buffers live here, not on the stack, so that handing them to
+	// the kernel (or the test seam) costs no allocation.
+	si ssetInfo
+	di unix.EthtoolDrvinfo
+	rp ringparam
+
+	// kernel, when set, replaces the SIOCETHTOOL syscall (tests play a
+	// kernel with it).
+	kernel func(iface string, data unsafe.Pointer) unix.Errno
 }
 
 func newClient() (*client, error) {
@@ -89,9 +101,14 @@ func (c *client) ioctl(op, iface string, data unsafe.Pointer) error {
 	if len(iface) == 0 || len(iface) >= unix.IFNAMSIZ || bytes.IndexByte([]byte(iface), 0) >= 0 {
 		return &Error{Op: op, Interface: iface, Err: ErrNoInterface}
 	}
-	copy(ifr.name[:], iface)
-	ifr.data = data
-	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(c.fd), uintptr(unix.SIOCETHTOOL), uintptr(unsafe.Pointer(&ifr)))
+	var errno unix.Errno
+	if c.kernel != nil {
+		errno = c.kernel(iface, data)
+	} else {
+		copy(ifr.name[:], iface)
+		ifr.data = data
+		_, _, errno = unix.Syscall(unix.SYS_IOCTL, uintptr(c.fd), uintptr(unix.SIOCETHTOOL), uintptr(unsafe.Pointer(&ifr)))
+	}
 	if errno != 0 {
 		var err error = errno
 		if errno == unix.ENODEV {
@@ -105,29 +122,34 @@ func (c *client) ioctl(op, iface string, data unsafe.Pointer) error {
 func (c *client) driverInfo(iface string) (DriverInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var di unix.EthtoolDrvinfo
-	di.Cmd = unix.ETHTOOL_GDRVINFO
-	if err := c.ioctl("GDRVINFO", iface, unsafe.Pointer(&di)); err != nil {
+	c.di = unix.EthtoolDrvinfo{Cmd: unix.ETHTOOL_GDRVINFO}
+	if err := c.ioctl("GDRVINFO", iface, unsafe.Pointer(&c.di)); err != nil {
 		return DriverInfo{}, err
 	}
-	return DriverInfo{
+	di := &c.di
+	if *di == c.rawDrv {
+		return c.drv, nil
+	}
+	c.rawDrv = *di
+	c.drv = DriverInfo{
 		Driver:              cstr(di.Driver[:]),
 		Version:             cstr(di.Version[:]),
 		FirmwareVersion:     cstr(di.Fw_version[:]),
 		ExpansionROMVersion: cstr(di.Erom_version[:]),
 		BusInfo:             cstr(di.Bus_info[:]),
 		NStats:              di.N_stats,
-	}, nil
+	}
+	return c.drv, nil
 }
 
 func (c *client) ringParams(iface string) (RingParams, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rp := ringparam{cmd: unix.ETHTOOL_GRINGPARAM}
-	if err := c.ioctl("GRINGPARAM", iface, unsafe.Pointer(&rp)); err != nil {
+	c.rp = ringparam{cmd: unix.ETHTOOL_GRINGPARAM}
+	if err := c.ioctl("GRINGPARAM", iface, unsafe.Pointer(&c.rp)); err != nil {
 		return RingParams{}, err
 	}
-	return rp.RingParams, nil
+	return c.rp.RingParams, nil
 }
 
 // stats appends the statistics of iface to dst.
@@ -166,8 +188,9 @@ func (c *client) stats(iface string, dst Stats) (Stats, error) {
 
 // count asks for the number of statistics (ETHTOOL_GSSET_INFO).
 func (c *client) count(iface string) (int, error) {
-	si := ssetInfo{cmd: unix.ETHTOOL_GSSET_INFO, mask: 1 << ethSSStats}
-	if err := c.ioctl("GSSET_INFO", iface, unsafe.Pointer(&si)); err != nil {
+	c.si = ssetInfo{cmd: unix.ETHTOOL_GSSET_INFO, mask: 1 << ethSSStats}
+	si := &c.si
+	if err := c.ioctl("GSSET_INFO", iface, unsafe.Pointer(si)); err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) {
 			return 0, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf8"
 )
 
 // maxLine bounds one input line; anything longer is not ethtool output.
@@ -87,6 +88,8 @@ func parseLine(b []byte) (name []byte, v uint64, reason string) {
 		return nil, 0, fmt.Sprintf("statistic name longer than %d bytes", MaxNameLen)
 	case len(val) == 0:
 		return nil, 0, "missing value"
+	case !utf8.Valid(name):
+		return nil, 0, "statistic name is not valid UTF-8"
 	}
 	v, err := strconv.ParseUint(string(val), 10, 64)
 	if err != nil {

@@ -1,6 +1,8 @@
 package ethtool
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -131,6 +133,7 @@ func TestParseTextErrors(t *testing.T) {
 		{"long name", "abcdefghijklmnopqrstuvwxyz0123456: 1\n", 1, "longer than 32"},
 		{"header twice", "NIC statistics:\nNIC statistics:\n", 2, "missing value"},
 		{"float", "a: 1.5\n", 1, "not an unsigned"},
+		{"invalid UTF-8", "a\xff: 1\n", 1, "not valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,4 +231,27 @@ func uitoa(v uint64) string {
 		}
 	}
 	return string(buf[i:])
+}
+
+func FuzzParseSnapshot(f *testing.F) {
+	f.Add(`{"interface":"eth0","driver":"ena","stats":{"ena_srd_mode":3,"ena_srd_tx_pkts":28195047}}`)
+	f.Add(`  {"time":"2026-11-30T10:00:00Z","stats":{"a":18446744073709551615}}`)
+	f.Add(`{"stats":{"a":1,"a":2}}`)
+	f.Add("NIC statistics:\n     a: 1\n")
+	f.Add(`{"stats":[]}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := ParseSnapshot(strings.NewReader(in))
+		if err != nil {
+			require.Nil(t, s)
+			return
+		}
+		require.NotEmpty(t, s.Stats)
+		// A parsed snapshot survives a JSON round trip unchanged.
+		b, err := json.Marshal(s)
+		require.NoError(t, err)
+		back, err := ParseSnapshot(bytes.NewReader(b))
+		require.NoError(t, err)
+		require.Equal(t, s.Stats, back.Stats)
+		require.Equal(t, s.Interface, back.Interface)
+	})
 }

@@ -1,0 +1,155 @@
+//go:build linux
+
+package ethtool
+
+import (
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// fakeKernel plays the SIOCETHTOOL side of a driver whose statistics count
+// can change between calls, like ENA's when queues or metrics change.
+type fakeKernel struct {
+	// counts are what GSSET_INFO reports, call by call; the last repeats.
+	counts []int
+	// actual returns the driver's count at the time of GSTRINGS/GSTATS.
+	actual func() int
+	// oldKernel writes the driver's count whatever was asked, as kernels
+	// before 7b07be1ff1cb do; otherwise a stale count gets len 0.
+	oldKernel bool
+	calls     map[uint32]int
+}
+
+func (k *fakeKernel) ioctl(iface string, data unsafe.Pointer) unix.Errno {
+	if iface != "eth0" {
+		return unix.ENODEV
+	}
+	cmd := *(*uint32)(data)
+	k.calls[cmd]++
+	switch cmd {
+	case unix.ETHTOOL_GSSET_INFO:
+		si := (*ssetInfo)(data)
+		i := min(k.calls[cmd]-1, len(k.counts)-1)
+		si.data[0] = uint32(k.counts[i])
+	case unix.ETHTOOL_GSTRINGS:
+		n := k.actual()
+		lenp := (*uint32)(unsafe.Add(data, 8))
+		if int(*lenp) != n {
+			if !k.oldKernel {
+				*lenp = 0
+				return 0
+			}
+			*lenp = uint32(n)
+		}
+		buf := unsafe.Slice((*byte)(unsafe.Add(data, 12)), n*ethGStringLen)
+		for i := range n {
+			copy(buf[i*ethGStringLen:], "stat_"+itoa(i)+"\x00")
+		}
+	case unix.ETHTOOL_GSTATS:
+		n := k.actual()
+		np := (*uint32)(unsafe.Add(data, 4))
+		if int(*np) != n {
+			if !k.oldKernel {
+				*np = 0
+				return 0
+			}
+			*np = uint32(n)
+		}
+		vals := unsafe.Slice((*uint64)(unsafe.Add(data, 8)), n)
+		for i := range n {
+			vals[i] = uint64(100 + i)
+		}
+	case unix.ETHTOOL_GDRVINFO:
+		di := (*unix.EthtoolDrvinfo)(data)
+		copy(di.Driver[:], "ena")
+	default:
+		return unix.EOPNOTSUPP
+	}
+	return 0
+}
+
+func fakeClient(k *fakeKernel) *Client {
+	k.calls = map[uint32]int{}
+	return &Client{c: &client{kernel: k.ioctl}, now: func() (t0 time.Time) { return }}
+}
+
+func want(n int) Stats {
+	var s Stats
+	for i := range n {
+		s = append(s, Stat{Name: "stat_" + itoa(i), Value: uint64(100 + i)})
+	}
+	return s
+}
+
+func TestStaleCountIsRequeried(t *testing.T) {
+	// GSSET_INFO says 3, but by GSTRINGS the driver has 4: a current kernel
+	// answers len 0 without an error, and the read starts over.
+	k := &fakeKernel{counts: []int{3, 4}, actual: func() int { return 4 }}
+	s, err := fakeClient(k).Stats("eth0")
+	require.NoError(t, err)
+	assert.Equal(t, want(4), s)
+	assert.Equal(t, 2, k.calls[unix.ETHTOOL_GSSET_INFO])
+	assert.Equal(t, 2, k.calls[unix.ETHTOOL_GSTRINGS])
+	assert.Equal(t, 1, k.calls[unix.ETHTOOL_GSTATS])
+}
+
+func TestStaleCountBetweenStringsAndStats(t *testing.T) {
+	n := 0
+	k := &fakeKernel{counts: []int{5, 6}}
+	// The count changes after the first GSTRINGS: GSTATS with 5 is stale.
+	k.actual = func() int {
+		n++
+		if n == 1 {
+			return 5
+		}
+		return 6
+	}
+	s, err := fakeClient(k).Stats("eth0")
+	require.NoError(t, err)
+	assert.Equal(t, want(6), s)
+	assert.Equal(t, 2, k.calls[unix.ETHTOOL_GSTATS])
+}
+
+func TestOldKernelWritingMoreThanAsked(t *testing.T) {
+	// An old kernel copies the driver's 40 names into a buffer sized for
+	// 30; the slack absorbs them and the mismatch triggers a re-read.
+	k := &fakeKernel{counts: []int{30, 40}, actual: func() int { return 40 }, oldKernel: true}
+	s, err := fakeClient(k).Stats("eth0")
+	require.NoError(t, err)
+	assert.Equal(t, want(40), s)
+}
+
+func TestCountKeepsChanging(t *testing.T) {
+	n := 10
+	k := &fakeKernel{counts: []int{10}, actual: func() int { n++; return n }}
+	_, err := fakeClient(k).Stats("eth0")
+	assert.ErrorContains(t, err, "statistics count kept changing")
+	assert.Equal(t, maxAttempts, k.calls[unix.ETHTOOL_GSSET_INFO])
+}
+
+func TestFakeKernelErrors(t *testing.T) {
+	k := &fakeKernel{counts: []int{0}, actual: func() int { return 0 }}
+	c := fakeClient(k)
+	_, err := c.Stats("eth0")
+	assert.ErrorIs(t, err, ErrNoStats)
+	_, err = c.Stats("eth1")
+	assert.ErrorIs(t, err, ErrNoInterface)
+	_, err = c.RingParams("eth0")
+	assert.ErrorIs(t, err, unix.EOPNOTSUPP)
+
+	k = &fakeKernel{counts: []int{maxStats + 1}, actual: func() int { return 0 }}
+	_, err = fakeClient(k).Stats("eth0")
+	assert.ErrorContains(t, err, "driver declares 65537 statistics")
+
+	k = &fakeKernel{counts: []int{2}, actual: func() int { return 2 }}
+	c = fakeClient(k)
+	s, err := c.Snapshot("eth0")
+	require.NoError(t, err)
+	assert.Equal(t, "ena", s.Driver)
+	assert.Equal(t, want(2), s.Stats)
+}
