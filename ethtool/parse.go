@@ -17,10 +17,11 @@ const maxLine = 4096
 // "NIC statistics:" header, then one "name: value" line per statistic with
 // any leading spaces or tabs. Names may contain spaces and colons (the value
 // follows the last colon) and are at most MaxNameLen bytes; values are
-// unsigned 64-bit decimals. Blank lines are ignored and unknown names are
-// kept. A malformed line gives a *ParseError naming its line number. Input
-// that holds no statistic, including ethtool's "no stats available", gives an
-// error matching ErrNoStats and os.ErrNotExist.
+// unsigned 64-bit decimals; names must be valid UTF-8. Blank lines are
+// ignored and unknown names are kept. A malformed line gives a *ParseError
+// naming its line number. Input that holds no statistic, including ethtool's
+// "no stats available", gives an error matching ErrNoStats and
+// os.ErrNotExist.
 func ParseText(r io.Reader) (Stats, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 512), maxLine)
