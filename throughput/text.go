@@ -52,8 +52,10 @@ func IntervalText(iv Interval, udp bool) string {
 			fmt.Fprintf(&b, "  %d", pkts)
 		case udp:
 			fmt.Fprintf(&b, "  %.3f ms  %d/%d (%.2g%%)", jitter, lost, pkts, percent(lost, pkts))
-		case sender && tcpInfo:
+		case sender && tcpInfo && cwnd > 0:
 			fmt.Fprintf(&b, "  %4d   %s", retr, fmtBytes(cwnd))
+		case sender && tcpInfo:
+			fmt.Fprintf(&b, "  %4d", retr)
 		}
 		if iv.Omitted {
 			b.WriteString("  (omitted)")
@@ -71,13 +73,13 @@ func IntervalText(iv Interval, udp bool) string {
 			if d.sum == nil {
 				continue
 			}
-			sender := false
+			sender, info := false, false
 			for _, s := range iv.Streams {
 				if s.Reverse == d.rev {
-					sender = s.Sender
+					sender, info = s.Sender, info || s.TCPInfo
 				}
 			}
-			line("[SUM]", d.sum.Bytes, d.sum.BitsPerSecond, sender, d.sum.Retransmits, 0, false, d.sum.JitterMs, d.sum.LostPackets, d.sum.Packets)
+			line("[SUM]", d.sum.Bytes, d.sum.BitsPerSecond, sender, d.sum.Retransmits, 0, info, d.sum.JitterMs, d.sum.LostPackets, d.sum.Packets)
 		}
 	}
 	return b.String()
