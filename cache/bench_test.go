@@ -116,14 +116,18 @@ func median(x []float64) float64 {
 // `redis-benchmark -c 4`, and connect-per-op against `redis-benchmark -k 0 -c
 // 4`, plain and over TLS. The tools alternate, rounds times, and each reports
 // the median of its rounds; the ratios are engine ops/s over redis-benchmark's.
-// Run it with -benchtime 1x; NETPERFKIT_BENCH_SECONDS sets each run's length.
+// Run it with -benchtime 1x; NETPERFKIT_BENCH_SECONDS sets each run's length
+// (3 s) and NETPERFKIT_BENCH_ROUNDS the number of rounds (3).
 func BenchmarkVsRedisBenchmark(b *testing.B) {
 	rb := peertest.Binary(b, cachetest.InstallHint, "valkey-benchmark", "redis-benchmark")
 	secs := 3.0
 	if v, err := strconv.ParseFloat(os.Getenv("NETPERFKIT_BENCH_SECONDS"), 64); err == nil && v > 0 {
 		secs = v
 	}
-	const rounds = 3
+	rounds := 3
+	if v, err := strconv.Atoi(os.Getenv("NETPERFKIT_BENCH_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
 	for _, tc := range []struct {
 		name string
 		tls  bool
