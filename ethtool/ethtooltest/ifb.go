@@ -1,0 +1,73 @@
+package ethtooltest
+
+import (
+	"net"
+	"os/exec"
+	"testing"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
+)
+
+// IFB is an ifb device in a private network namespace that counts, in its
+// rx_queue_0_packets and rx_queue_0_bytes statistics, every packet received
+// on that namespace's loopback: lo's ingress is redirected to it with a tc
+// u32 filter. Unlike veth, whose statistics stay 0 for plain traffic, it
+// gives a test counters that really move.
+type IFB struct {
+	// NS and Name are the namespace and the ifb device.
+	NS, Name string
+	ip       string
+}
+
+// NewIFB creates the namespace, the device and the redirect, and registers
+// their removal with tb.Cleanup. It needs root, ip and tc.
+func NewIFB(tb testing.TB) *IFB {
+	tb.Helper()
+	peertest.Root(tb)
+	ip := peertest.Binary(tb, "apt-get install iproute2", "ip")
+	tc := peertest.Binary(tb, "apt-get install iproute2", "tc")
+	id := randomID(tb)
+	f := &IFB{NS: "npk-" + id + "-i", Name: "npk" + id + "i", ip: ip}
+	v := &Veth{ip: ip}
+	v.run(tb, ip, "netns", "add", f.NS)
+	tb.Cleanup(func() { _ = exec.Command(ip, "netns", "del", f.NS).Run() })
+	v.run(tb, ip, "-n", f.NS, "link", "add", f.Name, "type", "ifb")
+	v.run(tb, ip, "-n", f.NS, "link", "set", f.Name, "up")
+	v.run(tb, ip, "-n", f.NS, "link", "set", "lo", "up")
+	v.run(tb, ip, "netns", "exec", f.NS, tc, "qdisc", "add", "dev", "lo", "ingress")
+	v.run(tb, ip, "netns", "exec", f.NS, tc, "filter", "add", "dev", "lo", "parent", "ffff:", "protocol", "all",
+		"u32", "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", f.Name)
+	return f
+}
+
+// NetnsPath is the file that names NS for setns(2).
+func (f *IFB) NetnsPath() string { return "/run/netns/" + f.NS }
+
+// SendUDP sends n datagrams of size bytes over the namespace's loopback to a
+// socket bound there, so each one is received once on lo and counted once
+// by the ifb device.
+func (f *IFB) SendUDP(tb testing.TB, n, size int) {
+	tb.Helper()
+	err := InNetns(f.NetnsPath(), func() error {
+		rx, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			return err
+		}
+		defer rx.Close()
+		tx, err := net.DialUDP("udp4", nil, rx.LocalAddr().(*net.UDPAddr))
+		if err != nil {
+			return err
+		}
+		defer tx.Close()
+		buf := make([]byte, size)
+		for range n {
+			if _, err := tx.Write(buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("ethtooltest: sending over lo in %s: %v", f.NS, err)
+	}
+}
