@@ -198,9 +198,9 @@ func TestClientIFBCountsTraffic(t *testing.T) {
 			}
 		})
 	}()
-	for range 5 {
-		f.SendUDP(t, 100, 64)
-		time.Sleep(5 * time.Millisecond)
+	for range 10 {
+		f.SendUDP(t, 50, 64)
+		time.Sleep(10 * time.Millisecond)
 	}
 	require.NoError(t, <-done)
 	require.GreaterOrEqual(t, last, target, "Watch saw the datagrams before the 10 s timeout")
