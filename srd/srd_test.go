@@ -321,3 +321,34 @@ func TestReadinessThisHost(t *testing.T) {
 	assert.Equal(t, strings.TrimSpace(string(mtu)), checks[0].Value)
 	assert.Equal(t, StatusFail, checks[0].Status, "lo's MTU of 65536 is above 8900")
 }
+
+func TestSpecCheck(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "describe-network-interfaces.json"))
+	require.NoError(t, err)
+	defer f.Close()
+	nis, err := ParseNetworkInterfaces(f)
+	require.NoError(t, err)
+
+	ni := FindByMAC(nis, "0E:12:34:56:78:9A\n")
+	require.NotNil(t, ni)
+	assert.Equal(t, "eni-0f1e2d3c4b5a69788", ni.ID)
+	assert.Nil(t, FindByMAC(nis, "00:00:00:00:00:01"))
+	assert.Nil(t, FindByMAC(nis, ""))
+
+	c := SpecCheck(ni, 3)
+	assert.Equal(t, StatusPass, c.Status)
+	assert.Equal(t, "3 (ENA Express on, UDP on)", c.Value)
+	assert.Equal(t, "3 (ENA Express on, UDP on) as eni-0f1e2d3c4b5a69788's EnaSrdSpecification says", c.Expect)
+	assert.Equal(t, StatusPass, SpecCheck(ni, 7).Status, "the ordering bypass bit is not part of the spec")
+	assert.Equal(t, StatusFail, SpecCheck(ni, 1).Status)
+	assert.Equal(t, StatusFail, SpecCheck(ni, 0).Status)
+
+	off := FindByMAC(nis, "0e:12:34:56:78:9b")
+	require.NotNil(t, off)
+	assert.Equal(t, StatusPass, SpecCheck(off, 0).Status)
+	assert.Equal(t, StatusPass, SpecCheck(off, 2).Status, "UDP left on after Express was turned off")
+	assert.Equal(t, StatusFail, SpecCheck(off, 1).Status)
+
+	assert.Equal(t, StatusWarn, SpecCheck(nil, 3).Status)
+	assert.Equal(t, StatusWarn, SpecCheck(&nis[2], 3).Status)
+}

@@ -7,13 +7,14 @@
 //	srdcheck -before a.txt -after b.txt      # saved `ethtool -S` text or enastat -json
 //	srdcheck -readiness -i eth0 [-high-rtt]  # host settings, like check-ena-express-settings.sh
 //	srdcheck -i eth0 -window 10s -readiness -json
+//	srdcheck -i eth0 -eni enis.json          # also compare with `aws ec2 describe-network-interfaces`
 //
 // With -json it prints one object with srd_mode, express_enabled,
 // udp_enabled, tx_pkts_delta, eligible_tx_pkts_delta, rx_pkts_delta,
 // coverage, verdict and reason (and readiness, readiness_status with
-// -readiness). Exit status: 0 when SRD carried the traffic and no readiness
-// check failed, 3 when the verdict is anything else or a check failed, 1 on
-// errors, 2 on bad usage.
+// -readiness, spec_check with -eni). Exit status: 0 when SRD carried the
+// traffic and no check failed, 3 when the verdict is anything else or a check
+// failed, 1 on errors, 2 on bad usage.
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -46,6 +48,8 @@ type options struct {
 	readiness     bool
 	highRTT       bool
 	root          string
+	eni           string
+	mac           string
 	json          bool
 }
 
@@ -60,6 +64,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.readiness, "readiness", false, "check the host's settings for ENA Express (needs -i)")
 	fs.BoolVar(&o.highRTT, "high-rtt", false, "with -readiness: use the high-RTT (cross-AZ) thresholds")
 	fs.StringVar(&o.root, "root", "/", "with -readiness: read /proc and /sys under `dir`")
+	fs.StringVar(&o.eni, "eni", "", "`file` with the JSON of `aws ec2 describe-network-interfaces`: check its EnaSrdSpecification against ena_srd_mode")
+	fs.StringVar(&o.mac, "mac", "", "with -eni: the interface's MAC `address` (default: read from /sys/class/net/IFACE/address under -root)")
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -74,6 +80,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("give -i IFACE, or -before FILE -after FILE")
 	case o.window <= 0:
 		return o, errors.New("-window must be positive")
+	case o.eni != "" && o.iface == "" && o.mac == "":
+		return o, errors.New("-eni needs -i IFACE or -mac ADDRESS to find the ENI")
 	}
 	return o, nil
 }
@@ -84,6 +92,7 @@ type output struct {
 	*srd.CoverageReport
 	Readiness       []srd.Check `json:"readiness,omitempty"`
 	ReadinessStatus srd.Status  `json:"readiness_status,omitempty"`
+	SpecCheck       *srd.Check  `json:"spec_check,omitempty"`
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -117,6 +126,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		out.Readiness, out.ReadinessStatus = checks, srd.Worst(checks)
 	}
+	if o.eni != "" && out.CoverageReport != nil {
+		c, err := specCheck(o, out.CoverageReport)
+		if err != nil {
+			fmt.Fprintln(stderr, "srdcheck:", err)
+			return 1
+		}
+		out.SpecCheck = &c
+	}
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -127,7 +144,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		printText(stdout, out)
 	}
-	if (out.CoverageReport != nil && out.Verdict != srd.VerdictCarried) || out.ReadinessStatus == srd.StatusFail {
+	if (out.CoverageReport != nil && out.Verdict != srd.VerdictCarried) || out.ReadinessStatus == srd.StatusFail ||
+		(out.SpecCheck != nil && out.SpecCheck.Status == srd.StatusFail) {
 		return 3
 	}
 	return 0
@@ -169,6 +187,33 @@ func snapshots(ctx context.Context, o options) (*ethtool.Snapshot, *ethtool.Snap
 		return nil, nil, err
 	}
 	return b, a, nil
+}
+
+// specCheck finds the interface's ENI in the -eni file by MAC address and
+// compares its EnaSrdSpecification with the driver's ena_srd_mode.
+func specCheck(o options, r *srd.CoverageReport) (srd.Check, error) {
+	f, err := os.Open(o.eni)
+	if err != nil {
+		return srd.Check{}, err
+	}
+	defer f.Close()
+	nis, err := srd.ParseNetworkInterfaces(f)
+	if err != nil {
+		return srd.Check{}, fmt.Errorf("%s: %w", o.eni, err)
+	}
+	mac := o.mac
+	if mac == "" {
+		b, err := os.ReadFile(filepath.Join(o.root, "sys", "class", "net", o.iface, "address"))
+		if err != nil {
+			return srd.Check{}, fmt.Errorf("MAC address of %s (give -mac): %w", o.iface, err)
+		}
+		mac = string(b)
+	}
+	if r.Verdict == srd.VerdictNoStatistics {
+		return srd.Check{Name: "EnaSrdSpecification vs ena_srd_mode", Value: "no ena_srd_mode", Expect: "ENA statistics with SRD information",
+			Status: srd.StatusWarn, Detail: r.Reason}, nil
+	}
+	return srd.SpecCheck(srd.FindByMAC(nis, mac), r.Mode), nil
 }
 
 func readFile(name string) (*ethtool.Snapshot, error) {
@@ -218,5 +263,12 @@ func printText(w io.Writer, out output) {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "readiness      %s\n", out.ReadinessStatus)
+	}
+	if c := out.SpecCheck; c != nil {
+		fmt.Fprintf(w, "ec2 spec       %s: driver %s, want %s", c.Status, c.Value, c.Expect)
+		if c.Detail != "" {
+			fmt.Fprintf(w, ": %s", c.Detail)
+		}
+		fmt.Fprintln(w)
 	}
 }

@@ -131,3 +131,32 @@ func TestLiveVethHasNoSRD(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errb.String(), "interrupted")
 }
+
+func TestENISpec(t *testing.T) {
+	enis := filepath.Join("..", "..", "srd", "testdata", "describe-network-interfaces.json")
+	before, after := fixture("ena-2.17-same-az-before.txt"), fixture("ena-2.17-same-az-after.txt")
+	code, out, stderr := runArgs(t, "-before", before, "-after", after, "-eni", enis, "-mac", "0e:12:34:56:78:9a", "-json")
+	require.Equal(t, 0, code, stderr)
+	var got struct {
+		SpecCheck struct {
+			Status string `json:"status"`
+			Expect string `json:"expect"`
+		} `json:"spec_check"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, "pass", got.SpecCheck.Status)
+	assert.Contains(t, got.SpecCheck.Expect, "eni-0f1e2d3c4b5a69788")
+
+	// The second ENI has ENA Express off in EC2, but the driver says 3.
+	code, out, _ = runArgs(t, "-before", before, "-after", after, "-eni", enis, "-mac", "0e:12:34:56:78:9b")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, out, "ec2 spec       fail: driver 3 (ENA Express on, UDP on), want 0 (ENA Express off, UDP off)")
+
+	code, _, stderr = runArgs(t, "-before", before, "-after", after, "-eni", enis)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-eni needs")
+
+	code, _, stderr = runArgs(t, "-before", before, "-after", after, "-eni", "nope.json", "-mac", "x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "nope.json")
+}

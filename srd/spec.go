@@ -1,0 +1,57 @@
+package srd
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FindByMAC returns the network interface whose MAC address is mac (case
+// and separators as EC2 and /sys/class/net print them: lower-case, colons),
+// or nil.
+func FindByMAC(nis []NetworkInterface, mac string) *NetworkInterface {
+	mac = strings.ToLower(strings.TrimSpace(mac))
+	for i := range nis {
+		if strings.ToLower(nis[i].MACAddress) == mac && mac != "" {
+			return &nis[i]
+		}
+	}
+	return nil
+}
+
+// SpecCheck compares what EC2 says of an ENI (its EnaSrdSpecification) with
+// what the driver reports (ena_srd_mode): ENA Express and its UDP setting
+// must agree. A mismatch means the attachment changed and the driver has not
+// caught up, or the snapshot is not of this ENI. ni nil, or without a
+// specification, gives a warn check.
+func SpecCheck(ni *NetworkInterface, mode Mode) Check {
+	c := Check{Name: "EnaSrdSpecification vs ena_srd_mode", Value: fmt.Sprintf("%d (%s)", uint64(mode), mode)}
+	switch {
+	case ni == nil:
+		c.Expect, c.Status = "an ENI with this MAC address", StatusWarn
+		c.Detail = "no network interface in the EC2 output has this MAC address"
+		return c
+	case ni.EnaSrd == nil:
+		c.Expect, c.Status = "an attachment with EnaSrdSpecification", StatusWarn
+		c.Detail = ni.ID + " has no EnaSrdSpecification under Attachment"
+		return c
+	}
+	want := ni.EnaSrd.Mode()
+	c.Expect = fmt.Sprintf("%d (%s) as %s's EnaSrdSpecification says", uint64(want), want, ni.ID)
+	got := mode & (ModeExpress | ModeUDP)
+	switch {
+	case got == want:
+		c.Status = StatusPass
+	case !want.Express():
+		// UDP left on in the driver after Express was turned off is what
+		// the driver reports as mode 2; that is not a mismatch.
+		if got.Express() {
+			c.Status, c.Detail = StatusFail, "EC2 says ENA Express is off but the driver has it on"
+		} else {
+			c.Status = StatusPass
+		}
+	default:
+		c.Status = StatusFail
+		c.Detail = "the driver does not report what EC2 configured: check the ENI attachment, or wait for the change to reach the instance"
+	}
+	return c
+}
