@@ -165,3 +165,38 @@ func ExampleWatch() {
 		log.Fatal(err)
 	}
 }
+
+func ExampleClient_Watch() {
+	c, err := ethtool.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = c.Watch(ctx, "eth0", time.Second, func(d ethtool.Delta) {
+		fmt.Printf("%.0f packets/s received on queue 0\n", mustGet(d, "queue_0_rx_cnt").PerSecond)
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+func mustGet(d ethtool.Delta, name string) ethtool.Counter {
+	c, _ := d.Get(name)
+	return c
+}
+
+func ExampleIsGauge() {
+	fmt.Println(ethtool.IsGauge("conntrack_allowance_available"), ethtool.IsGauge("pps_allowance_exceeded"))
+	// Output: true false
+}
+
+func ExampleSnapshot_WriteText() {
+	s := &ethtool.Snapshot{Stats: ethtool.Stats{{Name: "ena_srd_mode", Value: 3}, {Name: "ena_srd_tx_pkts", Value: 42}}}
+	_ = s.WriteText(os.Stdout)
+	// Output:
+	// NIC statistics:
+	//      ena_srd_mode: 3
+	//      ena_srd_tx_pkts: 42
+}

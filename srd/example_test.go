@@ -87,3 +87,14 @@ func ExampleRunExperiment() {
 	_ = res.WriteTable(os.Stdout)
 	_ = json.NewEncoder(os.Stdout).Encode(res)
 }
+
+func ExampleSpecCheck() {
+	nis, err := srd.ParseNetworkInterfaces(strings.NewReader(`{"NetworkInterfaces":[{"NetworkInterfaceId":"eni-1","MacAddress":"0e:00:00:00:00:01",
+	  "Attachment":{"EnaSrdSpecification":{"EnaSrdEnabled":true,"EnaSrdUdpSpecification":{"EnaSrdUdpEnabled":false}}}}]}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	c := srd.SpecCheck(srd.FindByMAC(nis, "0e:00:00:00:00:01"), srd.Mode(3))
+	fmt.Println(c.Status, c.Value, "want", c.Expect)
+	// Output: fail 3 (ENA Express on, UDP on) want 1 (ENA Express on, UDP off) as eni-1's EnaSrdSpecification says
+}
