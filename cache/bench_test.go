@@ -170,6 +170,13 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 						}
 					}
 				}
+				// Paired ratios (each engine over the redis-benchmark run just
+				// before it) cancel slow drifts in the machine's load.
+				var respPaired, glidePaired []float64
+				for i := range rbOps {
+					respPaired = append(respPaired, respOps[i]/rbOps[i])
+					glidePaired = append(glidePaired, glideOps[i]/rbOps[i])
+				}
 				rbm, rm, gm := median(rbOps), median(respOps), median(glideOps)
 				b.ReportMetric(0, "ns/op")
 				b.ReportMetric(rbm, "rb-ops/s")
@@ -177,6 +184,8 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 				b.ReportMetric(gm, "glide-ops/s")
 				b.ReportMetric(rm/rbm, "resp/rb")
 				b.ReportMetric(gm/rbm, "glide/rb")
+				b.ReportMetric(median(respPaired), "resp/rb-paired")
+				b.ReportMetric(median(glidePaired), "glide/rb-paired")
 				b.Logf("ops/s per round: redis-benchmark %.0f, resp %.0f, glide %.0f", rbOps, respOps, glideOps)
 			}
 		})
