@@ -11,8 +11,10 @@ import (
 	"time"
 )
 
-// errNotAvailable marks a measurement the platform does not offer.
-var errNotAvailable = errors.New("throughput: not available on this platform")
+// ErrNotAvailable marks a measurement or fast path the platform does not
+// offer (TCP_INFO, UDP GSO/GRO and MSS/congestion settings are linux-only);
+// results carry it as a note, never as a test failure.
+var ErrNotAvailable = errors.New("throughput: not available on this platform")
 
 // tcpInfo is the part of TCP_INFO the reports use.
 type tcpInfo struct {
@@ -119,6 +121,20 @@ func (e *engine) failure() error {
 	e.errMu.Lock()
 	defer e.errMu.Unlock()
 	return e.err
+}
+
+// addBlocks accounts n bytes in blocks writes or datagrams.
+func (e *engine) addBlocks(s *flowStream, n int, blocks int64) {
+	if !e.counting.Load() {
+		return
+	}
+	s.bytes.Add(int64(n))
+	s.blocks.Add(blocks)
+	t := e.total.Add(int64(n))
+	b := e.totalBlk.Add(blocks)
+	if (e.limitBytes > 0 && t >= e.limitBytes) || (e.limitBlks > 0 && b >= e.limitBlks) {
+		e.finish(nil)
+	}
 }
 
 // add accounts n bytes in one block and reports whether a limit was reached.
@@ -299,9 +315,14 @@ func (e *engine) recvTCP(s *flowStream) error {
 }
 
 func (e *engine) sendUDP(s *flowStream) error {
-	if s.fast != nil && e.rate <= 0 {
+	if s.fast != nil {
 		return e.sendUDPFast(s)
 	}
+	return e.sendUDPPlain(s)
+}
+
+// sendUDPPlain writes one datagram per call.
+func (e *engine) sendUDPPlain(s *flowStream) error {
 	buf := make([]byte, e.blockLen)
 	fillPayload(buf)
 	hl := udpHeaderLen(e.counters64)
@@ -391,6 +412,29 @@ func (e *engine) udpDatagram(s *flowStream, b []byte) {
 	s.rstats.add(h.Count, sent, arr, len(b))
 	s.mu.Unlock()
 	e.add(s, len(b))
+}
+
+// udpBatch accounts a GRO buffer of datagrams of seg bytes (the last may
+// be shorter) with one clock reading and one lock, which is what lets one
+// goroutine keep up with tens of Gbit/s.
+func (e *engine) udpBatch(s *flowStream, b []byte, seg int) {
+	if !e.counting.Load() {
+		return
+	}
+	arr := e.arrival()
+	var blocks int64
+	s.mu.Lock()
+	for off := 0; off < len(b); off += seg {
+		end := min(off+seg, len(b))
+		h, err := parseUDPHeader(b[off:end], e.counters64)
+		if err != nil {
+			continue
+		}
+		s.rstats.add(h.Count, float64(h.Sec)+float64(h.Usec)/1e6, arr, end-off)
+		blocks++
+	}
+	s.mu.Unlock()
+	e.addBlocks(s, len(b), blocks)
 }
 
 // fillPayload fills a send buffer with a repeating pattern (iperf3 sends

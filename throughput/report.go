@@ -154,6 +154,10 @@ type Result struct {
 	Download *Summary       `json:"download,omitempty"`
 	CPU      CPUUtilization `json:"cpu_utilization_percent"`
 
+	// UDPOffload says which UDP fast paths this side used: "gso", "gro",
+	// "gso+gro" or "none" (linux only; elsewhere a note says why).
+	UDPOffload string `json:"udp_offload,omitempty"`
+
 	// Notes say which measurements were not available and why (for example
 	// "tcp_info: not available on this platform").
 	Notes []string `json:"notes,omitempty"`

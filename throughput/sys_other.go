@@ -10,7 +10,7 @@ import (
 const tcpInfoAvailable = false
 
 // readTCPInfo reports that TCP_INFO is not available off linux.
-func readTCPInfo(net.Conn) (tcpInfo, error) { return tcpInfo{}, errNotAvailable }
+func readTCPInfo(net.Conn) (tcpInfo, error) { return tcpInfo{}, ErrNotAvailable }
 
 // controlTCP applies the portable options; MSS and congestion are linux-only.
 func controlTCP(fd uintptr, o sockOpts) error {

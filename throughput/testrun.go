@@ -421,6 +421,27 @@ func (t *testRun) result(remote *wireResults) *Result {
 	}
 	r.Upload = t.summary(r.Streams, false, secs)
 	r.Download = t.summary(r.Streams, true, secs)
+	if t.udp {
+		gso, gro := false, false
+		for _, s := range t.eng.streams {
+			if s.fast != nil {
+				gso, gro = gso || s.fast.gso, gro || s.fast.gro
+			}
+		}
+		switch {
+		case gso && gro:
+			r.UDPOffload = "gso+gro"
+		case gso:
+			r.UDPOffload = "gso"
+		case gro:
+			r.UDPOffload = "gro"
+		default:
+			r.UDPOffload = "none"
+		}
+		if !udpFastAvailable {
+			t.note("udp gso/gro: not available on this platform")
+		}
+	}
 	r.Notes = append(r.Notes, t.notes...)
 	return r
 }

@@ -3,7 +3,6 @@ package throughput
 import (
 	"encoding/binary"
 	"fmt"
-	"time"
 )
 
 // udpHeader is the header iperf3 puts at the front of every UDP datagram.
@@ -41,12 +40,6 @@ func parseUDPHeader(b []byte, counters64 bool) (udpHeader, error) {
 		h.Count = uint64(binary.BigEndian.Uint32(b[8:12]))
 	}
 	return h, nil
-}
-
-// stampOf splits a monotonic offset into the header's seconds and microseconds.
-func stampOf(d time.Duration) (sec, usec uint32) {
-	us := d.Microseconds()
-	return uint32(us / 1e6), uint32(us % 1e6)
 }
 
 // udpRecvStats is iperf3's receive-side accounting for one UDP stream

@@ -1,0 +1,50 @@
+package throughput
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestUDPFastPathAccounting runs the same paced UDP test with and without
+// GSO/GRO: at a rate loopback carries without loss, both must count every
+// datagram exactly once and in order.
+func TestUDPFastPathAccounting(t *testing.T) {
+	addr, results := startServer(t, nil)
+	for _, disable := range []bool{false, true} {
+		res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Bitrate: 400e6, BlockLen: 1400,
+			Duration: time.Second, DisableFastPath: disable, Interval: -1})
+		require.NoError(t, err)
+		srv := <-results
+		if udpFastAvailable && !disable {
+			assert.Equal(t, "gso", res.UDPOffload)
+			assert.Equal(t, "gro", srv.UDPOffload)
+		} else {
+			assert.Equal(t, "none", res.UDPOffload)
+		}
+		u := res.Upload
+		t.Logf("fast=%v sent %d packets, received %d, lost %d, ooo %d, %.0f bit/s", !disable, u.SentPackets, u.Packets, u.LostPackets, u.OutOfOrder, u.ReceivedBitsPerSecond)
+		assert.Equal(t, u.SentBytes, u.SentPackets*1400)
+		assert.InDelta(t, u.SentPackets, u.Packets, float64(u.SentPackets)/100+64)
+		assert.Equal(t, int64(0), u.OutOfOrder)
+		assert.InDelta(t, 400e6, u.SentBitsPerSecond, 80e6)
+		// Sent minus received is the loss the receiver counted, up to the
+		// datagrams in flight when the test ended.
+		assert.InDelta(t, u.SentPackets-u.Packets, 0, float64(u.SentPackets)/100+64)
+	}
+}
+
+func TestGSOBatch(t *testing.T) {
+	e := &engine{blockLen: 1400}
+	assert.Equal(t, 46, e.gsoBatch(), "64 KiB of 1400-byte datagrams")
+	e.blockLen = 100
+	assert.Equal(t, 64, e.gsoBatch(), "the kernel's segment limit")
+	e.blockLen, e.rate = 1400, 1e6
+	assert.Equal(t, 1, e.gsoBatch(), "slow rates send datagram by datagram")
+	e.rate = 5e9
+	assert.Equal(t, 46, e.gsoBatch(), "200 us at 5 Gbit/s is 89 datagrams: capped at 46")
+	e.rate = 1e9
+	assert.Equal(t, 17, e.gsoBatch(), "200 us at 1 Gbit/s")
+}
