@@ -446,3 +446,26 @@ func fillPayload(b []byte) {
 		b[i] = pat[i%len(pat)]
 	}
 }
+
+// maxGSOSegments is the kernel's limit on segments per GSO send (UDP_MAX_SEGMENTS).
+const maxGSOSegments = 64
+
+// gsoBatch is how many datagrams one GSO write carries at the engine's rate:
+// at most 64 segments and 64 KiB, and no more than 200 us of the target
+// rate, so pacing stays smooth.
+func (e *engine) gsoBatch() int {
+	k := 65000 / e.blockLen
+	if k > maxGSOSegments {
+		k = maxGSOSegments
+	}
+	if e.rate > 0 {
+		byRate := int(e.rate * 200e-6 / (8 * float64(e.blockLen)))
+		if byRate < k {
+			k = byRate
+		}
+	}
+	if k < 1 {
+		k = 1
+	}
+	return k
+}

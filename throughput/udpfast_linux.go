@@ -27,9 +27,6 @@ type udpFast struct {
 
 const udpFastAvailable = true
 
-// maxGSOSegments is the kernel's limit on segments per GSO send (UDP_MAX_SEGMENTS).
-const maxGSOSegments = 64
-
 // newUDPFast enables UDP_SEGMENT (sender) or UDP_GRO (receiver) on uc. It
 // returns an error, and the caller keeps the plain path, when the kernel
 // refuses.
@@ -58,26 +55,6 @@ func newUDPFast(uc *net.UDPConn, send bool, segSize int) (*udpFast, error) {
 		return nil, fmt.Errorf("throughput: udp offload: %w", err)
 	}
 	return f, nil
-}
-
-// gsoBatch is how many datagrams one GSO write carries at the engine's rate:
-// at most 64 segments and 64 KiB, and no more than 200 us of the target
-// rate, so pacing stays smooth.
-func (e *engine) gsoBatch() int {
-	k := 65000 / e.blockLen
-	if k > maxGSOSegments {
-		k = maxGSOSegments
-	}
-	if e.rate > 0 {
-		byRate := int(e.rate * 200e-6 / (8 * float64(e.blockLen)))
-		if byRate < k {
-			k = byRate
-		}
-	}
-	if k < 1 {
-		k = 1
-	}
-	return k
 }
 
 func (e *engine) sendUDPFast(s *flowStream) error {
