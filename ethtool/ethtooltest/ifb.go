@@ -3,6 +3,7 @@ package ethtooltest
 import (
 	"net"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/netperfkit/netperfkit/internal/peertest"
@@ -31,12 +32,18 @@ func NewIFB(tb testing.TB) *IFB {
 	v := &Veth{ip: ip}
 	v.run(tb, ip, "netns", "add", f.NS)
 	tb.Cleanup(func() { _ = exec.Command(ip, "netns", "del", f.NS).Run() })
-	v.run(tb, ip, "-n", f.NS, "link", "add", f.Name, "type", "ifb")
+	if out, err := exec.Command(ip, "-n", f.NS, "link", "add", f.Name, "type", "ifb").CombinedOutput(); err != nil {
+		peertest.Missing(tb, "the kernel cannot create an ifb device: "+strings.TrimSpace(string(out)), "modprobe ifb")
+		return nil
+	}
 	v.run(tb, ip, "-n", f.NS, "link", "set", f.Name, "up")
 	v.run(tb, ip, "-n", f.NS, "link", "set", "lo", "up")
 	v.run(tb, ip, "netns", "exec", f.NS, tc, "qdisc", "add", "dev", "lo", "ingress")
-	v.run(tb, ip, "netns", "exec", f.NS, tc, "filter", "add", "dev", "lo", "parent", "ffff:", "protocol", "all",
-		"u32", "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", f.Name)
+	if out, err := exec.Command(ip, "netns", "exec", f.NS, tc, "filter", "add", "dev", "lo", "parent", "ffff:", "protocol", "all",
+		"u32", "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", f.Name).CombinedOutput(); err != nil {
+		peertest.Missing(tb, "tc cannot redirect lo to the ifb device: "+strings.TrimSpace(string(out)), "modprobe cls_u32 act_mirred")
+		return nil
+	}
 	return f
 }
 
