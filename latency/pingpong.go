@@ -90,7 +90,8 @@ type PingPongConfig struct {
 	// WarmUp excludes the messages sent in this first part of a timed run
 	// from the statistics, and CoolDown those sent in its last part, as
 	// sockperf does. Zero means DefaultWarmUp (400 ms) and DefaultCoolDown
-	// (50 ms); a negative value means none.
+	// (50 ms); a negative value means none. A timed run must be longer than
+	// both together.
 	WarmUp, CoolDown time.Duration
 	// DiscardSamples drops the raw samples: the Summary then comes from
 	// the histogram. By default every round trip is kept, like sockperf's
@@ -191,6 +192,8 @@ func normalize(cfg *PingPongConfig) (runConfig, error) {
 		return runConfig{}, fmt.Errorf("%w: MessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MessageSize, HeaderSize)
 	case c.Duration < 0, c.MPS < 0, c.ReplyEvery < 0, c.ReadTimeout < 0, c.SpinTimeout < 0:
 		return runConfig{}, fmt.Errorf("%w: negative duration, rate or timeout", ErrInvalidConfig)
+	case c.Count <= 0 && c.WarmUp+c.CoolDown >= c.Duration:
+		return runConfig{}, fmt.Errorf("%w: Duration %v leaves no measurement window after WarmUp %v and CoolDown %v", ErrInvalidConfig, c.Duration, c.WarmUp, c.CoolDown)
 	case c.Mode != ModeDefault && c.Mode != ModeSpin:
 		return runConfig{}, fmt.Errorf("%w: unknown mode %d", ErrInvalidConfig, int(c.Mode))
 	}

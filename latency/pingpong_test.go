@@ -119,6 +119,8 @@ func TestPingPongInvalidConfig(t *testing.T) {
 		{Network: "sctp"},
 		{MPS: -1},
 		{Mode: Mode(7)},
+		{Duration: 400 * time.Millisecond},
+		{Duration: time.Second, WarmUp: time.Second, CoolDown: -1},
 	} {
 		_, err := PingPong(context.Background(), "127.0.0.1:1", cfg)
 		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", cfg)

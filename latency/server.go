@@ -159,8 +159,11 @@ func (s *Server) ServeUDP(ctx context.Context, conn net.PacketConn) error {
 					continue
 				}
 				_ = uc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-				if _, werr := uc.WriteToUDPAddrPort(buf[:n], ap); werr == nil {
-					s.replies.Add(1)
+				// Counted before the write so that a client holding the
+				// reply never sees a smaller count.
+				s.replies.Add(1)
+				if _, werr := uc.WriteToUDPAddrPort(buf[:n], ap); werr != nil {
+					s.replies.Add(-1)
 				}
 				continue
 			}
@@ -171,8 +174,9 @@ func (s *Server) ServeUDP(ctx context.Context, conn net.PacketConn) error {
 					continue
 				}
 				_ = conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-				if _, werr := conn.WriteTo(buf[:n], addr); werr == nil {
-					s.replies.Add(1)
+				s.replies.Add(1)
+				if _, werr := conn.WriteTo(buf[:n], addr); werr != nil {
+					s.replies.Add(-1)
 				}
 				continue
 			}
@@ -274,14 +278,15 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		// write before the next read could block.
 		if len(out) > 0 && (len(out) >= 64<<10 || !fr.whole()) {
 			_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+			s.replies.Add(pending)
 			if _, err := c.Write(out); err != nil {
+				s.replies.Add(-pending)
 				var ne net.Error
 				if errors.As(err, &ne) && ne.Timeout() {
 					s.timeouts.Add(1)
 				}
 				return
 			}
-			s.replies.Add(pending)
 			out, pending = out[:0], 0
 		}
 	}

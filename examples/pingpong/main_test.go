@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/latencytest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestJSONKeys(t *testing.T) {
+	hist := filepath.Join(t.TempDir(), "rtt.hlog")
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"-n", "200", "-m", "64", "-json", "-hist", hist}, &out, &errOut), errOut.String())
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &m), out.String())
+	for _, k := range []string{"observations", "dropped", "out_of_order", "avg_us", "stddev_us", "min_us", "max_us",
+		"p25_us", "p50_us", "p75_us", "p90_us", "p99_us", "p999_us", "p9999_us", "p99999_us", "ci_low_us", "ci_high_us"} {
+		assert.Contains(t, m, k)
+	}
+	assert.Equal(t, 200.0, m["observations"])
+	assert.Equal(t, 64.0, m["message_size_bytes"])
+
+	f, err := os.Open(hist)
+	require.NoError(t, err)
+	defer f.Close()
+	hs, err := latency.ReadHistogramLog(f)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.Equal(t, int64(200), hs[0].TotalCount())
+}
+
+func TestTextAgainstServerTCPUnderLoad(t *testing.T) {
+	srv := latencytest.NewServer(t, &latencytest.Config{Network: "tcp"})
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"-addr", srv.TCPAddr, "-tcp", "-t", "700ms", "-mps", "1000"}, &out, &errOut), errOut.String())
+	s := out.String()
+	assert.Contains(t, s, "under-load (1000 msg/s, reply every 100) over tcp to "+srv.TCPAddr)
+	assert.Contains(t, s, "sockperf: Summary: Round trip is")
+	assert.Contains(t, s, "raw send-to-reply round-trip times")
+	assert.Contains(t, s, "---> percentile 99.999 =")
+}
+
+func TestBadFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	assert.Error(t, run([]string{"-m", "5"}, &out, &errOut))
+	assert.Error(t, run([]string{"-bogus"}, &out, &errOut))
+	assert.Error(t, run([]string{"extra"}, &out, &errOut))
+	assert.Error(t, run([]string{"-t", "100ms"}, &out, &errOut), "shorter than the warm-up")
+}

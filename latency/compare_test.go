@@ -1,0 +1,59 @@
+package latency
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkSockperfComparison compares this package's ping-pong client with
+// sockperf's own client against ONE stock `sockperf server`, alternating the
+// two clients once per iteration (run it with -benchtime Nx for N rounds of
+// -compare-seconds each). It reports the medians over the rounds of both
+// clients' p50 and p99 round-trip times and of the per-round ratio
+// ours/sockperf, so a noisy machine affects both sides alike.
+//
+//	go test -run '^$' -bench SockperfComparison -benchtime 5x ./latency
+func BenchmarkSockperfComparison(b *testing.B) {
+	for _, tc := range []struct {
+		network string
+		mode    Mode
+	}{{"udp", ModeSpin}, {"udp", ModeDefault}, {"tcp", ModeSpin}, {"tcp", ModeDefault}} {
+		b.Run(tc.network+"-"+tc.mode.String(), func(b *testing.B) {
+			addr := startSockperfServer(b, tc.network)
+			host, port, _ := strings.Cut(addr, ":")
+			args := []string{"ping-pong", "--full-rtt", "-i", host, "-p", port, "-t", "1", "-m", "64"}
+			if tc.network == "tcp" {
+				args = append(args, "--tcp")
+			}
+			var ours, theirs, ratio, ours99, theirs99 []float64
+			for b.Loop() {
+				rep, _ := runSockperf(b, args...)
+				res, err := PingPong(context.Background(), addr, &PingPongConfig{
+					Network: tc.network, Mode: tc.mode, Duration: time.Second, MessageSize: 64,
+					DiscardSamples: true,
+				})
+				require.NoError(b, err)
+				p50 := rep.Percentiles["50.000"]
+				ours = append(ours, res.P50Us)
+				theirs = append(theirs, p50)
+				ratio = append(ratio, res.P50Us/p50)
+				ours99 = append(ours99, res.P99Us)
+				theirs99 = append(theirs99, rep.Percentiles["99.000"])
+				b.Logf("round %d: ours p50 %.3f us, sockperf p50 %.3f us, ratio %.3f (ours: n=%d sent=%d recv=%d dropped=%d ooo=%d)", len(ratio), res.P50Us, p50, res.P50Us/p50, res.Observations, res.Sent, res.Received, res.Dropped, res.OutOfOrder)
+			}
+			med := func(v []float64) float64 { return Aggregate(v).Median }
+			b.ReportMetric(med(ours)*1e3, "p50-ns")
+			b.ReportMetric(med(theirs)*1e3, "sockperf-p50-ns")
+			b.ReportMetric(med(ratio), "p50-ratio")
+			b.ReportMetric(slices.Max(ratio), "max-p50-ratio")
+			b.ReportMetric(med(ours99)*1e3, "p99-ns")
+			b.ReportMetric(med(theirs99)*1e3, "sockperf-p99-ns")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
