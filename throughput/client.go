@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/netperfkit/netperfkit/latency"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -69,6 +70,9 @@ type Config struct {
 	DisableFastPath bool
 	// Title is sent to the server as iperf3's title parameter.
 	Title string
+	// Latency, when set, measures round trips to a sockperf-compatible echo
+	// server while the flows run (RTT under load); see Result.Latency.
+	Latency *LatencyProbe
 }
 
 func (c *Config) withDefaults() Config {
@@ -298,6 +302,10 @@ func (cl *client) run(ctx context.Context) (*Result, error) {
 	var ended atomic.Bool
 	go cl.watch(states, &ended)
 
+	var probe *probeRun
+	if c.Latency != nil {
+		probe = startProbe(ctx, c.Latency, c.Omit, c.Omit+c.Duration)
+	}
 	stopRep := t.begin()
 	var timerC <-chan time.Time
 	if c.Duration > 0 {
@@ -315,6 +323,11 @@ func (cl *client) run(ctx context.Context) (*Result, error) {
 	}
 	t.end(stopRep, false)
 	ended.Store(true)
+	var probeRes *latency.PingPongResult
+	var probeErr error
+	if probe != nil {
+		probeRes, probeErr = probe.stop()
+	}
 	if ctx.Err() != nil {
 		_ = writeState(cl.ctrl, StateClientTerminate, time.Second)
 		return nil, ctx.Err()
@@ -368,6 +381,12 @@ func (cl *client) run(ctx context.Context) (*Result, error) {
 	res.ServerOutputJSON, res.ServerOutputText = remote.ServerOutputJSON, remote.ServerOutputText
 	mergeServerTCPInfo(res, remote.ServerOutputJSON)
 	fillRTTStats(res)
+	if probe != nil {
+		res.Latency = probeRes
+		if probeErr != nil {
+			res.Notes = append(res.Notes, "latency probe: "+probeErr.Error())
+		}
+	}
 	if !c.GetServerOutput {
 		res.ServerOutputJSON, res.ServerOutputText = nil, ""
 	}

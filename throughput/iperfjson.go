@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"time"
+
+	"github.com/netperfkit/netperfkit/latency"
 )
 
 // The -J document, field for field as iperf3 3.12 writes it.
@@ -16,6 +18,8 @@ type ijDoc struct {
 	// ServerOutputJSON is the server's own document (get_server_output).
 	ServerOutputJSON json.RawMessage `json:"server_output_json,omitempty"`
 	ServerOutputText string          `json:"server_output_text,omitempty"`
+	// Latency is this package's addition: the RTT under load (Config.Latency).
+	Latency *latency.PingPongResult `json:"latency,omitempty"`
 }
 
 type ijConnected struct {
@@ -295,6 +299,7 @@ func iperfDoc(r *Result) *ijDoc {
 		}
 	}
 	d.ServerOutputJSON, d.ServerOutputText = r.ServerOutputJSON, r.ServerOutputText
+	d.Latency = r.Latency
 	return d
 }
 

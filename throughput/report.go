@@ -1,6 +1,10 @@
 package throughput
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/netperfkit/netperfkit/latency"
+)
 
 // Interval is one interval report. Times are seconds since the test started
 // (including omitted seconds); Omitted marks intervals inside the omit period.
@@ -168,6 +172,6 @@ type Result struct {
 	ServerOutputText string          `json:"server_output_text,omitempty"`
 
 	// Latency is the RTT distribution measured alongside the flows when
-	// Config.Latency was set.
-	Latency any `json:"latency,omitempty"`
+	// Config.Latency was set (client side only).
+	Latency *latency.PingPongResult `json:"latency,omitempty"`
 }

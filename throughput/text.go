@@ -127,6 +127,10 @@ func SummaryText(r *Result) string {
 				fmtBits(sm.SentBitsPerSecond), fmtBits(sm.TargetBitsPerSecond))
 		}
 	}
+	if l := r.Latency; l != nil {
+		fmt.Fprintf(&b, "RTT under load (%s, %d samples): p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us\n",
+			l.Network, l.Observations, l.P50Us, l.P99Us, l.P999Us, l.MaxUs)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}

@@ -7,7 +7,9 @@
 //
 // Options: -t SECS, -n BYTES, -k BLOCKS, -P N, -R, --bidir, -u, -b RATE
 // (K/M/G, 0 = unlimited), -l LEN, -w SIZE, -O SECS, -i SECS, -J,
-// --get-server-output. Text output follows iperf3's; -J prints iperf3's
+// --get-server-output, and --rtt ADDR to measure the RTT under load against a
+// sockperf-compatible UDP echo server ("local" with the in-process server).
+// Text output follows iperf3's; -J prints iperf3's
 // JSON document.
 package main
 
@@ -24,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -40,6 +43,7 @@ func main() {
 type options struct {
 	server, jsonOut bool
 	host            string
+	rtt             string
 	port            int
 	cfg             throughput.Config
 }
@@ -68,6 +72,7 @@ func parseArgs(args []string, out io.Writer) (*options, error) {
 	fs.Float64Var(&interval, "i", 1, "seconds between interval reports (0 = none)")
 	fs.BoolVar(&o.jsonOut, "J", false, "output in JSON format")
 	fs.BoolVar(&o.cfg.GetServerOutput, "get-server-output", false, "get results from server")
+	fs.StringVar(&o.rtt, "rtt", "", "measure RTT under load against a sockperf-compatible UDP echo server at `host:port` (\"local\" with the in-process server)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -165,6 +170,20 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			<-done
 		}()
 		addr = ln.Addr().String()
+		if o.rtt == "local" {
+			echo, err := latency.NewServer(nil)
+			if err != nil {
+				return err
+			}
+			ready := make(chan string, 1)
+			go func() {
+				_ = echo.ListenAndServe(sctx, "udp", "127.0.0.1:0", func(a net.Addr) { ready <- a.String() })
+			}()
+			o.rtt = <-ready
+		}
+	}
+	if o.rtt != "" {
+		o.cfg.Latency = &throughput.LatencyProbe{Addr: o.rtt}
 	}
 	return client(ctx, o, addr, out)
 }

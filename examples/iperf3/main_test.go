@@ -50,13 +50,14 @@ func TestFlags(t *testing.T) {
 
 func TestInProcessText(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), []string{"-t", "1", "-i", "0.5", "-P", "2"}, &out))
+	require.NoError(t, run(context.Background(), []string{"-t", "1", "-i", "0.5", "-P", "2", "--rtt", "local"}, &out))
 	s := out.String()
 	assert.Contains(t, s, "Connecting to host 127.0.0.1")
 	assert.Contains(t, s, "[SUM]")
 	assert.Contains(t, s, "sender")
 	assert.Contains(t, s, "receiver")
 	assert.Contains(t, s, "iperf Done.")
+	assert.Contains(t, s, "RTT under load (udp,")
 	assert.GreaterOrEqual(t, strings.Count(s, "sec "), 6)
 }
 
