@@ -147,7 +147,7 @@ func (t *spinTransport) read(deadline time.Time) ([]byte, error) {
 }
 
 func (t *spinTransport) write(b []byte) error {
-	deadline := time.Now().Add(t.timeout)
+	var deadline time.Time // set at the first EAGAIN: most sends never wait
 	for len(b) > 0 {
 		n, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(t.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, 0, 0)
 		switch errno {
@@ -159,6 +159,9 @@ func (t *spinTransport) write(b []byte) error {
 		case unix.EAGAIN:
 		default:
 			return fmt.Errorf("latency: send: %w", errno)
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(t.timeout)
 		}
 		rem := time.Until(deadline)
 		if rem <= 0 {
