@@ -1,0 +1,437 @@
+// Command report runs netperfkit's three field experiments in one go and
+// prints them as the field reports do:
+//
+//   - E1 paths: per target, 1-flow and N-stream TCP throughput, UDP ping-pong
+//     RTT percentiles, and the ENA/SRD counter deltas of an interface;
+//   - E2 matrix: TCP upload/download with 1 and N streams and UDP at target
+//     rates, judged against a stated limit, flagging generator-limited rows;
+//   - E3 cache: connection-phase medians per endpoint and pooled vs
+//     connect-per-operation workloads.
+//
+// With no flags it starts netperfkit's iperf3-compatible and sockperf-
+// compatible servers on loopback (and redis-server through cachetest, when
+// installed) and measures them with short durations. Flags point each part
+// at real targets:
+//
+//	report -paths same=10.0.0.5,cross=10.1.0.7 -matrix 10.0.0.5 -limit 5G \
+//	       -cache my-cache.example:6379 -cache-tls -d 15s -out results
+//
+// -out DIR writes report.json and percentile-spectrum plots (SVG and PNG).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/throughput"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Report is what report.json holds.
+type Report struct {
+	StartedAt       time.Time      `json:"started_at"`
+	DurationSeconds float64        `json:"duration_seconds"`
+	Paths           *PathsSection  `json:"paths"`
+	Matrix          *MatrixSection `json:"matrix"`
+	Cache           *CacheSection  `json:"cache"`
+	// Plots lists the files written next to report.json.
+	Plots []string `json:"plots,omitempty"`
+}
+
+type options struct {
+	paths, matrix, iface, skip, out string
+	tport, lport                    int
+	limit, rates                    string
+	d, rttD, cacheD                 time.Duration
+	streams, mstreams, runs, probes int
+	workers                         int
+	engines                         string
+	jsonOut                         bool
+	progress                        string
+	cache                           cacheFlags
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.paths, "paths", "", "E1 targets as name=host,... each running an iperf3 server on -tport and a sockperf server on -lport (default: in-process servers on loopback)")
+	fs.IntVar(&o.tport, "tport", throughput.DefaultPort, "iperf3 server port of the -paths and -matrix targets")
+	fs.IntVar(&o.lport, "lport", 11111, "sockperf server (UDP) port of the -paths targets")
+	fs.StringVar(&o.matrix, "matrix", "", "E2 target host[:port] running an iperf3 server (default: in-process server on loopback)")
+	fs.StringVar(&o.iface, "iface", "", "interface whose ENA/SRD counters E1 reads (default: the interface of the default route)")
+	fs.StringVar(&o.limit, "limit", "5G", "the limit E2 judges results against, bits/s with K/M/G suffix (for example the instance's 5G burst)")
+	fs.StringVar(&o.rates, "rates", "1G,5G", "E2 UDP target rates")
+	fs.DurationVar(&o.d, "d", 2*time.Second, "duration of each throughput run (the field studies used 15-30s)")
+	fs.DurationVar(&o.rttD, "rtt-d", 2*time.Second, "duration of each UDP ping-pong RTT run")
+	fs.DurationVar(&o.cacheD, "cache-d", 2*time.Second, "duration of each cache workload run (the field study used 20s)")
+	fs.IntVar(&o.streams, "streams", 8, "E1 parallel TCP streams")
+	fs.IntVar(&o.mstreams, "mstreams", 4, "E2 parallel TCP streams")
+	fs.IntVar(&o.runs, "runs", 3, "E3 runs per workload (the table shows their median and range)")
+	fs.IntVar(&o.probes, "probes", 200, "E3 connection probes per endpoint configuration")
+	fs.IntVar(&o.workers, "workers", 4, "E3 parallel workers")
+	fs.StringVar(&o.engines, "engines", "glide,resp", "E3 workload engines; the first fills the modes table")
+	fs.StringVar(&o.cache.Addr, "cache", "", "E3 endpoint host:port (default: local redis-server/valkey-server, plain and TLS, when installed)")
+	fs.BoolVar(&o.cache.Cluster, "cache-cluster", false, "the -cache endpoint is a cluster")
+	fs.BoolVar(&o.cache.TLS, "cache-tls", false, "use TLS to -cache")
+	fs.StringVar(&o.cache.CACert, "cache-cacert", "", "PEM file of the CA that signed -cache's certificate (default: system roots)")
+	fs.BoolVar(&o.cache.Insecure, "cache-insecure", false, "do not verify -cache's certificate")
+	fs.StringVar(&o.cache.User, "cache-user", "", "ACL user (or IAM user id); the password comes from $"+cache.PasswordEnv)
+	fs.StringVar(&o.cache.IAMCache, "cache-iam-cache", "", "ElastiCache IAM auth: replication group id or serverless cache name")
+	fs.StringVar(&o.cache.IAMRegion, "cache-iam-region", "", "ElastiCache IAM auth: region (default: from the AWS configuration)")
+	fs.BoolVar(&o.cache.Serverless, "cache-serverless", false, "ElastiCache IAM auth: the cache is serverless")
+	fs.StringVar(&o.skip, "skip", "", "parts to skip: any of paths,matrix,cache")
+	fs.StringVar(&o.out, "out", "", "directory for report.json and the plots")
+	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of tables")
+	fs.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (when a terminal), on, off")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	for _, s := range splitList(o.skip) {
+		if s != "paths" && s != "matrix" && s != "cache" {
+			return nil, fmt.Errorf("-skip: unknown part %q (want paths, matrix or cache)", s)
+		}
+	}
+	if o.d <= 0 || o.rttD <= 0 || o.cacheD <= 0 {
+		return nil, errors.New("-d, -rtt-d and -cache-d must be positive")
+	}
+	return o, nil
+}
+
+func (o *options) skipped(part string) bool {
+	for _, s := range splitList(o.skip) {
+		if s == part {
+			return true
+		}
+	}
+	return false
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "report:", err)
+		return 2
+	}
+	rep, err := runReport(ctx, o, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "report:", err)
+		return 1
+	}
+	if o.out != "" {
+		if err := writeOut(o.out, rep); err != nil {
+			fmt.Fprintln(stderr, "report:", err)
+			return 1
+		}
+	}
+	if o.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintln(stderr, "report:", err)
+			return 1
+		}
+		return 0
+	}
+	if err := writeText(stdout, rep); err != nil {
+		fmt.Fprintln(stderr, "report:", err)
+		return 1
+	}
+	if o.out != "" {
+		fmt.Fprintf(stdout, "wrote %s\n", strings.Join(append([]string{filepath.Join(o.out, "report.json")}, rep.Plots...), ", "))
+	}
+	return 0
+}
+
+func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, error) {
+	limit, err := parseRate(o.limit)
+	if err != nil {
+		return nil, fmt.Errorf("-limit: %w", err)
+	}
+	var rates []float64
+	for _, r := range splitList(o.rates) {
+		v, err := parseRate(r)
+		if err != nil {
+			return nil, fmt.Errorf("-rates: %w", err)
+		}
+		rates = append(rates, v)
+	}
+	var engines []cache.Engine
+	for _, e := range splitList(o.engines) {
+		if e != string(cache.EngineGlide) && e != string(cache.EngineResp) {
+			return nil, fmt.Errorf("-engines: unknown engine %q (want glide or resp)", e)
+		}
+		engines = append(engines, cache.Engine(e))
+	}
+	if len(engines) == 0 && !o.skipped("cache") {
+		return nil, errors.New("-engines: name at least one engine")
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv, err := startServers(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.close()
+
+	targets, err := pathTargets(o, srv)
+	if err != nil {
+		return nil, err
+	}
+	matrixAddr := srv.throughputAddr
+	if o.matrix != "" {
+		matrixAddr = withDefaultPort(o.matrix, o.tport)
+	}
+	scs := matrixScenarios(o.mstreams, rates)
+	copts := cacheOptions{Probes: o.probes, Duration: o.cacheD, Runs: o.runs, Workers: o.workers, Engines: engines}
+
+	var planned time.Duration
+	if !o.skipped("paths") {
+		planned += time.Duration(len(targets)) * (2*o.d + o.rttD)
+	}
+	if !o.skipped("matrix") {
+		planned += time.Duration(len(scs)) * o.d
+	}
+	if !o.skipped("cache") {
+		planned += plannedCache(copts, 2)
+	}
+	var pw io.Writer
+	if f, ok := stderr.(*os.File); (ok && isTerminal(f) && o.progress == "auto") || o.progress == "on" {
+		pw = stderr
+	}
+	prog := newProgress(pw, planned)
+	defer prog.Close()
+
+	rep := &Report{StartedAt: time.Now()}
+	if !o.skipped("paths") {
+		rep.Paths, err = runPaths(ctx, targets, o, prog)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !o.skipped("matrix") {
+		rep.Matrix = runMatrix(ctx, matrixAddr, limit, o.d, scs, prog)
+	}
+	if !o.skipped("cache") {
+		rep.Cache, err = cacheSection(ctx, o, copts, prog)
+		if err != nil {
+			return nil, err
+		}
+	}
+	rep.DurationSeconds = time.Since(rep.StartedAt).Seconds()
+	return rep, ctx.Err()
+}
+
+// cacheSection runs E3 against -cache, or against local servers, or says why
+// it cannot.
+func cacheSection(ctx context.Context, o *options, copts cacheOptions, prog *progress) (*CacheSection, error) {
+	var targets []cacheTarget
+	if o.cache.Addr != "" {
+		ep, err := cacheEndpointFromFlags(&o.cache)
+		if err != nil {
+			return nil, err
+		}
+		targets = []cacheTarget{{Name: o.cache.Addr, Endpoint: ep, Workload: true}}
+	} else {
+		var cleanup func()
+		var err error
+		targets, cleanup, err = localCacheTargets(ctx)
+		defer cleanup()
+		if err != nil {
+			return &CacheSection{Skipped: err.Error(), Modes: map[string]*cache.Aggregate{}}, nil
+		}
+	}
+	return runCache(ctx, targets, copts, prog)
+}
+
+// servers are the in-process servers the default run measures.
+type servers struct {
+	throughputAddr string // host:port of the iperf3-compatible server
+	pingAddr       string // host:port of the sockperf-compatible UDP server
+	stop           func()
+}
+
+func (s *servers) close() {
+	if s.stop != nil {
+		s.stop()
+	}
+}
+
+// startServers starts the in-process servers that the parts without remote
+// targets need.
+func startServers(ctx context.Context, o *options) (*servers, error) {
+	s := &servers{}
+	needThroughput := (o.paths == "" && !o.skipped("paths")) || (o.matrix == "" && !o.skipped("matrix"))
+	needPing := o.paths == "" && !o.skipped("paths")
+	if !needThroughput && !needPing {
+		return s, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{}, 2)
+	running := 0
+	s.stop = func() {
+		cancel()
+		for ; running > 0; running-- {
+			<-done
+		}
+	}
+	if needThroughput {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			s.stop()
+			return nil, fmt.Errorf("starting the iperf3-compatible server: %w", err)
+		}
+		s.throughputAddr = ln.Addr().String()
+		running++
+		go func() {
+			_ = throughput.Serve(ctx, ln, nil)
+			done <- struct{}{}
+		}()
+	}
+	if needPing {
+		ls, err := latency.NewServer(nil)
+		if err != nil {
+			s.stop()
+			return nil, err
+		}
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			s.stop()
+			return nil, fmt.Errorf("starting the sockperf-compatible server: %w", err)
+		}
+		s.pingAddr = pc.LocalAddr().String()
+		running++
+		go func() {
+			_ = ls.ServeUDP(ctx, pc)
+			done <- struct{}{}
+		}()
+	}
+	return s, nil
+}
+
+func withDefaultPort(hostport string, port int) string {
+	if _, _, err := net.SplitHostPort(hostport); err == nil {
+		return hostport
+	}
+	return net.JoinHostPort(strings.Trim(hostport, "[]"), fmt.Sprint(port))
+}
+
+func writeText(w io.Writer, rep *Report) error {
+	if rep.Paths != nil {
+		if err := writePathsText(w, rep.Paths); err != nil {
+			return err
+		}
+	}
+	if rep.Matrix != nil {
+		if err := writeMatrixText(w, rep.Matrix); err != nil {
+			return err
+		}
+	}
+	if rep.Cache != nil {
+		if err := writeCacheText(w, rep.Cache); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "report took %.1f s\n", rep.DurationSeconds)
+	return err
+}
+
+// writeOut writes report.json and the plots into dir.
+func writeOut(dir string, rep *Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	rep.Plots = nil
+	if rep.Paths != nil {
+		var series []spectrumSeries
+		for _, t := range rep.Paths.Targets {
+			if h := rep.Paths.rttHists[t.Name]; h != nil {
+				series = append(series, spectrumSeries{Name: t.Name, Hist: h})
+			}
+		}
+		if len(series) > 0 {
+			for _, ext := range []string{"svg", "png"} {
+				name := "rtt-spectrum." + ext
+				if err := savePercentileSpectrum(filepath.Join(dir, name), "UDP ping-pong RTT by path", series); err != nil {
+					return err
+				}
+				rep.Plots = append(rep.Plots, name)
+			}
+		}
+	}
+	if rep.Cache != nil && len(rep.Cache.Engines) > 0 {
+		var series []spectrumSeries
+		for _, a := range rep.Cache.Engines {
+			series = append(series, spectrumSeries{Name: string(a.Engine) + " " + string(a.Mode), Summary: medianRun(a)})
+		}
+		for _, ext := range []string{"svg", "png"} {
+			name := "cache-spectrum." + ext
+			if err := savePercentileSpectrum(filepath.Join(dir, name), "cache operation latency by engine and mode", series); err != nil {
+				return err
+			}
+			rep.Plots = append(rep.Plots, name)
+		}
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644)
+}
+
+// medianRun picks the run whose p50 is the aggregate's median, so the plot
+// shows a real run rather than a blend.
+func medianRun(a *cache.Aggregate) *latency.Summary {
+	var best *cache.RunResult
+	for _, r := range a.Results {
+		if best == nil || abs(r.P50Us-a.P50Us) < abs(best.P50Us-a.P50Us) {
+			best = r
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return &best.Latency
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/netperfkit/netperfkit/ethtool"
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/srd"
+)
+
+// PathsSection is E1: srd.RunExperiment's table, plus why the interface has
+// no SRD counters when it has none.
+type PathsSection struct {
+	*srd.ExperimentResult
+	// CountersNote says why no NIC counter deltas are shown, when so.
+	CountersNote string `json:"counters_note,omitempty"`
+
+	rttHists map[string]*hdrhistogram.Histogram
+}
+
+// pathTargets turns -paths into experiment targets, or names the in-process
+// servers when it is empty.
+func pathTargets(o *options, srv *servers) ([]srd.Target, error) {
+	if o.paths == "" {
+		return []srd.Target{{Name: "loopback", ThroughputAddr: srv.throughputAddr, PingPongAddr: srv.pingAddr}}, nil
+	}
+	var ts []srd.Target
+	for _, f := range splitList(o.paths) {
+		name, host, ok := strings.Cut(f, "=")
+		if !ok || name == "" || host == "" {
+			return nil, fmt.Errorf("-paths: %q is not name=host", f)
+		}
+		host = strings.Trim(host, "[]")
+		ts = append(ts, srd.Target{
+			Name:           name,
+			ThroughputAddr: net.JoinHostPort(host, strconv.Itoa(o.tport)),
+			PingPongAddr:   net.JoinHostPort(host, strconv.Itoa(o.lport)),
+		})
+	}
+	return ts, nil
+}
+
+func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progress) (*PathsSection, error) {
+	sec := &PathsSection{rttHists: map[string]*hdrhistogram.Histogram{}}
+	iface := o.iface
+	if iface == "" {
+		var err error
+		if iface, err = defaultRouteInterface(); err != nil {
+			sec.CountersNote = "no NIC counters: " + err.Error()
+		}
+	}
+	if iface != "" {
+		if _, err := snapshot(iface); err != nil {
+			switch {
+			case errors.Is(err, ethtool.ErrNoStats):
+				sec.CountersNote = iface + " has no NIC statistics"
+			case errors.Is(err, errors.ErrUnsupported):
+				sec.CountersNote = "no NIC counters: reading them is not supported on " + runtime.GOOS
+			default:
+				sec.CountersNote = "no NIC counters: " + err.Error()
+			}
+			iface = ""
+		}
+	}
+
+	var mu sync.Mutex
+	current := ""
+	cfg := &srd.ExperimentConfig{
+		Interface:           iface,
+		SingleFlowDuration:  o.d,
+		MultiStreamDuration: o.d,
+		Streams:             o.streams,
+		RTTDuration:         o.rttD,
+		OnPhase: func(target, phase string) {
+			mu.Lock()
+			current = target
+			mu.Unlock()
+			d := o.d
+			if phase == "rtt" {
+				d = o.rttD
+			}
+			prog.Start("E1 paths: "+target+" "+phase, d)
+		},
+		// The RTT run keeps its histogram for the percentile-spectrum plot.
+		RTT: func(ctx context.Context, addr string, d time.Duration) (latency.Summary, error) {
+			res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: d})
+			if err != nil {
+				return latency.Summary{}, err
+			}
+			mu.Lock()
+			sec.rttHists[current] = res.Recorder.Snapshot()
+			mu.Unlock()
+			return res.Summary, nil
+		},
+	}
+	res, err := srd.RunExperiment(ctx, targets, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("paths: %w", err)
+	}
+	sec.ExperimentResult = res
+	return sec, nil
+}
+
+func snapshot(iface string) (*ethtool.Snapshot, error) {
+	c, err := ethtool.New()
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Snapshot(iface)
+}
+
+func writePathsText(w io.Writer, sec *PathsSection) error {
+	fmt.Fprint(w, "E1 paths: throughput, UDP ping-pong RTT and SRD counters")
+	if sec.Interface != "" {
+		fmt.Fprintf(w, " of %s", sec.Interface)
+	}
+	fmt.Fprintln(w)
+	streams := 0
+	for _, t := range sec.Targets {
+		streams = max(streams, t.Streams)
+	}
+	tb := newTable(w, "path", "1 flow (Gbit/s)", fmt.Sprintf("%d streams (Gbit/s)", streams), "RTT p50 (us)", "RTT p99 (us)", "RTT p99.9 (us)", "SRD tx", "SRD eligible", "coverage (%)", "ena_srd_mode")
+	var notes []string
+	for _, t := range sec.Targets {
+		cov, mode := "-", "-"
+		if t.SRD.EligibleTxPktsDelta > 0 {
+			cov = fmt.Sprintf("%.3f", 100*t.SRD.Coverage)
+		}
+		if t.SRD.ModeText != "" {
+			mode = fmt.Sprintf("%d (%s)", t.SRD.Mode, t.SRD.ModeText)
+		}
+		tb.row(t.Name, gbit(t.SingleFlowBitsPerSecond), gbit(t.MultiStreamBitsPerSecond),
+			us(t.RTT.P50Us), us(t.RTT.P99Us), us(t.RTT.P999Us),
+			fmt.Sprintf("+%d", t.SRD.TxPktsDelta), fmt.Sprintf("+%d", t.SRD.EligibleTxPktsDelta), cov, mode)
+		if t.Error != "" {
+			notes = append(notes, fmt.Sprintf("%s: error: %s", t.Name, t.Error))
+		}
+		if sec.CountersNote == "" && t.SRD.Reason != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s: %s", t.Name, t.SRD.Verdict, t.SRD.Reason))
+		}
+	}
+	if err := tb.flush(); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	if sec.CountersNote != "" {
+		fmt.Fprintf(w, "SRD counters: %s\n", sec.CountersNote)
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// defaultRouteInterface names the interface of the IPv4 default route, from
+// /proc/net/route (linux).
+func defaultRouteInterface() (string, error) {
+	f, err := os.Open("/proc/net/route")
+	if err != nil {
+		return "", fmt.Errorf("cannot find the default route's interface (use -iface): %w", err)
+	}
+	defer f.Close()
+	return parseDefaultRoute(f)
+}
+
+func parseDefaultRoute(r io.Reader) (string, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		// Iface Destination Gateway Flags ... Mask: the default route has
+		// destination and mask 0 and is up (flag 0x1).
+		if len(f) < 8 || f[1] != "00000000" || f[7] != "00000000" {
+			continue
+		}
+		flags, err := strconv.ParseUint(f[3], 16, 32)
+		if err == nil && flags&1 != 0 {
+			return f[0], nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "", errors.New("no default route (use -iface)")
+}

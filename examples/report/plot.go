@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/netperfkit/netperfkit/latency"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// spectrumSeries is one named latency distribution for a percentile-spectrum plot.
+type spectrumSeries struct {
+	Name string
+	// Hist, when set, is sampled densely (values in nanoseconds); otherwise
+	// the percentiles of Summary are drawn.
+	Hist    *hdrhistogram.Histogram
+	Summary *latency.Summary
+}
+
+// summaryPoints draws a Summary's percentiles on the same axes.
+func summaryPoints(s *latency.Summary) plotter.XYs {
+	if s == nil || s.Observations == 0 {
+		return nil
+	}
+	pts := plotter.XYs{{X: 1, Y: s.MinUs}}
+	for _, p := range []struct{ q, v float64 }{
+		{0.25, s.P25Us}, {0.5, s.P50Us}, {0.75, s.P75Us}, {0.9, s.P90Us}, {0.99, s.P99Us},
+		{0.999, s.P999Us}, {0.9999, s.P9999Us}, {0.99999, s.P99999Us},
+	} {
+		x := 1 / (1 - p.q)
+		if x > float64(s.Observations) {
+			break
+		}
+		pts = append(pts, plotter.XY{X: x, Y: p.v})
+	}
+	return pts
+}
+
+// spectrumPoints samples a histogram the way HdrHistogram's plotter does: x is
+// 1/(1-p), so 90%, 99%, 99.9% ... sit at equal distances on a log axis, and y
+// is the latency at that percentile in microseconds. It stops at the last
+// percentile the sample count can resolve (1 - 1/n).
+func spectrumPoints(h *hdrhistogram.Histogram) plotter.XYs {
+	n := h.TotalCount()
+	if n == 0 {
+		return nil
+	}
+	maxX := float64(n)
+	var pts plotter.XYs
+	for k := 0.0; ; k += 0.05 {
+		x := math.Pow(10, k)
+		if x > maxX {
+			x = maxX
+		}
+		q := 1 - 1/x
+		y := float64(h.ValueAtQuantile(q*100)) / 1e3
+		pts = append(pts, plotter.XY{X: x, Y: y})
+		if x >= maxX {
+			break
+		}
+	}
+	return pts
+}
+
+// percentileTicks labels the 1/(1-p) axis with percentiles.
+type percentileTicks struct{}
+
+func (percentileTicks) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for k := 0; ; k++ {
+		x := math.Pow(10, float64(k))
+		if x > max*1.0001 {
+			break
+		}
+		label := "0%"
+		if k > 0 {
+			label = fmt.Sprintf("%s%%", trimFloat(100*(1-1/x)))
+		}
+		ticks = append(ticks, plot.Tick{Value: x, Label: label})
+	}
+	return ticks
+}
+
+func trimFloat(v float64) string {
+	s := fmt.Sprintf("%.6f", v)
+	for s[len(s)-1] == '0' {
+		s = s[:len(s)-1]
+	}
+	if s[len(s)-1] == '.' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// savePercentileSpectrum draws the series into file (the extension picks SVG
+// or PNG) with gonum/plot.
+func savePercentileSpectrum(file, title string, series []spectrumSeries) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "percentile"
+	p.Y.Label.Text = "latency (us)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = percentileTicks{}
+	// Latency spectra span decades (a 10 us median under a 10 ms tail): a
+	// log axis keeps both readable.
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Legend.Left = true
+	drawn := 0
+	for i, s := range series {
+		pts := summaryPoints(s.Summary)
+		if s.Hist != nil {
+			pts = spectrumPoints(s.Hist)
+		}
+		if len(pts) < 2 {
+			continue
+		}
+		for j := range pts {
+			pts[j].Y = math.Max(pts[j].Y, 1e-3) // a log axis needs y > 0
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return fmt.Errorf("report: plot %s: %w", s.Name, err)
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(s.Name, l)
+		drawn++
+	}
+	if drawn == 0 {
+		return errors.New("report: nothing to plot")
+	}
+	p.BackgroundColor = color.White
+	return p.Save(8*vg.Inch, 4.5*vg.Inch, file)
+}
