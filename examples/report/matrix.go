@@ -12,10 +12,10 @@ import (
 // MatrixSection is E2: the TCP/UDP throughput matrix judged against a stated
 // limit.
 type MatrixSection struct {
-	Target              string      `json:"target"`
-	LimitBitsPerSecond  float64     `json:"limit_bits_per_second"`
-	DurationSeconds     float64     `json:"duration_seconds"`
-	Rows                []MatrixRow `json:"rows"`
+	Target             string      `json:"target"`
+	LimitBitsPerSecond float64     `json:"limit_bits_per_second"`
+	DurationSeconds    float64     `json:"duration_seconds"`
+	Rows               []MatrixRow `json:"rows"`
 }
 
 // MatrixRow is one scenario of the matrix.
@@ -25,7 +25,7 @@ type MatrixRow struct {
 	Protocol  string `json:"protocol"`
 	Streams   int    `json:"streams"`
 	// TargetBitsPerSecond is the UDP target rate (all streams), 0 for TCP.
-	TargetBitsPerSecond float64 `json:"target_bits_per_second,omitempty"`
+	TargetBitsPerSecond   float64 `json:"target_bits_per_second,omitempty"`
 	SentBitsPerSecond     float64 `json:"sent_bits_per_second"`
 	ReceivedBitsPerSecond float64 `json:"received_bits_per_second"`
 	// PercentOfLimit is the received rate as a percentage of the limit.
