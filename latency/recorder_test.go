@@ -182,3 +182,19 @@ func BenchmarkHdrRecordValueLocked(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRecordWorkerParallel is the no-sharing ideal for
+// BenchmarkRecordParallel: every goroutine records into its own Worker.
+func BenchmarkRecordWorkerParallel(b *testing.B) {
+	r, err := NewRecorder(nil)
+	require.NoError(b, err)
+	b.SetParallelism(1)
+	b.RunParallel(func(pb *testing.PB) {
+		w := r.Worker()
+		i := 0
+		for pb.Next() {
+			w.Record(time.Duration(5000 + i&1023))
+			i++
+		}
+	})
+}

@@ -119,6 +119,17 @@ func (s *Server) Stats() ServerStats {
 	}
 }
 
+// accept reports whether the n-byte datagram in buf gets a reply, which
+// handle then holds in buf[:n]. A datagram longer than the maximum (buf has one
+// byte more to detect it) is rejected.
+func (s *Server) accept(buf []byte, n int) bool {
+	if n > s.cfg.MaxMessageSize {
+		s.rejected.Add(1)
+		return false
+	}
+	return s.handle(buf[:n])
+}
+
 // handle checks one message and turns it into its reply in place. It reports
 // whether a reply is due.
 func (s *Server) handle(msg []byte) bool {
@@ -155,7 +166,7 @@ func (s *Server) ServeUDP(ctx context.Context, conn net.PacketConn) error {
 			var ap netip.AddrPort
 			n, ap, err = uc.ReadFromUDPAddrPort(buf)
 			if err == nil {
-				if n > s.cfg.MaxMessageSize || !s.handle(buf[:n]) {
+				if !s.accept(buf, n) {
 					continue
 				}
 				_ = uc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
@@ -170,7 +181,7 @@ func (s *Server) ServeUDP(ctx context.Context, conn net.PacketConn) error {
 		} else {
 			n, addr, err = conn.ReadFrom(buf)
 			if err == nil {
-				if n > s.cfg.MaxMessageSize || !s.handle(buf[:n]) {
+				if !s.accept(buf, n) {
 					continue
 				}
 				_ = conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
