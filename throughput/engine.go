@@ -130,6 +130,9 @@ func (e *engine) addBlocks(s *flowStream, n int, blocks int64) {
 	}
 	s.bytes.Add(int64(n))
 	s.blocks.Add(blocks)
+	if e.limitBytes == 0 && e.limitBlks == 0 {
+		return
+	}
 	t := e.total.Add(int64(n))
 	b := e.totalBlk.Add(blocks)
 	if (e.limitBytes > 0 && t >= e.limitBytes) || (e.limitBlks > 0 && b >= e.limitBlks) {
@@ -144,6 +147,9 @@ func (e *engine) add(s *flowStream, n int) {
 	}
 	s.bytes.Add(int64(n))
 	s.blocks.Add(1)
+	if e.limitBytes == 0 && e.limitBlks == 0 {
+		return // no shared counters to contend on
+	}
 	t := e.total.Add(int64(n))
 	b := e.totalBlk.Add(1)
 	if (e.limitBytes > 0 && t >= e.limitBytes) || (e.limitBlks > 0 && b >= e.limitBlks) {

@@ -70,7 +70,9 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 func runRetry(t testing.TB, addr string, cfg *Config) (*Result, error) {
 	t.Helper()
 	for i := 0; ; i++ {
-		res, err := Run(ctxT(t, 30*time.Second), addr, cfg)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		res, err := Run(ctx, addr, cfg)
+		cancel()
 		// It also closes its listener between tests.
 		if (errors.Is(err, ErrAccessDenied) || errors.Is(err, syscall.ECONNREFUSED)) && i < 30 {
 			time.Sleep(100 * time.Millisecond)

@@ -73,6 +73,8 @@ const (
 	DefaultPort = 5201
 	// DefaultTCPBlockLen is iperf3's default TCP read/write length (128 KiB).
 	DefaultTCPBlockLen = 128 * 1024
+	// DefaultBlockLen is this package's default TCP write length (1 MiB).
+	DefaultBlockLen = 1 << 20
 	// DefaultUDPBitrate is iperf3's default UDP target rate (1 Mbit/s as 1024*1024).
 	DefaultUDPBitrate = 1024 * 1024
 	// DefaultMaxParamsBytes is iperf3's limit on the parameters JSON.
