@@ -316,3 +316,23 @@ func TestPacerSchedule(t *testing.T) {
 	assert.Equal(t, time.Duration(0), u.wait(1<<20))
 
 }
+
+// FuzzServerOutput feeds arbitrary server_output_json documents to the
+// merge of the server's TCP statistics; it must never panic or touch
+// streams the server did not send.
+func FuzzServerOutput(f *testing.F) {
+	f.Add([]byte(`{"intervals":[{"streams":[{"socket":5,"start":0,"seconds":1,"sender":true,"retransmits":18446744073709551615,"snd_cwnd":100,"rtt":50,"rttvar":5,"pmtu":1500}]}]}`))
+	f.Add([]byte(`{"intervals":[{"streams":[]}]}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := &Result{Protocol: "tcp", Intervals: []Interval{
+			{StartSeconds: 0, EndSeconds: 1, Streams: []StreamInterval{{ID: 1, Reverse: true}, {ID: 3, Reverse: false, Retransmits: 7}}},
+		}}
+		r.Intervals[0].Download = &IntervalSum{}
+		mergeServerTCPInfo(r, b)
+		require.Equal(t, int64(7), r.Intervals[0].Streams[1].Retransmits, "a client-sent stream keeps its own numbers")
+		if r.Intervals[0].Streams[0].TCPInfo {
+			require.Equal(t, r.Intervals[0].Streams[0].Retransmits, r.Intervals[0].Download.Retransmits)
+		}
+	})
+}

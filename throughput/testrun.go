@@ -231,8 +231,9 @@ func (t *testRun) end(stopRep func(), drain bool) {
 		prev = time.Duration(t.intervals[n-1].EndSeconds * float64(time.Second))
 	}
 	t.mu.Unlock()
-	// Like iperf3, a trailing sliver shorter than a tenth of an interval is dropped.
-	if el-prev > t.interval/10 || prev == 0 {
+	// The last, partial interval is reported however short (iperf3 prints
+	// such "1.00-1.00 sec" lines too), so intervals add up to the totals.
+	if el > prev {
 		iv := t.cut(prev, el, t.omit > 0 && el <= t.omit)
 		t.mu.Lock()
 		t.intervals = append(t.intervals, iv)

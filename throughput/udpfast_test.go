@@ -48,3 +48,49 @@ func TestGSOBatch(t *testing.T) {
 	e.rate = 1e9
 	assert.Equal(t, 17, e.gsoBatch(), "200 us at 1 Gbit/s")
 }
+
+// TestSenderLimited asks for a rate one datagram per syscall cannot reach:
+// the result must say that the generator, not the network, was the limit.
+func TestSenderLimited(t *testing.T) {
+	addr, _ := startServer(t, nil)
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Bitrate: 200e9, BlockLen: 1400,
+		Duration: 500 * time.Millisecond, DisableFastPath: true, Interval: -1})
+	require.NoError(t, err)
+	assert.True(t, res.Upload.SenderLimited, "sent %.0f of %.0f bit/s", res.Upload.SentBitsPerSecond, res.Upload.TargetBitsPerSecond)
+	assert.Equal(t, 200e9, res.Upload.TargetBitsPerSecond)
+	assert.Contains(t, SummaryText(res), "the generator, not the network, limited this test")
+}
+
+// TestIntervalsAddUp checks that per-stream interval bytes add up to the
+// final per-stream figures, and that sums add up the streams.
+func TestIntervalsAddUp(t *testing.T) {
+	addr, _ := startServer(t, nil)
+	var live []Interval
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 700 * time.Millisecond, Streams: 3, Bidir: true,
+		Interval: 200 * time.Millisecond, OnInterval: func(iv Interval) { live = append(live, iv) }})
+	require.NoError(t, err)
+	require.Equal(t, len(live), len(res.Intervals))
+	require.GreaterOrEqual(t, len(live), 4)
+	per := map[int]int64{}
+	for _, iv := range res.Intervals {
+		var up, down int64
+		for _, s := range iv.Streams {
+			per[s.ID] += s.Bytes
+			if s.Reverse {
+				down += s.Bytes
+			} else {
+				up += s.Bytes
+			}
+		}
+		assert.Equal(t, up, iv.Upload.Bytes)
+		assert.Equal(t, down, iv.Download.Bytes)
+	}
+	for _, s := range res.Streams {
+		if s.Reverse {
+			assert.Equal(t, s.ReceivedBytes, per[s.ID], "stream %d", s.ID)
+		} else {
+			assert.Equal(t, s.SentBytes, per[s.ID], "stream %d", s.ID)
+		}
+	}
+	assert.Len(t, res.Streams, 6)
+}
