@@ -240,6 +240,7 @@ func (s *Server) startNode(ctx context.Context, cfg *Config, i int, certFile, ke
 		args = append(args, cfg.ExtraArgs...)
 		cmd := exec.Command(s.Binary, args...)
 		cmd.Stdout, cmd.Stderr = nil, nil
+		dieWithParent(cmd)
 		if err := cmd.Start(); err != nil {
 			return nil, fmt.Errorf("cachetest: start %s: %w", s.Binary, err)
 		}
