@@ -28,6 +28,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/latency"
 )
 
 func main() {
@@ -147,29 +148,14 @@ func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
 	fmt.Fprintln(tw, "phase (us)\tn\tp50\tp90\tp99\tmax\t")
 	for _, row := range []struct {
 		name string
-		s    *cacheSummary
+		s    *latency.Summary
 	}{
-		{"DNS", wrap(s.DNS.Observations, s.DNS.P50Us, s.DNS.P90Us, s.DNS.P99Us, s.DNS.MaxUs)},
-		{"TCP", wrap(s.Connect.Observations, s.Connect.P50Us, s.Connect.P90Us, s.Connect.P99Us, s.Connect.MaxUs)},
-		{"TLS", wrap(s.TLS.Observations, s.TLS.P50Us, s.TLS.P90Us, s.TLS.P99Us, s.TLS.MaxUs)},
-		{"AUTH", wrap(s.Auth.Observations, s.Auth.P50Us, s.Auth.P90Us, s.Auth.P99Us, s.Auth.MaxUs)},
-		{"CLUSTER SLOTS", wrap(s.ClusterSlots.Observations, s.ClusterSlots.P50Us, s.ClusterSlots.P90Us, s.ClusterSlots.P99Us, s.ClusterSlots.MaxUs)},
-		{"GET", wrap(s.Command.Observations, s.Command.P50Us, s.Command.P90Us, s.Command.P99Us, s.Command.MaxUs)},
-		{"close", wrap(s.Close.Observations, s.Close.P50Us, s.Close.P90Us, s.Close.P99Us, s.Close.MaxUs)},
-		{"total", wrap(s.Total.Observations, s.Total.P50Us, s.Total.P90Us, s.Total.P99Us, s.Total.MaxUs)},
+		{"DNS", &s.DNS}, {"TCP", &s.Connect}, {"TLS", &s.TLS}, {"AUTH", &s.Auth},
+		{"CLUSTER SLOTS", &s.ClusterSlots}, {"GET", &s.Command}, {"close", &s.Close}, {"total", &s.Total},
 	} {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t\n", row.name, row.s.n, row.s.p50, row.s.p90, row.s.p99, row.s.max)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t\n", row.name, row.s.Observations, row.s.P50Us, row.s.P90Us, row.s.P99Us, row.s.MaxUs)
 	}
 	tw.Flush()
-}
-
-type cacheSummary struct {
-	n                  int64
-	p50, p90, p99, max float64
-}
-
-func wrap(n int64, p50, p90, p99, max float64) *cacheSummary {
-	return &cacheSummary{n, p50, p90, p99, max}
 }
 
 func printErrors(w io.Writer, s *cache.ProbeSummary) {
