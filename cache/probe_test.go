@@ -251,3 +251,13 @@ func TestProbeRunCancel(t *testing.T) {
 	assert.Less(t, sum.Probes, 10)
 	assert.Zero(t, sum.Errors)
 }
+
+func TestProbeTLSToPlainServer(t *testing.T) {
+	s := cachetest.NewPlain(t)
+	ep := endpointFor(s)
+	ep.TLS, ep.InsecureSkipVerify = true, true
+	ep.ConnectTimeout = 500 * time.Millisecond // the server waits for a line that never comes
+	r, err := probeOnce(t, ep)
+	require.ErrorIs(t, err, cache.ErrTLSHandshake)
+	assert.Equal(t, cache.PhaseTLS, r.ErrorPhase)
+}

@@ -1,0 +1,62 @@
+package cache
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func TestClassify(t *testing.T) {
+	opErr := func(err error) error { return &net.OpError{Op: "dial", Net: "tcp", Err: err} }
+	for _, tc := range []struct {
+		phase Phase
+		err   error
+		want  ErrorKind
+	}{
+		{PhaseDNS, &net.DNSError{Err: "no such host", IsNotFound: true}, ErrDNS},
+		{PhaseConnect, opErr(os.NewSyscallError("connect", syscall.ECONNREFUSED)), ErrConnectRefused},
+		{PhaseConnect, opErr(timeoutErr{}), ErrConnectTimeout},
+		{PhaseConnect, context.DeadlineExceeded, ErrConnectTimeout},
+		{PhaseConnect, opErr(os.NewSyscallError("connect", syscall.ENETUNREACH)), ErrConnect},
+		{PhaseTLS, x509.UnknownAuthorityError{}, ErrTLSVerify},
+		{PhaseTLS, fmt.Errorf("wrapped: %w", x509.HostnameError{Host: "x"}), ErrTLSVerify},
+		{PhaseTLS, errors.New("tls: first record does not look like a TLS handshake"), ErrTLSHandshake},
+		{PhaseTLS, io.EOF, ErrTLSHandshake},
+		{PhaseAuth, &ServerError{Msg: "WRONGPASS invalid username-password pair"}, ErrWrongPass},
+		{PhaseAuth, &ServerError{Msg: "ERR AUTH <password> called without any password configured"}, ErrAuth},
+		{PhaseAuth, fmt.Errorf("%w: retrieve credentials", errIAM), ErrAuth},
+		{PhaseAuth, opErr(timeoutErr{}), ErrTimeout},
+		{PhaseCommand, &ServerError{Msg: "NOAUTH Authentication required."}, ErrNoAuth},
+		{PhaseClusterSlots, &ServerError{Msg: "ERR This instance has cluster support disabled"}, ErrCluster},
+		{PhaseCommand, &ServerError{Msg: "CLUSTERDOWN The cluster is down"}, ErrCluster},
+		{PhaseCommand, &ServerError{Msg: "WRONGTYPE Operation against a key"}, ErrCommand},
+		{PhaseCommand, io.EOF, ErrConnection},
+		{PhaseCommand, fmt.Errorf("read: %w", errProtocol), ErrConnection},
+		{PhaseCommand, os.ErrDeadlineExceeded, ErrTimeout},
+		{PhaseCommand, net.ErrClosed, ErrClosing},
+		{PhaseCommand, context.Canceled, ErrCanceled},
+	} {
+		err := classify(tc.phase, "a:1", tc.err)
+		assert.Equal(t, tc.want, KindOf(err), "%s %v", tc.phase, tc.err)
+		assert.ErrorIs(t, err, tc.want)
+		assert.ErrorIs(t, err, tc.err, "the cause stays reachable")
+	}
+	assert.Nil(t, classify(PhaseCommand, "", nil))
+	inner := classify(PhaseAuth, "", &ServerError{Msg: "WRONGPASS x"})
+	assert.Same(t, inner, classify(PhaseCommand, "", inner), "an *Error keeps its first classification")
+	assert.Equal(t, "WRONGPASS", (&ServerError{Msg: "WRONGPASS x y"}).Code())
+}
