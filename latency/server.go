@@ -31,11 +31,14 @@ type ServerConfig struct {
 	// DefaultMaxConns (64).
 	MaxConns int
 	// IdleTimeout closes a TCP connection that sends nothing for this long,
-	// including one that stops in the middle of a message. Zero means
+	// including one that stops in the middle of a message, and bounds every
+	// UDP read (after which the read is simply retried). Zero means
 	// DefaultIdleTimeout (30 s).
 	IdleTimeout time.Duration
 	// WriteTimeout bounds every reply write. Zero means DefaultWriteTimeout
-	// (5 s); a TCP connection whose reply times out is closed.
+	// (5 s); a TCP connection whose reply times out is closed. (UDP renews
+	// its deadlines in batches; a UDP reply may block for up to
+	// IdleTimeout+WriteTimeout and is then dropped.)
 	WriteTimeout time.Duration
 }
 
@@ -156,46 +159,60 @@ func (s *Server) ServeUDP(ctx context.Context, conn net.PacketConn) error {
 	defer conn.Close()
 	buf := make([]byte, s.cfg.MaxMessageSize+1)
 	uc, _ := conn.(*net.UDPConn)
-	for {
+	// Reads and writes have deadlines, renewed every 256 datagrams and after
+	// each timeout rather than per datagram, which would cost a clock read
+	// and two timer updates per message. Every read ends by the read deadline
+	// and is followed by a renewal, so a write never starts later than
+	// IdleTimeout after the last renewal and may block for WriteTimeout.
+	renew := func() {
+		now := time.Now()
+		_ = conn.SetReadDeadline(now.Add(s.cfg.IdleTimeout))
+		_ = conn.SetWriteDeadline(now.Add(s.cfg.IdleTimeout + s.cfg.WriteTimeout))
+	}
+	renew()
+	for i := 1; ; i++ {
+		if i%256 == 0 {
+			renew()
+		}
 		var (
 			n    int
+			ap   netip.AddrPort
 			addr net.Addr
 			err  error
 		)
 		if uc != nil {
-			var ap netip.AddrPort
 			n, ap, err = uc.ReadFromUDPAddrPort(buf)
-			if err == nil {
-				if !s.accept(buf, n) {
-					continue
-				}
-				_ = uc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-				// Counted before the write so that a client holding the
-				// reply never sees a smaller count.
-				s.replies.Add(1)
-				if _, werr := uc.WriteToUDPAddrPort(buf[:n], ap); werr != nil {
-					s.replies.Add(-1)
-				}
-				continue
-			}
 		} else {
 			n, addr, err = conn.ReadFrom(buf)
-			if err == nil {
-				if !s.accept(buf, n) {
-					continue
-				}
-				_ = conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-				s.replies.Add(1)
-				if _, werr := conn.WriteTo(buf[:n], addr); werr != nil {
-					s.replies.Add(-1)
-				}
+		}
+		if err == nil {
+			if !s.accept(buf, n) {
 				continue
 			}
+			// Counted before the write so that a client holding the reply
+			// never sees a smaller count.
+			s.replies.Add(1)
+			var werr error
+			if uc != nil {
+				_, werr = uc.WriteToUDPAddrPort(buf[:n], ap)
+			} else {
+				_, werr = conn.WriteTo(buf[:n], addr)
+			}
+			if werr != nil {
+				// A reply that cannot be sent (a full buffer past the write
+				// deadline, an unreachable peer) is lost, as on the wire;
+				// the server goes on serving.
+				s.replies.Add(-1)
+				renew()
+			}
+			continue
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			renew()
 			continue
 		}
 		return fmt.Errorf("latency: udp server: %w", err)

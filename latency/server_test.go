@@ -175,3 +175,15 @@ func TestNewServerInvalid(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorIs(t, s.ListenAndServe(context.Background(), "sctp", "127.0.0.1:0", nil), ErrInvalidConfig)
 }
+
+func TestServerUDPSlowTrafficAcrossDeadlines(t *testing.T) {
+	// Read deadlines expire between datagrams; replies must keep flowing.
+	addr, srv := startServer(t, "udp", &ServerConfig{IdleTimeout: 30 * time.Millisecond, WriteTimeout: 10 * time.Millisecond})
+	for i := range 3 {
+		res, err := PingPong(context.Background(), addr, &PingPongConfig{Count: 2, ReadTimeout: time.Second})
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), res.Observations, "round %d", i)
+		time.Sleep(80 * time.Millisecond)
+	}
+	assert.Equal(t, int64(6), srv.Stats().Replies)
+}
