@@ -1,8 +1,11 @@
 package cache
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
+	"sync"
 	"time"
 )
 
@@ -14,10 +17,40 @@ type conn struct {
 	wbuf    []byte
 	timeout time.Duration
 	broken  bool
+	pool    *readerPool
 }
 
-func newConn(nc net.Conn, addr string, timeout time.Duration, lim respLimits) *conn {
-	return &conn{nc: nc, addr: addr, rd: newRespReader(nc, lim), timeout: timeout}
+// readerPool recycles the read buffers of closed connections: connect-per-
+// operation runs open thousands of connections per second. Each dialer has
+// one.
+type readerPool struct{ p sync.Pool }
+
+func (rp *readerPool) get(r io.Reader) *bufio.Reader {
+	if br, ok := rp.p.Get().(*bufio.Reader); ok {
+		br.Reset(r)
+		return br
+	}
+	return bufio.NewReader(r)
+}
+
+func (rp *readerPool) put(br *bufio.Reader) {
+	br.Reset(nil)
+	rp.p.Put(br)
+}
+
+func newConn(nc net.Conn, addr string, timeout time.Duration, lim respLimits, pool *readerPool) *conn {
+	return &conn{nc: nc, addr: addr, rd: &respReader{br: pool.get(nc), lim: lim}, timeout: timeout, pool: pool}
+}
+
+// release closes the connection and recycles its read buffer. The conn must
+// not be used afterwards.
+func (c *conn) release() error {
+	err := c.nc.Close()
+	if c.rd != nil {
+		c.pool.put(c.rd.br)
+		c.rd = nil
+	}
+	return err
 }
 
 // roundTrip writes one command and reads its reply, both by deadline. An error
@@ -84,7 +117,7 @@ func (c *conn) close(ctx context.Context) error {
 	}
 	// A TLS close writes close_notify: bound it.
 	_ = c.nc.SetWriteDeadline(start.Add(c.timeout))
-	err := c.nc.Close()
+	err := c.release()
 	if trace != nil && trace.CloseDone != nil {
 		trace.CloseDone(PhaseDone{Phase: PhaseClose, Addr: c.addr, Start: start, Duration: time.Since(start), Err: err})
 	}

@@ -81,6 +81,7 @@ type dialer struct {
 	tokens   *IAMTokenSource
 	resolver *net.Resolver
 	lim      respLimits
+	readers  readerPool
 }
 
 func newDialer(ctx context.Context, ep *Endpoint) (*dialer, error) {
@@ -181,7 +182,9 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 		if trace != nil && trace.ConnectStart != nil {
 			trace.ConnectStart(PhaseStart{Phase: PhaseConnect, Addr: ipAddr, Start: start})
 		}
-		var nd net.Dialer
+		// No TCP keep-alive: every request has a deadline, and the four
+		// setsockopt calls it costs show in connect-per-operation runs.
+		nd := net.Dialer{KeepAlive: -1}
 		nc, err = nd.DialContext(ctx, "tcp", ipAddr)
 		if trace != nil && trace.ConnectDone != nil {
 			trace.ConnectDone(PhaseDone{Phase: PhaseConnect, Addr: ipAddr, Start: start, Duration: time.Since(start), Err: err})
@@ -214,11 +217,11 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 		}
 		nc = tc
 	}
-	c := newConn(nc, addr, d.ep.RequestTimeout, d.lim)
+	c := newConn(nc, addr, d.ep.RequestTimeout, d.lim, &d.readers)
 
 	if d.tokens != nil || d.ep.Password != "" {
 		if err := d.auth(ctx, c); err != nil {
-			c.nc.Close()
+			_ = c.release()
 			return nil, err
 		}
 	}

@@ -78,7 +78,7 @@ func (c *respClient) drop(cn *conn) {
 	if c.conns[cn.addr] == cn {
 		delete(c.conns, cn.addr)
 	}
-	_ = cn.nc.Close()
+	_ = cn.release()
 }
 
 func (c *respClient) get(ctx context.Context, key string) error {
@@ -134,7 +134,7 @@ func (c *respClient) do(ctx context.Context, key string, args ...string) error {
 
 func (c *respClient) close() {
 	for _, cn := range c.conns {
-		_ = cn.nc.Close()
+		_ = cn.release()
 	}
 	clear(c.conns)
 }
