@@ -142,8 +142,13 @@ func (d *dialer) tlsConfig(host string) *tls.Config {
 // phases, each reported to the trace in ctx. Errors are *Error.
 func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 	trace := ContextClientTrace(ctx)
-	ctx, cancel := context.WithTimeout(ctx, d.ep.ConnectTimeout)
-	defer cancel()
+	// One deadline bounds all set-up phases. It is applied to the socket
+	// rather than through a derived context, which would cost allocations and
+	// a timer per connection in connect-per-operation runs.
+	deadline := time.Now().Add(d.ep.ConnectTimeout)
+	if cd, ok := ctx.Deadline(); ok && cd.Before(deadline) {
+		deadline = cd
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, &Error{Phase: PhaseDNS, Kind: ErrDNS, Addr: addr, Err: err}
@@ -156,7 +161,9 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 		if trace != nil && trace.DNSStart != nil {
 			trace.DNSStart(PhaseStart{Phase: PhaseDNS, Addr: addr, Start: start})
 		}
-		addrs, err := d.resolver.LookupIPAddr(ctx, host)
+		dctx, cancel := context.WithDeadline(ctx, deadline)
+		addrs, err := d.resolver.LookupIPAddr(dctx, host)
+		cancel()
 		if err == nil && len(addrs) == 0 {
 			err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
 		}
@@ -184,7 +191,7 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 		}
 		// No TCP keep-alive: every request has a deadline, and the four
 		// setsockopt calls it costs show in connect-per-operation runs.
-		nd := net.Dialer{KeepAlive: -1}
+		nd := net.Dialer{Deadline: deadline, KeepAlive: -1}
 		nc, err = nd.DialContext(ctx, "tcp", ipAddr)
 		if trace != nil && trace.ConnectDone != nil {
 			trace.ConnectDone(PhaseDone{Phase: PhaseConnect, Addr: ipAddr, Start: start, Duration: time.Since(start), Err: err})
@@ -203,7 +210,10 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 			trace.TLSHandshakeStart(PhaseStart{Phase: PhaseTLS, Addr: addr, Start: start})
 		}
 		tc := tls.Client(nc, d.tlsConfig(host))
-		err := tc.HandshakeContext(ctx)
+		err := nc.SetDeadline(deadline)
+		if err == nil {
+			err = tc.HandshakeContext(ctx)
+		}
 		if trace != nil && trace.TLSHandshakeDone != nil {
 			info := TLSHandshakeDone{PhaseDone: PhaseDone{Phase: PhaseTLS, Addr: addr, Start: start, Duration: time.Since(start), Err: err}}
 			if err == nil {
@@ -220,7 +230,7 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 	c := newConn(nc, addr, d.ep.RequestTimeout, d.lim, &d.readers)
 
 	if d.tokens != nil || d.ep.Password != "" {
-		if err := d.auth(ctx, c); err != nil {
+		if err := d.auth(ctx, c, deadline); err != nil {
 			_ = c.release()
 			return nil, err
 		}
@@ -230,7 +240,7 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 
 // auth sends AUTH within the connect deadline. With IAM, getting a token
 // (presigning when one is due) is part of the phase.
-func (d *dialer) auth(ctx context.Context, c *conn) error {
+func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
 	trace := ContextClientTrace(ctx)
 	startHook, doneHook := trace.commandHooks(PhaseAuth)
 	start := time.Now()
@@ -240,7 +250,9 @@ func (d *dialer) auth(ctx context.Context, c *conn) error {
 	err := func() error {
 		pw := d.ep.Password
 		if d.tokens != nil {
-			tok, err := d.tokens.Token(ctx)
+			tctx, cancel := context.WithDeadline(ctx, deadline)
+			tok, err := d.tokens.Token(tctx)
+			cancel()
 			if err != nil {
 				return err
 			}
@@ -250,7 +262,6 @@ func (d *dialer) auth(ctx context.Context, c *conn) error {
 		if d.ep.User != "" {
 			args = []string{"AUTH", d.ep.User, pw.Reveal()}
 		}
-		deadline, _ := ctx.Deadline()
 		v, err := c.roundTrip(deadline, args)
 		if err != nil {
 			return err
