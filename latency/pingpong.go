@@ -79,6 +79,9 @@ type PingPongConfig struct {
 	// MPS, when positive, makes this an under-load run like `sockperf
 	// under-load`: messages are sent at a fixed rate of MPS per second and
 	// only every ReplyEvery-th one asks for a reply. Zero means ping-pong.
+	// Like sockperf, the sender busy-waits (yielding to other goroutines)
+	// for gaps under 2 ms, so an under-load run above ~500 messages per
+	// second keeps a core busy.
 	MPS int
 	// ReplyEvery is the under-load reply ratio. Zero means
 	// DefaultReplyEvery (100).
@@ -513,6 +516,8 @@ func (r *run) underLoad(ctx context.Context) error {
 	}()
 
 	var sendErr error
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for i := int64(0); ; i++ {
 		if r.cfg.Count > 0 && i >= r.cfg.Count {
 			break
@@ -524,11 +529,20 @@ func (r *run) underLoad(ctx context.Context) error {
 		if i&63 == 0 && (ctx.Err() != nil || r.cancelled.Load()) {
 			break
 		}
+		// Go's timers wake up about 1 ms late, so a sleep only covers the
+		// bulk of a long wait and the rest is a busy wait, as in sockperf.
 		if wait := intended - r.now(); wait > int64(2*time.Millisecond) {
-			time.Sleep(time.Duration(wait) - time.Millisecond)
+			timer.Reset(time.Duration(wait) - time.Millisecond)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+			}
 		}
-		for r.now() < intended {
+		for r.now() < intended && ctx.Err() == nil {
 			runtime.Gosched()
+		}
+		if ctx.Err() != nil {
+			break
 		}
 		seq++
 		flags := FlagClient

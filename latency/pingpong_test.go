@@ -126,3 +126,14 @@ func TestPingPongInvalidConfig(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", cfg)
 	}
 }
+
+func TestUnderLoadSlowRateCancels(t *testing.T) {
+	addr, _ := startServer(t, "udp", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err := PingPong(ctx, addr, &PingPongConfig{Duration: time.Minute, MPS: 1, ReplyEvery: 1, WarmUp: -1})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 3*time.Second, "a long gap between messages does not delay cancellation")
+	assert.Equal(t, int64(1), res.Sent, "one message per second: only the first went out")
+}
