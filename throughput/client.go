@@ -381,6 +381,9 @@ func (cl *client) run(ctx context.Context) (*Result, error) {
 	res.LocalAddr, res.RemoteAddr, res.Cookie = cl.ctrl.LocalAddr().String(), cl.ctrl.RemoteAddr().String(), cookieString(cl.cookie)
 	res.ServerOutputJSON, res.ServerOutputText = remote.ServerOutputJSON, remote.ServerOutputText
 	mergeServerTCPInfo(res, remote.ServerOutputJSON)
+	if len(remote.ServerOutputJSON) == 0 {
+		mergeServerText(res, remote.ServerOutputText)
+	}
 	fillRTTStats(res)
 	if probe != nil {
 		res.Latency = probeRes
