@@ -193,9 +193,9 @@ func (cl *client) check(s, want State) error {
 	return fmt.Errorf("%w: got state %v, want %v", ErrProtocol, s, want)
 }
 
-func (cl *client) params() ([]byte, error) {
+func (cl *client) paramsJSON() ([]byte, error) {
 	c := cl.cfg
-	p := Params{
+	p := params{
 		Omit: wireInt(c.Omit / time.Second), Time: wireInt(c.Duration / time.Second),
 		Num: wireInt(c.Bytes), BlockCount: wireInt(c.Blocks), Parallel: wireInt(c.Streams),
 		Len: wireInt(c.BlockLen), Bandwidth: wireInt(c.Bitrate), MSS: wireInt(c.MSS),
@@ -246,7 +246,7 @@ func (cl *client) run(ctx context.Context) (*Result, error) {
 	if err := cl.expect(StateParamExchange); err != nil {
 		return nil, err
 	}
-	pj, err := cl.params()
+	pj, err := cl.paramsJSON()
 	if err != nil {
 		return nil, fmt.Errorf("throughput: params: %w", err)
 	}
@@ -393,13 +393,6 @@ func (cl *client) run(ctx context.Context) (*Result, error) {
 	}
 	if !c.GetServerOutput {
 		res.ServerOutputJSON, res.ServerOutputText = nil, ""
-	}
-	if len(t.eng.streams) > 0 {
-		if tc, ok := t.eng.streams[0].conn.(interface {
-			SyscallConn() (syscall.RawConn, error)
-		}); ok {
-			res.SndBufActual, res.RcvBufActual = socketBuffers(tc)
-		}
 	}
 	return res, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,37 +27,87 @@ func freePort(t testing.TB) int {
 }
 
 // startIperf3Server starts a stock `iperf3 -s` on a free loopback port and
-// returns its address; the server is killed when the test ends.
+// returns its address; the server is killed when the test ends. The port is
+// picked afresh when another process takes it first.
 func startIperf3Server(t testing.TB, extra ...string) string {
 	t.Helper()
 	bin := peertest.Binary(t, "apt-get install iperf3", "iperf3")
+	for attempt := 0; ; attempt++ {
+		if addr, ok := tryIperf3Server(t, bin, extra); ok {
+			return addr
+		}
+		if attempt == 5 {
+			t.Fatal("iperf3 -s did not start")
+		}
+	}
+}
+
+func tryIperf3Server(t testing.TB, bin string, extra []string) (string, bool) {
 	port := freePort(t)
 	args := append([]string{"-s", "-B", "127.0.0.1", "-p", strconv.Itoa(port)}, extra...)
 	cmd := exec.Command(bin, args...)
-	var out bytes.Buffer
+	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+	exited := make(chan struct{})
+	go func() {
 		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("iperf3 server output:\n%s", out.String())
-		}
-	})
+		close(exited)
+	}()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	// Wait until it listens by looking at the port from the outside without
 	// connecting (a bare connection would count as a failed test for it).
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return addr // someone (iperf3) holds the port
+		select {
+		case <-exited:
+			t.Logf("iperf3 -s on %s exited: %s", addr, out.String())
+			return "", false
+		default:
 		}
-		ln.Close()
-		time.Sleep(20 * time.Millisecond)
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			ln.Close()
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		// Someone holds the port: iperf3, unless it exits right away.
+		select {
+		case <-exited:
+			t.Logf("iperf3 -s on %s exited: %s", addr, out.String())
+			return "", false
+		case <-time.After(50 * time.Millisecond):
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			<-exited
+			if t.Failed() {
+				t.Logf("iperf3 server output:\n%s", out.String())
+			}
+		})
+		return addr, true
 	}
-	t.Fatalf("iperf3 did not start listening on %s", addr)
-	return ""
+	_ = cmd.Process.Kill()
+	<-exited
+	return "", false
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's output and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func ctxT(t testing.TB, d time.Duration) context.Context {

@@ -226,7 +226,7 @@ type serverSession struct {
 	ctrl   net.Conn
 	test   *serverTest
 	cookie []byte
-	params *Params
+	parms  *params
 	run_   *testRun
 }
 
@@ -236,7 +236,7 @@ func (ss *serverSession) fail(ierrno int, err error) error {
 }
 
 // checkParams applies the server's limits to a client's parameters.
-func (ss *serverSession) checkParams(p *Params) error {
+func (ss *serverSession) checkParams(p *params) error {
 	c := ss.cfg
 	n := int(p.Parallel)
 	if p.Bidirectional {
@@ -284,7 +284,7 @@ func (ss *serverSession) run(ctx context.Context) {
 		_ = ss.fail(ierrnoLimit, err)
 		return
 	}
-	ss.params = p
+	ss.parms = p
 	udp := bool(p.UDP)
 	blockLen := int(p.Len)
 	if blockLen == 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -41,6 +42,8 @@ type testRun struct {
 	omitEnd   time.Duration // when counting restarted (0 if no omit)
 
 	notes []string
+
+	sndBuf, rcvBuf int // actual socket buffers of the first stream
 }
 
 func (t *testRun) note(s string) {
@@ -80,6 +83,11 @@ func (t *testRun) begin() (stopRep func()) {
 	if !t.udp && len(t.eng.streams) > 0 {
 		if cc := tcpCongestion(t.eng.streams[0].conn); cc != "" {
 			t.congestion = cc
+		}
+	}
+	if len(t.eng.streams) > 0 {
+		if sc, ok := t.eng.streams[0].conn.(syscall.Conn); ok {
+			t.sndBuf, t.rcvBuf = socketBuffers(sc)
 		}
 	}
 	t.eng.start()
@@ -347,6 +355,7 @@ func (t *testRun) result(remote *wireResults) *Result {
 		NumStreams: t.numStreams, BlockLen: t.blockLen, DurationSeconds: t.duration.Seconds(),
 		OmitSeconds: t.omit.Seconds(), Bytes: t.bytes, Blocks: t.blocks, Reverse: t.reverse, Bidir: t.bidir,
 		WindowBytes: t.window, MSS: t.mss, Congestion: t.congestion,
+		SndBufActual: t.sndBuf, RcvBufActual: t.rcvBuf,
 	}
 	if t.rate > 0 {
 		r.BitrateBitsPerSecond = t.rate

@@ -84,9 +84,9 @@ func (f *flag) UnmarshalJSON([]byte) error {
 	return nil
 }
 
-// Params is the parameter object an iperf3 client sends after PARAM_EXCHANGE.
+// params is the parameter object an iperf3 client sends after PARAM_EXCHANGE.
 // Keys follow iperf3 3.12; unknown keys are ignored.
-type Params struct {
+type params struct {
 	TCP              flag    `json:"tcp,omitempty"`
 	UDP              flag    `json:"udp,omitempty"`
 	Omit             wireInt `json:"omit"`
@@ -122,8 +122,8 @@ type Params struct {
 
 // decodeParams parses a parameter object. It checks syntax only; limits are
 // the server's business (see ServerConfig).
-func decodeParams(b []byte) (*Params, error) {
-	var p Params
+func decodeParams(b []byte) (*params, error) {
+	var p params
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("%w: parameters: %v", ErrProtocol, err)
 	}
