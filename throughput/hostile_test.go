@@ -150,17 +150,19 @@ func TestServerLimits(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	_, err := Run(ctx, addr, &Config{Duration: time.Second, Streams: 5})
 	assert.ErrorIs(t, err, ErrServerError)
+	var se *ServerError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, ierrnoNumStreams, se.IErrno)
 	_, err = Run(ctx, addr, &Config{Duration: time.Second, Streams: 3, Bidir: true})
 	assert.ErrorIs(t, err, ErrServerError, "bidir streams count twice")
 	_, err = Run(ctx, addr, &Config{Duration: 5 * time.Second})
-	assert.ErrorIs(t, err, ErrServerError)
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, ierrnoDuration, se.IErrno)
 	_, err = Run(ctx, addr, &Config{Duration: time.Second, Bitrate: 200e6})
 	assert.ErrorIs(t, err, ErrServerError)
 	_, err = Run(ctx, addr, &Config{Duration: time.Second, UDP: true, Bitrate: Unlimited})
-	assert.ErrorIs(t, err, ErrServerError)
-	var se *ServerError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, ierrnoLimit, se.IErrno)
+	assert.Equal(t, ierrnoAuth, se.IErrno)
 
 	// One test at a time: the second client is denied, as by iperf3.
 	first := make(chan error, 1)

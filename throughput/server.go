@@ -78,12 +78,19 @@ func (c *ServerConfig) withDefaults() ServerConfig {
 	return d
 }
 
-// i_errno values the server sends with SERVER_ERROR (iperf3's numbering).
+// i_errno values the server sends with SERVER_ERROR, iperf3 3.x's numbers
+// (iperf_api.h), so a stock client prints a matching message.
 const (
-	ierrnoRecvParams = 106 // IERECVPARAMS: parameters unreadable
-	ierrnoLimit      = 3   // IENUMSTREAMS-like: a parameter exceeds a server limit
-	ierrnoListen     = 119 // IELISTEN: UDP socket could not be bound
-	ierrnoStreams    = 117 // IESTREAMACCEPT: streams did not arrive
+	ierrnoDuration   = 5   // IEDURATION
+	ierrnoNumStreams = 6   // IENUMSTREAMS
+	ierrnoBlockSize  = 7   // IEBLOCKSIZE
+	ierrnoBufSize    = 8   // IEBUFSIZE
+	ierrnoMSS        = 10  // IEMSS
+	ierrnoOmit       = 12  // IEOMIT
+	ierrnoListen     = 102 // IELISTEN: the UDP socket could not be bound
+	ierrnoRecvParams = 114 // IERECVPARAMS: parameters unreadable or too large
+	ierrnoAuth       = 142 // IEAUTHTEST: used for a bitrate above the server's cap
+	ierrnoStreams    = 204 // IESTREAMACCEPT: streams did not arrive in time
 )
 
 // Serve runs an iperf3-compatible server on ln until ctx ends. Stock iperf3
@@ -235,8 +242,9 @@ func (ss *serverSession) fail(ierrno int, err error) error {
 	return err
 }
 
-// checkParams applies the server's limits to a client's parameters.
-func (ss *serverSession) checkParams(p *params) error {
+// checkParams applies the server's limits to a client's parameters and
+// returns iperf3's error code for the first one exceeded.
+func (ss *serverSession) checkParams(p *params) (int, error) {
 	c := ss.cfg
 	n := int(p.Parallel)
 	if p.Bidirectional {
@@ -246,23 +254,27 @@ func (ss *serverSession) checkParams(p *params) error {
 	dur := time.Duration(p.Time+p.Omit) * time.Second
 	switch {
 	case p.Parallel < 1 || n > c.MaxStreams:
-		return fmt.Errorf("%w: %d streams, limit %d", ErrLimit, n, c.MaxStreams)
-	case p.Time < 0 || p.Omit < 0 || p.Omit > 600 || dur > c.MaxDuration:
-		return fmt.Errorf("%w: omit %d s + time %d s, limit %v", ErrLimit, p.Omit, p.Time, c.MaxDuration)
+		return ierrnoNumStreams, fmt.Errorf("%w: %d streams, limit %d", ErrLimit, n, c.MaxStreams)
+	case p.Omit < 0 || p.Omit > 600:
+		return ierrnoOmit, fmt.Errorf("%w: omit %d s", ErrLimit, p.Omit)
+	case p.Time < 0 || dur > c.MaxDuration:
+		return ierrnoDuration, fmt.Errorf("%w: omit %d s + time %d s, limit %v", ErrLimit, p.Omit, p.Time, c.MaxDuration)
 	case p.Num < 0 || p.BlockCount < 0:
-		return fmt.Errorf("%w: negative bytes or blocks", ErrLimit)
+		return ierrnoDuration, fmt.Errorf("%w: negative bytes or blocks", ErrLimit)
 	case udp && p.Len != 0 && (p.Len < minUDPLen || p.Len > maxUDPLen):
-		return fmt.Errorf("%w: udp length %d", ErrLimit, p.Len)
+		return ierrnoBlockSize, fmt.Errorf("%w: udp length %d", ErrLimit, p.Len)
 	case !udp && (p.Len < 0 || p.Len > 16<<20):
-		return fmt.Errorf("%w: block length %d", ErrLimit, p.Len)
-	case p.Window < 0 || p.Window > 512<<20 || p.MSS < 0 || p.MSS > 32767:
-		return fmt.Errorf("%w: window %d or MSS %d", ErrLimit, p.Window, p.MSS)
+		return ierrnoBlockSize, fmt.Errorf("%w: block length %d", ErrLimit, p.Len)
+	case p.Window < 0 || p.Window > 512<<20:
+		return ierrnoBufSize, fmt.Errorf("%w: window %d", ErrLimit, p.Window)
+	case p.MSS < 0 || p.MSS > 32767:
+		return ierrnoMSS, fmt.Errorf("%w: MSS %d", ErrLimit, p.MSS)
 	case p.Bandwidth < 0:
-		return fmt.Errorf("%w: bandwidth %d", ErrLimit, p.Bandwidth)
+		return ierrnoAuth, fmt.Errorf("%w: bandwidth %d", ErrLimit, p.Bandwidth)
 	case c.MaxBitrate > 0 && (p.Bandwidth == 0 || float64(p.Bandwidth) > c.MaxBitrate):
-		return fmt.Errorf("%w: bandwidth %d, limit %.0f", ErrLimit, p.Bandwidth, c.MaxBitrate)
+		return ierrnoAuth, fmt.Errorf("%w: bandwidth %d, limit %.0f", ErrLimit, p.Bandwidth, c.MaxBitrate)
 	}
-	return nil
+	return 0, nil
 }
 
 func (ss *serverSession) run(ctx context.Context) {
@@ -277,11 +289,12 @@ func (ss *serverSession) run(ctx context.Context) {
 		return
 	}
 	p, err := decodeParams(pj)
-	if err == nil {
-		err = ss.checkParams(p)
-	}
 	if err != nil {
-		_ = ss.fail(ierrnoLimit, err)
+		_ = ss.fail(ierrnoRecvParams, err)
+		return
+	}
+	if code, err := ss.checkParams(p); err != nil {
+		_ = ss.fail(code, err)
 		return
 	}
 	ss.parms = p
