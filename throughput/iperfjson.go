@@ -190,7 +190,9 @@ func iperfDoc(r *Result) *ijDoc {
 		for _, s := range iv.Streams {
 			e := ijStream{Socket: socketOf(s.ID), Start: start, End: end, Seconds: end - start, Bytes: s.Bytes,
 				BitsPerSecond: s.BitsPerSecond, Omitted: pb(iv.Omitted), Sender: s.Sender}
-			if !r.udp() && s.Sender {
+			// The sender's TCP_INFO: ours, or the server's merged in for the
+			// streams it sent (where iperf3 reports nothing).
+			if !r.udp() && (s.Sender || s.TCPInfo) {
 				e.Retransmits, e.SndCwnd, e.SndWnd, e.RTT, e.RTTVar, e.PMTU = pi(s.Retransmits), pi(s.SndCwndBytes), pi(0), pi(s.RTTUs), pi(s.RTTVarUs), pi(s.PMTU)
 			}
 			if r.udp() {
@@ -208,7 +210,7 @@ func iperfDoc(r *Result) *ijDoc {
 			}
 			sender := r.localSends(reverse)
 			e := &ijStream{Start: start, End: end, Seconds: end - start, Bytes: sum.Bytes, BitsPerSecond: sum.BitsPerSecond, Omitted: pb(iv.Omitted), Sender: sender}
-			if !r.udp() && sender {
+			if !r.udp() && (sender || sumHasInfo(iv.Streams, reverse)) {
 				e.Retransmits = pi(sum.Retransmits)
 			}
 			if r.udp() {
@@ -310,4 +312,13 @@ func splitHP(a string) (string, int) {
 	}
 	n, _ := strconv.Atoi(p)
 	return h, n
+}
+
+func sumHasInfo(ss []StreamInterval, reverse bool) bool {
+	for _, s := range ss {
+		if s.Reverse == reverse && s.TCPInfo {
+			return true
+		}
+	}
+	return false
 }

@@ -93,6 +93,15 @@ func TestIperfJSONShape(t *testing.T) {
 			assert.Greater(t, d.End.CPU.HostTotal, 0.0)
 			assert.Equal(t, res.Cookie, d.Start.Cookie)
 			assert.Len(t, d.Intervals, len(res.Intervals))
+			if cfg.Reverse && tcpInfoAvailable {
+				// The server's TCP_INFO for the streams it sent is in the
+				// client's document, unlike iperf3's -R output.
+				require.NotEmpty(t, d.Intervals)
+				require.NotNil(t, d.Intervals[0].Streams[0].Retransmits)
+				require.NotNil(t, d.Intervals[0].Streams[0].RTT)
+				assert.Greater(t, *d.Intervals[0].Streams[0].RTT, int64(0))
+				require.NotNil(t, d.Intervals[0].Sum.Retransmits)
+			}
 		})
 	}
 }

@@ -52,9 +52,9 @@ func IntervalText(iv Interval, udp bool) string {
 			fmt.Fprintf(&b, "  %d", pkts)
 		case udp:
 			fmt.Fprintf(&b, "  %.3f ms  %d/%d (%.2g%%)", jitter, lost, pkts, percent(lost, pkts))
-		case sender && tcpInfo && cwnd > 0:
+		case tcpInfo && cwnd > 0:
 			fmt.Fprintf(&b, "  %4d   %s", retr, fmtBytes(cwnd))
-		case sender && tcpInfo:
+		case tcpInfo:
 			fmt.Fprintf(&b, "  %4d", retr)
 		}
 		if iv.Omitted {
