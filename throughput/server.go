@@ -170,7 +170,10 @@ type serverTest struct {
 func (s *server) handle(ctx context.Context, conn net.Conn) {
 	cookie := make([]byte, CookieLen)
 	_ = conn.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
-	if _, err := ioReadFull(conn, cookie); err != nil {
+	// A silent connection must not hold Serve up when ctx ends.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Now()) })
+	_, err := ioReadFull(conn, cookie)
+	if !stop() || err != nil {
 		conn.Close()
 		return
 	}
@@ -280,10 +283,17 @@ func (ss *serverSession) checkParams(p *params) (int, error) {
 func (ss *serverSession) run(ctx context.Context) {
 	c := ss.cfg
 	setNoDelay(ss.ctrl)
+	// When ctx ends, a handshake read in progress returns at once; later
+	// steps check ctx before they block.
+	stop := context.AfterFunc(ctx, func() { _ = ss.ctrl.SetReadDeadline(time.Now()) })
+	defer stop()
 	if err := writeState(ss.ctrl, StateParamExchange, c.HandshakeTimeout); err != nil {
 		return
 	}
 	pj, err := readJSON(ss.ctrl, c.MaxParamsBytes, c.HandshakeTimeout)
+	if ctx.Err() != nil {
+		return
+	}
 	if err != nil {
 		_ = ss.fail(ierrnoRecvParams, err)
 		return
