@@ -40,6 +40,8 @@ type Config struct {
 	// Bitrate is the per-stream target in bits/s; 0 means iperf3's default
 	// (1 Mbit/s for UDP, unlimited for TCP), Unlimited (or any negative) means no limit.
 	Bitrate float64
+	// ReadLen is the size of each TCP receive read; 0 means DefaultReadLen.
+	ReadLen int
 	// Window sets SO_SNDBUF and SO_RCVBUF on the data sockets; 0 leaves the OS default.
 	Window int
 	// MSS sets TCP_MAXSEG (linux); 0 leaves the default.
@@ -265,6 +267,7 @@ func (cl *client) run(ctx context.Context) (*Result, error) {
 	cl.run_ = t
 	t.eng.blockLen, t.eng.rate, t.eng.counters64, t.eng.ioTimeout = c.BlockLen, c.Bitrate, t.counters64, c.IOTimeout
 	t.eng.limitBytes, t.eng.limitBlks = c.Bytes, c.Blocks
+	t.eng.readLen = c.ReadLen
 	for _, n := range optsNotAvailable(sockOpts{mss: c.MSS, congestion: c.Congestion}) {
 		t.note(n)
 	}

@@ -85,6 +85,7 @@ type engine struct {
 	limitBytes int64 // stop when this many bytes moved in total (0 = none)
 	limitBlks  int64 // stop when this many blocks moved in total (0 = none)
 	base       time.Time
+	readLen    int // TCP receive read size; 0 means DefaultReadLen
 
 	total    atomic.Int64
 	totalBlk atomic.Int64
@@ -294,9 +295,9 @@ func (e *engine) sendTCP(s *flowStream) error {
 }
 
 func (e *engine) recvTCP(s *flowStream) error {
-	n := e.blockLen
-	if n < 1<<20 {
-		n = 1 << 20 // large reads keep a Go receiver up with the sender
+	n := e.readLen
+	if n <= 0 {
+		n = DefaultReadLen
 	}
 	buf := make([]byte, n)
 	var dl deadline

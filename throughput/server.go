@@ -35,6 +35,8 @@ type ServerConfig struct {
 	// IOTimeout bounds every other control read and write and every data
 	// write; 0 means 10 s.
 	IOTimeout time.Duration
+	// ReadLen is the size of each TCP receive read; 0 means DefaultReadLen.
+	ReadLen int
 	// Interval between the server's own interval reports (sent back with
 	// get_server_output); 0 means 1 s.
 	Interval time.Duration
@@ -330,6 +332,7 @@ func (ss *serverSession) run(ctx context.Context) {
 	}
 	ss.run_ = t
 	t.eng.blockLen, t.eng.rate, t.eng.counters64, t.eng.ioTimeout = blockLen, rate, t.counters64, c.IOTimeout
+	t.eng.readLen = c.ReadLen
 	defer func() {
 		t.eng.stop()
 		t.eng.closeAll()
