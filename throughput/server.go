@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"syscall"
@@ -174,7 +175,7 @@ func (s *server) handle(ctx context.Context, conn net.Conn) {
 	_ = conn.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	// A silent connection must not hold Serve up when ctx ends.
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Now()) })
-	_, err := ioReadFull(conn, cookie)
+	_, err := io.ReadFull(conn, cookie)
 	if !stop() || err != nil {
 		conn.Close()
 		return
@@ -238,7 +239,6 @@ type serverSession struct {
 	ctrl   net.Conn
 	test   *serverTest
 	cookie []byte
-	parms  *params
 	run_   *testRun
 }
 
@@ -309,7 +309,6 @@ func (ss *serverSession) run(ctx context.Context) {
 		_ = ss.fail(code, err)
 		return
 	}
-	ss.parms = p
 	udp := bool(p.UDP)
 	blockLen := int(p.Len)
 	if blockLen == 0 {
