@@ -101,6 +101,8 @@ func TestServerWithIperf3Client(t *testing.T) {
 		{"blocks", []string{"-k", "50", "-l", "64K"}, 1, 0},
 		{"len-window-omit", []string{"-t", "1", "-l", "16K", "-w", "256K", "-O", "1"}, 1, 0},
 		{"server-output", []string{"-t", "1", "--get-server-output"}, 1, 0},
+		{"tcp-rate", []string{"-t", "1", "-b", "200M"}, 1, 0},
+		{"udp-P2", []string{"-t", "1", "-u", "-b", "5M", "-P", "2"}, 2, 0},
 		{"udp", []string{"-t", "1", "-u", "-b", "10M", "-l", "1200"}, 1, 0},
 		{"udp-reverse", []string{"-t", "1", "-u", "-b", "10M", "-R"}, 0, 1},
 		{"udp-bidir-64", []string{"-t", "1", "-u", "-b", "5M", "--bidir", "--udp-counters-64bit"}, 1, 1},
@@ -158,6 +160,11 @@ func TestServerWithIperf3Client(t *testing.T) {
 			case "server-output":
 				assert.Contains(t, raw, "server_output_text")
 				assert.Contains(t, raw, "receiver")
+			case "tcp-rate":
+				assert.InDelta(t, 200e6, srv.Upload.ReceivedBitsPerSecond, 40e6)
+			case "udp-P2":
+				assert.Equal(t, int64(0), srv.Upload.OutOfOrder)
+				assert.InDelta(t, 10e6, srv.Upload.ReceivedBitsPerSecond, 2e6)
 			case "udp-bidir-64":
 				assert.Equal(t, "3.12", srv.PeerVersion)
 			}
