@@ -270,7 +270,7 @@ func (t *testRun) drain() {
 			return
 		}
 		prev = n
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
