@@ -14,7 +14,13 @@ import (
 func TestUDPFastPathAccounting(t *testing.T) {
 	addr, results := startServer(t, nil)
 	for _, disable := range []bool{false, true} {
-		res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Bitrate: 400e6, BlockLen: 1400,
+		// GSO needs >= 2 datagrams per 200 us: 400 Mbit/s. One datagram
+		// per syscall under -race on a loaded machine manages ~100 Mbit/s.
+		rate := 400e6
+		if disable {
+			rate = 80e6
+		}
+		res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Bitrate: rate, BlockLen: 1400,
 			Duration: time.Second, DisableFastPath: disable, Interval: -1})
 		require.NoError(t, err)
 		srv := <-results
@@ -29,7 +35,12 @@ func TestUDPFastPathAccounting(t *testing.T) {
 		assert.Equal(t, u.SentBytes, u.SentPackets*1400)
 		assert.InDelta(t, u.SentPackets, u.Packets, float64(u.SentPackets)/100+64)
 		assert.Equal(t, int64(0), u.OutOfOrder)
-		assert.InDelta(t, 400e6, u.SentBitsPerSecond, 80e6)
+		// Either the sender kept the pace or the result says it could not.
+		if !u.SenderLimited {
+			assert.InDelta(t, rate, u.SentBitsPerSecond, 0.2*rate)
+		} else {
+			assert.Less(t, u.SentBitsPerSecond, 0.95*rate)
+		}
 		// Sent minus received is the loss the receiver counted, up to the
 		// datagrams in flight when the test ended.
 		assert.InDelta(t, u.SentPackets-u.Packets, 0, float64(u.SentPackets)/100+64)
