@@ -64,7 +64,7 @@ func TestClientAgainstIperf3(t *testing.T) {
 		{"blocks", Config{Blocks: 100, BlockLen: 64 << 10}, 1, 0},
 		{"len-window", Config{Duration: sec, BlockLen: 16 << 10, Window: 256 << 10}, 1, 0},
 		{"omit", Config{Duration: sec, Omit: sec}, 1, 0},
-		{"rate", Config{Duration: sec, Bitrate: 100e6}, 1, 0},
+		{"rate", Config{Duration: sec, Bitrate: 100e6, BlockLen: 128 << 10}, 1, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
