@@ -217,6 +217,7 @@ func client(ctx context.Context, o *options, addr string, out io.Writer) error {
 	for _, s := range res.Streams {
 		fmt.Fprintf(out, "[%3d] local %s connected to %s\n", s.ID+4, s.LocalAddr, s.RemoteAddr)
 	}
+	printServerTCP(out, res)
 	fmt.Fprint(out, throughput.SummaryText(res))
 	if res.ServerOutputText != "" {
 		fmt.Fprintf(out, "\nServer output:\n%s", res.ServerOutputText)
@@ -241,4 +242,31 @@ func serve(ctx context.Context, o *options, out io.Writer) error {
 		fmt.Fprintf(out, "Accepted connection from %s\n%s", r.RemoteAddr, throughput.IperfText(r))
 	}}
 	return throughput.Serve(ctx, ln, cfg)
+}
+
+// printServerTCP shows the server's TCP statistics for the streams it sent
+// (reverse and bidirectional tests), which arrive only with its results:
+// iperf3's own client shows none there.
+func printServerTCP(out io.Writer, res *throughput.Result) {
+	var lines []throughput.Interval
+	for _, iv := range res.Intervals {
+		var ss []throughput.StreamInterval
+		for _, s := range iv.Streams {
+			if s.Reverse && s.TCPInfo {
+				ss = append(ss, s)
+			}
+		}
+		if len(ss) > 0 {
+			iv.Streams, iv.Upload = ss, nil
+			lines = append(lines, iv)
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "Server-side sender statistics of the streams it sent:")
+	fmt.Fprint(out, throughput.IntervalHeader(res))
+	for _, iv := range lines {
+		fmt.Fprint(out, throughput.IntervalText(iv, false))
+	}
 }

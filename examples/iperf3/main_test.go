@@ -102,6 +102,7 @@ func TestServerMode(t *testing.T) {
 	}
 	require.NoError(t, cerr)
 	assert.Contains(t, cout.String(), "receiver")
+	assert.Contains(t, cout.String(), "Server-side sender statistics", "bidir shows the server's TCP_INFO")
 	cancel()
 	require.NoError(t, <-done)
 	assert.Contains(t, sout.String(), "Accepted connection from 127.0.0.1")
