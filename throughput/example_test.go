@@ -106,3 +106,19 @@ func ExampleIntervalText() {
 	// [ ID] Interval           Transfer     Bitrate         Retr  Cwnd
 	// [  5]   0.00-1.00   sec  1.00 GBytes  8.59 Gbits/sec     2   3.00 MBytes
 }
+
+// Measure the RTT under load: a latency probe to a sockperf-compatible echo
+// server (`sockperf server` or latency.Server) runs while 8 TCP streams fill
+// the path.
+func ExampleRun_latency() {
+	res, err := throughput.Run(context.Background(), "10.0.0.2:5201", &throughput.Config{
+		Streams:  8,
+		Duration: 20 * time.Second,
+		Latency:  &throughput.LatencyProbe{Addr: "10.0.0.2:11111"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%.1f Gbit/s with RTT p50 %.1f us, p99 %.1f us under load\n",
+		res.Upload.ReceivedBitsPerSecond/1e9, res.Latency.P50Us, res.Latency.P99Us)
+}
