@@ -119,6 +119,9 @@ func ExampleRun_latency() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	if res.Latency == nil { // the probe failed; res.Notes says why
+		log.Fatal(res.Notes)
+	}
 	fmt.Printf("%.1f Gbit/s with RTT p50 %.1f us, p99 %.1f us under load\n",
 		res.Upload.ReceivedBitsPerSecond/1e9, res.Latency.P50Us, res.Latency.P99Us)
 }
