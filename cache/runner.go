@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/netperfkit/netperfkit/latency"
 )
 
@@ -156,6 +157,9 @@ type RunResult struct {
 	P99Us     float64 `json:"p99_us"`
 	// Latency holds the full statistics of every attempt.
 	Latency latency.Summary `json:"latency"`
+	// Histogram holds every attempt's latency in nanoseconds, for plots and
+	// HdrHistogram exports (latency.EncodeHistogram); nil when nothing ran.
+	Histogram *hdrhistogram.Histogram `json:"-"`
 }
 
 // engine creates clients; client runs operations. A client is used by one
@@ -327,6 +331,7 @@ func runEngine(ctx context.Context, e engine, w *WorkloadConfig) (*RunResult, er
 	res.OpsPerSec = float64(ok.Load()) / res.Elapsed.Seconds()
 	if rec.Count() > 0 {
 		res.Latency = rec.Summary(nil)
+		res.Histogram = rec.Snapshot()
 		res.P50Us, res.P99Us = res.Latency.P50Us, res.Latency.P99Us
 	}
 	return res, ctx.Err()

@@ -22,6 +22,8 @@ func requireClean(t *testing.T, r *cache.RunResult) {
 	require.Zero(t, r.Errors, "%v", r.ErrorExamples)
 	require.Positive(t, r.Attempts)
 	require.Equal(t, r.Attempts, r.Latency.Observations, "every attempt is recorded")
+	require.NotNil(t, r.Histogram)
+	require.Equal(t, r.Attempts, r.Histogram.TotalCount(), "the histogram holds every attempt")
 	require.Positive(t, r.P50Us)
 	require.GreaterOrEqual(t, r.P99Us, r.P50Us)
 	require.Positive(t, r.OpsPerSec)

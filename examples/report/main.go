@@ -397,7 +397,11 @@ func writeOut(dir string, rep *Report) error {
 	if rep.Cache != nil && len(rep.Cache.Engines) > 0 {
 		var series []spectrumSeries
 		for _, a := range rep.Cache.Engines {
-			series = append(series, spectrumSeries{Name: string(a.Engine) + " " + string(a.Mode), Summary: medianRun(a)})
+			r := medianRun(a)
+			if r == nil {
+				continue
+			}
+			series = append(series, spectrumSeries{Name: string(a.Engine) + " " + string(a.Mode), Hist: r.Histogram, Summary: &r.Latency})
 		}
 		for _, ext := range []string{"svg", "png"} {
 			name := "cache-spectrum." + ext
@@ -416,17 +420,14 @@ func writeOut(dir string, rep *Report) error {
 
 // medianRun picks the run whose p50 is the aggregate's median, so the plot
 // shows a real run rather than a blend.
-func medianRun(a *cache.Aggregate) *latency.Summary {
+func medianRun(a *cache.Aggregate) *cache.RunResult {
 	var best *cache.RunResult
 	for _, r := range a.Results {
 		if best == nil || abs(r.P50Us-a.P50Us) < abs(best.P50Us-a.P50Us) {
 			best = r
 		}
 	}
-	if best == nil {
-		return nil
-	}
-	return &best.Latency
+	return best
 }
 
 func abs(v float64) float64 {
