@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 
 	glide "github.com/valkey-io/valkey-glide/go/v2"
 	"github.com/valkey-io/valkey-glide/go/v2/config"
@@ -26,7 +27,14 @@ type glideCmd interface {
 	Close()
 }
 
+// glideOtelOnce initialises valkey-glide's OpenTelemetry singleton once,
+// before any client runs a command: glide creates it lazily on every
+// command's path without synchronisation (v2.5.3 GetOtelInstance), which is a
+// data race when several goroutines send their first commands at once.
+var glideOtelOnce sync.Once
+
 func newGlideEngine(ep *Endpoint, w *WorkloadConfig) (*glideEngine, error) {
+	glideOtelOnce.Do(func() { glide.GetOtelInstance() })
 	if ep.IAM != nil && ep.IAM.Serverless {
 		return nil, errors.New("cache: glide cannot authenticate to serverless caches with IAM " +
 			"(it never adds ResourceType=ServerlessCache, valkey-glide issue 5248); use the resp engine")
