@@ -18,7 +18,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,7 +29,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
-	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/examples/internal/localcache"
 )
 
 func main() {
@@ -96,7 +95,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if ep.Addr == "" {
-		srv, err := startLocal(ctx, ef, ep)
+		srv, err := localcache.Start(ctx, ef, ep)
 		if err != nil {
 			return fail(2, err)
 		}
@@ -151,29 +150,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
-}
-
-func startLocal(ctx context.Context, ef *cache.EndpointFlags, ep *cache.Endpoint) (*cachetest.Server, error) {
-	if ep.IAM != nil {
-		return nil, errors.New("IAM authentication needs a real ElastiCache endpoint: pass -addr")
-	}
-	srv, err := cachetest.Start(ctx, &cachetest.Config{
-		TLS: ep.TLS, Cluster: ep.Cluster, User: ep.User, Password: ef.Password().Reveal(),
-	})
-	if errors.Is(err, cachetest.ErrNoServer) {
-		return nil, fmt.Errorf("no -addr given and no local server to start: install one with `%s`, or pass -addr host:port", cachetest.InstallHint)
-	}
-	if err != nil {
-		return nil, err
-	}
-	ep.Addr = srv.Addr
-	if srv.TLS && len(ep.CACertPEM) == 0 && !ep.InsecureSkipVerify {
-		ep.CACertPEM = srv.CACertPEM
-	}
-	if srv.User != "" {
-		ep.User, ep.Password = srv.User, cache.Secret(srv.Password)
-	}
-	return srv, nil
 }
 
 func printTables(w io.Writer, o *output) {

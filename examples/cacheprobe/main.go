@@ -16,7 +16,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,7 +26,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/netperfkit/netperfkit/cache"
-	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/examples/internal/localcache"
 	"github.com/netperfkit/netperfkit/latency"
 )
 
@@ -66,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if ep.Addr == "" {
-		srv, err := startLocal(ctx, ef, ep)
+		srv, err := localcache.Start(ctx, ef, ep)
 		if err != nil {
 			fmt.Fprintln(stderr, "cacheprobe:", err)
 			return 2
@@ -107,28 +106,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // startLocal starts a local server matching the flags and points ep at it.
-func startLocal(ctx context.Context, ef *cache.EndpointFlags, ep *cache.Endpoint) (*cachetest.Server, error) {
-	if ep.IAM != nil {
-		return nil, errors.New("IAM authentication needs a real ElastiCache endpoint: pass -addr")
-	}
-	srv, err := cachetest.Start(ctx, &cachetest.Config{
-		TLS: ep.TLS, Cluster: ep.Cluster, User: ep.User, Password: ef.Password().Reveal(),
-	})
-	if errors.Is(err, cachetest.ErrNoServer) {
-		return nil, fmt.Errorf("no -addr given and no local server to start: install one with `%s`, or pass -addr host:port", cachetest.InstallHint)
-	}
-	if err != nil {
-		return nil, err
-	}
-	ep.Addr = srv.Addr
-	if srv.TLS && len(ep.CACertPEM) == 0 && !ep.InsecureSkipVerify {
-		ep.CACertPEM = srv.CACertPEM
-	}
-	if srv.User != "" {
-		ep.User, ep.Password = srv.User, cache.Secret(srv.Password)
-	}
-	return srv, nil
-}
 
 func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
 	fmt.Fprintf(w, "endpoint %s\n", ep)
