@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/peertest"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -125,10 +128,34 @@ func runRetry(t testing.TB, addr string, cfg *Config) (*Result, error) {
 		res, err := Run(ctx, addr, cfg)
 		cancel()
 		// It also closes its listener between tests.
-		if (errors.Is(err, ErrAccessDenied) || errors.Is(err, syscall.ECONNREFUSED)) && i < 30 {
+		if stockServerBusy(err) && i < 30 {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
 		return res, err
 	}
+}
+
+// stockServerBusy reports whether err is how a stock iperf3 -s turns a client
+// away between tests: ACCESS_DENIED while a test runs, and a refused or reset
+// connect while it closes and reopens its listener.
+func stockServerBusy(err error) bool {
+	if errors.Is(err, ErrAccessDenied) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" &&
+		(errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET))
+}
+
+func TestStockServerBusy(t *testing.T) {
+	dial := func(errno syscall.Errno) error {
+		return fmt.Errorf("throughput: connect x: %w", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", errno)})
+	}
+	assert.True(t, stockServerBusy(fmt.Errorf("x: %w", ErrAccessDenied)))
+	assert.True(t, stockServerBusy(dial(syscall.ECONNREFUSED)))
+	assert.True(t, stockServerBusy(dial(syscall.ECONNRESET)))
+	assert.False(t, stockServerBusy(dial(syscall.ETIMEDOUT)))
+	assert.False(t, stockServerBusy(&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}), "a reset during a test is a failure")
+	assert.False(t, stockServerBusy(nil))
 }
