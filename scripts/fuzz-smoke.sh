@@ -35,9 +35,11 @@ for pkg in $(go list ./...); do
 	targets=$(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)\(f \*testing\.F\)' "$dir"/*_test.go 2>/dev/null | sed -E 's/^func (Fuzz[A-Za-z0-9_]+).*/\1/' | sort -u || true)
 	for t in $targets; do
 		echo "fuzz: $pkg $t ($fuzztime)"
-		if run "$pkg" "$t" "$fuzztime"; then
-			cat "$log"
-		elif deadline_flake "$log"; then
+		if ! run "$pkg" "$t" "$fuzztime"; then
+			if ! deadline_flake "$log"; then
+				cat "$log"
+				exit 1
+			fi
 			# Only the progress lines: the bare deadline error is not a test failure.
 			grep -E '^fuzz: elapsed' "$log" || true
 			echo "fuzz: $t stopped on Go's fuzztime deadline race (go.dev/issue/75804) with no failing input; running it again for $retry_budget executions"
@@ -45,11 +47,8 @@ for pkg in $(go list ./...); do
 				cat "$log"
 				exit 1
 			fi
-			cat "$log"
-		else
-			cat "$log"
-			exit 1
 		fi
+		cat "$log"
 		count=$((count + 1))
 	done
 done

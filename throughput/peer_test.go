@@ -1,7 +1,6 @@
 package throughput
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,7 +47,7 @@ func tryIperf3Server(t testing.TB, bin string, extra []string) (string, bool) {
 	port := freePort(t)
 	args := append([]string{"-s", "-B", "127.0.0.1", "-p", strconv.Itoa(port)}, extra...)
 	cmd := exec.Command(bin, args...)
-	var out syncBuffer
+	var out peertest.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
@@ -93,24 +91,6 @@ func tryIperf3Server(t testing.TB, bin string, extra []string) (string, bool) {
 	_ = cmd.Process.Kill()
 	<-exited
 	return "", false
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's output and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func ctxT(t testing.TB, d time.Duration) context.Context {

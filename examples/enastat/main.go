@@ -178,22 +178,22 @@ func printQueues(w io.Writer, g ethtool.QueueGroups) {
 	}
 	for _, q := range g.Queues {
 		fmt.Fprintf(w, "  queue %d %s:", q.Index, q.Kind)
-		for _, st := range q.Stats {
-			if st.Value != 0 {
-				fmt.Fprintf(w, " %s=%d", st.Name, st.Value)
-			}
-		}
-		fmt.Fprintln(w)
+		printNonZero(w, q.Stats)
 	}
 	for _, t := range g.Totals {
 		fmt.Fprintf(w, "  total %s (%d queues):", t.Kind, t.Queues)
-		for _, st := range t.Stats {
-			if st.Value != 0 {
-				fmt.Fprintf(w, " %s=%d", st.Name, st.Value)
-			}
-		}
-		fmt.Fprintln(w)
+		printNonZero(w, t.Stats)
 	}
+}
+
+// printNonZero ends a line with the statistics that are not zero, as name=value.
+func printNonZero(w io.Writer, stats ethtool.Stats) {
+	for _, st := range stats {
+		if st.Value != 0 {
+			fmt.Fprintf(w, " %s=%d", st.Name, st.Value)
+		}
+	}
+	fmt.Fprintln(w)
 }
 
 func printENA(w io.Writer, e ethtool.ENA) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netperfkit/netperfkit/internal/peertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -88,7 +89,7 @@ func TestServerMode(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	var sout syncBuffer
+	var sout peertest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"-s", "-p", strconv.Itoa(port)}, &sout) }()
 	var cout bytes.Buffer

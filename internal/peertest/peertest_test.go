@@ -1,6 +1,8 @@
 package peertest
 
 import (
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,4 +44,21 @@ func TestBinaryFound(t *testing.T) {
 	p := Binary(f, "", "netperfkit-no-such-binary", "sh")
 	assert.NotEmpty(t, p)
 	assert.False(t, f.skipped || f.failed)
+}
+
+func TestBufferConcurrent(t *testing.T) {
+	var b Buffer
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 100; j++ {
+				_, _ = b.Write([]byte("ab"))
+				_ = b.String()
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, strings.Repeat("ab", 400), b.String())
 }
