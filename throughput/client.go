@@ -283,11 +283,7 @@ func (cl *client) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	for i, send := range sends {
-		id := 1
-		if i > 0 {
-			id = i + 2 // iperf3 skips id 2
-		}
-		s, err := cl.openStream(ctx, id, send)
+		s, err := cl.openStream(ctx, streamID(i), send)
 		if err != nil {
 			return nil, err
 		}

@@ -48,8 +48,6 @@ type flowStream struct {
 	mu     sync.Mutex
 	rstats udpRecvStats // UDP receive accounting, under mu
 
-	behind atomic.Int64 // UDP sender: nanoseconds behind the pacing schedule at last send
-
 	// Reporter-only state.
 	last       streamSnap
 	omitSnap   streamSnap
@@ -132,7 +130,7 @@ func (e *engine) addBlocks(s *flowStream, n int, blocks int64) {
 	s.bytes.Add(int64(n))
 	s.blocks.Add(blocks)
 	if e.limitBytes == 0 && e.limitBlks == 0 {
-		return
+		return // no shared counters to contend on
 	}
 	t := e.total.Add(int64(n))
 	b := e.totalBlk.Add(blocks)
@@ -141,22 +139,8 @@ func (e *engine) addBlocks(s *flowStream, n int, blocks int64) {
 	}
 }
 
-// add accounts n bytes in one block and reports whether a limit was reached.
-func (e *engine) add(s *flowStream, n int) {
-	if !e.counting.Load() {
-		return
-	}
-	s.bytes.Add(int64(n))
-	s.blocks.Add(1)
-	if e.limitBytes == 0 && e.limitBlks == 0 {
-		return // no shared counters to contend on
-	}
-	t := e.total.Add(int64(n))
-	b := e.totalBlk.Add(1)
-	if (e.limitBytes > 0 && t >= e.limitBytes) || (e.limitBlks > 0 && b >= e.limitBlks) {
-		e.finish(nil)
-	}
-}
+// add accounts n bytes in one block.
+func (e *engine) add(s *flowStream, n int) { e.addBlocks(s, n, 1) }
 
 // reserve claims one block of n bytes for a sender under the bytes and
 // blocks limits, so senders stop exactly at -n or -k as iperf3's do. It
@@ -337,9 +321,7 @@ func (e *engine) sendUDPPlain(s *flowStream) error {
 	var dl deadline
 	var count uint64
 	for !e.sendStop.Load() && e.reserve(len(buf)) {
-		if b := p.wait(len(buf)); b > 0 {
-			s.behind.Store(int64(b))
-		}
+		p.wait(len(buf))
 		count++
 		sec, usec := e.stamp()
 		putUDPHeader(buf[:hl], udpHeader{Sec: sec, Usec: usec, Count: count}, e.counters64)

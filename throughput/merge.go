@@ -43,7 +43,7 @@ func mergeServerTCPInfo(r *Result, raw json.RawMessage) {
 		}
 		iv := &r.Intervals[i]
 		srv := so.Intervals[i].Streams
-		if d := float64(srv[0].Seconds) - (iv.EndSeconds - iv.StartSeconds); d > 0.05*(iv.EndSeconds-iv.StartSeconds)+0.01 || -d > 0.05*(iv.EndSeconds-iv.StartSeconds)+0.01 {
+		if ours := iv.EndSeconds - iv.StartSeconds; !within(float64(srv[0].Seconds), ours, 0.05*ours+0.01) {
 			break
 		}
 		for j := range iv.Streams {
@@ -70,13 +70,20 @@ func mergeServerTCPInfo(r *Result, raw json.RawMessage) {
 				st.PMTU = int64(*ss.PMTU)
 			}
 		}
-		if iv.Download != nil {
-			iv.Download.Retransmits = 0
-			for _, st := range iv.Streams {
-				if st.Reverse {
-					iv.Download.Retransmits += st.Retransmits
-				}
-			}
+		sumDownloadRetransmits(iv)
+	}
+}
+
+// sumDownloadRetransmits recomputes an interval's download retransmits from
+// its reverse streams, after the server's TCP_INFO was merged into them.
+func sumDownloadRetransmits(iv *Interval) {
+	if iv.Download == nil {
+		return
+	}
+	iv.Download.Retransmits = 0
+	for _, st := range iv.Streams {
+		if st.Reverse {
+			iv.Download.Retransmits += st.Retransmits
 		}
 	}
 }

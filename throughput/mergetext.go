@@ -106,13 +106,8 @@ func mergeServerText(r *Result, text string) {
 			st.TCPInfo, st.Retransmits, st.SndCwndBytes = true, g[k].retransmits, g[k].sndCwndBytes
 			k++
 		}
-		if iv.Download != nil && k > 0 {
-			iv.Download.Retransmits = 0
-			for _, st := range iv.Streams {
-				if st.Reverse {
-					iv.Download.Retransmits += st.Retransmits
-				}
-			}
+		if k > 0 {
+			sumDownloadRetransmits(iv)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package throughput
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -113,8 +112,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg *ServerConfig) error {
 		conn, aerr := ln.Accept()
 		if aerr != nil {
 			if ctx.Err() == nil {
-				var ne net.Error
-				if errors.As(aerr, &ne) && ne.Timeout() {
+				if isTimeout(aerr) {
 					continue
 				}
 				err = fmt.Errorf("throughput: accept: %w", aerr)
@@ -163,7 +161,6 @@ func (m *chanMutex) unlock() { <-m.ch }
 
 // serverTest is a test between its control connection and its data streams.
 type serverTest struct {
-	cookie    string
 	streams   chan net.Conn // TCP data streams handed over by the acceptor
 	accepting bool          // under server.mu
 }
@@ -205,7 +202,7 @@ func (s *server) handle(ctx context.Context, conn net.Conn) {
 		conn.Close()
 		return
 	}
-	t = &serverTest{cookie: key, streams: make(chan net.Conn, MaxStreams)}
+	t = &serverTest{streams: make(chan net.Conn, MaxStreams)}
 	s.tests[key] = t
 	s.mu.Unlock()
 	defer func() {
@@ -239,7 +236,6 @@ type serverSession struct {
 	ctrl   net.Conn
 	test   *serverTest
 	cookie []byte
-	run_   *testRun
 }
 
 func (ss *serverSession) fail(ierrno int, err error) error {
@@ -329,7 +325,6 @@ func (ss *serverSession) run(ctx context.Context) {
 		rate: rate, window: int(p.Window), mss: int(p.MSS), congestion: p.Congestion,
 		counters64: p.UDPCounters64 != 0, interval: interval, eng: newEngine(),
 	}
-	ss.run_ = t
 	t.eng.blockLen, t.eng.rate, t.eng.counters64, t.eng.ioTimeout = blockLen, rate, t.counters64, c.IOTimeout
 	t.eng.readLen = c.ReadLen
 	defer func() {

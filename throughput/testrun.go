@@ -134,13 +134,18 @@ func (t *testRun) report(quit, done chan struct{}) {
 		}
 		prev = next
 		if t.interval > 0 {
-			t.mu.Lock()
-			t.intervals = append(t.intervals, iv)
-			t.mu.Unlock()
-			if t.onInterval != nil {
-				t.onInterval(iv)
-			}
+			t.emit(iv)
 		}
+	}
+}
+
+// emit keeps an interval report and hands it to the caller's callback.
+func (t *testRun) emit(iv Interval) {
+	t.mu.Lock()
+	t.intervals = append(t.intervals, iv)
+	t.mu.Unlock()
+	if t.onInterval != nil {
+		t.onInterval(iv)
 	}
 }
 
@@ -242,13 +247,7 @@ func (t *testRun) end(stopRep func(), drain bool) {
 	// The last, partial interval is reported however short (iperf3 prints
 	// such "1.00-1.00 sec" lines too), so intervals add up to the totals.
 	if el > prev {
-		iv := t.cut(prev, el, t.omit > 0 && el <= t.omit)
-		t.mu.Lock()
-		t.intervals = append(t.intervals, iv)
-		t.mu.Unlock()
-		if t.onInterval != nil {
-			t.onInterval(iv)
-		}
+		t.emit(t.cut(prev, el, t.omit > 0 && el <= t.omit))
 	}
 }
 
@@ -461,9 +460,6 @@ func (t *testRun) summary(ss []StreamResult, reverse bool, secs float64) *Summar
 	for _, s := range ss {
 		if s.Reverse != reverse {
 			continue
-		}
-		if sum.Streams == 0 {
-			sum.Retransmits = 0
 		}
 		sum.Streams++
 		sum.SentBytes += s.SentBytes

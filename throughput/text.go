@@ -92,7 +92,7 @@ func SummaryText(r *Result) string {
 	b.WriteString("- - - - - - - - - - - - - - - - - - - - - - - - -\n")
 	udp := r.Protocol == "udp"
 	if udp {
-		b.WriteString("[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n")
+		b.WriteString(IntervalHeader(r))
 	} else {
 		b.WriteString("[ ID] Interval           Transfer     Bitrate         Retr\n")
 	}

@@ -19,10 +19,8 @@ import (
 // given in the UDP_GRO control message. Either makes a single goroutine
 // move tens of Gbit/s where one syscall per datagram tops out near 1-2.
 type udpFast struct {
-	conn    *net.UDPConn
-	segSize int
-	gso     bool
-	gro     bool
+	gso bool
+	gro bool
 }
 
 const udpFastAvailable = true
@@ -35,7 +33,7 @@ func newUDPFast(uc *net.UDPConn, send bool, segSize int) (*udpFast, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &udpFast{conn: uc, segSize: segSize}
+	f := &udpFast{}
 	var serr error
 	err = rc.Control(func(fd uintptr) {
 		if send {
@@ -78,9 +76,7 @@ func (e *engine) sendUDPFast(s *flowStream) error {
 		if n == 0 {
 			return nil
 		}
-		if b := p.wait(n * l); b > 0 {
-			s.behind.Store(int64(b))
-		}
+		p.wait(n * l)
 		sec, usec := e.stamp()
 		for i := 0; i < n; i++ {
 			putUDPHeader(buf[i*l:i*l+hl], udpHeader{Sec: sec, Usec: usec, Count: count + uint64(i) + 1}, e.counters64)
@@ -110,7 +106,7 @@ func (e *engine) sendUDPFast(s *flowStream) error {
 func (e *engine) recvUDPFast(s *flowStream) error {
 	buf := make([]byte, 1<<16)
 	oob := make([]byte, unix.CmsgSpace(4)*4)
-	uc := s.fast.conn
+	uc := s.conn.(*net.UDPConn) // the connection the fast path was set up on
 	var dl deadline
 	for {
 		dl.refresh(s.conn, e.ioTimeout, false)
