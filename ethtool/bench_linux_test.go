@@ -25,7 +25,7 @@ func BenchmarkVethSnapshot(b *testing.B) {
 		b.ReportAllocs()
 		s := &Snapshot{}
 		for b.Loop() {
-			if err := c.snapshotInto(v.Name, s); err != nil {
+			if err := c.snapshotInto(v.Name, s, true); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -81,30 +81,54 @@ func (c *Client) RingParams(iface string) (RingParams, error) {
 // them with the current time. It returns the errors of Stats and DriverInfo.
 func (c *Client) Snapshot(iface string) (*Snapshot, error) {
 	s := &Snapshot{}
-	if err := c.snapshotInto(iface, s); err != nil {
+	if err := c.snapshotInto(iface, s, true); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// snapshotInto fills s, reusing the capacity of s.Stats. Statistics come
-// first so that an interface without them gives that error; a driver that
-// does not answer GDRVINFO leaves the driver fields empty.
-func (c *Client) snapshotInto(iface string, s *Snapshot) error {
+// snapshotInto fills s, reusing the capacity of s.Stats, and with
+// withDriver also its driver fields (otherwise they keep what s holds).
+// Statistics come first so that an interface without them gives that error;
+// a driver that does not answer GDRVINFO leaves the driver fields empty.
+func (c *Client) snapshotInto(iface string, s *Snapshot, withDriver bool) error {
 	st, err := c.c.stats(iface, s.Stats[:0])
 	if err != nil {
 		return err
 	}
-	di, err := c.c.driverInfo(iface)
-	if err != nil && !errors.Is(err, syscall.EOPNOTSUPP) {
-		return err
+	if withDriver {
+		di, err := c.c.driverInfo(iface)
+		if err != nil && !errors.Is(err, syscall.EOPNOTSUPP) {
+			return err
+		}
+		s.Driver = di.Driver
+		s.DriverVersion = di.Version
+		s.FirmwareVersion = di.FirmwareVersion
+		s.BusInfo = di.BusInfo
 	}
 	s.Time = c.now()
 	s.Interface = iface
-	s.Driver = di.Driver
-	s.DriverVersion = di.Version
-	s.FirmwareVersion = di.FirmwareVersion
-	s.BusInfo = di.BusInfo
 	s.Stats = st
 	return nil
+}
+
+// ReadSnapshot opens a Client, takes one Snapshot of iface and closes it. A
+// program that reads repeatedly should keep a Client (or use Watch).
+func ReadSnapshot(iface string) (*Snapshot, error) {
+	return withClient(func(c *Client) (*Snapshot, error) { return c.Snapshot(iface) })
+}
+
+// ReadRingParams opens a Client, reads the ring sizes of iface and closes it.
+func ReadRingParams(iface string) (RingParams, error) {
+	return withClient(func(c *Client) (RingParams, error) { return c.RingParams(iface) })
+}
+
+func withClient[T any](f func(*Client) (T, error)) (T, error) {
+	c, err := New()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer c.Close()
+	return f(c)
 }

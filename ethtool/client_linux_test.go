@@ -221,3 +221,12 @@ func ethtoolIn(t *testing.T, path, bin, iface string) Stats {
 	require.NoError(t, err)
 	return s
 }
+
+func TestReadOnce(t *testing.T) {
+	_, err := ReadSnapshot("lo")
+	require.ErrorIs(t, err, os.ErrNotExist, "lo has no statistics")
+	require.ErrorIs(t, err, ErrNoStats)
+	_, err = ReadRingParams("no-such-if0")
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorIs(t, err, ErrNoInterface)
+}

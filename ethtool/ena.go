@@ -163,9 +163,9 @@ var counterMeanings = []struct {
 	{"admin_q_pause", SeverityInfo, "the admin queue was paused"},
 }
 
-// srdUtilizationHigh is the SRD resource utilisation, in percent, from which
+// SRDUtilizationHigh is the SRD resource utilisation, in percent, from which
 // fallback to plain ENA becomes likely.
-const srdUtilizationHigh = 80
+const SRDUtilizationHigh = 80
 
 // Explain reads the change of ENA's counters in d in plain language: every
 // allowance counter that grew, the SRD traffic that fell back to plain ENA,
@@ -187,7 +187,7 @@ func Explain(d *Delta) []Finding {
 			Meaning: fmt.Sprintf("packets could have used ENA Express (SRD) but went over plain ENA (%d of %d eligible went over SRD)", tx.Increase, el.Increase),
 		})
 	}
-	if u, ok := d.Get(statSRDUtil); ok && u.After >= srdUtilizationHigh {
+	if u, ok := d.Get(statSRDUtil); ok && u.After >= SRDUtilizationHigh {
 		out = append(out, Finding{
 			Counter: statSRDUtil, Severity: SeverityWarning,
 			Meaning: fmt.Sprintf("SRD connection resources are %d%% used; near 100%% traffic falls back to plain ENA", u.After),

@@ -3,6 +3,7 @@
 package ethtool
 
 import (
+	"context"
 	"testing"
 	"time"
 	"unsafe"
@@ -152,4 +153,23 @@ func TestFakeKernelErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ena", s.Driver)
 	assert.Equal(t, want(2), s.Stats)
+}
+
+func TestWatchAsksDriverInfoOncePerBuffer(t *testing.T) {
+	k := &fakeKernel{counts: []int{3}, actual: func() int { return 3 }}
+	c := fakeClient(k)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	deltas := 0
+	err := c.Watch(ctx, "eth0", time.Millisecond, func(d Delta) {
+		assert.Equal(t, "ena", d.Driver)
+		assert.Len(t, d.Counters, 3)
+		if deltas++; deltas == 5 {
+			cancel()
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 5, deltas)
+	assert.Equal(t, 6, k.calls[unix.ETHTOOL_GSTATS], "one statistics read per sample")
+	assert.Equal(t, 2, k.calls[unix.ETHTOOL_GDRVINFO], "driver information once for each of the two reused snapshots")
 }

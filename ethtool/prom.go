@@ -115,10 +115,11 @@ func WritePrometheus(w io.Writer, snaps ...*Snapshot) error {
 	return bw.Flush()
 }
 
-func escape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
-}
+// The exposition format's escapes for label values and for HELP text.
+var (
+	labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+)
 
-func escapeHelp(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
-}
+func escape(s string) string     { return labelEscaper.Replace(s) }
+func escapeHelp(s string) string { return helpEscaper.Replace(s) }

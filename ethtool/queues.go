@@ -50,15 +50,6 @@ func GroupQueues(s Stats) QueueGroups {
 			g.Other = append(g.Other, st)
 			continue
 		}
-		k := key{kind, index}
-		i, seen := pos[k]
-		if !seen {
-			i = len(g.Queues)
-			pos[k] = i
-			g.Queues = append(g.Queues, Queue{Index: index, Kind: kind})
-		}
-		g.Queues[i].Stats = append(g.Queues[i].Stats, Stat{Name: name, Value: st.Value})
-
 		ti, seen := totalPos[kind]
 		if !seen {
 			ti = len(g.Totals)
@@ -66,6 +57,17 @@ func GroupQueues(s Stats) QueueGroups {
 			g.Totals = append(g.Totals, QueueTotal{Kind: kind})
 		}
 		t := &g.Totals[ti]
+
+		k := key{kind, index}
+		i, seen := pos[k]
+		if !seen {
+			i = len(g.Queues)
+			pos[k] = i
+			g.Queues = append(g.Queues, Queue{Index: index, Kind: kind})
+			t.Queues++
+		}
+		g.Queues[i].Stats = append(g.Queues[i].Stats, Stat{Name: name, Value: st.Value})
+
 		found := false
 		for j := range t.Stats {
 			if t.Stats[j].Name == name {
@@ -76,13 +78,6 @@ func GroupQueues(s Stats) QueueGroups {
 		}
 		if !found {
 			t.Stats = append(t.Stats, Stat{Name: name, Value: st.Value})
-		}
-	}
-	for ti := range g.Totals {
-		for _, q := range g.Queues {
-			if q.Kind == g.Totals[ti].Kind {
-				g.Totals[ti].Queues++
-			}
 		}
 	}
 	return g

@@ -2,7 +2,6 @@ package ethtool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -17,7 +16,9 @@ import (
 // copy with Delta.Clone. fn runs on the calling goroutine; a slow fn delays
 // the next sample instead of piling them up.
 func (c *Client) Watch(ctx context.Context, iface string, interval time.Duration, fn func(Delta)) error {
-	return watch(ctx, interval, func(s *Snapshot) error { return c.snapshotInto(iface, s) }, fn)
+	// Driver information cannot change while the interface exists: each of
+	// the two reused snapshots asks for it once.
+	return watch(ctx, interval, func(s *Snapshot) error { return c.snapshotInto(iface, s, s.Interface != iface) }, fn)
 }
 
 // Watch opens a Client, runs Client.Watch and closes it. On systems other
@@ -50,7 +51,7 @@ func watch(ctx context.Context, interval time.Duration, sample func(*Snapshot) e
 		case <-t.C:
 		}
 		if err := sample(cur); err != nil {
-			if errors.Is(ctx.Err(), context.Canceled) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			if ctx.Err() != nil {
 				return nil
 			}
 			return err

@@ -74,14 +74,15 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 	if !before.Time.IsZero() && !after.Time.IsZero() {
 		r.WindowSeconds = after.Time.Sub(before.Time).Seconds()
 	}
-	eb, okB := ethtool.NewENA(before.Stats)
-	ea, okA := ethtool.NewENA(after.Stats)
-	if !okB || !okA || eb.SRD == nil || ea.SRD == nil {
+	// NewENA sets SRD only for statistics it recognises as ENA's.
+	eb, _ := ethtool.NewENA(before.Stats)
+	ea, _ := ethtool.NewENA(after.Stats)
+	if eb.SRD == nil || ea.SRD == nil {
 		which := "either snapshot"
 		switch {
-		case (okA && ea.SRD != nil) && !(okB && eb.SRD != nil):
+		case ea.SRD != nil:
 			which = "the first snapshot"
-		case (okB && eb.SRD != nil) && !(okA && ea.SRD != nil):
+		case eb.SRD != nil:
 			which = "the second snapshot"
 		}
 		r.Verdict = VerdictNoStatistics
@@ -92,7 +93,7 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 	r.Mode = Mode(a.Mode)
 	r.ModeText = r.Mode.String()
 	r.ExpressEnabled = r.Mode.Express()
-	r.UDPEnabled = r.Mode.Express() && r.Mode.UDP()
+	r.UDPEnabled = r.ExpressEnabled && r.Mode.UDP()
 	r.ModeChanged = a.Mode != b.Mode
 	r.ResourceUtilizationBeforePercent = b.ResourceUtilization
 	r.ResourceUtilizationPercent = a.ResourceUtilization
@@ -144,7 +145,7 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 
 // fallbackCause names the likely cause of a fallback.
 func fallbackCause(r CoverageReport) string {
-	if r.ResourceUtilizationPercent >= 80 || r.ResourceUtilizationBeforePercent >= 80 {
+	if r.ResourceUtilizationPercent >= ethtool.SRDUtilizationHigh || r.ResourceUtilizationBeforePercent >= ethtool.SRDUtilizationHigh {
 		return fmt.Sprintf(": SRD resources are %d%% used, so SRD ran out of connection memory", max(r.ResourceUtilizationPercent, r.ResourceUtilizationBeforePercent))
 	}
 	if r.ModeChanged {

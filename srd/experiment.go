@@ -113,7 +113,7 @@ func (c *ExperimentConfig) withDefaults() ExperimentConfig {
 		out.RTT = runRTT
 	}
 	if out.Snapshot == nil {
-		out.Snapshot = snapshotOnce
+		out.Snapshot = ethtool.ReadSnapshot
 	}
 	return out
 }
@@ -211,15 +211,6 @@ func snapshot(c *ExperimentConfig) (*ethtool.Snapshot, error) {
 		return nil, fmt.Errorf("srd: experiment: snapshot: %w", err)
 	}
 	return s, nil
-}
-
-func snapshotOnce(iface string) (*ethtool.Snapshot, error) {
-	c, err := ethtool.New()
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	return c.Snapshot(iface)
 }
 
 func runThroughput(ctx context.Context, addr string, streams int, d time.Duration) (float64, error) {

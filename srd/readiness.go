@@ -120,7 +120,7 @@ func Readiness(iface string, cfg *ReadinessConfig) ([]Check, error) {
 		{"rmem_default", minBufDefault}, {"wmem_default", minBufDefault}, {"rmem_max", minBufMax}, {"wmem_max", minBufMax},
 	} {
 		out = append(out, intCheck("net.core."+b.name, p("proc", "sys", "net", "core", b.name), fmt.Sprintf(">= %d", b.min), false,
-			func(v int64) bool { return v >= b.min }, "socket buffers must cover the bandwidth-delay product of high-RTT paths"))
+			func(v int64) bool { return v >= b.min }, bufWhy))
 	}
 	out = append(out, stringCheck("net.ipv4.tcp_congestion_control", p("proc", "sys", "net", "ipv4", "tcp_congestion_control"), wantCongestionAlg,
 		"AWS's high-RTT recommendation is cubic with hystart_detect 0"))
@@ -148,8 +148,32 @@ func failStatus(required bool) Status {
 	return StatusWarn
 }
 
+const bufWhy = "socket buffers must cover the bandwidth-delay product of high-RTT paths"
+
+// intCheck reads a file holding one number and checks it with ok.
 func intCheck(name, path, expect string, required bool, ok func(int64) bool, why string) Check {
+	return numCheck(name, path, expect, required, func(s string) (string, error) { return s, nil }, ok, why)
+}
+
+// lastFieldCheck checks the maximum of a "min default max" file such as
+// tcp_rmem: at least min, as a warning.
+func lastFieldCheck(name, path string, min int64) Check {
+	third := func(s string) (string, error) {
+		f := strings.Fields(s)
+		if len(f) != 3 {
+			return "", fmt.Errorf("%s: want three numbers, got %q", path, s)
+		}
+		return f[2], nil
+	}
+	return numCheck(name, path, fmt.Sprintf(">= %d", min), false, third, func(v int64) bool { return v >= min }, bufWhy)
+}
+
+// numCheck reads path, picks the number out of its text and checks it with ok.
+func numCheck(name, path, expect string, required bool, pick func(string) (string, error), ok func(int64) bool, why string) Check {
 	s, err := readTrim(path)
+	if err == nil {
+		s, err = pick(s)
+	}
 	if err != nil {
 		return unreadable(name, expect, required, err)
 	}
@@ -161,28 +185,6 @@ func intCheck(name, path, expect string, required bool, ok func(int64) bool, why
 	if !ok(v) {
 		c.Status = failStatus(required)
 		c.Detail = why
-	}
-	return c
-}
-
-func lastFieldCheck(name, path string, min int64) Check {
-	expect := fmt.Sprintf(">= %d", min)
-	s, err := readTrim(path)
-	if err != nil {
-		return unreadable(name, expect, false, err)
-	}
-	f := strings.Fields(s)
-	if len(f) != 3 {
-		return unreadable(name, expect, false, fmt.Errorf("%s: want three numbers, got %q", path, s))
-	}
-	v, err := strconv.ParseInt(f[2], 10, 64)
-	if err != nil {
-		return unreadable(name, expect, false, fmt.Errorf("%s: %q is not a number", path, f[2]))
-	}
-	c := Check{Name: name, Value: f[2], Expect: expect, Status: StatusPass}
-	if v < min {
-		c.Status = StatusWarn
-		c.Detail = "socket buffers must cover the bandwidth-delay product of high-RTT paths"
 	}
 	return c
 }
@@ -242,14 +244,7 @@ func ringChecks(iface string, rings func(string) (ethtool.RingParams, error)) []
 	txExpect := fmt.Sprintf(">= min(%d, max)", minTxRing)
 	rxExpect := fmt.Sprintf(">= min(%d, max)", minRxRing)
 	if rings == nil {
-		rings = func(iface string) (ethtool.RingParams, error) {
-			c, err := ethtool.New()
-			if err != nil {
-				return ethtool.RingParams{}, err
-			}
-			defer c.Close()
-			return c.RingParams(iface)
-		}
+		rings = ethtool.ReadRingParams
 	}
 	r, err := rings(iface)
 	if err != nil {

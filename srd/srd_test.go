@@ -352,3 +352,30 @@ func TestSpecCheck(t *testing.T) {
 	assert.Equal(t, StatusWarn, SpecCheck(nil, 3).Status)
 	assert.Equal(t, StatusWarn, SpecCheck(&nis[2], 3).Status)
 }
+
+func TestNumberChecks(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	c := lastFieldCheck("rmem", file("two", "4096 131072\n"), 100)
+	assert.Equal(t, "unreadable", c.Value)
+	assert.Equal(t, StatusWarn, c.Status)
+	assert.Contains(t, c.Detail, "want three numbers")
+
+	c = lastFieldCheck("rmem", file("nan", "4096 131072 lots\n"), 100)
+	assert.Equal(t, "unreadable", c.Value)
+	assert.Contains(t, c.Detail, `"lots" is not a number`)
+
+	c = lastFieldCheck("rmem", file("low", "4096 131072 99\n"), 100)
+	assert.Equal(t, Check{Name: "rmem", Value: "99", Expect: ">= 100", Status: StatusWarn, Detail: bufWhy}, c)
+
+	c = intCheck("mtu", file("mtu", "9001\n"), "<= 8900", true, func(v int64) bool { return v <= 8900 }, "too big")
+	assert.Equal(t, Check{Name: "mtu", Value: "9001", Expect: "<= 8900", Status: StatusFail, Required: true, Detail: "too big"}, c)
+
+	c = intCheck("mtu", filepath.Join(dir, "missing"), "<= 8900", true, func(int64) bool { return true }, "")
+	assert.Equal(t, "unreadable", c.Value)
+	assert.True(t, c.Required)
+}

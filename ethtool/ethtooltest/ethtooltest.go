@@ -46,20 +46,18 @@ func NewVeth(tb testing.TB) *Veth {
 		Addr: "10.231.0.1", PeerAddr: "10.231.0.2",
 		ip: ip,
 	}
-	v.run(tb, ip, "netns", "add", v.NS)
-	tb.Cleanup(func() { _ = exec.Command(ip, "netns", "del", v.NS).Run() })
-	v.run(tb, ip, "netns", "add", v.PeerNS)
-	tb.Cleanup(func() { _ = exec.Command(ip, "netns", "del", v.PeerNS).Run() })
-	v.run(tb, ip, "link", "add", v.Name, "netns", v.NS, "type", "veth", "peer", "name", v.PeerName, "netns", v.PeerNS)
-	v.run(tb, ip, "-n", v.NS, "addr", "add", v.Addr+"/30", "dev", v.Name)
-	v.run(tb, ip, "-n", v.PeerNS, "addr", "add", v.PeerAddr+"/30", "dev", v.PeerName)
+	addNetns(tb, ip, v.NS)
+	addNetns(tb, ip, v.PeerNS)
+	run(tb, ip, "link", "add", v.Name, "netns", v.NS, "type", "veth", "peer", "name", v.PeerName, "netns", v.PeerNS)
+	run(tb, ip, "-n", v.NS, "addr", "add", v.Addr+"/30", "dev", v.Name)
+	run(tb, ip, "-n", v.PeerNS, "addr", "add", v.PeerAddr+"/30", "dev", v.PeerName)
 	for _, args := range [][]string{
 		{"-n", v.NS, "link", "set", v.Name, "up"}, {"-n", v.NS, "link", "set", "lo", "up"},
 		{"-n", v.PeerNS, "link", "set", v.PeerName, "up"}, {"-n", v.PeerNS, "link", "set", "lo", "up"},
 	} {
-		v.run(tb, ip, args...)
+		run(tb, ip, args...)
 	}
-	out := v.run(tb, ip, "netns", "exec", v.PeerNS, "cat", "/sys/class/net/"+v.PeerName+"/ifindex")
+	out := run(tb, ip, "netns", "exec", v.PeerNS, "cat", "/sys/class/net/"+v.PeerName+"/ifindex")
 	idx, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil {
 		tb.Fatalf("ethtooltest: peer ifindex %q: %v", out, err)
@@ -72,7 +70,7 @@ func NewVeth(tb testing.TB) *Veth {
 // output; a failure fails the test.
 func (v *Veth) Exec(tb testing.TB, name string, args ...string) []byte {
 	tb.Helper()
-	return v.run(tb, v.ip, append([]string{"netns", "exec", v.NS, name}, args...)...)
+	return run(tb, v.ip, append([]string{"netns", "exec", v.NS, name}, args...)...)
 }
 
 // Command returns a command that runs inside ns (NS or PeerNS).
@@ -86,7 +84,15 @@ func (v *Veth) NetnsPath() string { return "/run/netns/" + v.NS }
 // PeerNetnsPath is the file that names PeerNS for setns(2).
 func (v *Veth) PeerNetnsPath() string { return "/run/netns/" + v.PeerNS }
 
-func (v *Veth) run(tb testing.TB, name string, args ...string) []byte {
+// addNetns creates network namespace ns and registers its removal.
+func addNetns(tb testing.TB, ip, ns string) {
+	tb.Helper()
+	run(tb, ip, "netns", "add", ns)
+	tb.Cleanup(func() { _ = exec.Command(ip, "netns", "del", ns).Run() })
+}
+
+// run runs a command and returns its standard output; a failure fails the test.
+func run(tb testing.TB, name string, args ...string) []byte {
 	tb.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Stderr = os.Stderr

@@ -17,7 +17,6 @@ import (
 type IFB struct {
 	// NS and Name are the namespace and the ifb device.
 	NS, Name string
-	ip       string
 }
 
 // NewIFB creates the namespace, the device and the redirect, and registers
@@ -28,17 +27,15 @@ func NewIFB(tb testing.TB) *IFB {
 	ip := peertest.Binary(tb, "apt-get install iproute2", "ip")
 	tc := peertest.Binary(tb, "apt-get install iproute2", "tc")
 	id := randomID(tb)
-	f := &IFB{NS: "npk-" + id + "-i", Name: "npk" + id + "i", ip: ip}
-	v := &Veth{ip: ip}
-	v.run(tb, ip, "netns", "add", f.NS)
-	tb.Cleanup(func() { _ = exec.Command(ip, "netns", "del", f.NS).Run() })
+	f := &IFB{NS: "npk-" + id + "-i", Name: "npk" + id + "i"}
+	addNetns(tb, ip, f.NS)
 	if out, err := exec.Command(ip, "-n", f.NS, "link", "add", f.Name, "type", "ifb").CombinedOutput(); err != nil {
 		peertest.Missing(tb, "the kernel cannot create an ifb device: "+strings.TrimSpace(string(out)), "modprobe ifb")
 		return nil
 	}
-	v.run(tb, ip, "-n", f.NS, "link", "set", f.Name, "up")
-	v.run(tb, ip, "-n", f.NS, "link", "set", "lo", "up")
-	v.run(tb, ip, "netns", "exec", f.NS, tc, "qdisc", "add", "dev", "lo", "ingress")
+	run(tb, ip, "-n", f.NS, "link", "set", f.Name, "up")
+	run(tb, ip, "-n", f.NS, "link", "set", "lo", "up")
+	run(tb, ip, "netns", "exec", f.NS, tc, "qdisc", "add", "dev", "lo", "ingress")
 	if out, err := exec.Command(ip, "netns", "exec", f.NS, tc, "filter", "add", "dev", "lo", "parent", "ffff:", "protocol", "all",
 		"u32", "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", f.Name).CombinedOutput(); err != nil {
 		peertest.Missing(tb, "tc cannot redirect lo to the ifb device: "+strings.TrimSpace(string(out)), "modprobe cls_u32 act_mirred")
