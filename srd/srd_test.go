@@ -343,6 +343,11 @@ func TestSpecCheck(t *testing.T) {
 	assert.Equal(t, StatusFail, SpecCheck(ni, 1).Status)
 	assert.Equal(t, StatusFail, SpecCheck(ni, 0).Status)
 
+	none := SpecCheckCoverage(ni, CoverageReport{Verdict: VerdictNoStatistics, Reason: "no ena_srd_* statistics"})
+	assert.Equal(t, Check{Name: "EnaSrdSpecification vs ena_srd_mode", Value: "no ena_srd_mode",
+		Expect: "ENA statistics with SRD information", Status: StatusWarn, Detail: "no ena_srd_* statistics"}, none)
+	assert.Equal(t, SpecCheck(ni, 3), SpecCheckCoverage(ni, CoverageReport{Verdict: VerdictCarried, Mode: 3}))
+
 	off := FindByMAC(nis, "0e:12:34:56:78:9b")
 	require.NotNil(t, off)
 	assert.Equal(t, StatusPass, SpecCheck(off, 0).Status)

@@ -209,11 +209,7 @@ func specCheck(o options, r *srd.CoverageReport) (srd.Check, error) {
 		}
 		mac = string(b)
 	}
-	if r.Verdict == srd.VerdictNoStatistics {
-		return srd.Check{Name: "EnaSrdSpecification vs ena_srd_mode", Value: "no ena_srd_mode", Expect: "ENA statistics with SRD information",
-			Status: srd.StatusWarn, Detail: r.Reason}, nil
-	}
-	return srd.SpecCheck(srd.FindByMAC(nis, mac), r.Mode), nil
+	return srd.SpecCheckCoverage(srd.FindByMAC(nis, mac), *r), nil
 }
 
 func readFile(name string) (*ethtool.Snapshot, error) {
