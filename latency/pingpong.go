@@ -144,11 +144,7 @@ type PingPongResult struct {
 	Recorder *Recorder `json:"-"`
 }
 
-type runConfig struct {
-	PingPongConfig
-}
-
-func normalize(cfg *PingPongConfig) (runConfig, error) {
+func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 	var c PingPongConfig
 	if cfg != nil {
 		c = *cfg
@@ -181,26 +177,26 @@ func normalize(cfg *PingPongConfig) (runConfig, error) {
 	switch c.Network {
 	case "udp", "udp4", "udp6":
 		if c.MessageSize > MaxUDPMessageSize {
-			return runConfig{}, fmt.Errorf("%w: MessageSize %d exceeds the UDP maximum %d", ErrInvalidConfig, c.MessageSize, MaxUDPMessageSize)
+			return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d exceeds the UDP maximum %d", ErrInvalidConfig, c.MessageSize, MaxUDPMessageSize)
 		}
 	case "tcp", "tcp4", "tcp6":
 		if c.MessageSize > 1<<24 {
-			return runConfig{}, fmt.Errorf("%w: MessageSize %d exceeds 16 MiB", ErrInvalidConfig, c.MessageSize)
+			return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d exceeds 16 MiB", ErrInvalidConfig, c.MessageSize)
 		}
 	default:
-		return runConfig{}, fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, c.Network)
+		return PingPongConfig{}, fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, c.Network)
 	}
 	switch {
 	case c.MessageSize < HeaderSize:
-		return runConfig{}, fmt.Errorf("%w: MessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MessageSize, HeaderSize)
+		return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MessageSize, HeaderSize)
 	case c.Duration < 0, c.MPS < 0, c.ReplyEvery < 0, c.ReadTimeout < 0, c.SpinTimeout < 0:
-		return runConfig{}, fmt.Errorf("%w: negative duration, rate or timeout", ErrInvalidConfig)
+		return PingPongConfig{}, fmt.Errorf("%w: negative duration, rate or timeout", ErrInvalidConfig)
 	case c.Count <= 0 && c.WarmUp+c.CoolDown >= c.Duration:
-		return runConfig{}, fmt.Errorf("%w: Duration %v leaves no measurement window after WarmUp %v and CoolDown %v", ErrInvalidConfig, c.Duration, c.WarmUp, c.CoolDown)
+		return PingPongConfig{}, fmt.Errorf("%w: Duration %v leaves no measurement window after WarmUp %v and CoolDown %v", ErrInvalidConfig, c.Duration, c.WarmUp, c.CoolDown)
 	case c.Mode != ModeDefault && c.Mode != ModeSpin:
-		return runConfig{}, fmt.Errorf("%w: unknown mode %d", ErrInvalidConfig, int(c.Mode))
+		return PingPongConfig{}, fmt.Errorf("%w: unknown mode %d", ErrInvalidConfig, int(c.Mode))
 	}
-	return runConfig{c}, nil
+	return c, nil
 }
 
 // PingPong measures round-trip times to a sockperf-compatible server at addr
@@ -264,7 +260,7 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 
 // run is the state of one PingPong call.
 type run struct {
-	cfg       runConfig
+	cfg       PingPongConfig
 	tr        transport
 	res       *PingPongResult
 	rec       *Worker
@@ -353,6 +349,9 @@ func (r *run) pingPong(ctx context.Context) error {
 	r.setWindow()
 	var measured int64
 	timeout := int64(r.cfg.ReadTimeout)
+	// Every way out of the loop but a failure, cancellation included, goes
+	// through its end, which times the run.
+loop:
 	for i := 0; ; i++ {
 		if r.cfg.Count > 0 && measured >= r.cfg.Count {
 			break
@@ -367,6 +366,9 @@ func (r *run) pingPong(ctx context.Context) error {
 			break
 		}
 		if err := r.tr.write(msg); err != nil {
+			if r.cancelled.Load() {
+				break loop
+			}
 			return err
 		}
 		r.res.Sent++
@@ -383,7 +385,7 @@ func (r *run) pingPong(ctx context.Context) error {
 					break
 				}
 				if r.cancelled.Load() {
-					return nil
+					break loop
 				}
 				return err
 			}
@@ -415,12 +417,15 @@ func (r *run) pingPong(ctx context.Context) error {
 	return nil
 }
 
-// pending is the under-load record of one message that asked for a reply.
+// pending is the under-load record of one message that asked for a reply. Its
+// table slot is reused by the message asking for a reply 65536 requests later;
+// a reply (or duplicate) that arrives after that no longer matches seq and
+// counts as out of order.
 type pending struct {
 	seq      atomic.Uint64
 	intended atomic.Int64
 	sent     atomic.Int64
-	got      atomic.Bool
+	got      atomic.Bool // a reply arrived: a second one is a duplicate
 }
 
 func (r *run) underLoad(ctx context.Context) error {
@@ -454,14 +459,13 @@ func (r *run) underLoad(ctx context.Context) error {
 			defer runtime.UnlockOSThread()
 		}
 		var highest uint64
-		var recv seen
 		poll := int64(50 * time.Millisecond)
 		for {
 			if ctx.Err() != nil || r.cancelled.Load() {
 				return
 			}
 			now := r.now()
-			if senderDone.Load() && (now > lastSend.Load()+int64(r.cfg.ReadTimeout) || r.res.Received >= int64(r.pongsSent(lastSeq.Load(), first, every))) {
+			if senderDone.Load() && (now > lastSend.Load()+int64(r.cfg.ReadTimeout) || r.res.Received >= int64(pongsSent(lastSeq.Load(), first, every))) {
 				return
 			}
 			m, err := r.tr.read(r.base.Add(time.Duration(now + poll)))
@@ -490,11 +494,10 @@ func (r *run) underLoad(ctx context.Context) error {
 				continue
 			}
 			r.res.Received++
-			if recv.add(h.Seq) {
+			if p.got.Swap(true) {
 				r.dup++
 				continue
 			}
-			p.got.Store(true)
 			intended := p.intended.Load()
 			in := r.inWindow(intended)
 			if in {
@@ -579,15 +582,12 @@ func (r *run) underLoad(ctx context.Context) error {
 	r.dropped = max(pongsIn-gotIn, 0)
 	r.res.TargetMPS = r.cfg.MPS
 	r.res.ReplyEvery = r.cfg.ReplyEvery
-	if d := time.Duration(sent - r.start).Seconds(); d > 0 {
-		r.res.AchievedMPS = float64(r.res.Sent) / d
-	}
 	r.res.RunSeconds = time.Duration(sent - r.start).Seconds()
 	return nil
 }
 
 // pongsSent is how many replies were asked for by messages first..last.
-func (r *run) pongsSent(last, first, every uint64) uint64 {
+func pongsSent(last, first, every uint64) uint64 {
 	if last < first {
 		return 0
 	}
@@ -596,7 +596,7 @@ func (r *run) pongsSent(last, first, every uint64) uint64 {
 
 func (r *run) finish() {
 	res := r.res
-	if res.AchievedMPS == 0 && res.RunSeconds > 0 {
+	if res.RunSeconds > 0 {
 		res.AchievedMPS = float64(res.Sent) / res.RunSeconds
 	}
 	valid := min(r.winEnd, r.start+int64(res.RunSeconds*1e9)) - r.winStart

@@ -2,6 +2,7 @@ package latency
 
 import (
 	"context"
+	"errors"
 	"net"
 	"testing"
 	"time"
@@ -101,15 +102,47 @@ func TestPingPongUnderLoad(t *testing.T) {
 }
 
 func TestPingPongCancel(t *testing.T) {
+	for _, network := range []string{"udp", "tcp"} {
+		for _, mode := range []Mode{ModeDefault, ModeSpin} {
+			t.Run(network+"/"+mode.String(), func(t *testing.T) {
+				addr, _ := startServer(t, network, nil)
+				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+				defer cancel()
+				start := time.Now()
+				res, err := PingPong(ctx, addr, &PingPongConfig{Network: network, Mode: mode, Duration: time.Minute, WarmUp: -1})
+				if mode == ModeSpin && errors.Is(err, ErrSpinUnsupported) {
+					return
+				}
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				require.NotNil(t, res)
+				assert.Less(t, time.Since(start), 5*time.Second)
+				assert.Greater(t, res.Observations, int64(0))
+				// The cancelled run still ends through the normal exit,
+				// which times it.
+				assert.Greater(t, res.RunSeconds, 0.0)
+				assert.LessOrEqual(t, res.RunSeconds, time.Since(start).Seconds())
+				assert.InDelta(t, res.RunSeconds, res.ValidSeconds, 1e-9, "no warm-up: the whole run is the window")
+				assert.InDelta(t, float64(res.Sent)/res.RunSeconds, res.AchievedMPS, 1e-6)
+				assert.Greater(t, res.AchievedMPS, 0.0)
+			})
+		}
+	}
+}
+
+func TestPingPongCancelInWarmUp(t *testing.T) {
+	// Cancelled inside the default 400 ms warm-up: the run is timed, but
+	// nothing falls in the measurement window.
 	addr, _ := startServer(t, "udp", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	start := time.Now()
-	res, err := PingPong(ctx, addr, &PingPongConfig{Duration: time.Minute, WarmUp: -1})
+	res, err := PingPong(ctx, addr, &PingPongConfig{Duration: time.Minute})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NotNil(t, res)
-	assert.Greater(t, res.Observations, int64(0))
-	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Greater(t, res.RunSeconds, 0.0)
+	assert.Greater(t, res.AchievedMPS, 0.0)
+	assert.Greater(t, res.Sent, int64(0))
+	assert.Equal(t, 0.0, res.ValidSeconds)
+	assert.Equal(t, int64(0), res.Observations)
 }
 
 func TestPingPongInvalidConfig(t *testing.T) {
@@ -136,4 +169,6 @@ func TestUnderLoadSlowRateCancels(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 3*time.Second, "a long gap between messages does not delay cancellation")
 	assert.Equal(t, int64(1), res.Sent, "one message per second: only the first went out")
+	assert.Greater(t, res.RunSeconds, 0.0)
+	assert.InDelta(t, 1/res.RunSeconds, res.AchievedMPS, 1e-6)
 }

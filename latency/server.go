@@ -210,8 +210,7 @@ func (s *Server) ServeUDP(ctx context.Context, conn net.PacketConn) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
+		if isTimeout(err) {
 			renew()
 			continue
 		}
@@ -239,7 +238,7 @@ func (s *Server) ServeTCP(ctx context.Context, ln net.Listener) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			if isTimeout(err) {
 				continue
 			}
 			return fmt.Errorf("latency: tcp server: %w", err)
@@ -287,11 +286,10 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	for {
 		_, msg, err := fr.Next()
 		if err != nil {
-			var ne net.Error
 			switch {
 			case errors.Is(err, ErrBadLength):
 				s.rejected.Add(1)
-			case errors.As(err, &ne) && ne.Timeout():
+			case isTimeout(err):
 				s.timeouts.Add(1)
 			case errors.Is(err, io.ErrUnexpectedEOF):
 				s.rejected.Add(1)
@@ -309,8 +307,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			s.replies.Add(pending)
 			if _, err := c.Write(out); err != nil {
 				s.replies.Add(-pending)
-				var ne net.Error
-				if errors.As(err, &ne) && ne.Timeout() {
+				if isTimeout(err) {
 					s.timeouts.Add(1)
 				}
 				return

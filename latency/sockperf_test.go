@@ -2,7 +2,6 @@ package latency
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -154,25 +153,19 @@ func sockperfBinary(t testing.TB) string {
 	return peertest.Binary(t, "apt-get install sockperf", "sockperf")
 }
 
-func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return p
-}
-
 // startSockperfServer runs `sockperf server` on a free loopback port until the
 // test ends and returns its address once it answers.
 func startSockperfServer(t testing.TB, network string) string {
 	bin := sockperfBinary(t)
-	port := freePort(t)
+	port := peertest.FreePort(t)
 	args := []string{"server", "-i", "127.0.0.1", "-p", strconv.Itoa(port)}
 	if network == "tcp" {
 		args = append(args, "--tcp")
 	}
 	cmd := exec.Command(bin, args...)
-	var out bytes.Buffer
+	// The process writes while the test may read: a plain bytes.Buffer
+	// would race.
+	var out peertest.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })

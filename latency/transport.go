@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"time"
 )
 
@@ -24,7 +23,12 @@ type transport interface {
 	close() error
 }
 
-func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
+// isTimeout reports whether err is, or wraps, a timeout: a passed deadline
+// (os.ErrDeadlineExceeded) or another net.Error that says so.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
 
 // netTransport uses Go's netpoller: the default mode.
 type netTransport struct {

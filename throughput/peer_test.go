@@ -17,16 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// freePort returns a TCP port that was free a moment ago on loopback.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	return p
-}
-
 // startIperf3Server starts a stock `iperf3 -s` on a free loopback port and
 // returns its address; the server is killed when the test ends. The port is
 // picked afresh when another process takes it first.
@@ -44,7 +34,7 @@ func startIperf3Server(t testing.TB, extra ...string) string {
 }
 
 func tryIperf3Server(t testing.TB, bin string, extra []string) (string, bool) {
-	port := freePort(t)
+	port := peertest.FreePort(t)
 	args := append([]string{"-s", "-B", "127.0.0.1", "-p", strconv.Itoa(port)}, extra...)
 	cmd := exec.Command(bin, args...)
 	var out peertest.Buffer

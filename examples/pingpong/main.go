@@ -93,7 +93,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		return serve(ctx, network, o.addr, stderr)
 	}
-	if o.addr == "" {
+	// Decided before o.addr is filled in, so that a user's -addr on loopback
+	// is not taken for the in-process server.
+	local := o.addr == ""
+	if local {
 		addr, stopServer, err := startLocal(ctx, network)
 		if err != nil {
 			return err
@@ -130,7 +133,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if jerr := enc.Encode(res); jerr != nil {
 			return jerr
 		}
-	} else if terr := writeText(stdout, o, res); terr != nil {
+	} else if terr := writeText(stdout, o.addr, local, res); terr != nil {
 		return terr
 	}
 	return err
@@ -186,34 +189,30 @@ func writeHist(path string, res *latency.PingPongResult, start time.Time) error 
 	return err
 }
 
-func writeText(w io.Writer, o options, res *latency.PingPongResult) error {
+// writeText prints res in sockperf's style; local says that addr is the
+// in-process server started by startLocal.
+func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult) error {
 	kind := "ping-pong"
 	if res.TargetMPS > 0 {
 		kind = fmt.Sprintf("under-load (%d msg/s, reply every %d)", res.TargetMPS, res.ReplyEvery)
 	}
-	where := o.addr
-	if !o.server && o.addr != "" && isLoopbackDefault(o) {
+	where := addr
+	if local {
 		where += " (in-process server)"
 	}
 	fmt.Fprintf(w, "sockperf: %s over %s to %s, %d-byte messages, %s mode\n", kind, res.Network, where, res.MessageSizeBytes, res.Mode)
 	fmt.Fprintf(w, "sockperf: [Total Run] RunTime=%.3f sec; SentMessages=%d; ReceivedMessages=%d; rate=%.0f msg/s\n",
 		res.RunSeconds, res.Sent, res.Received, res.AchievedMPS)
 	fmt.Fprintf(w, "sockperf: [Valid Duration] RunTime=%.3f sec; Observations=%d\n", res.ValidSeconds, res.Observations)
-	label := "Round trip"
 	if res.TargetMPS > 0 {
 		fmt.Fprintln(w, "sockperf: round-trip times from each message's intended send time:")
 	}
-	if err := res.Summary.WriteText(w, label); err != nil {
+	if err := res.Summary.WriteText(w, "Round trip"); err != nil {
 		return err
 	}
 	if res.Raw != nil {
 		fmt.Fprintln(w, "sockperf: raw send-to-reply round-trip times:")
-		return res.Raw.WriteText(w, label)
+		return res.Raw.WriteText(w, "Round trip")
 	}
 	return nil
-}
-
-func isLoopbackDefault(o options) bool {
-	host, _, err := net.SplitHostPort(o.addr)
-	return err == nil && host == "127.0.0.1"
 }

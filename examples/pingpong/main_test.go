@@ -46,6 +46,22 @@ func TestTextAgainstServerTCPUnderLoad(t *testing.T) {
 	assert.Contains(t, s, "---> percentile 99.999 =")
 }
 
+func TestTextInProcessServer(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"-n", "50"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "(in-process server)")
+}
+
+func TestTextLoopbackAddrIsNotInProcess(t *testing.T) {
+	// A user's server on 127.0.0.1 (a local sockperf, say) is not ours.
+	srv := latencytest.NewServer(t, &latencytest.Config{Network: "udp"})
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"-addr", srv.UDPAddr, "-n", "50"}, &out, &errOut), errOut.String())
+	s := out.String()
+	assert.Contains(t, s, "ping-pong over udp to "+srv.UDPAddr+",")
+	assert.NotContains(t, s, "in-process")
+}
+
 func TestBadFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
 	assert.Error(t, run([]string{"-m", "5"}, &out, &errOut))

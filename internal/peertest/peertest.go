@@ -6,6 +6,7 @@
 package peertest
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -62,6 +63,21 @@ func Root(tb testing.TB) {
 	if os.Geteuid() != 0 {
 		Missing(tb, "needs root for network namespaces", "run as root, e.g. sudo -E go test")
 	}
+}
+
+// FreePort returns a TCP port that was free on 127.0.0.1 a moment ago, for a
+// peer process that must be told its port up front. Another process may take
+// the port before the peer binds it, so a caller that cannot tolerate that
+// retries with a fresh port. It fails tb if no port can be had.
+func FreePort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("peertest: no free port: %v", err)
+		return 0
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func joinNames(names []string) string {

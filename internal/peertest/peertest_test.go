@@ -1,11 +1,14 @@
 package peertest
 
 import (
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRequired(t *testing.T) {
@@ -61,4 +64,14 @@ func TestBufferConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, strings.Repeat("ab", 400), b.String())
+}
+
+func TestFreePort(t *testing.T) {
+	p := FreePort(t)
+	assert.Greater(t, p, 0)
+	assert.Less(t, p, 1<<16)
+	// The port was released: it can be bound again.
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	require.NoError(t, err)
+	require.NoError(t, ln.Close())
 }
