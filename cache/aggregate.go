@@ -3,7 +3,8 @@ package cache
 import (
 	"context"
 	"errors"
-	"slices"
+
+	"github.com/netperfkit/netperfkit/latency"
 )
 
 // Range is a [min, max] pair; it marshals as a two-element JSON array.
@@ -37,32 +38,20 @@ func Summarize(runs []*RunResult) *Aggregate {
 	}
 	a := &Aggregate{Engine: runs[0].Engine, Mode: runs[0].Mode, Runs: len(runs),
 		ErrorsByKind: map[ErrorKind]int64{}, Results: runs}
-	var p50, p99, ops []float64
 	for _, r := range runs {
-		p50 = append(p50, r.P50Us)
-		p99 = append(p99, r.P99Us)
-		ops = append(ops, r.OpsPerSec)
 		a.Attempts += r.Attempts
 		a.Errors += r.Errors
 		for k, n := range r.ErrorsByKind {
 			a.ErrorsByKind[k] += n
 		}
 	}
-	a.P50Us, a.P50UsRange = medianRange(p50)
-	a.P99Us, a.P99UsRange = medianRange(p99)
-	a.OpsPerSec, a.OpsPerSecRange = medianRange(ops)
+	p50 := latency.AggregateFunc(runs, func(r *RunResult) float64 { return r.P50Us })
+	p99 := latency.AggregateFunc(runs, func(r *RunResult) float64 { return r.P99Us })
+	ops := latency.AggregateFunc(runs, func(r *RunResult) float64 { return r.OpsPerSec })
+	a.P50Us, a.P50UsRange = p50.Median, Range{p50.Min, p50.Max}
+	a.P99Us, a.P99UsRange = p99.Median, Range{p99.Min, p99.Max}
+	a.OpsPerSec, a.OpsPerSecRange = ops.Median, Range{ops.Min, ops.Max}
 	return a
-}
-
-func medianRange(x []float64) (float64, Range) {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	n := len(s)
-	med := s[n/2]
-	if n%2 == 0 {
-		med = (s[n/2-1] + s[n/2]) / 2
-	}
-	return med, Range{s[0], s[n-1]}
 }
 
 // RunRepeated runs the workload runs times (zero means 3) and aggregates the

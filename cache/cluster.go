@@ -1,9 +1,11 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,9 +15,6 @@ const numSlots = 16384
 
 // errSlots is wrapped by malformed CLUSTER SLOTS replies.
 var errSlots = errors.New("cache: bad CLUSTER SLOTS reply")
-
-// slotMap maps each hash slot to its primary's address.
-type slotMap [numSlots]string
 
 // slotRange is one entry of a CLUSTER SLOTS reply: slots lo..hi served by
 // the primary at addr.
@@ -56,20 +55,86 @@ func parseSlotRanges(v value, seedHost string) ([]slotRange, error) {
 	return ranges, nil
 }
 
-// parseSlots reads a CLUSTER SLOTS reply into a slot map. Slots no range
-// covers are left empty.
-func parseSlots(v value, seedHost string) (*slotMap, error) {
-	ranges, err := parseSlotRanges(v, seedHost)
+// clusterSlots runs CLUSTER SLOTS on c and parses the reply; a primary
+// without a known host is taken to be on c's host. A malformed reply is an
+// ErrCluster error of the cluster-slots phase.
+func (c *conn) clusterSlots(ctx context.Context) ([]slotRange, error) {
+	v, err := c.do(ctx, PhaseClusterSlots, "CLUSTER", "SLOTS")
 	if err != nil {
 		return nil, err
 	}
-	var m slotMap
-	for _, r := range ranges {
-		for s := r.lo; s <= r.hi; s++ {
-			m[s] = r.addr
+	host, _, _ := net.SplitHostPort(c.addr)
+	ranges, err := parseSlotRanges(v, host)
+	if err != nil {
+		return nil, &Error{Phase: PhaseClusterSlots, Kind: ErrCluster, Addr: c.addr, Err: err}
+	}
+	return ranges, nil
+}
+
+// slotMap maps hash slots to their primaries' addresses: the CLUSTER SLOTS
+// ranges, sorted and disjoint, and the slots MOVED replies have reassigned
+// since. A slot nothing covers maps to "". Not safe for concurrent use.
+type slotMap struct {
+	ranges []slotRange
+	moved  map[int]string
+}
+
+// newSlotMap builds a slot map from CLUSTER SLOTS ranges. Where ranges
+// overlap (no server sends that), the later one wins.
+func newSlotMap(ranges []slotRange) *slotMap {
+	rs := slices.Clone(ranges)
+	slices.SortStableFunc(rs, func(a, b slotRange) int { return a.lo - b.lo })
+	for i := 1; i < len(rs); i++ {
+		if rs[i].lo <= rs[i-1].hi {
+			rs = disjoint(ranges)
+			break
 		}
 	}
-	return &m, nil
+	return &slotMap{ranges: rs}
+}
+
+// disjoint returns ranges sorted and cut so that no two overlap, each slot
+// keeping the address of the last range that covers it.
+func disjoint(ranges []slotRange) []slotRange {
+	var out []slotRange
+	for _, r := range ranges {
+		next := make([]slotRange, 0, len(out)+2)
+		for _, o := range out {
+			if o.hi < r.lo || o.lo > r.hi {
+				next = append(next, o)
+				continue
+			}
+			if o.lo < r.lo {
+				next = append(next, slotRange{o.lo, r.lo - 1, o.addr})
+			}
+			if o.hi > r.hi {
+				next = append(next, slotRange{r.hi + 1, o.hi, o.addr})
+			}
+		}
+		out = append(next, r)
+	}
+	slices.SortFunc(out, func(a, b slotRange) int { return a.lo - b.lo })
+	return out
+}
+
+// addr returns the address of slot's primary, "" when no range covers it.
+func (m *slotMap) addr(slot int) string {
+	if a, ok := m.moved[slot]; ok {
+		return a
+	}
+	i, _ := slices.BinarySearchFunc(m.ranges, slot, func(r slotRange, s int) int { return r.hi - s })
+	if i < len(m.ranges) && m.ranges[i].lo <= slot {
+		return m.ranges[i].addr
+	}
+	return ""
+}
+
+// set records that slot is now served by addr (a MOVED redirect).
+func (m *slotMap) set(slot int, addr string) {
+	if m.moved == nil {
+		m.moved = map[int]string{}
+	}
+	m.moved[slot] = addr
 }
 
 // keySlot returns the hash slot of key, honouring {hash tags}.
@@ -112,5 +177,3 @@ func parseRedirect(msg string) (ask bool, slot int, addr string, ok bool) {
 }
 
 var errTooManyRedirects = errors.New("cache: too many MOVED/ASK redirects")
-
-func asServerError(err error, se **ServerError) bool { return errors.As(err, se) }

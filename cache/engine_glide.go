@@ -14,10 +14,15 @@ import (
 	"github.com/valkey-io/valkey-glide/go/v2/models"
 )
 
-// glideEngine creates valkey-glide v2 clients.
+// glideEngine creates valkey-glide v2 clients from one configuration, built
+// once.
 type glideEngine struct {
-	ep *Endpoint
-	w  *WorkloadConfig
+	addr string
+	// dial creates and connects one client.
+	dial func() (glideCmd, error)
+	// credErr is why the credentials could not be built; newClient reports
+	// it.
+	credErr error
 }
 
 // glideCmd is what the workload needs from glide.Client and glide.ClusterClient.
@@ -42,10 +47,64 @@ func newGlideEngine(ep *Endpoint, w *WorkloadConfig) (*glideEngine, error) {
 	if ep.ServerName != "" {
 		return nil, errors.New("cache: glide cannot set the TLS server name; use the resp engine")
 	}
-	if _, _, err := splitPort(ep.Addr); err != nil {
+	host, port, err := splitPort(ep.Addr)
+	if err != nil {
 		return nil, err
 	}
-	return &glideEngine{ep: ep, w: w}, nil
+	// glide fills in a missing host or port while converting a configuration
+	// (NodeAddress.toProtobuf, v2.5.3), its only write to it: filling them
+	// here makes the conversion read-only, so one configuration serves every
+	// client, concurrent NewClient calls included.
+	if host == "" {
+		host = config.DefaultHost
+	}
+	if port == 0 {
+		port = config.DefaultPort
+	}
+	addr := &config.NodeAddress{Host: host, Port: port}
+	creds, credErr := glideCredentials(ep)
+	tlsCfg := glideTLSConfig(ep)
+	e := &glideEngine{addr: ep.Addr, credErr: credErr}
+	// glide's constructors take no context; they are bounded by the
+	// connection timeout set here.
+	if ep.Cluster {
+		cfg := config.NewClusterClientConfiguration().WithAddress(addr).
+			WithUseTLS(ep.TLS).WithRequestTimeout(w.RequestTimeout)
+		adv := config.NewAdvancedClusterClientConfiguration().WithConnectionTimeout(w.ConnectTimeout)
+		if tlsCfg != nil {
+			adv = adv.WithTlsConfiguration(tlsCfg)
+		}
+		cfg = cfg.WithAdvancedConfiguration(adv)
+		if creds != nil {
+			cfg = cfg.WithCredentials(creds)
+		}
+		e.dial = func() (glideCmd, error) {
+			c, err := glide.NewClusterClient(cfg)
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
+	} else {
+		cfg := config.NewClientConfiguration().WithAddress(addr).
+			WithUseTLS(ep.TLS).WithRequestTimeout(w.RequestTimeout)
+		adv := config.NewAdvancedClientConfiguration().WithConnectionTimeout(w.ConnectTimeout)
+		if tlsCfg != nil {
+			adv = adv.WithTlsConfiguration(tlsCfg)
+		}
+		cfg = cfg.WithAdvancedConfiguration(adv)
+		if creds != nil {
+			cfg = cfg.WithCredentials(creds)
+		}
+		e.dial = func() (glideCmd, error) {
+			c, err := glide.NewClient(cfg)
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
+	}
+	return e, nil
 }
 
 func splitPort(addr string) (string, int, error) {
@@ -60,81 +119,42 @@ func splitPort(addr string) (string, int, error) {
 	return host, port, nil
 }
 
-func (e *glideEngine) credentials() (*config.ServerCredentials, error) {
+func glideCredentials(ep *Endpoint) (*config.ServerCredentials, error) {
 	switch {
-	case e.ep.IAM != nil:
-		return config.NewServerCredentialsWithIam(e.ep.User,
-			config.NewIamAuthConfig(strings.ToLower(e.ep.IAM.CacheName), config.ElastiCache, e.ep.IAM.Region))
-	case e.ep.Password != "" && e.ep.User != "":
-		return config.NewServerCredentials(e.ep.User, e.ep.Password.Reveal()), nil
-	case e.ep.Password != "":
-		return config.NewServerCredentialsWithDefaultUsername(e.ep.Password.Reveal()), nil
+	case ep.IAM != nil:
+		return config.NewServerCredentialsWithIam(ep.User,
+			config.NewIamAuthConfig(strings.ToLower(ep.IAM.CacheName), config.ElastiCache, ep.IAM.Region))
+	case ep.Password != "" && ep.User != "":
+		return config.NewServerCredentials(ep.User, ep.Password.Reveal()), nil
+	case ep.Password != "":
+		return config.NewServerCredentialsWithDefaultUsername(ep.Password.Reveal()), nil
 	}
 	return nil, nil
 }
 
-func (e *glideEngine) tlsConfig() *config.TlsConfiguration {
-	if !e.ep.TLS || (len(e.ep.CACertPEM) == 0 && !e.ep.InsecureSkipVerify) {
+func glideTLSConfig(ep *Endpoint) *config.TlsConfiguration {
+	if !ep.TLS || (len(ep.CACertPEM) == 0 && !ep.InsecureSkipVerify) {
 		return nil
 	}
 	t := config.NewTlsConfiguration()
-	if len(e.ep.CACertPEM) > 0 {
-		t = t.WithRootCertificates(e.ep.CACertPEM)
+	if len(ep.CACertPEM) > 0 {
+		t = t.WithRootCertificates(ep.CACertPEM)
 	}
-	if e.ep.InsecureSkipVerify {
+	if ep.InsecureSkipVerify {
 		t = t.WithInsecureTLS(true)
 	}
 	return t
 }
 
 func (e *glideEngine) newClient(ctx context.Context) (client, error) {
-	host, port, _ := splitPort(e.ep.Addr)
-	addr := &config.NodeAddress{Host: host, Port: port}
-	creds, err := e.credentials()
+	if e.credErr != nil {
+		return nil, &Error{Phase: PhaseAuth, Kind: ErrAuth, Err: e.credErr}
+	}
+	c, err := e.dial()
 	if err != nil {
-		return nil, &Error{Phase: PhaseAuth, Kind: ErrAuth, Err: err}
+		return nil, &Error{Phase: PhaseConnect, Kind: glideKind(ctx, err), Addr: e.addr, Err: err}
 	}
-	tlsCfg := e.tlsConfig()
-	var c glideCmd
-	// glide's constructors take no context; they are bounded by the
-	// connection timeout set here.
-	if e.ep.Cluster {
-		cfg := config.NewClusterClientConfiguration().WithAddress(addr).
-			WithUseTLS(e.ep.TLS).WithRequestTimeout(e.w.RequestTimeout)
-		adv := config.NewAdvancedClusterClientConfiguration().WithConnectionTimeout(e.w.ConnectTimeout)
-		if tlsCfg != nil {
-			adv = adv.WithTlsConfiguration(tlsCfg)
-		}
-		cfg = cfg.WithAdvancedConfiguration(adv)
-		if creds != nil {
-			cfg = cfg.WithCredentials(creds)
-		}
-		var cc *glide.ClusterClient
-		cc, err = glide.NewClusterClient(cfg)
-		if err == nil {
-			c = cc
-		}
-	} else {
-		cfg := config.NewClientConfiguration().WithAddress(addr).
-			WithUseTLS(e.ep.TLS).WithRequestTimeout(e.w.RequestTimeout)
-		adv := config.NewAdvancedClientConfiguration().WithConnectionTimeout(e.w.ConnectTimeout)
-		if tlsCfg != nil {
-			adv = adv.WithTlsConfiguration(tlsCfg)
-		}
-		cfg = cfg.WithAdvancedConfiguration(adv)
-		if creds != nil {
-			cfg = cfg.WithCredentials(creds)
-		}
-		var sc *glide.Client
-		sc, err = glide.NewClient(cfg)
-		if err == nil {
-			c = sc
-		}
-	}
-	if err != nil {
-		return nil, &Error{Phase: PhaseConnect, Kind: glideKind(ctx, err), Addr: e.ep.Addr, Err: err}
-	}
-	return &glideClient{c: c, addr: e.ep.Addr}, nil
+	return &glideClient{c: c, addr: e.addr}, nil
 }
 
 type glideClient struct {

@@ -2,7 +2,7 @@ package cache
 
 import (
 	"context"
-	"net"
+	"errors"
 )
 
 // respEngine creates lean RESP clients over the prober's dialer.
@@ -45,17 +45,12 @@ func (c *respClient) connect(ctx context.Context) error {
 }
 
 func (c *respClient) refreshSlots(ctx context.Context, cn *conn) error {
-	v, err := cn.do(ctx, PhaseClusterSlots, "CLUSTER", "SLOTS")
+	ranges, err := cn.clusterSlots(ctx)
 	if err != nil {
 		c.drop(cn)
 		return err
 	}
-	host, _, _ := net.SplitHostPort(cn.addr)
-	m, err := parseSlots(v, host)
-	if err != nil {
-		return &Error{Phase: PhaseClusterSlots, Kind: ErrCluster, Addr: cn.addr, Err: err}
-	}
-	c.slots = m
+	c.slots = newSlotMap(ranges)
 	return nil
 }
 
@@ -93,7 +88,7 @@ func (c *respClient) set(ctx context.Context, key, value string) error {
 func (c *respClient) do(ctx context.Context, key string, args ...string) error {
 	addr := c.d.ep.Addr
 	if c.slots != nil {
-		if a := c.slots[keySlot(key)]; a != "" {
+		if a := c.slots.addr(keySlot(key)); a != "" {
 			addr = a
 		}
 	}
@@ -117,7 +112,7 @@ func (c *respClient) do(ctx context.Context, key string, args ...string) error {
 			return err
 		}
 		var se *ServerError
-		if !asServerError(err, &se) || c.slots == nil {
+		if !errors.As(err, &se) || c.slots == nil {
 			return err
 		}
 		isAsk, slot, to, ok := parseRedirect(se.Msg)
@@ -125,7 +120,7 @@ func (c *respClient) do(ctx context.Context, key string, args ...string) error {
 			return err
 		}
 		if !isAsk {
-			c.slots[slot] = to
+			c.slots.set(slot, to)
 		}
 		addr, ask = to, isAsk
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,13 +119,8 @@ func (p *Prober) run(ctx context.Context, cmd []string) error {
 	}
 	defer c.close(ctx)
 	if p.d.ep.Cluster {
-		v, err := c.do(ctx, PhaseClusterSlots, "CLUSTER", "SLOTS")
-		if err != nil {
+		if _, err := c.clusterSlots(ctx); err != nil {
 			return err
-		}
-		host, _, _ := net.SplitHostPort(p.d.ep.Addr)
-		if _, err := parseSlotRanges(v, host); err != nil {
-			return &Error{Phase: PhaseClusterSlots, Kind: ErrCluster, Addr: c.addr, Err: err}
 		}
 	}
 	_, err = c.do(ctx, PhaseCommand, cmd...)

@@ -64,13 +64,6 @@ type respReader struct {
 	lim respLimits
 }
 
-func newRespReader(r io.Reader, lim respLimits) *respReader {
-	if br, ok := r.(*bufio.Reader); ok {
-		return &respReader{br: br, lim: lim}
-	}
-	return &respReader{br: bufio.NewReader(r), lim: lim}
-}
-
 // read decodes the next value. An attribute preceding a value is read and
 // dropped. Errors from the stream are returned as is (io.EOF,
 // io.ErrUnexpectedEOF, net errors); malformed input wraps errProtocol.
@@ -229,44 +222,4 @@ func appendCommand(dst []byte, args ...string) []byte {
 		dst = append(dst, '\r', '\n')
 	}
 	return dst
-}
-
-// appendValue encodes v back into RESP (used by tests for round trips).
-func appendValue(dst []byte, v value) []byte {
-	dst = append(dst, v.typ)
-	switch v.typ {
-	case respSimple, respError, respDouble, respBigNumber:
-		dst = append(dst, v.str...)
-	case respInteger:
-		dst = strconv.AppendInt(dst, v.num, 10)
-	case respNull:
-	case respBool:
-		if v.num != 0 {
-			dst = append(dst, 't')
-		} else {
-			dst = append(dst, 'f')
-		}
-	case respBulk, respBlobError, respVerbatim:
-		if v.null {
-			return append(dst, "-1\r\n"...)
-		}
-		dst = strconv.AppendInt(dst, int64(len(v.str)), 10)
-		dst = append(dst, '\r', '\n')
-		dst = append(dst, v.str...)
-	default: // aggregates
-		if v.null {
-			return append(dst, "-1\r\n"...)
-		}
-		n := len(v.elems)
-		if v.typ == respMap || v.typ == respAttribute {
-			n /= 2
-		}
-		dst = strconv.AppendInt(dst, int64(n), 10)
-		dst = append(dst, '\r', '\n')
-		for _, e := range v.elems {
-			dst = appendValue(dst, e)
-		}
-		return dst
-	}
-	return append(dst, '\r', '\n')
 }

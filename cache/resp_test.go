@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,4 +131,53 @@ func checkLimits(t *testing.T, v value, lim respLimits, depth int) {
 	for _, e := range v.elems {
 		checkLimits(t, e, lim, depth+1)
 	}
+}
+
+// newRespReader returns a reader of r (buffering it unless it is a
+// *bufio.Reader already).
+func newRespReader(r io.Reader, lim respLimits) *respReader {
+	if br, ok := r.(*bufio.Reader); ok {
+		return &respReader{br: br, lim: lim}
+	}
+	return &respReader{br: bufio.NewReader(r), lim: lim}
+}
+
+// appendValue encodes v back into RESP for round trips.
+func appendValue(dst []byte, v value) []byte {
+	dst = append(dst, v.typ)
+	switch v.typ {
+	case respSimple, respError, respDouble, respBigNumber:
+		dst = append(dst, v.str...)
+	case respInteger:
+		dst = strconv.AppendInt(dst, v.num, 10)
+	case respNull:
+	case respBool:
+		if v.num != 0 {
+			dst = append(dst, 't')
+		} else {
+			dst = append(dst, 'f')
+		}
+	case respBulk, respBlobError, respVerbatim:
+		if v.null {
+			return append(dst, "-1\r\n"...)
+		}
+		dst = strconv.AppendInt(dst, int64(len(v.str)), 10)
+		dst = append(dst, '\r', '\n')
+		dst = append(dst, v.str...)
+	default: // aggregates
+		if v.null {
+			return append(dst, "-1\r\n"...)
+		}
+		n := len(v.elems)
+		if v.typ == respMap || v.typ == respAttribute {
+			n /= 2
+		}
+		dst = strconv.AppendInt(dst, int64(n), 10)
+		dst = append(dst, '\r', '\n')
+		for _, e := range v.elems {
+			dst = appendValue(dst, e)
+		}
+		return dst
+	}
+	return append(dst, '\r', '\n')
 }

@@ -245,7 +245,8 @@ func runEngine(ctx context.Context, e engine, w *WorkloadConfig) (*RunResult, er
 		ok       atomic.Int64
 		wg       sync.WaitGroup
 	)
-	fail := func(err error) {
+	// fail counts a failed attempt and returns its kind.
+	fail := func(err error) ErrorKind {
 		k := KindOf(err)
 		if k == "" {
 			k = ErrServer
@@ -257,6 +258,7 @@ func runEngine(ctx context.Context, e engine, w *WorkloadConfig) (*RunResult, er
 			res.ErrorExamples[k] = err.Error()
 		}
 		mu.Unlock()
+		return k
 	}
 	start := time.Now()
 	deadline := start.Add(w.Duration)
@@ -264,11 +266,8 @@ func runEngine(ctx context.Context, e engine, w *WorkloadConfig) (*RunResult, er
 		if ctx.Err() != nil || !time.Now().Before(deadline) {
 			return false
 		}
-		if w.MaxOps > 0 {
-			return attempts.Add(1) <= w.MaxOps
-		}
-		attempts.Add(1)
-		return true
+		// attempts is only read to enforce MaxOps.
+		return w.MaxOps <= 0 || attempts.Add(1) <= w.MaxOps
 	}
 	for i := range w.Workers {
 		wg.Go(func() {
@@ -282,7 +281,11 @@ func runEngine(ctx context.Context, e engine, w *WorkloadConfig) (*RunResult, er
 				}
 				return c.set(ctx, key, val)
 			}
-			var pooled client
+			var (
+				pooled    client
+				succeeded int64
+			)
+			defer func() { ok.Add(succeeded) }() // once, not per operation
 			defer func() {
 				if pooled != nil {
 					pooled.close()
@@ -313,15 +316,14 @@ func runEngine(ctx context.Context, e engine, w *WorkloadConfig) (*RunResult, er
 				}
 				wr.Record(took)
 				if err != nil {
-					fail(err)
-					if k := KindOf(err); took < time.Millisecond && (k == ErrConnectRefused || k == ErrConnect) {
+					if k := fail(err); took < time.Millisecond && (k == ErrConnectRefused || k == ErrConnect) {
 						// A refused reconnect fails in microseconds: pace
 						// retries so that a dead server is not spun on.
 						sleepUntil(ctx, t0.Add(time.Millisecond))
 					}
 					continue
 				}
-				ok.Add(1)
+				succeeded++
 			}
 		})
 	}

@@ -105,8 +105,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// startLocal starts a local server matching the flags and points ep at it.
-
 func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
 	fmt.Fprintf(w, "endpoint %s\n", ep)
 	fmt.Fprintf(w, "probes %d, succeeded %d, errors %d", s.Probes, s.Succeeded, s.Errors)

@@ -80,16 +80,20 @@ type cacheOptions struct {
 	Engines  []cache.Engine
 }
 
+// probeTime estimates how long probing one target takes.
+func (o cacheOptions) probeTime() time.Duration {
+	return time.Duration(o.Probes) * 2 * time.Millisecond
+}
+
 // plannedCache estimates how long E3 takes, for the progress display.
 func plannedCache(o cacheOptions, targets int) time.Duration {
-	probe := time.Duration(o.Probes) * 2 * time.Millisecond * time.Duration(targets)
-	return probe + time.Duration(len(o.Engines)*2*o.Runs)*o.Duration
+	return o.probeTime()*time.Duration(targets) + time.Duration(len(o.Engines)*2*o.Runs)*o.Duration
 }
 
 func runCache(ctx context.Context, targets []cacheTarget, o cacheOptions, prog *progress) (*CacheSection, error) {
 	sec := &CacheSection{Modes: map[string]*cache.Aggregate{}}
 	for _, t := range targets {
-		prog.Start("E3 cache: probing "+t.Name, time.Duration(o.Probes)*2*time.Millisecond)
+		prog.Start("E3 cache: probing "+t.Name, o.probeTime())
 		p, err := cache.NewProber(ctx, t.Endpoint)
 		if err != nil {
 			return nil, fmt.Errorf("cache %s: %w", t.Name, err)

@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -423,16 +424,9 @@ func writeOut(dir string, rep *Report) error {
 func medianRun(a *cache.Aggregate) *cache.RunResult {
 	var best *cache.RunResult
 	for _, r := range a.Results {
-		if best == nil || abs(r.P50Us-a.P50Us) < abs(best.P50Us-a.P50Us) {
+		if best == nil || math.Abs(r.P50Us-a.P50Us) < math.Abs(best.P50Us-a.P50Us) {
 			best = r
 		}
 	}
 	return best
-}
-
-func abs(v float64) float64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }

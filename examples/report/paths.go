@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -75,7 +74,8 @@ func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progr
 		}
 	}
 
-	var mu sync.Mutex
+	// srd.RunExperiment calls OnPhase and RTT from its own goroutine, one
+	// after the other: current and rttHists need no lock.
 	current := ""
 	cfg := &srd.ExperimentConfig{
 		Interface:           iface,
@@ -84,9 +84,7 @@ func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progr
 		Streams:             o.streams,
 		RTTDuration:         o.rttD,
 		OnPhase: func(target, phase string) {
-			mu.Lock()
 			current = target
-			mu.Unlock()
 			d := o.d
 			if phase == "rtt" {
 				d = o.rttD
@@ -99,9 +97,7 @@ func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progr
 			if err != nil {
 				return latency.Summary{}, err
 			}
-			mu.Lock()
 			sec.rttHists[current] = res.Recorder.Snapshot()
-			mu.Unlock()
 			return res.Summary, nil
 		},
 	}

@@ -51,13 +51,6 @@ func (p *progress) Start(step string, d time.Duration) {
 	p.drawLocked()
 }
 
-// Skip removes d of planned work that will not run.
-func (p *progress) Skip(d time.Duration) {
-	p.mu.Lock()
-	p.planned -= d
-	p.mu.Unlock()
-}
-
 func (p *progress) loop() {
 	defer p.wg.Done()
 	t := time.NewTicker(250 * time.Millisecond)
