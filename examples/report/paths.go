@@ -61,7 +61,7 @@ func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progr
 		}
 	}
 	if iface != "" {
-		if _, err := snapshot(iface); err != nil {
+		if _, err := ethtool.ReadSnapshot(iface); err != nil {
 			switch {
 			case errors.Is(err, ethtool.ErrNoStats):
 				sec.CountersNote = iface + " has no NIC statistics"
@@ -107,15 +107,6 @@ func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progr
 	}
 	sec.ExperimentResult = res
 	return sec, nil
-}
-
-func snapshot(iface string) (*ethtool.Snapshot, error) {
-	c, err := ethtool.New()
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	return c.Snapshot(iface)
 }
 
 func writePathsText(w io.Writer, sec *PathsSection) error {
