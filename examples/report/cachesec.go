@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
@@ -181,31 +180,4 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 	}
 	fmt.Fprintln(w)
 	return nil
-}
-
-// cacheEndpointFromFlags builds the endpoint of -cache and its flags.
-func cacheEndpointFromFlags(f *cacheFlags) (*cache.Endpoint, error) {
-	ep := &cache.Endpoint{
-		Addr: f.Addr, Cluster: f.Cluster, TLS: f.TLS || f.CACert != "" || f.Insecure,
-		InsecureSkipVerify: f.Insecure, User: f.User,
-		Password: cache.Secret(os.Getenv(cache.PasswordEnv)),
-	}
-	if f.CACert != "" {
-		pem, err := os.ReadFile(f.CACert)
-		if err != nil {
-			return nil, fmt.Errorf("-cache-cacert: %w", err)
-		}
-		ep.CACertPEM = pem
-	}
-	if f.IAMCache != "" {
-		ep.IAM = &cache.IAMConfig{CacheName: f.IAMCache, Region: f.IAMRegion, Serverless: f.Serverless}
-		ep.TLS = true
-	}
-	return ep, nil
-}
-
-// cacheFlags are the -cache-* connection flags.
-type cacheFlags struct {
-	Addr, CACert, User, IAMCache, IAMRegion string
-	Cluster, TLS, Insecure, Serverless      bool
 }

@@ -67,7 +67,7 @@ type options struct {
 	engines                         string
 	jsonOut                         bool
 	progress                        string
-	cache                           cacheFlags
+	cache                           cache.EndpointFlags // the -cache-* flags
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -263,9 +263,9 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 func cacheSection(ctx context.Context, o *options, copts cacheOptions, prog *progress) (*CacheSection, error) {
 	var targets []cacheTarget
 	if o.cache.Addr != "" {
-		ep, err := cacheEndpointFromFlags(&o.cache)
+		ep, err := o.cache.Endpoint()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("the -cache-* flags: %w", err)
 		}
 		targets = []cacheTarget{{Name: o.cache.Addr, Endpoint: ep, Workload: true}}
 	} else {
