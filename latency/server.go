@@ -317,30 +317,43 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	}
 }
 
-// ListenAndServe listens on addr ("host:port") with network "udp" or "tcp"
-// (or their "4"/"6" forms) and serves until ctx ends. ready, if not nil, is
-// called with the bound address once the server listens (useful with port 0).
-func (s *Server) ListenAndServe(ctx context.Context, network, addr string, ready func(net.Addr)) error {
+// Listen listens on addr ("host:port") with network "udp" or "tcp" (or their
+// "4"/"6" forms) and returns the bound address (which tells the port chosen
+// for port 0) and serve, which answers on the listener until ctx ends, as
+// ServeUDP or ServeTCP, and then closes it. Clients can connect as soon as
+// Listen returns; their messages wait until serve runs. The caller must call
+// serve once, typically in its own goroutine, or the listener stays open. An
+// invalid network gives an error wrapping ErrInvalidConfig.
+func (s *Server) Listen(ctx context.Context, network, addr string) (net.Addr, func() error, error) {
 	var lc net.ListenConfig
 	switch network {
 	case "udp", "udp4", "udp6":
 		pc, err := lc.ListenPacket(ctx, network, addr)
 		if err != nil {
-			return fmt.Errorf("latency: %w", err)
+			return nil, nil, fmt.Errorf("latency: %w", err)
 		}
-		if ready != nil {
-			ready(pc.LocalAddr())
-		}
-		return s.ServeUDP(ctx, pc)
+		return pc.LocalAddr(), func() error { return s.ServeUDP(ctx, pc) }, nil
 	case "tcp", "tcp4", "tcp6":
 		ln, err := lc.Listen(ctx, network, addr)
 		if err != nil {
-			return fmt.Errorf("latency: %w", err)
+			return nil, nil, fmt.Errorf("latency: %w", err)
 		}
-		if ready != nil {
-			ready(ln.Addr())
-		}
-		return s.ServeTCP(ctx, ln)
+		return ln.Addr(), func() error { return s.ServeTCP(ctx, ln) }, nil
 	}
-	return fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, network)
+	return nil, nil, fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, network)
+}
+
+// ListenAndServe listens on addr ("host:port") with network "udp" or "tcp"
+// (or their "4"/"6" forms) and serves until ctx ends. ready, if not nil, is
+// called with the bound address once the server listens (useful with port 0).
+// Listen gives the address without a callback.
+func (s *Server) ListenAndServe(ctx context.Context, network, addr string, ready func(net.Addr)) error {
+	a, serve, err := s.Listen(ctx, network, addr)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready(a)
+	}
+	return serve()
 }

@@ -22,26 +22,17 @@ func startServer(t testing.TB, network string, cfg *ServerConfig) (string, *Serv
 	s, err := NewServer(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan net.Addr, 1)
+	t.Cleanup(cancel)
+	addr, serve, err := s.Listen(ctx, network, "127.0.0.1:0")
+	require.NoError(t, err)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		err := s.ListenAndServe(ctx, network, "127.0.0.1:0", func(a net.Addr) { addrc <- a })
-		if err != nil {
+	wg.Go(func() {
+		if err := serve(); err != nil {
 			t.Errorf("server: %v", err)
-			addrc <- nil
 		}
-	}()
+	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	select {
-	case a := <-addrc:
-		require.NotNil(t, a)
-		return a.String(), s
-	case <-time.After(5 * time.Second):
-		t.Fatal("server did not start")
-	}
-	return "", nil
+	return addr.String(), s
 }
 
 // goodClient checks that the server still answers a well-behaved client: at
@@ -174,6 +165,40 @@ func TestNewServerInvalid(t *testing.T) {
 	s, err := NewServer(nil)
 	require.NoError(t, err)
 	assert.ErrorIs(t, s.ListenAndServe(context.Background(), "sctp", "127.0.0.1:0", nil), ErrInvalidConfig)
+}
+
+func TestServerListen(t *testing.T) {
+	for _, network := range []string{"udp", "tcp"} {
+		t.Run(network, func(t *testing.T) {
+			s, err := NewServer(nil)
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			addr, serve, err := s.Listen(ctx, network, "127.0.0.1:0")
+			require.NoError(t, err)
+			_, port, err := net.SplitHostPort(addr.String())
+			require.NoError(t, err)
+			assert.NotEqual(t, "0", port)
+			done := make(chan error, 1)
+			go func() { done <- serve() }()
+			res, err := PingPong(context.Background(), addr.String(), &PingPongConfig{
+				Network: network, Count: 10, ReadTimeout: time.Second,
+			})
+			require.NoError(t, err)
+			assert.Equal(t, int64(10), res.Observations)
+			cancel()
+			select {
+			case err := <-done:
+				assert.NoError(t, err)
+			case <-time.After(5 * time.Second):
+				t.Fatal("serve did not return after ctx ended")
+			}
+		})
+	}
+	s, err := NewServer(nil)
+	require.NoError(t, err)
+	_, _, err = s.Listen(context.Background(), "sctp", "127.0.0.1:0")
+	assert.ErrorIs(t, err, ErrInvalidConfig)
 }
 
 func TestServerUDPSlowTrafficAcrossDeadlines(t *testing.T) {

@@ -33,10 +33,9 @@ type spinTransport struct {
 }
 
 func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, spin time.Duration) (transport, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
+	c, buf, err := dialConn(ctx, network, addr)
 	if err != nil {
-		return nil, fmt.Errorf("latency: %w", err)
+		return nil, err
 	}
 	sc, ok := c.(syscall.Conn)
 	if !ok {
@@ -48,16 +47,13 @@ func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, sp
 		c.Close()
 		return nil, fmt.Errorf("latency: %w", err)
 	}
-	t := &spinTransport{conn: c, spin: spin, timeout: timeout, fd: -1}
+	t := &spinTransport{conn: c, buf: buf, spin: spin, timeout: timeout, fd: -1}
 	if err := raw.Control(func(fd uintptr) { t.fd = int(fd) }); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("latency: %w", err)
 	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
+	if buf == nil {
 		t.fr = NewFrameReader(spinReader{t}, maxMsg)
-	} else {
-		t.buf = make([]byte, MaxUDPMessageSize+1)
 	}
 	return t, nil
 }

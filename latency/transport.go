@@ -39,18 +39,30 @@ type netTransport struct {
 	wdl     time.Time // current write deadline
 }
 
-func dialNet(ctx context.Context, network, addr string, maxMsg int, timeout time.Duration) (*netTransport, error) {
+// dialConn dials addr for a transport, with Nagle's algorithm off over TCP.
+// buf is nil over TCP, which a FrameReader reads; over UDP it is the receive
+// buffer, MaxUDPMessageSize+1 bytes.
+func dialConn(ctx context.Context, network, addr string) (c net.Conn, buf []byte, err error) {
 	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
+	c, err = d.DialContext(ctx, network, addr)
 	if err != nil {
-		return nil, fmt.Errorf("latency: %w", err)
+		return nil, nil, fmt.Errorf("latency: %w", err)
 	}
-	t := &netTransport{conn: c, timeout: timeout}
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
+		return c, nil, nil
+	}
+	return c, make([]byte, MaxUDPMessageSize+1), nil
+}
+
+func dialNet(ctx context.Context, network, addr string, maxMsg int, timeout time.Duration) (*netTransport, error) {
+	c, buf, err := dialConn(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	t := &netTransport{conn: c, buf: buf, timeout: timeout}
+	if buf == nil {
 		t.fr = NewFrameReader(c, maxMsg)
-	} else {
-		t.buf = make([]byte, MaxUDPMessageSize+1)
 	}
 	return t, nil
 }

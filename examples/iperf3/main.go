@@ -175,11 +175,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			if err != nil {
 				return err
 			}
-			ready := make(chan string, 1)
-			go func() {
-				_ = echo.ListenAndServe(sctx, "udp", "127.0.0.1:0", func(a net.Addr) { ready <- a.String() })
-			}()
-			o.rtt = <-ready
+			echoAddr, serveEcho, err := echo.Listen(sctx, "udp", "127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			go func() { _ = serveEcho() }()
+			o.rtt = echoAddr.String()
 		}
 	}
 	if o.rtt != "" {

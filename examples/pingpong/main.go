@@ -159,18 +159,14 @@ func startLocal(ctx context.Context, network string) (string, func(), error) {
 		return "", nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- srv.ListenAndServe(ctx, network, "127.0.0.1:0", func(a net.Addr) { ready <- a.String() })
-	}()
-	select {
-	case addr := <-ready:
-		return addr, func() { cancel(); <-done }, nil
-	case err := <-done:
+	a, serveLocal, err := srv.Listen(ctx, network, "127.0.0.1:0")
+	if err != nil {
 		cancel()
 		return "", nil, err
 	}
+	done := make(chan error, 1)
+	go func() { done <- serveLocal() }()
+	return a.String(), func() { cancel(); <-done }, nil
 }
 
 func writeHist(path string, res *latency.PingPongResult, start time.Time) error {

@@ -56,34 +56,24 @@ func NewServer(tb testing.TB, cfg *Config) *Server {
 	s := &Server{Server: srv, cancel: cancel}
 	tb.Cleanup(s.Close)
 	addr := net.JoinHostPort(c.Host, "0")
-	var lc net.ListenConfig
-	if c.Network == "" || c.Network == "udp" {
-		pc, err := lc.ListenPacket(ctx, "udp", addr)
+	for _, network := range []string{"udp", "tcp"} {
+		if c.Network != "" && c.Network != network {
+			continue
+		}
+		a, serve, err := srv.Listen(ctx, network, addr)
 		if err != nil {
 			tb.Fatalf("latencytest: %v", err)
 		}
-		s.UDPAddr = pc.LocalAddr().String()
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			if err := srv.ServeUDP(ctx, pc); err != nil {
-				tb.Errorf("latencytest: %v", err)
-			}
-		}()
-	}
-	if c.Network == "" || c.Network == "tcp" {
-		ln, err := lc.Listen(ctx, "tcp", addr)
-		if err != nil {
-			tb.Fatalf("latencytest: %v", err)
+		if network == "udp" {
+			s.UDPAddr = a.String()
+		} else {
+			s.TCPAddr = a.String()
 		}
-		s.TCPAddr = ln.Addr().String()
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			if err := srv.ServeTCP(ctx, ln); err != nil {
+		s.wg.Go(func() {
+			if err := serve(); err != nil {
 				tb.Errorf("latencytest: %v", err)
 			}
-		}()
+		})
 	}
 	if s.UDPAddr == "" && s.TCPAddr == "" {
 		tb.Fatalf("latencytest: network %q is not udp, tcp or empty", c.Network)
