@@ -101,8 +101,24 @@ type engine struct {
 	err      error
 }
 
-func newEngine() *engine {
-	return &engine{done: make(chan struct{}), base: time.Now()}
+// engineSettings are a test's data-path settings; the engine owns them
+// once the test is set up.
+type engineSettings struct {
+	blockLen   int
+	rate       float64 // per-stream bits/s for senders, <= 0 unlimited
+	counters64 bool    // UDP: 64-bit packet counters
+	ioTimeout  time.Duration
+	limitBytes int64 // stop when this many bytes moved in total (0 = none)
+	limitBlks  int64 // stop when this many blocks moved in total (0 = none)
+	readLen    int   // TCP receive read size; 0 means DefaultReadLen
+}
+
+func newEngine(s engineSettings) *engine {
+	return &engine{
+		blockLen: s.blockLen, rate: s.rate, counters64: s.counters64, ioTimeout: s.ioTimeout,
+		limitBytes: s.limitBytes, limitBlks: s.limitBlks, readLen: s.readLen,
+		done: make(chan struct{}), base: time.Now(),
+	}
 }
 
 func (e *engine) finish(err error) {
@@ -239,7 +255,12 @@ type deadline struct {
 }
 
 func (d *deadline) refresh(c net.Conn, timeout time.Duration, write bool) {
-	now := time.Now()
+	d.refreshAt(c, time.Now(), timeout, write)
+}
+
+// refreshAt is refresh with the caller's clock reading, for loops that
+// already read the clock for their datagram timestamps.
+func (d *deadline) refreshAt(c net.Conn, now time.Time, timeout time.Duration, write bool) {
 	if now.Sub(d.last) < timeout/4 {
 		return
 	}
@@ -322,10 +343,11 @@ func (e *engine) sendUDPPlain(s *flowStream) error {
 	var count uint64
 	for !e.sendStop.Load() && e.reserve(len(buf)) {
 		p.wait(len(buf))
+		now := time.Now() // one clock reading per datagram: timestamp and deadline
 		count++
-		sec, usec := e.stamp()
+		sec, usec := e.stampAt(now)
 		putUDPHeader(buf[:hl], udpHeader{Sec: sec, Usec: usec, Count: count}, e.counters64)
-		dl.refresh(s.conn, e.ioTimeout, true)
+		dl.refreshAt(s.conn, now, e.ioTimeout, true)
 		n, err := s.conn.Write(buf)
 		if err != nil {
 			if e.sendStop.Load() {
@@ -343,16 +365,19 @@ func (e *engine) sendUDPPlain(s *flowStream) error {
 	return nil
 }
 
-// stamp is the sender timestamp: wall clock at engine start plus monotonic
-// time since, so it never jumps backwards during a test.
-func (e *engine) stamp() (sec, usec uint32) {
-	t := e.base.Add(time.Since(e.base))
+// stampAt is the sender timestamp for the clock reading now (from
+// time.Now): wall clock at engine start plus monotonic time since, so it
+// never jumps backwards during a test.
+func (e *engine) stampAt(now time.Time) (sec, usec uint32) {
+	t := e.base.Add(now.Sub(e.base))
 	us := t.UnixMicro()
 	return uint32(us / 1e6), uint32(us % 1e6)
 }
 
-func (e *engine) arrival() float64 {
-	t := e.base.Add(time.Since(e.base))
+// arrivalAt is the receive timestamp, in seconds, for the clock reading now
+// (from time.Now), on the same clock as stampAt.
+func (e *engine) arrivalAt(now time.Time) float64 {
+	t := e.base.Add(now.Sub(e.base))
 	return float64(t.UnixMicro()) / 1e6
 }
 
@@ -369,9 +394,13 @@ func (e *engine) recvUDP(s *flowStream) error {
 	}
 	buf := make([]byte, 65536)
 	var dl deadline
+	now := time.Now()
 	for {
-		dl.refresh(s.conn, e.ioTimeout, false)
+		// now is when the previous read returned: one clock reading per
+		// datagram serves its arrival time and the next deadline.
+		dl.refreshAt(s.conn, now, e.ioTimeout, false)
 		n, err := s.conn.Read(buf)
+		now = time.Now()
 		if err != nil {
 			if e.stopping.Load() {
 				return nil
@@ -382,12 +411,12 @@ func (e *engine) recvUDP(s *flowStream) error {
 			}
 			return err
 		}
-		e.udpDatagram(s, buf[:n])
+		e.udpDatagram(s, buf[:n], now)
 	}
 }
 
-// udpDatagram accounts one received datagram.
-func (e *engine) udpDatagram(s *flowStream, b []byte) {
+// udpDatagram accounts one received datagram that arrived at now.
+func (e *engine) udpDatagram(s *flowStream, b []byte, now time.Time) {
 	if !e.counting.Load() {
 		return
 	}
@@ -396,7 +425,7 @@ func (e *engine) udpDatagram(s *flowStream, b []byte) {
 		return
 	}
 	sent := float64(h.Sec) + float64(h.Usec)/1e6
-	arr := e.arrival()
+	arr := e.arrivalAt(now)
 	s.mu.Lock()
 	s.rstats.add(h.Count, sent, arr, len(b))
 	s.mu.Unlock()
@@ -404,13 +433,13 @@ func (e *engine) udpDatagram(s *flowStream, b []byte) {
 }
 
 // udpBatch accounts a GRO buffer of datagrams of seg bytes (the last may
-// be shorter) with one clock reading and one lock, which is what lets one
-// goroutine keep up with tens of Gbit/s.
-func (e *engine) udpBatch(s *flowStream, b []byte, seg int) {
+// be shorter) that arrived at now with one clock reading and one lock,
+// which is what lets one goroutine keep up with tens of Gbit/s.
+func (e *engine) udpBatch(s *flowStream, b []byte, seg int, now time.Time) {
 	if !e.counting.Load() {
 		return
 	}
-	arr := e.arrival()
+	arr := e.arrivalAt(now)
 	var blocks int64
 	s.mu.Lock()
 	for off := 0; off < len(b); off += seg {

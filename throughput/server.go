@@ -319,14 +319,15 @@ func (ss *serverSession) run(ctx context.Context) {
 		interval = time.Duration(p.Interval * float64(time.Second))
 	}
 	t := &testRun{
-		role: "server", udp: udp, numStreams: int(p.Parallel), blockLen: blockLen,
+		role: "server", udp: udp, numStreams: int(p.Parallel),
 		duration: time.Duration(p.Time) * time.Second, omit: time.Duration(p.Omit) * time.Second,
 		bytes: int64(p.Num), blocks: int64(p.BlockCount), reverse: bool(p.Reverse), bidir: bool(p.Bidirectional),
-		rate: rate, window: int(p.Window), mss: int(p.MSS), congestion: p.Congestion,
-		counters64: p.UDPCounters64 != 0, interval: interval, eng: newEngine(),
+		window: int(p.Window), mss: int(p.MSS), congestion: p.Congestion, interval: interval,
+		// The server never sets limitBytes/limitBlks: the client ends the test.
+		eng: newEngine(engineSettings{
+			blockLen: blockLen, rate: rate, counters64: p.UDPCounters64 != 0, ioTimeout: c.IOTimeout, readLen: c.ReadLen,
+		}),
 	}
-	t.eng.blockLen, t.eng.rate, t.eng.counters64, t.eng.ioTimeout = blockLen, rate, t.counters64, c.IOTimeout
-	t.eng.readLen = c.ReadLen
 	defer func() {
 		t.eng.stop()
 		t.eng.closeAll()
@@ -556,10 +557,10 @@ func (ss *serverSession) udpStreams(ctx context.Context, t *testRun, sends []boo
 			return ss.fail(ierrnoStreams, err)
 		}
 		_ = cur.SetReadDeadline(time.Time{})
-		tuneUDP(cur, t.window, sends[i])
+		tuneUDP(cur, t.window, sends[i], !c.DisableFastPath)
 		s := &flowStream{id: streamID(i), send: sends[i], udp: true, conn: cur}
 		if !c.DisableFastPath {
-			s.fast, _ = newUDPFast(cur, sends[i], t.blockLen)
+			s.fast, _ = newUDPFast(cur, sends[i], t.eng.blockLen)
 		}
 		t.eng.streams = append(t.eng.streams, s)
 		cur = next

@@ -68,39 +68,16 @@ func controlTCP(fd uintptr, o sockOpts) error {
 // optsNotAvailable lists requested options this platform cannot apply.
 func optsNotAvailable(sockOpts) []string { return nil }
 
-// reuseAddr sets SO_REUSEADDR so UDP stream sockets can share the server port.
-func reuseAddr(fd uintptr) error {
-	return unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
-}
-
-// connectFD connects a bound UDP socket to its peer behind the net package's
-// back, as iperf3's server does, so the kernel steers that peer's datagrams
-// to it.
-func connectFD(fd uintptr, a *net.UDPAddr) error {
-	return syscall.Connect(int(fd), sockaddr(a))
-}
-
-func sockaddr(a *net.UDPAddr) syscall.Sockaddr {
-	if ip4 := a.IP.To4(); ip4 != nil {
-		sa := &syscall.SockaddrInet4{Port: a.Port}
-		copy(sa.Addr[:], ip4)
-		return sa
-	}
-	sa := &syscall.SockaddrInet6{Port: a.Port}
-	copy(sa.Addr[:], a.IP.To16())
-	return sa
-}
-
-// forceBuffers raises socket buffers past rmem_max/wmem_max where the
-// process may (root); failures are ignored, the plain setting stays.
-func forceBuffers(c syscall.Conn, n int) {
+// forceBuffers sets the receive and send buffers past rmem_max/wmem_max
+// where the process may (root); failures are ignored, the plain setting stays.
+func forceBuffers(c syscall.Conn, rcv, snd int) {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return
 	}
 	_ = rc.Control(func(fd uintptr) {
-		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, n)
-		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, n)
+		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcv)
+		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, snd)
 	})
 }
 

@@ -34,7 +34,7 @@ func optsNotAvailable(o sockOpts) []string {
 	return n
 }
 
-func forceBuffers(syscall.Conn, int) {}
+func forceBuffers(syscall.Conn, int, int) {}
 
 func socketBuffers(syscall.Conn) (snd, rcv int) { return 0, 0 }
 

@@ -1,4 +1,4 @@
-//go:build unix && !linux
+//go:build unix
 
 package throughput
 
@@ -7,26 +7,14 @@ import (
 	"syscall"
 )
 
-func setBufs(fd uintptr, n int) error {
-	if err := syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, n); err != nil {
-		return err
-	}
-	return syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, n)
-}
-
+// reuseAddr sets SO_REUSEADDR so UDP stream sockets can share the server port.
 func reuseAddr(fd uintptr) error {
 	return syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
 }
 
-func connectFD(fd uintptr, a *net.UDPAddr) error { return syscall.Connect(int(fd), sockaddr(a)) }
-
-func sockaddr(a *net.UDPAddr) syscall.Sockaddr {
-	if ip4 := a.IP.To4(); ip4 != nil {
-		sa := &syscall.SockaddrInet4{Port: a.Port}
-		copy(sa.Addr[:], ip4)
-		return sa
-	}
-	sa := &syscall.SockaddrInet6{Port: a.Port}
-	copy(sa.Addr[:], a.IP.To16())
-	return sa
+// connectFD connects a bound UDP socket to its peer behind the net package's
+// back, as iperf3's server does, so the kernel steers that peer's datagrams
+// to it.
+func connectFD(fd uintptr, a *net.UDPAddr) error {
+	return syscall.Connect(int(fd), sockaddr(a))
 }

@@ -14,18 +14,15 @@ type testRun struct {
 	role       string // "client" or "server"
 	udp        bool
 	numStreams int
-	blockLen   int
 	duration   time.Duration
 	omit       time.Duration
 	bytes      int64
 	blocks     int64
 	reverse    bool
 	bidir      bool
-	rate       float64 // per stream, <= 0 unlimited
 	window     int
 	mss        int
 	congestion string
-	counters64 bool
 	interval   time.Duration // <= 0: no interval reports
 	onInterval func(Interval)
 
@@ -351,13 +348,13 @@ func (t *testRun) result(remote *wireResults) *Result {
 	secs := t.countedSeconds()
 	r := &Result{
 		Role: t.role, Protocol: "tcp", StartUnix: t.startT.Unix(),
-		NumStreams: t.numStreams, BlockLen: t.blockLen, DurationSeconds: t.duration.Seconds(),
+		NumStreams: t.numStreams, BlockLen: t.eng.blockLen, DurationSeconds: t.duration.Seconds(),
 		OmitSeconds: t.omit.Seconds(), Bytes: t.bytes, Blocks: t.blocks, Reverse: t.reverse, Bidir: t.bidir,
 		WindowBytes: t.window, MSS: t.mss, Congestion: t.congestion,
 		SndBufActual: t.sndBuf, RcvBufActual: t.rcvBuf,
 	}
-	if t.rate > 0 {
-		r.BitrateBitsPerSecond = t.rate
+	if t.eng.rate > 0 {
+		r.BitrateBitsPerSecond = t.eng.rate
 	}
 	if t.udp {
 		r.Protocol = "udp"
@@ -486,8 +483,8 @@ func (t *testRun) summary(ss []StreamResult, reverse bool, secs float64) *Summar
 	sum.LostPercent = percent(sum.LostPackets, sum.Packets)
 	sum.SentBitsPerSecond = bps(sum.SentBytes, secs)
 	sum.ReceivedBitsPerSecond = bps(sum.ReceivedBytes, secs)
-	if t.rate > 0 {
-		sum.TargetBitsPerSecond = t.rate * float64(sum.Streams)
+	if t.eng.rate > 0 {
+		sum.TargetBitsPerSecond = t.eng.rate * float64(sum.Streams)
 		// The sender fell short of the target by more than 5%: the generator,
 		// not the network, limited the test.
 		sum.SenderLimited = sum.SentBitsPerSecond < 0.95*sum.TargetBitsPerSecond

@@ -41,10 +41,7 @@ func newUDPFast(uc *net.UDPConn, send bool, segSize int) (*udpFast, error) {
 			f.gso = serr == nil
 		} else {
 			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_GRO, 1)
-			f.gro = serr == nil
-			// A GRO receiver needs room for the sender's bursts while it is
-			// descheduled: 64 MiB is ~10 ms at 50 Gbit/s (root only).
-			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20)
+			f.gro = serr == nil // tuneUDP has sized the receive buffer (fastRecvBuf)
 		}
 	})
 	if err == nil {
@@ -77,11 +74,12 @@ func (e *engine) sendUDPFast(s *flowStream) error {
 			return nil
 		}
 		p.wait(n * l)
-		sec, usec := e.stamp()
+		now := time.Now() // one clock reading per write: timestamps and deadline
+		sec, usec := e.stampAt(now)
 		for i := 0; i < n; i++ {
 			putUDPHeader(buf[i*l:i*l+hl], udpHeader{Sec: sec, Usec: usec, Count: count + uint64(i) + 1}, e.counters64)
 		}
-		dl.refresh(s.conn, e.ioTimeout, true)
+		dl.refreshAt(s.conn, now, e.ioTimeout, true)
 		w, err := s.conn.Write(buf[:n*l])
 		if err != nil {
 			if e.sendStop.Load() {
@@ -108,9 +106,13 @@ func (e *engine) recvUDPFast(s *flowStream) error {
 	oob := make([]byte, unix.CmsgSpace(4)*4)
 	uc := s.conn.(*net.UDPConn) // the connection the fast path was set up on
 	var dl deadline
+	now := time.Now()
 	for {
-		dl.refresh(s.conn, e.ioTimeout, false)
+		// now is when the previous read returned: one clock reading per
+		// read serves its arrival time and the next deadline.
+		dl.refreshAt(s.conn, now, e.ioTimeout, false)
 		n, oobn, _, _, err := uc.ReadMsgUDP(buf, oob)
+		now = time.Now()
 		if err != nil {
 			if e.stopping.Load() {
 				return nil
@@ -123,10 +125,10 @@ func (e *engine) recvUDPFast(s *flowStream) error {
 		}
 		seg := groSegment(oob[:oobn])
 		if seg <= 0 || seg >= n {
-			e.udpDatagram(s, buf[:n])
+			e.udpDatagram(s, buf[:n], now)
 			continue
 		}
-		e.udpBatch(s, buf[:n], seg)
+		e.udpBatch(s, buf[:n], seg, now)
 	}
 }
 
