@@ -1,6 +1,6 @@
 # The one test command of the README: installs missing integration peers (as
 # root), then vets and runs every test with the race detector.
-.PHONY: test peers vet staticcheck fuzz-smoke cross
+.PHONY: test peers vet staticcheck lint fuzz-smoke cross
 
 test: peers
 	go vet ./...
@@ -11,6 +11,13 @@ peers:
 
 staticcheck:
 	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+# House rules that vet and staticcheck do not check: gofmt, no function outside
+# tests over 80 lines, no committed executable.
+lint:
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "lint: files above need gofmt" >&2; exit 1; }
+	go run ./scripts/funclen
+	./scripts/check-binaries.sh
 
 # Every fuzz target, one package and one target at a time.
 fuzz-smoke:

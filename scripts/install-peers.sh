@@ -14,18 +14,30 @@ have redis-server || need+=(redis-server)
 have ethtool || need+=(ethtool)
 have ip || need+=(iproute2)
 
-if [ ${#need[@]} -eq 0 ]; then
-	exit 0
+# The current iperf3 and valkey releases are built from ../shared/peers (when the
+# sources are there) into ~/.cache/netperfkit-peers, where the tests look for them.
+peers=$(cd "$(dirname "$0")/.." && pwd)/../shared/peers
+if [ -x "$peers/build.sh" ]; then
+	have gcc && have make && have pkg-config && [ -e /usr/include/openssl/ssl.h ] ||
+		need+=(build-essential libssl-dev pkg-config)
 fi
-if [ "$(id -u)" -ne 0 ] || ! have apt-get; then
-	echo "netperfkit: integration peers missing: ${need[*]}" >&2
-	echo "netperfkit: install them with: sudo apt-get install -y ${need[*]}" >&2
-	echo "netperfkit: tests that need them will skip (or fail with NETPERFKIT_REQUIRE_PEERS=1)" >&2
-	exit 0
+
+if [ ${#need[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ] || ! have apt-get; then
+		echo "netperfkit: integration peers missing: ${need[*]}" >&2
+		echo "netperfkit: install them with: sudo apt-get install -y ${need[*]}" >&2
+		echo "netperfkit: tests that need them will skip (or fail with NETPERFKIT_REQUIRE_PEERS=1)" >&2
+		exit 0
+	fi
+	echo "netperfkit: installing ${need[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	# Debian starts redis-server as a service on install; the tests start their own.
+	if command -v systemctl >/dev/null 2>&1; then systemctl stop redis-server >/dev/null 2>&1 || true; fi
 fi
-echo "netperfkit: installing ${need[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-# Debian starts redis-server as a service on install; the tests start their own.
-if command -v systemctl >/dev/null 2>&1; then systemctl stop redis-server >/dev/null 2>&1 || true; fi
+
+if [ -x "$peers/build.sh" ]; then
+	echo "netperfkit: building iperf3 3.21 and valkey 8.0.1 from $peers (once; about 3 minutes)" >&2
+	"$peers/build.sh" all >&2
+fi

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"testing"
 )
@@ -89,4 +90,52 @@ func joinNames(names []string) string {
 		s += n
 	}
 	return s
+}
+
+// NewIPerf3Env names an iperf3 build newer than the Debian one (3.21+, built by
+// ../shared/peers/build.sh), for tests and benchmarks that interoperate with and
+// compare against the current release.
+const NewIPerf3Env = "NETPERFKIT_IPERF3"
+
+// NewIPerf3 returns the path of the current iperf3 release: $NETPERFKIT_IPERF3,
+// or the default output of ../shared/peers/build.sh. When neither exists it
+// skips or fails the test through Missing.
+func NewIPerf3(tb testing.TB) string {
+	tb.Helper()
+	return builtPeer(tb, NewIPerf3Env, "iperf-3.21/bin/iperf3", "iperf3 3.21+", "../shared/peers/build.sh iperf3")
+}
+
+// ValkeyEnv names a valkey-server binary (8.0+, built by ../shared/peers/build.sh).
+const ValkeyEnv = "NETPERFKIT_VALKEY_SERVER"
+
+// Valkey returns the path of a valkey-server: $NETPERFKIT_VALKEY_SERVER, the
+// default output of ../shared/peers/build.sh, or valkey-server on PATH. When
+// none exists it skips or fails the test through Missing.
+func Valkey(tb testing.TB) string {
+	tb.Helper()
+	if os.Getenv(ValkeyEnv) == "" {
+		if p, err := exec.LookPath("valkey-server"); err == nil {
+			return p
+		}
+	}
+	return builtPeer(tb, ValkeyEnv, "valkey-8.0.1/bin/valkey-server", "valkey-server 8", "../shared/peers/build.sh valkey")
+}
+
+func builtPeer(tb testing.TB, env, rel, what, hint string) string {
+	tb.Helper()
+	if p := os.Getenv(env); p != "" {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+		Missing(tb, env+"="+p+" does not exist", hint)
+		return ""
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, ".cache", "netperfkit-peers", rel)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	Missing(tb, what+" not found (set "+env+")", hint)
+	return ""
 }
