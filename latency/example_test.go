@@ -124,8 +124,10 @@ func ExampleServer() {
 	srv, err := latency.NewServer(&latency.ServerConfig{
 		MaxConns: 16,
 		OnListen: func(a net.Addr) { log.Printf("serving %s on %s", a.Network(), a) },
-		OnFailure: func(f latency.Failure) {
-			log.Printf("%s from %v: %v", f.Reason, f.Remote, f.Err)
+		OnFailure: func(remote net.Addr, err error) {
+			if errors.Is(err, latency.ErrTooManyConns) {
+				log.Printf("refused %v: %v", remote, err)
+			}
 		},
 	})
 	if err != nil {

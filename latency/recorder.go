@@ -168,8 +168,8 @@ func NewRecorder(cfg *RecorderConfig) (*Recorder, error) {
 	return &Recorder{geo: g, shards: make([]shard, n), mask: uintptr(n - 1)}, nil
 }
 
-// Config returns the effective range and precision of the Recorder.
-func (r *Recorder) Config() RecorderConfig {
+// config returns the effective range and precision of the Recorder.
+func (r *Recorder) config() RecorderConfig {
 	return RecorderConfig{
 		Lowest:             time.Duration(r.geo.lowest),
 		Highest:            time.Duration(r.geo.highest),

@@ -48,37 +48,24 @@ type ServerConfig struct {
 	OnListen func(net.Addr)
 	// OnFailure, if set, is called for every refused connection, rejected
 	// message and connection closed on a timeout, in addition to the
-	// counters of Stats. It is called from the serving goroutines, possibly
-	// concurrently, and for every bad datagram of a flood: keep it fast.
-	OnFailure func(Failure)
+	// counters of Stats, with the peer's address (nil when unknown) and an
+	// error that tells which: it matches ErrTooManyConns (counted in
+	// ServerStats.ConnsRefused), ErrMalformed (ServerStats.Rejected) or
+	// os.ErrDeadlineExceeded (ServerStats.Timeouts). It is called from the
+	// serving goroutines, possibly concurrently, and for every bad datagram
+	// of a flood: keep it fast.
+	OnFailure func(remote net.Addr, err error)
 }
 
-// FailureReason classifies a Failure.
-type FailureReason string
+// ErrTooManyConns is reported to ServerConfig.OnFailure for a connection
+// closed because MaxConns were open.
+var ErrTooManyConns = errors.New("latency: server: too many connections")
 
-// Reasons of a Failure.
-const (
-	// ReasonMaxConns: a connection was closed because MaxConns were open
-	// (counted in ServerStats.ConnsRefused).
-	ReasonMaxConns FailureReason = "max_conns"
-	// ReasonMalformed: a message was too short, too long, had a length
-	// field that lies or no client flag; a stream connection whose length field is bad is then closed
-	// (counted in ServerStats.Rejected).
-	ReasonMalformed FailureReason = "malformed"
-	// ReasonTimeout: a connection was closed by IdleTimeout or WriteTimeout
-	// (counted in ServerStats.Timeouts).
-	ReasonTimeout FailureReason = "timeout"
-)
-
-// Failure describes one refused connection, rejected message or timed-out
-// connection of a Server.
-type Failure struct {
-	Reason FailureReason
-	// Remote is the peer's address, when known.
-	Remote net.Addr
-	// Err is the underlying error, when there is one.
-	Err error
-}
+// ErrMalformed is reported to ServerConfig.OnFailure for a message that is
+// too short or too long, has a length field that lies or no client flag. A
+// stream connection whose length field is bad is then closed; other
+// malformed messages are ignored.
+var ErrMalformed = errors.New("latency: server: malformed message")
 
 // ServerStats counts what a Server has seen. All counts are cumulative.
 type ServerStats struct {
@@ -160,18 +147,21 @@ func (s *Server) Stats() ServerStats {
 	}
 }
 
-// fail counts a failure and hands it to the hook.
-func (s *Server) fail(reason FailureReason, remote net.Addr, err error) {
-	switch reason {
-	case ReasonMaxConns:
-		s.refused.Add(1)
-	case ReasonMalformed:
-		s.rejected.Add(1)
-	case ReasonTimeout:
-		s.timeouts.Add(1)
-	}
+// reject counts a malformed message and reports it.
+func (s *Server) reject(remote net.Addr, err error) {
+	s.rejected.Add(1)
+	s.report(remote, fmt.Errorf("%w: %w", ErrMalformed, err))
+}
+
+// timedOut counts a connection closed on a timeout and reports it.
+func (s *Server) timedOut(remote net.Addr, err error) {
+	s.timeouts.Add(1)
+	s.report(remote, fmt.Errorf("latency: server: %w", err))
+}
+
+func (s *Server) report(remote net.Addr, err error) {
 	if s.cfg.OnFailure != nil {
-		s.cfg.OnFailure(Failure{Reason: reason, Remote: remote, Err: err})
+		s.cfg.OnFailure(remote, err)
 	}
 }
 
@@ -183,9 +173,9 @@ func (s *Server) handle(msg []byte) (reply bool, err error) {
 	case err != nil:
 		return false, err
 	case int(h.Length) != len(msg):
-		return false, fmt.Errorf("latency: length field %d, message of %d bytes", h.Length, len(msg))
+		return false, fmt.Errorf("length field %d, message of %d bytes", h.Length, len(msg))
 	case h.Flags&wire.FlagClient == 0:
-		return false, errors.New("latency: message without the client flag")
+		return false, errors.New("no client flag")
 	}
 	s.messages.Add(1)
 	if h.Flags&wire.FlagPong == 0 || h.Flags&wire.FlagWarmup != 0 {
@@ -201,7 +191,7 @@ func (s *Server) handle(msg []byte) (reply bool, err error) {
 // closes pc and returns ctx.Err(). It returns early, also closing pc, with
 // the error of a failed read, and at once with an error for a nil pc.
 // Malformed datagrams are ignored, counted in Stats().Rejected and reported
-// to OnFailure.
+// to OnFailure as ErrMalformed.
 func (s *Server) ServePacket(ctx context.Context, pc net.PacketConn) error {
 	if pc == nil {
 		return errors.New("latency: ServePacket: nil net.PacketConn")
@@ -278,7 +268,7 @@ func (p *packetLoop) serveOne() error {
 	s := p.s
 	var reply bool
 	if n > s.cfg.MaxMessageSize {
-		err = fmt.Errorf("latency: datagram of %d bytes exceeds MaxMessageSize %d", n, s.cfg.MaxMessageSize)
+		err = fmt.Errorf("datagram of %d bytes exceeds MaxMessageSize %d", n, s.cfg.MaxMessageSize)
 	} else {
 		reply, err = s.handle(p.buf[:n])
 	}
@@ -286,7 +276,7 @@ func (p *packetLoop) serveOne() error {
 		if addr == nil && ap.IsValid() {
 			addr = net.UDPAddrFromAddrPort(ap)
 		}
-		s.fail(ReasonMalformed, addr, err)
+		s.reject(addr, err)
 		return nil
 	}
 	if !reply {
@@ -342,7 +332,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		if s.conns.Add(1) > int64(s.cfg.MaxConns) {
 			s.conns.Add(-1)
 			c.Close()
-			s.fail(ReasonMaxConns, c.RemoteAddr(), nil)
+			s.refused.Add(1)
+			s.report(c.RemoteAddr(), fmt.Errorf("%w (%d open)", ErrTooManyConns, s.cfg.MaxConns))
 			continue
 		}
 		s.accepted.Add(1)
@@ -383,15 +374,15 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			switch {
 			case ctx.Err() != nil:
 			case errors.Is(err, wire.ErrBadLength), errors.Is(err, io.ErrUnexpectedEOF):
-				s.fail(ReasonMalformed, c.RemoteAddr(), err)
+				s.reject(c.RemoteAddr(), err)
 			case isTimeout(err):
-				s.fail(ReasonTimeout, c.RemoteAddr(), err)
+				s.timedOut(c.RemoteAddr(), err)
 			}
 			return
 		}
 		reply, err := s.handle(msg)
 		if err != nil {
-			s.fail(ReasonMalformed, c.RemoteAddr(), err)
+			s.reject(c.RemoteAddr(), err)
 		}
 		if reply {
 			out = append(out, msg...)
@@ -405,7 +396,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			if _, err := c.Write(out); err != nil {
 				s.replies.Add(-pending)
 				if isTimeout(err) && ctx.Err() == nil {
-					s.fail(ReasonTimeout, c.RemoteAddr(), err)
+					s.timedOut(c.RemoteAddr(), err)
 				}
 				return
 			}

@@ -288,10 +288,11 @@ func TestServerCancelWithOpenConns(t *testing.T) {
 
 func TestServerOnFailure(t *testing.T) {
 	var mu sync.Mutex
-	got := map[FailureReason]int{}
-	cfg := &ServerConfig{MaxConns: 1, MaxMessageSize: 100, OnFailure: func(f Failure) {
+	var got []error
+	cfg := &ServerConfig{MaxConns: 1, MaxMessageSize: 100, IdleTimeout: 200 * time.Millisecond, OnFailure: func(remote net.Addr, err error) {
+		assert.NotNil(t, remote)
 		mu.Lock()
-		got[f.Reason]++
+		got = append(got, err)
 		mu.Unlock()
 	}}
 	addr, srv := startServer(t, "tcp", cfg)
@@ -306,6 +307,10 @@ func TestServerOnFailure(t *testing.T) {
 	_, err = first.Write(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: 1000}))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return srv.Stats().Rejected == 1 }, 5*time.Second, 5*time.Millisecond)
+	third, err := net.Dial("tcp", addr) // now alone: served, then silent
+	require.NoError(t, err)
+	defer third.Close()
+	require.Eventually(t, func() bool { return srv.Stats().Timeouts == 1 }, 5*time.Second, 5*time.Millisecond)
 
 	uaddr, usrv := startServer(t, "udp", cfg)
 	u, err := net.Dial("udp", uaddr)
@@ -316,7 +321,13 @@ func TestServerOnFailure(t *testing.T) {
 	require.Eventually(t, func() bool { return usrv.Stats().Rejected == 1 }, 5*time.Second, 5*time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, map[FailureReason]int{ReasonMaxConns: 1, ReasonMalformed: 2}, got)
+	require.Len(t, got, 4)
+	assert.ErrorIs(t, got[0], ErrTooManyConns)
+	assert.ErrorIs(t, got[1], ErrMalformed)
+	assert.ErrorIs(t, got[1], wire.ErrBadLength)
+	assert.ErrorIs(t, got[2], os.ErrDeadlineExceeded)
+	assert.ErrorIs(t, got[3], ErrMalformed)
+	assert.ErrorContains(t, got[3], "latency: ")
 }
 
 func TestServerUDPSlowTrafficAcrossDeadlines(t *testing.T) {
