@@ -41,8 +41,9 @@ type ssetInfo struct {
 
 // ringparam is struct ethtool_ringparam.
 type ringparam struct {
-	cmd uint32
-	RingParams
+	cmd                                   uint32
+	rxMax, rxMiniMax, rxJumboMax, txMax   uint32
+	rxPending, rxMini, rxJumbo, txPending uint32
 }
 
 type client struct {
@@ -57,7 +58,7 @@ type client struct {
 	names    []string
 	// Last driver information, reused while the kernel answers the same.
 	rawDrv unix.EthtoolDrvinfo
-	drv    DriverInfo
+	drv    driverInfo
 	// Command buffers live here, not on the stack, so that handing them to
 	// the kernel (or the test seam) costs no allocation.
 	si ssetInfo
@@ -119,25 +120,24 @@ func (c *client) ioctl(op, iface string, data unsafe.Pointer) error {
 	return nil
 }
 
-func (c *client) driverInfo(iface string) (DriverInfo, error) {
+func (c *client) driverInfo(iface string) (driverInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.di = unix.EthtoolDrvinfo{Cmd: unix.ETHTOOL_GDRVINFO}
 	if err := c.ioctl("GDRVINFO", iface, unsafe.Pointer(&c.di)); err != nil {
-		return DriverInfo{}, err
+		return driverInfo{}, err
 	}
 	di := &c.di
 	if *di == c.rawDrv {
 		return c.drv, nil
 	}
 	c.rawDrv = *di
-	c.drv = DriverInfo{
-		Driver:              cstr(di.Driver[:]),
-		Version:             cstr(di.Version[:]),
-		FirmwareVersion:     cstr(di.Fw_version[:]),
-		ExpansionROMVersion: cstr(di.Erom_version[:]),
-		BusInfo:             cstr(di.Bus_info[:]),
-		NStats:              di.N_stats,
+	c.drv = driverInfo{
+		Driver:          cstr(di.Driver[:]),
+		Version:         cstr(di.Version[:]),
+		FirmwareVersion: cstr(di.Fw_version[:]),
+		BusInfo:         cstr(di.Bus_info[:]),
+		NStats:          di.N_stats,
 	}
 	return c.drv, nil
 }
@@ -149,7 +149,8 @@ func (c *client) ringParams(iface string) (RingParams, error) {
 	if err := c.ioctl("GRINGPARAM", iface, unsafe.Pointer(&c.rp)); err != nil {
 		return RingParams{}, err
 	}
-	return c.rp.RingParams, nil
+	rp := &c.rp
+	return RingParams{RxMax: rp.rxMax, TxMax: rp.txMax, Rx: rp.rxPending, Tx: rp.txPending}, nil
 }
 
 // stats appends the statistics of iface to dst.

@@ -62,8 +62,8 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
-// ParseError reports a line of `ethtool -S` text that is not a statistic.
-type ParseError struct {
+// parseError reports a line of `ethtool -S` text that is not a statistic.
+type parseError struct {
 	// Line is the 1-based line number in the input.
 	Line int
 	// Text is the offending line, cut to 64 bytes.
@@ -72,6 +72,6 @@ type ParseError struct {
 	Reason string
 }
 
-func (e *ParseError) Error() string {
+func (e *parseError) Error() string {
 	return fmt.Sprintf("ethtool: line %d: %s: %q", e.Line, e.Reason, e.Text)
 }
