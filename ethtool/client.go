@@ -30,8 +30,14 @@ type RingParams struct {
 // CAP_NET_ADMIN. It sees the interfaces of the network namespace the calling
 // thread was in when New ran. It keeps its buffers between calls, so repeated
 // reads of the same interface allocate little. A Client is safe for
-// concurrent use. On systems other than linux every method returns an error
-// matching errors.ErrUnsupported.
+// concurrent use.
+//
+// Errors name the operation and the interface ("ethtool: GSTATS eth0: ...")
+// and match, with errors.Is: os.ErrNotExist for a missing interface (also
+// ErrNoInterface), an interface without statistics (also ErrNoStats) and a
+// driver that does not implement the operation; os.ErrPermission for EPERM
+// and EACCES; and the syscall.Errno of the ioctl. On systems other than
+// linux every method returns an error matching errors.ErrUnsupported.
 type Client struct {
 	c *client
 	// now is the clock seam for tests.

@@ -96,11 +96,11 @@ func (c *client) close() error {
 // ioctl runs SIOCETHTOOL for iface with data as the ethtool command buffer.
 func (c *client) ioctl(op, iface string, data unsafe.Pointer) error {
 	if c.fd < 0 {
-		return &Error{Op: op, Interface: iface, Err: unix.EBADF}
+		return &opError{op: op, iface: iface, err: unix.EBADF}
 	}
 	var ifr ifreq
 	if len(iface) == 0 || len(iface) >= unix.IFNAMSIZ || bytes.IndexByte([]byte(iface), 0) >= 0 {
-		return &Error{Op: op, Interface: iface, Err: ErrNoInterface}
+		return &opError{op: op, iface: iface, err: ErrNoInterface}
 	}
 	var errno unix.Errno
 	if c.kernel != nil {
@@ -115,7 +115,7 @@ func (c *client) ioctl(op, iface string, data unsafe.Pointer) error {
 		if errno == unix.ENODEV {
 			err = ErrNoInterface
 		}
-		return &Error{Op: op, Interface: iface, Err: err}
+		return &opError{op: op, iface: iface, err: err}
 	}
 	return nil
 }
@@ -163,7 +163,7 @@ func (c *client) stats(iface string, dst Stats) (Stats, error) {
 			return nil, err
 		}
 		if n == 0 {
-			return nil, &Error{Op: "GSSET_INFO", Interface: iface, Err: ErrNoStats}
+			return nil, &opError{op: "GSSET_INFO", iface: iface, err: ErrNoStats}
 		}
 		ok, err := c.readNames(iface, n)
 		if err != nil {
@@ -184,7 +184,7 @@ func (c *client) stats(iface string, dst Stats) (Stats, error) {
 		}
 		return dst, nil
 	}
-	return nil, &Error{Op: "GSTATS", Interface: iface, Err: errors.New("statistics count kept changing while reading")}
+	return nil, &opError{op: "GSTATS", iface: iface, err: errors.New("statistics count kept changing while reading")}
 }
 
 // count asks for the number of statistics (ETHTOOL_GSSET_INFO).
@@ -201,7 +201,7 @@ func (c *client) count(iface string) (int, error) {
 		return 0, nil
 	}
 	if si.data[0] > maxStats {
-		return 0, &Error{Op: "GSSET_INFO", Interface: iface, Err: fmt.Errorf("driver declares %d statistics", si.data[0])}
+		return 0, &opError{op: "GSSET_INFO", iface: iface, err: fmt.Errorf("driver declares %d statistics", si.data[0])}
 	}
 	return int(si.data[0]), nil
 }
@@ -226,7 +226,7 @@ func (c *client) readNames(iface string, n int) (bool, error) {
 	*(*uint32)(unsafe.Pointer(&buf[8])) = uint32(n)
 	if err := c.ioctl("GSTRINGS", iface, unsafe.Pointer(&buf[0])); err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) {
-			return false, &Error{Op: "GSTRINGS", Interface: iface, Err: ErrNoStats}
+			return false, &opError{op: "GSTRINGS", iface: iface, err: ErrNoStats}
 		}
 		return false, err
 	}
@@ -257,7 +257,7 @@ func (c *client) readValues(iface string, n int) ([]uint64, bool, error) {
 	h[1] = uint32(n)
 	if err := c.ioctl("GSTATS", iface, unsafe.Pointer(&buf[0])); err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) {
-			return nil, false, &Error{Op: "GSTATS", Interface: iface, Err: ErrNoStats}
+			return nil, false, &opError{op: "GSTATS", iface: iface, err: ErrNoStats}
 		}
 		return nil, false, err
 	}

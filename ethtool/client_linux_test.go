@@ -94,9 +94,9 @@ func TestClientErrors(t *testing.T) {
 	// veth has no ring parameters.
 	_, err = c.RingParams(v.Name)
 	assert.ErrorIs(t, err, os.ErrNotExist)
-	var e *Error
+	var e *opError
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, "GRINGPARAM", e.Op)
+	assert.Equal(t, "GRINGPARAM", e.op)
 
 	require.NoError(t, c.Close())
 	_, err = c.Stats(v.Name)

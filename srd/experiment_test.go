@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -147,7 +148,7 @@ func TestExperimentFailuresAndCancel(t *testing.T) {
 	cfg.OnPhase = nil
 	cfg.Interface = "eth0"
 	cfg.Snapshot = func(string) (*ethtool.Snapshot, error) {
-		return nil, &ethtool.Error{Op: "GSSET_INFO", Interface: "eth0", Err: ethtool.ErrNoInterface}
+		return nil, fmt.Errorf("ethtool: eth0: %w", ethtool.ErrNoInterface)
 	}
 	_, err = RunExperiment(context.Background(), e1Targets, cfg)
 	assert.ErrorIs(t, err, ethtool.ErrNoInterface)
