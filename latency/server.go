@@ -311,13 +311,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if ln == nil {
 		return errors.New("latency: Serve: nil net.Listener")
 	}
+	// The connections' goroutines are waited for after cancel, which closes
+	// their connections: an Accept failure returns at once too.
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	defer ln.Close()
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	for {
 		c, err := ln.Accept()
 		if err != nil {

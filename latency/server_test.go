@@ -253,6 +253,74 @@ func TestServerUnixListener(t *testing.T) {
 	assert.Equal(t, int64(1), s.Stats().Replies)
 }
 
+// failingListener hands out its first connection, then fails.
+type failingListener struct {
+	net.Listener
+	n int
+}
+
+func (l *failingListener) Accept() (net.Conn, error) {
+	if l.n++; l.n > 1 {
+		return nil, errors.New("accept broke")
+	}
+	return l.Listener.Accept()
+}
+
+// TestServerAcceptFailureClosesConns checks that Serve returns promptly when
+// Accept fails, closing the connections it serves instead of waiting for
+// their idle timeout.
+func TestServerAcceptFailureClosesConns(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s, err := NewServer(nil) // 30 s idle timeout
+	require.NoError(t, err)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	start := time.Now()
+	err = s.Serve(context.Background(), &failingListener{Listener: ln})
+	assert.ErrorContains(t, err, "accept broke")
+	assert.ErrorContains(t, err, "latency: ")
+	assert.Less(t, time.Since(start), 5*time.Second, "the open connection was closed, not waited for")
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = c.Read(make([]byte, 1))
+	assert.Error(t, err, "the server closed the connection")
+	assert.NotErrorIs(t, err, os.ErrDeadlineExceeded)
+}
+
+// TestServerUnixgram serves a unix datagram socket: ServePacket takes any
+// net.PacketConn.
+func TestServerUnixgram(t *testing.T) {
+	dir := t.TempDir()
+	pc, err := net.ListenPacket("unixgram", filepath.Join(dir, "s"))
+	require.NoError(t, err)
+	s, err := NewServer(nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServePacket(ctx, pc) }()
+	c, err := net.DialUnix("unixgram", &net.UnixAddr{Name: filepath.Join(dir, "c"), Net: "unixgram"}, pc.LocalAddr().(*net.UnixAddr))
+	require.NoError(t, err)
+	defer c.Close()
+	msg := append(wire.AppendHeader(nil, wire.Header{Seq: 7, Flags: wire.FlagClient | wire.FlagPong, Length: 32}), make([]byte, 18)...)
+	_, err = c.Write(msg)
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	reply := make([]byte, 100)
+	n, err := c.Read(reply)
+	require.NoError(t, err)
+	h, err := wire.DecodeHeader(reply[:n])
+	require.NoError(t, err)
+	assert.Equal(t, wire.Header{Seq: 7, Flags: wire.FlagPong, Length: 32}, h)
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(time.Second):
+		t.Fatal("ServePacket did not return within 1 s of ctx ending")
+	}
+}
+
 // TestServerCancelWithOpenConns checks that Serve and ServePacket return
 // promptly when ctx ends while clients are connected and mid-frame.
 func TestServerCancelWithOpenConns(t *testing.T) {
@@ -271,7 +339,25 @@ func TestServerCancelWithOpenConns(t *testing.T) {
 	defer c.Close()
 	_, err = c.Write(make([]byte, 7)) // half a header: the connection's goroutine waits in a read
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return s.Stats().Conns == 1 }, 5*time.Second, 5*time.Millisecond)
+	// A peer that sends pongs and never reads: that connection's goroutine
+	// ends up blocked writing replies.
+	flood, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer flood.Close()
+	msg := bytes.Repeat(append(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: 1000}), make([]byte, 986)...), 64)
+	var fw sync.WaitGroup
+	fw.Go(func() {
+		for {
+			_ = flood.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+			if _, err := flood.Write(msg); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+				return
+			}
+		}
+	})
+	defer fw.Wait()
+	defer flood.Close()
+	require.Eventually(t, func() bool { return s.Stats().Conns == 2 && s.Stats().Replies > 1000 }, 5*time.Second, 5*time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // let the socket buffers fill
 	cancel()
 	start := time.Now()
 	for name, done := range map[string]chan error{"Serve": tcpDone, "ServePacket": udpDone} {
