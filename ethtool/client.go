@@ -6,28 +6,23 @@ import (
 	"time"
 )
 
-// DriverInfo is what ETHTOOL_GDRVINFO reports, as `ethtool -i` prints it.
-type DriverInfo struct {
-	Driver              string `json:"driver"`
-	Version             string `json:"version"`
-	FirmwareVersion     string `json:"firmware_version"`
-	ExpansionROMVersion string `json:"expansion_rom_version"`
-	BusInfo             string `json:"bus_info"`
+// driverInfo is what ETHTOOL_GDRVINFO reports, as `ethtool -i` prints it;
+// a Snapshot carries it.
+type driverInfo struct {
+	Driver, Version, FirmwareVersion, BusInfo string
 	// NStats is the number of statistics the driver declared when asked.
-	NStats uint32 `json:"n_stats"`
+	NStats uint32
 }
 
 // RingParams are the descriptor ring sizes of ETHTOOL_GRINGPARAM
-// (`ethtool -g`): the current size and the maximum the device allows.
+// (`ethtool -g`): the current size and the maximum the device allows, for
+// the receive and transmit rings. (The legacy mini and jumbo receive rings
+// are left out: no current driver of interest has them.)
 type RingParams struct {
-	RxMax      uint32 `json:"rx_max"`
-	RxMiniMax  uint32 `json:"rx_mini_max"`
-	RxJumboMax uint32 `json:"rx_jumbo_max"`
-	TxMax      uint32 `json:"tx_max"`
-	Rx         uint32 `json:"rx"`
-	RxMini     uint32 `json:"rx_mini"`
-	RxJumbo    uint32 `json:"rx_jumbo"`
-	Tx         uint32 `json:"tx"`
+	RxMax uint32 `json:"rx_max"`
+	TxMax uint32 `json:"tx_max"`
+	Rx    uint32 `json:"rx"`
+	Tx    uint32 `json:"tx"`
 }
 
 // Client reads driver statistics, driver information and ring sizes through
@@ -35,8 +30,14 @@ type RingParams struct {
 // CAP_NET_ADMIN. It sees the interfaces of the network namespace the calling
 // thread was in when New ran. It keeps its buffers between calls, so repeated
 // reads of the same interface allocate little. A Client is safe for
-// concurrent use. On systems other than linux every method returns an error
-// matching errors.ErrUnsupported.
+// concurrent use.
+//
+// Errors name the operation and the interface ("ethtool: GSTATS eth0: ...")
+// and match, with errors.Is: os.ErrNotExist for a missing interface (also
+// ErrNoInterface), an interface without statistics (also ErrNoStats) and a
+// driver that does not implement the operation; os.ErrPermission for EPERM
+// and EACCES; and the syscall.Errno of the ioctl. On systems other than
+// linux every method returns an error matching errors.ErrUnsupported.
 type Client struct {
 	c *client
 	// now is the clock seam for tests.
@@ -65,12 +66,6 @@ func (c *Client) Stats(iface string) (Stats, error) {
 	return c.c.stats(iface, nil)
 }
 
-// DriverInfo reads ETHTOOL_GDRVINFO. A missing interface matches
-// ErrNoInterface and os.ErrNotExist.
-func (c *Client) DriverInfo(iface string) (DriverInfo, error) {
-	return c.c.driverInfo(iface)
-}
-
 // RingParams reads ETHTOOL_GRINGPARAM. A driver that does not report ring
 // sizes (veth, for one) gives an error matching os.ErrNotExist.
 func (c *Client) RingParams(iface string) (RingParams, error) {
@@ -78,7 +73,9 @@ func (c *Client) RingParams(iface string) (RingParams, error) {
 }
 
 // Snapshot reads the driver information and statistics of iface and stamps
-// them with the current time. It returns the errors of Stats and DriverInfo.
+// them with the current time (ETHTOOL_GDRVINFO gives the driver fields; a
+// driver that does not answer it leaves them empty). It returns the errors of
+// Stats, and a missing interface matches ErrNoInterface and os.ErrNotExist.
 func (c *Client) Snapshot(iface string) (*Snapshot, error) {
 	s := &Snapshot{}
 	if err := c.snapshotInto(iface, s, true); err != nil {
@@ -116,11 +113,6 @@ func (c *Client) snapshotInto(iface string, s *Snapshot, withDriver bool) error 
 // program that reads repeatedly should keep a Client (or use Watch).
 func ReadSnapshot(iface string) (*Snapshot, error) {
 	return withClient(func(c *Client) (*Snapshot, error) { return c.Snapshot(iface) })
-}
-
-// ReadRingParams opens a Client, reads the ring sizes of iface and closes it.
-func ReadRingParams(iface string) (RingParams, error) {
-	return withClient(func(c *Client) (RingParams, error) { return c.RingParams(iface) })
 }
 
 func withClient[T any](f func(*Client) (T, error)) (T, error) {

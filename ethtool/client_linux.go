@@ -41,8 +41,9 @@ type ssetInfo struct {
 
 // ringparam is struct ethtool_ringparam.
 type ringparam struct {
-	cmd uint32
-	RingParams
+	cmd                                   uint32
+	rxMax, rxMiniMax, rxJumboMax, txMax   uint32
+	rxPending, rxMini, rxJumbo, txPending uint32
 }
 
 type client struct {
@@ -57,7 +58,7 @@ type client struct {
 	names    []string
 	// Last driver information, reused while the kernel answers the same.
 	rawDrv unix.EthtoolDrvinfo
-	drv    DriverInfo
+	drv    driverInfo
 	// Command buffers live here, not on the stack, so that handing them to
 	// the kernel (or the test seam) costs no allocation.
 	si ssetInfo
@@ -95,11 +96,11 @@ func (c *client) close() error {
 // ioctl runs SIOCETHTOOL for iface with data as the ethtool command buffer.
 func (c *client) ioctl(op, iface string, data unsafe.Pointer) error {
 	if c.fd < 0 {
-		return &Error{Op: op, Interface: iface, Err: unix.EBADF}
+		return &opError{op: op, iface: iface, err: unix.EBADF}
 	}
 	var ifr ifreq
 	if len(iface) == 0 || len(iface) >= unix.IFNAMSIZ || bytes.IndexByte([]byte(iface), 0) >= 0 {
-		return &Error{Op: op, Interface: iface, Err: ErrNoInterface}
+		return &opError{op: op, iface: iface, err: ErrNoInterface}
 	}
 	var errno unix.Errno
 	if c.kernel != nil {
@@ -114,30 +115,29 @@ func (c *client) ioctl(op, iface string, data unsafe.Pointer) error {
 		if errno == unix.ENODEV {
 			err = ErrNoInterface
 		}
-		return &Error{Op: op, Interface: iface, Err: err}
+		return &opError{op: op, iface: iface, err: err}
 	}
 	return nil
 }
 
-func (c *client) driverInfo(iface string) (DriverInfo, error) {
+func (c *client) driverInfo(iface string) (driverInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.di = unix.EthtoolDrvinfo{Cmd: unix.ETHTOOL_GDRVINFO}
 	if err := c.ioctl("GDRVINFO", iface, unsafe.Pointer(&c.di)); err != nil {
-		return DriverInfo{}, err
+		return driverInfo{}, err
 	}
 	di := &c.di
 	if *di == c.rawDrv {
 		return c.drv, nil
 	}
 	c.rawDrv = *di
-	c.drv = DriverInfo{
-		Driver:              cstr(di.Driver[:]),
-		Version:             cstr(di.Version[:]),
-		FirmwareVersion:     cstr(di.Fw_version[:]),
-		ExpansionROMVersion: cstr(di.Erom_version[:]),
-		BusInfo:             cstr(di.Bus_info[:]),
-		NStats:              di.N_stats,
+	c.drv = driverInfo{
+		Driver:          cstr(di.Driver[:]),
+		Version:         cstr(di.Version[:]),
+		FirmwareVersion: cstr(di.Fw_version[:]),
+		BusInfo:         cstr(di.Bus_info[:]),
+		NStats:          di.N_stats,
 	}
 	return c.drv, nil
 }
@@ -149,7 +149,8 @@ func (c *client) ringParams(iface string) (RingParams, error) {
 	if err := c.ioctl("GRINGPARAM", iface, unsafe.Pointer(&c.rp)); err != nil {
 		return RingParams{}, err
 	}
-	return c.rp.RingParams, nil
+	rp := &c.rp
+	return RingParams{RxMax: rp.rxMax, TxMax: rp.txMax, Rx: rp.rxPending, Tx: rp.txPending}, nil
 }
 
 // stats appends the statistics of iface to dst.
@@ -162,7 +163,7 @@ func (c *client) stats(iface string, dst Stats) (Stats, error) {
 			return nil, err
 		}
 		if n == 0 {
-			return nil, &Error{Op: "GSSET_INFO", Interface: iface, Err: ErrNoStats}
+			return nil, &opError{op: "GSSET_INFO", iface: iface, err: ErrNoStats}
 		}
 		ok, err := c.readNames(iface, n)
 		if err != nil {
@@ -183,7 +184,7 @@ func (c *client) stats(iface string, dst Stats) (Stats, error) {
 		}
 		return dst, nil
 	}
-	return nil, &Error{Op: "GSTATS", Interface: iface, Err: errors.New("statistics count kept changing while reading")}
+	return nil, &opError{op: "GSTATS", iface: iface, err: errors.New("statistics count kept changing while reading")}
 }
 
 // count asks for the number of statistics (ETHTOOL_GSSET_INFO).
@@ -200,7 +201,7 @@ func (c *client) count(iface string) (int, error) {
 		return 0, nil
 	}
 	if si.data[0] > maxStats {
-		return 0, &Error{Op: "GSSET_INFO", Interface: iface, Err: fmt.Errorf("driver declares %d statistics", si.data[0])}
+		return 0, &opError{op: "GSSET_INFO", iface: iface, err: fmt.Errorf("driver declares %d statistics", si.data[0])}
 	}
 	return int(si.data[0]), nil
 }
@@ -225,7 +226,7 @@ func (c *client) readNames(iface string, n int) (bool, error) {
 	*(*uint32)(unsafe.Pointer(&buf[8])) = uint32(n)
 	if err := c.ioctl("GSTRINGS", iface, unsafe.Pointer(&buf[0])); err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) {
-			return false, &Error{Op: "GSTRINGS", Interface: iface, Err: ErrNoStats}
+			return false, &opError{op: "GSTRINGS", iface: iface, err: ErrNoStats}
 		}
 		return false, err
 	}
@@ -256,7 +257,7 @@ func (c *client) readValues(iface string, n int) ([]uint64, bool, error) {
 	h[1] = uint32(n)
 	if err := c.ioctl("GSTATS", iface, unsafe.Pointer(&buf[0])); err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) {
-			return nil, false, &Error{Op: "GSTATS", Interface: iface, Err: ErrNoStats}
+			return nil, false, &opError{op: "GSTATS", iface: iface, err: ErrNoStats}
 		}
 		return nil, false, err
 	}

@@ -45,7 +45,7 @@ func TestClientVethMatchesEthtoolBinary(t *testing.T) {
 	require.True(t, ok, "veth reports peer_ifindex")
 	assert.Equal(t, uint64(v.PeerIndex), idx)
 
-	di, err := c.DriverInfo(v.Name)
+	di, err := c.c.driverInfo(v.Name)
 	require.NoError(t, err)
 	assert.Equal(t, "veth", di.Driver)
 	assert.Contains(t, string(v.Exec(t, bin, "-i", v.Name)), "driver: "+di.Driver+"\n")
@@ -84,7 +84,7 @@ func TestClientErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoInterface)
 	assert.Equal(t, "ethtool: npk-missing0: no such network interface", err.Error())
 
-	_, err = c.DriverInfo("npk-missing0")
+	_, err = c.c.driverInfo("npk-missing0")
 	assert.ErrorIs(t, err, ErrNoInterface)
 	_, err = c.Stats("an-interface-name-too-long")
 	assert.ErrorIs(t, err, ErrNoInterface)
@@ -94,9 +94,9 @@ func TestClientErrors(t *testing.T) {
 	// veth has no ring parameters.
 	_, err = c.RingParams(v.Name)
 	assert.ErrorIs(t, err, os.ErrNotExist)
-	var e *Error
+	var e *opError
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, "GRINGPARAM", e.Op)
+	assert.Equal(t, "GRINGPARAM", e.op)
 
 	require.NoError(t, c.Close())
 	_, err = c.Stats(v.Name)
@@ -121,13 +121,13 @@ func TestClientWatchVeth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var got []*Delta
-	err := c.Watch(ctx, v.Name, 10*time.Millisecond, func(d Delta) {
+	err := c.Watch(ctx, v.Name, &WatchConfig{Interval: 10 * time.Millisecond, OnDelta: func(d Delta) {
 		got = append(got, d.Clone())
 		if len(got) == 3 {
 			cancel()
 		}
-	})
-	require.NoError(t, err)
+	}})
+	require.ErrorIs(t, err, context.Canceled)
 	require.Len(t, got, 3)
 	for _, d := range got {
 		assert.Equal(t, v.Name, d.Interface)
@@ -140,7 +140,7 @@ func TestClientWatchVeth(t *testing.T) {
 	}
 	assert.True(t, got[1].From.Equal(got[0].To), "each window starts where the previous ended")
 
-	err = c.Watch(context.Background(), "lo", time.Millisecond, func(Delta) {})
+	err = c.Watch(context.Background(), "lo", &WatchConfig{Interval: time.Millisecond})
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
@@ -185,7 +185,7 @@ func TestClientIFBCountsTraffic(t *testing.T) {
 	windows := 0
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Watch(ctx, f.Name, 5*time.Millisecond, func(d Delta) {
+		done <- c.Watch(ctx, f.Name, &WatchConfig{Interval: 5 * time.Millisecond, OnDelta: func(d Delta) {
 			cn, _ := d.Get("rx_queue_0_packets")
 			if windows == 0 {
 				first = cn.Before
@@ -196,13 +196,13 @@ func TestClientIFBCountsTraffic(t *testing.T) {
 			if last >= target {
 				cancel()
 			}
-		})
+		}})
 	}()
 	for range 10 {
 		f.SendUDP(t, 50, 64)
 		time.Sleep(10 * time.Millisecond)
 	}
-	require.NoError(t, <-done)
+	require.ErrorIs(t, <-done, context.Canceled)
 	require.GreaterOrEqual(t, last, target, "Watch saw the datagrams before the 10 s timeout")
 	assert.Equal(t, last-first, sum)
 	assert.Greater(t, windows, 1)
@@ -226,7 +226,7 @@ func TestReadOnce(t *testing.T) {
 	_, err := ReadSnapshot("lo")
 	require.ErrorIs(t, err, os.ErrNotExist, "lo has no statistics")
 	require.ErrorIs(t, err, ErrNoStats)
-	_, err = ReadRingParams("no-such-if0")
+	_, err = withClient(func(c *Client) (RingParams, error) { return c.RingParams("no-such-if0") })
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.ErrorIs(t, err, ErrNoInterface)
 }

@@ -13,7 +13,7 @@ type client struct{}
 func newClient() (*client, error)                     { return nil, errUnsupported() }
 func (*client) close() error                          { return errUnsupported() }
 func (*client) stats(string, Stats) (Stats, error)    { return nil, errUnsupported() }
-func (*client) driverInfo(string) (DriverInfo, error) { return DriverInfo{}, errUnsupported() }
+func (*client) driverInfo(string) (driverInfo, error) { return driverInfo{}, errUnsupported() }
 func (*client) ringParams(string) (RingParams, error) { return RingParams{}, errUnsupported() }
 
 func errUnsupported() error {

@@ -95,36 +95,53 @@ func TestWatchDeltas(t *testing.T) {
 		return nil
 	}
 	var got []uint64
-	err := watch(ctx, time.Millisecond, sample, func(d Delta) {
+	err := watch(ctx, &WatchConfig{Interval: time.Millisecond, OnDelta: func(d Delta) {
 		got = append(got, d.Increase("rx_packets"))
 		assert.InDelta(t, 0.1, d.Seconds, 1e-9)
 		assert.Equal(t, 1000.0, d.Counters[0].PerSecond)
 		if len(got) == 3 {
 			cancel()
 		}
-	})
-	require.NoError(t, err)
+	}}, sample)
+	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, []uint64{100, 100, 100}, got)
 }
 
 func TestWatchErrors(t *testing.T) {
 	boom := errors.New("boom")
-	err := watch(context.Background(), 0, nil, nil)
+	err := watch(context.Background(), &WatchConfig{Interval: -1}, nil)
 	assert.ErrorContains(t, err, "interval must be positive")
 
-	err = watch(context.Background(), time.Millisecond, func(*Snapshot) error { return boom }, nil)
+	err = watch(context.Background(), nil, func(*Snapshot) error { return boom })
 	assert.ErrorIs(t, err, boom)
 
 	calls := 0
-	err = watch(context.Background(), time.Millisecond, func(s *Snapshot) error {
+	err = watch(context.Background(), &WatchConfig{Interval: time.Millisecond}, func(s *Snapshot) error {
 		calls++
 		if calls == 3 {
 			return boom
 		}
 		s.Stats = append(s.Stats[:0], Stat{"a", uint64(calls)})
 		return nil
-	}, func(Delta) {})
+	})
 	assert.ErrorIs(t, err, boom)
+
+	// A cancel while waiting for the next sample returns at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- watch(ctx, &WatchConfig{Interval: time.Hour}, func(*Snapshot) error { return nil })
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	start := time.Now()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+		t.Logf("returned %v after cancel", time.Since(start))
+	case <-time.After(time.Second):
+		t.Fatal("watch did not return within 1 s of cancel")
+	}
 }
 
 func TestWatchIsAllocationLight(t *testing.T) {
@@ -141,7 +158,7 @@ func TestWatchIsAllocationLight(t *testing.T) {
 	}
 	deltas := 0
 	var m0, m1 uint64
-	require.NoError(t, watch(ctx, time.Microsecond, sample, func(d Delta) {
+	require.ErrorIs(t, watch(ctx, &WatchConfig{Interval: time.Microsecond, OnDelta: func(d Delta) {
 		deltas++
 		switch deltas {
 		case 3:
@@ -150,7 +167,7 @@ func TestWatchIsAllocationLight(t *testing.T) {
 			m1 = mallocs()
 			cancel()
 		}
-	}))
+	}}, sample), context.Canceled)
 	// After warm-up, 200 samples of a 335-counter ENA interface: a few
 	// allocations of the ticker machinery at most, not one per counter.
 	assert.Less(t, m1-m0, uint64(200), "allocations over 200 samples")

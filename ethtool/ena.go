@@ -12,7 +12,7 @@ type ENA struct {
 	Allowance *Allowance `json:"allowance,omitempty"`
 	// SRD is nil unless the device reports ENA Express (SRD) information.
 	SRD *SRD `json:"srd,omitempty"`
-	// Health holds the reset, timeout and error counters; the ones a driver
+	// Health holds the reset and timeout counters; the ones a driver
 	// version lacks read 0.
 	Health Health `json:"health"`
 }
@@ -43,20 +43,14 @@ type SRD struct {
 	ResourceUtilization uint64 `json:"ena_srd_resource_utilization"`
 }
 
-// Health holds ENA's resets, timeouts and error counters.
+// Health holds ENA's device resets and the timeouts that cause them. The
+// driver's other error counters (missing_tx_cmpl, bad_rx_req_id, admin_to...)
+// are read by Explain, and by name with Stats.Get.
 type Health struct {
-	TotalResets        uint64 `json:"total_resets"`
-	ResetFail          uint64 `json:"reset_fail"`
-	TxTimeout          uint64 `json:"tx_timeout"`
-	WdExpired          uint64 `json:"wd_expired"`
-	AdminQPause        uint64 `json:"admin_q_pause"`
-	MissingIntr        uint64 `json:"missing_intr"`
-	MissingTxCmpl      uint64 `json:"missing_tx_cmpl"`
-	BadTxReqID         uint64 `json:"bad_tx_req_id"`
-	BadRxReqID         uint64 `json:"bad_rx_req_id"`
-	BadRxDescNum       uint64 `json:"bad_rx_desc_num"`
-	DeviceRequestReset uint64 `json:"device_request_reset"`
-	AdminTimeout       uint64 `json:"admin_to"`
+	TotalResets uint64 `json:"total_resets"`
+	ResetFail   uint64 `json:"reset_fail"`
+	TxTimeout   uint64 `json:"tx_timeout"`
+	WdExpired   uint64 `json:"wd_expired"`
 }
 
 // ENA stat names used by the typed view and the explanations.
@@ -102,10 +96,7 @@ func NewENA(s Stats) (e ENA, ok bool) {
 		}
 	}
 	e.Health = Health{
-		TotalResets: m["total_resets"], ResetFail: m["reset_fail"], TxTimeout: m["tx_timeout"],
-		WdExpired: m["wd_expired"], AdminQPause: m["admin_q_pause"], MissingIntr: m["missing_intr"],
-		MissingTxCmpl: m["missing_tx_cmpl"], BadTxReqID: m["bad_tx_req_id"], BadRxReqID: m["bad_rx_req_id"],
-		BadRxDescNum: m["bad_rx_desc_num"], DeviceRequestReset: m["device_request_reset"], AdminTimeout: m["admin_to"],
+		TotalResets: m["total_resets"], ResetFail: m["reset_fail"], TxTimeout: m["tx_timeout"], WdExpired: m["wd_expired"],
 	}
 	return e, ok
 }

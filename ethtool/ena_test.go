@@ -120,7 +120,7 @@ func TestExplain(t *testing.T) {
 	for i := range 10 {
 		many = append(many, Stat{"c" + itoa(i), 10})
 	}
-	zero := many.Clone()
+	zero := many.clone()
 	for i := range zero {
 		zero[i].Value = 1
 	}

@@ -23,7 +23,10 @@ type fakeKernel struct {
 	// oldKernel writes the driver's count whatever was asked, as kernels
 	// before 7b07be1ff1cb do; otherwise a stale count gets len 0.
 	oldKernel bool
-	calls     map[uint32]int
+	// rings, when set, answers GRINGPARAM with the eight sizes of struct
+	// ethtool_ringparam in kernel order.
+	rings *[8]uint32
+	calls map[uint32]int
 }
 
 func (k *fakeKernel) ioctl(iface string, data unsafe.Pointer) unix.Errno {
@@ -68,6 +71,11 @@ func (k *fakeKernel) ioctl(iface string, data unsafe.Pointer) unix.Errno {
 	case unix.ETHTOOL_GDRVINFO:
 		di := (*unix.EthtoolDrvinfo)(data)
 		copy(di.Driver[:], "ena")
+	case unix.ETHTOOL_GRINGPARAM:
+		if k.rings == nil {
+			return unix.EOPNOTSUPP
+		}
+		*(*[8]uint32)(unsafe.Add(data, 4)) = *k.rings
 	default:
 		return unix.EOPNOTSUPP
 	}
@@ -133,6 +141,14 @@ func TestCountKeepsChanging(t *testing.T) {
 	assert.Equal(t, maxAttempts, k.calls[unix.ETHTOOL_GSSET_INFO])
 }
 
+func TestRingParamsLayout(t *testing.T) {
+	// rx_max, rx_mini_max, rx_jumbo_max, tx_max, rx, rx_mini, rx_jumbo, tx.
+	k := &fakeKernel{counts: []int{1}, actual: func() int { return 1 }, rings: &[8]uint32{16384, 7, 8, 1024, 8192, 9, 10, 512}}
+	r, err := fakeClient(k).RingParams("eth0")
+	require.NoError(t, err)
+	assert.Equal(t, RingParams{RxMax: 16384, TxMax: 1024, Rx: 8192, Tx: 512}, r)
+}
+
 func TestFakeKernelErrors(t *testing.T) {
 	k := &fakeKernel{counts: []int{0}, actual: func() int { return 0 }}
 	c := fakeClient(k)
@@ -161,14 +177,14 @@ func TestWatchAsksDriverInfoOncePerBuffer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	deltas := 0
-	err := c.Watch(ctx, "eth0", time.Millisecond, func(d Delta) {
+	err := c.Watch(ctx, "eth0", &WatchConfig{Interval: time.Millisecond, OnDelta: func(d Delta) {
 		assert.Equal(t, "ena", d.Driver)
 		assert.Len(t, d.Counters, 3)
 		if deltas++; deltas == 5 {
 			cancel()
 		}
-	})
-	require.NoError(t, err)
+	}})
+	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 5, deltas)
 	assert.Equal(t, 6, k.calls[unix.ETHTOOL_GSTATS], "one statistics read per sample")
 	assert.Equal(t, 2, k.calls[unix.ETHTOOL_GDRVINFO], "driver information once for each of the two reused snapshots")

@@ -16,10 +16,10 @@ const maxLine = 4096
 // ParseText parses the text `ethtool -S IFACE` prints: an optional
 // "NIC statistics:" header, then one "name: value" line per statistic with
 // any leading spaces or tabs. Names may contain spaces and colons (the value
-// follows the last colon) and are at most MaxNameLen bytes; values are
-// unsigned 64-bit decimals; names must be valid UTF-8. Blank lines are
-// ignored and unknown names are kept. A malformed line gives a *ParseError
-// naming its line number. Input that holds no statistic, including ethtool's
+// follows the last colon) and are at most 32 bytes; values are unsigned
+// 64-bit decimals; names must be valid UTF-8. Blank lines are ignored and
+// unknown names are kept. A malformed line gives an error naming its line
+// number ("ethtool: line 3: ..."). Input that holds no statistic, including ethtool's
 // "no stats available", gives an error matching ErrNoStats and
 // os.ErrNotExist.
 func ParseText(r io.Reader) (Stats, error) {
@@ -50,7 +50,7 @@ func ParseText(r io.Reader) (Stats, error) {
 		}
 		name, v, reason := parseLine(b)
 		if reason != "" {
-			return nil, &ParseError{Line: line, Text: cut(sc.Text(), 64), Reason: reason}
+			return nil, &parseError{Line: line, Text: cut(sc.Text(), 64), Reason: reason}
 		}
 		names = append(names, name...)
 		ends = append(ends, len(names))
@@ -58,7 +58,7 @@ func ParseText(r io.Reader) (Stats, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &ParseError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", maxLine)}
+			return nil, &parseError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", maxLine)}
 		}
 		return nil, fmt.Errorf("ethtool: reading statistics: %w", err)
 	}
@@ -85,8 +85,8 @@ func parseLine(b []byte) (name []byte, v uint64, reason string) {
 	switch {
 	case len(name) == 0:
 		return nil, 0, "empty statistic name"
-	case len(name) > MaxNameLen:
-		return nil, 0, fmt.Sprintf("statistic name longer than %d bytes", MaxNameLen)
+	case len(name) > maxNameLen:
+		return nil, 0, fmt.Sprintf("statistic name longer than %d bytes", maxNameLen)
 	case len(val) == 0:
 		return nil, 0, "missing value"
 	case !utf8.Valid(name):

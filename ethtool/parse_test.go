@@ -86,7 +86,8 @@ func TestParseTextFixtures(t *testing.T) {
 				assert.Equal(t, v, got, k)
 			}
 			for _, k := range tt.absent {
-				assert.False(t, s.Has(k), k)
+				_, has := s.Get(k)
+				assert.False(t, has, k)
 			}
 		})
 	}
@@ -138,7 +139,7 @@ func TestParseTextErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseText(strings.NewReader(tt.in))
-			var pe *ParseError
+			var pe *parseError
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, tt.line, pe.Line)
 			assert.Contains(t, pe.Reason, tt.reason)
@@ -158,7 +159,7 @@ func TestParseTextNoStats(t *testing.T) {
 
 func TestParseTextLongLine(t *testing.T) {
 	_, err := ParseText(strings.NewReader("a: 1\n" + strings.Repeat("x", 5000) + ": 1\n"))
-	var pe *ParseError
+	var pe *parseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 2, pe.Line)
 }
@@ -210,7 +211,7 @@ func FuzzParseText(f *testing.F) {
 		b.WriteString("NIC statistics:\n")
 		for _, st := range s {
 			require.NotEmpty(t, st.Name)
-			require.LessOrEqual(t, len(st.Name), MaxNameLen)
+			require.LessOrEqual(t, len(st.Name), maxNameLen)
 			b.WriteString("     " + st.Name + ": " + uitoa(st.Value) + "\n")
 		}
 		back, err := ParseText(strings.NewReader(b.String()))

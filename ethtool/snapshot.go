@@ -23,7 +23,7 @@ type Snapshot struct {
 // Clone returns a deep copy of s.
 func (s *Snapshot) Clone() *Snapshot {
 	c := *s
-	c.Stats = s.Stats.Clone()
+	c.Stats = s.Stats.clone()
 	return &c
 }
 

@@ -7,9 +7,9 @@ import (
 	"strconv"
 )
 
-// MaxNameLen is the longest statistic name the kernel can report
+// maxNameLen is the longest statistic name the kernel can report
 // (ETH_GSTRING_LEN).
-const MaxNameLen = 32
+const maxNameLen = 32
 
 // Stat is one named driver statistic.
 type Stat struct {
@@ -35,12 +35,6 @@ func (s Stats) Get(name string) (uint64, bool) {
 	return 0, false
 }
 
-// Has reports whether a statistic called name exists.
-func (s Stats) Has(name string) bool {
-	_, ok := s.Get(name)
-	return ok
-}
-
 // Map returns the statistics as a map. Of duplicated names the first wins.
 func (s Stats) Map() map[string]uint64 {
 	m := make(map[string]uint64, len(s))
@@ -52,8 +46,8 @@ func (s Stats) Map() map[string]uint64 {
 	return m
 }
 
-// Clone returns a copy that shares nothing with s.
-func (s Stats) Clone() Stats {
+// clone returns a copy that shares nothing with s.
+func (s Stats) clone() Stats {
 	if s == nil {
 		return nil
 	}

@@ -10,8 +10,11 @@
 // median-ad, siqr, cv, std-error, a confidence interval and the percentiles
 // 25 .. 99.999) computed with sockperf's exact definitions, either from raw
 // samples (SummarizeSamples, like sockperf --full-rtt) or from a histogram
-// (SummarizeHistogram). Aggregate and AggregateSummaries report repeated runs
-// as "median of N with the min-max range".
+// (SummarizeHistogram).
+//
+// Repeated runs: Range is the median of N runs with the min-max range, and
+// Aggregate and AggregateFunc compute it for any metric of any result type.
+// Every package of netperfkit reports median-of-N with this family.
 //
 // Export: EncodeHistogram gives the compressed base64 form ("HISTFAAA..."),
 // HistogramLog the interval log format, and WritePercentiles the .hgrm
@@ -22,6 +25,31 @@
 // within a few percent of sockperf's own client at the cost of a busy core.
 // Server is a sockperf-compatible echo server that stock `sockperf ping-pong`
 // and `sockperf under-load` clients can measure, with limits that keep hostile
-// peers from stopping it. Header and FrameReader are the wire format.
-// Package latencytest starts in-process servers for tests and benchmarks.
+// peers from stopping it. Package latencytest starts in-process servers for
+// tests and benchmarks.
+//
+// # Conventions
+//
+// netperfkit's packages share these conventions:
+//
+//   - A blocking call takes ctx first. When ctx ends, in any phase, it
+//     closes its connections (rather than moving deadlines) and returns
+//     within 100 ms the partial result it has together with ctx.Err():
+//     PingPong returns the round trips measured so far; Serve, ServePacket
+//     and ListenAndServe return ctx.Err() once every connection is closed.
+//   - Callbacks are fields of the config struct (ServerConfig.OnListen and
+//     OnFailure), never extra arguments. A nil config means the documented
+//     defaults, which are named constants.
+//   - Durations are time.Duration in Go; microsecond floats (Summary's *Us
+//     fields, "p99_us") appear only in results meant for JSON and text.
+//   - Median-of-N results use Range, Aggregate and AggregateFunc.
+//   - Servers have a constructor (NewServer), Serve(ctx, net.Listener) for
+//     any stream listener, ServePacket(ctx, net.PacketConn) for datagrams,
+//     and ListenAndServe(ctx, network, addr), which reports the bound
+//     address to ServerConfig.OnListen. A nil listener is refused with an
+//     error, never a panic. Refused connections and rejected messages reach
+//     ServerConfig.OnFailure and the counters of Server.Stats.
+//   - Errors start with "latency: " and wrap their causes; the errors.Is
+//     targets are ErrInvalidConfig, ErrSpinUnsupported, ErrTooManyConns,
+//     ErrMalformed, os.ErrDeadlineExceeded and the ctx errors.
 package latency

@@ -2,6 +2,7 @@ package latency_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net"
@@ -51,11 +52,11 @@ func ExampleSummarizeSamples() {
 	// Output: avg=16.200 std-dev=13.349 p50=10.000 p99=40.000 99% ci=[0.822, 31.578]
 }
 
-func ExampleAggregateSummaries() {
+func ExampleAggregateFunc() {
 	// Three runs of the same experiment, reported as the median with the
 	// min-max range.
 	runs := []latency.Summary{{P50Us: 5.2}, {P50Us: 4.9}, {P50Us: 6.1}}
-	r := latency.AggregateSummaries(runs)["p50_us"]
+	r := latency.AggregateFunc(runs, func(s latency.Summary) float64 { return s.P50Us })
 	fmt.Printf("p50 %.1f us (%.1f-%.1f, n=%d)\n", r.Median, r.Min, r.Max, r.N)
 	// Output: p50 5.2 us (4.9-6.1, n=3)
 }
@@ -120,20 +121,46 @@ func ExampleServer() {
 	// Serve sockperf clients over UDP and TCP on port 11111 until ctx ends.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, err := latency.NewServer(&latency.ServerConfig{MaxConns: 16})
+	srv, err := latency.NewServer(&latency.ServerConfig{
+		MaxConns: 16,
+		OnListen: func(a net.Addr) { log.Printf("serving %s on %s", a.Network(), a) },
+		OnFailure: func(remote net.Addr, err error) {
+			if errors.Is(err, latency.ErrTooManyConns) {
+				log.Printf("refused %v: %v", remote, err)
+			}
+		},
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	for _, network := range []string{"udp", "tcp"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := srv.ListenAndServe(ctx, network, ":11111", func(a net.Addr) { log.Printf("serving %s on %s", network, a) })
-			if err != nil {
+		wg.Go(func() {
+			err := srv.ListenAndServe(ctx, network, ":11111")
+			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				log.Print(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
+	log.Printf("%+v", srv.Stats())
+}
+
+func ExampleServer_Serve() {
+	// Serve on a listener of the caller's: TCP here, but a unix socket or
+	// any other stream listener works too.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := latency.NewServer(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("sockperf ping-pong --tcp -i 127.0.0.1 -p %d", ln.Addr().(*net.TCPAddr).Port)
+	if err := srv.Serve(ctx, ln); !errors.Is(err, context.DeadlineExceeded) {
+		log.Print(err)
+	}
 }

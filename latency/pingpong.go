@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -45,13 +46,13 @@ var ErrSpinUnsupported = errors.New("latency: spin mode (low-latency receive) is
 
 // Defaults of PingPongConfig.
 const (
-	DefaultDuration    = time.Second
-	DefaultMessageSize = HeaderSize
-	DefaultReplyEvery  = 100
-	DefaultReadTimeout = time.Second
-	DefaultWarmUp      = 400 * time.Millisecond
-	DefaultCoolDown    = 50 * time.Millisecond
-	DefaultSpinTimeout = time.Millisecond
+	defaultDuration    = time.Second
+	defaultMessageSize = wire.HeaderSize
+	defaultReplyEvery  = 100
+	defaultReadTimeout = time.Second
+	defaultWarmUp      = 400 * time.Millisecond
+	defaultCoolDown    = 50 * time.Millisecond
+	defaultSpinTimeout = time.Millisecond
 )
 
 // PingPongConfig describes a ping-pong or under-load run. A nil
@@ -60,21 +61,21 @@ const (
 type PingPongConfig struct {
 	// Network is "udp" (the zero value) or "tcp" (or their "4"/"6" forms).
 	Network string
-	// Duration is the length of the run. Zero means DefaultDuration (1 s)
-	// unless Count is set.
+	// Duration is the length of the run. Zero means 1 s unless Count is
+	// set.
 	Duration time.Duration
 	// Count, when positive, ends the run after Count messages (Duration, if
 	// also set, still bounds it). A counted run keeps every sample: there
 	// is no warm-up or cool-down window.
 	Count int64
 	// MessageSize is the size of each message, header included: at least
-	// HeaderSize (14); over UDP at most MaxUDPMessageSize. Zero means 14.
+	// the 14-byte header; over UDP at most 65507 bytes, over TCP at most
+	// 16 MiB. Zero means 14.
 	MessageSize int
 	// Mode selects the receive path; see ModeSpin before using it.
 	Mode Mode
 	// SpinTimeout bounds the spinning in ModeSpin for each reply, after
-	// which the client blocks in poll(2). Zero means DefaultSpinTimeout
-	// (1 ms).
+	// which the client blocks in poll(2). Zero means 1 ms.
 	SpinTimeout time.Duration
 	// MPS, when positive, makes this an under-load run like `sockperf
 	// under-load`: messages are sent at a fixed rate of MPS per second and
@@ -83,17 +84,16 @@ type PingPongConfig struct {
 	// for gaps under 2 ms, so an under-load run above ~500 messages per
 	// second keeps a core busy.
 	MPS int
-	// ReplyEvery is the under-load reply ratio. Zero means
-	// DefaultReplyEvery (100).
+	// ReplyEvery is the under-load reply ratio. Zero means 100.
 	ReplyEvery int
 	// ReadTimeout is how long a reply is awaited before the message counts
 	// as dropped, so a silent server ends the run with drops rather than a
-	// hang; it also bounds every write. Zero means DefaultReadTimeout (1 s).
+	// hang; it also bounds every write. Zero means 1 s.
 	ReadTimeout time.Duration
 	// WarmUp excludes the messages sent in this first part of a timed run
 	// from the statistics, and CoolDown those sent in its last part, as
-	// sockperf does. Zero means DefaultWarmUp (400 ms) and DefaultCoolDown
-	// (50 ms); a negative value means none. A timed run must be longer than
+	// sockperf does. Zero means 400 ms of warm-up and 50 ms of cool-down;
+	// a negative value means none. A timed run must be longer than
 	// both together.
 	WarmUp, CoolDown time.Duration
 	// DiscardSamples drops the raw samples: the Summary then comes from
@@ -153,31 +153,31 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 		c.Network = "udp"
 	}
 	if c.Duration == 0 && c.Count <= 0 {
-		c.Duration = DefaultDuration
+		c.Duration = defaultDuration
 	}
 	if c.MessageSize == 0 {
-		c.MessageSize = DefaultMessageSize
+		c.MessageSize = defaultMessageSize
 	}
 	if c.ReplyEvery == 0 {
-		c.ReplyEvery = DefaultReplyEvery
+		c.ReplyEvery = defaultReplyEvery
 	}
 	if c.ReadTimeout == 0 {
-		c.ReadTimeout = DefaultReadTimeout
+		c.ReadTimeout = defaultReadTimeout
 	}
 	if c.SpinTimeout == 0 {
-		c.SpinTimeout = DefaultSpinTimeout
+		c.SpinTimeout = defaultSpinTimeout
 	}
 	if c.WarmUp == 0 {
-		c.WarmUp = DefaultWarmUp
+		c.WarmUp = defaultWarmUp
 	}
 	if c.CoolDown == 0 {
-		c.CoolDown = DefaultCoolDown
+		c.CoolDown = defaultCoolDown
 	}
 	c.WarmUp, c.CoolDown = max(c.WarmUp, 0), max(c.CoolDown, 0)
 	switch c.Network {
 	case "udp", "udp4", "udp6":
-		if c.MessageSize > MaxUDPMessageSize {
-			return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d exceeds the UDP maximum %d", ErrInvalidConfig, c.MessageSize, MaxUDPMessageSize)
+		if c.MessageSize > wire.MaxUDPMessageSize {
+			return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d exceeds the UDP maximum %d", ErrInvalidConfig, c.MessageSize, wire.MaxUDPMessageSize)
 		}
 	case "tcp", "tcp4", "tcp6":
 		if c.MessageSize > 1<<24 {
@@ -187,8 +187,8 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 		return PingPongConfig{}, fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, c.Network)
 	}
 	switch {
-	case c.MessageSize < HeaderSize:
-		return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MessageSize, HeaderSize)
+	case c.MessageSize < wire.HeaderSize:
+		return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MessageSize, wire.HeaderSize)
 	case c.Duration < 0, c.MPS < 0, c.ReplyEvery < 0, c.ReadTimeout < 0, c.SpinTimeout < 0:
 		return PingPongConfig{}, fmt.Errorf("%w: negative duration, rate or timeout", ErrInvalidConfig)
 	case c.Count <= 0 && c.WarmUp+c.CoolDown >= c.Duration:
@@ -208,8 +208,10 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 // (cfg.MPS > 0) messages go out at a fixed rate and replies are read on
 // another goroutine.
 //
-// The run ends after Duration or Count; if ctx ends first, PingPong returns
-// the result so far together with ctx.Err(). The error of a failed dial or
+// The run ends after Duration or Count. If ctx ends first, in any phase
+// (dialling, warm-up, sending or waiting for replies), PingPong closes its
+// socket and returns within a few milliseconds the result so far (empty if
+// the dial had not finished) together with ctx.Err(). The error of a failed dial or
 // transfer is returned with a nil result; a reply whose sequence number was
 // never sent aborts the run, as in sockperf.
 func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongResult, error) {
@@ -221,24 +223,28 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	if err != nil {
 		return nil, err
 	}
-	var tr transport
-	if c.Mode == ModeSpin {
-		tr, err = dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, c.SpinTimeout)
-	} else {
-		tr, err = dialNet(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer tr.close()
 	res := &PingPongResult{
 		Network:          c.Network,
 		Mode:             c.Mode.String(),
 		MessageSizeBytes: c.MessageSize,
 		Recorder:         rec,
 	}
-	r := &run{cfg: c, tr: tr, res: res, rec: rec.Worker(), base: time.Now()}
-	stop := context.AfterFunc(ctx, func() { r.cancelled.Store(true); tr.abort() })
+	r := &run{cfg: c, res: res, rec: rec.Worker(), base: time.Now()}
+	if c.Mode == ModeSpin {
+		r.tr, err = dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, c.SpinTimeout)
+	} else {
+		r.tr, err = dialNet(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout)
+	}
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			r.setWindow()
+			r.finish()
+			return res, ctxErr
+		}
+		return nil, err
+	}
+	defer r.tr.close()
+	stop := context.AfterFunc(ctx, func() { r.cancelled.Store(true); r.tr.abort() })
 	defer stop()
 	if c.Mode == ModeSpin && c.MPS == 0 {
 		runtime.LockOSThread()
@@ -282,7 +288,7 @@ func (r *run) message() []byte {
 	var seed [8]byte
 	binary.LittleEndian.PutUint64(seed[:], rand.Uint64())
 	rng := rand.NewChaCha8([32]byte(append(seed[:], make([]byte, 24)...)))
-	_, _ = rng.Read(msg[HeaderSize:])
+	_, _ = rng.Read(msg[wire.HeaderSize:])
 	return msg
 }
 
@@ -297,7 +303,7 @@ func (r *run) warmUp(msg []byte, seq *uint64) error {
 	}
 	for range 8 {
 		*seq++
-		Header{Seq: *seq, Flags: FlagClient | FlagWarmup, Length: uint32(len(msg))}.Put(msg)
+		wire.Header{Seq: *seq, Flags: wire.FlagClient | wire.FlagWarmup, Length: uint32(len(msg))}.Put(msg)
 		if err := r.tr.write(msg); err != nil {
 			return err
 		}
@@ -360,7 +366,7 @@ loop:
 			break
 		}
 		seq++
-		Header{Seq: seq, Flags: FlagClient | FlagPong, Length: size}.Put(msg)
+		wire.Header{Seq: seq, Flags: wire.FlagClient | wire.FlagPong, Length: size}.Put(msg)
 		tx := r.now()
 		if r.end >= 0 && tx >= r.end {
 			break
@@ -390,8 +396,8 @@ loop:
 				return err
 			}
 			rx := r.now()
-			h, err := DecodeHeader(m)
-			if err != nil || h.Flags&FlagClient != 0 {
+			h, err := wire.DecodeHeader(m)
+			if err != nil || h.Flags&wire.FlagClient != 0 {
 				continue // not a reply
 			}
 			r.res.Received++
@@ -428,150 +434,40 @@ type pending struct {
 	got      atomic.Bool // a reply arrived: a second one is a duplicate
 }
 
+// loadRun is the state an under-load run shares between its sender (the
+// calling goroutine) and its receiver.
+type loadRun struct {
+	*run
+	every uint64
+	table []pending
+	mask  uint64
+	first uint64 // sequence number of the first measured message
+
+	senderDone atomic.Bool
+	lastSend   atomic.Int64
+	lastSeq    atomic.Uint64
+
+	pongsIn int64 // pongs requested inside the window (sender only)
+	gotIn   int64 // and answered (receiver only)
+}
+
 func (r *run) underLoad(ctx context.Context) error {
 	msg := r.message()
 	var seq uint64
 	if err := r.warmUp(msg, &seq); err != nil {
 		return err
 	}
-	every := uint64(r.cfg.ReplyEvery)
-	table := make([]pending, 1<<16)
-	mask := uint64(len(table) - 1)
-	size := uint32(len(msg))
-	interval := float64(time.Second) / float64(r.cfg.MPS)
+	l := &loadRun{run: r, every: uint64(r.cfg.ReplyEvery), table: make([]pending, 1<<16)}
+	l.mask = uint64(len(l.table) - 1)
 	r.setWindow()
-	first := seq + 1
+	l.first = seq + 1
 
-	var (
-		senderDone atomic.Bool
-		lastSend   atomic.Int64
-		lastSeq    atomic.Uint64
-		wg         sync.WaitGroup
-		recvErr    error
-		pongsIn    int64 // pongs requested inside the window
-		gotIn      int64 // and answered
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if r.cfg.Mode == ModeSpin {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-		}
-		var highest uint64
-		poll := int64(50 * time.Millisecond)
-		for {
-			if ctx.Err() != nil || r.cancelled.Load() {
-				return
-			}
-			now := r.now()
-			if senderDone.Load() && (now > lastSend.Load()+int64(r.cfg.ReadTimeout) || r.res.Received >= int64(pongsSent(lastSeq.Load(), first, every))) {
-				return
-			}
-			m, err := r.tr.read(r.base.Add(time.Duration(now + poll)))
-			if err != nil {
-				if isTimeout(err) {
-					continue
-				}
-				if !r.cancelled.Load() {
-					recvErr = err
-				}
-				return
-			}
-			rx := r.now()
-			h, err := DecodeHeader(m)
-			if err != nil || h.Flags&FlagClient != 0 || h.Seq < first || h.Seq%every != 0 {
-				continue
-			}
-			p := &table[(h.Seq/every)&mask]
-			if p.seq.Load() != h.Seq {
-				if h.Seq > p.seq.Load() {
-					recvErr = fmt.Errorf("latency: reply with sequence number %d, which was not sent", h.Seq)
-					return
-				}
-				r.res.Received++
-				r.ooo++ // too late to be matched any more
-				continue
-			}
-			r.res.Received++
-			if p.got.Swap(true) {
-				r.dup++
-				continue
-			}
-			intended := p.intended.Load()
-			in := r.inWindow(intended)
-			if in {
-				gotIn++
-			}
-			if h.Seq < highest {
-				r.ooo++
-				continue
-			}
-			highest = h.Seq
-			if in {
-				r.keep(time.Duration(rx - intended))
-				d := time.Duration(rx - p.sent.Load())
-				if !r.cfg.DiscardSamples {
-					r.raw = append(r.raw, d)
-				}
-			}
-		}
-	}()
-
-	var sendErr error
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for i := int64(0); ; i++ {
-		if r.cfg.Count > 0 && i >= r.cfg.Count {
-			break
-		}
-		intended := r.start + int64(float64(i)*interval)
-		if r.end >= 0 && intended >= r.end {
-			break
-		}
-		if i&63 == 0 && (ctx.Err() != nil || r.cancelled.Load()) {
-			break
-		}
-		// Go's timers wake up about 1 ms late, so a sleep only covers the
-		// bulk of a long wait and the rest is a busy wait, as in sockperf.
-		if wait := intended - r.now(); wait > int64(2*time.Millisecond) {
-			timer.Reset(time.Duration(wait) - time.Millisecond)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-			}
-		}
-		for r.now() < intended && ctx.Err() == nil {
-			runtime.Gosched()
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		seq++
-		flags := FlagClient
-		pong := seq%every == 0
-		if pong {
-			flags |= FlagPong
-			p := &table[(seq/every)&mask]
-			p.intended.Store(intended)
-			p.got.Store(false)
-			p.sent.Store(r.now())
-			p.seq.Store(seq)
-			if r.inWindow(intended) {
-				pongsIn++
-			}
-		}
-		Header{Seq: seq, Flags: flags, Length: size}.Put(msg)
-		if err := r.tr.write(msg); err != nil {
-			sendErr = err
-			break
-		}
-		r.res.Sent++
-		lastSeq.Store(seq)
-		lastSend.Store(r.now())
-	}
+	var recvErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { recvErr = l.receive(ctx) })
+	sendErr := l.send(ctx, msg, seq)
 	sent := r.now()
-	senderDone.Store(true)
+	l.senderDone.Store(true)
 	wg.Wait()
 	if sendErr != nil && !r.cancelled.Load() {
 		return sendErr
@@ -579,10 +475,148 @@ func (r *run) underLoad(ctx context.Context) error {
 	if recvErr != nil {
 		return recvErr
 	}
-	r.dropped = max(pongsIn-gotIn, 0)
+	r.dropped = max(l.pongsIn-l.gotIn, 0)
 	r.res.TargetMPS = r.cfg.MPS
 	r.res.ReplyEvery = r.cfg.ReplyEvery
 	r.res.RunSeconds = time.Duration(sent - r.start).Seconds()
+	return nil
+}
+
+// send sends messages at the configured rate until the run ends, the last
+// sequence number used being seq.
+func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
+	r := l.run
+	size := uint32(len(msg))
+	interval := float64(time.Second) / float64(r.cfg.MPS)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for i := int64(0); ; i++ {
+		if r.cfg.Count > 0 && i >= r.cfg.Count {
+			return nil
+		}
+		intended := r.start + int64(float64(i)*interval)
+		if r.end >= 0 && intended >= r.end {
+			return nil
+		}
+		if !r.waitUntil(ctx, timer, intended) {
+			return nil
+		}
+		seq++
+		flags := wire.FlagClient
+		if seq%l.every == 0 {
+			flags |= wire.FlagPong
+			p := &l.table[(seq/l.every)&l.mask]
+			p.intended.Store(intended)
+			p.got.Store(false)
+			p.sent.Store(r.now())
+			p.seq.Store(seq)
+			if r.inWindow(intended) {
+				l.pongsIn++
+			}
+		}
+		wire.Header{Seq: seq, Flags: flags, Length: size}.Put(msg)
+		if err := r.tr.write(msg); err != nil {
+			return err
+		}
+		r.res.Sent++
+		l.lastSeq.Store(seq)
+		l.lastSend.Store(r.now())
+	}
+}
+
+// waitUntil waits for the intended send time (ns since base). It reports
+// false when ctx ended first. Go's timers wake up about 1 ms late, so a
+// sleep only covers the bulk of a long wait and the rest is a busy wait, as
+// in sockperf.
+func (r *run) waitUntil(ctx context.Context, timer *time.Timer, intended int64) bool {
+	if wait := intended - r.now(); wait > int64(2*time.Millisecond) {
+		timer.Reset(time.Duration(wait) - time.Millisecond)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for i := 0; r.now() < intended; i++ {
+		if i&63 == 0 && (ctx.Err() != nil || r.cancelled.Load()) {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return !r.cancelled.Load()
+}
+
+// receive reads replies until the sender is done and every reply has come
+// or ReadTimeout has passed since the last send, or the run is cancelled.
+func (l *loadRun) receive(ctx context.Context) error {
+	r := l.run
+	if r.cfg.Mode == ModeSpin {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	var highest uint64
+	poll := int64(50 * time.Millisecond)
+	for {
+		if ctx.Err() != nil || r.cancelled.Load() {
+			return nil
+		}
+		now := r.now()
+		if l.senderDone.Load() && (now > l.lastSend.Load()+int64(r.cfg.ReadTimeout) || r.res.Received >= int64(pongsSent(l.lastSeq.Load(), l.first, l.every))) {
+			return nil
+		}
+		m, err := r.tr.read(r.base.Add(time.Duration(now + poll)))
+		if err != nil {
+			if isTimeout(err) {
+				continue
+			}
+			if r.cancelled.Load() {
+				return nil
+			}
+			return err
+		}
+		if err := l.reply(m, r.now(), &highest); err != nil {
+			return err
+		}
+	}
+}
+
+// reply accounts for one received message m, received at rx.
+func (l *loadRun) reply(m []byte, rx int64, highest *uint64) error {
+	r := l.run
+	h, err := wire.DecodeHeader(m)
+	if err != nil || h.Flags&wire.FlagClient != 0 || h.Seq < l.first || h.Seq%l.every != 0 {
+		return nil
+	}
+	p := &l.table[(h.Seq/l.every)&l.mask]
+	if p.seq.Load() != h.Seq {
+		if h.Seq > p.seq.Load() {
+			return fmt.Errorf("latency: reply with sequence number %d, which was not sent", h.Seq)
+		}
+		r.res.Received++
+		r.ooo++ // too late to be matched any more
+		return nil
+	}
+	r.res.Received++
+	if p.got.Swap(true) {
+		r.dup++
+		return nil
+	}
+	intended := p.intended.Load()
+	in := r.inWindow(intended)
+	if in {
+		l.gotIn++
+	}
+	if h.Seq < *highest {
+		r.ooo++
+		return nil
+	}
+	*highest = h.Seq
+	if in {
+		r.keep(time.Duration(rx - intended))
+		if !r.cfg.DiscardSamples {
+			r.raw = append(r.raw, time.Duration(rx-p.sent.Load()))
+		}
+	}
 	return nil
 }
 

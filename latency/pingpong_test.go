@@ -3,7 +3,9 @@ package latency
 import (
 	"context"
 	"errors"
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,7 +58,7 @@ func TestPingPongTimedWindow(t *testing.T) {
 	assert.Less(t, res.Observations, res.Sent, "warm-up and cool-down messages are not counted")
 	assert.InDelta(t, 0.15, res.ValidSeconds, 0.02)
 	assert.GreaterOrEqual(t, res.RunSeconds, 0.29)
-	assert.Less(t, res.RunSeconds, 0.3+DefaultReadTimeout.Seconds(), "the run ends after at most one more reply wait")
+	assert.Less(t, res.RunSeconds, 0.3+defaultReadTimeout.Seconds(), "the run ends after at most one more reply wait")
 	assert.Greater(t, res.AchievedMPS, 0.0)
 }
 
@@ -148,7 +150,7 @@ func TestPingPongCancelInWarmUp(t *testing.T) {
 func TestPingPongInvalidConfig(t *testing.T) {
 	for _, cfg := range []*PingPongConfig{
 		{MessageSize: 13},
-		{MessageSize: MaxUDPMessageSize + 1},
+		{MessageSize: wire.MaxUDPMessageSize + 1},
 		{Network: "sctp"},
 		{MPS: -1},
 		{Mode: Mode(7)},
@@ -171,4 +173,116 @@ func TestUnderLoadSlowRateCancels(t *testing.T) {
 	assert.Equal(t, int64(1), res.Sent, "one message per second: only the first went out")
 	assert.Greater(t, res.RunSeconds, 0.0)
 	assert.InDelta(t, 1/res.RunSeconds, res.AchievedMPS, 1e-6)
+}
+
+// silentPeer returns the address of a peer that takes messages and never
+// answers: a UDP socket, or a TCP listener whose connections are accepted
+// and never read.
+func silentPeer(t *testing.T, network string) string {
+	t.Helper()
+	if network == "udp" {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { pc.Close() })
+		return pc.LocalAddr().String()
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	})
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	return ln.Addr().String()
+}
+
+// TestPingPongCancelEveryPhase cancels PingPong in each phase in which it
+// can block and checks that it returns promptly (the convention is 100 ms;
+// the bound here is 1 s for a loaded machine under -race) with the partial
+// result and ctx.Err().
+func TestPingPongCancelEveryPhase(t *testing.T) {
+	cases := []struct {
+		name, network string
+		cfg           PingPongConfig
+		silent        bool // peer never answers
+		wantSent      bool // messages went out before the cancel
+	}{
+		{"udp/await reply", "udp", PingPongConfig{ReadTimeout: time.Minute}, true, true},
+		{"tcp/await reply", "tcp", PingPongConfig{ReadTimeout: time.Minute}, true, true},
+		{"udp/spin await reply", "udp", PingPongConfig{ReadTimeout: time.Minute, Mode: ModeSpin}, true, true},
+		{"tcp/spin await reply", "tcp", PingPongConfig{ReadTimeout: time.Minute, Mode: ModeSpin}, true, true},
+		{"udp/under-load gap", "udp", PingPongConfig{MPS: 1, ReplyEvery: 1, ReadTimeout: time.Minute}, true, true},
+		{"tcp/under-load blocked write", "tcp", PingPongConfig{MPS: 100000, MessageSize: 1 << 20, ReadTimeout: time.Minute}, true, true},
+		{"tcp/spin under-load blocked write", "tcp", PingPongConfig{MPS: 100000, MessageSize: 1 << 20, ReadTimeout: time.Minute, Mode: ModeSpin}, true, true},
+		{"udp/measuring", "udp", PingPongConfig{WarmUp: -1}, false, true},
+		{"tcp/under-load measuring", "tcp", PingPongConfig{MPS: 1000, WarmUp: -1}, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var addr string
+			if tc.silent {
+				addr = silentPeer(t, tc.network)
+			} else {
+				addr, _ = startServer(t, tc.network, nil)
+			}
+			cfg := tc.cfg
+			cfg.Network, cfg.Duration = tc.network, time.Hour
+			ctx, cancel := context.WithCancel(context.Background())
+			type out struct {
+				res *PingPongResult
+				err error
+			}
+			done := make(chan out, 1)
+			go func() {
+				res, err := PingPong(ctx, addr, &cfg)
+				done <- out{res, err}
+			}()
+			time.Sleep(150 * time.Millisecond)
+			cancel()
+			start := time.Now()
+			var o out
+			select {
+			case o = <-done:
+			case <-time.After(time.Second):
+				t.Fatal("PingPong did not return within 1 s of cancel")
+			}
+			t.Logf("returned %v after cancel", time.Since(start))
+			if errors.Is(o.err, ErrSpinUnsupported) {
+				t.Skip(o.err)
+			}
+			require.ErrorIs(t, o.err, context.Canceled)
+			require.NotNil(t, o.res, "the partial result comes with ctx.Err()")
+			if tc.wantSent {
+				assert.Greater(t, o.res.Sent, int64(0))
+			}
+			if !tc.silent {
+				assert.Greater(t, o.res.Observations, int64(0))
+			}
+			assert.Greater(t, o.res.RunSeconds, 0.0)
+		})
+	}
+}
+
+func TestPingPongCancelledBeforeDial(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, network := range []string{"udp", "tcp"} {
+		res, err := PingPong(ctx, silentPeer(t, network), &PingPongConfig{Network: network})
+		require.ErrorIs(t, err, context.Canceled, network)
+		require.NotNil(t, res, "an empty result comes with ctx.Err()")
+		assert.Equal(t, network, res.Network)
+		assert.Equal(t, int64(0), res.Sent)
+	}
 }

@@ -16,9 +16,9 @@ import (
 
 // Default range and precision of a Recorder.
 const (
-	DefaultLowest             = time.Nanosecond
-	DefaultHighest            = 60 * time.Second
-	DefaultSignificantFigures = 3
+	defaultLowest             = time.Nanosecond
+	defaultHighest            = 60 * time.Second
+	defaultSignificantFigures = 3
 )
 
 // ErrInvalidConfig is wrapped by the errors of constructors given a
@@ -29,16 +29,14 @@ var ErrInvalidConfig = errors.New("latency: invalid configuration")
 // *RecorderConfig means all defaults.
 type RecorderConfig struct {
 	// Lowest is the smallest duration the histogram discerns. Zero means
-	// DefaultLowest (1 ns). Durations below it are still recorded, in the
-	// lowest bucket.
+	// 1 ns. Durations below it are still recorded, in the lowest bucket.
 	Lowest time.Duration
 	// Highest is the largest duration the histogram tracks. Zero means
-	// DefaultHighest (60 s). Longer durations are recorded as Highest and
-	// counted by OutOfRange, so the tail is never silently lost.
+	// 60 s. Longer durations are recorded as Highest and counted by
+	// OutOfRange, so the tail is never silently lost.
 	Highest time.Duration
 	// SignificantFigures is the number of significant decimal digits kept
-	// (1..5). Zero means DefaultSignificantFigures (3): a value is kept within
-	// 0.1%.
+	// (1..5). Zero means 3: a value is kept within 0.1%.
 	SignificantFigures int
 }
 
@@ -60,13 +58,13 @@ func newGeometry(cfg *RecorderConfig) (geometry, error) {
 		c = *cfg
 	}
 	if c.Lowest == 0 {
-		c.Lowest = DefaultLowest
+		c.Lowest = defaultLowest
 	}
 	if c.Highest == 0 {
-		c.Highest = DefaultHighest
+		c.Highest = defaultHighest
 	}
 	if c.SignificantFigures == 0 {
-		c.SignificantFigures = DefaultSignificantFigures
+		c.SignificantFigures = defaultSignificantFigures
 	}
 	switch {
 	case c.Lowest < 0:
@@ -170,8 +168,8 @@ func NewRecorder(cfg *RecorderConfig) (*Recorder, error) {
 	return &Recorder{geo: g, shards: make([]shard, n), mask: uintptr(n - 1)}, nil
 }
 
-// Config returns the effective range and precision of the Recorder.
-func (r *Recorder) Config() RecorderConfig {
+// config returns the effective range and precision of the Recorder.
+func (r *Recorder) config() RecorderConfig {
 	return RecorderConfig{
 		Lowest:             time.Duration(r.geo.lowest),
 		Highest:            time.Duration(r.geo.highest),

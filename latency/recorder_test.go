@@ -21,7 +21,7 @@ func TestRecorderIndexMatchesHdrHistogram(t *testing.T) {
 	} {
 		r, err := NewRecorder(cfg)
 		require.NoError(t, err)
-		c := r.Config()
+		c := r.config()
 		h := hdrhistogram.New(int64(c.Lowest), int64(c.Highest), c.SignificantFigures)
 		require.Equal(t, len(h.Export().Counts), r.geo.countsLen, "counts length for %+v", c)
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -54,7 +54,7 @@ func TestNewRecorderInvalid(t *testing.T) {
 	}
 	r, err := NewRecorder(&RecorderConfig{})
 	require.NoError(t, err)
-	assert.Equal(t, RecorderConfig{Lowest: time.Nanosecond, Highest: time.Minute, SignificantFigures: 3}, r.Config())
+	assert.Equal(t, RecorderConfig{Lowest: time.Nanosecond, Highest: time.Minute, SignificantFigures: 3}, r.config())
 }
 
 func TestRecorderOutOfRange(t *testing.T) {

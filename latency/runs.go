@@ -1,10 +1,6 @@
 package latency
 
-import (
-	"reflect"
-	"slices"
-	"strings"
-)
+import "slices"
 
 // Range summarises one metric over repeated runs the way field studies
 // report it: the median of N runs with the minimum and maximum.
@@ -38,26 +34,4 @@ func AggregateFunc[T any](runs []T, metric func(T) float64) Range {
 		v[i] = metric(r)
 	}
 	return Aggregate(v)
-}
-
-// AggregateSummaries returns the median and min-max range over runs of every
-// numeric field of Summary, keyed by its JSON name ("p50_us", "dropped", ...).
-func AggregateSummaries(runs []Summary) map[string]Range {
-	out := map[string]Range{}
-	t := reflect.TypeFor[Summary]()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" {
-			continue
-		}
-		out[name] = AggregateFunc(runs, func(s Summary) float64 {
-			v := reflect.ValueOf(s).Field(i)
-			if v.CanInt() {
-				return float64(v.Int())
-			}
-			return v.Float()
-		})
-	}
-	return out
 }

@@ -10,37 +10,62 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 )
 
 // Default limits of a Server.
 const (
-	DefaultMaxConns     = 64
-	DefaultIdleTimeout  = 30 * time.Second
-	DefaultWriteTimeout = 5 * time.Second
+	defaultMaxConns     = 64
+	defaultIdleTimeout  = 30 * time.Second
+	defaultWriteTimeout = 5 * time.Second
 )
 
-// ServerConfig sets the limits of a Server. A nil *ServerConfig means all
-// defaults.
+// ServerConfig sets the limits and hooks of a Server. A nil *ServerConfig
+// means all defaults and no hooks.
 type ServerConfig struct {
 	// MaxMessageSize is the largest message accepted, header included. Zero
-	// means MaxUDPMessageSize (65507). A TCP connection that announces a
-	// longer message is closed; a longer UDP datagram is ignored.
+	// means 65507 bytes (the largest UDP payload). A TCP connection that
+	// announces a longer message is closed; a longer UDP datagram is ignored.
 	MaxMessageSize int
-	// MaxConns is the largest number of concurrent TCP connections; further
-	// connections are closed as soon as they are accepted. Zero means
-	// DefaultMaxConns (64).
+	// MaxConns is the largest number of concurrent stream connections;
+	// further connections are closed as soon as they are accepted. Zero
+	// means 64.
 	MaxConns int
-	// IdleTimeout closes a TCP connection that sends nothing for this long,
-	// including one that stops in the middle of a message, and bounds every
-	// UDP read (after which the read is simply retried). Zero means
-	// DefaultIdleTimeout (30 s).
+	// IdleTimeout closes a stream connection that sends nothing for this
+	// long, including one that stops in the middle of a message, and bounds
+	// every UDP read (after which the read is simply retried). Zero means
+	// 30 s.
 	IdleTimeout time.Duration
-	// WriteTimeout bounds every reply write. Zero means DefaultWriteTimeout
-	// (5 s); a TCP connection whose reply times out is closed. (UDP renews
-	// its deadlines in batches; a UDP reply may block for up to
-	// IdleTimeout+WriteTimeout and is then dropped.)
+	// WriteTimeout bounds every reply write. Zero means 5 s; a stream
+	// connection whose reply times out is closed. (UDP renews its deadlines
+	// in batches; a UDP reply may block for up to IdleTimeout+WriteTimeout
+	// and is then dropped.)
 	WriteTimeout time.Duration
+	// OnListen, if set, is called by ListenAndServe with the bound address
+	// (which tells the port chosen for port 0) once clients can connect,
+	// before serving starts.
+	OnListen func(net.Addr)
+	// OnFailure, if set, is called for every refused connection, rejected
+	// message and connection closed on a timeout, in addition to the
+	// counters of Stats, with the peer's address (nil when unknown) and an
+	// error that tells which: it matches ErrTooManyConns (counted in
+	// ServerStats.ConnsRefused), ErrMalformed (ServerStats.Rejected) or
+	// os.ErrDeadlineExceeded (ServerStats.Timeouts). It is called from the
+	// serving goroutines, possibly concurrently, and for every bad datagram
+	// of a flood: keep it fast.
+	OnFailure func(remote net.Addr, err error)
 }
+
+// ErrTooManyConns is reported to ServerConfig.OnFailure for a connection
+// closed because MaxConns were open.
+var ErrTooManyConns = errors.New("latency: server: too many connections")
+
+// ErrMalformed is reported to ServerConfig.OnFailure for a message that is
+// too short or too long, has a length field that lies or no client flag. A
+// stream connection whose length field is bad is then closed; other
+// malformed messages are ignored.
+var ErrMalformed = errors.New("latency: server: malformed message")
 
 // ServerStats counts what a Server has seen. All counts are cumulative.
 type ServerStats struct {
@@ -52,27 +77,27 @@ type ServerStats struct {
 	// malformed input: too short, a length field that lies or is too large,
 	// or no client flag.
 	Rejected int64 `json:"rejected"`
-	// Conns is the number of TCP connections accepted and served.
+	// Conns is the number of stream connections accepted and served.
 	Conns int64 `json:"conns"`
-	// ConnsRefused is the number of TCP connections closed because MaxConns
-	// were already open.
+	// ConnsRefused is the number of stream connections closed because
+	// MaxConns were already open.
 	ConnsRefused int64 `json:"conns_refused"`
-	// Timeouts is the number of TCP connections closed by IdleTimeout or
+	// Timeouts is the number of stream connections closed by IdleTimeout or
 	// WriteTimeout.
 	Timeouts int64 `json:"timeouts"`
 }
 
 // Server is a sockperf-compatible echo server over UDP and TCP: it answers
-// the messages that ask for a reply (FlagPong, not FlagWarmup) with the same
-// bytes and the client flag cleared, as `sockperf server` does, so stock
+// the messages that ask for a reply (pong flag set, not warm-up) with the
+// same bytes and the client flag cleared, as `sockperf server` does, so stock
 // `sockperf ping-pong` and `sockperf under-load` clients can measure it.
 //
 // A Server is safe for concurrent use; one Server may serve several
-// connections and listeners at once.
+// listeners and packet connections at once, and its Stats add them up.
 type Server struct {
 	cfg ServerConfig
 
-	conns    atomic.Int64 // open TCP connections
+	conns    atomic.Int64 // open stream connections
 	messages atomic.Int64
 	replies  atomic.Int64
 	rejected atomic.Int64
@@ -81,29 +106,29 @@ type Server struct {
 	timeouts atomic.Int64
 }
 
-// NewServer returns a Server with the limits of cfg (nil means defaults). The
-// error wraps ErrInvalidConfig for negative limits or a MaxMessageSize below
-// HeaderSize.
+// NewServer returns a Server with the limits and hooks of cfg (nil means
+// defaults). The error wraps ErrInvalidConfig for negative limits or a
+// MaxMessageSize below the 14-byte header.
 func NewServer(cfg *ServerConfig) (*Server, error) {
 	var c ServerConfig
 	if cfg != nil {
 		c = *cfg
 	}
 	if c.MaxMessageSize == 0 {
-		c.MaxMessageSize = MaxUDPMessageSize
+		c.MaxMessageSize = wire.MaxUDPMessageSize
 	}
 	if c.MaxConns == 0 {
-		c.MaxConns = DefaultMaxConns
+		c.MaxConns = defaultMaxConns
 	}
 	if c.IdleTimeout == 0 {
-		c.IdleTimeout = DefaultIdleTimeout
+		c.IdleTimeout = defaultIdleTimeout
 	}
 	if c.WriteTimeout == 0 {
-		c.WriteTimeout = DefaultWriteTimeout
+		c.WriteTimeout = defaultWriteTimeout
 	}
 	switch {
-	case c.MaxMessageSize < HeaderSize:
-		return nil, fmt.Errorf("%w: MaxMessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MaxMessageSize, HeaderSize)
+	case c.MaxMessageSize < wire.HeaderSize:
+		return nil, fmt.Errorf("%w: MaxMessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MaxMessageSize, wire.HeaderSize)
 	case c.MaxConns < 0 || c.IdleTimeout < 0 || c.WriteTimeout < 0:
 		return nil, fmt.Errorf("%w: negative server limit", ErrInvalidConfig)
 	}
@@ -122,140 +147,202 @@ func (s *Server) Stats() ServerStats {
 	}
 }
 
-// accept reports whether the n-byte datagram in buf gets a reply, which
-// handle then holds in buf[:n]. A datagram longer than the maximum (buf has one
-// byte more to detect it) is rejected.
-func (s *Server) accept(buf []byte, n int) bool {
-	if n > s.cfg.MaxMessageSize {
-		s.rejected.Add(1)
-		return false
+// reject counts a malformed message and reports it.
+func (s *Server) reject(remote net.Addr, err error) {
+	s.rejected.Add(1)
+	s.report(remote, fmt.Errorf("%w: %w", ErrMalformed, err))
+}
+
+// timedOut counts a connection closed on a timeout and reports it.
+func (s *Server) timedOut(remote net.Addr, err error) {
+	s.timeouts.Add(1)
+	s.report(remote, fmt.Errorf("latency: server: %w", err))
+}
+
+func (s *Server) report(remote net.Addr, err error) {
+	if s.cfg.OnFailure != nil {
+		s.cfg.OnFailure(remote, err)
 	}
-	return s.handle(buf[:n])
 }
 
 // handle checks one message and turns it into its reply in place. It reports
-// whether a reply is due.
-func (s *Server) handle(msg []byte) bool {
-	h, err := DecodeHeader(msg)
-	if err != nil || int(h.Length) != len(msg) || h.Flags&FlagClient == 0 {
-		s.rejected.Add(1)
-		return false
+// whether a reply is due, and the reason of a malformed message.
+func (s *Server) handle(msg []byte) (reply bool, err error) {
+	h, err := wire.DecodeHeader(msg)
+	switch {
+	case err != nil:
+		return false, err
+	case int(h.Length) != len(msg):
+		return false, fmt.Errorf("length field %d, message of %d bytes", h.Length, len(msg))
+	case h.Flags&wire.FlagClient == 0:
+		return false, errors.New("no client flag")
 	}
 	s.messages.Add(1)
-	if h.Flags&FlagPong == 0 || h.Flags&FlagWarmup != 0 {
-		return false
+	if h.Flags&wire.FlagPong == 0 || h.Flags&wire.FlagWarmup != 0 {
+		return false, nil
 	}
-	h.Flags &^= FlagClient
+	h.Flags &^= wire.FlagClient
 	h.Put(msg)
-	return true
+	return true, nil
 }
 
-// ServeUDP answers the datagrams arriving on conn until ctx ends, then closes
-// conn and returns nil. It returns early with the error of a failed read.
-// Malformed datagrams are ignored and counted in Stats().Rejected.
-func (s *Server) ServeUDP(ctx context.Context, conn net.PacketConn) error {
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	defer conn.Close()
-	buf := make([]byte, s.cfg.MaxMessageSize+1)
-	uc, _ := conn.(*net.UDPConn)
-	// Reads and writes have deadlines, renewed every 256 datagrams and after
-	// each timeout rather than per datagram, which would cost a clock read
-	// and two timer updates per message. Every read ends by the read deadline
-	// and is followed by a renewal, so a write never starts later than
-	// IdleTimeout after the last renewal and may block for WriteTimeout.
-	renew := func() {
-		now := time.Now()
-		_ = conn.SetReadDeadline(now.Add(s.cfg.IdleTimeout))
-		_ = conn.SetWriteDeadline(now.Add(s.cfg.IdleTimeout + s.cfg.WriteTimeout))
+// ServePacket answers the datagrams arriving on pc (a UDP socket, or any
+// other net.PacketConn that keeps message boundaries) until ctx ends, then
+// closes pc and returns ctx.Err(). It returns early, also closing pc, with
+// the error of a failed read, and at once with an error for a nil pc.
+// Malformed datagrams are ignored, counted in Stats().Rejected and reported
+// to OnFailure as ErrMalformed.
+func (s *Server) ServePacket(ctx context.Context, pc net.PacketConn) error {
+	if pc == nil {
+		return errors.New("latency: ServePacket: nil net.PacketConn")
 	}
-	renew()
-	for i := 1; ; i++ {
-		if i%256 == 0 {
-			renew()
-		}
-		var (
-			n    int
-			ap   netip.AddrPort
-			addr net.Addr
-			err  error
-		)
-		if uc != nil {
-			n, ap, err = uc.ReadFromUDPAddrPort(buf)
-		} else {
-			n, addr, err = conn.ReadFrom(buf)
-		}
+	stop := context.AfterFunc(ctx, func() { pc.Close() })
+	defer stop()
+	defer pc.Close()
+	p := newPacketLoop(s, pc)
+	for {
+		err := p.serveOne()
 		if err == nil {
-			if !s.accept(buf, n) {
-				continue
-			}
-			// Counted before the write so that a client holding the reply
-			// never sees a smaller count.
-			s.replies.Add(1)
-			var werr error
-			if uc != nil {
-				_, werr = uc.WriteToUDPAddrPort(buf[:n], ap)
-			} else {
-				_, werr = conn.WriteTo(buf[:n], addr)
-			}
-			if werr != nil {
-				// A reply that cannot be sent (a full buffer past the write
-				// deadline, an unreachable peer) is lost, as on the wire;
-				// the server goes on serving.
-				s.replies.Add(-1)
-				renew()
-			}
 			continue
 		}
 		if ctx.Err() != nil {
-			return nil
+			return ctx.Err()
 		}
 		if isTimeout(err) {
-			renew()
+			p.renew()
 			continue
 		}
 		return fmt.Errorf("latency: udp server: %w", err)
 	}
 }
 
-// ServeTCP accepts connections on ln and answers them until ctx ends, then
-// closes ln and every connection, waits for their goroutines and returns nil.
-// It returns early with the error of a failed Accept. Connections beyond
-// MaxConns are closed at once; a connection that sends a malformed frame, stays
-// silent for IdleTimeout or does not take a reply within WriteTimeout is
-// closed, without affecting the others.
-func (s *Server) ServeTCP(ctx context.Context, ln net.Listener) error {
+// packetLoop is the state of ServePacket. Reads and writes have deadlines,
+// renewed every 256 datagrams and after each timeout rather than per
+// datagram, which would cost a clock read and two timer updates per message.
+// Every read ends by the read deadline and is followed by a renewal, so a
+// write never starts later than IdleTimeout after the last renewal and may
+// block for WriteTimeout.
+type packetLoop struct {
+	s   *Server
+	pc  net.PacketConn
+	uc  *net.UDPConn // pc, when it is one: reads without allocating
+	buf []byte       // one byte more than the maximum, to detect longer datagrams
+	n   int          // datagrams read since the last renewal
+}
+
+func newPacketLoop(s *Server, pc net.PacketConn) *packetLoop {
+	p := &packetLoop{s: s, pc: pc, buf: make([]byte, s.cfg.MaxMessageSize+1)}
+	p.uc, _ = pc.(*net.UDPConn)
+	p.renew()
+	return p
+}
+
+func (p *packetLoop) renew() {
+	now := time.Now()
+	_ = p.pc.SetReadDeadline(now.Add(p.s.cfg.IdleTimeout))
+	_ = p.pc.SetWriteDeadline(now.Add(p.s.cfg.IdleTimeout + p.s.cfg.WriteTimeout))
+	p.n = 0
+}
+
+// serveOne reads one datagram and answers it if it asks for a reply. It
+// returns only read errors: a reply that cannot be sent (a full buffer past
+// the write deadline, an unreachable peer) is lost, as on the wire.
+func (p *packetLoop) serveOne() error {
+	if p.n++; p.n == 256 {
+		p.renew()
+	}
+	var (
+		n    int
+		ap   netip.AddrPort
+		addr net.Addr
+		err  error
+	)
+	if p.uc != nil {
+		n, ap, err = p.uc.ReadFromUDPAddrPort(p.buf)
+	} else {
+		n, addr, err = p.pc.ReadFrom(p.buf)
+	}
+	if err != nil {
+		return err
+	}
+	s := p.s
+	var reply bool
+	if n > s.cfg.MaxMessageSize {
+		err = fmt.Errorf("datagram of %d bytes exceeds MaxMessageSize %d", n, s.cfg.MaxMessageSize)
+	} else {
+		reply, err = s.handle(p.buf[:n])
+	}
+	if err != nil {
+		if addr == nil && ap.IsValid() {
+			addr = net.UDPAddrFromAddrPort(ap)
+		}
+		s.reject(addr, err)
+		return nil
+	}
+	if !reply {
+		return nil
+	}
+	// Counted before the write so that a client holding the reply never
+	// sees a smaller count.
+	s.replies.Add(1)
+	if p.uc != nil {
+		_, err = p.uc.WriteToUDPAddrPort(p.buf[:n], ap)
+	} else {
+		_, err = p.pc.WriteTo(p.buf[:n], addr)
+	}
+	if err != nil {
+		s.replies.Add(-1)
+		p.renew()
+	}
+	return nil
+}
+
+// Serve accepts connections on ln and answers them until ctx ends, then
+// closes ln and every connection, waits for their goroutines and returns
+// ctx.Err(). Any stream listener works: TCP, unix sockets, or an in-memory
+// one; sockperf frames each message with its length field. Serve returns
+// early, having closed ln and its connections, with the error of a failed
+// Accept, and at once with an error for a nil ln. Connections beyond
+// MaxConns are closed at once; a connection that sends a malformed frame,
+// stays silent for IdleTimeout or does not take a reply within WriteTimeout
+// is closed, without affecting the others. Each of these is counted in
+// Stats and reported to OnFailure.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if ln == nil {
+		return errors.New("latency: Serve: nil net.Listener")
+	}
+	// The connections' goroutines are waited for after cancel, which closes
+	// their connections: an Accept failure returns at once too.
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	defer ln.Close()
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil
+				return ctx.Err()
 			}
 			if isTimeout(err) {
 				continue
 			}
-			return fmt.Errorf("latency: tcp server: %w", err)
+			return fmt.Errorf("latency: server: accept: %w", err)
 		}
 		if s.conns.Add(1) > int64(s.cfg.MaxConns) {
 			s.conns.Add(-1)
-			s.refused.Add(1)
 			c.Close()
+			s.refused.Add(1)
+			s.report(c.RemoteAddr(), fmt.Errorf("%w (%d open)", ErrTooManyConns, s.cfg.MaxConns))
 			continue
 		}
 		s.accepted.Add(1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer s.conns.Add(-1)
 			s.serveConn(ctx, c)
-		}()
+		})
 	}
 }
 
@@ -280,35 +367,38 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	fr := NewFrameReader(deadlineReader{c, s.cfg.IdleTimeout}, s.cfg.MaxMessageSize)
+	fr := wire.NewFrameReader(deadlineReader{c, s.cfg.IdleTimeout}, s.cfg.MaxMessageSize)
 	var out []byte
 	var pending int64
 	for {
 		_, msg, err := fr.Next()
 		if err != nil {
 			switch {
-			case errors.Is(err, ErrBadLength):
-				s.rejected.Add(1)
+			case ctx.Err() != nil:
+			case errors.Is(err, wire.ErrBadLength), errors.Is(err, io.ErrUnexpectedEOF):
+				s.reject(c.RemoteAddr(), err)
 			case isTimeout(err):
-				s.timeouts.Add(1)
-			case errors.Is(err, io.ErrUnexpectedEOF):
-				s.rejected.Add(1)
+				s.timedOut(c.RemoteAddr(), err)
 			}
 			return
 		}
-		if s.handle(msg) {
+		reply, err := s.handle(msg)
+		if err != nil {
+			s.reject(c.RemoteAddr(), err)
+		}
+		if reply {
 			out = append(out, msg...)
 			pending++
 		}
 		// Several messages may share one read: reply to all of them in one
 		// write before the next read could block.
-		if len(out) > 0 && (len(out) >= 64<<10 || !fr.whole()) {
+		if len(out) > 0 && (len(out) >= 64<<10 || !fr.Whole()) {
 			_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 			s.replies.Add(pending)
 			if _, err := c.Write(out); err != nil {
 				s.replies.Add(-pending)
-				if isTimeout(err) {
-					s.timeouts.Add(1)
+				if isTimeout(err) && ctx.Err() == nil {
+					s.timedOut(c.RemoteAddr(), err)
 				}
 				return
 			}
@@ -317,43 +407,31 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	}
 }
 
-// Listen listens on addr ("host:port") with network "udp" or "tcp" (or their
-// "4"/"6" forms) and returns the bound address (which tells the port chosen
-// for port 0) and serve, which answers on the listener until ctx ends, as
-// ServeUDP or ServeTCP, and then closes it. Clients can connect as soon as
-// Listen returns; their messages wait until serve runs. The caller must call
-// serve once, typically in its own goroutine, or the listener stays open. An
-// invalid network gives an error wrapping ErrInvalidConfig.
-func (s *Server) Listen(ctx context.Context, network, addr string) (net.Addr, func() error, error) {
+// ListenAndServe listens on addr ("host:port") with network "udp" or "tcp"
+// (or their "4"/"6" forms), calls OnListen with the bound address, and
+// serves with ServePacket or Serve until ctx ends, when it returns
+// ctx.Err(). An invalid network gives an error wrapping ErrInvalidConfig.
+func (s *Server) ListenAndServe(ctx context.Context, network, addr string) error {
 	var lc net.ListenConfig
 	switch network {
 	case "udp", "udp4", "udp6":
 		pc, err := lc.ListenPacket(ctx, network, addr)
 		if err != nil {
-			return nil, nil, fmt.Errorf("latency: %w", err)
+			return fmt.Errorf("latency: %w", err)
 		}
-		return pc.LocalAddr(), func() error { return s.ServeUDP(ctx, pc) }, nil
+		if s.cfg.OnListen != nil {
+			s.cfg.OnListen(pc.LocalAddr())
+		}
+		return s.ServePacket(ctx, pc)
 	case "tcp", "tcp4", "tcp6":
 		ln, err := lc.Listen(ctx, network, addr)
 		if err != nil {
-			return nil, nil, fmt.Errorf("latency: %w", err)
+			return fmt.Errorf("latency: %w", err)
 		}
-		return ln.Addr(), func() error { return s.ServeTCP(ctx, ln) }, nil
+		if s.cfg.OnListen != nil {
+			s.cfg.OnListen(ln.Addr())
+		}
+		return s.Serve(ctx, ln)
 	}
-	return nil, nil, fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, network)
-}
-
-// ListenAndServe listens on addr ("host:port") with network "udp" or "tcp"
-// (or their "4"/"6" forms) and serves until ctx ends. ready, if not nil, is
-// called with the bound address once the server listens (useful with port 0).
-// Listen gives the address without a callback.
-func (s *Server) ListenAndServe(ctx context.Context, network, addr string, ready func(net.Addr)) error {
-	a, serve, err := s.Listen(ctx, network, addr)
-	if err != nil {
-		return err
-	}
-	if ready != nil {
-		ready(a)
-	}
-	return serve()
+	return fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, network)
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -22,17 +24,29 @@ func startServer(t testing.TB, network string, cfg *ServerConfig) (string, *Serv
 	s, err := NewServer(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	addr, serve, err := s.Listen(ctx, network, "127.0.0.1:0")
-	require.NoError(t, err)
+	var addr string
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := serve(); err != nil {
-			t.Errorf("server: %v", err)
-		}
-	})
+	if network == "udp" {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr = pc.LocalAddr().String()
+		wg.Go(func() {
+			if err := s.ServePacket(ctx, pc); !errors.Is(err, context.Canceled) {
+				t.Errorf("server: %v", err)
+			}
+		})
+	} else {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr = ln.Addr().String()
+		wg.Go(func() {
+			if err := s.Serve(ctx, ln); !errors.Is(err, context.Canceled) {
+				t.Errorf("server: %v", err)
+			}
+		})
+	}
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	return addr.String(), s
+	return addr, s
 }
 
 // goodClient checks that the server still answers a well-behaved client: at
@@ -55,9 +69,9 @@ func TestServerUDPHostile(t *testing.T) {
 	bad := [][]byte{
 		{},
 		make([]byte, 13),
-		AppendHeader(nil, Header{Seq: 1, Flags: FlagClient | FlagPong, Length: 64}),              // length lies (14 sent)
-		append(AppendHeader(nil, Header{Seq: 1, Flags: FlagPong, Length: 20}), 1, 2, 3, 4, 5, 6), // no client flag
-		append(AppendHeader(nil, Header{Seq: 1, Flags: FlagClient | FlagPong, Length: 2000}), make([]byte, 1986)...),
+		wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: 64}),         // length lies (14 sent)
+		append(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagPong, Length: 20}), 1, 2, 3, 4, 5, 6), // no client flag
+		append(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: 2000}), make([]byte, 1986)...),
 	}
 	for _, b := range bad {
 		_, err := c.Write(b)
@@ -70,7 +84,7 @@ func TestServerUDPHostile(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		msg := append(AppendHeader(nil, Header{Seq: 9, Flags: FlagClient | FlagPong, Length: 100}), make([]byte, 86)...)
+		msg := append(wire.AppendHeader(nil, wire.Header{Seq: 9, Flags: wire.FlagClient | wire.FlagPong, Length: 100}), make([]byte, 86)...)
 		for i := 0; ctx.Err() == nil; i++ {
 			_, _ = c.Write(bad[i%len(bad)])
 			_, _ = c.Write(msg)
@@ -99,23 +113,23 @@ func TestServerTCPHostile(t *testing.T) {
 	}
 	// Length below the header, and above the maximum: the connection is closed.
 	short := dial()
-	_, _ = short.Write(AppendHeader(nil, Header{Seq: 1, Flags: FlagClient | FlagPong, Length: 5}))
+	_, _ = short.Write(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: 5}))
 	assert.True(t, closed(short), "length < 14 closes the connection")
 	long := dial()
-	_, _ = long.Write(AppendHeader(nil, Header{Seq: 1, Flags: FlagClient | FlagPong, Length: 1 << 30}))
+	_, _ = long.Write(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: 1 << 30}))
 	assert.True(t, closed(long), "length > max closes the connection")
 	// Wrong flags: no reply, connection stays usable.
 	wrong := dial()
-	_, _ = wrong.Write(append(AppendHeader(nil, Header{Seq: 1, Flags: FlagPong, Length: 20}), make([]byte, 6)...))
-	ok := append(AppendHeader(nil, Header{Seq: 2, Flags: FlagClient | FlagPong, Length: 20}), make([]byte, 6)...)
+	_, _ = wrong.Write(append(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagPong, Length: 20}), make([]byte, 6)...))
+	ok := append(wire.AppendHeader(nil, wire.Header{Seq: 2, Flags: wire.FlagClient | wire.FlagPong, Length: 20}), make([]byte, 6)...)
 	_, _ = wrong.Write(ok)
 	_ = wrong.SetReadDeadline(time.Now().Add(3 * time.Second))
 	reply := make([]byte, 20)
 	_, err := io.ReadFull(wrong, reply)
 	require.NoError(t, err)
-	h, err := DecodeHeader(reply)
+	h, err := wire.DecodeHeader(reply)
 	require.NoError(t, err)
-	assert.Equal(t, Header{Seq: 2, Flags: FlagPong, Length: 20}, h, "only the reply to the valid message, client flag cleared")
+	assert.Equal(t, wire.Header{Seq: 2, Flags: wire.FlagPong, Length: 20}, h, "only the reply to the valid message, client flag cleared")
 
 	// Half a frame, then silence: the idle timeout closes it; meanwhile a
 	// good client is served.
@@ -164,41 +178,242 @@ func TestNewServerInvalid(t *testing.T) {
 	}
 	s, err := NewServer(nil)
 	require.NoError(t, err)
-	assert.ErrorIs(t, s.ListenAndServe(context.Background(), "sctp", "127.0.0.1:0", nil), ErrInvalidConfig)
+	assert.ErrorIs(t, s.ListenAndServe(context.Background(), "sctp", "127.0.0.1:0"), ErrInvalidConfig)
+	assert.Error(t, s.Serve(context.Background(), nil), "a nil listener is refused, not a panic")
+	assert.Error(t, s.ServePacket(context.Background(), nil), "a nil packet conn is refused, not a panic")
 }
 
-func TestServerListen(t *testing.T) {
+func TestServerListenAndServe(t *testing.T) {
 	for _, network := range []string{"udp", "tcp"} {
 		t.Run(network, func(t *testing.T) {
-			s, err := NewServer(nil)
+			bound := make(chan net.Addr, 1)
+			s, err := NewServer(&ServerConfig{OnListen: func(a net.Addr) { bound <- a }})
 			require.NoError(t, err)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			addr, serve, err := s.Listen(ctx, network, "127.0.0.1:0")
-			require.NoError(t, err)
+			done := make(chan error, 1)
+			go func() { done <- s.ListenAndServe(ctx, network, "127.0.0.1:0") }()
+			var addr net.Addr
+			select {
+			case addr = <-bound:
+			case err := <-done:
+				t.Fatalf("ListenAndServe: %v", err)
+			}
 			_, port, err := net.SplitHostPort(addr.String())
 			require.NoError(t, err)
 			assert.NotEqual(t, "0", port)
-			done := make(chan error, 1)
-			go func() { done <- serve() }()
 			res, err := PingPong(context.Background(), addr.String(), &PingPongConfig{
 				Network: network, Count: 10, ReadTimeout: time.Second,
 			})
 			require.NoError(t, err)
 			assert.Equal(t, int64(10), res.Observations)
 			cancel()
+			start := time.Now()
 			select {
 			case err := <-done:
-				assert.NoError(t, err)
-			case <-time.After(5 * time.Second):
-				t.Fatal("serve did not return after ctx ended")
+				assert.ErrorIs(t, err, context.Canceled)
+				t.Logf("ListenAndServe returned %v after cancel", time.Since(start))
+			case <-time.After(time.Second):
+				t.Fatal("ListenAndServe did not return within 1 s of ctx ending")
 			}
 		})
 	}
+}
+
+// TestServerUnixListener serves a unix-socket listener: sockperf's framing
+// works over any stream, so any net.Listener is served, never a panic.
+func TestServerUnixListener(t *testing.T) {
+	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+	require.NoError(t, err)
 	s, err := NewServer(nil)
 	require.NoError(t, err)
-	_, _, err = s.Listen(context.Background(), "sctp", "127.0.0.1:0")
-	assert.ErrorIs(t, err, ErrInvalidConfig)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	c, err := net.Dial("unix", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	msg := append(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: 20}), make([]byte, 6)...)
+	_, err = c.Write(msg)
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	reply := make([]byte, 20)
+	_, err = io.ReadFull(c, reply)
+	require.NoError(t, err)
+	h, err := wire.DecodeHeader(reply)
+	require.NoError(t, err)
+	assert.Equal(t, wire.Header{Seq: 1, Flags: wire.FlagPong, Length: 20}, h)
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(time.Second):
+		t.Fatal("Serve did not return within 1 s of ctx ending")
+	}
+	assert.Equal(t, int64(1), s.Stats().Replies)
+}
+
+// failingListener hands out its first connection, then fails.
+type failingListener struct {
+	net.Listener
+	n int
+}
+
+func (l *failingListener) Accept() (net.Conn, error) {
+	if l.n++; l.n > 1 {
+		return nil, errors.New("accept broke")
+	}
+	return l.Listener.Accept()
+}
+
+// TestServerAcceptFailureClosesConns checks that Serve returns promptly when
+// Accept fails, closing the connections it serves instead of waiting for
+// their idle timeout.
+func TestServerAcceptFailureClosesConns(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s, err := NewServer(nil) // 30 s idle timeout
+	require.NoError(t, err)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	start := time.Now()
+	err = s.Serve(context.Background(), &failingListener{Listener: ln})
+	assert.ErrorContains(t, err, "accept broke")
+	assert.ErrorContains(t, err, "latency: ")
+	assert.Less(t, time.Since(start), 5*time.Second, "the open connection was closed, not waited for")
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = c.Read(make([]byte, 1))
+	assert.Error(t, err, "the server closed the connection")
+	assert.NotErrorIs(t, err, os.ErrDeadlineExceeded)
+}
+
+// TestServerUnixgram serves a unix datagram socket: ServePacket takes any
+// net.PacketConn.
+func TestServerUnixgram(t *testing.T) {
+	dir := t.TempDir()
+	pc, err := net.ListenPacket("unixgram", filepath.Join(dir, "s"))
+	require.NoError(t, err)
+	s, err := NewServer(nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServePacket(ctx, pc) }()
+	c, err := net.DialUnix("unixgram", &net.UnixAddr{Name: filepath.Join(dir, "c"), Net: "unixgram"}, pc.LocalAddr().(*net.UnixAddr))
+	require.NoError(t, err)
+	defer c.Close()
+	msg := append(wire.AppendHeader(nil, wire.Header{Seq: 7, Flags: wire.FlagClient | wire.FlagPong, Length: 32}), make([]byte, 18)...)
+	_, err = c.Write(msg)
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	reply := make([]byte, 100)
+	n, err := c.Read(reply)
+	require.NoError(t, err)
+	h, err := wire.DecodeHeader(reply[:n])
+	require.NoError(t, err)
+	assert.Equal(t, wire.Header{Seq: 7, Flags: wire.FlagPong, Length: 32}, h)
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(time.Second):
+		t.Fatal("ServePacket did not return within 1 s of ctx ending")
+	}
+}
+
+// TestServerCancelWithOpenConns checks that Serve and ServePacket return
+// promptly when ctx ends while clients are connected and mid-frame.
+func TestServerCancelWithOpenConns(t *testing.T) {
+	s, err := NewServer(nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	tcpDone, udpDone := make(chan error, 1), make(chan error, 1)
+	go func() { tcpDone <- s.Serve(ctx, ln) }()
+	go func() { udpDone <- s.ServePacket(ctx, pc) }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write(make([]byte, 7)) // half a header: the connection's goroutine waits in a read
+	require.NoError(t, err)
+	// A peer that sends pongs and never reads: that connection's goroutine
+	// ends up blocked writing replies.
+	flood, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer flood.Close()
+	msg := bytes.Repeat(append(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: 1000}), make([]byte, 986)...), 64)
+	var fw sync.WaitGroup
+	fw.Go(func() {
+		for {
+			_ = flood.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+			if _, err := flood.Write(msg); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+				return
+			}
+		}
+	})
+	defer fw.Wait()
+	defer flood.Close()
+	require.Eventually(t, func() bool { return s.Stats().Conns == 2 && s.Stats().Replies > 1000 }, 5*time.Second, 5*time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // let the socket buffers fill
+	cancel()
+	start := time.Now()
+	for name, done := range map[string]chan error{"Serve": tcpDone, "ServePacket": udpDone} {
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, context.Canceled, name)
+		case <-time.After(time.Second):
+			t.Fatalf("%s did not return within 1 s of ctx ending", name)
+		}
+	}
+	t.Logf("both returned %v after cancel", time.Since(start))
+	assert.Equal(t, int64(0), s.Stats().Timeouts, "a cancel is not a timeout")
+}
+
+func TestServerOnFailure(t *testing.T) {
+	var mu sync.Mutex
+	var got []error
+	cfg := &ServerConfig{MaxConns: 1, MaxMessageSize: 100, IdleTimeout: 200 * time.Millisecond, OnFailure: func(remote net.Addr, err error) {
+		assert.NotNil(t, remote)
+		mu.Lock()
+		got = append(got, err)
+		mu.Unlock()
+	}}
+	addr, srv := startServer(t, "tcp", cfg)
+	first, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer first.Close()
+	require.Eventually(t, func() bool { return srv.Stats().Conns == 1 }, 5*time.Second, 5*time.Millisecond)
+	second, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer second.Close()
+	require.Eventually(t, func() bool { return srv.Stats().ConnsRefused == 1 }, 5*time.Second, 5*time.Millisecond)
+	_, err = first.Write(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: 1000}))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return srv.Stats().Rejected == 1 }, 5*time.Second, 5*time.Millisecond)
+	third, err := net.Dial("tcp", addr) // now alone: served, then silent
+	require.NoError(t, err)
+	defer third.Close()
+	require.Eventually(t, func() bool { return srv.Stats().Timeouts == 1 }, 5*time.Second, 5*time.Millisecond)
+
+	uaddr, usrv := startServer(t, "udp", cfg)
+	u, err := net.Dial("udp", uaddr)
+	require.NoError(t, err)
+	defer u.Close()
+	_, err = u.Write(make([]byte, 5))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return usrv.Stats().Rejected == 1 }, 5*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 4)
+	assert.ErrorIs(t, got[0], ErrTooManyConns)
+	assert.ErrorIs(t, got[1], ErrMalformed)
+	assert.ErrorIs(t, got[1], wire.ErrBadLength)
+	assert.ErrorIs(t, got[2], os.ErrDeadlineExceeded)
+	assert.ErrorIs(t, got[3], ErrMalformed)
+	assert.ErrorContains(t, got[3], "latency: ")
 }
 
 func TestServerUDPSlowTrafficAcrossDeadlines(t *testing.T) {

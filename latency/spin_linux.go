@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"io"
 	"net"
 	"os"
@@ -27,9 +28,9 @@ type spinTransport struct {
 	timeout time.Duration
 	aborted atomic.Bool
 
-	buf      []byte       // UDP
-	fr       *FrameReader // TCP, over rd
-	deadline time.Time    // of the TCP read in progress
+	buf      []byte            // UDP
+	fr       *wire.FrameReader // TCP, over rd
+	deadline time.Time         // of the TCP read in progress
 }
 
 func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, spin time.Duration) (transport, error) {
@@ -53,7 +54,7 @@ func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, sp
 		return nil, fmt.Errorf("latency: %w", err)
 	}
 	if buf == nil {
-		t.fr = NewFrameReader(spinReader{t}, maxMsg)
+		t.fr = wire.NewFrameReader(spinReader{t}, maxMsg)
 	}
 	return t, nil
 }

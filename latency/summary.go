@@ -10,9 +10,9 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// DefaultCILevel is the confidence level, in percent, of Summary's confidence
+// defaultCILevel is the confidence level, in percent, of Summary's confidence
 // interval when none is configured (sockperf's default).
-const DefaultCILevel = 99.0
+const defaultCILevel = 99.0
 
 // madScale makes the median absolute deviation a consistent estimator of the
 // standard deviation for normal data; sockperf uses this constant.
@@ -23,14 +23,14 @@ const madScale = 1.48260221851
 type SummaryConfig struct {
 	// CILevel is the confidence level of the interval around the average, in
 	// percent, exclusive of 0 and 100. Zero, or a value outside (0, 100),
-	// means DefaultCILevel (99); the level used is reported in
+	// means 99; the level used is reported in
 	// Summary.CILevel.
 	CILevel float64
 }
 
 func (c *SummaryConfig) level() float64 {
 	if c == nil || !(c.CILevel > 0 && c.CILevel < 100) {
-		return DefaultCILevel
+		return defaultCILevel
 	}
 	return c.CILevel
 }

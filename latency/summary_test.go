@@ -91,7 +91,7 @@ func TestSummaryCILevel(t *testing.T) {
 	assert.Equal(t, 95.0, s95.CILevel)
 	assert.Less(t, s95.CIHighUs-s95.CILowUs, s99.CIHighUs-s99.CILowUs)
 	bad := SummarizeSamples(d, &SummaryConfig{CILevel: 100})
-	assert.Equal(t, DefaultCILevel, bad.CILevel, "an impossible level falls back to the default and says so")
+	assert.Equal(t, defaultCILevel, bad.CILevel, "an impossible level falls back to the default and says so")
 }
 
 func TestSummarizeEmpty(t *testing.T) {

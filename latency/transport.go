@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"net"
 	"time"
 )
@@ -33,15 +34,15 @@ func isTimeout(err error) bool {
 // netTransport uses Go's netpoller: the default mode.
 type netTransport struct {
 	conn    net.Conn
-	fr      *FrameReader // TCP only
-	buf     []byte       // UDP only
+	fr      *wire.FrameReader // TCP only
+	buf     []byte            // UDP only
 	timeout time.Duration
 	wdl     time.Time // current write deadline
 }
 
 // dialConn dials addr for a transport, with Nagle's algorithm off over TCP.
 // buf is nil over TCP, which a FrameReader reads; over UDP it is the receive
-// buffer, MaxUDPMessageSize+1 bytes.
+// buffer, wire.MaxUDPMessageSize+1 bytes.
 func dialConn(ctx context.Context, network, addr string) (c net.Conn, buf []byte, err error) {
 	var d net.Dialer
 	c, err = d.DialContext(ctx, network, addr)
@@ -52,7 +53,7 @@ func dialConn(ctx context.Context, network, addr string) (c net.Conn, buf []byte
 		_ = tc.SetNoDelay(true)
 		return c, nil, nil
 	}
-	return c, make([]byte, MaxUDPMessageSize+1), nil
+	return c, make([]byte, wire.MaxUDPMessageSize+1), nil
 }
 
 func dialNet(ctx context.Context, network, addr string, maxMsg int, timeout time.Duration) (*netTransport, error) {
@@ -62,7 +63,7 @@ func dialNet(ctx context.Context, network, addr string, maxMsg int, timeout time
 	}
 	t := &netTransport{conn: c, buf: buf, timeout: timeout}
 	if buf == nil {
-		t.fr = NewFrameReader(c, maxMsg)
+		t.fr = wire.NewFrameReader(c, maxMsg)
 	}
 	return t, nil
 }

@@ -33,14 +33,11 @@ func (s Spec) Mode() Mode {
 // NetworkInterface is the part of a DescribeNetworkInterfaces entry that
 // matters for ENA Express.
 type NetworkInterface struct {
-	ID               string `json:"network_interface_id"`
-	InstanceID       string `json:"instance_id,omitempty"`
-	DeviceIndex      int    `json:"device_index"`
-	NetworkCardIndex int    `json:"network_card_index"`
+	ID string `json:"network_interface_id"`
+	// AvailabilityZone tells a same-AZ path from a cross-AZ one.
 	AvailabilityZone string `json:"availability_zone,omitempty"`
-	SubnetID         string `json:"subnet_id,omitempty"`
-	PrivateIPAddress string `json:"private_ip_address,omitempty"`
-	MACAddress       string `json:"mac_address,omitempty"`
+	// MACAddress is how the ENI is found from the instance (FindByMAC).
+	MACAddress string `json:"mac_address,omitempty"`
 	// EnaSrd is nil when the interface is not attached or its attachment
 	// carries no EnaSrdSpecification.
 	EnaSrd *Spec `json:"ena_srd,omitempty"`
@@ -66,13 +63,8 @@ type (
 	awsENI struct {
 		NetworkInterfaceID string `json:"NetworkInterfaceId"`
 		AvailabilityZone   string `json:"AvailabilityZone"`
-		SubnetID           string `json:"SubnetId"`
-		PrivateIPAddress   string `json:"PrivateIpAddress"`
 		MacAddress         string `json:"MacAddress"`
 		Attachment         *struct {
-			InstanceID          string   `json:"InstanceId"`
-			DeviceIndex         int      `json:"DeviceIndex"`
-			NetworkCardIndex    int      `json:"NetworkCardIndex"`
 			EnaSrdSpecification *awsSpec `json:"EnaSrdSpecification"`
 		} `json:"Attachment"`
 	}
@@ -97,12 +89,8 @@ func ParseNetworkInterfaces(r io.Reader) ([]NetworkInterface, error) {
 	}
 	out := make([]NetworkInterface, 0, len(raw))
 	for _, e := range raw {
-		ni := NetworkInterface{
-			ID: e.NetworkInterfaceID, AvailabilityZone: e.AvailabilityZone, SubnetID: e.SubnetID,
-			PrivateIPAddress: e.PrivateIPAddress, MACAddress: e.MacAddress,
-		}
+		ni := NetworkInterface{ID: e.NetworkInterfaceID, AvailabilityZone: e.AvailabilityZone, MACAddress: e.MacAddress}
 		if a := e.Attachment; a != nil {
-			ni.InstanceID, ni.DeviceIndex, ni.NetworkCardIndex = a.InstanceID, a.DeviceIndex, a.NetworkCardIndex
 			if s := a.EnaSrdSpecification; s != nil {
 				spec := &Spec{}
 				if s.EnaSrdEnabled != nil {

@@ -7,17 +7,16 @@ import (
 	"github.com/netperfkit/netperfkit/ethtool"
 )
 
-// MinCoverage is the share of eligible packets SRD must carry for Coverage to
+// minCoverage is the share of eligible packets SRD must carry for Coverage to
 // say SRD carried the traffic. The field study saw more than 0.99999.
-const MinCoverage = 0.999
+const minCoverage = 0.999
 
 // Verdict is Coverage's conclusion.
 type Verdict string
 
 // The verdicts of Coverage.
 const (
-	// VerdictCarried: SRD carried at least MinCoverage of the eligible
-	// packets.
+	// VerdictCarried: SRD carried at least 99.9% of the eligible packets.
 	VerdictCarried Verdict = "srd_carried_traffic"
 	// VerdictPartialFallback: some eligible packets went over plain ENA.
 	VerdictPartialFallback Verdict = "partial_fallback"
@@ -133,7 +132,7 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 	case r.EligibleTxPktsDelta == 0:
 		r.Verdict = VerdictNoTraffic
 		r.Reason = "no packet eligible for SRD was sent in the window: send TCP (or UDP with ENA Express UDP on) to a peer with ENA Express in the same region"
-	case r.Coverage >= MinCoverage:
+	case r.Coverage >= minCoverage:
 		r.Verdict = VerdictCarried
 		r.Reason = fmt.Sprintf("SRD carried %d of %d eligible packets (%.5f%%)", r.TxPktsDelta, r.EligibleTxPktsDelta, 100*r.Coverage)
 	default:

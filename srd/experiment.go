@@ -27,19 +27,18 @@ type Target struct {
 	PingPongAddr string `json:"pingpong_addr"`
 }
 
-// ThroughputFunc measures the throughput to addr with streams parallel TCP
-// flows for d and returns the received rate in bits per second.
-type ThroughputFunc func(ctx context.Context, addr string, streams int, d time.Duration) (float64, error)
-
-// RTTFunc measures UDP ping-pong round trips to addr for d.
-type RTTFunc func(ctx context.Context, addr string, d time.Duration) (latency.Summary, error)
-
-// SnapshotFunc reads the statistics of iface.
-type SnapshotFunc func(iface string) (*ethtool.Snapshot, error)
+// Defaults of ExperimentConfig: the field study's settings (E1).
+const (
+	defaultSingleFlowDuration  = 15 * time.Second
+	defaultMultiStreamDuration = 20 * time.Second
+	defaultStreams             = 8
+	defaultRTTDuration         = 15 * time.Second
+)
 
 // ExperimentConfig tunes RunExperiment. A nil *ExperimentConfig means the
 // field study's settings (E1): 15 s single flow, 20 s with 8 streams, 15 s of
-// UDP ping-pong, and no interface snapshots.
+// UDP ping-pong, and no interface snapshots. The callbacks are called from
+// the goroutine that runs RunExperiment.
 type ExperimentConfig struct {
 	// Interface is the interface whose SRD counters are snapshotted before
 	// and after each target's runs. "" means no snapshots; the SRD column
@@ -53,14 +52,20 @@ type ExperimentConfig struct {
 	Streams int
 	// RTTDuration of the UDP ping-pong run; 0 means 15 s.
 	RTTDuration time.Duration
-	// Throughput runs the TCP tests; nil means throughput.Run in the client
-	// sending direction, reporting what the server received.
-	Throughput ThroughputFunc
-	// RTT runs the ping-pong; nil means latency.PingPong over UDP keeping
-	// every round trip (sockperf --full-rtt).
-	RTT RTTFunc
-	// Snapshot reads the interface; nil means an ethtool.Client (linux).
-	Snapshot SnapshotFunc
+	// Throughput measures the throughput to addr with streams parallel TCP
+	// flows for d and returns the received rate in bits per second; nil
+	// means throughput.Run in the client sending direction, reporting what
+	// the server received. When ctx ends it must return promptly, with the
+	// rate measured so far (or 0) and ctx.Err().
+	Throughput func(ctx context.Context, addr string, streams int, d time.Duration) (bitsPerSecond float64, err error)
+	// RTT measures UDP ping-pong round trips to addr for d; nil means
+	// latency.PingPong over UDP keeping every round trip (sockperf
+	// --full-rtt). When ctx ends it must return promptly, with the
+	// statistics so far and ctx.Err().
+	RTT func(ctx context.Context, addr string, d time.Duration) (latency.Summary, error)
+	// Snapshot reads the statistics of iface; nil means
+	// ethtool.ReadSnapshot (linux only).
+	Snapshot func(iface string) (*ethtool.Snapshot, error)
 	// OnPhase, when set, is called from the running goroutine as each
 	// phase of each target starts ("1-flow", "n-stream", "rtt").
 	OnPhase func(target, phase string)
@@ -95,16 +100,16 @@ func (c *ExperimentConfig) withDefaults() ExperimentConfig {
 		out = *c
 	}
 	if out.SingleFlowDuration == 0 {
-		out.SingleFlowDuration = 15 * time.Second
+		out.SingleFlowDuration = defaultSingleFlowDuration
 	}
 	if out.MultiStreamDuration == 0 {
-		out.MultiStreamDuration = 20 * time.Second
+		out.MultiStreamDuration = defaultMultiStreamDuration
 	}
 	if out.Streams == 0 {
-		out.Streams = 8
+		out.Streams = defaultStreams
 	}
 	if out.RTTDuration == 0 {
-		out.RTTDuration = 15 * time.Second
+		out.RTTDuration = defaultRTTDuration
 	}
 	if out.Throughput == nil {
 		out.Throughput = runThroughput
@@ -123,7 +128,13 @@ func (c *ExperimentConfig) withDefaults() ExperimentConfig {
 // returns the table. A failed run is recorded in its row and the experiment
 // goes on with the next target; the error is non-nil only for invalid
 // arguments, a snapshot failure other than an interface without statistics,
-// or ctx ending (the rows finished so far are returned with it).
+// or ctx ending.
+//
+// When ctx ends, in any phase, RunExperiment returns as soon as the running
+// measurement does (within 100 ms with the default Throughput and RTT) the
+// rows so far, the last one holding what its runs measured before the
+// cancel and the SRD coverage of its shortened window, with an error
+// matching ctx.Err().
 func RunExperiment(ctx context.Context, targets []Target, cfg *ExperimentConfig) (*ExperimentResult, error) {
 	c := cfg.withDefaults()
 	if len(targets) == 0 {
@@ -134,6 +145,9 @@ func RunExperiment(ctx context.Context, targets []Target, cfg *ExperimentConfig)
 	}
 	res := &ExperimentResult{Interface: c.Interface, Started: time.Now()}
 	for _, t := range targets {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("srd: experiment: %w", err)
+		}
 		row, err := runTarget(ctx, t, &c)
 		res.Targets = append(res.Targets, row)
 		if err != nil {
@@ -145,56 +159,51 @@ func RunExperiment(ctx context.Context, targets []Target, cfg *ExperimentConfig)
 
 func runTarget(ctx context.Context, t Target, c *ExperimentConfig) (TargetResult, error) {
 	row := TargetResult{Target: t, Streams: c.Streams}
-	phase := func(p string) {
-		if c.OnPhase != nil {
-			c.OnPhase(t.Name, p)
-		}
-	}
 	before, err := snapshot(c)
 	if err != nil {
 		return row, err
 	}
-	fail := func(what string, err error) {
-		if row.Error == "" {
-			row.Error = what + ": " + err.Error()
+	phases := []struct {
+		name, what string
+		run        func() error
+	}{
+		{"1-flow", "1-flow TCP", func() (err error) {
+			row.SingleFlowBitsPerSecond, err = c.Throughput(ctx, t.ThroughputAddr, 1, c.SingleFlowDuration)
+			return err
+		}},
+		{"n-stream", fmt.Sprintf("%d-stream TCP", c.Streams), func() (err error) {
+			row.MultiStreamBitsPerSecond, err = c.Throughput(ctx, t.ThroughputAddr, c.Streams, c.MultiStreamDuration)
+			return err
+		}},
+		{"rtt", "UDP ping-pong", func() (err error) {
+			row.RTT, err = c.RTT(ctx, t.PingPongAddr, c.RTTDuration)
+			return err
+		}},
+	}
+	var cancelled error
+	for _, p := range phases {
+		if c.OnPhase != nil {
+			c.OnPhase(t.Name, p.name)
+		}
+		if err := p.run(); err != nil && ctx.Err() == nil && row.Error == "" {
+			row.Error = p.what + ": " + err.Error()
+		}
+		if err := ctx.Err(); err != nil {
+			cancelled = fmt.Errorf("srd: experiment: %s: %w", p.name, err)
+			break
 		}
 	}
-	phase("1-flow")
-	if bps, err := c.Throughput(ctx, t.ThroughputAddr, 1, c.SingleFlowDuration); err != nil {
-		fail("1-flow TCP", err)
-	} else {
-		row.SingleFlowBitsPerSecond = bps
-	}
-	if err := ctx.Err(); err != nil {
-		return row, fmt.Errorf("srd: experiment: %w", err)
-	}
-	phase("n-stream")
-	if bps, err := c.Throughput(ctx, t.ThroughputAddr, c.Streams, c.MultiStreamDuration); err != nil {
-		fail(fmt.Sprintf("%d-stream TCP", c.Streams), err)
-	} else {
-		row.MultiStreamBitsPerSecond = bps
-	}
-	if err := ctx.Err(); err != nil {
-		return row, fmt.Errorf("srd: experiment: %w", err)
-	}
-	phase("rtt")
-	if s, err := c.RTT(ctx, t.PingPongAddr, c.RTTDuration); err != nil {
-		fail("UDP ping-pong", err)
-	} else {
-		row.RTT = s
-	}
-	if err := ctx.Err(); err != nil {
-		return row, fmt.Errorf("srd: experiment: %w", err)
-	}
+	// The after snapshot is an ioctl, not a network exchange: it is taken
+	// after a cancel too, so the row has the coverage of its window.
 	after, err := snapshot(c)
 	if err != nil {
-		return row, err
+		return row, errors.Join(cancelled, err)
 	}
 	row.SRD = Coverage(before, after)
 	if c.Interface == "" {
 		row.SRD.Reason = "no interface was given to snapshot"
 	}
-	return row, nil
+	return row, cancelled
 }
 
 // snapshot reads cfg.Interface; an interface without statistics gives an
@@ -213,26 +222,35 @@ func snapshot(c *ExperimentConfig) (*ethtool.Snapshot, error) {
 	return s, nil
 }
 
+// runThroughput is the default Throughput: throughput.Run in the client
+// sending direction, reporting what the server received (or, when the
+// server's figure is missing, what was sent).
 func runThroughput(ctx context.Context, addr string, streams int, d time.Duration) (float64, error) {
 	r, err := throughput.Run(ctx, addr, &throughput.Config{Streams: streams, Duration: d, Interval: -1})
-	if err != nil {
-		return 0, err
+	var bps float64
+	if r != nil && r.Upload != nil {
+		bps = r.Upload.ReceivedBitsPerSecond
+		if bps <= 0 {
+			bps = r.Upload.SentBitsPerSecond
+		}
 	}
-	if r.Upload == nil {
+	if err != nil {
+		return bps, err
+	}
+	if r == nil || r.Upload == nil {
 		return 0, errors.New("srd: experiment: throughput result has no upload summary")
 	}
-	if r.Upload.ReceivedBitsPerSecond > 0 {
-		return r.Upload.ReceivedBitsPerSecond, nil
-	}
-	return r.Upload.SentBitsPerSecond, nil
+	return bps, nil
 }
 
+// runRTT is the default RTT: latency.PingPong over UDP, keeping every round
+// trip.
 func runRTT(ctx context.Context, addr string, d time.Duration) (latency.Summary, error) {
 	r, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Network: "udp", Duration: d})
-	if err != nil {
+	if r == nil {
 		return latency.Summary{}, err
 	}
-	return r.Summary, nil
+	return r.Summary, err
 }
 
 // WriteTable prints the table as the field study did, with throughput in

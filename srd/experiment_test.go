@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -147,7 +148,7 @@ func TestExperimentFailuresAndCancel(t *testing.T) {
 	cfg.OnPhase = nil
 	cfg.Interface = "eth0"
 	cfg.Snapshot = func(string) (*ethtool.Snapshot, error) {
-		return nil, &ethtool.Error{Op: "GSSET_INFO", Interface: "eth0", Err: ethtool.ErrNoInterface}
+		return nil, fmt.Errorf("ethtool: eth0: %w", ethtool.ErrNoInterface)
 	}
 	_, err = RunExperiment(context.Background(), e1Targets, cfg)
 	assert.ErrorIs(t, err, ethtool.ErrNoInterface)
@@ -190,4 +191,71 @@ func TestExperimentLoopback(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, res.WriteTable(&buf))
 	assert.Contains(t, buf.String(), "loopback")
+}
+
+// TestExperimentCancelEveryPhase cancels a real experiment (throughput.Run
+// against an in-process throughput.Serve, latency.PingPong against
+// latencytest's server) 150 ms into each phase, and checks that it returns
+// promptly (the convention is 100 ms; the bound is 1 s for a loaded machine
+// under -race) with the partial row and ctx.Err().
+func TestExperimentCancelEveryPhase(t *testing.T) {
+	sctx, stopServer := context.WithCancel(context.Background())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- throughput.Serve(sctx, ln, nil) }()
+	t.Cleanup(func() {
+		stopServer()
+		<-served
+	})
+	pp := latencytest.NewServer(t, &latencytest.Config{Network: "udp"})
+	targets := []Target{
+		{Name: "a", ThroughputAddr: ln.Addr().String(), PingPongAddr: pp.UDPAddr},
+		{Name: "b", ThroughputAddr: ln.Addr().String(), PingPongAddr: pp.UDPAddr},
+	}
+	for _, phase := range []string{"1-flow", "n-stream", "rtt"} {
+		t.Run(phase, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var cancelled time.Time
+			var timer *time.Timer
+			// The phases before the cancelled one are short; the cancelled
+			// one would run for a minute.
+			long := map[bool]time.Duration{true: time.Minute, false: 300 * time.Millisecond}
+			cfg := &ExperimentConfig{
+				SingleFlowDuration: long[phase == "1-flow"], MultiStreamDuration: long[phase == "n-stream"], Streams: 2,
+				RTTDuration: long[phase == "rtt"],
+				OnPhase: func(target, p string) {
+					if p != phase {
+						return
+					}
+					timer = time.AfterFunc(150*time.Millisecond, func() { cancelled = time.Now(); cancel() })
+				},
+			}
+			res, err := RunExperiment(ctx, targets, cfg)
+			returned := time.Now()
+			require.NotNil(t, timer, "the phase started")
+			require.False(t, timer.Stop(), "the experiment ended through the cancel")
+			elapsed := returned.Sub(cancelled)
+			t.Logf("returned %v after cancel", elapsed)
+			assert.Less(t, elapsed, time.Second)
+			require.ErrorIs(t, err, context.Canceled)
+			assert.ErrorContains(t, err, "srd: experiment: "+phase)
+			require.NotNil(t, res)
+			require.Len(t, res.Targets, 1, "the second target never ran")
+			row := res.Targets[0]
+			assert.Empty(t, row.Error, "a cancel is not a failed run")
+			switch phase {
+			case "1-flow":
+				assert.Zero(t, row.MultiStreamBitsPerSecond)
+			case "n-stream":
+				assert.Positive(t, row.SingleFlowBitsPerSecond, "the finished phase is kept")
+				assert.Zero(t, row.RTT.Observations)
+			case "rtt":
+				assert.Positive(t, row.SingleFlowBitsPerSecond)
+				assert.Positive(t, row.MultiStreamBitsPerSecond)
+			}
+			assert.Equal(t, VerdictNoStatistics, row.SRD.Verdict, "the window's coverage is still computed")
+		})
+	}
 }

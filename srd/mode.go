@@ -29,11 +29,8 @@ func (m Mode) Express() bool { return m&ModeExpress != 0 }
 // had been configured.
 func (m Mode) UDP() bool { return m&ModeUDP != 0 }
 
-// UDPOrderingBypass reports whether the UDP ordering bypass bit is set.
-func (m Mode) UDPOrderingBypass() bool { return m&ModeUDPOrderingBypass != 0 }
-
-// Unknown returns the bits this package does not know, kept as they were.
-func (m Mode) Unknown() Mode { return m &^ knownBits }
+// unknown returns the bits this package does not know, kept as they were.
+func (m Mode) unknown() Mode { return m &^ knownBits }
 
 // String reads like "ENA Express on, UDP on", followed by the ordering bypass
 // bit and any unknown bits when set.
@@ -48,10 +45,10 @@ func (m Mode) String() string {
 	if m.UDP() && !m.Express() {
 		parts[1] += " (inactive while ENA Express is off)"
 	}
-	if m.UDPOrderingBypass() {
+	if m&ModeUDPOrderingBypass != 0 {
 		parts = append(parts, "UDP ordering bypass on")
 	}
-	if u := m.Unknown(); u != 0 {
+	if u := m.unknown(); u != 0 {
 		parts = append(parts, fmt.Sprintf("unknown bits %#x", uint64(u)))
 	}
 	return strings.Join(parts, ", ")

@@ -244,7 +244,7 @@ func ringChecks(iface string, rings func(string) (ethtool.RingParams, error)) []
 	txExpect := fmt.Sprintf(">= min(%d, max)", minTxRing)
 	rxExpect := fmt.Sprintf(">= min(%d, max)", minRxRing)
 	if rings == nil {
-		rings = ethtool.ReadRingParams
+		rings = readRings
 	}
 	r, err := rings(iface)
 	if err != nil {
@@ -280,4 +280,15 @@ func Worst(checks []Check) Status {
 		}
 	}
 	return w
+}
+
+// readRings opens an ethtool.Client, reads the ring sizes of iface and
+// closes it.
+func readRings(iface string) (ethtool.RingParams, error) {
+	c, err := ethtool.New()
+	if err != nil {
+		return ethtool.RingParams{}, err
+	}
+	defer c.Close()
+	return c.RingParams(iface)
 }

@@ -20,22 +20,22 @@ func FindByMAC(nis []NetworkInterface, mac string) *NetworkInterface {
 
 const specCheckName = "EnaSrdSpecification vs ena_srd_mode"
 
-// SpecCheckCoverage is SpecCheck with the mode of a coverage report; a report
-// without SRD statistics gives a warn check that says why.
-func SpecCheckCoverage(ni *NetworkInterface, r CoverageReport) Check {
+// SpecCheck compares what EC2 says of an ENI (its EnaSrdSpecification) with
+// what the driver reports (ena_srd_mode, the Mode of a coverage report r):
+// ENA Express and its UDP setting must agree. A mismatch means the
+// attachment changed and the driver has not caught up, or the snapshot is
+// not of this ENI. ni nil, or without a specification, and a report without
+// SRD statistics give a warn check that says why. (With only a mode at hand,
+// pass CoverageReport{Mode: mode}.)
+func SpecCheck(ni *NetworkInterface, r CoverageReport) Check {
 	if r.Verdict == VerdictNoStatistics {
 		return Check{Name: specCheckName, Value: "no ena_srd_mode", Expect: "ENA statistics with SRD information",
 			Status: StatusWarn, Detail: r.Reason}
 	}
-	return SpecCheck(ni, r.Mode)
+	return specCheckMode(ni, r.Mode)
 }
 
-// SpecCheck compares what EC2 says of an ENI (its EnaSrdSpecification) with
-// what the driver reports (ena_srd_mode): ENA Express and its UDP setting
-// must agree. A mismatch means the attachment changed and the driver has not
-// caught up, or the snapshot is not of this ENI. ni nil, or without a
-// specification, gives a warn check.
-func SpecCheck(ni *NetworkInterface, mode Mode) Check {
+func specCheckMode(ni *NetworkInterface, mode Mode) Check {
 	c := Check{Name: specCheckName, Value: fmt.Sprintf("%d (%s)", uint64(mode), mode)}
 	switch {
 	case ni == nil:

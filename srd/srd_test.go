@@ -28,8 +28,7 @@ func TestModeString(t *testing.T) {
 	}
 	assert.True(t, Mode(3).Express())
 	assert.True(t, Mode(3).UDP())
-	assert.False(t, Mode(3).UDPOrderingBypass())
-	assert.Equal(t, Mode(8), Mode(11).Unknown())
+	assert.Equal(t, Mode(8), Mode(11).unknown())
 	b, err := json.Marshal(struct{ M Mode }{3})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"M":3}`, string(b))
@@ -43,12 +42,10 @@ func TestParseNetworkInterfaces(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, nis, 3)
 	assert.Equal(t, NetworkInterface{
-		ID: "eni-0f1e2d3c4b5a69788", InstanceID: "i-0123456789abcdef0", AvailabilityZone: "us-east-1a",
-		SubnetID: "subnet-0123456789abcdef0", PrivateIPAddress: "10.0.1.17", MACAddress: "0e:12:34:56:78:9a",
+		ID: "eni-0f1e2d3c4b5a69788", AvailabilityZone: "us-east-1a", MACAddress: "0e:12:34:56:78:9a",
 		EnaSrd: &Spec{Enabled: true, UDPEnabled: true},
 	}, nis[0])
 	assert.Equal(t, Mode(3), nis[0].EnaSrd.Mode())
-	assert.Equal(t, 1, nis[1].DeviceIndex)
 	assert.Equal(t, Mode(0), nis[1].EnaSrd.Mode())
 	assert.Nil(t, nis[2].EnaSrd, "an unattached ENI has no specification")
 
@@ -61,7 +58,7 @@ func TestParseNetworkInterfaces(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, top[0].EnaSrd)
 
-	for _, bad := range []string{``, `{}`, `{"NetworkInterfaces":{}}`, `[1]`, `{"NetworkInterfaces":[{"Attachment":{"DeviceIndex":"x"}}]}`, `nul`} {
+	for _, bad := range []string{``, `{}`, `{"NetworkInterfaces":{}}`, `[1]`, `{"NetworkInterfaces":[{"MacAddress":1}]}`, `nul`} {
 		_, err := ParseNetworkInterfaces(strings.NewReader(bad))
 		assert.Error(t, err, bad)
 		assert.True(t, strings.HasPrefix(err.Error(), "srd: "), err.Error())
@@ -107,7 +104,7 @@ func FuzzParseNetworkInterfaces(f *testing.F) {
 		for _, ni := range nis {
 			if ni.EnaSrd != nil {
 				m := ni.EnaSrd.Mode()
-				require.Zero(t, m.Unknown())
+				require.Zero(t, m.unknown())
 				require.Equal(t, ni.EnaSrd.Enabled, m.Express())
 			}
 		}
@@ -134,7 +131,7 @@ func FuzzModeString(f *testing.F) {
 	f.Fuzz(func(t *testing.T, m uint64) {
 		s := Mode(m).String()
 		require.True(t, strings.HasPrefix(s, "ENA Express "))
-		require.Equal(t, Mode(m)&^Mode(7), Mode(m).Unknown())
+		require.Equal(t, Mode(m)&^Mode(7), Mode(m).unknown())
 	})
 }
 
@@ -335,27 +332,27 @@ func TestSpecCheck(t *testing.T) {
 	assert.Nil(t, FindByMAC(nis, "00:00:00:00:00:01"))
 	assert.Nil(t, FindByMAC(nis, ""))
 
-	c := SpecCheck(ni, 3)
+	c := specCheckMode(ni, 3)
 	assert.Equal(t, StatusPass, c.Status)
 	assert.Equal(t, "3 (ENA Express on, UDP on)", c.Value)
 	assert.Equal(t, "3 (ENA Express on, UDP on) as eni-0f1e2d3c4b5a69788's EnaSrdSpecification says", c.Expect)
-	assert.Equal(t, StatusPass, SpecCheck(ni, 7).Status, "the ordering bypass bit is not part of the spec")
-	assert.Equal(t, StatusFail, SpecCheck(ni, 1).Status)
-	assert.Equal(t, StatusFail, SpecCheck(ni, 0).Status)
+	assert.Equal(t, StatusPass, specCheckMode(ni, 7).Status, "the ordering bypass bit is not part of the spec")
+	assert.Equal(t, StatusFail, specCheckMode(ni, 1).Status)
+	assert.Equal(t, StatusFail, specCheckMode(ni, 0).Status)
 
-	none := SpecCheckCoverage(ni, CoverageReport{Verdict: VerdictNoStatistics, Reason: "no ena_srd_* statistics"})
+	none := SpecCheck(ni, CoverageReport{Verdict: VerdictNoStatistics, Reason: "no ena_srd_* statistics"})
 	assert.Equal(t, Check{Name: "EnaSrdSpecification vs ena_srd_mode", Value: "no ena_srd_mode",
 		Expect: "ENA statistics with SRD information", Status: StatusWarn, Detail: "no ena_srd_* statistics"}, none)
-	assert.Equal(t, SpecCheck(ni, 3), SpecCheckCoverage(ni, CoverageReport{Verdict: VerdictCarried, Mode: 3}))
+	assert.Equal(t, specCheckMode(ni, 3), SpecCheck(ni, CoverageReport{Verdict: VerdictCarried, Mode: 3}))
 
 	off := FindByMAC(nis, "0e:12:34:56:78:9b")
 	require.NotNil(t, off)
-	assert.Equal(t, StatusPass, SpecCheck(off, 0).Status)
-	assert.Equal(t, StatusPass, SpecCheck(off, 2).Status, "UDP left on after Express was turned off")
-	assert.Equal(t, StatusFail, SpecCheck(off, 1).Status)
+	assert.Equal(t, StatusPass, specCheckMode(off, 0).Status)
+	assert.Equal(t, StatusPass, specCheckMode(off, 2).Status, "UDP left on after Express was turned off")
+	assert.Equal(t, StatusFail, specCheckMode(off, 1).Status)
 
-	assert.Equal(t, StatusWarn, SpecCheck(nil, 3).Status)
-	assert.Equal(t, StatusWarn, SpecCheck(&nis[2], 3).Status)
+	assert.Equal(t, StatusWarn, specCheckMode(nil, 3).Status)
+	assert.Equal(t, StatusWarn, specCheckMode(&nis[2], 3).Status)
 }
 
 func TestNumberChecks(t *testing.T) {

@@ -20,17 +20,18 @@ import (
 // for one test and deleted by its cleanup. Both ends are up and addressed
 // (10.231.0.1/30 on Name, 10.231.0.2/30 on PeerName) so traffic can flow.
 type Veth struct {
-	// NS and Name are the namespace and name of the end under test.
-	NS, Name string
-	// PeerNS and PeerName are those of the other end.
-	PeerNS, PeerName string
+	// Name is the end under test, in the namespace of NetnsPath.
+	Name string
+	// PeerName is the other end, in the namespace of PeerNetnsPath.
+	PeerName string
 	// PeerIndex is the ifindex of the peer end, which veth reports as its
 	// peer_ifindex statistic.
 	PeerIndex int
 	// Addr and PeerAddr are the IPv4 addresses of the two ends.
 	Addr, PeerAddr string
 
-	ip string
+	ns, peerNS string // namespace names
+	ip         string
 }
 
 // NewVeth creates the namespaces and the pair, and registers their removal
@@ -41,23 +42,23 @@ func NewVeth(tb testing.TB) *Veth {
 	ip := peertest.Binary(tb, "apt-get install iproute2", "ip")
 	id := randomID(tb)
 	v := &Veth{
-		NS: "npk-" + id + "-a", PeerNS: "npk-" + id + "-b",
+		ns: "npk-" + id + "-a", peerNS: "npk-" + id + "-b",
 		Name: "npk" + id + "a", PeerName: "npk" + id + "b",
 		Addr: "10.231.0.1", PeerAddr: "10.231.0.2",
 		ip: ip,
 	}
-	addNetns(tb, ip, v.NS)
-	addNetns(tb, ip, v.PeerNS)
-	run(tb, ip, "link", "add", v.Name, "netns", v.NS, "type", "veth", "peer", "name", v.PeerName, "netns", v.PeerNS)
-	run(tb, ip, "-n", v.NS, "addr", "add", v.Addr+"/30", "dev", v.Name)
-	run(tb, ip, "-n", v.PeerNS, "addr", "add", v.PeerAddr+"/30", "dev", v.PeerName)
+	addNetns(tb, ip, v.ns)
+	addNetns(tb, ip, v.peerNS)
+	run(tb, ip, "link", "add", v.Name, "netns", v.ns, "type", "veth", "peer", "name", v.PeerName, "netns", v.peerNS)
+	run(tb, ip, "-n", v.ns, "addr", "add", v.Addr+"/30", "dev", v.Name)
+	run(tb, ip, "-n", v.peerNS, "addr", "add", v.PeerAddr+"/30", "dev", v.PeerName)
 	for _, args := range [][]string{
-		{"-n", v.NS, "link", "set", v.Name, "up"}, {"-n", v.NS, "link", "set", "lo", "up"},
-		{"-n", v.PeerNS, "link", "set", v.PeerName, "up"}, {"-n", v.PeerNS, "link", "set", "lo", "up"},
+		{"-n", v.ns, "link", "set", v.Name, "up"}, {"-n", v.ns, "link", "set", "lo", "up"},
+		{"-n", v.peerNS, "link", "set", v.PeerName, "up"}, {"-n", v.peerNS, "link", "set", "lo", "up"},
 	} {
 		run(tb, ip, args...)
 	}
-	out := run(tb, ip, "netns", "exec", v.PeerNS, "cat", "/sys/class/net/"+v.PeerName+"/ifindex")
+	out := run(tb, ip, "netns", "exec", v.peerNS, "cat", "/sys/class/net/"+v.PeerName+"/ifindex")
 	idx, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil {
 		tb.Fatalf("ethtooltest: peer ifindex %q: %v", out, err)
@@ -66,23 +67,18 @@ func NewVeth(tb testing.TB) *Veth {
 	return v
 }
 
-// Exec runs a command inside NS (ip netns exec) and returns its standard
+// Exec runs a command inside Name's namespace (ip netns exec) and returns its standard
 // output; a failure fails the test.
 func (v *Veth) Exec(tb testing.TB, name string, args ...string) []byte {
 	tb.Helper()
-	return run(tb, v.ip, append([]string{"netns", "exec", v.NS, name}, args...)...)
+	return run(tb, v.ip, append([]string{"netns", "exec", v.ns, name}, args...)...)
 }
 
-// Command returns a command that runs inside ns (NS or PeerNS).
-func (v *Veth) Command(ns, name string, args ...string) *exec.Cmd {
-	return exec.Command(v.ip, append([]string{"netns", "exec", ns, name}, args...)...)
-}
+// NetnsPath is the file that names Name's namespace for setns(2).
+func (v *Veth) NetnsPath() string { return "/run/netns/" + v.ns }
 
-// NetnsPath is the file that names NS for setns(2).
-func (v *Veth) NetnsPath() string { return "/run/netns/" + v.NS }
-
-// PeerNetnsPath is the file that names PeerNS for setns(2).
-func (v *Veth) PeerNetnsPath() string { return "/run/netns/" + v.PeerNS }
+// PeerNetnsPath is the file that names PeerName's namespace for setns(2).
+func (v *Veth) PeerNetnsPath() string { return "/run/netns/" + v.peerNS }
 
 // addNetns creates network namespace ns and registers its removal.
 func addNetns(tb testing.TB, ip, ns string) {

@@ -15,8 +15,9 @@ import (
 // u32 filter. Unlike veth, whose statistics stay 0 for plain traffic, it
 // gives a test counters that really move.
 type IFB struct {
-	// NS and Name are the namespace and the ifb device.
-	NS, Name string
+	// Name is the ifb device, in the namespace of NetnsPath.
+	Name string
+	ns   string
 }
 
 // NewIFB creates the namespace, the device and the redirect, and registers
@@ -27,16 +28,16 @@ func NewIFB(tb testing.TB) *IFB {
 	ip := peertest.Binary(tb, "apt-get install iproute2", "ip")
 	tc := peertest.Binary(tb, "apt-get install iproute2", "tc")
 	id := randomID(tb)
-	f := &IFB{NS: "npk-" + id + "-i", Name: "npk" + id + "i"}
-	addNetns(tb, ip, f.NS)
-	if out, err := exec.Command(ip, "-n", f.NS, "link", "add", f.Name, "type", "ifb").CombinedOutput(); err != nil {
+	f := &IFB{ns: "npk-" + id + "-i", Name: "npk" + id + "i"}
+	addNetns(tb, ip, f.ns)
+	if out, err := exec.Command(ip, "-n", f.ns, "link", "add", f.Name, "type", "ifb").CombinedOutput(); err != nil {
 		peertest.Missing(tb, "the kernel cannot create an ifb device: "+strings.TrimSpace(string(out)), "modprobe ifb")
 		return nil
 	}
-	run(tb, ip, "-n", f.NS, "link", "set", f.Name, "up")
-	run(tb, ip, "-n", f.NS, "link", "set", "lo", "up")
-	run(tb, ip, "netns", "exec", f.NS, tc, "qdisc", "add", "dev", "lo", "ingress")
-	if out, err := exec.Command(ip, "netns", "exec", f.NS, tc, "filter", "add", "dev", "lo", "parent", "ffff:", "protocol", "all",
+	run(tb, ip, "-n", f.ns, "link", "set", f.Name, "up")
+	run(tb, ip, "-n", f.ns, "link", "set", "lo", "up")
+	run(tb, ip, "netns", "exec", f.ns, tc, "qdisc", "add", "dev", "lo", "ingress")
+	if out, err := exec.Command(ip, "netns", "exec", f.ns, tc, "filter", "add", "dev", "lo", "parent", "ffff:", "protocol", "all",
 		"u32", "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", f.Name).CombinedOutput(); err != nil {
 		peertest.Missing(tb, "tc cannot redirect lo to the ifb device: "+strings.TrimSpace(string(out)), "modprobe cls_u32 act_mirred")
 		return nil
@@ -44,8 +45,8 @@ func NewIFB(tb testing.TB) *IFB {
 	return f
 }
 
-// NetnsPath is the file that names NS for setns(2).
-func (f *IFB) NetnsPath() string { return "/run/netns/" + f.NS }
+// NetnsPath is the file that names the namespace for setns(2).
+func (f *IFB) NetnsPath() string { return "/run/netns/" + f.ns }
 
 // SendUDP sends n datagrams of size bytes over the namespace's loopback to a
 // socket bound there, so each one is received once on lo and counted once
@@ -72,6 +73,6 @@ func (f *IFB) SendUDP(tb testing.TB, n, size int) {
 		return nil
 	})
 	if err != nil {
-		tb.Fatalf("ethtooltest: sending over lo in %s: %v", f.NS, err)
+		tb.Fatalf("ethtooltest: sending over lo in %s: %v", f.ns, err)
 	}
 }

@@ -222,7 +222,7 @@ func watch(ctx context.Context, c *ethtool.Client, o options, w io.Writer) error
 	defer cancel()
 	n := 0
 	var werr error
-	err := c.Watch(ctx, o.iface, o.watch, func(d ethtool.Delta) {
+	err := c.Watch(ctx, o.iface, &ethtool.WatchConfig{Interval: o.watch, OnDelta: func(d ethtool.Delta) {
 		n++
 		if o.json {
 			werr = writeJSON(w, &d)
@@ -232,11 +232,14 @@ func watch(ctx context.Context, c *ethtool.Client, o options, w io.Writer) error
 		if werr != nil || (o.count > 0 && n >= o.count) {
 			cancel()
 		}
-	})
-	if err != nil {
-		return err
+	}})
+	if werr != nil {
+		return werr
 	}
-	return werr
+	if errors.Is(err, context.Canceled) {
+		return nil // -count reached, or Ctrl-C
+	}
+	return err
 }
 
 func printDelta(w io.Writer, d *ethtool.Delta) error {

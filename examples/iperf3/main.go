@@ -175,12 +175,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			if err != nil {
 				return err
 			}
-			echoAddr, serveEcho, err := echo.Listen(sctx, "udp", "127.0.0.1:0")
+			pc, err := (&net.ListenConfig{}).ListenPacket(sctx, "udp", "127.0.0.1:0")
 			if err != nil {
 				return err
 			}
-			go func() { _ = serveEcho() }()
-			o.rtt = echoAddr.String()
+			go func() { _ = echo.ServePacket(sctx, pc) }()
+			o.rtt = pc.LocalAddr().String()
 		}
 	}
 	if o.rtt != "" {

@@ -140,13 +140,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 }
 
 func serve(ctx context.Context, network, addr string, stderr io.Writer) error {
-	srv, err := latency.NewServer(nil)
+	srv, err := latency.NewServer(&latency.ServerConfig{OnListen: func(a net.Addr) {
+		fmt.Fprintf(stderr, "pingpong: serving sockperf clients over %s on %s (Ctrl-C to stop)\n", network, a)
+	}})
 	if err != nil {
 		return err
 	}
-	err = srv.ListenAndServe(ctx, network, addr, func(a net.Addr) {
-		fmt.Fprintf(stderr, "pingpong: serving sockperf clients over %s on %s (Ctrl-C to stop)\n", network, a)
-	})
+	err = srv.ListenAndServe(ctx, network, addr)
+	if errors.Is(err, context.Canceled) {
+		err = nil // Ctrl-C is how a server stops
+	}
 	st := srv.Stats()
 	fmt.Fprintf(stderr, "pingpong: %d messages, %d replies, %d rejected\n", st.Messages, st.Replies, st.Rejected)
 	return err
@@ -158,14 +161,25 @@ func startLocal(ctx context.Context, network string) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	a, serveLocal, err := srv.Listen(ctx, network, "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		return "", nil, err
+	var lc net.ListenConfig
+	var a net.Addr
+	var serveLocal func(context.Context) error
+	if network == "tcp" {
+		ln, err := lc.Listen(ctx, network, "127.0.0.1:0")
+		if err != nil {
+			return "", nil, err
+		}
+		a, serveLocal = ln.Addr(), func(ctx context.Context) error { return srv.Serve(ctx, ln) }
+	} else {
+		pc, err := lc.ListenPacket(ctx, network, "127.0.0.1:0")
+		if err != nil {
+			return "", nil, err
+		}
+		a, serveLocal = pc.LocalAddr(), func(ctx context.Context) error { return srv.ServePacket(ctx, pc) }
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- serveLocal() }()
+	go func() { done <- serveLocal(ctx) }()
 	return a.String(), func() { cancel(); <-done }, nil
 }
 

@@ -338,7 +338,7 @@ func startServers(ctx context.Context, o *options) (*servers, error) {
 		s.pingAddr = pc.LocalAddr().String()
 		running++
 		go func() {
-			_ = ls.ServeUDP(ctx, pc)
+			_ = ls.ServePacket(ctx, pc)
 			done <- struct{}{}
 		}()
 	}

@@ -209,7 +209,7 @@ func specCheck(o options, r *srd.CoverageReport) (srd.Check, error) {
 		}
 		mac = string(b)
 	}
-	return srd.SpecCheckCoverage(srd.FindByMAC(nis, mac), *r), nil
+	return srd.SpecCheck(srd.FindByMAC(nis, mac), *r), nil
 }
 
 func readFile(name string) (*ethtool.Snapshot, error) {

@@ -5,6 +5,7 @@ package latencytest
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"testing"
@@ -60,17 +61,24 @@ func NewServer(tb testing.TB, cfg *Config) *Server {
 		if c.Network != "" && c.Network != network {
 			continue
 		}
-		a, serve, err := srv.Listen(ctx, network, addr)
-		if err != nil {
-			tb.Fatalf("latencytest: %v", err)
-		}
+		var serve func() error
 		if network == "udp" {
-			s.UDPAddr = a.String()
+			pc, err := net.ListenPacket(network, addr)
+			if err != nil {
+				tb.Fatalf("latencytest: %v", err)
+			}
+			s.UDPAddr = pc.LocalAddr().String()
+			serve = func() error { return srv.ServePacket(ctx, pc) }
 		} else {
-			s.TCPAddr = a.String()
+			ln, err := net.Listen(network, addr)
+			if err != nil {
+				tb.Fatalf("latencytest: %v", err)
+			}
+			s.TCPAddr = ln.Addr().String()
+			serve = func() error { return srv.Serve(ctx, ln) }
 		}
 		s.wg.Go(func() {
-			if err := serve(); err != nil {
+			if err := serve(); !errors.Is(err, context.Canceled) {
 				tb.Errorf("latencytest: %v", err)
 			}
 		})
@@ -79,14 +87,6 @@ func NewServer(tb testing.TB, cfg *Config) *Server {
 		tb.Fatalf("latencytest: network %q is not udp, tcp or empty", c.Network)
 	}
 	return s
-}
-
-// Addr returns the address for network "udp" or "tcp".
-func (s *Server) Addr(network string) string {
-	if network == "tcp" {
-		return s.TCPAddr
-	}
-	return s.UDPAddr
 }
 
 // Close stops the server and waits for its goroutines. It is safe to call

@@ -1,4 +1,7 @@
-package latency
+// Package sockperfwire is sockperf's wire format: the 14-byte message header
+// and a frame reader that splits a TCP stream into messages. It is internal:
+// package latency speaks it as client and server.
+package sockperfwire
 
 import (
 	"encoding/binary"
@@ -39,11 +42,11 @@ type Header struct {
 
 // ErrShortMessage is wrapped by decoding errors for a message shorter than
 // HeaderSize or than its own Length field.
-var ErrShortMessage = errors.New("latency: message shorter than its header")
+var ErrShortMessage = errors.New("sockperfwire: message shorter than its header")
 
 // ErrBadLength is wrapped by decoding errors for a Length field below
 // HeaderSize or above the allowed maximum.
-var ErrBadLength = errors.New("latency: bad message length")
+var ErrBadLength = errors.New("sockperfwire: bad message length")
 
 // Put writes h into the first HeaderSize bytes of b, which must be at least
 // that long.
@@ -130,9 +133,9 @@ func (f *FrameReader) Next() (Header, []byte, error) {
 // Buffered reports how many bytes are buffered but not yet returned.
 func (f *FrameReader) Buffered() int { return f.end - f.start }
 
-// whole reports whether a complete message (or a header with a bad length) is
+// Whole reports whether a complete message (or a header with a bad length) is
 // buffered, so that Next would return without reading.
-func (f *FrameReader) whole() bool {
+func (f *FrameReader) Whole() bool {
 	if f.end-f.start < HeaderSize {
 		return false
 	}
