@@ -18,7 +18,9 @@ type Padding int
 const (
 	// OAEP is RSA-OAEP with SHA-1 and an empty label, iperf3's default.
 	OAEP Padding = iota
-	// PKCS1v15 is RSA PKCS#1 v1.5 padding (iperf3's --use-pkcs1-padding).
+	// PKCS1v15 is RSA PKCS#1 v1.5 padding (iperf3's --use-pkcs1-padding,
+	// "at your own risk"): a server that answers differently to bad
+	// padding is a Bleichenbacher oracle, so use it only for old peers.
 	PKCS1v15
 )
 
@@ -79,6 +81,7 @@ func EncodeToken(pub *rsa.PublicKey, c Credentials, pad Padding) (string, error)
 		err error
 	)
 	if pad == PKCS1v15 {
+		//lint:ignore SA1019 interoperating with iperf3's --use-pkcs1-padding needs it.
 		ct, err = rsa.EncryptPKCS1v15(rand.Reader, pub, msg)
 	} else {
 		ct, err = rsa.EncryptOAEP(sha1.New(), rand.Reader, pub, msg, nil)
@@ -102,6 +105,7 @@ func DecodeToken(priv *rsa.PrivateKey, token string, pad Padding) (Credentials, 
 	}
 	var msg []byte
 	if pad == PKCS1v15 {
+		//lint:ignore SA1019 interoperating with iperf3's --use-pkcs1-padding needs it.
 		msg, err = rsa.DecryptPKCS1v15(nil, priv, ct)
 	} else {
 		msg, err = rsa.DecryptOAEP(sha1.New(), nil, priv, ct, nil)
