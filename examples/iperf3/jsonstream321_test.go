@@ -68,7 +68,7 @@ var libraryGaps = map[string]bool{
 	"start.test_start.gso": true, "start.test_start.gro": true,
 	"start.test_start.bidir": true, // omitted when 0; 3.21 writes 0
 	// TCP_INFO fields the library does not read.
-	"interval.streams[].reorder": true,
+	"interval.streams[].reorder":       true,
 	"end.streams[].sender.max_snd_wnd": true, "end.streams[].sender.reorder": true,
 }
 
