@@ -303,6 +303,21 @@ func defineClient(fs *pflag.FlagSet, o *options) {
 		c.Bidir = true
 		return nil
 	})
+	fs.FuncP("omit", "O", "perform pre-test for N seconds and omit the pre-test statistics", func(s string) error {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v < 0 || v > maxOmit {
+			return errOmit
+		}
+		c.Omit = time.Duration(v * float64(time.Second))
+		return nil
+	})
+	defineClientSocket(fs, o)
+	defineClientExtras(fs, o)
+}
+
+// defineClientSocket defines the client options that tune the sockets.
+func defineClientSocket(fs *pflag.FlagSet, o *options) {
+	c := &o.cfg
 	fs.FuncP("window", "w", "set send/receive socket buffer sizes", func(s string) error {
 		v, err := unitSize(s, 1024)
 		if err != nil {
@@ -343,14 +358,11 @@ func defineClient(fs *pflag.FlagSet, o *options) {
 	})
 	fs.BoolVarP(&o.zerocopy, "zerocopy", "Z", false, "use a 'zero copy' method of sending data")
 	fs.BoolVar(&o.skipRxCopy, "skip-rx-copy", false, "ignore received messages using MSG_TRUNC option")
-	fs.FuncP("omit", "O", "perform pre-test for N seconds and omit the pre-test statistics", func(s string) error {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || v < 0 || v > maxOmit {
-			return errOmit
-		}
-		c.Omit = time.Duration(v * float64(time.Second))
-		return nil
-	})
+}
+
+// defineClientExtras defines the remaining client options.
+func defineClientExtras(fs *pflag.FlagSet, o *options) {
+	c := &o.cfg
 	fs.StringVarP(&o.title, "title", "T", "", "prefix every output line with this string")
 	fs.StringVar(&o.extraData, "extra-data", "", "data string to include in client and server JSON")
 	fs.BoolVar(&c.GetServerOutput, "get-server-output", false, "get results from server")
