@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -223,16 +224,37 @@ func printJSON(out io.Writer, res *throughput.Result, sig *signalError) {
 	fmt.Fprintf(out, "%s\n", doc)
 }
 
+// iperfMessage words the errors scripts grep for as 3.21 words them.
+func iperfMessage(err error) string {
+	var op *net.OpError
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, throughput.ErrAccessDenied):
+		return "the server is busy running a test. try again later"
+	case errors.As(err, &op) && op.Op == "dial":
+		cause := op.Err.Error()
+		if errors.As(op.Err, &errno) {
+			cause = errno.Error()
+		}
+		if cause != "" {
+			cause = strings.ToUpper(cause[:1]) + cause[1:] // as C's strerror
+		}
+		return "unable to connect to server - server may have stopped running or use a different port, firewall issue, etc.: " + cause
+	}
+	return err.Error()
+}
+
 // fail reports an error as 3.21 does in each output mode and returns 1.
 func fail(o *options, out, errOut io.Writer, err error) int {
+	msg := iperfMessage(err)
 	switch {
 	case o.jsonStream:
-		(&jsonStream{w: out}).error("error - " + err.Error())
+		(&jsonStream{w: out}).error("error - " + msg)
 	case o.json:
-		b, _ := json.MarshalIndent(map[string]any{"start": map[string]any{}, "intervals": []any{}, "end": map[string]any{}, "error": err.Error()}, "", "\t")
+		b, _ := json.MarshalIndent(map[string]any{"start": map[string]any{}, "intervals": []any{}, "end": map[string]any{}, "error": msg}, "", "\t")
 		fmt.Fprintf(out, "%s\n", b)
 	default:
-		fmt.Fprintf(errOut, "iperf3: error - %v\n", err)
+		fmt.Fprintf(errOut, "iperf3: error - %s\n", msg)
 	}
 	return 1
 }

@@ -206,7 +206,7 @@ func TestErrorModes(t *testing.T) {
 	port := peertest.FreePort(t) // nothing listens there
 	_, errOut, code := runTool(context.Background(), "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1")
 	assert.Equal(t, 1, code)
-	assert.True(t, strings.HasPrefix(errOut, "iperf3: error - "), errOut)
+	assert.Equal(t, "iperf3: error - unable to connect to server - server may have stopped running or use a different port, firewall issue, etc.: Connection refused\n", errOut)
 	out, _, code := runTool(context.Background(), "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1", "--json-stream")
 	assert.Equal(t, 1, code)
 	var ev struct {
