@@ -1,22 +1,23 @@
-// Command iperf3 is an iperf3-like tool built only on the public API of
-// github.com/netperfkit/netperfkit/throughput. It takes iperf3's flag names:
+// Command iperf3 is a drop-in for iperf3 3.21 built only on the public API of
+// github.com/netperfkit/netperfkit/throughput: the same options (short,
+// long, combined, --opt=value), the same text, -J and --json-stream output,
+// and the same usage errors and exit statuses.
 //
-//	iperf3 -s [-p PORT]                      serve (several tests at once)
-//	iperf3 -c HOST [-p PORT] [options]       run a test against any iperf3 3.x server
-//	iperf3 [options]                         run a test against an in-process server on loopback
+//	iperf3 -s [-p PORT] [-1] [-J]            serve (several tests at once)
+//	iperf3 -c HOST [options]                 test against any iperf3 3.x server
+//	iperf3 --in-process [options]            test against an in-process server on loopback
 //
-// Options: -t SECS, -n BYTES, -k BLOCKS, -P N, -R, --bidir, -u, -b RATE
-// (K/M/G, 0 = unlimited), -l LEN, -w SIZE, -O SECS, -i SECS, -J,
-// --get-server-output, and --rtt ADDR to measure the RTT under load against a
-// sockperf-compatible UDP echo server ("local" with the in-process server).
-// Text output follows iperf3's; -J prints iperf3's
-// JSON document.
+// netperfkit adds --rtt HOST:PORT (RTT under load against a
+// sockperf-compatible UDP echo server, "local" with --in-process) and
+// --in-process. Options the library cannot carry out yet are parsed and
+// checked as iperf3 checks them; the tool then says so on stderr, and
+// refuses to run when ignoring one would be unsafe (authentication).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -24,250 +25,369 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
+// signalError is the cause of the run's context when a signal ends it.
+type signalError struct{ sig os.Signal }
+
+func (e *signalError) Error() string { return "interrupted by " + e.sig.String() }
+
+// describe is 3.21's "by signal Interrupt(2)".
+func (e *signalError) describe() string {
+	if s, ok := e.sig.(syscall.Signal); ok {
+		name := map[syscall.Signal]string{syscall.SIGINT: "Interrupt", syscall.SIGTERM: "Terminated", syscall.SIGHUP: "Hangup"}[s]
+		if name == "" {
+			name = s.String()
+		}
+		return fmt.Sprintf("by signal %s(%d)", name, int(s))
+	}
+	return "by signal " + e.sig.String()
+}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "iperf3: error -", err)
-		os.Exit(1)
-	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-sigs
+		cancel(&signalError{sig: s})
+	}()
+	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	signal.Stop(sigs)
+	cancel(nil)
+	os.Exit(code)
 }
 
-// options are the parsed command line.
-type options struct {
-	server, jsonOut bool
-	host            string
-	rtt             string
-	port            int
-	cfg             throughput.Config
-}
-
-func parseArgs(args []string, out io.Writer) (*options, error) {
-	fs := flag.NewFlagSet("iperf3", flag.ContinueOnError)
-	fs.SetOutput(out)
-	o := &options{}
-	var secs, omit, interval float64
-	var nBytes, length, window, rate string
-	var blocks int64
-	fs.BoolVar(&o.server, "s", false, "run in server mode")
-	fs.StringVar(&o.host, "c", "", "run in client mode, connecting to `host`")
-	fs.IntVar(&o.port, "p", throughput.DefaultPort, "server port")
-	fs.Float64Var(&secs, "t", 10, "time in seconds to transmit")
-	fs.StringVar(&nBytes, "n", "", "number of bytes to transmit (K/M/G), instead of -t")
-	fs.Int64Var(&blocks, "k", 0, "number of blocks to transmit, instead of -t or -n")
-	fs.IntVar(&o.cfg.Streams, "P", 1, "number of parallel client streams")
-	fs.BoolVar(&o.cfg.Reverse, "R", false, "reverse mode (server sends)")
-	fs.BoolVar(&o.cfg.Bidir, "bidir", false, "bidirectional mode")
-	fs.BoolVar(&o.cfg.UDP, "u", false, "use UDP")
-	fs.StringVar(&rate, "b", "", "target bitrate in bits/sec per stream (K/M/G; 0 = unlimited)")
-	fs.StringVar(&length, "l", "", "length of buffer to read or write (K/M)")
-	fs.StringVar(&window, "w", "", "socket buffer size (K/M)")
-	fs.Float64Var(&omit, "O", 0, "omit the first n seconds")
-	fs.Float64Var(&interval, "i", 1, "seconds between interval reports (0 = none)")
-	fs.BoolVar(&o.jsonOut, "J", false, "output in JSON format")
-	fs.BoolVar(&o.cfg.GetServerOutput, "get-server-output", false, "get results from server")
-	fs.StringVar(&o.rtt, "rtt", "", "measure RTT under load against a sockperf-compatible UDP echo server at `host:port` (\"local\" with the in-process server)")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if o.server && o.host != "" {
-		return nil, errors.New("cannot be both server and client")
-	}
-	c := &o.cfg
-	c.Duration = time.Duration(secs * float64(time.Second))
-	c.Omit = time.Duration(omit * float64(time.Second))
-	c.Blocks = blocks
-	c.Interval = time.Duration(interval * float64(time.Second))
-	if interval <= 0 {
-		c.Interval = -1
-	}
-	var err error
-	if c.Bytes, err = parseSize(nBytes, 1024); err != nil {
-		return nil, fmt.Errorf("-n: %w", err)
-	}
-	if c.Bytes > 0 || c.Blocks > 0 {
-		c.Duration = 0
-	}
-	l, err := parseSize(length, 1024)
+// run is the whole program: args include the program name; it returns the
+// exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseOptions(args[1:])
 	if err != nil {
-		return nil, fmt.Errorf("-l: %w", err)
+		printParseError(stderr, args[0], err)
+		return 1
 	}
-	c.BlockLen = int(l)
-	w, err := parseSize(window, 1024)
+	switch {
+	case o.help:
+		fmt.Fprint(stdout, usageLong)
+		return 0
+	case o.showVersion:
+		printVersion(stdout)
+		return 0
+	}
+	out, errOut, closeLog, err := openOutput(o, stdout, stderr)
 	if err != nil {
-		return nil, fmt.Errorf("-w: %w", err)
+		fmt.Fprintf(stderr, "iperf3: error - %v\n", err)
+		return 1
 	}
-	c.Window = int(w)
-	if rate != "" {
-		b, err := parseSize(rate, 1000)
-		if err != nil {
-			return nil, fmt.Errorf("-b: %w", err)
+	defer closeLog()
+	warnUnsupported(o, errOut)
+	if err := checkAuth(o); err != nil {
+		var pe *paramError
+		if errors.As(err, &pe) {
+			// 3.21 prints the key or file error, then the parameter error.
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				for _, e := range j.Unwrap() {
+					if e != error(pe) {
+						fmt.Fprintf(errOut, "iperf3: %v\n", e)
+					}
+				}
+			}
+			printParseError(errOut, args[0], pe)
+			return 1
 		}
-		c.Bitrate = float64(b)
-		if b == 0 {
-			c.Bitrate = throughput.Unlimited
-		}
-	}
-	return o, nil
-}
-
-// parseSize reads iperf3's sizes: a number with an optional K, M, G or T
-// suffix in steps of base (1024 for bytes, 1000 for rates).
-func parseSize(s string, base float64) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	mult := 1.0
-	switch strings.ToUpper(s[len(s)-1:]) {
-	case "K":
-		mult = base
-	case "M":
-		mult = base * base
-	case "G":
-		mult = base * base * base
-	case "T":
-		mult = base * base * base * base
-	}
-	if mult != 1 {
-		s = s[:len(s)-1]
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return int64(v * mult), nil
-}
-
-func run(ctx context.Context, args []string, out io.Writer) error {
-	o, err := parseArgs(args, out)
-	if err != nil {
-		return err
+		fmt.Fprintf(errOut, "iperf3: error - %v\n", err)
+		return 1
 	}
 	if o.server {
-		return serve(ctx, o, out)
+		return serve(ctx, o, out, errOut)
 	}
-	addr := net.JoinHostPort(o.host, strconv.Itoa(o.port))
-	if o.host == "" {
-		// No -c and no -s: test against an in-process server on loopback.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		sctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- throughput.Serve(sctx, ln, nil) }()
-		defer func() {
-			cancel()
-			<-done
-		}()
-		addr = ln.Addr().String()
-		if o.rtt == "local" {
-			echo, err := latency.NewServer(nil)
-			if err != nil {
-				return err
-			}
-			pc, err := (&net.ListenConfig{}).ListenPacket(sctx, "udp", "127.0.0.1:0")
-			if err != nil {
-				return err
-			}
-			go func() { _ = echo.ServePacket(sctx, pc) }()
-			o.rtt = pc.LocalAddr().String()
-		}
-	}
-	if o.rtt != "" {
-		o.cfg.Latency = &throughput.LatencyProbe{Addr: o.rtt}
-	}
-	return client(ctx, o, addr, out)
+	return client(ctx, o, out, errOut)
 }
 
-func client(ctx context.Context, o *options, addr string, out io.Writer) error {
+// openOutput applies --logfile (3.21 appends to it, errors included),
+// --timestamps, -T and --forceflush.
+func openOutput(o *options, stdout, stderr io.Writer) (out, errOut io.Writer, closeFn func(), err error) {
+	closeFn = func() {}
+	p := &prefixWriter{w: stdout, stamp: o.timestamps, title: o.title, now: time.Now, flush: o.forceFlush}
+	if o.logfile != "" {
+		f, err := os.OpenFile(o.logfile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("unable to open log file: %w", err)
+		}
+		p.w, p.syncer, p.flush, stderr = f, f, true, f
+		closeFn = func() { _ = f.Close() }
+	}
+	return p, stderr, closeFn, nil
+}
+
+func client(ctx context.Context, o *options, out, errOut io.Writer) int {
+	host, addr, stop, err := target(ctx, o)
+	if err != nil {
+		return fail(o, out, errOut, err)
+	}
+	defer stop()
 	cfg := o.cfg
-	header := false
-	if !o.jsonOut {
-		h, p, _ := net.SplitHostPort(addr)
-		fmt.Fprintf(out, "Connecting to host %s, port %s\n", h, p)
-		cfg.OnInterval = func(iv throughput.Interval) {
-			if !header {
-				fmt.Fprint(out, throughput.IntervalHeader(&throughput.Result{Protocol: map[bool]string{true: "udp", false: "tcp"}[cfg.UDP]}))
-				header = true
-			}
-			fmt.Fprint(out, throughput.IntervalText(iv, cfg.UDP))
+	if o.rtt != "" {
+		cfg.Latency = &throughput.LatencyProbe{Addr: o.rtt}
+	}
+	txt := newTextReport(out, o)
+	var stream *jsonStream
+	switch {
+	case o.jsonStream:
+		stream = newJSONStream(out, o, addr)
+	case !o.json:
+		txt.connecting(host, o.port)
+	}
+	var seen []throughput.Interval
+	cfg.OnInterval = func(iv throughput.Interval) {
+		seen = append(seen, iv)
+		switch {
+		case stream != nil:
+			stream.interval(iv)
+		case !o.json:
+			txt.interval(iv)
 		}
 	}
 	res, err := throughput.Run(ctx, addr, &cfg)
-	if err != nil {
-		return err
+	var sig *signalError
+	if err != nil && !errors.As(context.Cause(ctx), &sig) {
+		return fail(o, out, errOut, err)
 	}
-	if o.jsonOut {
-		doc, err := throughput.IperfJSON(res)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(out, "%s\n", doc)
-		return err
+	if res == nil {
+		// The library returns no partial result when cancelled yet;
+		// rebuild what ran from the interval reports, as 3.21 prints it.
+		res = partialResult(&cfg, seen)
 	}
-	for _, s := range res.Streams {
-		fmt.Fprintf(out, "[%3d] local %s connected to %s\n", s.ID+4, s.LocalAddr, s.RemoteAddr)
+	report(o, res, out, txt, stream, sig)
+	if sig != nil {
+		fmt.Fprintf(errOut, "iperf3: interrupt - the client has terminated %s\n", sig.describe())
 	}
-	printServerTCP(out, res)
-	fmt.Fprint(out, throughput.SummaryText(res))
-	if res.ServerOutputText != "" {
-		fmt.Fprintf(out, "\nServer output:\n%s", res.ServerOutputText)
-	}
-	fmt.Fprintln(out, "\niperf Done.")
-	return nil
+	return 0
 }
 
-func serve(ctx context.Context, o *options, out io.Writer) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(o.port)))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "-----------------------------------------------------------\nServer listening on %d (several tests at once)\n-----------------------------------------------------------\n", o.port)
-	cfg := &throughput.ServerConfig{OnResult: func(r *throughput.Result) {
-		if o.jsonOut {
-			if doc, err := throughput.IperfJSON(r); err == nil {
-				fmt.Fprintf(out, "%s\n", doc)
-			}
-			return
+// report prints the end of a client run in the chosen output format.
+func report(o *options, res *throughput.Result, out io.Writer, txt *textReport, stream *jsonStream, sig *signalError) {
+	switch {
+	case stream != nil:
+		if sig != nil {
+			stream.error("interrupt - the client has terminated " + sig.describe())
 		}
-		fmt.Fprintf(out, "Accepted connection from %s\n%s", r.RemoteAddr, throughput.IperfText(r))
-	}}
-	return throughput.Serve(ctx, ln, cfg)
+		stream.end(res)
+	case o.json:
+		printJSON(out, res, sig)
+	default:
+		// The library reports stream addresses only with the result, so
+		// these lines come after the intervals until it has an OnStart
+		// hook (3.21 prints them first).
+		for _, s := range res.Streams {
+			if s.LocalAddr != "" {
+				txt.connected(s)
+			}
+		}
+		txt.summary(res)
+		printExtras(out, res)
+		if res.ServerOutputText != "" {
+			fmt.Fprintf(out, "\nServer output:\n%s", res.ServerOutputText)
+		}
+		if sig == nil {
+			txt.done()
+		}
+	}
 }
 
-// printServerTCP shows the server's TCP statistics for the streams it sent
-// (reverse and bidirectional tests), which arrive only with its results:
-// iperf3's own client shows none there.
-func printServerTCP(out io.Writer, res *throughput.Result) {
-	var lines []throughput.Interval
-	for _, iv := range res.Intervals {
-		var ss []throughput.StreamInterval
-		for _, s := range iv.Streams {
-			if s.Reverse && s.TCPInfo {
-				ss = append(ss, s)
-			}
-		}
-		if len(ss) > 0 {
-			iv.Streams, iv.Upload = ss, nil
-			lines = append(lines, iv)
-		}
+// printExtras prints what netperfkit adds to iperf3's summary.
+func printExtras(out io.Writer, r *throughput.Result) {
+	if l := r.Latency; l != nil {
+		fmt.Fprintf(out, "RTT under load (%s, %d samples): p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us\n",
+			l.Network, l.Observations, l.P50Us, l.P99Us, l.P999Us, l.MaxUs)
 	}
-	if len(lines) == 0 {
+}
+
+func printJSON(out io.Writer, res *throughput.Result, sig *signalError) {
+	doc, err := throughput.IperfJSON(res)
+	if err != nil {
+		fmt.Fprintf(out, "{\"error\": %q}\n", err.Error())
 		return
 	}
-	fmt.Fprintln(out, "Server-side sender statistics of the streams it sent:")
-	fmt.Fprint(out, throughput.IntervalHeader(res))
-	for _, iv := range lines {
-		fmt.Fprint(out, throughput.IntervalText(iv, false))
+	if sig != nil {
+		var m map[string]any
+		if json.Unmarshal(doc, &m) == nil {
+			m["error"] = "interrupt - the client has terminated " + sig.describe()
+			doc, _ = json.MarshalIndent(m, "", "\t")
+		}
 	}
+	fmt.Fprintf(out, "%s\n", doc)
+}
+
+// iperfMessage words the errors scripts grep for as 3.21 words them.
+func iperfMessage(err error) string {
+	var op *net.OpError
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, throughput.ErrAccessDenied):
+		return "the server is busy running a test. try again later"
+	case errors.As(err, &op) && op.Op == "dial":
+		cause := op.Err.Error()
+		if errors.As(op.Err, &errno) {
+			cause = errno.Error()
+		}
+		if cause != "" {
+			cause = strings.ToUpper(cause[:1]) + cause[1:] // as C's strerror
+		}
+		return "unable to connect to server - server may have stopped running or use a different port, firewall issue, etc.: " + cause
+	}
+	return err.Error()
+}
+
+// fail reports an error as 3.21 does in each output mode and returns 1.
+func fail(o *options, out, errOut io.Writer, err error) int {
+	msg := iperfMessage(err)
+	switch {
+	case o.jsonStream:
+		(&jsonStream{w: out}).error("error - " + msg)
+	case o.json:
+		b, _ := json.MarshalIndent(map[string]any{"start": map[string]any{}, "intervals": []any{}, "end": map[string]any{}, "error": msg}, "", "\t")
+		fmt.Fprintf(out, "%s\n", b)
+	default:
+		fmt.Fprintf(errOut, "iperf3: error - %s\n", msg)
+	}
+	return 1
+}
+
+// target resolves where the client connects: -c HOST (with -4/-6 choosing
+// the address family) or, with --in-process, a server started here.
+func target(ctx context.Context, o *options) (host, addr string, stop func(), err error) {
+	stop = func() {}
+	if o.inProcess && !o.client {
+		return inProcess(ctx, o)
+	}
+	host = o.host
+	if o.ipv4 || o.ipv6 {
+		network := "ip4"
+		if o.ipv6 {
+			network = "ip6"
+		}
+		ips, err := net.DefaultResolver.LookupIP(ctx, network, host)
+		if err != nil || len(ips) == 0 {
+			return "", "", stop, fmt.Errorf("unable to connect to server: %s has no %s address: %w", host, network, err)
+		}
+		return host, net.JoinHostPort(ips[0].String(), strconv.Itoa(o.port)), stop, nil
+	}
+	return host, net.JoinHostPort(host, strconv.Itoa(o.port)), stop, nil
+}
+
+func inProcess(ctx context.Context, o *options) (host, addr string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", "", nil, err
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() { done <- throughput.Serve(sctx, ln, nil) }()
+	stop = func() {
+		cancel()
+		<-done
+	}
+	if o.rtt == "local" {
+		echo, err := latency.NewServer(nil)
+		if err == nil {
+			var pc net.PacketConn
+			pc, err = (&net.ListenConfig{}).ListenPacket(sctx, "udp", "127.0.0.1:0")
+			if err == nil {
+				go func() { _ = echo.ServePacket(sctx, pc) }()
+				o.rtt = pc.LocalAddr().String()
+			}
+		}
+		if err != nil {
+			stop()
+			return "", "", nil, err
+		}
+	}
+	tcp := ln.Addr().(*net.TCPAddr)
+	o.port = tcp.Port
+	return tcp.IP.String(), ln.Addr().String(), stop, nil
+}
+
+// partialResult sums the interval reports of an interrupted run into the
+// result 3.21 prints then: what this side sent or received; the other
+// side's numbers, which come only with the results exchange, are zero.
+func partialResult(cfg *throughput.Config, ivs []throughput.Interval) *throughput.Result {
+	r := &throughput.Result{Role: "client", Protocol: "tcp", NumStreams: max(cfg.Streams, 1), Reverse: cfg.Reverse, Bidir: cfg.Bidir,
+		BlockLen: cfg.BlockLen, OmitSeconds: cfg.Omit.Seconds(), DurationSeconds: cfg.Duration.Seconds()}
+	if cfg.UDP {
+		r.Protocol = "udp"
+	}
+	byID := map[int]*throughput.StreamResult{}
+	var order []int
+	for _, iv := range ivs {
+		r.Intervals = append(r.Intervals, iv)
+		if iv.Omitted {
+			continue
+		}
+		for _, s := range iv.Streams {
+			sr := byID[s.ID]
+			if sr == nil {
+				sr = &throughput.StreamResult{ID: s.ID, Reverse: s.Reverse, Retransmits: -1}
+				byID[s.ID] = sr
+				order = append(order, s.ID)
+			}
+			sr.Seconds = iv.EndSeconds - r.OmitSeconds
+			addInterval(sr, s)
+		}
+	}
+	for _, id := range order {
+		sr := byID[id]
+		if sr.Seconds > 0 {
+			sr.SentBitsPerSecond = float64(sr.SentBytes) * 8 / sr.Seconds
+			sr.ReceivedBitsPerSecond = float64(sr.ReceivedBytes) * 8 / sr.Seconds
+		}
+		r.Streams = append(r.Streams, *sr)
+	}
+	r.Upload, r.Download = sumDirection(r.Streams, false), sumDirection(r.Streams, true)
+	return r
+}
+
+func addInterval(sr *throughput.StreamResult, s throughput.StreamInterval) {
+	if s.Sender {
+		sr.SentBytes += s.Bytes
+		sr.SentPackets += s.Packets
+		if s.TCPInfo {
+			sr.Retransmits = max(sr.Retransmits, 0) + s.Retransmits
+		}
+		return
+	}
+	sr.ReceivedBytes += s.Bytes
+	sr.Packets += s.Packets
+	sr.LostPackets += s.LostPackets
+	sr.JitterMs = s.JitterMs
+}
+
+func sumDirection(ss []throughput.StreamResult, rev bool) *throughput.Summary {
+	var sum *throughput.Summary
+	for _, s := range ss {
+		if s.Reverse != rev {
+			continue
+		}
+		if sum == nil {
+			sum = &throughput.Summary{Retransmits: -1}
+		}
+		sum.Streams++
+		sum.Seconds = max(sum.Seconds, s.Seconds)
+		sum.SentBytes += s.SentBytes
+		sum.ReceivedBytes += s.ReceivedBytes
+		sum.SentBitsPerSecond += s.SentBitsPerSecond
+		sum.ReceivedBitsPerSecond += s.ReceivedBitsPerSecond
+		sum.SentPackets += s.SentPackets
+		sum.Packets += s.Packets
+		sum.LostPackets += s.LostPackets
+		if s.Retransmits >= 0 {
+			sum.Retransmits = max(sum.Retransmits, 0) + s.Retransmits
+		}
+	}
+	return sum
 }

@@ -5,78 +5,96 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/netperfkit/netperfkit/internal/peertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"": 0, "10": 10, "128K": 128 << 10, "1.5M": 3 << 19, "2G": 2 << 30} {
-		got, err := parseSize(in, 1024)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
+// iperf321 returns the iperf3 3.21 binary (../shared/peers/build.sh
+// iperf3), or skips.
+func iperf321(t *testing.T) string {
+	t.Helper()
+	cands := []string{os.Getenv("NETPERFKIT_IPERF3_321")}
+	if home, err := os.UserHomeDir(); err == nil {
+		cands = append(cands, filepath.Join(home, ".cache/netperfkit-peers/iperf-3.21/bin/iperf3"))
 	}
-	got, err := parseSize("5M", 1000)
-	require.NoError(t, err)
-	assert.Equal(t, int64(5e6), got)
-	_, err = parseSize("x", 1000)
-	assert.Error(t, err)
+	for _, p := range cands {
+		if p == "" {
+			continue
+		}
+		if out, err := exec.Command(p, "-v").Output(); err == nil && strings.Contains(string(out), "iperf 3.21") {
+			return p
+		}
+	}
+	peertest.Missing(t, "iperf3 3.21 not found", "../shared/peers/build.sh iperf3, or set NETPERFKIT_IPERF3_321")
+	return ""
 }
 
-func TestFlags(t *testing.T) {
-	o, err := parseArgs([]string{"-c", "h", "-p", "6000", "-t", "3", "-P", "4", "-R", "-u", "-b", "0", "-l", "1400", "-w", "1M", "-O", "1", "-i", "0.5", "-J", "--get-server-output"}, &bytes.Buffer{})
-	require.NoError(t, err)
-	assert.Equal(t, "h", o.host)
-	assert.Equal(t, 6000, o.port)
-	assert.Equal(t, 3*time.Second, o.cfg.Duration)
-	assert.Equal(t, 4, o.cfg.Streams)
-	assert.True(t, o.cfg.Reverse && o.cfg.UDP && o.jsonOut && o.cfg.GetServerOutput)
-	assert.Less(t, o.cfg.Bitrate, 0.0, "-b 0 is unlimited")
-	assert.Equal(t, 1400, o.cfg.BlockLen)
-	assert.Equal(t, 1<<20, o.cfg.Window)
-	assert.Equal(t, 500*time.Millisecond, o.cfg.Interval)
-	o, err = parseArgs([]string{"--bidir", "-n", "10M", "-k", "5"}, &bytes.Buffer{})
-	require.NoError(t, err)
-	assert.True(t, o.cfg.Bidir)
-	assert.Equal(t, int64(10<<20), o.cfg.Bytes)
-	assert.Equal(t, time.Duration(0), o.cfg.Duration)
-	_, err = parseArgs([]string{"-s", "-c", "x"}, &bytes.Buffer{})
-	assert.Error(t, err)
+// server321 starts `iperf3 -s` 3.21 on a free port for the test.
+func server321(t *testing.T, bin string) int {
+	t.Helper()
+	port := peertest.FreePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out peertest.Buffer
+	cmd := exec.CommandContext(ctx, bin, "-s", "--forceflush", "-p", strconv.Itoa(port))
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "Server listening") {
+		require.True(t, time.Now().Before(deadline), "iperf3 -s did not start: %s", out.String())
+		time.Sleep(20 * time.Millisecond)
+	}
+	return port
+}
+
+// runTool runs this program with args and returns stdout, stderr and the
+// exit status.
+func runTool(ctx context.Context, args ...string) (string, string, int) {
+	var out, errOut bytes.Buffer
+	code := run(ctx, append([]string{"iperf3"}, args...), &out, &errOut)
+	return out.String(), errOut.String(), code
 }
 
 func TestInProcessText(t *testing.T) {
-	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), []string{"-t", "1", "-i", "0.5", "-P", "2", "--rtt", "local"}, &out))
-	s := out.String()
-	assert.Contains(t, s, "Connecting to host 127.0.0.1")
-	assert.Contains(t, s, "[SUM]")
-	assert.Contains(t, s, "sender")
-	assert.Contains(t, s, "receiver")
-	assert.Contains(t, s, "iperf Done.")
-	assert.Contains(t, s, "RTT under load (udp,")
-	assert.GreaterOrEqual(t, strings.Count(s, "sec "), 6)
+	out, errOut, code := runTool(context.Background(), "--in-process", "-t", "1", "-i", "0.5", "-P", "2", "--rtt", "local")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "Connecting to host 127.0.0.1")
+	assert.Contains(t, out, "[SUM]")
+	assert.Contains(t, out, "sender")
+	assert.Contains(t, out, "receiver")
+	assert.Contains(t, out, "\niperf Done.\n")
+	assert.Contains(t, out, "RTT under load (udp,")
+	assert.GreaterOrEqual(t, strings.Count(out, "sec "), 6)
 }
 
 func TestInProcessJSON(t *testing.T) {
-	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), []string{"-t", "1", "-u", "-b", "10M", "-J"}, &out))
+	out, errOut, code := runTool(context.Background(), "--in-process", "-t", "1", "-u", "-b", "10M", "-J")
+	require.Equal(t, 0, code, errOut)
 	var doc struct {
 		End struct {
 			Sum struct {
 				JitterMs    *float64 `json:"jitter_ms"`
-				LostPackets *int64   `json:"lost_packets"`
 				LostPercent *float64 `json:"lost_percent"`
 				Packets     int64    `json:"packets"`
 			} `json:"sum"`
 			CPU map[string]float64 `json:"cpu_utilization_percent"`
 		} `json:"end"`
 	}
-	require.NoError(t, json.Unmarshal(out.Bytes(), &doc), out.String())
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
 	assert.NotNil(t, doc.End.Sum.JitterMs)
 	assert.NotNil(t, doc.End.Sum.LostPercent)
 	assert.Greater(t, doc.End.Sum.Packets, int64(800))
@@ -84,27 +102,119 @@ func TestInProcessJSON(t *testing.T) {
 }
 
 func TestServerMode(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := peertest.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	var sout peertest.Buffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"-s", "-p", strconv.Itoa(port)}, &sout) }()
-	var cout bytes.Buffer
-	var cerr error
-	for i := 0; i < 50; i++ {
-		cout.Reset()
-		if cerr = run(context.Background(), []string{"-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "0.5", "--bidir"}, &cout); cerr == nil {
-			break
+	var sout, serr peertest.Buffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"iperf3", "-s", "-p", strconv.Itoa(port)}, &sout, &serr) }()
+	var out, errOut string
+	code := -1
+	for i := 0; i < 50 && code != 0; i++ {
+		out, errOut, code = runTool(context.Background(), "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1", "--bidir")
+		if code != 0 {
+			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	require.NoError(t, cerr)
-	assert.Contains(t, cout.String(), "receiver")
-	assert.Contains(t, cout.String(), "Server-side sender statistics", "bidir shows the server's TCP_INFO")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "[TX-C]")
+	assert.Contains(t, out, "[RX-C]")
 	cancel()
-	require.NoError(t, <-done)
+	require.Equal(t, 0, <-done)
+	assert.Contains(t, sout.String(), "Server listening on "+strconv.Itoa(port)+" (test #1)")
 	assert.Contains(t, sout.String(), "Accepted connection from 127.0.0.1")
+	assert.Contains(t, sout.String(), "[TX-S]")
+	assert.Contains(t, sout.String(), "(test #2)")
+}
+
+func TestOneOff(t *testing.T) {
+	port := peertest.FreePort(t)
+	var sout, serr peertest.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"iperf3", "-s", "-1", "-p", strconv.Itoa(port)}, &sout, &serr)
+	}()
+	code := -1
+	for i := 0; i < 50 && code != 0; i++ {
+		if _, _, code = runTool(context.Background(), "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "0.5"); code != 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	require.Equal(t, 0, code)
+	select {
+	case c := <-done:
+		assert.Equal(t, 0, c)
+	case <-time.After(10 * time.Second):
+		t.Fatal("-1 server did not exit after its test")
+	}
+}
+
+func TestAuthRefusedUntilLibrarySupportsIt(t *testing.T) {
+	dir := t.TempDir()
+	// Missing key files are reported as 3.21 reports them.
+	_, errOut, code := runTool(context.Background(), "-c", "127.0.0.1", "--username", "u", "--rsa-public-key-path", filepath.Join(dir, "none.pem"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "parameter error - you must specify a username, password, and path to a valid RSA public key")
+	_, errOut, code = runTool(context.Background(), "-s", "--rsa-private-key-path", filepath.Join(dir, "none.pem"), "--authorized-users-path", filepath.Join(dir, "none.csv"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "parameter error - cannot access authorized users file")
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	out, _, code := runTool(context.Background(), "-v")
+	assert.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(out, "iperf 3.21 "), out)
+	out, _, code = runTool(context.Background(), "--help")
+	assert.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(out, "Usage: iperf3 [-s|-c host] [options]\n"))
+	for _, opt := range []string{"--json-stream", "--rsa-public-key-path", "--time-skew-threshold", "--rtt"} {
+		assert.Contains(t, out, opt)
+	}
+}
+
+func TestTitleAndTimestamps(t *testing.T) {
+	out, errOut, code := runTool(context.Background(), "--in-process", "-t", "0.5", "-T", "run1", "--timestamps=%Y|")
+	require.Equal(t, 0, code, errOut)
+	year := strconv.Itoa(time.Now().Year())
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l == "" || l == "iperf Done." {
+			continue // 3.21 prefixes once per print call; "\niperf Done.\n" is one call
+		}
+		assert.True(t, strings.HasPrefix(l, year+"|run1:  "), "%q", l)
+	}
+}
+
+// TestInterrupt: as 3.21, a client stopped by SIGINT prints the summary of
+// what ran, no "iperf Done.", "iperf3: interrupt - the client has
+// terminated by signal Interrupt(2)" on stderr, and exits 0.
+func TestInterrupt(t *testing.T) {
+	bin := iperf321(t)
+	port := server321(t, bin)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(1500*time.Millisecond, func() { cancel(&signalError{sig: syscall.SIGINT}) })
+	start := time.Now()
+	out, errOut, code := runTool(ctx, "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "30")
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "iperf3: interrupt - the client has terminated by signal Interrupt(2)\n", errOut)
+	assert.Contains(t, out, "- - - - - - - - - - - - - - - - - - - - - - - - -\n[ ID] Interval           Transfer     Bitrate         Retr\n")
+	assert.Regexp(t, `(?m)^\[  4\]   0\.00-1\.\d\d   sec .* sender$`, out)
+	assert.Regexp(t, `(?m)^\[  4\]   0\.00-1\.\d\d   sec  0\.00 Bytes  0\.00 bits/sec +receiver$`, out)
+	assert.NotContains(t, out, "iperf Done.")
+}
+
+func TestErrorModes(t *testing.T) {
+	port := peertest.FreePort(t) // nothing listens there
+	_, errOut, code := runTool(context.Background(), "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "iperf3: error - unable to connect to server - server may have stopped running or use a different port, firewall issue, etc.: Connection refused\n", errOut)
+	out, _, code := runTool(context.Background(), "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1", "--json-stream")
+	assert.Equal(t, 1, code)
+	var ev struct {
+		Event string `json:"event"`
+		Data  string `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &ev), out)
+	assert.Equal(t, "error", ev.Event)
+	_, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	require.Error(t, err, "the port really was closed")
 }

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/netperfkit/netperfkit/internal/iperfauth"
+	"github.com/netperfkit/netperfkit/throughput"
+)
+
+const banner = "-----------------------------------------------------------\n"
+
+func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.bind, strconv.Itoa(o.port)))
+	if err != nil {
+		fmt.Fprintf(errOut, "iperf3: error - unable to start listener for connections: %v\n", err)
+		fmt.Fprintf(errOut, "iperf3: exiting\n")
+		return 1
+	}
+	var (
+		mu    sync.Mutex
+		tests = 1
+	)
+	listening := func() {
+		if !o.json {
+			fmt.Fprintf(out, "%sServer listening on %d (test #%d)\n%s", banner, o.port, tests, banner)
+		}
+	}
+	listening()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, OnResult: func(r *throughput.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		serverReport(o, r, out)
+		tests++
+		if o.oneOff {
+			cancel()
+			return
+		}
+		listening()
+	}}
+	err = throughput.Serve(sctx, ln, cfg)
+	var sig *signalError
+	if errors.As(context.Cause(ctx), &sig) {
+		fmt.Fprintf(errOut, "iperf3: interrupt - the server has terminated %s\n", sig.describe())
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(errOut, "iperf3: error - %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// serverReport prints one finished test from the server's side. The
+// library reports a server's test only when it ends (it has no live server
+// events yet), so the whole report comes at once.
+func serverReport(o *options, r *throughput.Result, out io.Writer) {
+	switch {
+	case o.jsonStream:
+		js := &jsonStream{w: out, skel: *r}
+		js.skel.Intervals, js.skel.Streams = nil, nil
+		for _, iv := range r.Intervals {
+			js.interval(iv)
+		}
+		js.end(r)
+		return
+	case o.json:
+		printJSON(out, r, nil)
+		return
+	}
+	h, p := hostPort(r.RemoteAddr)
+	fmt.Fprintf(out, "Accepted connection from %s, port %d\n", h, p)
+	so := *o
+	so.cfg.UDP, so.cfg.Reverse, so.cfg.Bidir = r.Protocol == "udp", r.Reverse, r.Bidir
+	so.cfg.Streams, so.cfg.Omit = r.NumStreams, time.Duration(r.OmitSeconds*float64(time.Second))
+	txt := newTextReport(out, &so)
+	for _, s := range r.Streams {
+		if s.LocalAddr != "" {
+			txt.connected(s)
+		}
+	}
+	for _, iv := range r.Intervals {
+		txt.interval(iv)
+	}
+	txt.summary(r)
+}
+
+// unsupported lists the options the library cannot carry out yet, each with
+// whether it was given. They are parsed and validated; running without one
+// changes the test, so the tool says so.
+func unsupported(o *options) []string {
+	var names []string
+	add := func(given bool, name string) {
+		if given {
+			names = append(names, name)
+		}
+	}
+	add(o.bind != "", "-B/--bind")
+	add(o.cport != 0, "--cport")
+	add(o.tos >= 0, "-S/--tos or --dscp")
+	add(o.zerocopy, "-Z/--zerocopy")
+	add(o.skipRxCopy, "--skip-rx-copy")
+	add(o.gsro, "--gsro")
+	add(o.fqRate != 0, "--fq-rate")
+	add(o.pacingTimer != 0, "--pacing-timer")
+	add(o.burst != 0, "-b .../burst")
+	add(o.extraData != "", "--extra-data")
+	add(o.repeatingPayload, "--repeating-payload")
+	add(o.dontFragment, "--dont-fragment")
+	add(o.rcvTimeout != 0, "--rcv-timeout")
+	add(o.sndTimeout != 0, "--snd-timeout")
+	add(o.idleTimeout != 0, "--idle-timeout")
+	return names
+}
+
+func warnUnsupported(o *options, errOut io.Writer) {
+	for _, n := range unsupported(o) {
+		fmt.Fprintf(errOut, "iperf3: warning - %s is not supported by netperfkit yet; the test runs without it\n", n)
+	}
+}
+
+// errAuthUnsupported: the library cannot carry a token or check one yet, and
+// running without the authentication asked for would be unsafe.
+var errAuthUnsupported = errors.New("authentication is not supported by netperfkit's throughput library yet; refusing to run without it")
+
+// checkAuth loads and checks the authentication settings as 3.21 does at
+// start-up (so a bad key or users file is reported the same way), then
+// refuses to run, since the library cannot use them yet.
+func checkAuth(o *options) error {
+	switch {
+	case o.client && o.username != "":
+		pub, err := iperfauth.LoadPublicKey(o.rsaPublicKeyPath)
+		if err != nil {
+			return errors.Join(err, errClientAuth)
+		}
+		pw, ok := os.LookupEnv("IPERF3_PASSWORD")
+		if !ok {
+			return errors.Join(errors.New("IPERF3_PASSWORD is not set (this tool does not prompt for a password)"), errClientAuth)
+		}
+		if _, err := iperfauth.EncodeToken(pub, iperfauth.Credentials{User: o.username, Password: pw, Unix: time.Now().Unix()}, padding(o)); err != nil {
+			return err
+		}
+		return errAuthUnsupported
+	case o.server && o.rsaPrivateKeyPath != "":
+		if _, err := iperfauth.LoadUsers(o.authorizedUsersPath); err != nil {
+			return errors.Join(err, perr("cannot access authorized users file"))
+		}
+		if _, err := iperfauth.LoadPrivateKey(o.rsaPrivateKeyPath); err != nil {
+			return errors.Join(err, errServerAuth)
+		}
+		return errAuthUnsupported
+	}
+	return nil
+}
+
+func padding(o *options) iperfauth.Padding {
+	if o.usePKCS1Padding {
+		return iperfauth.PKCS1v15
+	}
+	return iperfauth.OAEP
+}

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/netperfkit/netperfkit/throughput"
+)
+
+// textReport writes iperf3 3.21's human-readable output (the report_*
+// formats of its src/iperf_locale.c) from the library's interval reports and
+// result. It is not safe for concurrent use; the library calls OnInterval
+// from one goroutine.
+type textReport struct {
+	w       io.Writer
+	format  byte // -f: k m g t (bits) K M G T (bytes); 'a' adaptive bits
+	udp     bool
+	bidir   bool
+	reverse bool
+	client  bool    // role: the client's view or the server's
+	streams int     // -P: streams per direction
+	omit    float64 // seconds; interval times restart after it
+	verbose bool
+	every   time.Duration // -i
+
+	intervals int // interval groups printed so far
+}
+
+const separator = "- - - - - - - - - - - - - - - - - - - - - - - - -\n"
+
+func newTextReport(w io.Writer, o *options) *textReport {
+	f := o.format
+	if f == 0 {
+		f = 'a'
+	}
+	c := o.cfg
+	return &textReport{w: w, format: f, udp: c.UDP, bidir: c.Bidir, reverse: c.Reverse, client: !o.server,
+		streams: max(c.Streams, 1), omit: c.Omit.Seconds(), verbose: o.verbose, every: c.Interval}
+}
+
+// unitText is iperf3's unit_snprintf: a value in bytes shown in bits
+// (lower-case format) or bytes (upper-case), in a fixed unit or, for 'a' and
+// 'A', the largest unit that keeps it under 1000 (bits) or 1024 (bytes).
+// The caller appends "s" or "s/sec" as iperf3's formats do.
+func unitText(bytes float64, format byte) string {
+	bits := format >= 'a' && format <= 'z'
+	v, base := bytes, 1024.0
+	labels := []string{"Byte", "KByte", "MByte", "GByte", "TByte"}
+	if bits {
+		v, base = bytes*8, 1000
+		labels = []string{"bit", "Kbit", "Mbit", "Gbit", "Tbit"}
+	}
+	conv := strings.IndexByte("bkmgt", lower(format))
+	if conv < 0 { // adaptive
+		conv = 0
+		for t := v; t >= base && conv < 4; conv++ {
+			t /= base
+		}
+	}
+	for range conv {
+		v /= base
+	}
+	switch {
+	case v < 9.995:
+		return fmt.Sprintf("%4.2f %s", v, labels[conv])
+	case v < 99.95:
+		return fmt.Sprintf("%4.1f %s", v, labels[conv])
+	}
+	return fmt.Sprintf("%4.0f %s", v, labels[conv])
+}
+
+// connecting prints what 3.21's client prints before its streams connect.
+func (t *textReport) connecting(host string, port int) {
+	fmt.Fprintf(t.w, "Connecting to host %s, port %d\n", host, port)
+	if t.reverse {
+		fmt.Fprintf(t.w, "Reverse mode, remote host %s is sending\n", host)
+	}
+}
+
+// connected prints one "[  4] local A port P connected to B port Q" line.
+func (t *textReport) connected(s throughput.StreamResult) {
+	lh, lp := splitAddr(s.LocalAddr)
+	rh, rp := splitAddr(s.RemoteAddr)
+	fmt.Fprintf(t.w, "[%3d] local %s port %s connected to %s port %s\n", socketID(s.ID), lh, lp, rh, rp)
+}
+
+func splitAddr(a string) (host, port string) {
+	h, p, err := net.SplitHostPort(a)
+	if err != nil {
+		return a, "0"
+	}
+	return h, p
+}
+
+// socketID is the number iperf3 shows in "[ ID]": its socket descriptor.
+// The library numbers streams 1, 3, 4, ... as the protocol does; 3.21
+// shows 4, 6, 7, ... for them on a fresh process, close enough to keep
+// every column the same width.
+func socketID(id int) int { return id + 3 }
+
+func (t *textReport) roleTag(sender bool) string {
+	if !t.bidir {
+		return ""
+	}
+	side := "S"
+	if t.client {
+		side = "C"
+	}
+	if sender {
+		return "[TX-" + side + "]"
+	}
+	return "[RX-" + side + "]"
+}
+
+// localSends reports whether this side sends on a stream in direction rev.
+func (t *textReport) localSends(rev bool) bool { return t.client != rev }
+
+// header is printed above the first interval, as 3.21 chooses it.
+func (t *textReport) header(iv throughput.Interval) string {
+	b := ""
+	if t.bidir {
+		b = "[Role]"
+	}
+	cols := "[ ID]" + b + " Interval           Transfer     Bitrate"
+	if t.udp {
+		switch {
+		case t.bidir:
+			return cols + "         Jitter    Lost/Total Datagrams\n"
+		case t.localSends(t.reverse):
+			return cols + "         Total Datagrams\n"
+		}
+		return cols + "         Jitter    Lost/Total Datagrams\n"
+	}
+	for _, s := range iv.Streams {
+		if s.Sender && s.TCPInfo {
+			return cols + "         Retr  Cwnd\n"
+		}
+	}
+	return cols + "\n"
+}
+
+func (t *textReport) times(iv throughput.Interval) (float64, float64) {
+	if iv.Omitted || t.omit == 0 {
+		return iv.StartSeconds, iv.EndSeconds
+	}
+	return max(iv.StartSeconds-t.omit, 0), max(iv.EndSeconds-t.omit, 0)
+}
+
+// keepInterval is 3.21's rule for the last, short interval of a test: one
+// shorter than a tenth of the reporting interval in which no stream moved
+// data is not reported.
+func keepInterval(iv throughput.Interval, every time.Duration) bool {
+	if every <= 0 {
+		every = time.Second
+	}
+	if iv.EndSeconds-iv.StartSeconds >= every.Seconds()*0.1 {
+		return true
+	}
+	for _, s := range iv.Streams {
+		if s.Bytes > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// interval prints one interval report: a line per stream and, with
+// several streams per direction, a [SUM] line per direction.
+func (t *textReport) interval(iv throughput.Interval) {
+	if !keepInterval(iv, t.every) {
+		return
+	}
+	if t.intervals == 0 {
+		fmt.Fprint(t.w, t.header(iv))
+	} else if t.streams > 1 {
+		fmt.Fprint(t.w, separator)
+	}
+	t.intervals++
+	st, et := t.times(iv)
+	omitted := ""
+	if iv.Omitted {
+		omitted = "(omitted)"
+	}
+	for _, s := range iv.Streams {
+		tag := fmt.Sprintf("[%3d]%s", socketID(s.ID), t.roleTag(s.Sender))
+		t.line(tag, st, et, s.Bytes, s.BitsPerSecond, s.Sender, s.TCPInfo, s.Retransmits, s.SndCwndBytes, s.JitterMs, s.LostPackets, s.Packets, omitted)
+	}
+	if t.streams < 2 {
+		return
+	}
+	for _, d := range []struct {
+		sum *throughput.IntervalSum
+		rev bool
+	}{{iv.Upload, false}, {iv.Download, true}} {
+		if d.sum == nil {
+			continue
+		}
+		sender := t.localSends(d.rev)
+		info := false
+		for _, s := range iv.Streams {
+			info = info || (s.Reverse == d.rev && s.TCPInfo)
+		}
+		tag := "[SUM]" + t.roleTag(sender)
+		t.sumLine(tag, st, et, d.sum, sender, info, omitted)
+	}
+}
+
+func (t *textReport) line(tag string, st, et float64, bytes int64, bps float64, sender, info bool, retr, cwnd int64, jitter float64, lost, pkts int64, end string) {
+	head := fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, st, et, unitText(float64(bytes), 'A'), unitText(bps/8, t.format))
+	switch {
+	case t.udp && sender:
+		fmt.Fprintf(t.w, "%s %s %d  %s\n", head, t.zbuf(), pkts, end)
+	case t.udp:
+		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  %s\n", head, jitter, lost, pkts, percent(lost, pkts), end)
+	case sender && info:
+		fmt.Fprintf(t.w, "%s  %3d   %ss       %s\n", head, retr, unitText(float64(cwnd), 'A'), end)
+	default:
+		fmt.Fprintf(t.w, "%s                  %s\n", head, end)
+	}
+}
+
+func (t *textReport) sumLine(tag string, st, et float64, s *throughput.IntervalSum, sender, info bool, end string) {
+	head := fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, st, et, unitText(float64(s.Bytes), 'A'), unitText(s.BitsPerSecond/8, t.format))
+	switch {
+	case t.udp && sender:
+		fmt.Fprintf(t.w, "%s %s %d  %s\n", head, t.zbuf(), s.Packets, end)
+	case t.udp:
+		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  %s\n", head, s.JitterMs, s.LostPackets, s.Packets, percent(s.LostPackets, s.Packets), end)
+	case sender && info:
+		fmt.Fprintf(t.w, "%s  %3d             %s\n", head, s.Retransmits, end)
+	default:
+		fmt.Fprintf(t.w, "%s                  %s\n", head, end)
+	}
+}
+
+// zbuf is the blank column 3.21 puts before a UDP sender's datagram count
+// in bidirectional tests (and leaves empty otherwise).
+func (t *textReport) zbuf() string {
+	if t.bidir {
+		return "          "
+	}
+	return ""
+}
+
+func percent(lost, total int64) float64 {
+	if total <= 0 {
+		return 0
+	}
+	return 100 * float64(lost) / float64(total)
+}
+
+// summary prints the separator, the summary header and each stream's
+// sender and receiver lines, then the [SUM] lines of each direction.
+func (t *textReport) summary(r *throughput.Result) {
+	fmt.Fprint(t.w, separator)
+	if t.verbose {
+		fmt.Fprint(t.w, "Test Complete. Summary Results:\n")
+	}
+	b := ""
+	if t.bidir {
+		b = "[Role]"
+	}
+	if t.udp {
+		fmt.Fprintf(t.w, "[ ID]%s Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n", b)
+	} else {
+		fmt.Fprintf(t.w, "[ ID]%s Interval           Transfer     Bitrate         Retr\n", b)
+	}
+	for _, rev := range []bool{false, true} {
+		n := 0
+		for _, s := range r.Streams {
+			if s.Reverse == rev {
+				t.streamSummary(s)
+				n++
+			}
+		}
+		sum := r.Upload
+		if rev {
+			sum = r.Download
+		}
+		if sum != nil && n > 0 && t.streams > 1 {
+			t.sumSummary(sum, t.roleTag(t.localSends(rev)))
+		}
+	}
+	if t.verbose {
+		c := r.CPU
+		local, remote := "sender", "receiver"
+		if t.reverse != !t.client {
+			local, remote = remote, local
+		}
+		fmt.Fprintf(t.w, "CPU Utilization: local/%s %.1f%% (%.1f%%u/%.1f%%s), remote/%s %.1f%% (%.1f%%u/%.1f%%s)\n",
+			local, c.HostTotal, c.HostUser, c.HostSystem, remote, c.RemoteTotal, c.RemoteUser, c.RemoteSystem)
+	}
+}
+
+func (t *textReport) streamSummary(s throughput.StreamResult) {
+	tag := fmt.Sprintf("[%3d]%s", socketID(s.ID), t.roleTag(t.localSends(s.Reverse)))
+	t.summaryPair(tag, s.Seconds, s.SentBytes, s.ReceivedBytes, s.SentBitsPerSecond, s.ReceivedBitsPerSecond,
+		s.Retransmits, s.JitterMs, s.LostPackets, s.Packets, s.SentPackets)
+}
+
+func (t *textReport) sumSummary(s *throughput.Summary, role string) {
+	t.summaryPair("[SUM]"+role, s.Seconds, s.SentBytes, s.ReceivedBytes, s.SentBitsPerSecond, s.ReceivedBitsPerSecond,
+		s.Retransmits, s.JitterMs, s.LostPackets, s.Packets, s.SentPackets)
+}
+
+func (t *textReport) summaryPair(tag string, secs float64, sent, recv int64, sentBPS, recvBPS float64, retr int64, jitter float64, lost, pkts, sentPkts int64) {
+	head := func(bytes int64, bps float64) string {
+		return fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, 0.0, secs, unitText(float64(bytes), 'A'), unitText(bps/8, t.format))
+	}
+	if t.udp {
+		if sentPkts == 0 {
+			sentPkts = pkts
+		}
+		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  sender\n", head(sent, sentBPS), 0.0, 0, sentPkts, 0.0)
+		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  receiver\n", head(recv, recvBPS), jitter, lost, pkts, percent(lost, pkts))
+		return
+	}
+	if retr >= 0 {
+		if strings.HasPrefix(tag, "[SUM]") {
+			fmt.Fprintf(t.w, "%s  %3d             sender\n", head(sent, sentBPS), retr)
+		} else {
+			fmt.Fprintf(t.w, "%s  %3d            sender\n", head(sent, sentBPS), retr)
+		}
+	} else {
+		fmt.Fprintf(t.w, "%s                  sender\n", head(sent, sentBPS))
+	}
+	fmt.Fprintf(t.w, "%s                  receiver\n", head(recv, recvBPS))
+}
+
+// done ends a client's report as 3.21 does.
+func (t *textReport) done() { fmt.Fprint(t.w, "\niperf Done.\n") }

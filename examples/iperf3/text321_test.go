@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	numberRE = regexp.MustCompile(`\d+(\.\d+)?`)
+	bytesRE  = regexp.MustCompile(`\b[KMGT]?Bytes\b`)
+	bitsRE   = regexp.MustCompile(`\b[KMGT]?bits/sec\b`)
+)
+
+// kind is a line with its numbers and unit prefixes taken out and its
+// white space runs kept as field breaks: two lines of the same kind have
+// the same columns for awk and cut.
+func kind(l string) string {
+	l = numberRE.ReplaceAllString(l, "N")
+	l = bytesRE.ReplaceAllString(l, "Bytes")
+	l = bitsRE.ReplaceAllString(l, "bits/sec")
+	return strings.Join(strings.Fields(l), " ")
+}
+
+// textShape splits a client's text output into its connected lines, the
+// distinct kinds of its interval section in order of first appearance,
+// and the kinds of its summary section (from the last separator on).
+func textShape(out string) (connected, intervals, summary []string) {
+	lines := strings.Split(out, "\n")
+	last := -1
+	for i, l := range lines {
+		if l == strings.TrimSuffix(separator, "\n") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "[ ID]") {
+			last = i
+		}
+	}
+	seen := map[string]bool{}
+	for i, l := range lines {
+		k := kind(l)
+		switch {
+		case strings.Contains(l, " connected to "):
+			connected = append(connected, k)
+		case last >= 0 && i >= last:
+			summary = append(summary, k)
+		case !seen[k]:
+			seen[k] = true
+			intervals = append(intervals, k)
+		}
+	}
+	return connected, intervals, summary
+}
+
+// TestTextMatches321 runs the same test shapes with iperf3 3.21's client
+// and with this tool against a 3.21 server and compares the kinds of lines
+// and their columns (not the numbers).
+func TestTextMatches321(t *testing.T) {
+	bin := iperf321(t)
+	port := server321(t, bin)
+	for _, shape := range []string{"", "-R", "-u -b 10M", "-u -R", "-P 2", "--bidir", "-O 1 -f m", "-f K", "-P 2 -u -b 2M"} {
+		t.Run(shape, func(t *testing.T) {
+			args := append([]string{"-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "2"}, strings.Fields(shape)...)
+			want := run321(t, bin, args...)
+			got, errOut, code := runTool321(args...)
+			require.Equal(t, 0, code, errOut)
+			wc, wi, ws := textShape(want)
+			gc, gi, gs := textShape(got)
+			// Same connected lines; they come after the intervals here
+			// until the library reports its streams when they connect.
+			assert.Equal(t, wc, gc, "connected lines\n3.21:\n%s\nours:\n%s", want, got)
+			assert.Equal(t, wi, gi, "interval section\n3.21:\n%s\nours:\n%s", want, got)
+			assert.Equal(t, ws, gs, "summary section\n3.21:\n%s\nours:\n%s", want, got)
+		})
+	}
+}
+
+// run321 runs the 3.21 client, retrying while the server is still busy
+// with the previous test or re-opening its listener (it takes a moment to
+// reset after a client leaves).
+func run321(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	for i := 0; ; i++ {
+		var out, errOut bytes.Buffer
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		if err == nil {
+			return out.String()
+		}
+		retry := false
+		for _, s := range []string{"busy", "Connection refused", "unable to receive control message"} {
+			retry = retry || strings.Contains(errOut.String(), s)
+		}
+		require.True(t, retry && i < 50, "%v: %s", err, errOut.String())
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// runTool321 runs this tool against the 3.21 server, retrying while that
+// server is still resetting after the previous test: it then refuses with
+// ACCESS_DENIED and a close, which can reach this client as a reset.
+func runTool321(args ...string) (string, string, int) {
+	for i := 0; ; i++ {
+		out, errOut, code := runTool(context.Background(), args...)
+		// 3.21 also closes its listening socket while it resets, so a
+		// connection can be refused for a moment.
+		busy := false
+		for _, s := range []string{"busy", "access denied", "connection reset", "connection refused"} {
+			busy = busy || strings.Contains(out+errOut, s)
+		}
+		if code == 0 || !busy || i == 50 {
+			return out, errOut, code
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestUnitText(t *testing.T) {
+	for _, tc := range []struct {
+		bytes  float64
+		format byte
+		want   string
+	}{
+		{0, 'a', "0.00 bit"},
+		{125, 'a', "1.00 Kbit"},
+		{2.8125e9, 'a', "22.5 Gbit"},
+		{1.5 * (1 << 30), 'A', "1.50 GByte"},
+		{712 << 20, 'A', " 712 MByte"},
+		{1018 << 20, 'A', "1018 MByte"},
+		{1 << 40, 'A', "1.00 TByte"},
+		{2.8125e9, 'm', "22500 Mbit"},
+		{2.8125e9, 'k', "22500000 Kbit"},
+		{1 << 30, 'M', "1024 MByte"},
+		{1 << 30, 'G', "1.00 GByte"},
+		{1 << 20, 'K', "1024 KByte"},
+		{1e12, 't', "8.00 Tbit"},
+		{1 << 50, 'A', "1024 TByte"},
+	} {
+		assert.Equal(t, tc.want, unitText(tc.bytes, tc.format), "%v %c", tc.bytes, tc.format)
+	}
+}
