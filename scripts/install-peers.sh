@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real peers that netperfkit's integration tests run against, when
 # they are missing: iperf3, sockperf, redis-server/redis-cli/redis-benchmark,
-# ethtool, iproute2 and prometheus (the agent's test scrapes with it). As root it uses apt-get; otherwise it prints what to
-# install and carries on (the tests then skip, unless NETPERFKIT_REQUIRE_PEERS=1).
+# ethtool, iproute2 and prometheus (the agent's test scrapes with it). As root
+# it uses apt-get; otherwise it prints what to install and carries on (the
+# tests then skip, unless NETPERFKIT_REQUIRE_PEERS=1).
 set -euo pipefail
 
 need=()
