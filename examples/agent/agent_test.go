@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -219,3 +221,13 @@ func TestAgentRefusesBadStart(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// buildAgent builds the agent binary for tests that run it as a process.
+func buildAgent(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "agent")
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,15 +98,6 @@ func (l *netLab) start(t *testing.T, ns string, name string, args ...string) (*e
 		_ = cmd.Wait()
 	})
 	return cmd, &out
-}
-
-func buildAgent(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "agent")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
 }
 
 // promClient queries a Prometheus that listens on loopback inside ns: its
