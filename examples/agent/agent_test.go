@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -226,7 +225,10 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func buildAgent(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "agent")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		peertest.Missing(t, "the go command is not on PATH, needed to build the agent", "")
+	}
 	out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 	return bin

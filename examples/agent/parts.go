@@ -19,17 +19,13 @@ import (
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
-// accessControl is where the allow-list and the iperf3 authentication of
-// issue 11 (the drop-in servers) plug in once the throughput and latency
-// packages offer them: allowed decides whether a client address may use the
-// servers, and iperf3Auth will carry the RSA key and user table. Until then
-// every client is served, within the servers' limits.
-type accessControl struct {
-	// allowed reports whether addr may be served; nil allows everyone.
-	allowed func(addr net.Addr) bool
-	// iperf3Auth is reserved for iperf3's RSA authentication (issue 11).
-	iperf3Auth any
-}
+// accessControl is the place for the allow-list and the iperf3
+// authentication of issue 11 (the drop-in servers). They are being added to
+// the throughput and latency servers; once there, this struct carries the
+// allowed client networks and the iperf3 RSA key and user table, and
+// serveIperf3 and listenSockperf pass them to the servers' configurations.
+// Until then every client is served, within the servers' limits.
+type accessControl struct{}
 
 // rttProbe sends count UDP ping-pong messages to a sockperf-compatible
 // server and returns the round trips it measured and how many replies were
