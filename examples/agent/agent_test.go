@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/internal/peertest"
 	dto "github.com/prometheus/client_model/go"
@@ -232,4 +234,64 @@ func buildAgent(t testing.TB) string {
 	out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 	return bin
+}
+
+// TestAgentKeepsSecretsOutOfLogsAndMetrics probes a cache endpoint that
+// refuses connections with a password set, at debug level, and looks for the
+// password everywhere the agent writes.
+func TestAgentKeepsSecretsOutOfLogsAndMetrics(t *testing.T) {
+	const pw = "s3cret-Pa55word-xyz"
+	t.Setenv("NETPERFKIT_CACHE_PASSWORD", pw)
+	dead := "127.0.0.1:" + strconv.Itoa(peertest.FreePort(t))
+	url, log, _ := startAgent(t, nil, "-iperf3-port", "0", "-sockperf-port", "0", "-iface", "lo",
+		"-cache", dead, "-cache-user", "probe", "-cache-every", "50ms", "-probe-timeout", "1s")
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		body = string(b)
+		return errorsFor(scrape(t, url), dead, "connect_refused") >= 2
+	}, 10*time.Second, 50*time.Millisecond, "log:\n%s", log)
+	assert.NotContains(t, body, pw)
+	assert.NotContains(t, log.String(), pw)
+	assert.Contains(t, log.String(), "cache probe failed", "the failure itself is logged")
+	assert.NotContains(t, body, `phase="total"`, "a failed probe has no total")
+}
+
+// TestAgentCacheProbeTLSAndACL probes a real redis-server or valkey-server
+// that speaks TLS only and requires an ACL user, and checks every phase of
+// the connection reaches netperfkit_cache_phase_seconds.
+func TestAgentCacheProbeTLSAndACL(t *testing.T) {
+	srv := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "probe", Password: "tls-acl-Secret-77"})
+	t.Setenv("NETPERFKIT_CACHE_PASSWORD", srv.Password)
+	url, log, _ := startAgent(t, nil, "-iperf3-port", "0", "-sockperf-port", "0", "-iface", "lo",
+		"-cache", srv.Addr, "-cache-tls", "-cache-ca", srv.CAFile, "-cache-user", srv.User, "-cache-every", "50ms")
+	want := []string{"connect", "tls", "auth", "command", "close", "total"}
+	var mfs map[string]*dto.MetricFamily
+	require.Eventually(t, func() bool {
+		mfs = scrape(t, url)
+		seen := map[string]uint64{}
+		for _, m := range mfs["netperfkit_cache_phase_seconds"].GetMetric() {
+			l := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			if l["endpoint"] == srv.Addr {
+				seen[l["phase"]] = m.GetHistogram().GetSampleCount()
+			}
+		}
+		for _, p := range want {
+			if seen[p] < 2 {
+				return false
+			}
+		}
+		return true
+	}, 15*time.Second, 50*time.Millisecond, "log:\n%s", log)
+	for _, m := range mfs["netperfkit_probe_errors_total"].GetMetric() {
+		assert.Zero(t, m.GetCounter().GetValue(), "%v", m.GetLabel())
+	}
+	assert.NotContains(t, log.String(), srv.Password)
 }

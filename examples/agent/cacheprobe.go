@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 	"time"
 )
 
@@ -10,17 +12,21 @@ import (
 // mesh's schedule rules, one fresh connection at a time, into
 // netperfkit_cache_phase_seconds.
 func startCacheProbes(ctx context.Context, ms *mesh, cfg config, m *metrics, log *slog.Logger) error {
+	var caPEM []byte
+	if cfg.CacheCAFile != "" && len(cfg.Cache) > 0 {
+		var err error
+		if caPEM, err = os.ReadFile(cfg.CacheCAFile); err != nil {
+			return fmt.Errorf("-cache-ca: %w", err)
+		}
+	}
 	for _, addr := range cfg.Cache {
 		if cfg.CacheEvery == 0 {
 			break
 		}
 		timeout := time.Duration(cfg.ProbeTimeout)
-		p, err := newCacheProber(ctx, cacheEndpoint(addr, cfg.CacheTLS, cfg.CacheUser, timeout))
+		p, err := newCacheProber(ctx, cacheEndpoint(addr, cfg.CacheTLS, caPEM, cfg.CacheUser, timeout))
 		if err != nil {
 			return err
-		}
-		for _, kind := range []string{"timeout", "refused"} {
-			m.errs.WithLabelValues(addr, kind)
 		}
 		log.Info("probing cache endpoint", "endpoint", addr, "tls", cfg.CacheTLS)
 		ms.every(ctx, time.Duration(cfg.CacheEvery), func(ctx context.Context) {

@@ -37,6 +37,7 @@ type config struct {
 	Cache        []string `json:"cache"`
 	CacheTLS     bool     `json:"cache_tls"`
 	CacheUser    string   `json:"cache_user"`
+	CacheCAFile  string   `json:"cache_ca_file"`
 	CacheEvery   duration `json:"cache_every"`
 	MaxTests     int      `json:"iperf3_max_tests"`
 	MaxConns     int      `json:"sockperf_max_conns"`
@@ -150,6 +151,7 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs.Var(durFlag{&c.SRDWindow}, "srd-window", "window of netperfkit_srd_coverage_ratio")
 	fs.Var(listFlag{&c.Cache}, "cache", "cache endpoints to probe: `host:port,...`")
 	fs.BoolVar(&c.CacheTLS, "cache-tls", c.CacheTLS, "use TLS to the cache endpoints")
+	fs.StringVar(&c.CacheCAFile, "cache-ca", c.CacheCAFile, "PEM `file` of the CAs that sign the cache endpoints' certificates (default: system roots)")
 	fs.StringVar(&c.CacheUser, "cache-user", c.CacheUser, "ACL `user` for the cache endpoints (password from $NETPERFKIT_CACHE_PASSWORD)")
 	fs.Var(durFlag{&c.CacheEvery}, "cache-every", "cache probe `interval` per endpoint")
 	fs.IntVar(&c.MaxTests, "iperf3-max-tests", c.MaxTests, "iperf3 tests served at once")

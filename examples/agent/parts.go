@@ -136,9 +136,9 @@ func cacheProbePhases(ctx context.Context, p *cacheProber) (map[string]time.Dura
 
 // cacheEndpoint builds the endpoint of a cache probe. The password comes
 // from the environment and stays a cache.Secret, which never prints.
-func cacheEndpoint(addr string, tlsOn bool, user string, timeout time.Duration) *cache.Endpoint {
+func cacheEndpoint(addr string, tlsOn bool, caPEM []byte, user string, timeout time.Duration) *cache.Endpoint {
 	return &cache.Endpoint{
-		Addr: addr, TLS: tlsOn, User: user,
+		Addr: addr, TLS: tlsOn, CACertPEM: caPEM, User: user,
 		Password:       cache.Secret(os.Getenv("NETPERFKIT_CACHE_PASSWORD")),
 		ConnectTimeout: timeout, RequestTimeout: timeout,
 	}
