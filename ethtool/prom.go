@@ -3,11 +3,12 @@ package ethtool
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -36,22 +37,101 @@ func PrometheusName(stat string) string {
 	return "node_ethtool_" + renameRxTx(strings.TrimLeft(strings.ToLower(sanitize(stat)), "_"))
 }
 
-// The expressions of node_exporter's ethtool collector; compiled once and
-// only read afterwards.
-var (
-	invalidRun = regexp.MustCompile(`_*[^0-9A-Za-z_]+_*`)
-	rxWord     = regexp.MustCompile(`(^|_)rx(_|$)`)
-	txWord     = regexp.MustCompile(`(^|_)tx(_|$)`)
-)
+// sanitize does what node_exporter's SanitizeMetricName does with the
+// expression _*[^0-9A-Za-z_]+_* : every run of characters outside
+// [0-9A-Za-z_], with the underscores around it, becomes one underscore. It
+// is written out by hand because the expression dominated a scrape's cost;
+// FuzzSanitizeMatchesRegexp holds it to the expression.
+func sanitize(s string) string {
+	if !needsSanitize(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] == '_' {
+			j++
+		}
+		if j == len(s) || validNameByte(s[j]) {
+			// Underscores not followed by an invalid run stay; so does
+			// the valid character after them.
+			if j < len(s) {
+				j++
+			}
+			b = append(b, s[i:j]...)
+			i = j
+			continue
+		}
+		for j < len(s) && !validNameByte(s[j]) {
+			j++
+		}
+		for j < len(s) && s[j] == '_' {
+			j++
+		}
+		b = append(b, '_')
+		i = j
+	}
+	return string(b)
+}
 
-func sanitize(s string) string { return invalidRun.ReplaceAllString(s, "_") }
+// validNameByte reports whether c is in [0-9A-Za-z_]. Bytes of multi-byte
+// UTF-8 sequences (and invalid bytes) are all outside it, as their runes
+// are.
+func validNameByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
 
-// renameRxTx spells the words rx and tx out, with the non-overlapping
-// matching of the regular expressions: in "tx_tx_poll" only the first tx is
-// rewritten, exactly as node_exporter does.
+func needsSanitize(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !validNameByte(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// renameRxTx spells the words rx and tx out, as node_exporter's expressions
+// (^|_)rx(_|$) and (^|_)tx(_|$) do with their non-overlapping matching: in
+// "tx_tx_poll" only the first tx is rewritten, because the underscore
+// between the two belongs to the first match.
 func renameRxTx(s string) string {
-	s = rxWord.ReplaceAllString(s, "${1}received${2}")
-	return txWord.ReplaceAllString(s, "${1}transmitted${2}")
+	return renameWord(renameWord(s, "rx", "received"), "tx", "transmitted")
+}
+
+// renameWord replaces the two-letter word w, delimited by the start or end
+// of s or by an underscore, with long, leftmost match first; a match takes
+// its delimiting underscores with it.
+func renameWord(s, w, long string) string {
+	var b []byte
+	last, pos := 0, 0 // copied up to last; matches may start at pos
+	for i := 0; i+len(w) <= len(s); i++ {
+		start := -1
+		switch {
+		case i == 0 && s[:len(w)] == w:
+			start = 0
+		case i >= pos && s[i] == '_' && i+1+len(w) <= len(s) && s[i+1:i+1+len(w)] == w:
+			start = i + 1
+		}
+		if start < 0 {
+			continue
+		}
+		end := start + len(w)
+		if end != len(s) && s[end] != '_' {
+			continue
+		}
+		b = append(b, s[last:start]...)
+		b = append(b, long...)
+		last = end
+		pos = end
+		if end < len(s) {
+			pos = end + 1 // the trailing underscore is part of the match
+		}
+		i = end - 1
+	}
+	if b == nil {
+		return s
+	}
+	return string(append(b, s[last:]...))
 }
 
 // infoDesc is node_exporter's node_ethtool_info, a constant 1 labelled with
@@ -157,22 +237,33 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 func (c *Collector) collectSnapshot(ch chan<- prometheus.Metric, s *Snapshot) {
 	send(ch, infoDesc, prometheus.GaugeValue, 1,
 		s.BusInfo, s.Interface, s.Driver, "", s.FirmwareVersion, s.DriverVersion)
+	if !utf8.ValidString(s.Interface) {
+		return // the info metric above reports the invalid label value
+	}
 	clear(c.seen)
 	for _, st := range s.Stats {
 		c.seen[c.metricName(st.Name)]++
 	}
-	for _, st := range s.Stats {
+	// One label pair for every statistic of the device, and one allocation
+	// for all of this scrape's metrics: a fresh slice per scrape, so a
+	// concurrent scrape never sees these values change.
+	labels := []*dto.LabelPair{{Name: &deviceLabel, Value: &s.Interface}}
+	ms := make([]statMetric, len(s.Stats))
+	for i, st := range s.Stats {
 		name := c.names[st.Name]
 		if c.seen[name] != 1 {
 			continue
 		}
 		desc, typ := c.entry(name, st.Name)
-		send(ch, desc, typ, float64(st.Value), s.Interface)
+		ms[i] = statMetric{desc: desc, gauge: typ == prometheus.GaugeValue, labels: labels, value: float64(st.Value)}
+		ch <- &ms[i]
 	}
 }
 
-// send sends one metric, or an invalid metric carrying the error when a
-// label value is not valid UTF-8 (driver strings come from the kernel or a
+var deviceLabel = "device"
+
+// send sends one const metric, or an invalid metric carrying the error when
+// a label value is not valid UTF-8 (driver strings come from the kernel or a
 // file), so a bad snapshot fails the scrape instead of panicking.
 func send(ch chan<- prometheus.Metric, d *prometheus.Desc, typ prometheus.ValueType, v float64, labels ...string) {
 	m, err := prometheus.NewConstMetric(d, typ, v, labels...)
@@ -180,6 +271,28 @@ func send(ch chan<- prometheus.Metric, d *prometheus.Desc, typ prometheus.ValueT
 		m = prometheus.NewInvalidMetric(d, fmt.Errorf("ethtool: prometheus: %w", err))
 	}
 	ch <- m
+}
+
+// statMetric is one statistic of one device in one scrape. It does what a
+// const metric does at a fifth of the allocations: the device's label pair
+// is shared by all its statistics and built once per scrape.
+type statMetric struct {
+	desc   *prometheus.Desc
+	gauge  bool
+	labels []*dto.LabelPair
+	value  float64
+}
+
+func (m *statMetric) Desc() *prometheus.Desc { return m.desc }
+
+func (m *statMetric) Write(out *dto.Metric) error {
+	out.Label = m.labels
+	if m.gauge {
+		out.Gauge = &dto.Gauge{Value: &m.value}
+	} else {
+		out.Counter = &dto.Counter{Value: &m.value}
+	}
+	return nil
 }
 
 // metricName returns PrometheusName(stat), computed once per statistic name.
