@@ -34,6 +34,21 @@ func procCPU(tb testing.TB, pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
+// procRSS returns a process's resident set size from /proc/PID/status.
+func procRSS(tb testing.TB, pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	require.NoError(tb, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			require.NoError(tb, err)
+			return kb << 10
+		}
+	}
+	tb.Fatal("no VmRSS")
+	return 0
+}
+
 // BenchmarkAgentTenPeersCPU runs the built agent probing 10 peers at the
 // default RTT schedule (every 10 s, 5 messages each) and reports its CPU use
 // in cpu-ns/s: CPU nanoseconds per wall-clock second, so 1e7 is 1% of a
@@ -68,6 +83,7 @@ func BenchmarkAgentTenPeersCPU(b *testing.B) {
 		time.Sleep(*agentBenchTime)
 		c1, t1 := procCPU(b, agent.Process.Pid), time.Now()
 		b.ReportMetric(float64(c1-c0)/t1.Sub(t0).Seconds(), "cpu-ns/s")
+		b.ReportMetric(float64(procRSS(b, agent.Process.Pid)), "rss-bytes")
 	}
 	b.ReportMetric(0, "ns/op")
 	require.NoError(b, agent.Process.Signal(syscall.SIGTERM))

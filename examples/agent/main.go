@@ -76,14 +76,24 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 	defer cancel()
 	m := newMetrics()
 	var bg sync.WaitGroup // servers and samplers
+	var ms *mesh
+	// A failed start stops what already runs before returning.
+	fail := func(err error) error {
+		cancel()
+		if ms != nil {
+			ms.wait()
+		}
+		bg.Wait()
+		return err
+	}
 
 	if err := startServers(ctx, &bg, cfg, log); err != nil {
-		return err
+		return fail(err)
 	}
 	closeEthtool := startEthtool(ctx, &bg, cfg, m, log)
 	defer closeEthtool()
 
-	ms := newMesh(ctx, meshConfig{
+	ms = newMesh(ctx, meshConfig{
 		rttEvery: time.Duration(cfg.RTTEvery), tputEvery: time.Duration(cfg.TputEvery),
 		tputBytes:   cfg.TputBytes,
 		rttTimeout:  time.Duration(cfg.ProbeTimeout),
@@ -94,12 +104,12 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 	})
 	ms.setPeers(peers)
 	if err := startCacheProbes(ctx, ms, cfg, m, log); err != nil {
-		return err
+		return fail(err)
 	}
 
 	srv, err := startHTTP(ctx, &bg, cfg.Metrics, m, log)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	log.Info("agent ready", "metrics", srv.Addr, "peers", len(peers), "rtt_every", time.Duration(cfg.RTTEvery).String(),
 		"tput_every", time.Duration(cfg.TputEvery).String())
