@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -192,4 +196,20 @@ func TestMeshJitterStaysWithinBounds(t *testing.T) {
 		assert.GreaterOrEqual(t, d, 9*time.Second)
 		assert.LessOrEqual(t, d, 11*time.Second)
 	}
+}
+
+func TestProbeErrorKind(t *testing.T) {
+	for want, err := range map[string]error{
+		"busy":        fmt.Errorf("x: %w", errPeerBusy),
+		"timeout":     fmt.Errorf("x: %w", context.DeadlineExceeded),
+		"canceled":    context.Canceled,
+		"refused":     &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)},
+		"unreachable": &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)},
+		"dns":         &net.DNSError{Err: "no such host", Name: "nope.invalid"},
+		"other":       errors.New("boom"),
+	} {
+		assert.Equal(t, want, probeErrorKind(err), "%v", err)
+	}
+	var ne net.Error = &net.DNSError{IsTimeout: true}
+	assert.Equal(t, "timeout", probeErrorKind(ne))
 }

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"syscall"
@@ -64,6 +65,9 @@ func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout ti
 		IOTimeout:      ioTimeout,
 		Title:          "netperfkit-agent",
 	})
+	if errors.Is(err, throughput.ErrAccessDenied) {
+		err = fmt.Errorf("%w: %w", errPeerBusy, err)
+	}
 	var r tputResult
 	if res != nil && res.Upload != nil {
 		r.sentBytes = res.Upload.SentBytes
@@ -174,11 +178,18 @@ func ethtoolCollector(c *ethtool.Client, iface string) *ethtool.Collector {
 	return ethtool.NewCollector(c, iface)
 }
 
+// errPeerBusy marks a throughput probe the peer's server turned away
+// because it was running as many tests as it allows (another agent was
+// probing it).
+var errPeerBusy = errors.New("peer busy")
+
 // probeErrorKind names a failed probe for netperfkit_probe_errors_total:
-// timeout, refused, unreachable, canceled or other.
+// busy, timeout, refused, unreachable, canceled, dns or other.
 func probeErrorKind(err error) string {
 	var ne net.Error
 	switch {
+	case errors.Is(err, errPeerBusy):
+		return "busy"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
 	case errors.Is(err, context.Canceled):
