@@ -245,9 +245,12 @@ func (c *Collector) collectSnapshot(ch chan<- prometheus.Metric, s *Snapshot) {
 		c.seen[c.metricName(st.Name)]++
 	}
 	// One label pair for every statistic of the device, and one allocation
-	// for all of this scrape's metrics: a fresh slice per scrape, so a
-	// concurrent scrape never sees these values change.
-	labels := []*dto.LabelPair{{Name: &deviceLabel, Value: &s.Interface}}
+	// for all of this scrape's metrics. All of it is fresh for each scrape
+	// (the label strings too: the snapshot is reused by the next scrape),
+	// because the gathered metric families point into it after Collect
+	// returns.
+	labelName, device := "device", s.Interface
+	labels := []*dto.LabelPair{{Name: &labelName, Value: &device}}
 	ms := make([]statMetric, len(s.Stats))
 	for i, st := range s.Stats {
 		name := c.names[st.Name]
@@ -259,8 +262,6 @@ func (c *Collector) collectSnapshot(ch chan<- prometheus.Metric, s *Snapshot) {
 		ch <- &ms[i]
 	}
 }
-
-var deviceLabel = "device"
 
 // send sends one const metric, or an invalid metric carrying the error when
 // a label value is not valid UTF-8 (driver strings come from the kernel or a
