@@ -206,3 +206,20 @@ func FuzzDecodeConfig(f *testing.F) {
 		_ = c.validate() // must not panic whatever the file holds
 	})
 }
+
+func FuzzReadPeersFile(f *testing.F) {
+	f.Add("# fleet\n10.0.0.1\n10.0.0.2:6000, 10.0.0.3 # az-b\n")
+	f.Add("[::1]:1:2\n\n#\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		entries, err := readPeersFile(strings.NewReader(s))
+		if err != nil {
+			return // a line longer than the scanner's buffer
+		}
+		for _, e := range entries {
+			require.NotEmpty(t, e)
+			require.NotContains(t, e, "#")
+			require.NotContains(t, e, ",")
+		}
+		_, _ = parsePeers(entries, 5201, 11111) // must not panic
+	})
+}
