@@ -163,5 +163,5 @@ func TestWritePrometheusGolden(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(want), buf.String())
 	assert.Contains(t, buf.String(), "node_ethtool_pps_allowance_exceeded{device=\"eth0\"} 1234\nnode_ethtool_pps_allowance_exceeded{device=\"eth1\"} 1\n")
-	assert.Equal(t, 1, strings.Count(buf.String(), "# TYPE node_ethtool_pps_allowance_exceeded untyped"))
+	assert.Equal(t, 1, strings.Count(buf.String(), "# TYPE node_ethtool_pps_allowance_exceeded counter"))
 }

@@ -84,7 +84,7 @@ func ExampleWritePrometheus() {
 	// # TYPE node_ethtool_info gauge
 	// node_ethtool_info{bus_info="",device="eth0",driver="ena",expansion_rom_version="",firmware_version="",version=""} 1
 	// # HELP node_ethtool_pps_allowance_exceeded Network interface pps_allowance_exceeded
-	// # TYPE node_ethtool_pps_allowance_exceeded untyped
+	// # TYPE node_ethtool_pps_allowance_exceeded counter
 	// node_ethtool_pps_allowance_exceeded{device="eth0"} 3
 }
 

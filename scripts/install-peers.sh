@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real peers that netperfkit's integration tests run against, when
 # they are missing: iperf3, sockperf, redis-server/redis-cli/redis-benchmark,
-# ethtool and iproute2. As root it uses apt-get; otherwise it prints what to
-# install and carries on (the tests then skip, unless NETPERFKIT_REQUIRE_PEERS=1).
+# ethtool, iproute2 and prometheus (the agent's test scrapes with it). As root
+# it uses apt-get; otherwise it prints what to install and carries on (the
+# tests then skip, unless NETPERFKIT_REQUIRE_PEERS=1).
 set -euo pipefail
 
 need=()
@@ -13,6 +14,7 @@ have redis-server || need+=(redis-server)
 { have redis-cli && have redis-benchmark; } || need+=(redis-tools)
 have ethtool || need+=(ethtool)
 have ip || need+=(iproute2)
+have prometheus || need+=(prometheus)
 
 # The current iperf3 and valkey releases are built from ../shared/peers (when the
 # sources are there) into ~/.cache/netperfkit-peers, where the tests look for them.
@@ -33,8 +35,12 @@ if [ ${#need[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-	# Debian starts redis-server as a service on install; the tests start their own.
-	if command -v systemctl >/dev/null 2>&1; then systemctl stop redis-server >/dev/null 2>&1 || true; fi
+	# Debian starts redis-server and prometheus as services on install; the tests
+	# start their own.
+	if command -v systemctl >/dev/null 2>&1; then
+		systemctl stop redis-server >/dev/null 2>&1 || true
+		systemctl stop prometheus >/dev/null 2>&1 || true
+	fi
 fi
 
 if [ -x "$peers/build.sh" ]; then

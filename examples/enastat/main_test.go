@@ -83,7 +83,7 @@ func TestFileText(t *testing.T) {
 func TestFileProm(t *testing.T) {
 	code, out, _ := runArgs(t, "-f", fixture("doc-tabs.txt"), "-i", "eth0", "-prom")
 	require.Equal(t, 0, code)
-	assert.Contains(t, out, "node_ethtool_ena_srd_transmitted_pkts{device=\"eth0\"} 28195047\n")
+	assert.Contains(t, out, "node_ethtool_ena_srd_transmitted_pkts{device=\"eth0\"} 2.8195047e+07\n")
 }
 
 func TestFileErrors(t *testing.T) {

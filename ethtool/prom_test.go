@@ -1,0 +1,136 @@
+package ethtool
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func gather(t testing.TB, c prometheus.Collector) map[string]*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c))
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	out := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out
+}
+
+func TestCollectorTypesCountersAndGauges(t *testing.T) {
+	s := &Snapshot{Interface: "eth0", Driver: "ena", Stats: Stats{
+		{"rx_bytes", 10}, {"ena_srd_mode", 3}, {"conntrack_allowance_available", 9000},
+		{"queue_0_tx_cnt", 7}, {"peer_ifindex", 4},
+	}}
+	mfs := gather(t, NewSnapshotCollector(s))
+	for name, typ := range map[string]dto.MetricType{
+		"node_ethtool_info":                          dto.MetricType_GAUGE,
+		"node_ethtool_received_bytes_total":          dto.MetricType_COUNTER,
+		"node_ethtool_ena_srd_mode":                  dto.MetricType_GAUGE,
+		"node_ethtool_conntrack_allowance_available": dto.MetricType_GAUGE,
+		"node_ethtool_queue_0_transmitted_cnt":       dto.MetricType_COUNTER,
+		"node_ethtool_peer_ifindex":                  dto.MetricType_GAUGE,
+	} {
+		require.Contains(t, mfs, name)
+		assert.Equal(t, typ, mfs[name].GetType(), name)
+	}
+	assert.Len(t, mfs, 6)
+	for _, mf := range mfs {
+		assert.NotEqual(t, dto.MetricType_UNTYPED, mf.GetType(), mf.GetName())
+	}
+	m := mfs["node_ethtool_ena_srd_mode"].GetMetric()[0]
+	assert.Equal(t, 3.0, m.GetGauge().GetValue())
+	require.Len(t, m.GetLabel(), 1)
+	assert.Equal(t, "device", m.GetLabel()[0].GetName())
+	assert.Equal(t, "eth0", m.GetLabel()[0].GetValue())
+	assert.Equal(t, 10.0, mfs["node_ethtool_received_bytes_total"].GetMetric()[0].GetCounter().GetValue())
+	assert.Equal(t, "Network interface bytes received", mfs["node_ethtool_received_bytes_total"].GetHelp())
+}
+
+func TestCollectorDropsCollidingNamesLikeNodeExporter(t *testing.T) {
+	// "rx-drops" and "rx_drops" both become node_ethtool_received_drops:
+	// node_exporter leaves both out; "tx.x" has no twin and stays.
+	s := &Snapshot{Interface: "eth0", Stats: Stats{{"rx-drops", 1}, {"rx_drops", 2}, {"tx.x", 3}}}
+	mfs := gather(t, NewSnapshotCollector(s))
+	assert.NotContains(t, mfs, "node_ethtool_received_drops")
+	require.Contains(t, mfs, "node_ethtool_transmitted_x")
+	assert.Equal(t, "Network interface tx_x", mfs["node_ethtool_transmitted_x"].GetHelp())
+}
+
+func TestCollectorMetricNameFromTwoSpellingsAcrossDevices(t *testing.T) {
+	// Two devices spell one statistic differently: one family, one help.
+	a := &Snapshot{Interface: "eth0", Stats: Stats{{"Tx Errors Phy", 1}}}
+	b := &Snapshot{Interface: "eth1", Stats: Stats{{"tx_errors_phy", 2}}}
+	mfs := gather(t, NewSnapshotCollector(a, b))
+	require.Contains(t, mfs, "node_ethtool_transmitted_errors_phy")
+	assert.Len(t, mfs["node_ethtool_transmitted_errors_phy"].GetMetric(), 2)
+}
+
+func TestCollectorInvalidUTF8FailsScrapeWithoutPanic(t *testing.T) {
+	s := &Snapshot{Interface: "eth\xff", Stats: Stats{{"x", 1}}}
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(NewSnapshotCollector(s)))
+	_, err := reg.Gather()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ethtool: prometheus")
+}
+
+func TestCollectorTextMatchesWritePrometheus(t *testing.T) {
+	s := &Snapshot{Interface: "eth0", Driver: "ena", Stats: Stats{{"rx_bytes", 10}, {"ena_srd_mode", 1}}}
+	var buf bytes.Buffer
+	require.NoError(t, WritePrometheus(&buf, s))
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(NewSnapshotCollector(s)))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(buf.String())))
+	assert.Contains(t, buf.String(), "# TYPE node_ethtool_ena_srd_mode gauge\nnode_ethtool_ena_srd_mode{device=\"eth0\"} 1\n")
+	assert.NotContains(t, buf.String(), "untyped")
+}
+
+func TestWritePrometheusSameDeviceTwiceIsAnError(t *testing.T) {
+	s := &Snapshot{Interface: "eth0", Stats: Stats{{"x", 1}}}
+	err := WritePrometheus(&bytes.Buffer{}, s, s)
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "ethtool: "), err.Error())
+}
+
+// TestCollectorReusesNamesBetweenScrapes checks that a second scrape of the
+// same statistics creates no new descriptor (the cache is what keeps a scrape
+// of 350 ENA counters cheap) and that values follow the snapshot.
+func TestCollectorReusesNamesBetweenScrapes(t *testing.T) {
+	s := &Snapshot{Interface: "eth0", Stats: Stats{{"rx_bytes", 1}, {"queue_0_tx_cnt", 2}}}
+	c := NewSnapshotCollector(s)
+	gather(t, c)
+	d := c.entries["node_ethtool_received_bytes_total"]
+	s.Stats[0].Value = 5
+	mfs := gather(t, c)
+	assert.Same(t, d, c.entries["node_ethtool_received_bytes_total"])
+	assert.Equal(t, 5.0, mfs["node_ethtool_received_bytes_total"].GetMetric()[0].GetCounter().GetValue())
+}
+
+func FuzzCollector(f *testing.F) {
+	for _, s := range []string{"rx_bytes", "Queue[0] AllocFails", "[3]: tx_bytes", "", "__", "\xff", "tx-tx"} {
+		f.Add(s, "eth0", uint64(3))
+	}
+	f.Fuzz(func(t *testing.T, stat, iface string, v uint64) {
+		s := &Snapshot{Time: time.Unix(0, 0), Interface: iface, Stats: Stats{{stat, v}, {"rx_bytes", v}}}
+		reg := prometheus.NewRegistry()
+		require.NoError(t, reg.Register(NewSnapshotCollector(s)))
+		mfs, err := reg.Gather()
+		if err != nil {
+			return // an invalid label value is reported, never a panic
+		}
+		for _, mf := range mfs {
+			require.True(t, strings.HasPrefix(mf.GetName(), "node_ethtool_"), mf.GetName())
+			require.NotEqual(t, dto.MetricType_UNTYPED, mf.GetType())
+		}
+	})
+}

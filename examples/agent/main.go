@@ -1,0 +1,257 @@
+// Command agent is a long-running measurement endpoint and Prometheus
+// exporter for fleets, built only on netperfkit's public API. One process
+// per host:
+//
+//   - serves the iperf3-compatible server (-iperf3-port, default 5201) and
+//     the sockperf-compatible server (-sockperf-port, default 11111, UDP and
+//     TCP), so the host can be measured by stock tools and by other agents;
+//   - probes its peers (-peers, -peers-file, reloaded on SIGHUP): UDP
+//     ping-pong RTT every -rtt-every (10 s), a short TCP throughput probe
+//     every -tput-every (off by default) within -tput-budget bytes per hour,
+//     and optional cache connection probes (-cache);
+//   - exports on /metrics (-metrics, default 127.0.0.1:9469) the probe
+//     results, the ethtool statistics of -iface (default: the default-route
+//     interface) with node_exporter's names, and the SRD coverage of an ENA
+//     interface with ENA Express.
+//
+// Settings come from flags or a JSON file (-config FILE; flags given win).
+// SIGTERM or SIGINT stops it within 2 s. See README.md for the metrics and
+// the deploy/ manifests.
+//
+//	agent -metrics :9469 -peers 10.0.1.7,10.0.2.9 -rtt-every 10s
+//	agent -config /etc/netperfkit/agent.json
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	if err := run(ctx, os.Args[1:], os.Stderr, hup); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		os.Exit(1)
+	}
+}
+
+// shutdownGrace is how long the agent waits for its servers, probes and the
+// HTTP server after ctx ends: the whole stop stays under 2 s.
+const shutdownGrace = 1500 * time.Millisecond
+
+// run is the agent: it returns after ctx ends and everything stopped, or
+// with the error that kept it from starting. A value on hup reloads the
+// peers.
+func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Signal) error {
+	cfg, err := parseConfig(args, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	peers, err := cfg.allPeers()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := newMetrics()
+	var bg sync.WaitGroup // servers and samplers
+	var ms *mesh
+	// A failed start stops what already runs before returning.
+	fail := func(err error) error {
+		cancel()
+		if ms != nil {
+			ms.wait()
+		}
+		bg.Wait()
+		return err
+	}
+
+	if err := startServers(ctx, &bg, cfg, log); err != nil {
+		return fail(err)
+	}
+	closeEthtool := startEthtool(ctx, &bg, cfg, m, log)
+	defer closeEthtool()
+
+	ms = newMesh(ctx, meshConfig{
+		rttEvery: time.Duration(cfg.RTTEvery), tputEvery: time.Duration(cfg.TputEvery),
+		tputBytes:   cfg.TputBytes,
+		rttTimeout:  time.Duration(cfg.ProbeTimeout),
+		tputTimeout: time.Duration(cfg.TputDuration + cfg.ProbeTimeout),
+		maxProbes:   cfg.MaxProbes, jitter: 0.1, firstJitter: true,
+		budget: newByteBudget(cfg.TputBudget), metrics: m, log: log,
+		probes: agentProbes(cfg),
+	})
+	ms.setPeers(peers)
+	if err := startCacheProbes(ctx, ms, cfg, m, log); err != nil {
+		return fail(err)
+	}
+
+	srv, err := startHTTP(ctx, &bg, cfg.Metrics, m, log)
+	if err != nil {
+		return fail(err)
+	}
+	log.Info("agent ready", "metrics", srv.Addr, "peers", len(peers), "rtt_every", time.Duration(cfg.RTTEvery).String(),
+		"tput_every", time.Duration(cfg.TputEvery).String())
+
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-hup:
+			reloadPeers(cfg, ms, log)
+		}
+	}
+	return shutdown(srv, ms, &bg, log)
+}
+
+// shutdown stops the HTTP server and waits for the servers and probes, which
+// stop on their own when ctx ends, for at most shutdownGrace.
+func shutdown(srv *http.Server, ms *mesh, bg *sync.WaitGroup, log *slog.Logger) error {
+	deadline := time.Now().Add(shutdownGrace)
+	sctx, scancel := context.WithDeadline(context.Background(), deadline)
+	defer scancel()
+	_ = srv.Shutdown(sctx)
+	done := make(chan struct{})
+	go func() {
+		ms.wait()
+		bg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		log.Info("agent stopped")
+	case <-sctx.Done():
+		log.Warn("agent stopped before every probe and server ended")
+	}
+	return nil
+}
+
+func reloadPeers(cfg config, ms *mesh, log *slog.Logger) {
+	peers, err := cfg.allPeers()
+	if err != nil {
+		log.Error("SIGHUP: peers not reloaded", "err", err)
+		return
+	}
+	ms.setPeers(peers)
+	log.Info("SIGHUP: peers reloaded", "peers", len(peers))
+}
+
+func newLogger(cfg config, w io.Writer) *slog.Logger {
+	lvl, _ := parseLevel(cfg.LogLevel)
+	opts := &slog.HandlerOptions{Level: lvl}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return l, fmt.Errorf("-log-level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+// agentProbes binds the probes to the adapters of parts.go.
+func agentProbes(cfg config) probeFuncs {
+	perReply := min(time.Second, time.Duration(cfg.ProbeTimeout)/time.Duration(cfg.RTTCount+1))
+	return probeFuncs{
+		rtt: func(ctx context.Context, p peer) ([]time.Duration, int64, error) {
+			return rttProbe(ctx, p.sockperfAddr(), cfg.RTTCount, perReply)
+		},
+		tput: func(ctx context.Context, p peer, maxBytes int64) (tputResult, error) {
+			return tputProbe(ctx, p.iperfAddr(), maxBytes, time.Duration(cfg.TputDuration), time.Duration(cfg.ProbeTimeout))
+		},
+	}
+}
+
+// startServers binds the iperf3- and sockperf-compatible servers and serves
+// them until ctx ends. A port of 0 turns a server off.
+func startServers(ctx context.Context, bg *sync.WaitGroup, cfg config, log *slog.Logger) error {
+	lim := serverLimits{maxTests: cfg.MaxTests, maxConns: cfg.MaxConns}
+	var ac accessControl // issue 11: allow-list and iperf3 authentication go here
+	if cfg.IperfPort > 0 {
+		addr := net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.IperfPort))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("iperf3 server: %w", err)
+		}
+		log.Info("iperf3-compatible server listening", "addr", ln.Addr().String())
+		bg.Go(func() {
+			if err := serveIperf3(ctx, ln, lim, ac); err != nil && ctx.Err() == nil {
+				log.Error("iperf3 server stopped", "err", err)
+			}
+		})
+	}
+	if cfg.SockperfPort > 0 {
+		addr := net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.SockperfPort))
+		for _, network := range []string{"udp", "tcp"} {
+			a, serve, err := listenSockperf(ctx, network, addr, lim, ac)
+			if err != nil {
+				return fmt.Errorf("sockperf server (%s): %w", network, err)
+			}
+			log.Info("sockperf-compatible server listening", "network", network, "addr", a.String())
+			bg.Go(func() {
+				if err := serve(); err != nil && ctx.Err() == nil {
+					log.Error("sockperf server stopped", "network", network, "err", err)
+				}
+			})
+		}
+	}
+	return nil
+}
+
+// startHTTP serves /metrics from the registry until ctx ends (run shuts it
+// down).
+func startHTTP(ctx context.Context, bg *sync.WaitGroup, addr string, m *metrics, log *slog.Logger) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: 4,
+		Timeout:             10 * time.Second,
+	}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintln(w, "netperfkit agent: metrics at /metrics")
+	})
+	srv := &http.Server{
+		Addr: ln.Addr().String(), Handler: mux,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 15 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	bg.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server stopped", "err", err)
+		}
+	})
+	return srv, nil
+}

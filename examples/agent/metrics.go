@@ -1,0 +1,121 @@
+package main
+
+import (
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics holds the agent's own metrics in their registry. Every field is
+// safe for concurrent use.
+type metrics struct {
+	reg        *prometheus.Registry
+	rtt        *prometheus.HistogramVec
+	errs       *prometheus.CounterVec
+	tput       *prometheus.GaugeVec
+	tputBytes  *prometheus.CounterVec
+	cachePhase *prometheus.HistogramVec
+	srdRatio   *prometheus.GaugeVec
+	skipped    *prometheus.CounterVec
+}
+
+// rttBuckets span 25 µs (same rack) to 2.5 s (a stalled path) in steps
+// of about 1.8x, so same-AZ and cross-AZ round trips fall in different
+// buckets and a p99.9 can be read with histogram_quantile.
+var rttBuckets = prometheus.ExponentialBucketsRange(25e-6, 2.5, 20)
+
+// cacheBuckets span 50 µs to 5 s: a connect on loopback to a slow TLS
+// handshake with IAM presigning.
+var cacheBuckets = prometheus.ExponentialBucketsRange(50e-6, 5, 20)
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		rtt: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "netperfkit_probe_rtt_seconds",
+			Help:    "UDP ping-pong round-trip time to the peer's sockperf-compatible server, one observation per reply.",
+			Buckets: rttBuckets,
+		}, []string{"peer"}),
+		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "netperfkit_probe_errors_total",
+			Help: "Failed probes by peer (host, or cache endpoint) and kind: timeout, refused, unreachable, dns, other; lost counts RTT replies that never came.",
+		}, []string{"peer", "kind"}),
+		tput: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "netperfkit_probe_throughput_bits_per_second",
+			Help: "Rate of the last short TCP throughput probe to the peer's iperf3-compatible server.",
+		}, []string{"peer"}),
+		tputBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "netperfkit_probe_throughput_sent_bytes_total",
+			Help: "Bytes sent by throughput probes, counted against -tput-budget.",
+		}, []string{"peer"}),
+		cachePhase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "netperfkit_cache_phase_seconds",
+			Help:    "Duration of each phase of a fresh connection to a cache endpoint: dns, connect, tls, auth, cluster_slots, command, close, total.",
+			Buckets: cacheBuckets,
+		}, []string{"endpoint", "phase"}),
+		srdRatio: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "netperfkit_srd_coverage_ratio",
+			Help: "ENA Express: SRD transmitted packets over SRD-eligible transmitted packets in the last -srd-window; absent when nothing was eligible.",
+		}, []string{"device"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "netperfkit_probe_skipped_total",
+			Help: "Probes not run, by reason: budget (throughput byte budget spent).",
+		}, []string{"peer", "reason"}),
+	}
+	m.reg.MustRegister(m.rtt, m.errs, m.tput, m.tputBytes, m.cachePhase, m.srdRatio, m.skipped,
+		buildInfo(),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// buildInfo is netperfkit_build_info: 1, labelled with the module version,
+// the VCS revision when the binary carries it, and the Go version.
+func buildInfo() prometheus.Collector {
+	version, revision := "(devel)", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "netperfkit_build_info",
+		Help:        "A metric with a constant '1' value labeled by the agent's version, revision and goversion.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()},
+	})
+	g.Set(1)
+	return g
+}
+
+// observeRTT records one RTT probe.
+func (m *metrics) observeRTT(peer string, samples []time.Duration, lost int64) {
+	if len(samples) > 0 {
+		h := m.rtt.WithLabelValues(peer)
+		for _, d := range samples {
+			h.Observe(d.Seconds())
+		}
+	}
+	if lost > 0 {
+		m.errs.WithLabelValues(peer, "lost").Add(float64(lost))
+	}
+}
+
+func (m *metrics) probeError(peer, kind string) { m.errs.WithLabelValues(peer, kind).Inc() }
+
+// forgetPeer deletes every series of a peer that left the peer list.
+func (m *metrics) forgetPeer(peer string) {
+	l := prometheus.Labels{"peer": peer}
+	m.rtt.DeletePartialMatch(l)
+	m.errs.DeletePartialMatch(l)
+	m.tput.DeletePartialMatch(l)
+	m.tputBytes.DeletePartialMatch(l)
+	m.skipped.DeletePartialMatch(l)
+}

@@ -1,0 +1,221 @@
+package main
+
+// This file is the only place the agent calls netperfkit's measurement
+// packages. Each adapter is small so that a change of a package's API
+// touches one function here.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/ethtool"
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/srd"
+	"github.com/netperfkit/netperfkit/throughput"
+)
+
+// accessControl is the place for the allow-list and the iperf3
+// authentication of issue 11 (the drop-in servers). They are being added to
+// the throughput and latency servers; once there, this struct carries the
+// allowed client networks and the iperf3 RSA key and user table, and
+// serveIperf3 and listenSockperf pass them to the servers' configurations.
+// Until then every client is served, within the servers' limits.
+type accessControl struct{}
+
+// rttProbe sends count UDP ping-pong messages to a sockperf-compatible
+// server and returns the round trips it measured and how many replies were
+// lost. timeout bounds the wait for each reply.
+func rttProbe(ctx context.Context, addr string, count int, timeout time.Duration) ([]time.Duration, int64, error) {
+	res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{
+		Count:       int64(count),
+		ReadTimeout: timeout,
+		// A few messages a probe: a small histogram is enough and keeps
+		// each probe's allocation small.
+		Recorder: &latency.RecorderConfig{Highest: 10 * time.Second, SignificantFigures: 2},
+	})
+	if res == nil {
+		return nil, 0, err
+	}
+	lost := res.Sent - res.Received
+	return res.Samples, max(lost, 0), err
+}
+
+// tputResult is what one throughput probe measured.
+type tputResult struct {
+	bitsPerSecond float64
+	sentBytes     int64
+}
+
+// tputProbe runs one TCP stream to an iperf3-compatible server, sending at
+// most maxBytes for at most d.
+func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout time.Duration) (tputResult, error) {
+	res, err := throughput.Run(ctx, addr, &throughput.Config{
+		Duration: d,
+		Bytes:    maxBytes,
+		// Small blocks keep the overshoot past maxBytes small.
+		BlockLen:       min(128<<10, int(maxBytes)),
+		Interval:       -1,
+		ConnectTimeout: ioTimeout,
+		IOTimeout:      ioTimeout,
+		Title:          "netperfkit-agent",
+	})
+	if errors.Is(err, throughput.ErrAccessDenied) {
+		err = fmt.Errorf("%w: %w", errPeerBusy, err)
+	}
+	var r tputResult
+	if res != nil && res.Upload != nil {
+		r.sentBytes = res.Upload.SentBytes
+		r.bitsPerSecond = res.Upload.ReceivedBitsPerSecond
+		if r.bitsPerSecond == 0 {
+			r.bitsPerSecond = res.Upload.SentBitsPerSecond
+		}
+	}
+	return r, err
+}
+
+// serverLimits are the limits of the two servers the agent runs.
+type serverLimits struct {
+	maxTests int // iperf3 tests at once
+	maxConns int // sockperf TCP connections at once
+}
+
+// serveIperf3 runs the iperf3-compatible server on ln until ctx ends.
+func serveIperf3(ctx context.Context, ln net.Listener, lim serverLimits, _ accessControl) error {
+	return throughput.Serve(ctx, ln, &throughput.ServerConfig{
+		MaxTests:    lim.maxTests,
+		MaxDuration: 60 * time.Second,
+		MaxStreams:  8,
+	})
+}
+
+// listenSockperf binds the sockperf-compatible server on addr for network
+// ("udp" or "tcp") and returns the serve function that runs it until ctx
+// ends.
+func listenSockperf(ctx context.Context, network, addr string, lim serverLimits, _ accessControl) (net.Addr, func() error, error) {
+	s, err := latency.NewServer(&latency.ServerConfig{MaxConns: lim.maxConns})
+	if err != nil {
+		return nil, nil, err
+	}
+	var lc net.ListenConfig
+	if network == "udp" {
+		pc, err := lc.ListenPacket(ctx, network, addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		return pc.LocalAddr(), func() error { return s.ServePacket(ctx, pc) }, nil
+	}
+	ln, err := lc.Listen(ctx, network, addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ln.Addr(), func() error { return s.Serve(ctx, ln) }, nil
+}
+
+// cacheProber probes one cache endpoint.
+type cacheProber = cache.Prober
+
+func newCacheProber(ctx context.Context, ep *cache.Endpoint) (*cacheProber, error) {
+	return cache.NewProber(ctx, ep)
+}
+
+// cacheProbePhases runs one connection probe against a Valkey or Redis
+// endpoint and returns the duration of each phase that happened, by phase
+// name ("total" for the whole probe), and the error kind when it failed.
+func cacheProbePhases(ctx context.Context, p *cacheProber) (map[string]time.Duration, string, error) {
+	r, err := p.Probe(ctx)
+	phases := map[string]time.Duration{}
+	if r != nil {
+		for name, d := range map[cache.Phase]time.Duration{
+			cache.PhaseDNS: r.DNS, cache.PhaseConnect: r.Connect, cache.PhaseTLS: r.TLS,
+			cache.PhaseAuth: r.Auth, cache.PhaseClusterSlots: r.ClusterSlots,
+			cache.PhaseCommand: r.Command, cache.PhaseClose: r.Close,
+		} {
+			if d > 0 {
+				phases[string(name)] = d
+			}
+		}
+		if r.Total > 0 && err == nil {
+			phases["total"] = r.Total
+		}
+	}
+	if err != nil {
+		return phases, string(cache.KindOf(err)), err
+	}
+	return phases, "", nil
+}
+
+// cacheEndpoint builds the endpoint of a cache probe. The password comes
+// from the environment and stays a cache.Secret, which never prints.
+func cacheEndpoint(addr string, tlsOn bool, caPEM []byte, user string, timeout time.Duration) *cache.Endpoint {
+	return &cache.Endpoint{
+		Addr: addr, TLS: tlsOn, CACertPEM: caPEM, User: user,
+		Password:       cache.Secret(os.Getenv("NETPERFKIT_CACHE_PASSWORD")),
+		ConnectTimeout: timeout, RequestTimeout: timeout,
+	}
+}
+
+// srdCoverage is SRD tx packets over eligible tx packets between two
+// snapshots. ok is false when the NIC has no SRD counters or nothing was
+// eligible in the window (the ratio is then undefined).
+func srdCoverage(before, after *ethtool.Snapshot) (ratio float64, ok bool) {
+	if !hasSRDCounters(after) {
+		return 0, false
+	}
+	r := srd.Coverage(before, after)
+	if r.EligibleTxPktsDelta == 0 {
+		return 0, false
+	}
+	return r.Coverage, true
+}
+
+// hasSRDCounters reports whether the interface's driver exposes the SRD
+// counters that coverage needs.
+func hasSRDCounters(s *ethtool.Snapshot) bool {
+	_, tx := s.Stats.Get("ena_srd_tx_pkts")
+	_, eligible := s.Stats.Get("ena_srd_eligible_tx_pkts")
+	return tx && eligible
+}
+
+// ethtoolReader opens the ethtool client the collector and the SRD sampler
+// share.
+func ethtoolReader() (*ethtool.Client, error) { return ethtool.New() }
+
+// ethtoolCollector exposes the interface's statistics with node_exporter's
+// names.
+func ethtoolCollector(c *ethtool.Client, iface string) *ethtool.Collector {
+	return ethtool.NewCollector(c, iface)
+}
+
+// errPeerBusy marks a throughput probe the peer's server turned away
+// because it was running as many tests as it allows (another agent was
+// probing it).
+var errPeerBusy = errors.New("peer busy")
+
+// probeErrorKind names a failed probe for netperfkit_probe_errors_total:
+// busy, timeout, refused, unreachable, canceled, dns or other.
+func probeErrorKind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, errPeerBusy):
+		return "busy"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "unreachable"
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return "dns"
+	}
+	return "other"
+}
