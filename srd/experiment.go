@@ -20,7 +20,7 @@ type Target struct {
 	// Name labels the row, for example "same AZ".
 	Name string `json:"name"`
 	// ThroughputAddr is the host:port of the throughput server (iperf3 -s,
-	// or throughput.Serve).
+	// or throughput.Server).
 	ThroughputAddr string `json:"throughput_addr"`
 	// PingPongAddr is the host:port of the UDP ping-pong server (sockperf
 	// server, or latency.Server).

@@ -23,7 +23,7 @@ func checkTCPResult(t *testing.T, res *Result, up, down int) {
 		assert.Greater(t, s.ReceivedBytes, int64(0), name)
 		// The receiver never counts more than the sender wrote (the two
 		// ends cut the omit period at slightly different moments).
-		if res.OmitSeconds == 0 {
+		if res.Config.Omit == 0 {
 			assert.LessOrEqual(t, s.ReceivedBytes, s.SentBytes, name)
 		} else {
 			assert.InEpsilon(t, s.SentBytes, s.ReceivedBytes, 0.1, name)
@@ -76,19 +76,19 @@ func TestClientAgainstIperf3(t *testing.T) {
 			switch tc.name {
 			case "bytes":
 				assert.GreaterOrEqual(t, res.Upload.SentBytes, int64(50<<20))
-				assert.Less(t, res.Upload.SentBytes, int64(50<<20)+int64(DefaultTCPBlockLen)*2)
+				assert.Less(t, res.Upload.SentBytes, int64(50<<20)+int64(iperfTCPBlockLen)*2)
 			case "blocks":
 				assert.Equal(t, int64(100*64<<10), res.Upload.SentBytes)
 			case "omit":
 				require.NotEmpty(t, res.Intervals)
 				assert.True(t, res.Intervals[0].Omitted)
 				assert.False(t, res.Intervals[len(res.Intervals)-1].Omitted)
-				assert.InDelta(t, 1.0, res.Upload.Seconds, 0.3)
+				assert.InDelta(t, 1.0, res.Upload.Duration.Seconds(), 0.3)
 			case "rate":
 				assert.InDelta(t, 100e6, res.Upload.SentBitsPerSecond, 15e6)
 				assert.False(t, res.Upload.SenderLimited)
 			case "len-window":
-				assert.Equal(t, 16<<10, res.BlockLen)
+				assert.Equal(t, 16<<10, res.Config.BlockLen)
 			case "reverse", "reverse-P2":
 				// Retransmits come from the server's results in reverse mode.
 				assert.GreaterOrEqual(t, res.Download.Retransmits, int64(0))

@@ -2,7 +2,7 @@ package throughput
 
 import (
 	"context"
-	"encoding/binary"
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"io"
 	"net"
 	"runtime"
@@ -37,13 +37,13 @@ func dialRaw(t *testing.T, addr string) net.Conn {
 // rawHandshake sends a cookie and reads PARAM_EXCHANGE.
 func rawHandshake(t *testing.T, addr string) (net.Conn, []byte) {
 	c := dialRaw(t, addr)
-	cookie, err := newCookie()
+	cookie, err := iperfwire.NewCookie()
 	require.NoError(t, err)
 	_, err = c.Write(cookie)
 	require.NoError(t, err)
-	s, err := readState(c, 5*time.Second)
+	s, err := iperfwire.ReadState(c, 5*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, StateParamExchange, s)
+	require.Equal(t, iperfwire.ParamExchange, s)
 	return c, cookie
 }
 
@@ -58,7 +58,7 @@ func expectClosed(t *testing.T, c net.Conn) []byte {
 }
 
 func TestServerHostilePeers(t *testing.T) {
-	addr, _ := startServer(t, &ServerConfig{HandshakeTimeout: 2 * time.Second, MaxTests: 8, MaxParamsBytes: 1024})
+	addr, _ := startServer(t, &ServerConfig{HandshakeTimeout: 2 * time.Second, MaxTests: 8})
 
 	t.Run("silent", func(t *testing.T) {
 		c := dialRaw(t, addr)
@@ -93,7 +93,7 @@ func TestServerHostilePeers(t *testing.T) {
 	})
 	t.Run("garbage-json", func(t *testing.T) {
 		c, _ := rawHandshake(t, addr)
-		require.NoError(t, writeJSON(c, []byte("{nope"), time.Second))
+		require.NoError(t, iperfwire.WriteJSON(c, []byte("{nope"), time.Second))
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(0xfe), b[0])
@@ -108,20 +108,20 @@ func TestServerHostilePeers(t *testing.T) {
 		require.NoError(t, <-good)
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
-		assert.Equal(t, byte(StateParamExchange), b[0])
+		assert.Equal(t, byte(iperfwire.ParamExchange), b[0])
 	})
 	t.Run("garbage-state-and-vanish", func(t *testing.T) {
 		good := goodRun(t, addr)
 		c, cookie := rawHandshake(t, addr)
-		require.NoError(t, writeJSON(c, []byte(`{"tcp":true,"time":30,"parallel":1,"len":1000}`), time.Second))
-		s, err := readState(c, 5*time.Second)
+		require.NoError(t, iperfwire.WriteJSON(c, []byte(`{"tcp":true,"time":30,"parallel":1,"len":1000}`), time.Second))
+		s, err := iperfwire.ReadState(c, 5*time.Second)
 		require.NoError(t, err)
-		require.Equal(t, StateCreateStreams, s)
+		require.Equal(t, iperfwire.CreateStreams, s)
 		d := dialRaw(t, addr)
 		_, err = d.Write(cookie)
 		require.NoError(t, err)
-		for _, want := range []State{StateTestStart, StateTestRunning} {
-			s, err := readState(c, 5*time.Second)
+		for _, want := range []iperfwire.State{iperfwire.TestStart, iperfwire.TestRunning} {
+			s, err := iperfwire.ReadState(c, 5*time.Second)
 			require.NoError(t, err)
 			require.Equal(t, want, s)
 		}
@@ -152,17 +152,17 @@ func TestServerLimits(t *testing.T) {
 	assert.ErrorIs(t, err, ErrServerError)
 	var se *ServerError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, ierrnoNumStreams, se.IErrno)
+	assert.Equal(t, iperfwire.IErrNumStreams, se.IErrno)
 	_, err = Run(ctx, addr, &Config{Duration: time.Second, Streams: 3, Bidir: true})
 	assert.ErrorIs(t, err, ErrServerError, "bidir streams count twice")
 	_, err = Run(ctx, addr, &Config{Duration: 5 * time.Second})
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, ierrnoDuration, se.IErrno)
+	assert.Equal(t, iperfwire.IErrDuration, se.IErrno)
 	_, err = Run(ctx, addr, &Config{Duration: time.Second, Bitrate: 200e6})
 	assert.ErrorIs(t, err, ErrServerError)
 	_, err = Run(ctx, addr, &Config{Duration: time.Second, UDP: true, Bitrate: Unlimited})
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, ierrnoAuth, se.IErrno)
+	assert.Equal(t, iperfwire.IErrAuth, se.IErrno)
 
 	// One test at a time: the second client is denied, as by iperf3. (The
 	// first retries: on a shared machine a stray connection from another
@@ -197,7 +197,9 @@ func TestServeStopsWithoutLeaks(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, nil) }()
+	srv, err := NewServer(nil)
+	require.NoError(t, err)
+	go func() { done <- srv.Serve(ctx, ln) }()
 	addr := ln.Addr().String()
 	_, err = Run(ctxT(t, 10*time.Second), addr, &Config{Duration: 500 * time.Millisecond, Bidir: true})
 	require.NoError(t, err)
@@ -234,17 +236,4 @@ func TestServeStopsWithoutLeaks(t *testing.T) {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
-}
-
-func TestUDPHelloBytes(t *testing.T) {
-	var b [4]byte
-	binary.LittleEndian.PutUint32(b[:], udpConnectMsg)
-	assert.Equal(t, []byte("9876"), b[:])
-	binary.LittleEndian.PutUint32(b[:], udpConnectReply)
-	assert.Equal(t, []byte("6789"), b[:])
-	assert.True(t, isConnectReply([]byte("6789")))
-	assert.True(t, isConnectMsg([]byte("9876")))
-	binary.BigEndian.PutUint32(b[:], legacyConnectMsg)
-	assert.True(t, isConnectMsg(b[:]))
-	assert.False(t, isConnectReply([]byte("abcd")))
 }

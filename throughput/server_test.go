@@ -30,7 +30,9 @@ func startServer(t testing.TB, cfg *ServerConfig) (addr string, results <-chan *
 	c.OnResult = func(r *Result) { ch <- r }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, &c) }()
+	srv, err := NewServer(&c)
+	require.NoError(t, err)
+	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -121,12 +123,12 @@ func TestServerWithIperf3Client(t *testing.T) {
 				require.NotNil(t, e.Sum, raw)
 				assert.Greater(t, e.Sum.Packets, int64(0))
 				assert.LessOrEqual(t, e.Sum.LostPackets, e.Sum.Packets/10)
-				assert.Equal(t, "udp", srv.Protocol)
+				assert.True(t, srv.Config.UDP)
 			} else {
 				require.NotNil(t, e.SumSent, raw)
 				require.NotNil(t, e.SumReceived, raw)
 				assert.Greater(t, e.SumReceived.Bytes, int64(0))
-				assert.Equal(t, "tcp", srv.Protocol)
+				assert.False(t, srv.Config.UDP)
 			}
 			assert.Equal(t, tc.down > 0 && tc.up > 0, e.SumSentBidirReverse != nil || (strings.HasPrefix(tc.name, "udp") && tc.up > 0 && tc.down > 0))
 			// Both sides agree on what the receiver counted.
@@ -154,9 +156,9 @@ func TestServerWithIperf3Client(t *testing.T) {
 			case "blocks":
 				assert.Equal(t, int64(50*64<<10), srv.Upload.ReceivedBytes)
 			case "len-window-omit":
-				assert.Equal(t, 16<<10, srv.BlockLen)
-				assert.Equal(t, 256<<10, srv.WindowBytes)
-				assert.Equal(t, 1.0, srv.OmitSeconds)
+				assert.Equal(t, 16<<10, srv.Config.BlockLen)
+				assert.Equal(t, 256<<10, srv.Config.Window)
+				assert.Equal(t, time.Second, srv.Config.Omit)
 			case "server-output":
 				assert.Contains(t, raw, "server_output_text")
 				assert.Contains(t, raw, "receiver")
@@ -210,9 +212,9 @@ func TestClientAgainstOwnServer(t *testing.T) {
 				// The server's TCP_INFO reaches the client's intervals.
 				require.NotEmpty(t, res.Intervals)
 				for _, iv := range res.Intervals[:len(res.Intervals)-1] {
-					require.True(t, iv.Streams[0].TCPInfo, "interval %+v", iv)
-					assert.Greater(t, iv.Streams[0].RTTUs, int64(0))
-					assert.Greater(t, iv.Streams[0].SndCwndBytes, int64(0))
+					require.NotNil(t, iv.Streams[0].TCP, "interval %+v", iv)
+					assert.Greater(t, iv.Streams[0].TCP.RTT, time.Duration(0))
+					assert.Greater(t, iv.Streams[0].TCP.SndCwndBytes, int64(0))
 				}
 				assert.GreaterOrEqual(t, res.Download.Retransmits, int64(0))
 			}

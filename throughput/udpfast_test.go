@@ -48,15 +48,16 @@ func TestUDPFastPathAccounting(t *testing.T) {
 }
 
 func TestGSOBatch(t *testing.T) {
-	e := &engine{blockLen: 1400}
+	c := &Config{BlockLen: 1400, Bitrate: Unlimited}
+	e := &engine{cfg: c}
 	assert.Equal(t, 46, e.gsoBatch(), "64 KiB of 1400-byte datagrams")
-	e.blockLen = 100
+	c.BlockLen = 100
 	assert.Equal(t, 64, e.gsoBatch(), "the kernel's segment limit")
-	e.blockLen, e.rate = 1400, 1e6
+	c.BlockLen, c.Bitrate = 1400, 1e6
 	assert.Equal(t, 1, e.gsoBatch(), "slow rates send datagram by datagram")
-	e.rate = 5e9
+	c.Bitrate = 5e9
 	assert.Equal(t, 46, e.gsoBatch(), "200 us at 5 Gbit/s is 89 datagrams: capped at 46")
-	e.rate = 1e9
+	c.Bitrate = 1e9
 	assert.Equal(t, 17, e.gsoBatch(), "200 us at 1 Gbit/s")
 }
 

@@ -162,9 +162,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		srv, err := throughput.NewServer(nil)
+		if err != nil {
+			return err
+		}
 		sctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- throughput.Serve(sctx, ln, nil) }()
+		go func() { done <- srv.Serve(sctx, ln) }()
 		defer func() {
 			cancel()
 			<-done
@@ -197,7 +201,7 @@ func client(ctx context.Context, o *options, addr string, out io.Writer) error {
 		fmt.Fprintf(out, "Connecting to host %s, port %s\n", h, p)
 		cfg.OnInterval = func(iv throughput.Interval) {
 			if !header {
-				fmt.Fprint(out, throughput.IntervalHeader(&throughput.Result{Protocol: map[bool]string{true: "udp", false: "tcp"}[cfg.UDP]}))
+				fmt.Fprint(out, throughput.IntervalHeader(&throughput.Result{Config: throughput.Config{UDP: cfg.UDP}}))
 				header = true
 			}
 			fmt.Fprint(out, throughput.IntervalText(iv, cfg.UDP))
@@ -242,7 +246,11 @@ func serve(ctx context.Context, o *options, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "Accepted connection from %s\n%s", r.RemoteAddr, throughput.IperfText(r))
 	}}
-	return throughput.Serve(ctx, ln, cfg)
+	srv, err := throughput.NewServer(cfg)
+	if err != nil {
+		return err
+	}
+	return srv.Serve(ctx, ln)
 }
 
 // printServerTCP shows the server's TCP statistics for the streams it sent
@@ -253,7 +261,7 @@ func printServerTCP(out io.Writer, res *throughput.Result) {
 	for _, iv := range res.Intervals {
 		var ss []throughput.StreamInterval
 		for _, s := range iv.Streams {
-			if s.Reverse && s.TCPInfo {
+			if s.Reverse && s.TCP != nil {
 				ss = append(ss, s)
 			}
 		}

@@ -95,7 +95,7 @@ func runMatrix(ctx context.Context, addr string, limit float64, d time.Duration,
 			row.ReceivedBitsPerSecond = sum.ReceivedBitsPerSecond
 			row.Retransmits = sum.Retransmits
 			row.LostPercent = sum.LostPercent
-			row.JitterMs = sum.JitterMs
+			row.JitterMs = float64(sum.Jitter) / float64(time.Millisecond)
 			row.GeneratorLimited = sum.SenderLimited
 		}
 		row.SenderCPUPercent = cpu

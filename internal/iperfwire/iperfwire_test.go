@@ -256,4 +256,3 @@ func TestUDPHeader(t *testing.T) {
 	_, err = ParseUDPHeader(b[:11], false)
 	assert.ErrorIs(t, err, ErrProtocol)
 }
-

@@ -87,33 +87,33 @@ func (f *Flag) UnmarshalJSON([]byte) error {
 // Params is the parameter object an iperf3 client sends after PARAM_EXCHANGE.
 // Keys follow iperf3 3.12; unknown keys are ignored.
 type Params struct {
-	TCP              Flag    `json:"tcp,omitempty"`
-	UDP              Flag    `json:"udp,omitempty"`
-	Omit             Int `json:"omit"`
-	Time             Int `json:"time"`
-	Num              Int `json:"num"`
-	BlockCount       Int `json:"blockcount"`
-	MSS              Int `json:"MSS,omitempty"`
-	NoDelay          Flag    `json:"nodelay,omitempty"`
-	Parallel         Int `json:"parallel"`
-	Reverse          Flag    `json:"reverse,omitempty"`
-	Bidirectional    Flag    `json:"bidirectional,omitempty"`
-	Window           Int `json:"window,omitempty"`
-	Len              Int `json:"len,omitempty"`
-	Bandwidth        Int `json:"bandwidth,omitempty"`
-	FQRate           Int `json:"fqrate,omitempty"`
-	PacingTimer      Int `json:"pacing_timer,omitempty"`
-	Burst            Int `json:"burst,omitempty"`
-	TOS              Int `json:"TOS,omitempty"`
-	FlowLabel        Int `json:"flowlabel,omitempty"`
-	Title            string  `json:"title,omitempty"`
-	ExtraData        string  `json:"extra_data,omitempty"`
-	Congestion       string  `json:"congestion,omitempty"`
-	GetServerOutput  Int `json:"get_server_output,omitempty"`
-	UDPCounters64    Int `json:"udp_counters_64bit,omitempty"`
-	RepeatingPayload Int `json:"repeating_payload,omitempty"`
-	JSONOutput       Flag    `json:"json_output,omitempty"`
-	ClientVersion    string  `json:"client_version,omitempty"`
+	TCP              Flag   `json:"tcp,omitempty"`
+	UDP              Flag   `json:"udp,omitempty"`
+	Omit             Int    `json:"omit"`
+	Time             Int    `json:"time"`
+	Num              Int    `json:"num"`
+	BlockCount       Int    `json:"blockcount"`
+	MSS              Int    `json:"MSS,omitempty"`
+	NoDelay          Flag   `json:"nodelay,omitempty"`
+	Parallel         Int    `json:"parallel"`
+	Reverse          Flag   `json:"reverse,omitempty"`
+	Bidirectional    Flag   `json:"bidirectional,omitempty"`
+	Window           Int    `json:"window,omitempty"`
+	Len              Int    `json:"len,omitempty"`
+	Bandwidth        Int    `json:"bandwidth,omitempty"`
+	FQRate           Int    `json:"fqrate,omitempty"`
+	PacingTimer      Int    `json:"pacing_timer,omitempty"`
+	Burst            Int    `json:"burst,omitempty"`
+	TOS              Int    `json:"TOS,omitempty"`
+	FlowLabel        Int    `json:"flowlabel,omitempty"`
+	Title            string `json:"title,omitempty"`
+	ExtraData        string `json:"extra_data,omitempty"`
+	Congestion       string `json:"congestion,omitempty"`
+	GetServerOutput  Int    `json:"get_server_output,omitempty"`
+	UDPCounters64    Int    `json:"udp_counters_64bit,omitempty"`
+	RepeatingPayload Int    `json:"repeating_payload,omitempty"`
+	JSONOutput       Flag   `json:"json_output,omitempty"`
+	ClientVersion    string `json:"client_version,omitempty"`
 	// Interval is this package's addition: the client's report interval in
 	// seconds, so that a netperfkit server's output lines up with the
 	// client's intervals. iperf3 ignores the key.
@@ -132,14 +132,14 @@ func DecodeParams(b []byte) (*Params, error) {
 
 // Results is the results object each side sends during EXCHANGE_RESULTS.
 type Results struct {
-	CPUUtilTotal         *Float      `json:"cpu_util_total"`
-	CPUUtilUser          *Float      `json:"cpu_util_user"`
-	CPUUtilSystem        *Float      `json:"cpu_util_system"`
-	SenderHasRetransmits *Int        `json:"sender_has_retransmits"`
+	CPUUtilTotal         *Float          `json:"cpu_util_total"`
+	CPUUtilUser          *Float          `json:"cpu_util_user"`
+	CPUUtilSystem        *Float          `json:"cpu_util_system"`
+	SenderHasRetransmits *Int            `json:"sender_has_retransmits"`
 	CongestionUsed       string          `json:"congestion_used,omitempty"`
 	ServerOutputJSON     json.RawMessage `json:"server_output_json,omitempty"`
 	ServerOutputText     string          `json:"server_output_text,omitempty"`
-	Streams              []Stream    `json:"streams"`
+	Streams              []Stream        `json:"streams"`
 }
 
 // Stream is one stream of a results object.

@@ -2,8 +2,6 @@ package throughputtest_test
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -43,24 +41,6 @@ func ExampleNewServer() {
 		}
 		t.Log(res.Upload.ReceivedBitsPerSecond)
 	}
-}
-
-// Start runs a server on any listener until Close.
-func ExampleStart() {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	srv := throughputtest.Start(ln, nil)
-	defer srv.Close()
-	res, err := throughput.Run(context.Background(), srv.Addr, &throughput.Config{Duration: 200 * time.Millisecond})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(res.Protocol, res.Upload.Streams, res.Upload.ReceivedBytes > 0)
-	// Output: tcp 1 true
 }
 
 // Bench in a user's benchmark reports bits/s with b.ReportMetric.
