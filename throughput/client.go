@@ -178,10 +178,9 @@ func (cl *client) exchange(states <-chan stateMsg) (*iperfwire.Results, error) {
 }
 
 func (cl *client) finish(res *Result, remote *iperfwire.Results) error {
-	if err := cl.expect(iperfwire.DisplayResults); err == nil {
+	derr := cl.expect(iperfwire.DisplayResults)
+	if derr == nil {
 		_ = iperfwire.WriteState(cl.ctrl, iperfwire.IperfDone, cl.cfg.IOTimeout)
-	} else {
-		res.Notes = append(res.Notes, "display results: "+err.Error())
 	}
 	mergeServerTCPInfo(res, remote.ServerOutputJSON)
 	if len(remote.ServerOutputJSON) == 0 {
@@ -196,7 +195,7 @@ func (cl *client) finish(res *Result, remote *iperfwire.Results) error {
 			res.Notes = append(res.Notes, "latency probe: "+cl.probeErr.Error())
 		}
 	}
-	return nil
+	return derr
 }
 
 // streamID is iperf3's id for the i-th stream (0-based): 1, 3, 4, 5, ...

@@ -140,7 +140,7 @@ func TestServerHostilePeers(t *testing.T) {
 		require.NoError(t, <-good)
 	})
 	t.Run("params-too-large", func(t *testing.T) {
-		_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: time.Second, Title: strings.Repeat("t", 2000)})
+		_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: time.Second, Title: strings.Repeat("t", 9000)})
 		require.ErrorIs(t, err, ErrServerError)
 	})
 }
