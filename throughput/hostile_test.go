@@ -57,14 +57,61 @@ func expectClosed(t *testing.T, c net.Conn) []byte {
 	return b
 }
 
+// hookedServer starts a server whose failure hook feeds the returned channel.
+func hookedServer(t *testing.T, cfg ServerConfig) (string, *Server, <-chan *SessionError) {
+	t.Helper()
+	errs := make(chan *SessionError, 256)
+	cfg.OnSessionError = func(e *SessionError) { errs <- e }
+	srv, err := NewServer(&cfg)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done)
+	})
+	return ln.Addr().String(), srv, errs
+}
+
+// expectReason waits for a session error with reason r (others are skipped)
+// and checks the counter moved.
+func expectReason(t *testing.T, srv *Server, errs <-chan *SessionError, r Reason) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-errs:
+			t.Logf("session error: %v", e)
+			if e.Reason == r {
+				require.Error(t, e.Err)
+				require.NotNil(t, e.Remote)
+				assert.Positive(t, srv.Stats().Failed[r])
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no session error with reason %s reached the hook", r)
+		}
+	}
+}
+
 func TestServerHostilePeers(t *testing.T) {
-	addr, _ := startServer(t, &ServerConfig{HandshakeTimeout: 2 * time.Second, MaxTests: 8})
+	addr, srv, errs := hookedServer(t, ServerConfig{HandshakeTimeout: 2 * time.Second, MaxTests: 8})
+	t.Cleanup(func() {
+		st := srv.Stats()
+		t.Logf("stats: %+v", st)
+		assert.Equal(t, int64(5), st.Completed, "the good runs completed")
+		assert.Greater(t, st.Started, st.Completed)
+	})
 
 	t.Run("silent", func(t *testing.T) {
 		c := dialRaw(t, addr)
 		good := goodRun(t, addr)
 		require.NoError(t, <-good, "a silent connection must not block another client")
 		assert.Empty(t, expectClosed(t, c))
+		expectReason(t, srv, errs, ReasonTimeout)
 	})
 	t.Run("silent-during-stream-setup", func(t *testing.T) {
 		// The iperf3 hazard: a stray connection while a test creates streams.
@@ -82,6 +129,7 @@ func TestServerHostilePeers(t *testing.T) {
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(0xfe), b[0], "SERVER_ERROR")
+		expectReason(t, srv, errs, ReasonBadParams)
 	})
 	t.Run("huge-json-length", func(t *testing.T) {
 		c, _ := rawHandshake(t, addr)
@@ -90,6 +138,7 @@ func TestServerHostilePeers(t *testing.T) {
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(0xfe), b[0])
+		expectReason(t, srv, errs, ReasonBadParams)
 	})
 	t.Run("garbage-json", func(t *testing.T) {
 		c, _ := rawHandshake(t, addr)
@@ -97,6 +146,7 @@ func TestServerHostilePeers(t *testing.T) {
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(0xfe), b[0])
+		expectReason(t, srv, errs, ReasonBadParams)
 	})
 	t.Run("wrong-cookie-stream", func(t *testing.T) {
 		// A data stream with an unknown cookie is taken for a new test and
@@ -109,6 +159,7 @@ func TestServerHostilePeers(t *testing.T) {
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(iperfwire.ParamExchange), b[0])
+		expectReason(t, srv, errs, ReasonTimeout)
 	})
 	t.Run("garbage-state-and-vanish", func(t *testing.T) {
 		good := goodRun(t, addr)
@@ -130,6 +181,7 @@ func TestServerHostilePeers(t *testing.T) {
 		expectClosed(t, c)
 		expectClosed(t, d)
 		require.NoError(t, <-good)
+		expectReason(t, srv, errs, ReasonProtocol)
 	})
 	t.Run("client-vanishes-mid-test", func(t *testing.T) {
 		good := goodRun(t, addr)
@@ -138,15 +190,25 @@ func TestServerHostilePeers(t *testing.T) {
 		_, err := Run(ctx, addr, &Config{Duration: 5 * time.Second, Reverse: true})
 		require.ErrorIs(t, err, context.Canceled)
 		require.NoError(t, <-good)
+		expectReason(t, srv, errs, ReasonPeerGone)
 	})
 	t.Run("params-too-large", func(t *testing.T) {
 		_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: time.Second, Title: strings.Repeat("t", 9000)})
 		require.ErrorIs(t, err, ErrServerError)
+		expectReason(t, srv, errs, ReasonBadParams)
 	})
 }
 
 func TestServerLimits(t *testing.T) {
-	addr, _ := startServer(t, &ServerConfig{MaxTests: 4, MaxStreams: 4, MaxDuration: 3 * time.Second, MaxBitrate: 100e6})
+	addr, srv, errs := hookedServer(t, ServerConfig{MaxTests: 4, MaxStreams: 4, MaxDuration: 3 * time.Second, MaxBitrate: 100e6})
+	t.Cleanup(func() {
+		assert.Equal(t, int64(5), srv.Stats().Failed[ReasonLimit], "one per refused test")
+		assert.Len(t, errs, 5)
+		for e := range len(errs) {
+			_ = e
+			assert.ErrorIs(t, (<-errs).Err, ErrLimit)
+		}
+	})
 	ctx := ctxT(t, 30*time.Second)
 	_, err := Run(ctx, addr, &Config{Duration: time.Second, Streams: 5})
 	assert.ErrorIs(t, err, ErrServerError)

@@ -121,6 +121,9 @@ func (ss *serverSession) await(ctx context.Context, states <-chan stateMsg) erro
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	if m.err == nil && m.s == iperfwire.ClientTerminate {
+		m.err = &reasonError{reason: ReasonPeerGone, err: errors.New("throughput: the client terminated the test")}
+	}
 	if m.err == nil && m.s != iperfwire.TestEnd {
 		m.err = fmt.Errorf("%w: client sent %v while running", ErrProtocol, m.s)
 	}
