@@ -221,10 +221,10 @@ func runThroughput(ctx context.Context, addr string, streams int, d time.Duratio
 	if r.Upload == nil {
 		return 0, errors.New("srd: experiment: throughput result has no upload summary")
 	}
-	if r.Upload.ReceivedBitsPerSecond > 0 {
-		return r.Upload.ReceivedBitsPerSecond, nil
+	if r.Upload.Received.BitsPerSecond > 0 {
+		return r.Upload.Received.BitsPerSecond, nil
 	}
-	return r.Upload.SentBitsPerSecond, nil
+	return r.Upload.Sent.BitsPerSecond, nil
 }
 
 func runRTT(ctx context.Context, addr string, d time.Duration) (latency.Summary, error) {

@@ -56,7 +56,7 @@ func ourClient(b *testing.B, addr string, cfg Config) (bps, lossPct float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return res.Upload.ReceivedBitsPerSecond, res.Upload.LostPercent
+	return res.Upload.Received.BitsPerSecond, res.Upload.Received.LostPercent
 }
 
 type pair struct {

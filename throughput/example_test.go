@@ -24,7 +24,7 @@ func ExampleRun() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%.2f Gbit/s, %d retransmits\n", res.Upload.ReceivedBitsPerSecond/1e9, res.Upload.Retransmits)
+	fmt.Printf("%.2f Gbit/s, %d retransmits\n", res.Upload.Received.BitsPerSecond/1e9, res.Upload.Sent.Retransmits)
 }
 
 // A UDP test at a 5 Gbit/s target says plainly when the sender could not
@@ -38,7 +38,7 @@ func ExampleRun_udp() {
 	}
 	u := res.Upload
 	fmt.Printf("received %.0f bit/s, loss %.2f%%, jitter %v, sender limited: %v\n",
-		u.ReceivedBitsPerSecond, u.LostPercent, u.Jitter, u.SenderLimited)
+		u.Received.BitsPerSecond, u.Received.LostPercent, u.Received.Jitter, u.SenderLimited)
 }
 
 // Serve stock iperf3 clients (several at once) until the context ends,
@@ -86,15 +86,16 @@ func ExampleIperfJSON() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(len(doc) > 0, res.Upload.ReceivedBytes > 0)
+	fmt.Println(len(doc) > 0, res.Upload.Received.Bytes > 0)
 	// Output: true true
 }
 
 // Format results as iperf3's text report.
 func ExampleIperfText() {
 	r := &throughput.Result{Streams: []throughput.StreamResult{{ID: 1, Totals: throughput.Totals{
-		Duration: 10 * time.Second, SentBytes: 10 << 30, ReceivedBytes: 10 << 30,
-		SentBitsPerSecond: 8.59e9, ReceivedBitsPerSecond: 8.59e9, Retransmits: 3,
+		Duration: 10 * time.Second,
+		Sent:     throughput.Counts{Bytes: 10 << 30, BitsPerSecond: 8.59e9, Retransmits: 3},
+		Received: throughput.Counts{Bytes: 10 << 30, BitsPerSecond: 8.59e9},
 	}}}}
 	fmt.Print(throughput.SummaryText(r))
 	// Output:
@@ -132,5 +133,5 @@ func ExampleRun_latency() {
 		log.Fatal(res.Notes)
 	}
 	fmt.Printf("%.1f Gbit/s with RTT p50 %.1f us, p99 %.1f us under load\n",
-		res.Upload.ReceivedBitsPerSecond/1e9, res.Latency.P50Us, res.Latency.P99Us)
+		res.Upload.Received.BitsPerSecond/1e9, res.Latency.P50Us, res.Latency.P99Us)
 }

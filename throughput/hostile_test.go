@@ -19,7 +19,7 @@ func goodRun(t *testing.T, addr string) <-chan error {
 	ch := make(chan error, 1)
 	go func() {
 		res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: time.Second, Interval: -1})
-		if err == nil && (res.Upload == nil || res.Upload.ReceivedBytes == 0) {
+		if err == nil && (res.Upload == nil || res.Upload.Received.Bytes == 0) {
 			err = io.ErrUnexpectedEOF
 		}
 		ch <- err

@@ -266,7 +266,7 @@ func ijEndOf(en *ijEnd, r *Result, primary bool) {
 				return nil
 			}
 			s := *recv
-			s.Bytes, s.BitsPerSecond, s.Sender = sm.SentBytes, sm.SentBitsPerSecond, sent.Sender
+			s.Bytes, s.BitsPerSecond, s.Sender = sm.Sent.Bytes, sm.Sent.BitsPerSecond, sent.Sender
 			return &s
 		}
 		en.Sum = udpSum(pri, en.SumSent, en.SumReceived)
@@ -290,18 +290,18 @@ func ijEndStreamOf(r *Result, s *StreamResult) ijEndStream {
 	sender := r.localSends(s.Reverse)
 	d := secs(s.Duration)
 	if r.udp() {
-		return ijEndStream{UDP: &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.SentBytes, BitsPerSecond: s.SentBitsPerSecond,
-			JitterMs: pf(ms(s.Jitter)), LostPackets: pi(s.LostPackets), Packets: pi(s.Packets), LostPercent: pf(s.LostPercent),
-			OutOfOrder: pi(s.OutOfOrder), Sender: sender}}
+		return ijEndStream{UDP: &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Sent.Bytes, BitsPerSecond: s.Sent.BitsPerSecond,
+			JitterMs: pf(ms(s.Received.Jitter)), LostPackets: pi(s.Received.LostPackets), Packets: pi(s.Received.Packets), LostPercent: pf(s.Received.LostPercent),
+			OutOfOrder: pi(s.Received.OutOfOrder), Sender: sender}}
 	}
-	snd := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.SentBytes, BitsPerSecond: s.SentBitsPerSecond, Sender: sender}
-	if s.Retransmits >= 0 {
-		snd.Retransmits = pi(s.Retransmits)
+	snd := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Sent.Bytes, BitsPerSecond: s.Sent.BitsPerSecond, Sender: sender}
+	if s.Sent.Retransmits >= 0 {
+		snd.Retransmits = pi(s.Sent.Retransmits)
 	}
 	if st := streamRTTStats(r, s.ID); st.maxRTT > 0 {
 		snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(st.maxCwnd), pi(micros(st.maxRTT)), pi(micros(st.minRTT)), pi(micros(st.avg))
 	}
-	rcv := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.ReceivedBytes, BitsPerSecond: s.ReceivedBitsPerSecond, Sender: sender}
+	rcv := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Received.Bytes, BitsPerSecond: s.Received.BitsPerSecond, Sender: sender}
 	return ijEndStream{Sender: snd, Receiver: rcv}
 }
 
@@ -311,14 +311,14 @@ func ijSums(r *Result, sm *Summary, reverse bool) (sent, recv *ijStream) {
 	}
 	sender := r.localSends(reverse)
 	d := secs(sm.Duration)
-	sent = &ijStream{End: d, Seconds: d, Bytes: sm.SentBytes, BitsPerSecond: sm.SentBitsPerSecond, Sender: sender}
-	recv = &ijStream{End: d, Seconds: d, Bytes: sm.ReceivedBytes, BitsPerSecond: sm.ReceivedBitsPerSecond, Sender: sender}
-	if !r.udp() && sm.Retransmits >= 0 {
-		sent.Retransmits = pi(sm.Retransmits)
+	sent = &ijStream{End: d, Seconds: d, Bytes: sm.Sent.Bytes, BitsPerSecond: sm.Sent.BitsPerSecond, Sender: sender}
+	recv = &ijStream{End: d, Seconds: d, Bytes: sm.Received.Bytes, BitsPerSecond: sm.Received.BitsPerSecond, Sender: sender}
+	if !r.udp() && sm.Sent.Retransmits >= 0 {
+		sent.Retransmits = pi(sm.Sent.Retransmits)
 	}
 	if r.udp() {
-		sent.JitterMs, sent.LostPackets, sent.Packets, sent.LostPercent = pf(0), pi(0), pi(sm.SentPackets), pf(0)
-		recv.JitterMs, recv.LostPackets, recv.Packets, recv.LostPercent = pf(ms(sm.Jitter)), pi(sm.LostPackets), pi(sm.Packets), pf(sm.LostPercent)
+		sent.JitterMs, sent.LostPackets, sent.Packets, sent.LostPercent = pf(0), pi(0), pi(sm.Sent.Packets), pf(0)
+		recv.JitterMs, recv.LostPackets, recv.Packets, recv.LostPercent = pf(ms(sm.Received.Jitter)), pi(sm.Received.LostPackets), pi(sm.Received.Packets), pf(sm.Received.LostPercent)
 	}
 	return sent, recv
 }

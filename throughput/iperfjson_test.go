@@ -86,8 +86,8 @@ func TestIperfJSONShape(t *testing.T) {
 				if cfg.Reverse {
 					s = res.Download
 				}
-				assert.Equal(t, s.SentBytes, d.End.SumSent.Bytes)
-				assert.Equal(t, s.ReceivedBytes, d.End.SumReceived.Bytes)
+				assert.Equal(t, s.Sent.Bytes, d.End.SumSent.Bytes)
+				assert.Equal(t, s.Received.Bytes, d.End.SumReceived.Bytes)
 			}
 			assert.Equal(t, cfg.Bidir, d.End.SumSentBidirReverse != nil)
 			assert.Greater(t, d.End.CPU.HostTotal, 0.0)
@@ -107,8 +107,9 @@ func TestIperfJSONShape(t *testing.T) {
 }
 
 func TestTextOutput(t *testing.T) {
-	r := &Result{Streams: []StreamResult{{ID: 1, Totals: Totals{Duration: time.Second, SentBytes: 3 << 30, ReceivedBytes: 3 << 30,
-		SentBitsPerSecond: 28.9e9, ReceivedBitsPerSecond: 28.9e9, Retransmits: 14}}},
+	r := &Result{Streams: []StreamResult{{ID: 1, Totals: Totals{Duration: time.Second,
+		Sent:     Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9, Retransmits: 14},
+		Received: Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9}}}},
 		Intervals: []Interval{{Start: 0, End: time.Second, Streams: []StreamInterval{{ID: 1, Sender: true, Counts: Counts{Bytes: 3 << 30,
 			BitsPerSecond: 28.9e9, Retransmits: 14}, TCP: &TCPInfo{SndCwndBytes: 1023 << 10}}}}},
 	}

@@ -7,16 +7,17 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
-// Counts are one stream's figures, or one direction's sum, over an interval,
-// seen from the side that reports them.
+// Counts are one stream's figures, or one direction's sum, over an
+// interval or a whole test, as one end counted them.
 type Counts struct {
 	Bytes         int64   `json:"bytes"`
 	BitsPerSecond float64 `json:"bits_per_second"`
-	// Retransmits by the TCP sender in the interval; meaningful where the
+	// Retransmits by the TCP sender; in an interval meaningful where the
 	// sender's TCP_INFO is known (StreamInterval.TCP is set).
 	Retransmits int64 `json:"retransmits"`
-	// UDP receiver figures: datagrams expected (highest counter), lost and
-	// out of order, and iperf3's smoothed jitter.
+	// UDP: datagrams sent (sender) or expected (receiver: the highest
+	// counter seen); the receiver's lost and out-of-order datagrams and
+	// iperf3's smoothed jitter.
 	Packets     int64         `json:"packets"`
 	LostPackets int64         `json:"lost_packets"`
 	LostPercent float64       `json:"lost_percent"`
@@ -59,25 +60,15 @@ type TCPInfo struct {
 	PMTU         int64         `json:"pmtu,omitempty"`
 }
 
-// Totals are the final figures of one stream or one direction with both
-// ends' numbers, over the counted time (after the omit period).
+// Totals are the final figures of one stream or one direction over the
+// counted time (after the omit period), as each end counted them: Sent is
+// the sender's view (bytes written, TCP retransmits, UDP datagrams sent),
+// Received the receiver's (bytes read, UDP datagrams expected, lost and out
+// of order, jitter). Sent.Retransmits is -1 when unknown.
 type Totals struct {
 	Duration time.Duration `json:"duration_ns"`
-	// SentBytes is what the sender wrote, ReceivedBytes what the receiver read.
-	SentBytes             int64   `json:"sent_bytes"`
-	ReceivedBytes         int64   `json:"received_bytes"`
-	SentBitsPerSecond     float64 `json:"sent_bits_per_second"`
-	ReceivedBitsPerSecond float64 `json:"received_bits_per_second"`
-	// Retransmits is the TCP sender's retransmit count, -1 when unknown.
-	Retransmits int64 `json:"retransmits"`
-	// UDP: datagrams sent, datagrams the receiver expected (highest
-	// counter), lost and out of order, and the receiver's jitter.
-	SentPackets int64         `json:"sent_packets,omitempty"`
-	Packets     int64         `json:"packets,omitempty"`
-	LostPackets int64         `json:"lost_packets,omitempty"`
-	LostPercent float64       `json:"lost_percent,omitempty"`
-	OutOfOrder  int64         `json:"out_of_order,omitempty"`
-	Jitter      time.Duration `json:"jitter_ns,omitempty"`
+	Sent     Counts        `json:"sent"`
+	Received Counts        `json:"received"`
 }
 
 // StreamResult is the final result of one stream.
@@ -96,11 +87,8 @@ type StreamResult struct {
 type Summary struct {
 	Totals
 	Streams int `json:"streams"`
-	// TargetBitsPerSecond is the requested rate of the direction (streams x
-	// per-stream rate), 0 when unlimited.
-	TargetBitsPerSecond float64 `json:"target_bits_per_second,omitempty"`
 	// SenderLimited is true when the sender fell more than 5% short of the
-	// target rate: the generator, not the network, was the bottleneck.
+	// target rate (Config.Bitrate times Streams): the generator, not the network, was the bottleneck.
 	SenderLimited bool `json:"sender_limited"`
 }
 

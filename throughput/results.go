@@ -110,7 +110,7 @@ func role(server bool) string {
 func (t *testRun) streamResult(s *flowStream, ws *iperfwire.Stream, remoteRetr bool, d time.Duration) StreamResult {
 	bytes, packets, errs, ooo := t.localCounts(s)
 	sr := StreamResult{ID: s.id, Reverse: t.streamReverse(s)}
-	sr.Duration, sr.Retransmits = d, -1
+	sr.Duration, sr.Sent.Retransmits = d, -1
 	if la, ra := s.conn.LocalAddr(), s.conn.RemoteAddr(); la != nil && ra != nil {
 		sr.LocalAddr, sr.RemoteAddr = la.String(), ra.String()
 	}
@@ -121,37 +121,37 @@ func (t *testRun) streamResult(s *flowStream, ws *iperfwire.Stream, remoteRetr b
 		return int64(*v)
 	}
 	if s.send {
-		sr.SentBytes, sr.SentPackets = bytes, packets
+		sr.Sent.Bytes, sr.Sent.Packets = bytes, packets
 		if !s.udp && s.finalInfo.OK {
-			sr.Retransmits = s.finalInfo.TotalRetrans - s.retransAt
+			sr.Sent.Retransmits = s.finalInfo.TotalRetrans - s.retransAt
 			sr.TCP = s.finalInfo.public()
 		}
 		if ws != nil {
-			sr.ReceivedBytes = int64(*ws.Bytes)
+			sr.Received.Bytes = int64(*ws.Bytes)
 			if s.udp {
-				sr.Packets = int64(*ws.Packets) - omitted(ws.OmittedPackets)
-				sr.LostPackets = int64(*ws.Errors) - omitted(ws.OmittedErrors)
-				sr.Jitter = seconds(float64(*ws.Jitter))
-				sr.OutOfOrder = omitted(ws.OutOfOrder)
+				sr.Received.Packets = int64(*ws.Packets) - omitted(ws.OmittedPackets)
+				sr.Received.LostPackets = int64(*ws.Errors) - omitted(ws.OmittedErrors)
+				sr.Received.Jitter = seconds(float64(*ws.Jitter))
+				sr.Received.OutOfOrder = omitted(ws.OutOfOrder)
 			}
 		}
 	} else {
-		sr.ReceivedBytes = bytes
-		sr.Packets, sr.LostPackets, sr.OutOfOrder = packets, errs, ooo
-		sr.Jitter = seconds(s.final.rx.Jitter)
+		sr.Received.Bytes = bytes
+		sr.Received.Packets, sr.Received.LostPackets, sr.Received.OutOfOrder = packets, errs, ooo
+		sr.Received.Jitter = seconds(s.final.rx.Jitter)
 		if ws != nil {
-			sr.SentBytes = int64(*ws.Bytes)
+			sr.Sent.Bytes = int64(*ws.Bytes)
 			if remoteRetr && !s.udp {
-				sr.Retransmits = int64(*ws.Retransmits)
+				sr.Sent.Retransmits = int64(*ws.Retransmits)
 			}
 			if s.udp {
-				sr.SentPackets = int64(*ws.Packets) - omitted(ws.OmittedPackets)
+				sr.Sent.Packets = int64(*ws.Packets) - omitted(ws.OmittedPackets)
 			}
 		}
 	}
-	sr.LostPercent = percent(sr.LostPackets, sr.Packets)
-	sr.SentBitsPerSecond = bps(sr.SentBytes, d.Seconds())
-	sr.ReceivedBitsPerSecond = bps(sr.ReceivedBytes, d.Seconds())
+	sr.Received.LostPercent = percent(sr.Received.LostPackets, sr.Received.Packets)
+	sr.Sent.BitsPerSecond = bps(sr.Sent.Bytes, d.Seconds())
+	sr.Received.BitsPerSecond = bps(sr.Received.Bytes, d.Seconds())
 	return sr
 }
 
@@ -185,33 +185,32 @@ func (t *testRun) summary(ss []StreamResult, reverse bool, d time.Duration) *Sum
 			continue
 		}
 		sum.Streams++
-		sum.SentBytes += s.SentBytes
-		sum.ReceivedBytes += s.ReceivedBytes
-		if s.Retransmits < 0 {
-			sum.Retransmits = math.MinInt64
-		} else if sum.Retransmits >= 0 {
-			sum.Retransmits += s.Retransmits
+		sum.Sent.Bytes += s.Sent.Bytes
+		sum.Received.Bytes += s.Received.Bytes
+		if s.Sent.Retransmits < 0 {
+			sum.Sent.Retransmits = math.MinInt64
+		} else if sum.Sent.Retransmits >= 0 {
+			sum.Sent.Retransmits += s.Sent.Retransmits
 		}
-		sum.SentPackets += s.SentPackets
-		sum.Packets += s.Packets
-		sum.LostPackets += s.LostPackets
-		sum.OutOfOrder += s.OutOfOrder
-		jitter += s.Jitter
+		sum.Sent.Packets += s.Sent.Packets
+		sum.Received.Packets += s.Received.Packets
+		sum.Received.LostPackets += s.Received.LostPackets
+		sum.Received.OutOfOrder += s.Received.OutOfOrder
+		jitter += s.Received.Jitter
 	}
 	if sum.Streams == 0 {
 		return nil
 	}
-	if sum.Retransmits < 0 {
-		sum.Retransmits = -1
+	if sum.Sent.Retransmits < 0 {
+		sum.Sent.Retransmits = -1
 	}
 	sum.Duration = d
-	sum.Jitter = jitter / time.Duration(sum.Streams)
-	sum.LostPercent = percent(sum.LostPackets, sum.Packets)
-	sum.SentBitsPerSecond = bps(sum.SentBytes, d.Seconds())
-	sum.ReceivedBitsPerSecond = bps(sum.ReceivedBytes, d.Seconds())
+	sum.Received.Jitter = jitter / time.Duration(sum.Streams)
+	sum.Received.LostPercent = percent(sum.Received.LostPackets, sum.Received.Packets)
+	sum.Sent.BitsPerSecond = bps(sum.Sent.Bytes, d.Seconds())
+	sum.Received.BitsPerSecond = bps(sum.Received.Bytes, d.Seconds())
 	if rate := t.cfg.rate(); rate > 0 {
-		sum.TargetBitsPerSecond = rate * float64(sum.Streams)
-		sum.SenderLimited = sum.SentBitsPerSecond < 0.95*sum.TargetBitsPerSecond
+		sum.SenderLimited = sum.Sent.BitsPerSecond < 0.95*rate*float64(sum.Streams)
 	}
 	return &sum
 }

@@ -136,25 +136,25 @@ func TestServerWithIperf3Client(t *testing.T) {
 				require.NotNil(t, srv.Upload)
 				assert.Equal(t, tc.up, srv.Upload.Streams)
 				if e.SumReceived != nil && tc.down == 0 {
-					assert.Equal(t, e.SumReceived.Bytes, srv.Upload.ReceivedBytes)
-					assert.Equal(t, e.SumSent.Bytes, srv.Upload.SentBytes)
+					assert.Equal(t, e.SumReceived.Bytes, srv.Upload.Received.Bytes)
+					assert.Equal(t, e.SumSent.Bytes, srv.Upload.Sent.Bytes)
 				}
 			}
 			if tc.down > 0 {
 				require.NotNil(t, srv.Download)
 				assert.Equal(t, tc.down, srv.Download.Streams)
-				assert.Greater(t, srv.Download.SentBytes, int64(0))
+				assert.Greater(t, srv.Download.Sent.Bytes, int64(0))
 				if e.SumSent != nil && tc.up == 0 {
-					assert.Equal(t, e.SumSent.Bytes, srv.Download.SentBytes)
-					assert.Equal(t, e.SumReceived.Bytes, srv.Download.ReceivedBytes)
+					assert.Equal(t, e.SumSent.Bytes, srv.Download.Sent.Bytes)
+					assert.Equal(t, e.SumReceived.Bytes, srv.Download.Received.Bytes)
 				}
 			}
 			assert.Greater(t, e.CPU.RemoteTotal, 0.0, "our server's CPU use reaches iperf3")
 			switch tc.name {
 			case "bytes":
-				assert.Equal(t, int64(20<<20), srv.Upload.ReceivedBytes)
+				assert.Equal(t, int64(20<<20), srv.Upload.Received.Bytes)
 			case "blocks":
-				assert.Equal(t, int64(50*64<<10), srv.Upload.ReceivedBytes)
+				assert.Equal(t, int64(50*64<<10), srv.Upload.Received.Bytes)
 			case "len-window-omit":
 				assert.Equal(t, 16<<10, srv.Config.BlockLen)
 				assert.Equal(t, 256<<10, srv.Config.Window)
@@ -163,10 +163,10 @@ func TestServerWithIperf3Client(t *testing.T) {
 				assert.Contains(t, raw, "server_output_text")
 				assert.Contains(t, raw, "receiver")
 			case "tcp-rate":
-				assert.InDelta(t, 200e6, srv.Upload.ReceivedBitsPerSecond, 40e6)
+				assert.InDelta(t, 200e6, srv.Upload.Received.BitsPerSecond, 40e6)
 			case "udp-P2":
-				assert.Equal(t, int64(0), srv.Upload.OutOfOrder)
-				assert.InDelta(t, 10e6, srv.Upload.ReceivedBitsPerSecond, 2e6)
+				assert.Equal(t, int64(0), srv.Upload.Received.OutOfOrder)
+				assert.InDelta(t, 10e6, srv.Upload.Received.BitsPerSecond, 2e6)
 			case "udp-bidir-64":
 				assert.Equal(t, "3.12", srv.PeerVersion)
 			}
@@ -196,16 +196,16 @@ func TestClientAgainstOwnServer(t *testing.T) {
 					continue
 				}
 				require.NotNil(t, pair[1])
-				assert.Equal(t, pair[0].SentBytes, pair[1].SentBytes)
-				assert.Equal(t, pair[0].ReceivedBytes, pair[1].ReceivedBytes)
-				assert.Greater(t, pair[0].ReceivedBytes, int64(0))
+				assert.Equal(t, pair[0].Sent.Bytes, pair[1].Sent.Bytes)
+				assert.Equal(t, pair[0].Received.Bytes, pair[1].Received.Bytes)
+				assert.Greater(t, pair[0].Received.Bytes, int64(0))
 			}
 			if cfg.UDP {
 				s := res.Upload
 				if cfg.Reverse {
 					s = res.Download
 				}
-				assert.InDelta(t, cfg.Bitrate*float64(cfg.Streams+map[bool]int{true: 1}[cfg.Streams == 0]), s.SentBitsPerSecond, 0.2*cfg.Bitrate)
+				assert.InDelta(t, cfg.Bitrate*float64(cfg.Streams+map[bool]int{true: 1}[cfg.Streams == 0]), s.Sent.BitsPerSecond, 0.2*cfg.Bitrate)
 				assert.False(t, s.SenderLimited)
 			}
 			if !cfg.UDP && cfg.Reverse && tcpInfoAvailable && cfg.Duration > 0 {
@@ -216,7 +216,7 @@ func TestClientAgainstOwnServer(t *testing.T) {
 					assert.Greater(t, iv.Streams[0].TCP.RTT, time.Duration(0))
 					assert.Greater(t, iv.Streams[0].TCP.SndCwndBytes, int64(0))
 				}
-				assert.GreaterOrEqual(t, res.Download.Retransmits, int64(0))
+				assert.GreaterOrEqual(t, res.Download.Sent.Retransmits, int64(0))
 			}
 		})
 	}

@@ -106,16 +106,16 @@ func SummaryText(r *Result) string {
 	emit := func(tag string, t *Totals) {
 		d := secs(t.Duration)
 		if udp {
-			line(tag, d, t.SentBytes, t.SentBitsPerSecond, fmt.Sprintf("%.3f ms  %d/%d (0%%)", 0.0, 0, t.SentPackets), "sender")
-			line(tag, d, t.ReceivedBytes, t.ReceivedBitsPerSecond, fmt.Sprintf("%.3f ms  %d/%d (%.2g%%)", ms(t.Jitter), t.LostPackets, t.Packets, percent(t.LostPackets, t.Packets)), "receiver")
+			line(tag, d, t.Sent.Bytes, t.Sent.BitsPerSecond, fmt.Sprintf("%.3f ms  %d/%d (0%%)", 0.0, 0, t.Sent.Packets), "sender")
+			line(tag, d, t.Received.Bytes, t.Received.BitsPerSecond, fmt.Sprintf("%.3f ms  %d/%d (%.2g%%)", ms(t.Received.Jitter), t.Received.LostPackets, t.Received.Packets, percent(t.Received.LostPackets, t.Received.Packets)), "receiver")
 			return
 		}
 		r := "    "
-		if t.Retransmits >= 0 {
-			r = fmt.Sprintf("%4d", t.Retransmits)
+		if t.Sent.Retransmits >= 0 {
+			r = fmt.Sprintf("%4d", t.Sent.Retransmits)
 		}
-		line(tag, d, t.SentBytes, t.SentBitsPerSecond, r+"           ", "sender")
-		line(tag, d, t.ReceivedBytes, t.ReceivedBitsPerSecond, "               ", "receiver")
+		line(tag, d, t.Sent.Bytes, t.Sent.BitsPerSecond, r+"           ", "sender")
+		line(tag, d, t.Received.Bytes, t.Received.BitsPerSecond, "               ", "receiver")
 	}
 	for _, s := range r.Streams {
 		emit(streamTag(s.ID), &s.Totals)
@@ -129,7 +129,7 @@ func SummaryText(r *Result) string {
 	for _, sm := range []*Summary{r.Upload, r.Download} {
 		if sm != nil && sm.SenderLimited {
 			fmt.Fprintf(&b, "note: the sender reached %s of a %s target: the generator, not the network, limited this test\n",
-				fmtBits(sm.SentBitsPerSecond), fmtBits(sm.TargetBitsPerSecond))
+				fmtBits(sm.Sent.BitsPerSecond), fmtBits(r.Config.rate()*float64(sm.Streams)))
 		}
 	}
 	if l := r.Latency; l != nil {

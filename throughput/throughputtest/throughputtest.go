@@ -113,12 +113,12 @@ func Bench(b *testing.B, addr string, cfg *throughput.Config) *throughput.Result
 			if s == nil {
 				continue
 			}
-			bytes += s.ReceivedBytes
-			if s.Retransmits > 0 {
-				retr += s.Retransmits
+			bytes += s.Received.Bytes
+			if s.Sent.Retransmits > 0 {
+				retr += s.Sent.Retransmits
 			}
-			lost += s.LostPackets
-			pkts += s.Packets
+			lost += s.Received.LostPackets
+			pkts += s.Received.Packets
 		}
 		secs += r.Streams[0].Duration.Seconds()
 	}

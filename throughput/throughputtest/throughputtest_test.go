@@ -17,7 +17,7 @@ func TestServer(t *testing.T) {
 	require.NoError(t, err)
 	got := <-srv.Results()
 	assert.Equal(t, "server", got.Role)
-	assert.Equal(t, res.Upload.ReceivedBytes, got.Upload.ReceivedBytes)
+	assert.Equal(t, res.Upload.Received.Bytes, got.Upload.Received.Bytes)
 	require.NoError(t, srv.Close())
 	_, err = throughput.Run(context.Background(), srv.Addr, &throughput.Config{Duration: 100 * time.Millisecond, ConnectTimeout: time.Second})
 	assert.Error(t, err, "a closed server refuses tests")
@@ -39,7 +39,7 @@ func ExampleNewServer() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Log(res.Upload.ReceivedBitsPerSecond)
+		t.Log(res.Upload.Received.BitsPerSecond)
 	}
 }
 
