@@ -21,8 +21,8 @@ const cancelBound = time.Second
 
 // runAndCancel runs cfg against addr, cancels when cancelAt fires (a
 // channel closed by the peer when it reaches the phase under test) and
-// returns the result, the error and how long Run took after the cancel.
-func runAndCancel(t *testing.T, addr string, cfg *Config, cancelAt <-chan struct{}) (*Result, error, time.Duration) {
+// returns the result, how long Run took after the cancel and the error.
+func runAndCancel(t *testing.T, addr string, cfg *Config, cancelAt <-chan struct{}) (*Result, time.Duration, error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -49,11 +49,11 @@ func runAndCancel(t *testing.T, addr string, cfg *Config, cancelAt <-chan struct
 	case o := <-done:
 		took := o.at.Sub(cancelled)
 		t.Logf("Run returned %v after cancel: %v", took, o.err)
-		return o.res, o.err, took
+		return o.res, took, o.err
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run ignored the cancel")
 	}
-	return nil, nil, 0
+	return nil, 0, nil
 }
 
 // stallingPeer is an iperf3 server that follows the protocol up to phase
@@ -173,7 +173,7 @@ func TestRunCancelEveryPhase(t *testing.T) {
 			if phase == "running" {
 				cfg.Duration = time.Minute
 			}
-			res, err, took := runAndCancel(t, p.ln.Addr().String(), cfg, p.reached)
+			res, took, err := runAndCancel(t, p.ln.Addr().String(), cfg, p.reached)
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Less(t, took, cancelBound)
 			if phase == "connect" && res == nil {
@@ -209,7 +209,7 @@ func TestRunCancelStockServer(t *testing.T) {
 			var once sync.Once
 			cfg := &Config{Duration: time.Minute, Interval: 100 * time.Millisecond,
 				OnInterval: func(Interval) { once.Do(func() { close(running) }) }}
-			res, err, took := runAndCancel(t, addr, cfg, running)
+			res, took, err := runAndCancel(t, addr, cfg, running)
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Less(t, took, cancelBound)
 			require.NotNil(t, res)
