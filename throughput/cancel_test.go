@@ -208,7 +208,11 @@ func TestRunCancelStockServer(t *testing.T) {
 			running := make(chan struct{})
 			var once sync.Once
 			cfg := &Config{Duration: time.Minute, Interval: 100 * time.Millisecond,
-				OnInterval: func(Interval) { once.Do(func() { close(running) }) }}
+				OnInterval: func(iv Interval) {
+					if iv.Upload != nil && iv.Upload.Bytes > 0 {
+						once.Do(func() { close(running) })
+					}
+				}}
 			res, took, err := runAndCancel(t, addr, cfg, running)
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Less(t, took, cancelBound)

@@ -19,9 +19,10 @@
 //   - Callbacks (Config.OnInterval, ServerConfig.OnResult, OnSessionError,
 //     OnListen) are fields of the config struct; progress is reported
 //     through them, never printed.
-//   - Durations are time.Duration in Go; seconds, milliseconds and
-//     microseconds appear only in JSON (fields named with their unit, such
-//     as duration_ns or bits_per_second) and in iperf3-shaped output.
+//   - Durations are time.Duration in Go, and integer nanoseconds in a
+//     Result's JSON (keys name their unit: duration_ns, jitter_ns,
+//     bits_per_second); float seconds, milliseconds and microseconds appear
+//     only in iperf3-shaped output (IperfJSON, IperfText).
 //   - Servers: NewServer, then Serve(ctx, listener) or ListenAndServe(ctx,
 //     addr) which reports the bound address through ServerConfig.OnListen.
 //     Any net.Listener works; UDP tests need a TCP listener and are refused

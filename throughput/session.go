@@ -70,16 +70,22 @@ func (s *session) track(c io.Closer) bool {
 // abort ends the session from another goroutine: it tells the peer, then
 // closes everything, which unblocks every read and write in progress.
 func (s *session) abort() {
-	s.mu.Lock()
-	s.aborted = true
-	conns := s.conns
-	s.conns = nil
-	s.mu.Unlock()
 	bye := iperfwire.ClientTerminate
 	if s.server {
 		bye = iperfwire.ServerTerminate
 	}
 	_ = iperfwire.WriteState(s.ctrl, bye, 50*time.Millisecond)
+	s.closeAll()
+}
+
+// closeAll closes the control connection and every tracked one; later
+// track calls close theirs at once.
+func (s *session) closeAll() {
+	s.mu.Lock()
+	s.aborted = true
+	conns := s.conns
+	s.conns = nil
+	s.mu.Unlock()
 	_ = s.ctrl.Close()
 	for _, c := range conns {
 		_ = c.Close()
@@ -91,7 +97,7 @@ func (s *session) abort() {
 func (s *session) run(ctx context.Context, sd side) (*Result, error) {
 	stop := context.AfterFunc(ctx, s.abort)
 	defer stop()
-	defer s.ctrl.Close()
+	defer s.closeAll()
 	setNoDelay(s.ctrl)
 	res, err := s.steps(ctx, sd)
 	if res == nil {
