@@ -235,7 +235,8 @@ func TestRunCancelStockServer(t *testing.T) {
 }
 
 // TestServeCancelEveryPhase stops a server while clients sit in each phase
-// of a test; Serve must return at once and report each as canceled.
+// of a test (cookie, params, stream set-up, running, results exchange);
+// Serve must return at once and report each as canceled.
 func TestServeCancelEveryPhase(t *testing.T) {
 	var mu sync.Mutex
 	reasons := map[Reason]int{}
@@ -260,6 +261,25 @@ func TestServeCancelEveryPhase(t *testing.T) {
 	s, err := iperfwire.ReadState(d, 5*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, iperfwire.CreateStreams, s)
+	// The results phase: the test ran, the client never sends its results.
+	e, cookie := rawHandshake(t, addr)
+	require.NoError(t, iperfwire.WriteJSON(e, []byte(`{"tcp":true,"time":1,"parallel":1,"len":1000}`), time.Second))
+	s, err = iperfwire.ReadState(e, 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, iperfwire.CreateStreams, s)
+	data := dialRaw(t, addr)
+	_, err = data.Write(cookie)
+	require.NoError(t, err)
+	for _, want := range []iperfwire.State{iperfwire.TestStart, iperfwire.TestRunning} {
+		s, err = iperfwire.ReadState(e, 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, want, s)
+	}
+	require.NoError(t, iperfwire.WriteState(e, iperfwire.TestEnd, time.Second))
+	s, err = iperfwire.ReadState(e, 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, iperfwire.ExchangeResults, s)
+
 	running := make(chan struct{})
 	var once sync.Once
 	client := make(chan error, 1)
@@ -269,7 +289,7 @@ func TestServeCancelEveryPhase(t *testing.T) {
 		client <- err
 	}()
 	<-running
-	require.Eventually(t, func() bool { return srv.Stats().Started >= 3 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return srv.Stats().Started >= 4 }, 5*time.Second, 10*time.Millisecond)
 	start := time.Now()
 	cancel()
 	select {
@@ -283,9 +303,11 @@ func TestServeCancelEveryPhase(t *testing.T) {
 	assert.Less(t, took, cancelBound)
 	require.Error(t, <-client, "the running client learns that the server stopped")
 	expectClosed(t, c)
+	b := expectClosed(t, e)
+	assert.Equal(t, []byte{byte(int8(iperfwire.ServerTerminate))}, b, "the server says it stops")
 	mu.Lock()
 	defer mu.Unlock()
-	assert.GreaterOrEqual(t, reasons[ReasonCanceled], 4, "%v", reasons)
+	assert.GreaterOrEqual(t, reasons[ReasonCanceled], 5, "%v", reasons)
 	assert.Equal(t, int64(reasons[ReasonCanceled]), srv.Stats().Failed[ReasonCanceled])
 }
 
