@@ -75,7 +75,11 @@ type iperfEnd struct {
 // runIperf3Client runs a stock iperf3 client with -J against addr.
 func runIperf3Client(t *testing.T, addr string, args ...string) (*iperfEnd, string) {
 	t.Helper()
-	bin := peertest.Binary(t, "apt-get install iperf3", "iperf3")
+	return runIperf3ClientBin(t, peertest.Binary(t, "apt-get install iperf3", "iperf3"), addr, args...)
+}
+
+func runIperf3ClientBin(t *testing.T, bin, addr string, args ...string) (*iperfEnd, string) {
+	t.Helper()
 	h, p, _ := net.SplitHostPort(addr)
 	all := append([]string{"-c", h, "-p", p, "-J"}, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -237,5 +241,35 @@ func TestServerConcurrentTests(t *testing.T) {
 	wg.Wait()
 	for _, err := range errs {
 		assert.NoError(t, err)
+	}
+}
+
+// TestIperf321BothRoles runs iperf3 3.21 against our server and our client
+// against iperf3 3.21's server, TCP and UDP, both directions.
+func TestIperf321BothRoles(t *testing.T) {
+	bin := iperf321(t)
+	addr, results := startServer(t, nil)
+	for _, args := range [][]string{{"-t", "1"}, {"-t", "1", "-R", "-P", "2"}, {"-t", "1", "-u", "-b", "50M"}, {"-t", "1", "--bidir"}} {
+		doc, _ := runIperf3ClientBin(t, bin, addr, args...)
+		require.NotNil(t, doc.End.SumReceived, "%v", args)
+		assert.Positive(t, doc.End.SumReceived.Bytes, "%v", args)
+		select {
+		case r := <-results:
+			assert.Equal(t, "server", r.Role)
+			assert.Contains(t, r.PeerVersion, "3.21")
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: no server result", args)
+		}
+	}
+	stock := startIperf3ServerBin(t, bin)
+	for _, cfg := range []Config{{Duration: time.Second}, {Duration: time.Second, Reverse: true, Streams: 2},
+		{Duration: time.Second, UDP: true, Bitrate: 50e6}, {Duration: time.Second, Bidir: true}} {
+		res, err := runRetry(t, stock, &cfg)
+		require.NoError(t, err, "%+v", cfg)
+		for _, s := range []*Summary{res.Upload, res.Download} {
+			if s != nil {
+				assert.Positive(t, s.Received.Bytes, "%+v", cfg)
+			}
+		}
 	}
 }
