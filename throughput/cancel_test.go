@@ -349,3 +349,40 @@ func TestServeUnixListener(t *testing.T) {
 	}
 	assert.Equal(t, int64(1), srv.Stats().Failed[ReasonUnsupported])
 }
+
+// TestListenAndServe reports the bound address through OnListen and stops
+// with its context.
+func TestListenAndServe(t *testing.T) {
+	bound := make(chan net.Addr, 1)
+	srv, err := NewServer(&ServerConfig{OnListen: func(a net.Addr) { bound <- a }})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.ListenAndServe(ctx, "127.0.0.1:0") }()
+	var addr net.Addr
+	select {
+	case addr = <-bound:
+	case err := <-served:
+		t.Fatalf("ListenAndServe: %v", err)
+	}
+	res, err := Run(ctxT(t, 10*time.Second), addr.String(), &Config{Duration: 200 * time.Millisecond, Interval: -1})
+	require.NoError(t, err)
+	assert.Positive(t, res.Upload.Received.Bytes)
+	require.Eventually(t, func() bool { return srv.Stats().Completed == 1 }, 5*time.Second, 10*time.Millisecond)
+	cancel()
+	require.NoError(t, <-served)
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	assert.Error(t, srv.ListenAndServe(context.Background(), busy.Addr().String()), "the port is taken")
+}
+
+func TestNewServerInvalid(t *testing.T) {
+	for _, c := range []ServerConfig{{MaxTests: -1}, {MaxDuration: -time.Second}, {MaxStreams: MaxStreams + 1}, {IOTimeout: -1}} {
+		_, err := NewServer(&c)
+		assert.Error(t, err, "%+v", c)
+	}
+	_, err := NewServer(nil)
+	assert.NoError(t, err)
+}
