@@ -20,7 +20,7 @@ type Target struct {
 	// Name labels the row, for example "same AZ".
 	Name string `json:"name"`
 	// ThroughputAddr is the host:port of the throughput server (iperf3 -s,
-	// or throughput.Serve).
+	// or throughput.Server).
 	ThroughputAddr string `json:"throughput_addr"`
 	// PingPongAddr is the host:port of the UDP ping-pong server (sockperf
 	// server, or latency.Server).
@@ -229,9 +229,9 @@ func runThroughput(ctx context.Context, addr string, streams int, d time.Duratio
 	r, err := throughput.Run(ctx, addr, &throughput.Config{Streams: streams, Duration: d, Interval: -1})
 	var bps float64
 	if r != nil && r.Upload != nil {
-		bps = r.Upload.ReceivedBitsPerSecond
+		bps = r.Upload.Received.BitsPerSecond
 		if bps <= 0 {
-			bps = r.Upload.SentBitsPerSecond
+			bps = r.Upload.Sent.BitsPerSecond
 		}
 	}
 	if err != nil {

@@ -164,7 +164,9 @@ func TestExperimentLoopback(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	served := make(chan error, 1)
-	go func() { served <- throughput.Serve(ctx, ln, nil) }()
+	srv, err := throughput.NewServer(nil)
+	require.NoError(t, err)
+	go func() { served <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		<-served

@@ -56,7 +56,7 @@ func ourClient(b *testing.B, addr string, cfg Config) (bps, lossPct float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return res.Upload.ReceivedBitsPerSecond, res.Upload.LostPercent
+	return res.Upload.Received.BitsPerSecond, res.Upload.Received.LostPercent
 }
 
 type pair struct {
@@ -84,7 +84,7 @@ func (p *pair) report(b *testing.B) {
 func BenchmarkTCPClientVsIperf3(b *testing.B) {
 	addr := startIperf3Server(b)
 	for _, streams := range []int{1, 4} {
-		for _, blk := range []int{DefaultTCPBlockLen, 0} {
+		for _, blk := range []int{iperfTCPBlockLen, 0} {
 			name := "P" + strconv.Itoa(streams) + "-len128K"
 			if blk == 0 {
 				name = "P" + strconv.Itoa(streams) + "-ourdefaults"

@@ -19,16 +19,16 @@ func checkTCPResult(t *testing.T, res *Result, up, down int) {
 		}
 		require.NotNil(t, s, name)
 		assert.Equal(t, n, s.Streams, name)
-		assert.Greater(t, s.SentBytes, int64(0), name)
-		assert.Greater(t, s.ReceivedBytes, int64(0), name)
+		assert.Greater(t, s.Sent.Bytes, int64(0), name)
+		assert.Greater(t, s.Received.Bytes, int64(0), name)
 		// The receiver never counts more than the sender wrote (the two
 		// ends cut the omit period at slightly different moments).
-		if res.OmitSeconds == 0 {
-			assert.LessOrEqual(t, s.ReceivedBytes, s.SentBytes, name)
+		if res.Config.Omit == 0 {
+			assert.LessOrEqual(t, s.Received.Bytes, s.Sent.Bytes, name)
 		} else {
-			assert.InEpsilon(t, s.SentBytes, s.ReceivedBytes, 0.1, name)
+			assert.InEpsilon(t, s.Sent.Bytes, s.Received.Bytes, 0.1, name)
 		}
-		assert.Greater(t, s.ReceivedBitsPerSecond, 0.0, name)
+		assert.Greater(t, s.Received.BitsPerSecond, 0.0, name)
 	}
 	check("upload", res.Upload, up)
 	check("download", res.Download, down)
@@ -75,23 +75,23 @@ func TestClientAgainstIperf3(t *testing.T) {
 			checkTCPResult(t, res, tc.up, tc.down)
 			switch tc.name {
 			case "bytes":
-				assert.GreaterOrEqual(t, res.Upload.SentBytes, int64(50<<20))
-				assert.Less(t, res.Upload.SentBytes, int64(50<<20)+int64(DefaultTCPBlockLen)*2)
+				assert.GreaterOrEqual(t, res.Upload.Sent.Bytes, int64(50<<20))
+				assert.Less(t, res.Upload.Sent.Bytes, int64(50<<20)+int64(iperfTCPBlockLen)*2)
 			case "blocks":
-				assert.Equal(t, int64(100*64<<10), res.Upload.SentBytes)
+				assert.Equal(t, int64(100*64<<10), res.Upload.Sent.Bytes)
 			case "omit":
 				require.NotEmpty(t, res.Intervals)
 				assert.True(t, res.Intervals[0].Omitted)
 				assert.False(t, res.Intervals[len(res.Intervals)-1].Omitted)
-				assert.InDelta(t, 1.0, res.Upload.Seconds, 0.3)
+				assert.InDelta(t, 1.0, res.Upload.Duration.Seconds(), 0.3)
 			case "rate":
-				assert.InDelta(t, 100e6, res.Upload.SentBitsPerSecond, 15e6)
+				assert.InDelta(t, 100e6, res.Upload.Sent.BitsPerSecond, 15e6)
 				assert.False(t, res.Upload.SenderLimited)
 			case "len-window":
-				assert.Equal(t, 16<<10, res.BlockLen)
+				assert.Equal(t, 16<<10, res.Config.BlockLen)
 			case "reverse", "reverse-P2":
 				// Retransmits come from the server's results in reverse mode.
-				assert.GreaterOrEqual(t, res.Download.Retransmits, int64(0))
+				assert.GreaterOrEqual(t, res.Download.Sent.Retransmits, int64(0))
 			}
 		})
 	}
@@ -132,14 +132,15 @@ func TestClientUDPAgainstIperf3(t *testing.T) {
 					continue
 				}
 				t.Logf("%+v", *s)
-				assert.Greater(t, s.SentPackets, int64(0))
-				assert.Greater(t, s.Packets, int64(0))
-				assert.LessOrEqual(t, s.LostPackets, s.Packets)
-				assert.InDelta(t, s.TargetBitsPerSecond, s.SentBitsPerSecond, 0.2*s.TargetBitsPerSecond)
+				assert.Greater(t, s.Sent.Packets, int64(0))
+				assert.Greater(t, s.Received.Packets, int64(0))
+				assert.LessOrEqual(t, s.Received.LostPackets, s.Received.Packets)
+				target := res.Config.Bitrate * float64(s.Streams)
+				assert.InDelta(t, target, s.Sent.BitsPerSecond, 0.2*target)
 				assert.False(t, s.SenderLimited)
 				// What the receiver saw plus what it lost is what was sent,
 				// give or take datagrams in flight at the end.
-				assert.InDelta(t, s.SentPackets, s.Packets, float64(s.SentPackets)/20+2)
+				assert.InDelta(t, s.Sent.Packets, s.Received.Packets, float64(s.Sent.Packets)/20+2)
 			}
 		})
 	}

@@ -1,14 +1,53 @@
 // Package throughput generates TCP and UDP flows and measures them, and speaks
-// iperf3's control protocol as a client (Run) and as a server (Serve), so a Go
-// program can test against a stock iperf3 server and stock iperf3 clients can
-// test against a Go server.
+// iperf3's control protocol as a client (Run) and as a server (Server), so a
+// Go program can test against a stock iperf3 server and stock iperf3 clients
+// can test against a Go server.
 //
-// Results are plain structs (Result) with snake_case JSON tags; IperfJSON
-// renders a Result in the shape of iperf3's -J document so that scripts which
-// parse iperf3 keep working. Progress is delivered through Config.OnInterval,
-// never printed.
+// # Conventions
 //
-// Linux-only measurements (TCP_INFO, UDP GSO/GRO) sit behind build tags; on
-// other platforms the results carry a "not available on this platform" note
-// instead of failing.
+// These hold in every netperfkit package:
+//
+//   - Context: every blocking call takes ctx first and returns within 100 ms
+//     of its cancellation, in every phase (connect, handshake, stream set-up,
+//     data, results exchange, teardown), with the partial result it has and
+//     an error matching ctx.Err(). Cancellation closes connections; deadlines
+//     (Config.IOTimeout, ServerConfig.HandshakeTimeout) only bound silent peers.
+//   - Settings: one value per test. Config is what Run takes, what the engine
+//     reads, what the server builds from a client's parameters and what
+//     Result.Config reports with every default filled in. A nil *Config or
+//     *ServerConfig means defaults, and each field says what its zero means.
+//   - Callbacks (Config.OnInterval, ServerConfig.OnResult, OnSessionError,
+//     OnListen) are fields of the config struct; progress is reported
+//     through them, never printed.
+//   - Durations are time.Duration in Go, and integer nanoseconds in a
+//     Result's JSON (keys name their unit: duration_ns, jitter_ns,
+//     bits_per_second); float seconds, milliseconds and microseconds appear
+//     only in iperf3-shaped output (IperfJSON, IperfText).
+//   - Servers: NewServer, then Serve(ctx, listener) or ListenAndServe(ctx,
+//     addr) which reports the bound address through ServerConfig.OnListen.
+//     Any net.Listener works; UDP tests need a TCP listener and are refused
+//     with an error otherwise, never a panic. Every refused or failed
+//     session reaches ServerConfig.OnSessionError with a Reason and is
+//     counted in Stats. Limits (tests at once, duration, streams, rate,
+//     message sizes) have safe defaults.
+//
+// # Defaults
+//
+// A test runs one TCP stream for 10 s, client sending, in 1 MiB writes (iperf3
+// writes 128 KiB; larger writes cost fewer system calls) read back 16 KiB at
+// a time; UDP sends 1460-byte datagrams at 1 Mbit/s (1024*1024 bit/s) per
+// stream, as iperf3 does. Reports come every second. Connecting and every
+// control step time out after 10 s. A server runs 4 tests at once, each at
+// most 1 hour and 128 streams, and gives each handshake step 10 s.
+//
+// # Output
+//
+// Results are plain structs with snake_case JSON tags; IperfJSON renders a
+// Result as iperf3's -J document and IperfText, IntervalText and SummaryText
+// as its text, so scripts that parse iperf3 keep working.
+//
+// Linux-only measurements (TCP_INFO, UDP GSO/GRO, MSS and congestion
+// control) sit behind build tags; elsewhere results carry a "not available
+// on this platform" note instead of failing. iperf3's wire format itself is
+// in an internal package: it is not part of the API.
 package throughput

@@ -3,6 +3,7 @@ package throughput
 import (
 	"errors"
 	"fmt"
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"net"
 	"os"
 	"sync"
@@ -10,11 +11,6 @@ import (
 	"syscall"
 	"time"
 )
-
-// ErrNotAvailable marks a measurement or fast path the platform does not
-// offer (TCP_INFO, UDP GSO/GRO and MSS/congestion settings are linux-only);
-// results carry it as a note, never as a test failure.
-var ErrNotAvailable = errors.New("throughput: not available on this platform")
 
 // tcpInfo is the part of TCP_INFO the reports use.
 type tcpInfo struct {
@@ -24,6 +20,15 @@ type tcpInfo struct {
 	RTTUs        int64
 	RTTVarUs     int64
 	PMTU         int64
+}
+
+// public is the reports' view of the TCP_INFO, nil when unknown.
+func (ti tcpInfo) public() *TCPInfo {
+	if !ti.OK {
+		return nil
+	}
+	return &TCPInfo{SndCwndBytes: ti.SndCwndBytes, RTT: time.Duration(ti.RTTUs) * time.Microsecond,
+		RTTVar: time.Duration(ti.RTTVarUs) * time.Microsecond, PMTU: ti.PMTU}
 }
 
 // sockOpts are the per-socket options of a test.
@@ -73,52 +78,37 @@ func (s *flowStream) snap() streamSnap {
 	return sn
 }
 
-// engine moves data on the streams of one test until stopped.
+// engine moves data on the streams of one test until stopped. It reads the
+// test's settings from cfg and never changes them.
 type engine struct {
-	streams    []*flowStream
-	blockLen   int
-	rate       float64 // per-stream bits/s for senders, <= 0 unlimited
-	counters64 bool
-	ioTimeout  time.Duration
-	limitBytes int64 // stop when this many bytes moved in total (0 = none)
-	limitBlks  int64 // stop when this many blocks moved in total (0 = none)
-	base       time.Time
-	readLen    int // TCP receive read size; 0 means DefaultReadLen
+	cfg     *Config
+	streams []*flowStream
+	limits  bool // the test ends at cfg.Bytes or cfg.Blocks (the client's side)
+	base    time.Time
 
 	total    atomic.Int64
 	totalBlk atomic.Int64
-	resBytes atomic.Int64 // bytes senders have claimed under limitBytes
-	resBlks  atomic.Int64 // blocks senders have claimed under limitBlks
+	resBytes atomic.Int64 // bytes senders have claimed under cfg.Bytes
+	resBlks  atomic.Int64 // blocks senders have claimed under cfg.Blocks
 	stopping atomic.Bool
 	sendStop atomic.Bool
 	counting atomic.Bool
 	wg       sync.WaitGroup
 	sendWG   sync.WaitGroup
 
+	quitOnce sync.Once
+	quit     chan struct{} // closed when senders must stop: wakes paced senders
 	doneOnce sync.Once
 	done     chan struct{} // closed when a limit is reached or a stream fails
 	errMu    sync.Mutex
 	err      error
 }
 
-// engineSettings are a test's data-path settings; the engine owns them
-// once the test is set up.
-type engineSettings struct {
-	blockLen   int
-	rate       float64 // per-stream bits/s for senders, <= 0 unlimited
-	counters64 bool    // UDP: 64-bit packet counters
-	ioTimeout  time.Duration
-	limitBytes int64 // stop when this many bytes moved in total (0 = none)
-	limitBlks  int64 // stop when this many blocks moved in total (0 = none)
-	readLen    int   // TCP receive read size; 0 means DefaultReadLen
-}
-
-func newEngine(s engineSettings) *engine {
-	return &engine{
-		blockLen: s.blockLen, rate: s.rate, counters64: s.counters64, ioTimeout: s.ioTimeout,
-		limitBytes: s.limitBytes, limitBlks: s.limitBlks, readLen: s.readLen,
-		done: make(chan struct{}), base: time.Now(),
-	}
+// newEngine returns the engine for cfg; limits is true on the side that ends
+// the test at a byte or block count (the client).
+func newEngine(cfg *Config, limits bool) *engine {
+	return &engine{cfg: cfg, limits: limits && (cfg.Bytes > 0 || cfg.Blocks > 0),
+		done: make(chan struct{}), quit: make(chan struct{}), base: time.Now()}
 }
 
 func (e *engine) finish(err error) {
@@ -145,12 +135,12 @@ func (e *engine) addBlocks(s *flowStream, n int, blocks int64) {
 	}
 	s.bytes.Add(int64(n))
 	s.blocks.Add(blocks)
-	if e.limitBytes == 0 && e.limitBlks == 0 {
+	if !e.limits {
 		return // no shared counters to contend on
 	}
 	t := e.total.Add(int64(n))
 	b := e.totalBlk.Add(blocks)
-	if (e.limitBytes > 0 && t >= e.limitBytes) || (e.limitBlks > 0 && b >= e.limitBlks) {
+	if (e.cfg.Bytes > 0 && t >= e.cfg.Bytes) || (e.cfg.Blocks > 0 && b >= e.cfg.Blocks) {
 		e.finish(nil)
 	}
 }
@@ -162,11 +152,14 @@ func (e *engine) add(s *flowStream, n int) { e.addBlocks(s, n, 1) }
 // blocks limits, so senders stop exactly at -n or -k as iperf3's do. It
 // returns false, and ends the test, once the limit is used up.
 func (e *engine) reserve(n int) bool {
-	if e.limitBytes > 0 && e.resBytes.Add(int64(n))-int64(n) >= e.limitBytes {
+	if !e.limits {
+		return true
+	}
+	if b := e.cfg.Bytes; b > 0 && e.resBytes.Add(int64(n))-int64(n) >= b {
 		e.finish(nil)
 		return false
 	}
-	if e.limitBlks > 0 && e.resBlks.Add(1) > e.limitBlks {
+	if k := e.cfg.Blocks; k > 0 && e.resBlks.Add(1) > k {
 		e.finish(nil)
 		return false
 	}
@@ -220,6 +213,7 @@ func (e *engine) freeze() {
 // counters then hold exactly what was written.
 func (e *engine) stopSenders() {
 	e.sendStop.Store(true)
+	e.quitOnce.Do(func() { close(e.quit) })
 	past := time.Now().Add(-time.Second)
 	for _, s := range e.streams {
 		if s.send {
@@ -233,6 +227,7 @@ func (e *engine) stopSenders() {
 func (e *engine) stop() {
 	e.stopping.Store(true)
 	e.sendStop.Store(true)
+	e.quitOnce.Do(func() { close(e.quit) })
 	past := time.Now().Add(-time.Second)
 	for _, s := range e.streams {
 		_ = s.conn.SetDeadline(past)
@@ -278,13 +273,13 @@ func isTimeout(err error) bool {
 }
 
 func (e *engine) sendTCP(s *flowStream) error {
-	buf := make([]byte, e.blockLen)
+	buf := make([]byte, e.cfg.BlockLen)
 	fillPayload(buf)
-	p := newPacer(e.rate, time.Now())
+	p := newPacer(e.cfg.rate(), time.Now(), e.quit)
 	var dl deadline
 	for !e.sendStop.Load() && e.reserve(len(buf)) {
 		p.wait(len(buf))
-		dl.refresh(s.conn, e.ioTimeout, true)
+		dl.refresh(s.conn, e.cfg.IOTimeout, true)
 		n, err := s.conn.Write(buf)
 		if n > 0 {
 			e.add(s, n)
@@ -300,14 +295,10 @@ func (e *engine) sendTCP(s *flowStream) error {
 }
 
 func (e *engine) recvTCP(s *flowStream) error {
-	n := e.readLen
-	if n <= 0 {
-		n = DefaultReadLen
-	}
-	buf := make([]byte, n)
+	buf := make([]byte, e.cfg.ReadLen)
 	var dl deadline
 	for {
-		dl.refresh(s.conn, e.ioTimeout, false)
+		dl.refresh(s.conn, e.cfg.IOTimeout, false)
 		n, err := s.conn.Read(buf)
 		if n > 0 {
 			e.add(s, n)
@@ -335,10 +326,10 @@ func (e *engine) sendUDP(s *flowStream) error {
 
 // sendUDPPlain writes one datagram per call.
 func (e *engine) sendUDPPlain(s *flowStream) error {
-	buf := make([]byte, e.blockLen)
+	buf := make([]byte, e.cfg.BlockLen)
 	fillPayload(buf)
-	hl := udpHeaderLen(e.counters64)
-	p := newPacer(e.rate, time.Now())
+	hl := iperfwire.UDPHeaderLen(e.cfg.counters64())
+	p := newPacer(e.cfg.rate(), time.Now(), e.quit)
 	var dl deadline
 	var count uint64
 	for !e.sendStop.Load() && e.reserve(len(buf)) {
@@ -346,8 +337,8 @@ func (e *engine) sendUDPPlain(s *flowStream) error {
 		now := time.Now() // one clock reading per datagram: timestamp and deadline
 		count++
 		sec, usec := e.stampAt(now)
-		putUDPHeader(buf[:hl], udpHeader{Sec: sec, Usec: usec, Count: count}, e.counters64)
-		dl.refreshAt(s.conn, now, e.ioTimeout, true)
+		iperfwire.PutUDPHeader(buf[:hl], iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: count}, e.cfg.counters64())
+		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
 		n, err := s.conn.Write(buf)
 		if err != nil {
 			if e.sendStop.Load() {
@@ -398,7 +389,7 @@ func (e *engine) recvUDP(s *flowStream) error {
 	for {
 		// now is when the previous read returned: one clock reading per
 		// datagram serves its arrival time and the next deadline.
-		dl.refreshAt(s.conn, now, e.ioTimeout, false)
+		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, false)
 		n, err := s.conn.Read(buf)
 		now = time.Now()
 		if err != nil {
@@ -420,7 +411,7 @@ func (e *engine) udpDatagram(s *flowStream, b []byte, now time.Time) {
 	if !e.counting.Load() {
 		return
 	}
-	h, err := parseUDPHeader(b, e.counters64)
+	h, err := iperfwire.ParseUDPHeader(b, e.cfg.counters64())
 	if err != nil {
 		return
 	}
@@ -449,12 +440,12 @@ const maxGSOSegments = 64
 // at most 64 segments and 64 KiB, and no more than 200 us of the target
 // rate, so pacing stays smooth.
 func (e *engine) gsoBatch() int {
-	k := 65000 / e.blockLen
+	k := 65000 / e.cfg.BlockLen
 	if k > maxGSOSegments {
 		k = maxGSOSegments
 	}
-	if e.rate > 0 {
-		byRate := int(e.rate * 200e-6 / (8 * float64(e.blockLen)))
+	if rate := e.cfg.rate(); rate > 0 {
+		byRate := int(rate * 200e-6 / (8 * float64(e.cfg.BlockLen)))
 		if byRate < k {
 			k = byRate
 		}

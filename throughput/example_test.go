@@ -18,13 +18,13 @@ func ExampleRun() {
 		Streams:  4,
 		Duration: 10 * time.Second,
 		OnInterval: func(iv throughput.Interval) {
-			fmt.Printf("%.0f-%.0f s: %.2f Gbit/s\n", iv.StartSeconds, iv.EndSeconds, iv.Upload.BitsPerSecond/1e9)
+			fmt.Printf("%v-%v: %.2f Gbit/s\n", iv.Start, iv.End, iv.Upload.BitsPerSecond/1e9)
 		},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%.2f Gbit/s, %d retransmits\n", res.Upload.ReceivedBitsPerSecond/1e9, res.Upload.Retransmits)
+	fmt.Printf("%.2f Gbit/s, %d retransmits\n", res.Upload.Received.BitsPerSecond/1e9, res.Upload.Sent.Retransmits)
 }
 
 // A UDP test at a 5 Gbit/s target says plainly when the sender could not
@@ -37,24 +37,28 @@ func ExampleRun_udp() {
 		log.Fatal(err)
 	}
 	u := res.Upload
-	fmt.Printf("received %.0f bit/s, loss %.2f%%, jitter %.3f ms, sender limited: %v\n",
-		u.ReceivedBitsPerSecond, u.LostPercent, u.JitterMs, u.SenderLimited)
+	fmt.Printf("received %.0f bit/s, loss %.2f%%, jitter %v, sender limited: %v\n",
+		u.Received.BitsPerSecond, u.Received.LostPercent, u.Received.Jitter, u.SenderLimited)
 }
 
-// Serve stock iperf3 clients (several at once) until the context ends.
-func ExampleServe() {
-	ln, err := net.Listen("tcp", ":5201")
-	if err != nil {
-		log.Fatal(err)
-	}
-	err = throughput.Serve(context.Background(), ln, &throughput.ServerConfig{
+// Serve stock iperf3 clients (several at once) until the context ends,
+// printing each result and each refused or failed session.
+func ExampleServer_ListenAndServe() {
+	srv, err := throughput.NewServer(&throughput.ServerConfig{
 		MaxTests:    8,
 		MaxDuration: time.Minute,
+		OnListen:    func(a net.Addr) { log.Printf("listening on %v", a) },
 		OnResult: func(r *throughput.Result) {
 			fmt.Print(throughput.IperfText(r))
 		},
+		OnSessionError: func(e *throughput.SessionError) {
+			log.Printf("%v: %s: %v", e.Remote, e.Reason, e.Err)
+		},
 	})
 	if err != nil {
+		log.Fatal(err)
+	}
+	if err := srv.ListenAndServe(context.Background(), ":5201"); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -66,8 +70,12 @@ func ExampleIperfJSON() {
 		log.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := throughput.NewServer(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- throughput.Serve(ctx, ln, nil) }()
+	go func() { done <- srv.Serve(ctx, ln) }()
 	res, err := throughput.Run(ctx, ln.Addr().String(), &throughput.Config{Duration: 200 * time.Millisecond})
 	cancel()
 	<-done
@@ -78,16 +86,17 @@ func ExampleIperfJSON() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(len(doc) > 0, res.Upload.ReceivedBytes > 0)
+	fmt.Println(len(doc) > 0, res.Upload.Received.Bytes > 0)
 	// Output: true true
 }
 
 // Format results as iperf3's text report.
 func ExampleIperfText() {
-	r := &throughput.Result{Protocol: "tcp", Streams: []throughput.StreamResult{{
-		ID: 1, Seconds: 10, SentBytes: 10 << 30, ReceivedBytes: 10 << 30,
-		SentBitsPerSecond: 8.59e9, ReceivedBitsPerSecond: 8.59e9, Retransmits: 3,
-	}}}
+	r := &throughput.Result{Streams: []throughput.StreamResult{{ID: 1, Totals: throughput.Totals{
+		Duration: 10 * time.Second,
+		Sent:     throughput.Counts{Bytes: 10 << 30, BitsPerSecond: 8.59e9, Retransmits: 3},
+		Received: throughput.Counts{Bytes: 10 << 30, BitsPerSecond: 8.59e9},
+	}}}}
 	fmt.Print(throughput.SummaryText(r))
 	// Output:
 	// - - - - - - - - - - - - - - - - - - - - - - - - -
@@ -98,10 +107,11 @@ func ExampleIperfText() {
 
 // Print live interval lines like iperf3.
 func ExampleIntervalText() {
-	iv := throughput.Interval{StartSeconds: 0, EndSeconds: 1, Streams: []throughput.StreamInterval{{
-		ID: 1, Sender: true, Bytes: 1 << 30, BitsPerSecond: 8.59e9, TCPInfo: true, Retransmits: 2, SndCwndBytes: 3 << 20,
+	iv := throughput.Interval{Start: 0, End: time.Second, Streams: []throughput.StreamInterval{{
+		ID: 1, Sender: true, Counts: throughput.Counts{Bytes: 1 << 30, BitsPerSecond: 8.59e9, Retransmits: 2},
+		TCP: &throughput.TCPInfo{SndCwndBytes: 3 << 20},
 	}}}
-	fmt.Fprint(os.Stdout, throughput.IntervalHeader(&throughput.Result{Protocol: "tcp"}), throughput.IntervalText(iv, false))
+	fmt.Fprint(os.Stdout, throughput.IntervalHeader(&throughput.Result{}), throughput.IntervalText(iv, false))
 	// Output:
 	// [ ID] Interval           Transfer     Bitrate         Retr  Cwnd
 	// [  5]   0.00-1.00   sec  1.00 GBytes  8.59 Gbits/sec     2   3.00 MBytes
@@ -123,5 +133,5 @@ func ExampleRun_latency() {
 		log.Fatal(res.Notes)
 	}
 	fmt.Printf("%.1f Gbit/s with RTT p50 %.1f us, p99 %.1f us under load\n",
-		res.Upload.ReceivedBitsPerSecond/1e9, res.Latency.P50Us, res.Latency.P99Us)
+		res.Upload.Received.BitsPerSecond/1e9, res.Latency.P50Us, res.Latency.P99Us)
 }

@@ -2,7 +2,7 @@ package throughput
 
 import (
 	"context"
-	"encoding/binary"
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"io"
 	"net"
 	"runtime"
@@ -19,7 +19,7 @@ func goodRun(t *testing.T, addr string) <-chan error {
 	ch := make(chan error, 1)
 	go func() {
 		res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: time.Second, Interval: -1})
-		if err == nil && (res.Upload == nil || res.Upload.ReceivedBytes == 0) {
+		if err == nil && (res.Upload == nil || res.Upload.Received.Bytes == 0) {
 			err = io.ErrUnexpectedEOF
 		}
 		ch <- err
@@ -37,13 +37,13 @@ func dialRaw(t *testing.T, addr string) net.Conn {
 // rawHandshake sends a cookie and reads PARAM_EXCHANGE.
 func rawHandshake(t *testing.T, addr string) (net.Conn, []byte) {
 	c := dialRaw(t, addr)
-	cookie, err := newCookie()
+	cookie, err := iperfwire.NewCookie()
 	require.NoError(t, err)
 	_, err = c.Write(cookie)
 	require.NoError(t, err)
-	s, err := readState(c, 5*time.Second)
+	s, err := iperfwire.ReadState(c, 5*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, StateParamExchange, s)
+	require.Equal(t, iperfwire.ParamExchange, s)
 	return c, cookie
 }
 
@@ -57,14 +57,64 @@ func expectClosed(t *testing.T, c net.Conn) []byte {
 	return b
 }
 
+// hookedServer starts a server whose failure hook feeds the returned channel.
+func hookedServer(t *testing.T, cfg ServerConfig) (string, *Server, <-chan *SessionError) {
+	t.Helper()
+	errs := make(chan *SessionError, 256)
+	cfg.OnSessionError = func(e *SessionError) { errs <- e }
+	srv, err := NewServer(&cfg)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done)
+	})
+	return ln.Addr().String(), srv, errs
+}
+
+// expectReason waits for a session error with reason r (others are skipped)
+// and checks the counter moved.
+func expectReason(t *testing.T, srv *Server, errs <-chan *SessionError, r Reason) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-errs:
+			t.Logf("session error: %v", e)
+			if e.Reason == r {
+				require.Error(t, e.Err)
+				require.NotNil(t, e.Remote)
+				assert.Positive(t, srv.Stats().Failed[r])
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no session error with reason %s reached the hook", r)
+		}
+	}
+}
+
 func TestServerHostilePeers(t *testing.T) {
-	addr, _ := startServer(t, &ServerConfig{HandshakeTimeout: 2 * time.Second, MaxTests: 8, MaxParamsBytes: 1024})
+	addr, srv, errs := hookedServer(t, ServerConfig{HandshakeTimeout: 2 * time.Second, MaxTests: 8})
+	t.Cleanup(func() {
+		// The server counts a test once it has read the client's IPERF_DONE,
+		// a moment after the client returned.
+		assert.Eventually(t, func() bool { return srv.Stats().Completed == 5 }, 5*time.Second, 10*time.Millisecond,
+			"the good runs completed")
+		st := srv.Stats()
+		t.Logf("stats: %+v", st)
+		assert.Greater(t, st.Started, st.Completed)
+	})
 
 	t.Run("silent", func(t *testing.T) {
 		c := dialRaw(t, addr)
 		good := goodRun(t, addr)
 		require.NoError(t, <-good, "a silent connection must not block another client")
 		assert.Empty(t, expectClosed(t, c))
+		expectReason(t, srv, errs, ReasonTimeout)
 	})
 	t.Run("silent-during-stream-setup", func(t *testing.T) {
 		// The iperf3 hazard: a stray connection while a test creates streams.
@@ -82,6 +132,7 @@ func TestServerHostilePeers(t *testing.T) {
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(0xfe), b[0], "SERVER_ERROR")
+		expectReason(t, srv, errs, ReasonBadParams)
 	})
 	t.Run("huge-json-length", func(t *testing.T) {
 		c, _ := rawHandshake(t, addr)
@@ -90,13 +141,15 @@ func TestServerHostilePeers(t *testing.T) {
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(0xfe), b[0])
+		expectReason(t, srv, errs, ReasonBadParams)
 	})
 	t.Run("garbage-json", func(t *testing.T) {
 		c, _ := rawHandshake(t, addr)
-		require.NoError(t, writeJSON(c, []byte("{nope"), time.Second))
+		require.NoError(t, iperfwire.WriteJSON(c, []byte("{nope"), time.Second))
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(0xfe), b[0])
+		expectReason(t, srv, errs, ReasonBadParams)
 	})
 	t.Run("wrong-cookie-stream", func(t *testing.T) {
 		// A data stream with an unknown cookie is taken for a new test and
@@ -108,20 +161,21 @@ func TestServerHostilePeers(t *testing.T) {
 		require.NoError(t, <-good)
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
-		assert.Equal(t, byte(StateParamExchange), b[0])
+		assert.Equal(t, byte(iperfwire.ParamExchange), b[0])
+		expectReason(t, srv, errs, ReasonTimeout)
 	})
 	t.Run("garbage-state-and-vanish", func(t *testing.T) {
 		good := goodRun(t, addr)
 		c, cookie := rawHandshake(t, addr)
-		require.NoError(t, writeJSON(c, []byte(`{"tcp":true,"time":30,"parallel":1,"len":1000}`), time.Second))
-		s, err := readState(c, 5*time.Second)
+		require.NoError(t, iperfwire.WriteJSON(c, []byte(`{"tcp":true,"time":30,"parallel":1,"len":1000}`), time.Second))
+		s, err := iperfwire.ReadState(c, 5*time.Second)
 		require.NoError(t, err)
-		require.Equal(t, StateCreateStreams, s)
+		require.Equal(t, iperfwire.CreateStreams, s)
 		d := dialRaw(t, addr)
 		_, err = d.Write(cookie)
 		require.NoError(t, err)
-		for _, want := range []State{StateTestStart, StateTestRunning} {
-			s, err := readState(c, 5*time.Second)
+		for _, want := range []iperfwire.State{iperfwire.TestStart, iperfwire.TestRunning} {
+			s, err := iperfwire.ReadState(c, 5*time.Second)
 			require.NoError(t, err)
 			require.Equal(t, want, s)
 		}
@@ -130,6 +184,7 @@ func TestServerHostilePeers(t *testing.T) {
 		expectClosed(t, c)
 		expectClosed(t, d)
 		require.NoError(t, <-good)
+		expectReason(t, srv, errs, ReasonProtocol)
 	})
 	t.Run("client-vanishes-mid-test", func(t *testing.T) {
 		good := goodRun(t, addr)
@@ -138,31 +193,41 @@ func TestServerHostilePeers(t *testing.T) {
 		_, err := Run(ctx, addr, &Config{Duration: 5 * time.Second, Reverse: true})
 		require.ErrorIs(t, err, context.Canceled)
 		require.NoError(t, <-good)
+		expectReason(t, srv, errs, ReasonPeerGone)
 	})
 	t.Run("params-too-large", func(t *testing.T) {
-		_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: time.Second, Title: strings.Repeat("t", 2000)})
+		_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: time.Second, Title: strings.Repeat("t", 9000)})
 		require.ErrorIs(t, err, ErrServerError)
+		expectReason(t, srv, errs, ReasonBadParams)
 	})
 }
 
 func TestServerLimits(t *testing.T) {
-	addr, _ := startServer(t, &ServerConfig{MaxTests: 4, MaxStreams: 4, MaxDuration: 3 * time.Second, MaxBitrate: 100e6})
+	addr, srv, errs := hookedServer(t, ServerConfig{MaxTests: 4, MaxStreams: 4, MaxDuration: 3 * time.Second, MaxBitrate: 100e6})
+	t.Cleanup(func() {
+		assert.Equal(t, int64(5), srv.Stats().Failed[ReasonLimit], "one per refused test")
+		assert.Len(t, errs, 5)
+		for e := range len(errs) {
+			_ = e
+			assert.ErrorIs(t, (<-errs).Err, ErrLimit)
+		}
+	})
 	ctx := ctxT(t, 30*time.Second)
 	_, err := Run(ctx, addr, &Config{Duration: time.Second, Streams: 5})
 	assert.ErrorIs(t, err, ErrServerError)
 	var se *ServerError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, ierrnoNumStreams, se.IErrno)
+	assert.Equal(t, iperfwire.IErrNumStreams, se.IErrno)
 	_, err = Run(ctx, addr, &Config{Duration: time.Second, Streams: 3, Bidir: true})
 	assert.ErrorIs(t, err, ErrServerError, "bidir streams count twice")
 	_, err = Run(ctx, addr, &Config{Duration: 5 * time.Second})
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, ierrnoDuration, se.IErrno)
+	assert.Equal(t, iperfwire.IErrDuration, se.IErrno)
 	_, err = Run(ctx, addr, &Config{Duration: time.Second, Bitrate: 200e6})
 	assert.ErrorIs(t, err, ErrServerError)
 	_, err = Run(ctx, addr, &Config{Duration: time.Second, UDP: true, Bitrate: Unlimited})
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, ierrnoAuth, se.IErrno)
+	assert.Equal(t, iperfwire.IErrAuth, se.IErrno)
 
 	// One test at a time: the second client is denied, as by iperf3. (The
 	// first retries: on a shared machine a stray connection from another
@@ -197,7 +262,9 @@ func TestServeStopsWithoutLeaks(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, nil) }()
+	srv, err := NewServer(nil)
+	require.NoError(t, err)
+	go func() { done <- srv.Serve(ctx, ln) }()
 	addr := ln.Addr().String()
 	_, err = Run(ctxT(t, 10*time.Second), addr, &Config{Duration: 500 * time.Millisecond, Bidir: true})
 	require.NoError(t, err)
@@ -234,17 +301,4 @@ func TestServeStopsWithoutLeaks(t *testing.T) {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
-}
-
-func TestUDPHelloBytes(t *testing.T) {
-	var b [4]byte
-	binary.LittleEndian.PutUint32(b[:], udpConnectMsg)
-	assert.Equal(t, []byte("9876"), b[:])
-	binary.LittleEndian.PutUint32(b[:], udpConnectReply)
-	assert.Equal(t, []byte("6789"), b[:])
-	assert.True(t, isConnectReply([]byte("6789")))
-	assert.True(t, isConnectMsg([]byte("9876")))
-	binary.BigEndian.PutUint32(b[:], legacyConnectMsg)
-	assert.True(t, isConnectMsg(b[:]))
-	assert.False(t, isConnectReply([]byte("abcd")))
 }

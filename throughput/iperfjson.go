@@ -124,7 +124,7 @@ func pf(v float64) *float64 { return &v }
 func pb(v bool) *bool       { return &v }
 func socketOf(id int) int   { return id + 4 }
 func b2i(b bool) int        { return map[bool]int{true: 1}[b] }
-func (r *Result) udp() bool { return r.Protocol == "udp" }
+func (r *Result) udp() bool { return r.Config.UDP }
 func (r *Result) localSends(reverse bool) bool {
 	if r.Role == "server" {
 		return reverse
@@ -143,7 +143,23 @@ func IperfJSON(r *Result) ([]byte, error) {
 
 func iperfDoc(r *Result) *ijDoc {
 	d := &ijDoc{Intervals: []ijInterval{}}
-	st := &d.Start
+	ijStartOf(&d.Start, r)
+	// The primary direction is the one of the first stream; with --bidir
+	// the other one is reported in *_bidir_reverse.
+	primary := false
+	if len(r.Streams) > 0 {
+		primary = r.Streams[0].Reverse
+	}
+	for _, iv := range r.Intervals {
+		d.Intervals = append(d.Intervals, ijIntervalOf(r, iv, primary))
+	}
+	ijEndOf(&d.End, r, primary)
+	d.ServerOutputJSON, d.ServerOutputText = r.ServerOutputJSON, r.ServerOutputText
+	d.Latency = r.Latency
+	return d
+}
+
+func ijStartOf(st *ijStart, r *Result) {
 	st.Connected = []ijConnected{}
 	for _, s := range r.Streams {
 		lh, lp := splitHP(s.LocalAddr)
@@ -152,129 +168,97 @@ func iperfDoc(r *Result) *ijDoc {
 	}
 	st.Version = "iperf 3.12 (netperfkit throughput)"
 	st.SystemInfo = runtime.GOOS + " " + runtime.GOARCH
-	ts := time.Unix(r.StartUnix, 0).UTC()
-	st.Timestamp.Time, st.Timestamp.TimeSecs = ts.Format("Mon, 02 Jan 2006 15:04:05 GMT"), r.StartUnix
+	ts := r.Start.UTC()
+	st.Timestamp.Time, st.Timestamp.TimeSecs = ts.Format("Mon, 02 Jan 2006 15:04:05 GMT"), ts.Unix()
 	h, p := splitHP(r.RemoteAddr)
 	if r.Role == "server" {
 		st.AcceptedConnection = &ijHostPort{h, p}
 	} else {
 		st.ConnectingTo = &ijHostPort{h, p}
 	}
+	c := &r.Config
 	st.Cookie = r.Cookie
-	st.TargetBitrate = r.BitrateBitsPerSecond
-	st.SockBufsize, st.SndbufActual, st.RcvbufActual = r.WindowBytes, r.SndBufActual, r.RcvBufActual
+	st.TargetBitrate = c.rate()
+	st.SockBufsize, st.SndbufActual, st.RcvbufActual = c.Window, r.SndBufActual, r.RcvBufActual
 	ts2 := &st.TestStart
 	ts2.Protocol = "TCP"
-	if r.udp() {
+	if c.UDP {
 		ts2.Protocol = "UDP"
 	}
-	ts2.NumStreams, ts2.Blksize, ts2.Omit, ts2.Duration = r.NumStreams, r.BlockLen, r.OmitSeconds, r.DurationSeconds
-	ts2.Bytes, ts2.Blocks, ts2.Reverse, ts2.TargetBitrate, ts2.Bidir = r.Bytes, r.Blocks, b2i(r.Reverse), r.BitrateBitsPerSecond, b2i(r.Bidir)
+	ts2.NumStreams, ts2.Blksize, ts2.Omit, ts2.Duration = c.Streams, c.BlockLen, secs(c.Omit), secs(c.Duration)
+	ts2.Bytes, ts2.Blocks, ts2.Reverse, ts2.TargetBitrate, ts2.Bidir = c.Bytes, c.Blocks, b2i(c.Reverse), c.rate(), b2i(c.Bidir)
+}
 
-	// The primary direction is the one of the first stream; with --bidir
-	// the other one is reported in *_bidir_reverse.
-	primary := false
-	if len(r.Streams) > 0 {
-		primary = r.Streams[0].Reverse
+func ijIntervalOf(r *Result, iv Interval, primary bool) ijInterval {
+	off := time.Duration(0)
+	if !iv.Omitted {
+		off = r.Config.Omit
 	}
-	for _, iv := range r.Intervals {
-		off := 0.0
-		if !iv.Omitted {
-			off = r.OmitSeconds
-		}
-		start, end := iv.StartSeconds-off, iv.EndSeconds-off
-		if start < 0 {
-			start = 0
-		}
-		out := ijInterval{Streams: []ijStream{}}
-		for _, s := range iv.Streams {
-			e := ijStream{Socket: socketOf(s.ID), Start: start, End: end, Seconds: end - start, Bytes: s.Bytes,
-				BitsPerSecond: s.BitsPerSecond, Omitted: pb(iv.Omitted), Sender: s.Sender}
-			// The sender's TCP_INFO: ours, or the server's merged in for the
-			// streams it sent (where iperf3 reports nothing).
-			if !r.udp() && (s.Sender || s.TCPInfo) {
-				e.Retransmits, e.SndCwnd, e.SndWnd, e.RTT, e.RTTVar, e.PMTU = pi(s.Retransmits), pi(s.SndCwndBytes), pi(0), pi(s.RTTUs), pi(s.RTTVarUs), pi(s.PMTU)
+	start, end := secs(max(iv.Start-off, 0)), secs(iv.End-off)
+	out := ijInterval{Streams: []ijStream{}}
+	for _, s := range iv.Streams {
+		e := ijStream{Socket: socketOf(s.ID), Start: start, End: end, Seconds: end - start, Bytes: s.Bytes,
+			BitsPerSecond: s.BitsPerSecond, Omitted: pb(iv.Omitted), Sender: s.Sender}
+		// The sender's TCP_INFO: ours, or the server's merged in for the
+		// streams it sent (where iperf3 reports nothing).
+		if !r.udp() && (s.Sender || s.TCP != nil) {
+			ti := s.TCP
+			if ti == nil {
+				ti = &TCPInfo{}
 			}
-			if r.udp() {
-				if s.Sender {
-					e.Packets = pi(s.Packets)
-				} else {
-					e.JitterMs, e.LostPackets, e.Packets, e.LostPercent = pf(s.JitterMs), pi(s.LostPackets), pi(s.Packets), pf(s.LostPercent)
-				}
-			}
-			out.Streams = append(out.Streams, e)
+			e.Retransmits, e.SndCwnd, e.SndWnd, e.RTT, e.RTTVar, e.PMTU = pi(s.Retransmits), pi(ti.SndCwndBytes), pi(0), pi(micros(ti.RTT)), pi(micros(ti.RTTVar)), pi(ti.PMTU)
 		}
-		mk := func(sum *IntervalSum, reverse bool) *ijStream {
-			if sum == nil {
-				return nil
-			}
-			sender := r.localSends(reverse)
-			e := &ijStream{Start: start, End: end, Seconds: end - start, Bytes: sum.Bytes, BitsPerSecond: sum.BitsPerSecond, Omitted: pb(iv.Omitted), Sender: sender}
-			if !r.udp() && (sender || sumHasInfo(iv.Streams, reverse)) {
-				e.Retransmits = pi(sum.Retransmits)
-			}
-			if r.udp() {
-				if sender {
-					e.Packets = pi(sum.Packets)
-				} else {
-					e.JitterMs, e.LostPackets, e.Packets, e.LostPercent = pf(sum.JitterMs), pi(sum.LostPackets), pi(sum.Packets), pf(sum.LostPercent)
-				}
-			}
-			return e
-		}
-		up, down := mk(iv.Upload, false), mk(iv.Download, true)
-		if primary {
-			out.Sum, out.SumBidirReverse = down, up
-		} else {
-			out.Sum, out.SumBidirReverse = up, down
-		}
-		d.Intervals = append(d.Intervals, out)
+		ijUDPCounts(&e, r.udp(), s.Sender, &s.Counts)
+		out.Streams = append(out.Streams, e)
 	}
-
-	en := &d.End
-	en.Streams = []ijEndStream{}
-	for _, s := range r.Streams {
-		sender := r.localSends(s.Reverse)
-		if r.udp() {
-			u := &ijStream{Socket: socketOf(s.ID), End: s.Seconds, Seconds: s.Seconds, Bytes: s.SentBytes, BitsPerSecond: s.SentBitsPerSecond,
-				JitterMs: pf(s.JitterMs), LostPackets: pi(s.LostPackets), Packets: pi(s.Packets), LostPercent: pf(s.LostPercent),
-				OutOfOrder: pi(s.OutOfOrder), Sender: sender}
-			en.Streams = append(en.Streams, ijEndStream{UDP: u})
-			continue
-		}
-		snd := &ijStream{Socket: socketOf(s.ID), End: s.Seconds, Seconds: s.Seconds, Bytes: s.SentBytes, BitsPerSecond: s.SentBitsPerSecond, Sender: sender}
-		if s.Retransmits >= 0 {
-			snd.Retransmits = pi(s.Retransmits)
-		}
-		if s.MaxRTTUs > 0 {
-			snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(s.MaxSndCwndBytes), pi(s.MaxRTTUs), pi(s.MinRTTUs), pi(s.MeanRTTUs)
-		}
-		rcv := &ijStream{Socket: socketOf(s.ID), End: s.Seconds, Seconds: s.Seconds, Bytes: s.ReceivedBytes, BitsPerSecond: s.ReceivedBitsPerSecond, Sender: sender}
-		en.Streams = append(en.Streams, ijEndStream{Sender: snd, Receiver: rcv})
-	}
-	sums := func(sm *Summary, reverse bool) (sent, recv *ijStream) {
-		if sm == nil {
-			return nil, nil
+	mk := func(sum *Counts, reverse bool) *ijStream {
+		if sum == nil {
+			return nil
 		}
 		sender := r.localSends(reverse)
-		sent = &ijStream{End: sm.Seconds, Seconds: sm.Seconds, Bytes: sm.SentBytes, BitsPerSecond: sm.SentBitsPerSecond, Sender: sender}
-		recv = &ijStream{End: sm.Seconds, Seconds: sm.Seconds, Bytes: sm.ReceivedBytes, BitsPerSecond: sm.ReceivedBitsPerSecond, Sender: sender}
-		if !r.udp() && sm.Retransmits >= 0 {
-			sent.Retransmits = pi(sm.Retransmits)
+		e := &ijStream{Start: start, End: end, Seconds: end - start, Bytes: sum.Bytes, BitsPerSecond: sum.BitsPerSecond, Omitted: pb(iv.Omitted), Sender: sender}
+		if !r.udp() && (sender || sumHasInfo(iv.Streams, reverse)) {
+			e.Retransmits = pi(sum.Retransmits)
 		}
-		if r.udp() {
-			sent.JitterMs, sent.LostPackets, sent.Packets, sent.LostPercent = pf(0), pi(0), pi(sm.SentPackets), pf(0)
-			recv.JitterMs, recv.LostPackets, recv.Packets, recv.LostPercent = pf(sm.JitterMs), pi(sm.LostPackets), pi(sm.Packets), pf(sm.LostPercent)
-		}
-		return sent, recv
+		ijUDPCounts(e, r.udp(), sender, sum)
+		return e
+	}
+	up, down := mk(iv.Upload, false), mk(iv.Download, true)
+	if primary {
+		out.Sum, out.SumBidirReverse = down, up
+	} else {
+		out.Sum, out.SumBidirReverse = up, down
+	}
+	return out
+}
+
+// ijUDPCounts adds a UDP interval entry's packet columns: the sender's
+// count, or the receiver's loss and jitter.
+func ijUDPCounts(e *ijStream, udp, sender bool, c *Counts) {
+	switch {
+	case !udp:
+	case sender:
+		e.Packets = pi(c.Packets)
+	default:
+		e.JitterMs, e.LostPackets, e.Packets, e.LostPercent = pf(ms(c.Jitter)), pi(c.LostPackets), pi(c.Packets), pf(c.LostPercent)
+	}
+}
+
+// ms is a duration in milliseconds, as iperf3's jitter_ms.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func ijEndOf(en *ijEnd, r *Result, primary bool) {
+	en.Streams = []ijEndStream{}
+	for _, s := range r.Streams {
+		en.Streams = append(en.Streams, ijEndStreamOf(r, &s))
 	}
 	pri, sec := r.Upload, r.Download
 	priRev := false
 	if primary {
 		pri, sec, priRev = r.Download, r.Upload, true
 	}
-	en.SumSent, en.SumReceived = sums(pri, priRev)
-	en.SumSentBidirReverse, en.SumReceivedBidirReverse = sums(sec, !priRev)
+	en.SumSent, en.SumReceived = ijSums(r, pri, priRev)
+	en.SumSentBidirReverse, en.SumReceivedBidirReverse = ijSums(r, sec, !priRev)
 	if r.udp() {
 		// iperf3's UDP "sum": the sender's bytes with the receiver's loss and jitter.
 		udpSum := func(sm *Summary, sent, recv *ijStream) *ijStream {
@@ -282,7 +266,7 @@ func iperfDoc(r *Result) *ijDoc {
 				return nil
 			}
 			s := *recv
-			s.Bytes, s.BitsPerSecond, s.Sender = sm.SentBytes, sm.SentBitsPerSecond, sent.Sender
+			s.Bytes, s.BitsPerSecond, s.Sender = sm.Sent.Bytes, sm.Sent.BitsPerSecond, sent.Sender
 			return &s
 		}
 		en.Sum = udpSum(pri, en.SumSent, en.SumReceived)
@@ -300,9 +284,43 @@ func iperfDoc(r *Result) *ijDoc {
 			en.SenderTCPCongestion, en.ReceiverTCPCongestion = remote, local
 		}
 	}
-	d.ServerOutputJSON, d.ServerOutputText = r.ServerOutputJSON, r.ServerOutputText
-	d.Latency = r.Latency
-	return d
+}
+
+func ijEndStreamOf(r *Result, s *StreamResult) ijEndStream {
+	sender := r.localSends(s.Reverse)
+	d := secs(s.Duration)
+	if r.udp() {
+		return ijEndStream{UDP: &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Sent.Bytes, BitsPerSecond: s.Sent.BitsPerSecond,
+			JitterMs: pf(ms(s.Received.Jitter)), LostPackets: pi(s.Received.LostPackets), Packets: pi(s.Received.Packets), LostPercent: pf(s.Received.LostPercent),
+			OutOfOrder: pi(s.Received.OutOfOrder), Sender: sender}}
+	}
+	snd := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Sent.Bytes, BitsPerSecond: s.Sent.BitsPerSecond, Sender: sender}
+	if s.Sent.Retransmits >= 0 {
+		snd.Retransmits = pi(s.Sent.Retransmits)
+	}
+	if st := streamRTTStats(r, s.ID); st.maxRTT > 0 {
+		snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(st.maxCwnd), pi(micros(st.maxRTT)), pi(micros(st.minRTT)), pi(micros(st.avg))
+	}
+	rcv := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Received.Bytes, BitsPerSecond: s.Received.BitsPerSecond, Sender: sender}
+	return ijEndStream{Sender: snd, Receiver: rcv}
+}
+
+func ijSums(r *Result, sm *Summary, reverse bool) (sent, recv *ijStream) {
+	if sm == nil {
+		return nil, nil
+	}
+	sender := r.localSends(reverse)
+	d := secs(sm.Duration)
+	sent = &ijStream{End: d, Seconds: d, Bytes: sm.Sent.Bytes, BitsPerSecond: sm.Sent.BitsPerSecond, Sender: sender}
+	recv = &ijStream{End: d, Seconds: d, Bytes: sm.Received.Bytes, BitsPerSecond: sm.Received.BitsPerSecond, Sender: sender}
+	if !r.udp() && sm.Sent.Retransmits >= 0 {
+		sent.Retransmits = pi(sm.Sent.Retransmits)
+	}
+	if r.udp() {
+		sent.JitterMs, sent.LostPackets, sent.Packets, sent.LostPercent = pf(0), pi(0), pi(sm.Sent.Packets), pf(0)
+		recv.JitterMs, recv.LostPackets, recv.Packets, recv.LostPercent = pf(ms(sm.Received.Jitter)), pi(sm.Received.LostPackets), pi(sm.Received.Packets), pf(sm.Received.LostPercent)
+	}
+	return sent, recv
 }
 
 func splitHP(a string) (string, int) {
@@ -316,7 +334,7 @@ func splitHP(a string) (string, int) {
 
 func sumHasInfo(ss []StreamInterval, reverse bool) bool {
 	for _, s := range ss {
-		if s.Reverse == reverse && s.TCPInfo {
+		if s.Reverse == reverse && s.TCP != nil {
 			return true
 		}
 	}

@@ -86,8 +86,8 @@ func TestIperfJSONShape(t *testing.T) {
 				if cfg.Reverse {
 					s = res.Download
 				}
-				assert.Equal(t, s.SentBytes, d.End.SumSent.Bytes)
-				assert.Equal(t, s.ReceivedBytes, d.End.SumReceived.Bytes)
+				assert.Equal(t, s.Sent.Bytes, d.End.SumSent.Bytes)
+				assert.Equal(t, s.Received.Bytes, d.End.SumReceived.Bytes)
 			}
 			assert.Equal(t, cfg.Bidir, d.End.SumSentBidirReverse != nil)
 			assert.Greater(t, d.End.CPU.HostTotal, 0.0)
@@ -107,10 +107,12 @@ func TestIperfJSONShape(t *testing.T) {
 }
 
 func TestTextOutput(t *testing.T) {
-	r := &Result{Protocol: "tcp", Streams: []StreamResult{{ID: 1, Seconds: 1, SentBytes: 3 << 30, ReceivedBytes: 3 << 30,
-		SentBitsPerSecond: 28.9e9, ReceivedBitsPerSecond: 28.9e9, Retransmits: 14}},
-		Intervals: []Interval{{StartSeconds: 0, EndSeconds: 1, Streams: []StreamInterval{{ID: 1, Sender: true, Bytes: 3 << 30,
-			BitsPerSecond: 28.9e9, TCPInfo: true, Retransmits: 14, SndCwndBytes: 1023 << 10}}}}}
+	r := &Result{Streams: []StreamResult{{ID: 1, Totals: Totals{Duration: time.Second,
+		Sent:     Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9, Retransmits: 14},
+		Received: Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9}}}},
+		Intervals: []Interval{{Start: 0, End: time.Second, Streams: []StreamInterval{{ID: 1, Sender: true, Counts: Counts{Bytes: 3 << 30,
+			BitsPerSecond: 28.9e9, Retransmits: 14}, TCP: &TCPInfo{SndCwndBytes: 1023 << 10}}}}},
+	}
 	txt := IperfText(r)
 	assert.Contains(t, txt, "[  5]   0.00-1.00   sec  3.00 GBytes  28.9 Gbits/sec    14   1023 KBytes")
 	assert.Contains(t, txt, "sender")

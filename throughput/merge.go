@@ -1,25 +1,37 @@
 package throughput
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
+)
 
 // serverOutput is the part of an iperf3 -J document the client reads from
 // server_output_json to fill in the server's TCP statistics.
 type serverOutput struct {
 	Intervals []struct {
 		Streams []struct {
-			Socket      int       `json:"socket"`
-			ID          *wireInt  `json:"id"`
-			Start       wireFloat `json:"start"`
-			Seconds     wireFloat `json:"seconds"`
-			Sender      bool      `json:"sender"`
-			Retransmits *wireInt  `json:"retransmits"`
-			SndCwnd     *wireInt  `json:"snd_cwnd"`
-			RTT         *wireInt  `json:"rtt"`
-			RTTVar      *wireInt  `json:"rttvar"`
-			PMTU        *wireInt  `json:"pmtu"`
-			Omitted     bool      `json:"omitted"`
+			Socket      int             `json:"socket"`
+			ID          *iperfwire.Int  `json:"id"`
+			Start       iperfwire.Float `json:"start"`
+			Seconds     iperfwire.Float `json:"seconds"`
+			Sender      bool            `json:"sender"`
+			Retransmits *iperfwire.Int  `json:"retransmits"`
+			SndCwnd     *iperfwire.Int  `json:"snd_cwnd"`
+			RTT         *iperfwire.Int  `json:"rtt"`
+			RTTVar      *iperfwire.Int  `json:"rttvar"`
+			PMTU        *iperfwire.Int  `json:"pmtu"`
+			Omitted     bool            `json:"omitted"`
 		} `json:"streams"`
 	} `json:"intervals"`
+}
+
+func intOr0(v *iperfwire.Int) int64 {
+	if v == nil {
+		return 0
+	}
+	return int64(*v)
 }
 
 // mergeServerTCPInfo copies the server's per-interval TCP_INFO for the
@@ -27,7 +39,7 @@ type serverOutput struct {
 // index and stream position, so reverse and bidirectional tests report
 // retransmits, cwnd and RTT where iperf3 reports nothing (its issues 71, 803).
 func mergeServerTCPInfo(r *Result, raw json.RawMessage) {
-	if len(raw) == 0 || r.Protocol != "tcp" {
+	if len(raw) == 0 || r.Config.UDP {
 		return
 	}
 	var so serverOutput
@@ -43,32 +55,21 @@ func mergeServerTCPInfo(r *Result, raw json.RawMessage) {
 		}
 		iv := &r.Intervals[i]
 		srv := so.Intervals[i].Streams
-		if ours := iv.EndSeconds - iv.StartSeconds; !within(float64(srv[0].Seconds), ours, 0.05*ours+0.01) {
+		if ours := (iv.End - iv.Start).Seconds(); !within(float64(srv[0].Seconds), ours, 0.05*ours+0.01) {
 			break
 		}
 		for j := range iv.Streams {
 			st := &iv.Streams[j]
-			if !st.Reverse || st.TCPInfo || j >= len(srv) {
+			if !st.Reverse || st.TCP != nil || j >= len(srv) {
 				continue
 			}
 			ss := srv[j]
 			if !ss.Sender || ss.Retransmits == nil {
 				continue
 			}
-			st.TCPInfo = true
 			st.Retransmits = int64(*ss.Retransmits)
-			if ss.SndCwnd != nil {
-				st.SndCwndBytes = int64(*ss.SndCwnd)
-			}
-			if ss.RTT != nil {
-				st.RTTUs = int64(*ss.RTT)
-			}
-			if ss.RTTVar != nil {
-				st.RTTVarUs = int64(*ss.RTTVar)
-			}
-			if ss.PMTU != nil {
-				st.PMTU = int64(*ss.PMTU)
-			}
+			st.TCP = &TCPInfo{SndCwndBytes: intOr0(ss.SndCwnd), RTT: time.Duration(intOr0(ss.RTT)) * time.Microsecond,
+				RTTVar: time.Duration(intOr0(ss.RTTVar)) * time.Microsecond, PMTU: intOr0(ss.PMTU)}
 		}
 		sumDownloadRetransmits(iv)
 	}
@@ -88,32 +89,33 @@ func sumDownloadRetransmits(iv *Interval) {
 	}
 }
 
-// fillRTTStats derives each stream's max/min/mean RTT and max cwnd from its
-// interval reports, as iperf3's end section does.
-func fillRTTStats(r *Result) {
-	for i := range r.Streams {
-		sr := &r.Streams[i]
-		var n, sum int64
-		for _, iv := range r.Intervals {
-			for _, st := range iv.Streams {
-				if st.ID != sr.ID || !st.TCPInfo || st.RTTUs <= 0 {
-					continue
-				}
-				n++
-				sum += st.RTTUs
-				if st.RTTUs > sr.MaxRTTUs {
-					sr.MaxRTTUs = st.RTTUs
-				}
-				if sr.MinRTTUs == 0 || st.RTTUs < sr.MinRTTUs {
-					sr.MinRTTUs = st.RTTUs
-				}
-				if st.SndCwndBytes > sr.MaxSndCwndBytes {
-					sr.MaxSndCwndBytes = st.SndCwndBytes
-				}
+// rttStats are a stream's max/min/mean RTT and max cwnd over its interval
+// reports, as iperf3's end section gives them.
+type rttStats struct {
+	maxCwnd             int64
+	maxRTT, minRTT, avg time.Duration
+}
+
+func streamRTTStats(r *Result, id int) rttStats {
+	var st rttStats
+	var n int64
+	var sum time.Duration
+	for _, iv := range r.Intervals {
+		for _, si := range iv.Streams {
+			if si.ID != id || si.TCP == nil || si.TCP.RTT <= 0 {
+				continue
 			}
-		}
-		if n > 0 {
-			sr.MeanRTTUs = sum / n
+			n++
+			sum += si.TCP.RTT
+			st.maxRTT = max(st.maxRTT, si.TCP.RTT)
+			if st.minRTT == 0 || si.TCP.RTT < st.minRTT {
+				st.minRTT = si.TCP.RTT
+			}
+			st.maxCwnd = max(st.maxCwnd, si.TCP.SndCwndBytes)
 		}
 	}
+	if n > 0 {
+		st.avg = sum / time.Duration(n)
+	}
+	return st
 }

@@ -68,7 +68,7 @@ func parseServerText(text string) []textInterval {
 // so a client reporting at another interval gets nothing merged. Streams
 // are matched by their order; RTT is not in the text.
 func mergeServerText(r *Result, text string) {
-	if text == "" || r.Protocol != "tcp" {
+	if text == "" || r.Config.UDP {
 		return
 	}
 	// Group the server's sending-stream lines by interval, in order.
@@ -90,20 +90,20 @@ func mergeServerText(r *Result, text string) {
 		}
 		iv := &r.Intervals[i]
 		g := groups[i]
-		ours, theirs := iv.EndSeconds-iv.StartSeconds, g[0].end-g[0].start
-		if !within(g[0].start, iv.StartSeconds, 0.25*ours+0.02) || !within(theirs, ours, 0.25*ours+0.02) {
+		ours, theirs := (iv.End - iv.Start).Seconds(), g[0].end-g[0].start
+		if !within(g[0].start, iv.Start.Seconds(), 0.25*ours+0.02) || !within(theirs, ours, 0.25*ours+0.02) {
 			break
 		}
 		k := 0
 		for j := range iv.Streams {
 			st := &iv.Streams[j]
-			if !st.Reverse || st.TCPInfo {
+			if !st.Reverse || st.TCP != nil {
 				continue
 			}
 			if k >= len(g) {
 				break
 			}
-			st.TCPInfo, st.Retransmits, st.SndCwndBytes = true, g[k].retransmits, g[k].sndCwndBytes
+			st.Retransmits, st.TCP = g[k].retransmits, &TCPInfo{SndCwndBytes: g[k].sndCwndBytes}
 			k++
 		}
 		if k > 0 {

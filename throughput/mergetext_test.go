@@ -31,11 +31,11 @@ func TestParseServerText(t *testing.T) {
 	assert.InDelta(t, 4.37*1024*1024, float64(ls[1].sndCwndBytes), 1)
 	assert.Equal(t, 1.0, ls[3].start)
 
-	r := &Result{Protocol: "tcp", Intervals: []Interval{{StartSeconds: 0, EndSeconds: 1.0004, Streams: []StreamInterval{
-		{ID: 1, Sender: true, TCPInfo: true, Retransmits: 3}, {ID: 3, Reverse: true}}, Download: &IntervalSum{}}}}
+	r := &Result{Intervals: []Interval{{Start: 0, End: 1000400 * time.Microsecond, Streams: []StreamInterval{
+		{ID: 1, Sender: true, TCP: &TCPInfo{}, Counts: Counts{Retransmits: 3}}, {ID: 3, Reverse: true}}, Download: &Counts{}}}}
 	mergeServerText(r, serverText312)
 	s := r.Intervals[0].Streams[1]
-	assert.True(t, s.TCPInfo)
+	require.NotNil(t, s.TCP)
 	assert.Equal(t, int64(8), s.Retransmits)
 	assert.Equal(t, int64(8), r.Intervals[0].Download.Retransmits)
 	assert.Equal(t, int64(3), r.Intervals[0].Streams[0].Retransmits, "the client's own numbers stay")
@@ -53,8 +53,8 @@ func TestReverseTCPInfoFromStockServer(t *testing.T) {
 	// server's timer drifts by more than a quarter second under load.
 	for _, iv := range res.Intervals[:1] {
 		for _, s := range iv.Streams {
-			assert.True(t, s.TCPInfo, "interval %.2f-%.2f stream %d", iv.StartSeconds, iv.EndSeconds, s.ID)
-			assert.Greater(t, s.SndCwndBytes, int64(0))
+			require.NotNil(t, s.TCP, "interval %v-%v stream %d", iv.Start, iv.End, s.ID)
+			assert.Greater(t, s.TCP.SndCwndBytes, int64(0))
 		}
 	}
 }
@@ -64,7 +64,7 @@ func FuzzServerText(f *testing.F) {
 	f.Add("[  5]   0.00-1.00   sec  1.78 GBytes  15.3 Gbits/sec    3   1.50 MBytes\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		ls := parseServerText(s)
-		r := &Result{Protocol: "tcp", Intervals: []Interval{{EndSeconds: 1, Streams: []StreamInterval{{ID: 1, Reverse: true}}}}}
+		r := &Result{Intervals: []Interval{{End: time.Second, Streams: []StreamInterval{{ID: 1, Reverse: true}}}}}
 		mergeServerText(r, s)
 		for _, l := range ls {
 			require.GreaterOrEqual(t, l.retransmits, int64(0))

@@ -16,8 +16,18 @@ type pacer struct {
 	sleep func(time.Duration)
 }
 
-func newPacer(rate float64, start time.Time) *pacer {
-	return &pacer{rate: rate, start: start, slack: 500 * time.Microsecond, now: time.Now, sleep: time.Sleep}
+// newPacer returns a pacer at rate from start whose sleeps end early when
+// quit is closed (nil: never).
+func newPacer(rate float64, start time.Time, quit <-chan struct{}) *pacer {
+	sleep := func(d time.Duration) {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-quit:
+		}
+	}
+	return &pacer{rate: rate, start: start, slack: 500 * time.Microsecond, now: time.Now, sleep: sleep}
 }
 
 // wait blocks until n more bytes may be sent without exceeding the rate

@@ -22,7 +22,22 @@ import (
 // picked afresh when another process takes it first.
 func startIperf3Server(t testing.TB, extra ...string) string {
 	t.Helper()
-	bin := peertest.Binary(t, "apt-get install iperf3", "iperf3")
+	return startIperf3ServerBin(t, peertest.Binary(t, "apt-get install iperf3", "iperf3"), extra...)
+}
+
+// iperf321 is the path of an iperf3 3.21 build: $NETPERFKIT_IPERF3, or the
+// one shared/peers/build.sh leaves in the cache.
+func iperf321(t testing.TB) string {
+	t.Helper()
+	names := []string{"/root/.cache/netperfkit-peers/iperf-3.21/bin/iperf3"}
+	if p := os.Getenv("NETPERFKIT_IPERF3"); p != "" {
+		names = append([]string{p}, names...)
+	}
+	return peertest.Binary(t, "build it with shared/peers/build.sh iperf3", names...)
+}
+
+func startIperf3ServerBin(t testing.TB, bin string, extra ...string) string {
+	t.Helper()
 	for attempt := 0; ; attempt++ {
 		if addr, ok := tryIperf3Server(t, bin, extra); ok {
 			return addr
@@ -97,8 +112,10 @@ func runRetry(t testing.TB, addr string, cfg *Config) (*Result, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		res, err := Run(ctx, addr, cfg)
 		cancel()
-		// It also closes its listener between tests.
-		if stockServerBusy(err) && i < 30 {
+		// It also closes its listener between tests, resetting connections
+		// that were queued on it: a reset before any stream was set up.
+		handshakeReset := errors.Is(err, syscall.ECONNRESET) && res != nil && len(res.Streams) == 0
+		if (stockServerBusy(err) || handshakeReset) && i < 30 {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}

@@ -21,7 +21,7 @@ func TestLatencyUnderLoad(t *testing.T) {
 	assert.Greater(t, res.Latency.Observations, int64(10))
 	assert.Greater(t, res.Latency.P50Us, 0.0)
 	assert.GreaterOrEqual(t, res.Latency.P99Us, res.Latency.P50Us)
-	assert.Greater(t, res.Upload.ReceivedBytes, int64(0))
+	assert.Greater(t, res.Upload.Received.Bytes, int64(0))
 
 	// A probe that cannot reach its server never fails the throughput test.
 	res, err = Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 300 * time.Millisecond,

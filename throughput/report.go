@@ -2,113 +2,93 @@ package throughput
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
 )
 
-// Interval is one interval report. Times are seconds since the test started
-// (including omitted seconds); Omitted marks intervals inside the omit period.
+// Counts are one stream's figures, or one direction's sum, over an
+// interval or a whole test, as one end counted them.
+type Counts struct {
+	Bytes         int64   `json:"bytes"`
+	BitsPerSecond float64 `json:"bits_per_second"`
+	// Retransmits by the TCP sender; in an interval meaningful where the
+	// sender's TCP_INFO is known (StreamInterval.TCP is set).
+	Retransmits int64 `json:"retransmits"`
+	// UDP: datagrams sent (sender) or expected (receiver: the highest
+	// counter seen); the receiver's lost and out-of-order datagrams and
+	// iperf3's smoothed jitter.
+	Packets     int64         `json:"packets"`
+	LostPackets int64         `json:"lost_packets"`
+	LostPercent float64       `json:"lost_percent"`
+	OutOfOrder  int64         `json:"out_of_order"`
+	Jitter      time.Duration `json:"jitter_ns"`
+}
+
+// Interval is one interval report. Start and End are measured from the
+// start of the test, omitted time included; Omitted marks intervals inside
+// the omit period.
 type Interval struct {
-	StartSeconds float64          `json:"start_seconds"`
-	EndSeconds   float64          `json:"end_seconds"`
-	Omitted      bool             `json:"omitted"`
-	Streams      []StreamInterval `json:"streams"`
+	Start   time.Duration    `json:"start_ns"`
+	End     time.Duration    `json:"end_ns"`
+	Omitted bool             `json:"omitted"`
+	Streams []StreamInterval `json:"streams"`
 	// Upload sums the client-to-server streams, Download the server-to-client
 	// ones; a direction without streams is nil.
-	Upload   *IntervalSum `json:"upload,omitempty"`
-	Download *IntervalSum `json:"download,omitempty"`
+	Upload   *Counts `json:"upload,omitempty"`
+	Download *Counts `json:"download,omitempty"`
 }
 
-// StreamInterval is one stream's share of an interval, seen from the side
-// that reports it. TCP fields are filled for sending streams where TCP_INFO
-// exists (linux); for streams the server sends, the client fills them from
-// the server's output after the test (Result.Intervals only, not live).
+// StreamInterval is one stream's share of an interval. For a UDP sender,
+// Packets counts the datagrams sent.
 type StreamInterval struct {
-	ID            int     `json:"id"`
-	Sender        bool    `json:"sender"`  // the reporting side sends on this stream
-	Reverse       bool    `json:"reverse"` // data flows server to client
-	Bytes         int64   `json:"bytes"`
-	BitsPerSecond float64 `json:"bits_per_second"`
-	// TCP sender statistics (TCP_INFO); TCPInfo is false when unknown.
-	TCPInfo      bool  `json:"tcp_info"`
-	Retransmits  int64 `json:"retransmits"`
-	SndCwndBytes int64 `json:"snd_cwnd_bytes"`
-	RTTUs        int64 `json:"rtt_us"`
-	RTTVarUs     int64 `json:"rttvar_us"`
-	PMTU         int64 `json:"pmtu"`
-	// UDP.
-	Packets     int64   `json:"packets"`
-	LostPackets int64   `json:"lost_packets"`
-	LostPercent float64 `json:"lost_percent"`
-	OutOfOrder  int64   `json:"out_of_order"`
-	JitterMs    float64 `json:"jitter_ms"`
+	Counts
+	ID      int  `json:"id"`
+	Sender  bool `json:"sender"`  // the reporting side sends on this stream
+	Reverse bool `json:"reverse"` // data flows server to client
+	// TCP is the sender's TCP_INFO where it is known (linux): the local
+	// sender's, or for streams the server sends, the server's output merged
+	// in after the test (Result.Intervals only, not live).
+	TCP *TCPInfo `json:"tcp_info,omitempty"`
 }
 
-// IntervalSum sums the streams of one direction in an interval.
-type IntervalSum struct {
-	Bytes         int64   `json:"bytes"`
-	BitsPerSecond float64 `json:"bits_per_second"`
-	Retransmits   int64   `json:"retransmits"`
-	Packets       int64   `json:"packets"`
-	LostPackets   int64   `json:"lost_packets"`
-	LostPercent   float64 `json:"lost_percent"`
-	JitterMs      float64 `json:"jitter_ms"`
+// TCPInfo is the part of a TCP sender's TCP_INFO the reports carry.
+type TCPInfo struct {
+	SndCwndBytes int64         `json:"snd_cwnd_bytes"`
+	RTT          time.Duration `json:"rtt_ns"`
+	RTTVar       time.Duration `json:"rttvar_ns"`
+	PMTU         int64         `json:"pmtu,omitempty"`
 }
 
-// StreamResult is the final result of one stream with both ends' numbers.
+// Totals are the final figures of one stream or one direction over the
+// counted time (after the omit period), as each end counted them: Sent is
+// the sender's view (bytes written, TCP retransmits, UDP datagrams sent),
+// Received the receiver's (bytes read, UDP datagrams expected, lost and out
+// of order, jitter). Sent.Retransmits is -1 when unknown.
+type Totals struct {
+	Duration time.Duration `json:"duration_ns"`
+	Sent     Counts        `json:"sent"`
+	Received Counts        `json:"received"`
+}
+
+// StreamResult is the final result of one stream.
 type StreamResult struct {
-	ID         int     `json:"id"`
-	LocalAddr  string  `json:"local_addr,omitempty"`
-	RemoteAddr string  `json:"remote_addr,omitempty"`
-	Reverse    bool    `json:"reverse"` // data flowed server to client
-	Seconds    float64 `json:"seconds"`
-	// SentBytes is what the sender wrote, ReceivedBytes what the receiver read
-	// (both after the omit period).
-	SentBytes             int64   `json:"sent_bytes"`
-	ReceivedBytes         int64   `json:"received_bytes"`
-	SentBitsPerSecond     float64 `json:"sent_bits_per_second"`
-	ReceivedBitsPerSecond float64 `json:"received_bits_per_second"`
-	// Retransmits is the sender's TCP retransmit count, -1 when unknown.
-	Retransmits int64 `json:"retransmits"`
-	// Final TCP_INFO of the sender when it is local (linux).
-	SndCwndBytes int64 `json:"snd_cwnd_bytes,omitempty"`
-	RTTUs        int64 `json:"rtt_us,omitempty"`
-	RTTVarUs     int64 `json:"rttvar_us,omitempty"`
-	// Per-interval TCP_INFO extremes of the sender (from the server's output
-	// when the server sends and is a netperfkit server).
-	MaxSndCwndBytes int64 `json:"max_snd_cwnd_bytes,omitempty"`
-	MaxRTTUs        int64 `json:"max_rtt_us,omitempty"`
-	MinRTTUs        int64 `json:"min_rtt_us,omitempty"`
-	MeanRTTUs       int64 `json:"mean_rtt_us,omitempty"`
-	// UDP: datagrams the receiver expected (highest counter), lost and out of order.
-	SentPackets int64   `json:"sent_packets,omitempty"`
-	Packets     int64   `json:"packets,omitempty"`
-	LostPackets int64   `json:"lost_packets,omitempty"`
-	LostPercent float64 `json:"lost_percent,omitempty"`
-	OutOfOrder  int64   `json:"out_of_order,omitempty"`
-	JitterMs    float64 `json:"jitter_ms,omitempty"`
+	Totals
+	ID         int    `json:"id"`
+	LocalAddr  string `json:"local_addr,omitempty"`
+	RemoteAddr string `json:"remote_addr,omitempty"`
+	Reverse    bool   `json:"reverse"` // data flowed server to client
+	// TCP is the sender's final TCP_INFO when this side sent (linux). The
+	// per-interval figures, and their extremes, are in Result.Intervals.
+	TCP *TCPInfo `json:"tcp_info,omitempty"`
 }
 
 // Summary sums the streams of one direction of a test.
 type Summary struct {
-	Streams               int     `json:"streams"`
-	Seconds               float64 `json:"seconds"`
-	SentBytes             int64   `json:"sent_bytes"`
-	ReceivedBytes         int64   `json:"received_bytes"`
-	SentBitsPerSecond     float64 `json:"sent_bits_per_second"`
-	ReceivedBitsPerSecond float64 `json:"received_bits_per_second"`
-	Retransmits           int64   `json:"retransmits"` // -1 when unknown
-	SentPackets           int64   `json:"sent_packets,omitempty"`
-	Packets               int64   `json:"packets,omitempty"`
-	LostPackets           int64   `json:"lost_packets,omitempty"`
-	LostPercent           float64 `json:"lost_percent,omitempty"`
-	OutOfOrder            int64   `json:"out_of_order,omitempty"`
-	JitterMs              float64 `json:"jitter_ms,omitempty"`
-	// TargetBitsPerSecond is the requested UDP or paced rate per direction
-	// (streams x per-stream rate), 0 when unlimited.
-	TargetBitsPerSecond float64 `json:"target_bits_per_second,omitempty"`
-	// SenderLimited is true when the sender did not reach the target rate:
-	// the generator, not the network, was the bottleneck.
+	Totals
+	Streams int `json:"streams"`
+	// SenderLimited is true when the sender fell more than 5% short of the
+	// target rate (Config.Bitrate times Streams): the generator, not the network, was the bottleneck.
 	SenderLimited bool `json:"sender_limited"`
 }
 
@@ -123,33 +103,26 @@ type CPUUtilization struct {
 	RemoteSystem float64 `json:"remote_system"`
 }
 
-// Result is the outcome of a test, from the side that ran it (Role).
+// Result is the outcome of a test, from the side that ran it (Role). A run
+// that fails or is cancelled returns what it has: Config and the addresses
+// once connected, the counts so far once data flowed.
 type Result struct {
-	Role       string `json:"role"`     // "client" or "server"
-	Protocol   string `json:"protocol"` // "tcp" or "udp"
+	Role string `json:"role"` // "client" or "server"
+	// Config is the test's settings with every default filled in; on the
+	// server, as the client asked for them.
+	Config     Config `json:"config"`
 	LocalAddr  string `json:"local_addr"`
 	RemoteAddr string `json:"remote_addr"`
 	Cookie     string `json:"cookie"`
-	// PeerVersion is the client_version the client sent (server side) or "" .
-	PeerVersion string `json:"peer_version,omitempty"`
-	StartUnix   int64  `json:"start_unix"`
+	// PeerVersion is the client_version the client sent (server side) or "".
+	PeerVersion string    `json:"peer_version,omitempty"`
+	Start       time.Time `json:"start"`
 
-	NumStreams      int     `json:"num_streams"`
-	BlockLen        int     `json:"block_len_bytes"`
-	DurationSeconds float64 `json:"duration_seconds"`
-	OmitSeconds     float64 `json:"omit_seconds"`
-	Bytes           int64   `json:"bytes"`
-	Blocks          int64   `json:"blocks"`
-	Reverse         bool    `json:"reverse"`
-	Bidir           bool    `json:"bidir"`
-	// BitrateBitsPerSecond is the per-stream target (0 = unlimited).
-	BitrateBitsPerSecond float64 `json:"bitrate_bits_per_second"`
-	WindowBytes          int     `json:"window_bytes,omitempty"`
-	MSS                  int     `json:"mss,omitempty"`
-	SndBufActual         int     `json:"sndbuf_actual,omitempty"`
-	RcvBufActual         int     `json:"rcvbuf_actual,omitempty"`
-	Congestion           string  `json:"congestion,omitempty"`
-	RemoteCongestion     string  `json:"remote_congestion,omitempty"`
+	SndBufActual int `json:"sndbuf_actual,omitempty"`
+	RcvBufActual int `json:"rcvbuf_actual,omitempty"`
+	// Congestion is the algorithm this side's streams used, RemoteCongestion the peer's.
+	Congestion       string `json:"congestion,omitempty"`
+	RemoteCongestion string `json:"remote_congestion,omitempty"`
 
 	Intervals []Interval     `json:"intervals"`
 	Streams   []StreamResult `json:"streams"`
@@ -175,3 +148,9 @@ type Result struct {
 	// Config.Latency was set (client side only).
 	Latency *latency.PingPongResult `json:"latency,omitempty"`
 }
+
+// secs is a duration in seconds, as iperf3's documents and text carry it.
+func secs(d time.Duration) float64 { return d.Seconds() }
+
+// micros is a duration in whole microseconds, as TCP_INFO and iperf3 carry RTTs.
+func micros(d time.Duration) int64 { return d.Microseconds() }

@@ -30,7 +30,9 @@ func startServer(t testing.TB, cfg *ServerConfig) (addr string, results <-chan *
 	c.OnResult = func(r *Result) { ch <- r }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, &c) }()
+	srv, err := NewServer(&c)
+	require.NoError(t, err)
+	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -73,7 +75,11 @@ type iperfEnd struct {
 // runIperf3Client runs a stock iperf3 client with -J against addr.
 func runIperf3Client(t *testing.T, addr string, args ...string) (*iperfEnd, string) {
 	t.Helper()
-	bin := peertest.Binary(t, "apt-get install iperf3", "iperf3")
+	return runIperf3ClientBin(t, peertest.Binary(t, "apt-get install iperf3", "iperf3"), addr, args...)
+}
+
+func runIperf3ClientBin(t *testing.T, bin, addr string, args ...string) (*iperfEnd, string) {
+	t.Helper()
 	h, p, _ := net.SplitHostPort(addr)
 	all := append([]string{"-c", h, "-p", p, "-J"}, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -121,12 +127,12 @@ func TestServerWithIperf3Client(t *testing.T) {
 				require.NotNil(t, e.Sum, raw)
 				assert.Greater(t, e.Sum.Packets, int64(0))
 				assert.LessOrEqual(t, e.Sum.LostPackets, e.Sum.Packets/10)
-				assert.Equal(t, "udp", srv.Protocol)
+				assert.True(t, srv.Config.UDP)
 			} else {
 				require.NotNil(t, e.SumSent, raw)
 				require.NotNil(t, e.SumReceived, raw)
 				assert.Greater(t, e.SumReceived.Bytes, int64(0))
-				assert.Equal(t, "tcp", srv.Protocol)
+				assert.False(t, srv.Config.UDP)
 			}
 			assert.Equal(t, tc.down > 0 && tc.up > 0, e.SumSentBidirReverse != nil || (strings.HasPrefix(tc.name, "udp") && tc.up > 0 && tc.down > 0))
 			// Both sides agree on what the receiver counted.
@@ -134,37 +140,37 @@ func TestServerWithIperf3Client(t *testing.T) {
 				require.NotNil(t, srv.Upload)
 				assert.Equal(t, tc.up, srv.Upload.Streams)
 				if e.SumReceived != nil && tc.down == 0 {
-					assert.Equal(t, e.SumReceived.Bytes, srv.Upload.ReceivedBytes)
-					assert.Equal(t, e.SumSent.Bytes, srv.Upload.SentBytes)
+					assert.Equal(t, e.SumReceived.Bytes, srv.Upload.Received.Bytes)
+					assert.Equal(t, e.SumSent.Bytes, srv.Upload.Sent.Bytes)
 				}
 			}
 			if tc.down > 0 {
 				require.NotNil(t, srv.Download)
 				assert.Equal(t, tc.down, srv.Download.Streams)
-				assert.Greater(t, srv.Download.SentBytes, int64(0))
+				assert.Greater(t, srv.Download.Sent.Bytes, int64(0))
 				if e.SumSent != nil && tc.up == 0 {
-					assert.Equal(t, e.SumSent.Bytes, srv.Download.SentBytes)
-					assert.Equal(t, e.SumReceived.Bytes, srv.Download.ReceivedBytes)
+					assert.Equal(t, e.SumSent.Bytes, srv.Download.Sent.Bytes)
+					assert.Equal(t, e.SumReceived.Bytes, srv.Download.Received.Bytes)
 				}
 			}
 			assert.Greater(t, e.CPU.RemoteTotal, 0.0, "our server's CPU use reaches iperf3")
 			switch tc.name {
 			case "bytes":
-				assert.Equal(t, int64(20<<20), srv.Upload.ReceivedBytes)
+				assert.Equal(t, int64(20<<20), srv.Upload.Received.Bytes)
 			case "blocks":
-				assert.Equal(t, int64(50*64<<10), srv.Upload.ReceivedBytes)
+				assert.Equal(t, int64(50*64<<10), srv.Upload.Received.Bytes)
 			case "len-window-omit":
-				assert.Equal(t, 16<<10, srv.BlockLen)
-				assert.Equal(t, 256<<10, srv.WindowBytes)
-				assert.Equal(t, 1.0, srv.OmitSeconds)
+				assert.Equal(t, 16<<10, srv.Config.BlockLen)
+				assert.Equal(t, 256<<10, srv.Config.Window)
+				assert.Equal(t, time.Second, srv.Config.Omit)
 			case "server-output":
 				assert.Contains(t, raw, "server_output_text")
 				assert.Contains(t, raw, "receiver")
 			case "tcp-rate":
-				assert.InDelta(t, 200e6, srv.Upload.ReceivedBitsPerSecond, 40e6)
+				assert.InDelta(t, 200e6, srv.Upload.Received.BitsPerSecond, 40e6)
 			case "udp-P2":
-				assert.Equal(t, int64(0), srv.Upload.OutOfOrder)
-				assert.InDelta(t, 10e6, srv.Upload.ReceivedBitsPerSecond, 2e6)
+				assert.Equal(t, int64(0), srv.Upload.Received.OutOfOrder)
+				assert.InDelta(t, 10e6, srv.Upload.Received.BitsPerSecond, 2e6)
 			case "udp-bidir-64":
 				assert.Equal(t, "3.12", srv.PeerVersion)
 			}
@@ -194,27 +200,27 @@ func TestClientAgainstOwnServer(t *testing.T) {
 					continue
 				}
 				require.NotNil(t, pair[1])
-				assert.Equal(t, pair[0].SentBytes, pair[1].SentBytes)
-				assert.Equal(t, pair[0].ReceivedBytes, pair[1].ReceivedBytes)
-				assert.Greater(t, pair[0].ReceivedBytes, int64(0))
+				assert.Equal(t, pair[0].Sent.Bytes, pair[1].Sent.Bytes)
+				assert.Equal(t, pair[0].Received.Bytes, pair[1].Received.Bytes)
+				assert.Greater(t, pair[0].Received.Bytes, int64(0))
 			}
 			if cfg.UDP {
 				s := res.Upload
 				if cfg.Reverse {
 					s = res.Download
 				}
-				assert.InDelta(t, cfg.Bitrate*float64(cfg.Streams+map[bool]int{true: 1}[cfg.Streams == 0]), s.SentBitsPerSecond, 0.2*cfg.Bitrate)
+				assert.InDelta(t, cfg.Bitrate*float64(cfg.Streams+map[bool]int{true: 1}[cfg.Streams == 0]), s.Sent.BitsPerSecond, 0.2*cfg.Bitrate)
 				assert.False(t, s.SenderLimited)
 			}
 			if !cfg.UDP && cfg.Reverse && tcpInfoAvailable && cfg.Duration > 0 {
 				// The server's TCP_INFO reaches the client's intervals.
 				require.NotEmpty(t, res.Intervals)
 				for _, iv := range res.Intervals[:len(res.Intervals)-1] {
-					require.True(t, iv.Streams[0].TCPInfo, "interval %+v", iv)
-					assert.Greater(t, iv.Streams[0].RTTUs, int64(0))
-					assert.Greater(t, iv.Streams[0].SndCwndBytes, int64(0))
+					require.NotNil(t, iv.Streams[0].TCP, "interval %+v", iv)
+					assert.Greater(t, iv.Streams[0].TCP.RTT, time.Duration(0))
+					assert.Greater(t, iv.Streams[0].TCP.SndCwndBytes, int64(0))
 				}
-				assert.GreaterOrEqual(t, res.Download.Retransmits, int64(0))
+				assert.GreaterOrEqual(t, res.Download.Sent.Retransmits, int64(0))
 			}
 		})
 	}
@@ -235,5 +241,35 @@ func TestServerConcurrentTests(t *testing.T) {
 	wg.Wait()
 	for _, err := range errs {
 		assert.NoError(t, err)
+	}
+}
+
+// TestIperf321BothRoles runs iperf3 3.21 against our server and our client
+// against iperf3 3.21's server, TCP and UDP, both directions.
+func TestIperf321BothRoles(t *testing.T) {
+	bin := iperf321(t)
+	addr, results := startServer(t, nil)
+	for _, args := range [][]string{{"-t", "1"}, {"-t", "1", "-R", "-P", "2"}, {"-t", "1", "-u", "-b", "50M"}, {"-t", "1", "--bidir"}} {
+		doc, _ := runIperf3ClientBin(t, bin, addr, args...)
+		require.NotNil(t, doc.End.SumReceived, "%v", args)
+		assert.Positive(t, doc.End.SumReceived.Bytes, "%v", args)
+		select {
+		case r := <-results:
+			assert.Equal(t, "server", r.Role)
+			assert.Contains(t, r.PeerVersion, "3.21")
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: no server result", args)
+		}
+	}
+	stock := startIperf3ServerBin(t, bin)
+	for _, cfg := range []Config{{Duration: time.Second}, {Duration: time.Second, Reverse: true, Streams: 2},
+		{Duration: time.Second, UDP: true, Bitrate: 50e6}, {Duration: time.Second, Bidir: true}} {
+		res, err := runRetry(t, stock, &cfg)
+		require.NoError(t, err, "%+v", cfg)
+		for _, s := range []*Summary{res.Upload, res.Download} {
+			if s != nil {
+				assert.Positive(t, s.Received.Bytes, "%+v", cfg)
+			}
+		}
 	}
 }

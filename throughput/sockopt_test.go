@@ -25,7 +25,7 @@ func TestSocketOptions(t *testing.T) {
 	assert.Equal(t, "reno", res.Congestion)
 	assert.Equal(t, "reno", res.RemoteCongestion, "the server applies the client's algorithm")
 	assert.Equal(t, "reno", srv.Congestion)
-	assert.Equal(t, 512<<10, srv.WindowBytes)
+	assert.Equal(t, 512<<10, srv.Config.Window)
 	assert.GreaterOrEqual(t, res.SndBufActual, 512<<10)
 	// An unknown algorithm is an error on linux, before any data flows.
 	_, err = Run(ctxT(t, 10*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Congestion: "no-such-cc"})

@@ -32,7 +32,7 @@ func fmtBits(bps float64) string {
 
 // IntervalHeader is the column header iperf3 prints above interval lines.
 func IntervalHeader(r *Result) string {
-	if r != nil && r.Protocol == "udp" {
+	if r != nil && r.Config.UDP {
 		return "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n"
 	}
 	return "[ ID] Interval           Transfer     Bitrate         Retr  Cwnd\n"
@@ -45,17 +45,17 @@ func streamTag(id int) string { return fmt.Sprintf("[%3d]", socketOf(id)) }
 // udp selects the UDP columns.
 func IntervalText(iv Interval, udp bool) string {
 	var b strings.Builder
-	line := func(tag string, bytes int64, bits float64, sender bool, retr, cwnd int64, tcpInfo bool, jitter float64, lost, pkts int64) {
-		fmt.Fprintf(&b, "%s %6.2f-%-6.2f sec  %s  %s", tag, iv.StartSeconds, iv.EndSeconds, fmtBytes(bytes), fmtBits(bits))
+	line := func(tag string, c *Counts, sender bool, ti *TCPInfo) {
+		fmt.Fprintf(&b, "%s %6.2f-%-6.2f sec  %s  %s", tag, secs(iv.Start), secs(iv.End), fmtBytes(c.Bytes), fmtBits(c.BitsPerSecond))
 		switch {
 		case udp && sender:
-			fmt.Fprintf(&b, "  %d", pkts)
+			fmt.Fprintf(&b, "  %d", c.Packets)
 		case udp:
-			fmt.Fprintf(&b, "  %.3f ms  %d/%d (%.2g%%)", jitter, lost, pkts, percent(lost, pkts))
-		case tcpInfo && cwnd > 0:
-			fmt.Fprintf(&b, "  %4d   %s", retr, fmtBytes(cwnd))
-		case tcpInfo:
-			fmt.Fprintf(&b, "  %4d", retr)
+			fmt.Fprintf(&b, "  %.3f ms  %d/%d (%.2g%%)", ms(c.Jitter), c.LostPackets, c.Packets, percent(c.LostPackets, c.Packets))
+		case ti != nil && ti.SndCwndBytes > 0:
+			fmt.Fprintf(&b, "  %4d   %s", c.Retransmits, fmtBytes(ti.SndCwndBytes))
+		case ti != nil:
+			fmt.Fprintf(&b, "  %4d", c.Retransmits)
 		}
 		if iv.Omitted {
 			b.WriteString("  (omitted)")
@@ -63,23 +63,27 @@ func IntervalText(iv Interval, udp bool) string {
 		b.WriteString("\n")
 	}
 	for _, s := range iv.Streams {
-		line(streamTag(s.ID), s.Bytes, s.BitsPerSecond, s.Sender, s.Retransmits, s.SndCwndBytes, s.TCPInfo, s.JitterMs, s.LostPackets, s.Packets)
+		line(streamTag(s.ID), &s.Counts, s.Sender, s.TCP)
 	}
 	if len(iv.Streams) > 1 {
 		for _, d := range []struct {
-			sum *IntervalSum
+			sum *Counts
 			rev bool
 		}{{iv.Upload, false}, {iv.Download, true}} {
 			if d.sum == nil {
 				continue
 			}
-			sender, info := false, false
+			sender := false
+			var info *TCPInfo
 			for _, s := range iv.Streams {
 				if s.Reverse == d.rev {
-					sender, info = s.Sender, info || s.TCPInfo
+					sender = s.Sender
+					if s.TCP != nil {
+						info = &TCPInfo{} // a retransmit column without a cwnd
+					}
 				}
 			}
-			line("[SUM]", d.sum.Bytes, d.sum.BitsPerSecond, sender, d.sum.Retransmits, 0, info, d.sum.JitterMs, d.sum.LostPackets, d.sum.Packets)
+			line("[SUM]", d.sum, sender, info)
 		}
 	}
 	return b.String()
@@ -90,7 +94,7 @@ func IntervalText(iv Interval, udp bool) string {
 func SummaryText(r *Result) string {
 	var b strings.Builder
 	b.WriteString("- - - - - - - - - - - - - - - - - - - - - - - - -\n")
-	udp := r.Protocol == "udp"
+	udp := r.Config.UDP
 	if udp {
 		b.WriteString(IntervalHeader(r))
 	} else {
@@ -99,32 +103,33 @@ func SummaryText(r *Result) string {
 	line := func(tag string, secs float64, bytes int64, bits float64, extra, role string) {
 		fmt.Fprintf(&b, "%s %6.2f-%-6.2f sec  %s  %s  %s  %s\n", tag, 0.0, secs, fmtBytes(bytes), fmtBits(bits), extra, role)
 	}
-	emit := func(tag string, secs float64, sentB, recvB int64, sentBPS, recvBPS float64, retr int64, jitter float64, lost, pkts, sentPkts int64) {
+	emit := func(tag string, t *Totals) {
+		d := secs(t.Duration)
 		if udp {
-			line(tag, secs, sentB, sentBPS, fmt.Sprintf("%.3f ms  %d/%d (0%%)", 0.0, 0, sentPkts), "sender")
-			line(tag, secs, recvB, recvBPS, fmt.Sprintf("%.3f ms  %d/%d (%.2g%%)", jitter, lost, pkts, percent(lost, pkts)), "receiver")
+			line(tag, d, t.Sent.Bytes, t.Sent.BitsPerSecond, fmt.Sprintf("%.3f ms  %d/%d (0%%)", 0.0, 0, t.Sent.Packets), "sender")
+			line(tag, d, t.Received.Bytes, t.Received.BitsPerSecond, fmt.Sprintf("%.3f ms  %d/%d (%.2g%%)", ms(t.Received.Jitter), t.Received.LostPackets, t.Received.Packets, percent(t.Received.LostPackets, t.Received.Packets)), "receiver")
 			return
 		}
 		r := "    "
-		if retr >= 0 {
-			r = fmt.Sprintf("%4d", retr)
+		if t.Sent.Retransmits >= 0 {
+			r = fmt.Sprintf("%4d", t.Sent.Retransmits)
 		}
-		line(tag, secs, sentB, sentBPS, r+"           ", "sender")
-		line(tag, secs, recvB, recvBPS, "               ", "receiver")
+		line(tag, d, t.Sent.Bytes, t.Sent.BitsPerSecond, r+"           ", "sender")
+		line(tag, d, t.Received.Bytes, t.Received.BitsPerSecond, "               ", "receiver")
 	}
 	for _, s := range r.Streams {
-		emit(streamTag(s.ID), s.Seconds, s.SentBytes, s.ReceivedBytes, s.SentBitsPerSecond, s.ReceivedBitsPerSecond, s.Retransmits, s.JitterMs, s.LostPackets, s.Packets, s.SentPackets)
+		emit(streamTag(s.ID), &s.Totals)
 	}
 	for _, sm := range []*Summary{r.Upload, r.Download} {
 		if sm == nil || (sm.Streams < 2 && len(r.Streams) < 2) {
 			continue
 		}
-		emit("[SUM]", sm.Seconds, sm.SentBytes, sm.ReceivedBytes, sm.SentBitsPerSecond, sm.ReceivedBitsPerSecond, sm.Retransmits, sm.JitterMs, sm.LostPackets, sm.Packets, sm.SentPackets)
+		emit("[SUM]", &sm.Totals)
 	}
 	for _, sm := range []*Summary{r.Upload, r.Download} {
 		if sm != nil && sm.SenderLimited {
 			fmt.Fprintf(&b, "note: the sender reached %s of a %s target: the generator, not the network, limited this test\n",
-				fmtBits(sm.SentBitsPerSecond), fmtBits(sm.TargetBitsPerSecond))
+				fmtBits(sm.Sent.BitsPerSecond), fmtBits(r.Config.rate()*float64(sm.Streams)))
 		}
 	}
 	if l := r.Latency; l != nil {
@@ -143,7 +148,7 @@ func IperfText(r *Result) string {
 	var b strings.Builder
 	b.WriteString(IntervalHeader(r))
 	for _, iv := range r.Intervals {
-		b.WriteString(IntervalText(iv, r.Protocol == "udp"))
+		b.WriteString(IntervalText(iv, r.Config.UDP))
 	}
 	b.WriteString(SummaryText(r))
 	return b.String()

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"net"
 	"syscall"
 	"time"
@@ -58,11 +59,11 @@ func (e *engine) sendUDPFast(s *flowStream) error {
 	if k < 2 {
 		return e.sendUDPPlain(s)
 	}
-	l := e.blockLen
+	l := e.cfg.BlockLen
 	buf := make([]byte, k*l)
 	fillPayload(buf)
-	hl := udpHeaderLen(e.counters64)
-	p := newPacer(e.rate, time.Now())
+	hl := iperfwire.UDPHeaderLen(e.cfg.counters64())
+	p := newPacer(e.cfg.rate(), time.Now(), e.quit)
 	var dl deadline
 	var count uint64
 	for !e.sendStop.Load() {
@@ -77,9 +78,9 @@ func (e *engine) sendUDPFast(s *flowStream) error {
 		now := time.Now() // one clock reading per write: timestamps and deadline
 		sec, usec := e.stampAt(now)
 		for i := 0; i < n; i++ {
-			putUDPHeader(buf[i*l:i*l+hl], udpHeader{Sec: sec, Usec: usec, Count: count + uint64(i) + 1}, e.counters64)
+			iperfwire.PutUDPHeader(buf[i*l:i*l+hl], iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: count + uint64(i) + 1}, e.cfg.counters64())
 		}
-		dl.refreshAt(s.conn, now, e.ioTimeout, true)
+		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
 		w, err := s.conn.Write(buf[:n*l])
 		if err != nil {
 			if e.sendStop.Load() {
@@ -110,7 +111,7 @@ func (e *engine) recvUDPFast(s *flowStream) error {
 	for {
 		// now is when the previous read returned: one clock reading per
 		// read serves its arrival time and the next deadline.
-		dl.refreshAt(s.conn, now, e.ioTimeout, false)
+		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, false)
 		n, oobn, _, _, err := uc.ReadMsgUDP(buf, oob)
 		now = time.Now()
 		if err != nil {
@@ -158,7 +159,7 @@ func (e *engine) udpBatch(s *flowStream, b []byte, seg int, now time.Time) {
 	s.mu.Lock()
 	for off := 0; off < len(b); off += seg {
 		end := min(off+seg, len(b))
-		h, err := parseUDPHeader(b[off:end], e.counters64)
+		h, err := iperfwire.ParseUDPHeader(b[off:end], e.cfg.counters64())
 		if err != nil {
 			continue
 		}

@@ -31,32 +31,33 @@ func TestUDPFastPathAccounting(t *testing.T) {
 			assert.Equal(t, "none", res.UDPOffload)
 		}
 		u := res.Upload
-		t.Logf("fast=%v sent %d packets, received %d, lost %d, ooo %d, %.0f bit/s", !disable, u.SentPackets, u.Packets, u.LostPackets, u.OutOfOrder, u.ReceivedBitsPerSecond)
-		assert.Equal(t, u.SentBytes, u.SentPackets*1400)
-		assert.InDelta(t, u.SentPackets, u.Packets, float64(u.SentPackets)/100+64)
-		assert.Equal(t, int64(0), u.OutOfOrder)
+		t.Logf("fast=%v sent %d packets, received %d, lost %d, ooo %d, %.0f bit/s", !disable, u.Sent.Packets, u.Received.Packets, u.Received.LostPackets, u.Received.OutOfOrder, u.Received.BitsPerSecond)
+		assert.Equal(t, u.Sent.Bytes, u.Sent.Packets*1400)
+		assert.InDelta(t, u.Sent.Packets, u.Received.Packets, float64(u.Sent.Packets)/100+64)
+		assert.Equal(t, int64(0), u.Received.OutOfOrder)
 		// Either the sender kept the pace or the result says it could not.
 		if !u.SenderLimited {
-			assert.InDelta(t, rate, u.SentBitsPerSecond, 0.2*rate)
+			assert.InDelta(t, rate, u.Sent.BitsPerSecond, 0.2*rate)
 		} else {
-			assert.Less(t, u.SentBitsPerSecond, 0.95*rate)
+			assert.Less(t, u.Sent.BitsPerSecond, 0.95*rate)
 		}
 		// Sent minus received is the loss the receiver counted, up to the
 		// datagrams in flight when the test ended.
-		assert.InDelta(t, u.SentPackets-u.Packets, 0, float64(u.SentPackets)/100+64)
+		assert.InDelta(t, u.Sent.Packets-u.Received.Packets, 0, float64(u.Sent.Packets)/100+64)
 	}
 }
 
 func TestGSOBatch(t *testing.T) {
-	e := &engine{blockLen: 1400}
+	c := &Config{BlockLen: 1400, Bitrate: Unlimited}
+	e := &engine{cfg: c}
 	assert.Equal(t, 46, e.gsoBatch(), "64 KiB of 1400-byte datagrams")
-	e.blockLen = 100
+	c.BlockLen = 100
 	assert.Equal(t, 64, e.gsoBatch(), "the kernel's segment limit")
-	e.blockLen, e.rate = 1400, 1e6
+	c.BlockLen, c.Bitrate = 1400, 1e6
 	assert.Equal(t, 1, e.gsoBatch(), "slow rates send datagram by datagram")
-	e.rate = 5e9
+	c.Bitrate = 5e9
 	assert.Equal(t, 46, e.gsoBatch(), "200 us at 5 Gbit/s is 89 datagrams: capped at 46")
-	e.rate = 1e9
+	c.Bitrate = 1e9
 	assert.Equal(t, 17, e.gsoBatch(), "200 us at 1 Gbit/s")
 }
 
@@ -67,8 +68,8 @@ func TestSenderLimited(t *testing.T) {
 	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Bitrate: 200e9, BlockLen: 1400,
 		Duration: 500 * time.Millisecond, DisableFastPath: true, Interval: -1})
 	require.NoError(t, err)
-	assert.True(t, res.Upload.SenderLimited, "sent %.0f of %.0f bit/s", res.Upload.SentBitsPerSecond, res.Upload.TargetBitsPerSecond)
-	assert.Equal(t, 200e9, res.Upload.TargetBitsPerSecond)
+	assert.True(t, res.Upload.SenderLimited, "sent %.0f of 200e9 bit/s", res.Upload.Sent.BitsPerSecond)
+	assert.Equal(t, 200e9, res.Config.Bitrate)
 	assert.Contains(t, SummaryText(res), "the generator, not the network, limited this test")
 }
 
@@ -98,9 +99,9 @@ func TestIntervalsAddUp(t *testing.T) {
 	}
 	for _, s := range res.Streams {
 		if s.Reverse {
-			assert.Equal(t, s.ReceivedBytes, per[s.ID], "stream %d", s.ID)
+			assert.Equal(t, s.Received.Bytes, per[s.ID], "stream %d", s.ID)
 		} else {
-			assert.Equal(t, s.SentBytes, per[s.ID], "stream %d", s.ID)
+			assert.Equal(t, s.Sent.Bytes, per[s.ID], "stream %d", s.ID)
 		}
 	}
 	assert.Len(t, res.Streams, 6)

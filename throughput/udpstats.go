@@ -1,47 +1,5 @@
 package throughput
 
-import (
-	"encoding/binary"
-	"fmt"
-)
-
-// udpHeader is the header iperf3 puts at the front of every UDP datagram.
-type udpHeader struct {
-	Sec, Usec uint32
-	Count     uint64
-}
-
-// udpHeaderLen returns the header length for 32- or 64-bit counters.
-func udpHeaderLen(counters64 bool) int {
-	if counters64 {
-		return 16
-	}
-	return 12
-}
-
-func putUDPHeader(b []byte, h udpHeader, counters64 bool) {
-	binary.BigEndian.PutUint32(b[0:4], h.Sec)
-	binary.BigEndian.PutUint32(b[4:8], h.Usec)
-	if counters64 {
-		binary.BigEndian.PutUint64(b[8:16], h.Count)
-	} else {
-		binary.BigEndian.PutUint32(b[8:12], uint32(h.Count))
-	}
-}
-
-func parseUDPHeader(b []byte, counters64 bool) (udpHeader, error) {
-	if len(b) < udpHeaderLen(counters64) {
-		return udpHeader{}, fmt.Errorf("%w: udp datagram of %d bytes", ErrProtocol, len(b))
-	}
-	h := udpHeader{Sec: binary.BigEndian.Uint32(b[0:4]), Usec: binary.BigEndian.Uint32(b[4:8])}
-	if counters64 {
-		h.Count = binary.BigEndian.Uint64(b[8:16])
-	} else {
-		h.Count = uint64(binary.BigEndian.Uint32(b[8:12]))
-	}
-	return h, nil
-}
-
 // udpRecvStats is iperf3's receive-side accounting for one UDP stream
 // (iperf_udp_recv in iperf_udp.c), kept separate so tests can feed crafted
 // sequences. It is not safe for concurrent use.

@@ -70,10 +70,10 @@ func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout ti
 	}
 	var r tputResult
 	if res != nil && res.Upload != nil {
-		r.sentBytes = res.Upload.SentBytes
-		r.bitsPerSecond = res.Upload.ReceivedBitsPerSecond
+		r.sentBytes = res.Upload.Sent.Bytes
+		r.bitsPerSecond = res.Upload.Received.BitsPerSecond
 		if r.bitsPerSecond == 0 {
-			r.bitsPerSecond = res.Upload.SentBitsPerSecond
+			r.bitsPerSecond = res.Upload.Sent.BitsPerSecond
 		}
 	}
 	return r, err
@@ -87,11 +87,15 @@ type serverLimits struct {
 
 // serveIperf3 runs the iperf3-compatible server on ln until ctx ends.
 func serveIperf3(ctx context.Context, ln net.Listener, lim serverLimits, _ accessControl) error {
-	return throughput.Serve(ctx, ln, &throughput.ServerConfig{
+	srv, err := throughput.NewServer(&throughput.ServerConfig{
 		MaxTests:    lim.maxTests,
 		MaxDuration: 60 * time.Second,
 		MaxStreams:  8,
 	})
+	if err != nil {
+		return err
+	}
+	return srv.Serve(ctx, ln)
 }
 
 // listenSockperf binds the sockperf-compatible server on addr for network

@@ -320,7 +320,9 @@ func startServers(ctx context.Context, o *options) (*servers, error) {
 		s.throughputAddr = ln.Addr().String()
 		running++
 		go func() {
-			_ = throughput.Serve(ctx, ln, nil)
+			if srv, err := throughput.NewServer(nil); err == nil {
+				_ = srv.Serve(ctx, ln)
+			}
 			done <- struct{}{}
 		}()
 	}

@@ -91,11 +91,11 @@ func runMatrix(ctx context.Context, addr string, limit float64, d time.Duration,
 			sum, cpu = res.Download, res.CPU.RemoteTotal
 		}
 		if sum != nil {
-			row.SentBitsPerSecond = sum.SentBitsPerSecond
-			row.ReceivedBitsPerSecond = sum.ReceivedBitsPerSecond
-			row.Retransmits = sum.Retransmits
-			row.LostPercent = sum.LostPercent
-			row.JitterMs = sum.JitterMs
+			row.SentBitsPerSecond = sum.Sent.BitsPerSecond
+			row.ReceivedBitsPerSecond = sum.Received.BitsPerSecond
+			row.Retransmits = sum.Sent.Retransmits
+			row.LostPercent = sum.Received.LostPercent
+			row.JitterMs = float64(sum.Received.Jitter) / float64(time.Millisecond)
 			row.GeneratorLimited = sum.SenderLimited
 		}
 		row.SenderCPUPercent = cpu

@@ -12,7 +12,7 @@ import (
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
-// Server is a throughput.Serve running on a loopback port. It is safe for
+// Server is a throughput.Server running on a loopback port. It is safe for
 // concurrent use.
 type Server struct {
 	// Addr is the server's "host:port", ready for throughput.Run or
@@ -24,15 +24,20 @@ type Server struct {
 }
 
 // NewServer starts a server on 127.0.0.1 with cfg (nil means defaults) and
-// stops it when the test ends, failing the test if it does not stop.
-// cfg.OnResult is wrapped so that Results also receives every result.
+// stops it when the test ends, failing the test if it does not stop or
+// cfg is invalid. cfg.OnResult is wrapped so that Results also receives
+// every result.
 func NewServer(tb testing.TB, cfg *throughput.ServerConfig) *Server {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("throughputtest: listen: %v", err)
 	}
-	s := Start(ln, cfg)
+	s, err := start(ln, cfg)
+	if err != nil {
+		_ = ln.Close()
+		tb.Fatalf("throughputtest: %v", err)
+	}
 	tb.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			tb.Errorf("throughputtest: %v", err)
@@ -41,8 +46,8 @@ func NewServer(tb testing.TB, cfg *throughput.ServerConfig) *Server {
 	return s
 }
 
-// Start runs a server on ln until Close; use NewServer in tests.
-func Start(ln net.Listener, cfg *throughput.ServerConfig) *Server {
+// start runs a server on ln until Close.
+func start(ln net.Listener, cfg *throughput.ServerConfig) (*Server, error) {
 	c := throughput.ServerConfig{}
 	if cfg != nil {
 		c = *cfg
@@ -58,10 +63,14 @@ func Start(ln net.Listener, cfg *throughput.ServerConfig) *Server {
 		default: // nobody reads them: drop the oldest-unread rather than block a test
 		}
 	}
+	srv, err := throughput.NewServer(&c)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	go func() { s.done <- throughput.Serve(ctx, ln, &c) }()
-	return s
+	go func() { s.done <- srv.Serve(ctx, ln) }()
+	return s, nil
 }
 
 // Results delivers the server's view of each finished test (up to 128 unread).
@@ -104,14 +113,14 @@ func Bench(b *testing.B, addr string, cfg *throughput.Config) *throughput.Result
 			if s == nil {
 				continue
 			}
-			bytes += s.ReceivedBytes
-			if s.Retransmits > 0 {
-				retr += s.Retransmits
+			bytes += s.Received.Bytes
+			if s.Sent.Retransmits > 0 {
+				retr += s.Sent.Retransmits
 			}
-			lost += s.LostPackets
-			pkts += s.Packets
+			lost += s.Received.LostPackets
+			pkts += s.Received.Packets
 		}
-		secs += r.Streams[0].Seconds
+		secs += r.Streams[0].Duration.Seconds()
 	}
 	b.StopTimer()
 	if secs > 0 {

@@ -2,8 +2,6 @@ package throughputtest_test
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -19,7 +17,7 @@ func TestServer(t *testing.T) {
 	require.NoError(t, err)
 	got := <-srv.Results()
 	assert.Equal(t, "server", got.Role)
-	assert.Equal(t, res.Upload.ReceivedBytes, got.Upload.ReceivedBytes)
+	assert.Equal(t, res.Upload.Received.Bytes, got.Upload.Received.Bytes)
 	require.NoError(t, srv.Close())
 	_, err = throughput.Run(context.Background(), srv.Addr, &throughput.Config{Duration: 100 * time.Millisecond, ConnectTimeout: time.Second})
 	assert.Error(t, err, "a closed server refuses tests")
@@ -41,26 +39,8 @@ func ExampleNewServer() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Log(res.Upload.ReceivedBitsPerSecond)
+		t.Log(res.Upload.Received.BitsPerSecond)
 	}
-}
-
-// Start runs a server on any listener until Close.
-func ExampleStart() {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	srv := throughputtest.Start(ln, nil)
-	defer srv.Close()
-	res, err := throughput.Run(context.Background(), srv.Addr, &throughput.Config{Duration: 200 * time.Millisecond})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(res.Protocol, res.Upload.Streams, res.Upload.ReceivedBytes > 0)
-	// Output: tcp 1 true
 }
 
 // Bench in a user's benchmark reports bits/s with b.ReportMetric.

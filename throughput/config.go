@@ -1,0 +1,253 @@
+package throughput
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
+)
+
+// Unlimited as Config.Bitrate asks for no rate limit (iperf3's -b 0).
+const Unlimited = -1
+
+// DefaultPort is iperf3's default port.
+const DefaultPort = 5201
+
+// MaxStreams is iperf3's limit on parallel streams (per direction).
+const MaxStreams = 128
+
+// Defaults, named once; Config's and ServerConfig's docs state them.
+const (
+	defaultDuration       = 10 * time.Second
+	defaultBlockLen       = 1 << 20 // TCP writes; iperf3's is 128 KiB, larger writes cost fewer system calls
+	iperfTCPBlockLen      = 128 << 10
+	defaultUDPLen         = 1460
+	defaultUDPBitrate     = 1024 * 1024 // iperf3's 1 Mbit/s, as 1024*1024
+	defaultInterval       = time.Second
+	defaultConnectTimeout = 10 * time.Second
+	defaultIOTimeout      = 10 * time.Second
+	// defaultReadLen is the TCP receive read size. On loopback, 16 KiB
+	// reads returned window space to the sender often enough to receive
+	// 1.3x what iperf3's 128 KiB reads do, and 1 MiB reads 0.8x
+	// (docs/benchmarks.md).
+	defaultReadLen = 16 << 10
+)
+
+// Config is one test's settings. It is the single value that describes a
+// test everywhere: Run takes it, the engine reads it, the server builds it
+// from the client's parameters, and Result.Config reports it with the
+// defaults filled in. A nil *Config means all defaults: one TCP stream for
+// 10 s, client sending, 1 MiB writes.
+type Config struct {
+	// UDP selects UDP instead of TCP.
+	UDP bool `json:"udp"`
+	// Streams is the number of parallel streams per direction, 1..128; 0 means 1.
+	Streams int `json:"streams"`
+	// Duration of the test after Omit; 0 means 10 s unless Bytes or Blocks is set.
+	Duration time.Duration `json:"duration_ns"`
+	// Bytes ends the test after this many bytes (iperf3 -n); 0 means no limit.
+	Bytes int64 `json:"bytes"`
+	// Blocks ends the test after this many blocks (iperf3 -k); 0 means no limit.
+	Blocks int64 `json:"blocks"`
+	// Reverse makes the server send (iperf3 -R).
+	Reverse bool `json:"reverse"`
+	// Bidir makes both sides send at once (iperf3 --bidir).
+	Bidir bool `json:"bidir"`
+	// BlockLen is the write length; 0 means 1 MiB for TCP (iperf3 uses 128
+	// KiB; larger writes cost fewer system calls) and 1460 bytes for UDP.
+	BlockLen int `json:"block_len_bytes"`
+	// Bitrate is the per-stream target in bits/s; 0 means iperf3's default
+	// (1 Mbit/s, as 1024*1024, for UDP; unlimited for TCP), Unlimited (or
+	// any negative) means no limit.
+	Bitrate float64 `json:"bitrate_bits_per_second"`
+	// ReadLen is the size of each TCP receive read; 0 means 16 KiB.
+	ReadLen int `json:"read_len_bytes,omitempty"`
+	// Window sets SO_SNDBUF and SO_RCVBUF on the data sockets; 0 leaves the OS default.
+	Window int `json:"window_bytes,omitempty"`
+	// MSS sets TCP_MAXSEG (linux); 0 leaves the default.
+	MSS int `json:"mss,omitempty"`
+	// NoDelay sets TCP_NODELAY on the data streams.
+	NoDelay bool `json:"no_delay,omitempty"`
+	// Congestion selects the TCP congestion control algorithm (linux), "" the default.
+	Congestion string `json:"congestion,omitempty"`
+	// Omit is how long to send before counting starts (iperf3 -O); 0 means none.
+	Omit time.Duration `json:"omit_ns"`
+	// Interval between reports; 0 means 1 s, negative disables interval reports.
+	Interval time.Duration `json:"interval_ns"`
+	// OnInterval, when set, is called with each interval report from a
+	// single goroutine while the test runs; it must return quickly.
+	OnInterval func(Interval) `json:"-"`
+	// GetServerOutput asks the server for its own report (iperf3
+	// --get-server-output). The client asks for it anyway in reverse and
+	// bidirectional TCP tests to fill in the server's TCP_INFO.
+	GetServerOutput bool `json:"get_server_output,omitempty"`
+	// UDP32BitCounters uses iperf3's legacy 32-bit packet counters; the
+	// default is 64-bit counters.
+	UDP32BitCounters bool `json:"udp_32bit_counters,omitempty"`
+	// ConnectTimeout bounds each connection set-up; 0 means 10 s.
+	ConnectTimeout time.Duration `json:"-"`
+	// IOTimeout bounds every read and write on the control connection and
+	// every data write; 0 means 10 s. Cancelling the context ends any of
+	// them at once: timeouts are for silent peers, not for stopping.
+	IOTimeout time.Duration `json:"-"`
+	// DisableFastPath turns off UDP GSO/GRO on linux.
+	DisableFastPath bool `json:"disable_fast_path,omitempty"`
+	// Title is sent to the server as iperf3's title parameter.
+	Title string `json:"title,omitempty"`
+	// Latency, when set, measures round trips to a sockperf-compatible echo
+	// server while the flows run (RTT under load); see Result.Latency.
+	Latency *LatencyProbe `json:"-"`
+}
+
+func (c *Config) withDefaults() Config {
+	var d Config
+	if c != nil {
+		d = *c
+	}
+	if d.Streams == 0 {
+		d.Streams = 1
+	}
+	if d.Duration == 0 && d.Bytes == 0 && d.Blocks == 0 {
+		d.Duration = defaultDuration
+	}
+	if d.BlockLen == 0 {
+		d.BlockLen = defaultBlockLen
+		if d.UDP {
+			d.BlockLen = defaultUDPLen
+		}
+	}
+	if d.Bitrate == 0 && d.UDP {
+		d.Bitrate = defaultUDPBitrate
+	}
+	if d.Bitrate <= 0 {
+		d.Bitrate = Unlimited
+	}
+	if d.ReadLen <= 0 {
+		d.ReadLen = defaultReadLen
+	}
+	if d.Interval == 0 {
+		d.Interval = defaultInterval
+	}
+	if d.ConnectTimeout <= 0 {
+		d.ConnectTimeout = defaultConnectTimeout
+	}
+	if d.IOTimeout <= 0 {
+		d.IOTimeout = defaultIOTimeout
+	}
+	return d
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Streams < 1 || c.Streams > MaxStreams:
+		return fmt.Errorf("throughput: streams %d outside 1..%d", c.Streams, MaxStreams)
+	case c.Reverse && c.Bidir:
+		return errors.New("throughput: reverse and bidir are exclusive")
+	case c.UDP && (c.BlockLen < iperfwire.MinUDPLen || c.BlockLen > iperfwire.MaxUDPLen):
+		return fmt.Errorf("throughput: udp length %d outside %d..%d", c.BlockLen, iperfwire.MinUDPLen, iperfwire.MaxUDPLen)
+	case c.BlockLen < 1:
+		return fmt.Errorf("throughput: block length %d", c.BlockLen)
+	case c.Duration < 0 || c.Omit < 0 || c.Bytes < 0 || c.Blocks < 0:
+		return errors.New("throughput: negative duration, omit, bytes or blocks")
+	}
+	return nil
+}
+
+// rate is the per-stream target in bits/s, 0 when unlimited.
+func (c *Config) rate() float64 {
+	if c.Bitrate > 0 {
+		return c.Bitrate
+	}
+	return 0
+}
+
+// counters64 reports whether UDP datagrams carry 64-bit counters.
+func (c *Config) counters64() bool { return !c.UDP32BitCounters }
+
+// sends lists, in iperf3's stream order, whether this side sends on each
+// stream. The client opens its senders first with --bidir, and the server
+// sees them first, as its receivers.
+func (c *Config) sends(server bool) []bool {
+	first := !c.Reverse // client-to-server streams
+	if c.Bidir {
+		first = true
+	}
+	var out []bool
+	for range c.Streams {
+		out = append(out, first != server)
+	}
+	if c.Bidir {
+		for range c.Streams {
+			out = append(out, server)
+		}
+	}
+	return out
+}
+
+// params is the client's parameter object for this test.
+func (c *Config) params() *iperfwire.Params {
+	w := func(v int64) iperfwire.Int { return iperfwire.Int(v) }
+	p := &iperfwire.Params{
+		Omit: w(int64(c.Omit / time.Second)), Time: w(int64(c.Duration / time.Second)),
+		Num: w(c.Bytes), BlockCount: w(c.Blocks), Parallel: w(int64(c.Streams)),
+		Len: w(int64(c.BlockLen)), Bandwidth: w(int64(c.rate())), MSS: w(int64(c.MSS)),
+		Window: w(int64(c.Window)), NoDelay: iperfwire.Flag(c.NoDelay), Reverse: iperfwire.Flag(c.Reverse),
+		Bidirectional: iperfwire.Flag(c.Bidir), Congestion: c.Congestion, Title: c.Title,
+		ClientVersion: "3.12",
+	}
+	// iperf3 only knows whole seconds; a sub-second duration rounds up so
+	// the server does not end first.
+	if c.Duration%time.Second != 0 {
+		p.Time++
+	}
+	if c.Omit%time.Second != 0 {
+		p.Omit++
+	}
+	if c.UDP {
+		p.UDP = true
+		if c.rate() > 0 {
+			p.PacingTimer = 1000
+		}
+		if c.counters64() {
+			p.UDPCounters64 = 1
+		}
+	} else {
+		p.TCP = true
+	}
+	if c.GetServerOutput || (!c.UDP && (c.Reverse || c.Bidir)) {
+		p.GetServerOutput = 1
+		p.JSONOutput = true
+		if c.Interval > 0 {
+			p.Interval = c.Interval.Seconds()
+		}
+	}
+	return p
+}
+
+// configFromParams is the server's Config for a client's parameters (already
+// checked against the server's limits).
+func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
+	c := Config{
+		UDP: bool(p.UDP), Streams: int(p.Parallel),
+		Duration: time.Duration(p.Time) * time.Second, Omit: time.Duration(p.Omit) * time.Second,
+		Bytes: int64(p.Num), Blocks: int64(p.BlockCount), Reverse: bool(p.Reverse), Bidir: bool(p.Bidirectional),
+		BlockLen: int(p.Len), Bitrate: float64(p.Bandwidth), Window: int(p.Window), MSS: int(p.MSS),
+		NoDelay: bool(p.NoDelay), Congestion: p.Congestion, Title: p.Title,
+		GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0,
+		ReadLen: sc.ReadLen, Interval: sc.Interval, IOTimeout: sc.IOTimeout, DisableFastPath: sc.DisableFastPath,
+	}
+	if c.BlockLen == 0 && !c.UDP {
+		c.BlockLen = iperfTCPBlockLen // a stock client always sends len; iperf3's default otherwise
+	}
+	if c.Bitrate == 0 {
+		c.Bitrate = Unlimited // the client sends its default rate; 0 is -b 0
+	}
+	if p.Interval >= 0.1 && p.Interval <= 60 {
+		c.Interval = time.Duration(p.Interval * float64(time.Second))
+	}
+	// The client ends the test; a server-side duration of 0 stays 0.
+	d := c.withDefaults()
+	d.Duration = c.Duration
+	return d
+}

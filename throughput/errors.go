@@ -1,0 +1,58 @@
+package throughput
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
+)
+
+// Errors Run and the server return; test them with errors.Is.
+var (
+	// ErrAccessDenied: the server refused the test (busy, a limit, or a wrong cookie).
+	ErrAccessDenied = errors.New("throughput: access denied by server")
+	// ErrServerError: the server sent SERVER_ERROR; the error is a *ServerError with iperf3's codes.
+	ErrServerError = errors.New("throughput: server error")
+	// ErrProtocol: the peer sent something the protocol does not allow,
+	// including a message above its size limit.
+	ErrProtocol = iperfwire.ErrProtocol
+	// ErrLimit: a test parameter exceeds a server limit.
+	ErrLimit = errors.New("throughput: limit exceeded")
+	// ErrNotAvailable marks a measurement or fast path the platform does not
+	// offer (TCP_INFO, UDP GSO/GRO and MSS/congestion settings are
+	// linux-only); results carry it as a note, never as a test failure.
+	ErrNotAvailable = errors.New("throughput: not available on this platform")
+)
+
+// ServerError is SERVER_ERROR with iperf3's i_errno and the system errno. It
+// matches ErrServerError with errors.Is.
+type ServerError struct {
+	IErrno int // iperf3's error code (i_errno)
+	Errno  int // the server's errno, 0 when none
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("throughput: server error: i_errno %d, errno %d", e.IErrno, e.Errno)
+}
+
+// Is makes errors.Is(err, ErrServerError) true.
+func (e *ServerError) Is(target error) bool { return target == ErrServerError }
+
+// readServerError reads the codes after SERVER_ERROR.
+func readServerError(r io.Reader, timeout time.Duration) error {
+	ie, en, err := iperfwire.ReadServerError(r, timeout)
+	if err != nil {
+		return fmt.Errorf("%w (codes unreadable: %w)", ErrServerError, err)
+	}
+	return &ServerError{IErrno: ie, Errno: en}
+}
+
+// setNoDelay sets TCP_NODELAY where the connection is TCP.
+func setNoDelay(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+}

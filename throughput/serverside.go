@@ -1,0 +1,327 @@
+package throughput
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
+)
+
+// serverSession is the server's side of a session.
+type serverSession struct {
+	session
+	srv    *Server
+	ln     net.Listener
+	test   *serverTest
+	params *iperfwire.Params
+}
+
+// fail sends SERVER_ERROR with iperf3's code and returns err as a session
+// error of reason r.
+func (ss *serverSession) fail(ierrno int, r Reason, err error) error {
+	_ = iperfwire.WriteServerError(ss.ctrl, ierrno, 0, ss.srv.cfg.IOTimeout)
+	return &reasonError{reason: r, err: err}
+}
+
+func (ss *serverSession) handshake(ctx context.Context) error {
+	c := &ss.srv.cfg
+	if err := iperfwire.WriteState(ss.ctrl, iperfwire.ParamExchange, c.HandshakeTimeout); err != nil {
+		return err
+	}
+	pj, err := iperfwire.ReadJSON(ss.ctrl, maxParamsBytes, c.HandshakeTimeout)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		r := Reason("") // an I/O error: classified by its cause
+		if errors.Is(err, ErrProtocol) {
+			r = ReasonBadParams
+		}
+		return ss.fail(iperfwire.IErrRecvParams, r, err)
+	}
+	p, err := iperfwire.DecodeParams(pj)
+	if err != nil {
+		return ss.fail(iperfwire.IErrRecvParams, ReasonBadParams, err)
+	}
+	if code, err := checkParams(c, p); err != nil {
+		return ss.fail(code, ReasonLimit, err)
+	}
+	ss.params = p
+	ss.cfg = configFromParams(p, c)
+	return nil
+}
+
+// checkParams applies the server's limits to a client's parameters and
+// returns iperf3's error code for the first one exceeded.
+func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
+	n := int(p.Parallel)
+	if p.Bidirectional {
+		n *= 2
+	}
+	udp := bool(p.UDP)
+	dur := time.Duration(p.Time+p.Omit) * time.Second
+	switch {
+	case p.Parallel < 1 || n > c.MaxStreams:
+		return iperfwire.IErrNumStreams, fmt.Errorf("%w: %d streams, limit %d", ErrLimit, n, c.MaxStreams)
+	case p.Omit < 0 || p.Omit > 600:
+		return iperfwire.IErrOmit, fmt.Errorf("%w: omit %d s", ErrLimit, p.Omit)
+	case p.Time < 0 || dur > c.MaxDuration:
+		return iperfwire.IErrDuration, fmt.Errorf("%w: omit %d s + time %d s, limit %v", ErrLimit, p.Omit, p.Time, c.MaxDuration)
+	case p.Num < 0 || p.BlockCount < 0:
+		return iperfwire.IErrDuration, fmt.Errorf("%w: negative bytes or blocks", ErrLimit)
+	case udp && p.Len != 0 && (p.Len < iperfwire.MinUDPLen || p.Len > iperfwire.MaxUDPLen):
+		return iperfwire.IErrBlockSize, fmt.Errorf("%w: udp length %d", ErrLimit, p.Len)
+	case !udp && (p.Len < 0 || p.Len > 16<<20):
+		return iperfwire.IErrBlockSize, fmt.Errorf("%w: block length %d", ErrLimit, p.Len)
+	case p.Window < 0 || p.Window > 512<<20:
+		return iperfwire.IErrBufSize, fmt.Errorf("%w: window %d", ErrLimit, p.Window)
+	case p.MSS < 0 || p.MSS > 32767:
+		return iperfwire.IErrMSS, fmt.Errorf("%w: MSS %d", ErrLimit, p.MSS)
+	case p.Bandwidth < 0:
+		return iperfwire.IErrAuth, fmt.Errorf("%w: bandwidth %d", ErrLimit, p.Bandwidth)
+	case c.MaxBitrate > 0 && (p.Bandwidth == 0 || float64(p.Bandwidth) > c.MaxBitrate):
+		return iperfwire.IErrAuth, fmt.Errorf("%w: bandwidth %d, limit %.0f", ErrLimit, p.Bandwidth, c.MaxBitrate)
+	}
+	return 0, nil
+}
+
+func (ss *serverSession) openStreams(ctx context.Context) error {
+	if ss.cfg.UDP {
+		return ss.udpStreams(ctx)
+	}
+	return ss.tcpStreams(ctx)
+}
+
+func (ss *serverSession) started() error {
+	if err := iperfwire.WriteState(ss.ctrl, iperfwire.TestStart, ss.cfg.IOTimeout); err != nil {
+		return err
+	}
+	return iperfwire.WriteState(ss.ctrl, iperfwire.TestRunning, ss.cfg.IOTimeout)
+}
+
+// await waits for the client's TEST_END; a byte or block count never ends a
+// server-side test, the client does.
+func (ss *serverSession) await(ctx context.Context, states <-chan stateMsg) error {
+	hard := time.NewTimer(ss.srv.cfg.MaxDuration + ss.cfg.IOTimeout)
+	defer hard.Stop()
+	var m stateMsg
+	select {
+	case m = <-states:
+	case <-ss.t.eng.done:
+		if m.err = ss.t.eng.failure(); m.err == nil {
+			m = <-states
+		}
+	case <-hard.C:
+		m.err = &reasonError{reason: ReasonLimit, err: fmt.Errorf("%w: test exceeded %v", ErrLimit, ss.srv.cfg.MaxDuration)}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if m.err == nil && m.s == iperfwire.ClientTerminate {
+		m.err = &reasonError{reason: ReasonPeerGone, err: errors.New("throughput: the client terminated the test")}
+	}
+	if m.err == nil && m.s != iperfwire.TestEnd {
+		m.err = fmt.Errorf("%w: client sent %v while running", ErrProtocol, m.s)
+	}
+	return m.err
+}
+
+func (ss *serverSession) exchange(<-chan stateMsg) (*iperfwire.Results, error) {
+	c := ss.cfg
+	ss.closeStreams()
+	if err := iperfwire.WriteState(ss.ctrl, iperfwire.ExchangeResults, c.IOTimeout); err != nil {
+		return nil, err
+	}
+	rj, err := iperfwire.ReadJSON(ss.ctrl, maxResultsBytes, c.IOTimeout)
+	if err != nil {
+		return nil, err
+	}
+	remote, err := iperfwire.DecodeResults(rj)
+	if err != nil {
+		return nil, err
+	}
+	res := ss.result(remote)
+	mine, err := ss.t.resultsJSON(func(w *iperfwire.Results) {
+		if ss.params.GetServerOutput == 0 {
+			return
+		}
+		if ss.params.JSONOutput {
+			if doc, err := IperfJSON(res); err == nil {
+				w.ServerOutputJSON = json.RawMessage(doc)
+			}
+		} else {
+			w.ServerOutputText = IperfText(res)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return remote, iperfwire.WriteJSON(ss.ctrl, mine, c.IOTimeout)
+}
+
+func (ss *serverSession) finish(res *Result, _ *iperfwire.Results) error {
+	res.PeerVersion = ss.params.ClientVersion
+	if err := iperfwire.WriteState(ss.ctrl, iperfwire.DisplayResults, ss.cfg.IOTimeout); err != nil {
+		return err
+	}
+	// The client answers IPERF_DONE and closes; either is fine.
+	_, _ = iperfwire.ReadState(ss.ctrl, ss.cfg.IOTimeout)
+	return nil
+}
+
+func (ss *serverSession) tcpStreams(ctx context.Context) error {
+	ss.srv.setAccepting(ss.test, true)
+	defer ss.srv.setAccepting(ss.test, false)
+	if err := iperfwire.WriteState(ss.ctrl, iperfwire.CreateStreams, ss.cfg.IOTimeout); err != nil {
+		return err
+	}
+	deadline := time.NewTimer(ss.srv.cfg.HandshakeTimeout)
+	defer deadline.Stop()
+	sends := ss.cfg.sends(true)
+	for i, send := range sends {
+		select {
+		case conn := <-ss.test.streams:
+			if !ss.track(conn) {
+				return net.ErrClosed
+			}
+			tuneTCP(conn, &ss.cfg)
+			ss.t.eng.streams = append(ss.t.eng.streams, &flowStream{id: streamID(i), send: send, conn: conn})
+		case <-deadline.C:
+			return ss.fail(iperfwire.IErrStreams, ReasonTimeout, fmt.Errorf("throughput: %d of %d streams arrived: %w", i, len(sends), errTimeout))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// tuneTCP applies a test's socket options to an accepted data stream.
+func tuneTCP(conn net.Conn, c *Config) {
+	tc, ok := conn.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	if c.Window > 0 {
+		_ = tc.SetReadBuffer(c.Window)
+		_ = tc.SetWriteBuffer(c.Window)
+	}
+	if c.Congestion != "" {
+		if rc, err := tc.SyscallConn(); err == nil {
+			_ = rc.Control(func(fd uintptr) { _ = controlTCP(fd, sockOpts{congestion: c.Congestion}) })
+		}
+	}
+}
+
+// udpStreams binds the UDP port, answers each stream's hello from the
+// client's address, and turns the socket that got it into that stream's
+// connected socket, as iperf3's server does. It needs TCP addresses: the
+// UDP socket binds the listener's port and accepts the client's IP only.
+func (ss *serverSession) udpStreams(ctx context.Context) error {
+	laddr, lok := ss.ln.Addr().(*net.TCPAddr)
+	peer, pok := ss.ctrl.RemoteAddr().(*net.TCPAddr)
+	if !lok || !pok {
+		return ss.fail(iperfwire.IErrListen, ReasonUnsupported,
+			fmt.Errorf("throughput: udp tests need a TCP listener, not %s", ss.ln.Addr().Network()))
+	}
+	hctx, cancel := context.WithTimeout(ctx, ss.srv.cfg.HandshakeTimeout)
+	defer cancel()
+	if err := ss.srv.udpMu.lock(hctx); err != nil {
+		return ss.fail(iperfwire.IErrListen, ReasonTimeout, fmt.Errorf("throughput: waiting for the udp port: %w", err))
+	}
+	defer ss.srv.udpMu.unlock()
+	cur, err := ss.listenUDP(hctx, laddr)
+	if err != nil {
+		return ss.fail(iperfwire.IErrListen, ReasonStream, err)
+	}
+	if err := iperfwire.WriteState(ss.ctrl, iperfwire.CreateStreams, ss.cfg.IOTimeout); err != nil {
+		return err
+	}
+	dl, _ := hctx.Deadline()
+	for i, send := range ss.cfg.sends(true) {
+		from, err := awaitHello(cur, peer.IP, dl)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return ss.fail(iperfwire.IErrStreams, ReasonTimeout, fmt.Errorf("throughput: udp stream %d hello: %w", streamID(i), err))
+		}
+		next, err := ss.listenUDP(hctx, laddr)
+		if err != nil {
+			return ss.fail(iperfwire.IErrListen, ReasonStream, err)
+		}
+		if err := answerHello(cur, from, ss.cfg.IOTimeout); err != nil {
+			return ss.fail(iperfwire.IErrStreams, ReasonStream, err)
+		}
+		tuneUDP(cur, ss.cfg.Window, send, !ss.cfg.DisableFastPath)
+		s := &flowStream{id: streamID(i), send: send, udp: true, conn: cur}
+		if !ss.cfg.DisableFastPath {
+			s.fast, _ = newUDPFast(cur, send, ss.cfg.BlockLen)
+		}
+		ss.t.eng.streams = append(ss.t.eng.streams, s)
+		cur = next
+	}
+	_ = cur.Close()
+	return nil
+}
+
+// listenUDP binds a UDP socket on the listener's address (SO_REUSEADDR, as
+// the streams before it still hold the port) and tracks it for abort.
+func (ss *serverSession) listenUDP(ctx context.Context, laddr *net.TCPAddr) (*net.UDPConn, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) { serr = reuseAddr(fd) }); err != nil {
+			return err
+		}
+		return serr
+	}}
+	pc, err := lc.ListenPacket(ctx, "udp", laddr.String())
+	if err != nil {
+		return nil, fmt.Errorf("throughput: udp listen %s: %w", laddr, err)
+	}
+	uc := pc.(*net.UDPConn)
+	if !ss.track(uc) {
+		return nil, fmt.Errorf("throughput: udp listen %s: %w", laddr, net.ErrClosed)
+	}
+	return uc, nil
+}
+
+// awaitHello reads until a hello from ip arrives; stray datagrams are
+// skipped (the client retries lost hellos).
+func awaitHello(uc *net.UDPConn, ip net.IP, deadline time.Time) (*net.UDPAddr, error) {
+	buf := make([]byte, 64)
+	for {
+		_ = uc.SetReadDeadline(deadline)
+		n, from, err := uc.ReadFromUDP(buf)
+		if err != nil {
+			return nil, err
+		}
+		if from.IP.Equal(ip) && iperfwire.IsConnectMsg(buf[:n]) {
+			return from, nil
+		}
+	}
+}
+
+// answerHello connects uc to the client's address and replies to its hello.
+func answerHello(uc *net.UDPConn, from *net.UDPAddr, timeout time.Duration) error {
+	rc, err := uc.SyscallConn()
+	if err == nil {
+		var cerr error
+		err = rc.Control(func(fd uintptr) { cerr = connectFD(fd, from) })
+		if err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("throughput: udp connect %v: %w", from, err)
+	}
+	_ = uc.SetWriteDeadline(time.Now().Add(timeout))
+	if _, err := uc.Write(iperfwire.HelloReply()); err != nil {
+		return fmt.Errorf("throughput: udp hello reply: %w", err)
+	}
+	_ = uc.SetReadDeadline(time.Time{})
+	return nil
+}
