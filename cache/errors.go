@@ -39,7 +39,7 @@ func (k ErrorKind) Error() string { return "cache: " + string(k) }
 // ErrConnection, ErrClosing, ErrRecovery and ErrServer.
 const (
 	ErrDNS            ErrorKind = "dns"             // name resolution failed
-	ErrConnectRefused ErrorKind = "connect_refused" // nothing listens (ECONNREFUSED)
+	ErrConnectRefused ErrorKind = "connect_refused" // nothing listens (ECONNREFUSED), or the server reset the connection during set-up
 	ErrConnectTimeout ErrorKind = "connect_timeout" // TCP connect did not finish in time
 	ErrConnect        ErrorKind = "connect"         // other TCP connect failures (unreachable...)
 	ErrTLSVerify      ErrorKind = "tls_verify"      // the server certificate did not verify
@@ -155,6 +155,24 @@ func kindFor(phase Phase, err error) ErrorKind {
 	if errors.As(err, &ne) && ne.Timeout() {
 		timeout = true
 	}
+	if isSetup(phase) && isReset(err) {
+		// A reset while the connection is being set up (connect, TLS
+		// handshake, AUTH) is a refusal in all but name: the server's kernel
+		// tore the connection down before it was ever usable. Which errno
+		// the client sees is a race it does not control: a connect to a
+		// server that is going away gets ECONNREFUSED when the RST beats
+		// the handshake, but ECONNRESET from the connect itself when the
+		// handshake completed in the kernel and the RST arrived before the
+		// dialler read SO_ERROR, and ECONNRESET or EPIPE in the next phase
+		// when it arrived after (issue 15). The same happens when a load
+		// balancer without healthy targets, or a full accept queue with
+		// tcp_abort_on_overflow, resets connections. Reporting these as
+		// refusals keeps one kind for "the server would not take the
+		// connection"; Phase still says where it was seen. A connect that
+		// times out or finds no route (ErrConnectTimeout, ErrConnect) never
+		// reached a server and stays apart.
+		return ErrConnectRefused
+	}
 	switch phase {
 	case PhaseDNS:
 		return ErrDNS
@@ -181,6 +199,17 @@ func kindFor(phase Phase, err error) ErrorKind {
 		return ErrConnectRefused
 	}
 	return ErrConnection
+}
+
+// isSetup reports whether phase is part of setting a connection up.
+func isSetup(phase Phase) bool {
+	return phase == PhaseConnect || phase == PhaseTLS || phase == PhaseAuth
+}
+
+// isReset reports whether err is the peer resetting or aborting the
+// connection, or a write to a connection it reset.
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE)
 }
 
 func isVerifyError(err error) bool {

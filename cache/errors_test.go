@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/netperfkit/netperfkit/internal/resp"
 )
 
 type timeoutErr struct{}
@@ -32,6 +34,14 @@ func TestClassify(t *testing.T) {
 		{PhaseConnect, opErr(timeoutErr{}), ErrConnectTimeout},
 		{PhaseConnect, context.DeadlineExceeded, ErrConnectTimeout},
 		{PhaseConnect, opErr(os.NewSyscallError("connect", syscall.ENETUNREACH)), ErrConnect},
+		{PhaseConnect, opErr(os.NewSyscallError("connect", syscall.EHOSTUNREACH)), ErrConnect},
+		// A reset during set-up is a refusal (issue 15); after set-up it is a
+		// broken connection.
+		{PhaseConnect, opErr(os.NewSyscallError("connect", syscall.ECONNRESET)), ErrConnectRefused},
+		{PhaseTLS, opErr(os.NewSyscallError("read", syscall.ECONNRESET)), ErrConnectRefused},
+		{PhaseAuth, opErr(os.NewSyscallError("write", syscall.EPIPE)), ErrConnectRefused},
+		{PhaseAuth, opErr(os.NewSyscallError("read", syscall.ECONNABORTED)), ErrConnectRefused},
+		{PhaseCommand, opErr(os.NewSyscallError("read", syscall.ECONNRESET)), ErrConnection},
 		{PhaseTLS, x509.UnknownAuthorityError{}, ErrTLSVerify},
 		{PhaseTLS, fmt.Errorf("wrapped: %w", x509.HostnameError{Host: "x"}), ErrTLSVerify},
 		{PhaseTLS, errors.New("tls: first record does not look like a TLS handshake"), ErrTLSHandshake},
@@ -45,7 +55,7 @@ func TestClassify(t *testing.T) {
 		{PhaseCommand, &ServerError{Msg: "CLUSTERDOWN The cluster is down"}, ErrCluster},
 		{PhaseCommand, &ServerError{Msg: "WRONGTYPE Operation against a key"}, ErrCommand},
 		{PhaseCommand, io.EOF, ErrConnection},
-		{PhaseCommand, fmt.Errorf("read: %w", errProtocol), ErrConnection},
+		{PhaseCommand, fmt.Errorf("read: %w", resp.ErrProtocol), ErrConnection},
 		{PhaseCommand, os.ErrDeadlineExceeded, ErrTimeout},
 		{PhaseCommand, net.ErrClosed, ErrClosing},
 		{PhaseCommand, context.Canceled, ErrCanceled},

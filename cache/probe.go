@@ -12,8 +12,13 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
-// DefaultProbeKey is the key the probe's default first command reads.
-const DefaultProbeKey = "netperfkit:probe"
+// Probe defaults.
+const (
+	// defaultProbeKey is the key the probe's default first command reads.
+	defaultProbeKey = "netperfkit:probe"
+	// defaultProbes is the number of probes of Run, as the field study.
+	defaultProbes = 200
+)
 
 // Prober measures connection set-up to one endpoint, one fresh connection per
 // probe. It is safe for concurrent use.
@@ -55,17 +60,12 @@ type ProbeResult struct {
 	ErrorPhase Phase     `json:"error_phase,omitempty"`
 }
 
-// PhaseSum returns the sum of the phase durations.
-func (r *ProbeResult) PhaseSum() time.Duration {
-	return r.DNS + r.Connect + r.TLS + r.Auth + r.ClusterSlots + r.Command + r.Close
-}
-
 // Probe runs one probe: a fresh connection through every phase, the first
-// command (GET DefaultProbeKey), and close. The trace in ctx, if any, is called
+// command (GET netperfkit:probe), and close. The trace in ctx, if any, is called
 // as well as the prober's own. It returns the result, with the phases that
 // completed, and the classified error (*Error, also in the result's Err).
 func (p *Prober) Probe(ctx context.Context) (*ProbeResult, error) {
-	return p.probe(ctx, []string{"GET", DefaultProbeKey})
+	return p.probe(ctx, []string{"GET", defaultProbeKey})
 }
 
 func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) {
@@ -142,7 +142,7 @@ type ProbeConfig struct {
 	// Interval paces probe starts: probe i starts no earlier than
 	// i*Interval after Run starts. Zero means back to back.
 	Interval time.Duration
-	// Command is the first command. Empty means GET DefaultProbeKey.
+	// Command is the first command. Empty means GET netperfkit:probe.
 	Command []string
 	// OnProbe, when set, is called after every probe, one call at a time.
 	OnProbe func(*ProbeResult)
@@ -174,91 +174,104 @@ type ProbeSummary struct {
 }
 
 // Run runs cfg.Probes probes with cfg.Concurrency in flight and summarises
-// them. Failed probes are counted by kind, not fatal. It returns early with the
-// summary so far and ctx's error when ctx ends.
+// them. Failed probes are counted by kind, not fatal. When ctx ends it returns
+// within about 100 ms with the summary so far and ctx.Err(): the connection
+// of a probe in flight is closed, and that probe is not counted.
 func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, error) {
 	var c ProbeConfig
 	if cfg != nil {
 		c = *cfg
 	}
 	if c.Probes <= 0 {
-		c.Probes = 200
+		c.Probes = defaultProbes
 	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = 1
-	}
-	if c.Concurrency > c.Probes {
-		c.Concurrency = c.Probes
-	}
+	c.Concurrency = min(max(c.Concurrency, 1), c.Probes)
 	if len(c.Command) == 0 {
-		c.Command = []string{"GET", DefaultProbeKey}
+		c.Command = []string{"GET", defaultProbeKey}
 	}
-	recs := make([]*latency.Recorder, 8)
-	for i := range recs {
+	pr := &probeRun{p: p, cfg: &c, sum: &ProbeSummary{ErrorsByKind: map[ErrorKind]int{}, ErrorExamples: map[ErrorKind]string{}}}
+	for i := range pr.recs {
 		r, err := latency.NewRecorder(nil)
 		if err != nil {
 			return nil, fmt.Errorf("cache: %w", err)
 		}
-		recs[i] = r
+		pr.recs[i] = r
 	}
-	sum := &ProbeSummary{ErrorsByKind: map[ErrorKind]int{}, ErrorExamples: map[ErrorKind]string{}}
-	var (
-		mu   sync.Mutex
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	begin := time.Now()
+	pr.begin = time.Now()
+	var wg sync.WaitGroup
 	for range c.Concurrency {
-		wg.Go(func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(c.Probes) || ctx.Err() != nil {
-					return
-				}
-				if c.Interval > 0 {
-					if !sleepUntil(ctx, begin.Add(time.Duration(i)*c.Interval)) {
-						return
-					}
-				}
-				r, err := p.probe(ctx, c.Command)
-				if err != nil && ctxDone(ctx) {
-					return // cut short by the caller, not a failure of the endpoint
-				}
-				if err == nil {
-					for j, d := range []time.Duration{r.DNS, r.Connect, r.TLS, r.Auth, r.ClusterSlots, r.Command, r.Close, r.Total} {
-						if d > 0 {
-							recs[j].Record(d)
-						}
-					}
-				}
-				mu.Lock()
-				sum.Probes++
-				if err != nil {
-					sum.Errors++
-					sum.ErrorsByKind[r.ErrorKind]++
-					if _, seen := sum.ErrorExamples[r.ErrorKind]; !seen {
-						sum.ErrorExamples[r.ErrorKind] = err.Error()
-					}
-				} else {
-					sum.Succeeded++
-				}
-				if r.TLSVersion != "" {
-					sum.TLSVersion = r.TLSVersion
-				}
-				if c.OnProbe != nil {
-					c.OnProbe(r)
-				}
-				mu.Unlock()
-			}
-		})
+		wg.Go(func() { pr.worker(ctx) })
 	}
 	wg.Wait()
+	sum := pr.sum
 	for j, dst := range []*latency.Summary{&sum.DNS, &sum.Connect, &sum.TLS, &sum.Auth, &sum.ClusterSlots, &sum.Command, &sum.Close, &sum.Total} {
-		if recs[j].Count() > 0 {
-			*dst = recs[j].Summary(nil)
+		if pr.recs[j].Count() > 0 {
+			*dst = pr.recs[j].Summary(nil)
 		}
 	}
 	return sum, ctx.Err()
+}
+
+// probeRun is the state one Run shares between its workers.
+type probeRun struct {
+	p     *Prober
+	cfg   *ProbeConfig
+	begin time.Time
+	next  atomic.Int64
+	// recs records DNS, connect, TLS, auth, cluster slots, command, close
+	// and total, in that order.
+	recs [8]*latency.Recorder
+	mu   sync.Mutex
+	sum  *ProbeSummary
+}
+
+func (pr *probeRun) worker(ctx context.Context) {
+	c := pr.cfg
+	for {
+		i := pr.next.Add(1) - 1
+		if i >= int64(c.Probes) || ctx.Err() != nil {
+			return
+		}
+		if c.Interval > 0 {
+			if !sleepUntil(ctx, pr.begin.Add(time.Duration(i)*c.Interval)) {
+				return
+			}
+		}
+		r, err := pr.p.probe(ctx, c.Command)
+		if err != nil && ctxDone(ctx) {
+			return // cut short by the caller, not a failure of the endpoint
+		}
+		pr.record(r, err)
+	}
+}
+
+func (pr *probeRun) record(r *ProbeResult, err error) {
+	if err == nil {
+		for j, d := range []time.Duration{r.DNS, r.Connect, r.TLS, r.Auth, r.ClusterSlots, r.Command, r.Close, r.Total} {
+			if d > 0 {
+				pr.recs[j].Record(d)
+			}
+		}
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	sum := pr.sum
+	sum.Probes++
+	if err != nil {
+		sum.Errors++
+		sum.ErrorsByKind[r.ErrorKind]++
+		if _, seen := sum.ErrorExamples[r.ErrorKind]; !seen {
+			sum.ErrorExamples[r.ErrorKind] = err.Error()
+		}
+	} else {
+		sum.Succeeded++
+	}
+	if r.TLSVersion != "" {
+		sum.TLSVersion = r.TLSVersion
+	}
+	if pr.cfg.OnProbe != nil {
+		pr.cfg.OnProbe(r)
+	}
 }
 
 // sleepUntil waits until t or ctx's end and reports whether t was reached.
@@ -285,26 +298,4 @@ func ctxDone(ctx context.Context) bool {
 	}
 	d, ok := ctx.Deadline()
 	return ok && !time.Now().Before(d)
-}
-
-// ProbeMedians holds the median of each phase and of the total in
-// microseconds, the field probe's table row; a phase that did not happen is 0.
-type ProbeMedians struct {
-	DNSUs          float64 `json:"dns_us"`
-	TCPUs          float64 `json:"tcp_us"`
-	TLSUs          float64 `json:"tls_us"`
-	AuthUs         float64 `json:"auth_us"`
-	ClusterSlotsUs float64 `json:"cluster_slots_us"`
-	GetUs          float64 `json:"get_us"` // the first command, GET by default
-	CloseUs        float64 `json:"close_us"`
-	TotalUs        float64 `json:"total_us"`
-}
-
-// Medians returns the per-phase medians.
-func (s *ProbeSummary) Medians() ProbeMedians {
-	return ProbeMedians{
-		DNSUs: s.DNS.P50Us, TCPUs: s.Connect.P50Us, TLSUs: s.TLS.P50Us, AuthUs: s.Auth.P50Us,
-		ClusterSlotsUs: s.ClusterSlots.P50Us, GetUs: s.Command.P50Us, CloseUs: s.Close.P50Us,
-		TotalUs: s.Total.P50Us,
-	}
 }

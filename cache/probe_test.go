@@ -49,7 +49,7 @@ func TestProbePlainWithDNS(t *testing.T) {
 	assert.Positive(t, r.Close)
 	assert.Equal(t, s.Addr, r.Addr)
 	assert.Empty(t, r.TLSVersion)
-	assert.LessOrEqual(t, r.PhaseSum(), r.Total)
+	assert.LessOrEqual(t, r.DNS+r.Connect+r.TLS+r.Auth+r.ClusterSlots+r.Command+r.Close, r.Total)
 
 	// An IP literal needs no DNS.
 	ep.Addr = s.Addr
@@ -250,6 +250,36 @@ func TestProbeRunCancel(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, sum.Probes, 10)
 	assert.Zero(t, sum.Errors)
+}
+
+// Cancelling probes stuck on a peer that stopped answering, in the command,
+// AUTH and TLS phases, returns promptly with the probes so far.
+func TestProbeRunCancelSilentPeer(t *testing.T) {
+	addr := silentListener(t)
+	for name, ep := range map[string]*cache.Endpoint{
+		"command": {Addr: addr},
+		"auth":    {Addr: addr, Password: "pw"},
+		"tls":     {Addr: addr, TLS: true, InsecureSkipVerify: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ep.ConnectTimeout, ep.RequestTimeout = time.Minute, time.Minute
+			p, err := cache.NewProber(context.Background(), ep)
+			require.NoError(t, err)
+			ctx, at := cancelAfter(t, 200*time.Millisecond)
+			sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 10, Concurrency: 2})
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Less(t, time.Since(at()), cancelBound)
+			require.NotNil(t, sum)
+			assert.Zero(t, sum.Probes, "the probes in flight are not counted")
+
+			ctx, at = cancelAfter(t, 200*time.Millisecond)
+			r, err := p.Probe(ctx)
+			require.ErrorIs(t, err, context.Canceled)
+			require.ErrorIs(t, err, cache.ErrCanceled)
+			assert.Less(t, time.Since(at()), cancelBound)
+			assert.Equal(t, cache.ErrCanceled, r.ErrorKind)
+		})
+	}
 }
 
 func TestProbeTLSToPlainServer(t *testing.T) {
