@@ -47,7 +47,7 @@ func BenchmarkCache(b *testing.B) {
 	ep := &cache.Endpoint{Addr: srv.Addr}
 	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
 		b.Run(string(mode), func(b *testing.B) {
-			cache.Benchmark(b, ep, &cache.WorkloadConfig{Engine: cache.EngineResp, Mode: mode, Workers: 4})
+			cachetest.Benchmark(b, ep, &cache.WorkloadConfig{Mode: mode, Workers: 4})
 		})
 	}
 }

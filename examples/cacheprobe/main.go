@@ -26,6 +26,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/examples/internal/localcache"
 	"github.com/netperfkit/netperfkit/latency"
 )
@@ -43,14 +44,14 @@ type output struct {
 	ErrorsByKind  map[cache.ErrorKind]int    `json:"errors_by_kind"`
 	ErrorExamples map[cache.ErrorKind]string `json:"error_examples,omitempty"`
 	TLSVersion    string                     `json:"tls_version,omitempty"`
-	cache.ProbeMedians
+	cachecli.PhaseMedians
 	Summary *cache.ProbeSummary `json:"summary"`
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cacheprobe", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ef := cache.NewEndpointFlags(fs)
+	ef := cachecli.NewEndpointFlags(fs, "")
 	n := fs.Int("n", 200, "number of probes (fresh connections)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if err := fs.Parse(args); err != nil {
@@ -88,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err := enc.Encode(output{
 			Endpoint: ep.String(), Probes: sum.Probes, Succeeded: sum.Succeeded, Errors: sum.Errors,
 			ErrorsByKind: sum.ErrorsByKind, ErrorExamples: sum.ErrorExamples, TLSVersion: sum.TLSVersion,
-			ProbeMedians: sum.Medians(), Summary: sum,
+			PhaseMedians: cachecli.Medians(sum), Summary: sum,
 		}); err != nil {
 			fmt.Fprintln(stderr, "cacheprobe:", err)
 			return 1
@@ -113,7 +114,7 @@ func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
-	m := s.Medians()
+	m := cachecli.Medians(s)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "median (us)\tDNS\tTCP\tTLS\tAUTH\tCLUSTER SLOTS\tGET\ttotal\t")
 	fmt.Fprintf(tw, "\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", m.DNSUs, m.TCPUs, m.TLSUs, m.AuthUs, m.ClusterSlotsUs, m.GetUs, m.TotalUs)

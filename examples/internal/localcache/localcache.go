@@ -10,13 +10,14 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 )
 
 // Start starts redis-server (or valkey-server) on a free loopback port shaped
 // like ep (TLS, cluster, ACL user and password from ef) and rewrites ep to
 // reach it: its address, the throwaway CA unless the user gave one or asked
 // for no verification, and the ACL credentials. The caller closes the server.
-func Start(ctx context.Context, ef *cache.EndpointFlags, ep *cache.Endpoint) (*cachetest.Server, error) {
+func Start(ctx context.Context, ef *cachecli.EndpointFlags, ep *cache.Endpoint) (*cachetest.Server, error) {
 	if ep.IAM != nil {
 		return nil, errors.New("IAM authentication needs a real ElastiCache endpoint: pass -addr")
 	}

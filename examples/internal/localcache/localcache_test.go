@@ -11,13 +11,14 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
-func endpoint(t *testing.T, args ...string) (*cache.EndpointFlags, *cache.Endpoint) {
+func endpoint(t *testing.T, args ...string) (*cachecli.EndpointFlags, *cache.Endpoint) {
 	t.Helper()
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	ef := cache.NewEndpointFlags(fs)
+	ef := cachecli.NewEndpointFlags(fs, "")
 	require.NoError(t, fs.Parse(args))
 	ep, err := ef.Endpoint()
 	require.NoError(t, err)
