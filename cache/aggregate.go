@@ -13,14 +13,13 @@ import (
 type Aggregate struct {
 	Engine       string              `json:"engine"`
 	Mode         Mode                `json:"mode"`
-	Runs         int                 `json:"runs"`
 	P50Us        latency.Range       `json:"p50_us"`
 	P99Us        latency.Range       `json:"p99_us"`
 	OpsPerSec    latency.Range       `json:"ops_per_sec"`
 	Attempts     int64               `json:"attempts"`
 	Errors       int64               `json:"errors"`
 	ErrorsByKind map[ErrorKind]int64 `json:"errors_by_kind"`
-	// Results holds every run.
+	// Results holds every run; P50Us.N and the others' N count them.
 	Results []*RunResult `json:"runs_detail"`
 }
 
@@ -30,7 +29,7 @@ func Summarize(runs []*RunResult) *Aggregate {
 	if len(runs) == 0 {
 		return nil
 	}
-	a := &Aggregate{Engine: runs[0].Engine, Mode: runs[0].Mode, Runs: len(runs),
+	a := &Aggregate{Engine: runs[0].Engine, Mode: runs[0].Mode,
 		ErrorsByKind: map[ErrorKind]int64{}, Results: runs}
 	for _, r := range runs {
 		a.Attempts += r.Attempts
@@ -54,7 +53,7 @@ func RunRepeated(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*Aggre
 	if ep == nil {
 		return nil, errors.New("cache: nil endpoint")
 	}
-	w := cfg.withDefaults(ep)
+	w := cfg.withDefaults()
 	newClient, err := openEngine(ctx, ep, &w)
 	if err != nil {
 		return nil, err

@@ -36,7 +36,10 @@ func BenchmarkProbe(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				sum := r.DNS + r.Connect + r.TLS + r.Auth + r.ClusterSlots + r.Command + r.Close
+				var sum time.Duration
+				for _, d := range r.Phases {
+					sum += d
+				}
 				shares = append(shares, float64(sum)/float64(r.Total))
 				totals = append(totals, r.Total)
 			}
@@ -54,7 +57,7 @@ func BenchmarkProbe(b *testing.B) {
 // BenchmarkWorkload is the benchmark helper on a local server, per mode (the
 // glide engine's are in package cache/glide).
 func BenchmarkWorkload(b *testing.B) {
-	s := cachetest.NewPlain(b)
+	s := cachetest.NewServer(b, nil)
 	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
 		b.Run("resp-"+string(mode), func(b *testing.B) {
 			cachetest.Benchmark(b, endpointFor(s), &cache.WorkloadConfig{Mode: mode, Workers: 4})

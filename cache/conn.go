@@ -96,11 +96,9 @@ func (c *conn) roundTrip(deadline time.Time, args []string) (resp.Value, error) 
 // *ServerError; every error is classified. The connection is closed when the
 // context it was dialled with ends, which interrupts a command in flight.
 func (c *conn) do(ctx context.Context, p Phase, args ...string) (resp.Value, error) {
-	startHook, doneHook := ContextClientTrace(ctx).commandHooks(p)
+	trace := contextClientTrace(ctx)
 	start := time.Now()
-	if startHook != nil {
-		startHook(PhaseStart{Phase: p, Addr: c.addr, Command: args[0], Start: start})
-	}
+	trace.start(PhaseInfo{Phase: p, Addr: c.addr, Command: args[0], Start: start})
 	deadline := start.Add(c.timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -116,9 +114,7 @@ func (c *conn) do(ctx context.Context, p Phase, args ...string) (resp.Value, err
 		}
 		err = ctxCause(ctx, err)
 	}
-	if doneHook != nil {
-		doneHook(PhaseDone{Phase: p, Addr: c.addr, Command: args[0], Start: start, Duration: time.Since(start), Err: err})
-	}
+	trace.done(PhaseInfo{Phase: p, Addr: c.addr, Command: args[0], Start: start, Duration: time.Since(start), Err: err})
 	return v, classify(p, c.addr, err)
 }
 
@@ -137,16 +133,12 @@ func ctxCause(ctx context.Context, err error) error {
 
 // close closes the connection, reporting the close phase to the trace in ctx.
 func (c *conn) close(ctx context.Context) error {
-	trace := ContextClientTrace(ctx)
+	trace := contextClientTrace(ctx)
 	start := time.Now()
-	if trace != nil && trace.CloseStart != nil {
-		trace.CloseStart(PhaseStart{Phase: PhaseClose, Addr: c.addr, Start: start})
-	}
+	trace.start(PhaseInfo{Phase: PhaseClose, Addr: c.addr, Start: start})
 	// A TLS close writes close_notify: bound it.
 	_ = c.nc.SetWriteDeadline(start.Add(c.timeout))
 	err := c.release()
-	if trace != nil && trace.CloseDone != nil {
-		trace.CloseDone(PhaseDone{Phase: PhaseClose, Addr: c.addr, Start: start, Duration: time.Since(start), Err: err})
-	}
+	trace.done(PhaseInfo{Phase: PhaseClose, Addr: c.addr, Start: start, Duration: time.Since(start), Err: err})
 	return err
 }

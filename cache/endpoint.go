@@ -186,11 +186,9 @@ func (d *dialer) resolve(ctx context.Context, addr, host string, deadline time.T
 	if ip := net.ParseIP(host); ip != nil {
 		return []net.IP{ip}, nil
 	}
-	trace := ContextClientTrace(ctx)
+	trace := contextClientTrace(ctx)
 	start := time.Now()
-	if trace != nil && trace.DNSStart != nil {
-		trace.DNSStart(PhaseStart{Phase: PhaseDNS, Addr: addr, Start: start})
-	}
+	trace.start(PhaseInfo{Phase: PhaseDNS, Addr: addr, Start: start})
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	addrs, err := d.resolver.LookupIPAddr(dctx, host)
 	cancel()
@@ -198,9 +196,7 @@ func (d *dialer) resolve(ctx context.Context, addr, host string, deadline time.T
 		err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
 	}
 	err = ctxCause(ctx, err)
-	if trace != nil && trace.DNSDone != nil {
-		trace.DNSDone(DNSDone{PhaseDone: PhaseDone{Phase: PhaseDNS, Addr: addr, Start: start, Duration: time.Since(start), Err: err}, Addrs: addrs})
-	}
+	trace.done(PhaseInfo{Phase: PhaseDNS, Addr: addr, Start: start, Duration: time.Since(start), Err: err, Addrs: addrs})
 	if err != nil {
 		return nil, classify(PhaseDNS, addr, err)
 	}
@@ -215,7 +211,7 @@ func (d *dialer) resolve(ctx context.Context, addr, host string, deadline time.T
 // name such as localhost may resolve to ::1 first while the server only
 // listens on 127.0.0.1); each attempt is reported on its own.
 func (d *dialer) connect(ctx context.Context, ips []net.IP, port string, deadline time.Time) (net.Conn, error) {
-	trace := ContextClientTrace(ctx)
+	trace := contextClientTrace(ctx)
 	var (
 		nc  net.Conn
 		err error
@@ -223,16 +219,12 @@ func (d *dialer) connect(ctx context.Context, ips []net.IP, port string, deadlin
 	for _, ip := range ips {
 		ipAddr := net.JoinHostPort(ip.String(), port)
 		start := time.Now()
-		if trace != nil && trace.ConnectStart != nil {
-			trace.ConnectStart(PhaseStart{Phase: PhaseConnect, Addr: ipAddr, Start: start})
-		}
+		trace.start(PhaseInfo{Phase: PhaseConnect, Addr: ipAddr, Start: start})
 		// No TCP keep-alive: every request has a deadline, and the four
 		// setsockopt calls it costs show in connect-per-operation runs.
 		nd := net.Dialer{Deadline: deadline, KeepAlive: -1}
 		nc, err = nd.DialContext(ctx, "tcp", ipAddr)
-		if trace != nil && trace.ConnectDone != nil {
-			trace.ConnectDone(PhaseDone{Phase: PhaseConnect, Addr: ipAddr, Start: start, Duration: time.Since(start), Err: err})
-		}
+		trace.done(PhaseInfo{Phase: PhaseConnect, Addr: ipAddr, Start: start, Duration: time.Since(start), Err: ctxCause(ctx, err)})
 		if err == nil || ctx.Err() != nil {
 			break
 		}
@@ -242,22 +234,21 @@ func (d *dialer) connect(ctx context.Context, ips []net.IP, port string, deadlin
 
 // handshake runs the TLS handshake on nc, reporting the TLS phase.
 func (d *dialer) handshake(ctx context.Context, nc net.Conn, addr, host string, deadline time.Time) (net.Conn, error) {
-	trace := ContextClientTrace(ctx)
+	trace := contextClientTrace(ctx)
 	start := time.Now()
-	if trace != nil && trace.TLSHandshakeStart != nil {
-		trace.TLSHandshakeStart(PhaseStart{Phase: PhaseTLS, Addr: addr, Start: start})
-	}
+	trace.start(PhaseInfo{Phase: PhaseTLS, Addr: addr, Start: start})
 	tc := tls.Client(nc, d.tlsConfig(host))
 	err := nc.SetDeadline(deadline)
 	if err == nil {
 		err = tc.HandshakeContext(ctx)
 	}
-	if trace != nil && trace.TLSHandshakeDone != nil {
-		info := TLSHandshakeDone{PhaseDone: PhaseDone{Phase: PhaseTLS, Addr: addr, Start: start, Duration: time.Since(start), Err: ctxCause(ctx, err)}}
+	if trace != nil && trace.Done != nil {
+		info := PhaseInfo{Phase: PhaseTLS, Addr: addr, Start: start, Duration: time.Since(start), Err: ctxCause(ctx, err)}
 		if err == nil {
-			info.State = tc.ConnectionState()
+			state := tc.ConnectionState()
+			info.TLS = &state
 		}
-		trace.TLSHandshakeDone(info)
+		trace.Done(info)
 	}
 	return tc, err
 }
@@ -265,12 +256,9 @@ func (d *dialer) handshake(ctx context.Context, nc net.Conn, addr, host string, 
 // auth sends AUTH within the connect deadline. With IAM, getting a token
 // (presigning when one is due) is part of the phase.
 func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
-	trace := ContextClientTrace(ctx)
-	startHook, doneHook := trace.commandHooks(PhaseAuth)
+	trace := contextClientTrace(ctx)
 	start := time.Now()
-	if startHook != nil {
-		startHook(PhaseStart{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start})
-	}
+	trace.start(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start})
 	err := func() error {
 		pw := d.ep.Password
 		if d.tokens != nil {
@@ -295,8 +283,6 @@ func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
 		}
 		return nil
 	}()
-	if doneHook != nil {
-		doneHook(PhaseDone{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start, Duration: time.Since(start), Err: err})
-	}
+	trace.done(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start, Duration: time.Since(start), Err: err})
 	return classify(PhaseAuth, c.addr, err)
 }

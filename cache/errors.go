@@ -96,16 +96,16 @@ type ServerError struct {
 
 func (e *ServerError) Error() string { return "cache: server replied: " + e.Msg }
 
-// Code returns the first word of the reply ("WRONGPASS", "NOAUTH", "MOVED",
+// code returns the first word of the reply ("WRONGPASS", "NOAUTH", "MOVED",
 // "ERR"...).
-func (e *ServerError) Code() string {
+func (e *ServerError) code() string {
 	code, _, _ := strings.Cut(e.Msg, " ")
 	return code
 }
 
-// KindOf returns the ErrorKind of a classified error, or "" when err is nil or
+// kindOf returns the ErrorKind of a classified error, or "" when err is nil or
 // not a *Error.
-func KindOf(err error) ErrorKind {
+func kindOf(err error) ErrorKind {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Kind
@@ -129,7 +129,7 @@ func classify(phase Phase, addr string, err error) error {
 func kindFor(phase Phase, err error) ErrorKind {
 	var se *ServerError
 	if errors.As(err, &se) {
-		switch code := se.Code(); {
+		switch code := se.code(); {
 		case code == "NOAUTH":
 			return ErrNoAuth
 		case code == "WRONGPASS":

@@ -61,12 +61,12 @@ func TestClassify(t *testing.T) {
 		{PhaseCommand, context.Canceled, ErrCanceled},
 	} {
 		err := classify(tc.phase, "a:1", tc.err)
-		assert.Equal(t, tc.want, KindOf(err), "%s %v", tc.phase, tc.err)
+		assert.Equal(t, tc.want, kindOf(err), "%s %v", tc.phase, tc.err)
 		assert.ErrorIs(t, err, tc.want)
 		assert.ErrorIs(t, err, tc.err, "the cause stays reachable")
 	}
 	assert.Nil(t, classify(PhaseCommand, "", nil))
 	inner := classify(PhaseAuth, "", &ServerError{Msg: "WRONGPASS x"})
 	assert.Same(t, inner, classify(PhaseCommand, "", inner), "an *Error keeps its first classification")
-	assert.Equal(t, "WRONGPASS", (&ServerError{Msg: "WRONGPASS x y"}).Code())
+	assert.Equal(t, "WRONGPASS", (&ServerError{Msg: "WRONGPASS x y"}).code())
 }

@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -23,7 +24,7 @@ func ExampleNewProber() {
 		log.Fatal(err)
 	}
 	fmt.Printf("TLS %.0f us, CLUSTER SLOTS %.0f us, total %.0f us, %d errors\n",
-		sum.TLS.P50Us, sum.ClusterSlots.P50Us, sum.Total.P50Us, sum.Errors)
+		sum.Phases[cache.PhaseTLS].P50Us, sum.Phases[cache.PhaseClusterSlots].P50Us, sum.Total.P50Us, sum.Probes-sum.Succeeded)
 }
 
 // One probe, with its error classified by phase.
@@ -41,18 +42,20 @@ func ExampleProber_Probe() {
 	case err != nil:
 		fmt.Println(err)
 	default:
-		fmt.Println(r.Connect, r.Auth, r.Command, r.Total)
+		fmt.Println(r.Phases[cache.PhaseConnect], r.Phases[cache.PhaseAuth], r.Phases[cache.PhaseCommand], r.Total)
 	}
 }
 
 // Hooks see every phase with its start time and duration.
 func ExampleWithClientTrace() {
-	trace := &cache.ClientTrace{
-		TLSHandshakeDone: func(i cache.TLSHandshakeDone) {
-			fmt.Println("TLS took", i.Duration, "version", i.State.Version)
-		},
-		AuthDone: func(i cache.PhaseDone) { fmt.Println("AUTH took", i.Duration, "err", i.Err) },
-	}
+	trace := &cache.ClientTrace{Done: func(i cache.PhaseInfo) {
+		switch {
+		case i.TLS != nil:
+			fmt.Println("TLS took", i.Duration, "version", tls.VersionName(i.TLS.Version))
+		case i.Phase == cache.PhaseAuth:
+			fmt.Println("AUTH took", i.Duration, "err", i.Err)
+		}
+	}}
 	ctx := cache.WithClientTrace(context.Background(), trace)
 	p, err := cache.NewProber(ctx, &cache.Endpoint{Addr: "127.0.0.1:6380", TLS: true, InsecureSkipVerify: true})
 	if err != nil {
@@ -140,8 +143,9 @@ func ExampleSecret() {
 	// 10.0.0.5:6379 cluster=false tls=false auth=password:bench
 }
 
-func ExampleKindOf() {
+func ExampleError() {
 	err := fmt.Errorf("probe 3: %w", &cache.Error{Phase: cache.PhaseTLS, Kind: cache.ErrTLSVerify})
-	fmt.Println(string(cache.KindOf(err)), errors.Is(err, cache.ErrTLSVerify), errors.Is(err, cache.ErrTLSHandshake))
-	// Output: tls_verify true false
+	var ce *cache.Error
+	fmt.Println(errors.As(err, &ce) && ce.Kind == cache.ErrTLSVerify, errors.Is(err, cache.ErrTLSVerify), errors.Is(err, cache.ErrTLSHandshake))
+	// Output: true true false
 }

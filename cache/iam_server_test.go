@@ -26,10 +26,11 @@ func TestIAMAuthAgainstServer(t *testing.T) {
 	require.NotContains(t, tok.Reveal(), " ")
 
 	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "iam-user", Password: tok.Reveal()})
-	ep := &cache.Endpoint{Addr: s.Addr, TLS: true, CACertPEM: s.CACertPEM, User: "iam-user", IAM: iam}
+	ep := s.Endpoint()
+	ep.Password, ep.IAM = "", iam
 	r, err := cache.ProbeAt(context.Background(), ep, at)
 	require.NoError(t, err)
-	assert.Positive(t, r.Auth)
+	assert.Positive(t, r.Phases[cache.PhaseAuth])
 
 	_, err = cache.ProbeAt(context.Background(), ep, at.Add(time.Hour))
 	require.ErrorIs(t, err, cache.ErrWrongPass)
@@ -40,10 +41,14 @@ func TestIAMAuthAgainstServer(t *testing.T) {
 func TestRunRespCallsTrace(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
 	var cmds, conns int
-	tr := &cache.ClientTrace{
-		CommandDone: func(cache.PhaseDone) { cmds++ }, // one worker: no concurrency
-		ConnectDone: func(cache.PhaseDone) { conns++ },
-	}
+	tr := &cache.ClientTrace{Done: func(i cache.PhaseInfo) { // one worker: no concurrency
+		switch i.Phase {
+		case cache.PhaseCommand:
+			cmds++
+		case cache.PhaseConnect:
+			conns++
+		}
+	}}
 	r, err := cache.Run(cache.WithClientTrace(context.Background(), tr), &cache.Endpoint{Addr: s.Addr},
 		&cache.WorkloadConfig{Mode: cache.ModeConnect, Workers: 1, Duration: 100 * time.Millisecond})
 	require.NoError(t, err)

@@ -12,6 +12,12 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
+// probePhases are the phases a probe can go through.
+var probePhases = [...]Phase{PhaseDNS, PhaseConnect, PhaseTLS, PhaseAuth, PhaseClusterSlots, PhaseCommand, PhaseClose}
+
+// phaseTotal keys the recorder of the probes' wall times.
+const phaseTotal Phase = "total"
+
 // Probe defaults.
 const (
 	// defaultProbeKey is the key the probe's default first command reads.
@@ -37,18 +43,18 @@ func NewProber(ctx context.Context, ep *Endpoint) (*Prober, error) {
 	return &Prober{d: d}, nil
 }
 
-// ProbeResult holds the phases of one probe. A phase that did not happen (or
-// did not finish because an earlier one failed) is zero.
+// ProbeResult holds the phases of one probe.
 type ProbeResult struct {
-	Start        time.Time     `json:"start"`
-	Addr         string        `json:"addr"`       // the resolved ip:port connected to
-	DNS          time.Duration `json:"dns_ns"`     // zero for an IP address
-	Connect      time.Duration `json:"connect_ns"` // TCP connect
-	TLS          time.Duration `json:"tls_ns"`     // TLS handshake
-	Auth         time.Duration `json:"auth_ns"`    // AUTH, including presigning an IAM token when due
-	ClusterSlots time.Duration `json:"cluster_slots_ns"`
-	Command      time.Duration `json:"command_ns"` // the first command (GET by default)
-	Close        time.Duration `json:"close_ns"`
+	Start time.Time `json:"start"`
+	Addr  string    `json:"addr"` // the resolved ip:port connected to
+	// Phases holds the duration of every phase that completed: PhaseDNS (not
+	// for an IP address), PhaseConnect (every address tried, failed ones
+	// included), PhaseTLS, PhaseAuth (including presigning an IAM token when
+	// due), PhaseClusterSlots, PhaseCommand (the first command, GET by
+	// default; any reply completes it) and PhaseClose. A phase that did not
+	// happen, or did not finish because it or an earlier one failed, is
+	// absent (zero).
+	Phases map[Phase]time.Duration `json:"phases_ns"`
 	// Total is the wall time from the start of the probe to the end of close.
 	Total time.Duration `json:"total_ns"`
 	// TLSVersion is the negotiated version ("TLS 1.3"), empty without TLS.
@@ -61,38 +67,18 @@ type ProbeResult struct {
 }
 
 // Probe runs one probe: a fresh connection through every phase, the first
-// command (GET netperfkit:probe), and close. The trace in ctx, if any, is called
-// as well as the prober's own. It returns the result, with the phases that
-// completed, and the classified error (*Error, also in the result's Err).
+// command (GET netperfkit:probe), and close. The trace in ctx, if any, is
+// called as well as the prober's own. It returns the result, with the phases
+// that completed, and the classified error (*Error, also in the result's
+// Err). When ctx ends the connection is closed at once and the error is
+// ErrCanceled (or ErrTimeout for ctx's deadline), wrapping ctx.Err().
 func (p *Prober) Probe(ctx context.Context) (*ProbeResult, error) {
 	return p.probe(ctx, []string{"GET", defaultProbeKey})
 }
 
 func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) {
-	r := &ProbeResult{}
-	own := &ClientTrace{
-		DNSDone: func(i DNSDone) { ok(i.PhaseDone, &r.DNS) },
-		// Every connect attempt counts, failed ones included, so that the
-		// phases add up to the wall time.
-		ConnectDone: func(i PhaseDone) { r.Addr = i.Addr; r.Connect += i.Duration },
-		TLSHandshakeDone: func(i TLSHandshakeDone) {
-			ok(i.PhaseDone, &r.TLS)
-			if i.Err == nil {
-				r.TLSVersion = tls.VersionName(i.State.Version)
-			}
-		},
-		AuthDone:         func(i PhaseDone) { ok(i, &r.Auth) },
-		ClusterSlotsDone: func(i PhaseDone) { ok(i, &r.ClusterSlots) },
-		CommandDone: func(i PhaseDone) {
-			// Any reply completes the round trip, a redirect included.
-			var se *ServerError
-			if i.Err == nil || errors.As(i.Err, &se) {
-				r.Command = i.Duration
-			}
-		},
-		CloseDone: func(i PhaseDone) { r.Close = i.Duration },
-	}
-	ctx = WithClientTrace(ctx, own)
+	r := &ProbeResult{Phases: make(map[Phase]time.Duration, 4)}
+	ctx = WithClientTrace(ctx, &ClientTrace{Done: r.phaseDone})
 	r.Start = time.Now()
 	err := p.run(ctx, cmd)
 	r.Total = time.Since(r.Start)
@@ -106,9 +92,22 @@ func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) 
 	return r, err
 }
 
-func ok(i PhaseDone, dst *time.Duration) {
-	if i.Err == nil {
-		*dst = i.Duration
+// phaseDone records a phase: every connect attempt counts, failed ones
+// included, so that the phases add up to the wall time; any reply completes
+// the command, a redirect included; close always counts.
+func (r *ProbeResult) phaseDone(i PhaseInfo) {
+	var se *ServerError
+	switch {
+	case i.Phase == PhaseConnect:
+		r.Addr = i.Addr
+		r.Phases[i.Phase] += i.Duration
+	case i.Phase == PhaseClose, i.Err == nil:
+		r.Phases[i.Phase] = i.Duration
+	case i.Phase == PhaseCommand && errors.As(i.Err, &se):
+		r.Phases[i.Phase] = i.Duration
+	}
+	if i.TLS != nil {
+		r.TLSVersion = tls.VersionName(i.TLS.Version)
 	}
 }
 
@@ -127,7 +126,7 @@ func (p *Prober) run(ctx context.Context, cmd []string) error {
 	// A MOVED reply to the probe's GET still measured a full round trip to a
 	// live node: the first command's latency is what the probe is after.
 	var se *ServerError
-	if errors.As(err, &se) && (se.Code() == "MOVED" || se.Code() == "ASK") {
+	if errors.As(err, &se) && (se.code() == "MOVED" || se.code() == "ASK") {
 		return nil
 	}
 	return err
@@ -150,27 +149,22 @@ type ProbeConfig struct {
 
 // ProbeSummary aggregates the probes of one Run. The phase summaries and Total
 // are over successful probes, so that every phase is measured on the same
-// connections; failed probes are counted in Errors and ErrorsByKind. A phase
-// that never happened has a zero Summary (median 0).
+// connections; failed probes are counted in Errors and ErrorsByKind.
 type ProbeSummary struct {
 	Probes    int `json:"probes"`
 	Succeeded int `json:"succeeded"`
-	Errors    int `json:"errors"`
-	// ErrorsByKind counts failed probes per ErrorKind.
+	// ErrorsByKind counts failed probes (Probes - Succeeded) per ErrorKind.
 	ErrorsByKind map[ErrorKind]int `json:"errors_by_kind"`
 	// ErrorExamples holds the first error message seen per kind (error
 	// messages never contain passwords or tokens).
 	ErrorExamples map[ErrorKind]string `json:"error_examples,omitempty"`
 	TLSVersion    string               `json:"tls_version,omitempty"`
-
-	DNS          latency.Summary `json:"dns"`
-	Connect      latency.Summary `json:"connect"`
-	TLS          latency.Summary `json:"tls"`
-	Auth         latency.Summary `json:"auth"`
-	ClusterSlots latency.Summary `json:"cluster_slots"`
-	Command      latency.Summary `json:"command"`
-	Close        latency.Summary `json:"close"`
-	Total        latency.Summary `json:"total"`
+	// Phases summarises each phase that happened, keyed as
+	// ProbeResult.Phases; a phase that never happened is absent (a zero
+	// Summary, median 0).
+	Phases map[Phase]latency.Summary `json:"phases"`
+	// Total summarises the probes' wall times.
+	Total latency.Summary `json:"total"`
 }
 
 // Run runs cfg.Probes probes with cfg.Concurrency in flight and summarises
@@ -189,13 +183,14 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 	if len(c.Command) == 0 {
 		c.Command = []string{"GET", defaultProbeKey}
 	}
-	pr := &probeRun{p: p, cfg: &c, sum: &ProbeSummary{ErrorsByKind: map[ErrorKind]int{}, ErrorExamples: map[ErrorKind]string{}}}
-	for i := range pr.recs {
+	pr := &probeRun{p: p, cfg: &c, recs: map[Phase]*latency.Recorder{},
+		sum: &ProbeSummary{ErrorsByKind: map[ErrorKind]int{}, ErrorExamples: map[ErrorKind]string{}, Phases: map[Phase]latency.Summary{}}}
+	for _, ph := range append(probePhases[:], phaseTotal) {
 		r, err := latency.NewRecorder(nil)
 		if err != nil {
 			return nil, fmt.Errorf("cache: %w", err)
 		}
-		pr.recs[i] = r
+		pr.recs[ph] = r
 	}
 	pr.begin = time.Now()
 	var wg sync.WaitGroup
@@ -204,9 +199,13 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 	}
 	wg.Wait()
 	sum := pr.sum
-	for j, dst := range []*latency.Summary{&sum.DNS, &sum.Connect, &sum.TLS, &sum.Auth, &sum.ClusterSlots, &sum.Command, &sum.Close, &sum.Total} {
-		if pr.recs[j].Count() > 0 {
-			*dst = pr.recs[j].Summary(nil)
+	for ph, rec := range pr.recs {
+		switch {
+		case rec.Count() == 0:
+		case ph == phaseTotal:
+			sum.Total = rec.Summary(nil)
+		default:
+			sum.Phases[ph] = rec.Summary(nil)
 		}
 	}
 	return sum, ctx.Err()
@@ -218,9 +217,8 @@ type probeRun struct {
 	cfg   *ProbeConfig
 	begin time.Time
 	next  atomic.Int64
-	// recs records DNS, connect, TLS, auth, cluster slots, command, close
-	// and total, in that order.
-	recs [8]*latency.Recorder
+	// recs records every phase, and the total under phaseTotal.
+	recs map[Phase]*latency.Recorder
 	mu   sync.Mutex
 	sum  *ProbeSummary
 }
@@ -247,18 +245,16 @@ func (pr *probeRun) worker(ctx context.Context) {
 
 func (pr *probeRun) record(r *ProbeResult, err error) {
 	if err == nil {
-		for j, d := range []time.Duration{r.DNS, r.Connect, r.TLS, r.Auth, r.ClusterSlots, r.Command, r.Close, r.Total} {
-			if d > 0 {
-				pr.recs[j].Record(d)
-			}
+		for ph, d := range r.Phases {
+			pr.recs[ph].Record(d)
 		}
+		pr.recs[phaseTotal].Record(r.Total)
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	sum := pr.sum
 	sum.Probes++
 	if err != nil {
-		sum.Errors++
 		sum.ErrorsByKind[r.ErrorKind]++
 		if _, seen := sum.ErrorExamples[r.ErrorKind]; !seen {
 			sum.ErrorExamples[r.ErrorKind] = err.Error()

@@ -28,7 +28,7 @@ func redisBenchmark(b *testing.B, bin string, s *cachetest.Server, n int, keepAl
 	if !keepAlive {
 		args = append(args, "-k", "0")
 	}
-	if s.TLS {
+	if s.CAFile != "" {
 		args = append(args, "--tls", "--cacert", s.CAFile)
 	}
 	out, err := exec.Command(bin, args...).Output()

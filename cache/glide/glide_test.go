@@ -13,14 +13,11 @@ import (
 	"github.com/netperfkit/netperfkit/cache/glide"
 )
 
-func endpointFor(s *cachetest.Server) *cache.Endpoint {
-	return &cache.Endpoint{Addr: s.Addr, Cluster: s.Cluster, TLS: s.TLS, CACertPEM: s.CACertPEM,
-		User: s.User, Password: cache.Secret(s.Password)}
-}
+func endpointFor(s *cachetest.Server) *cache.Endpoint { return s.Endpoint() }
 
 func shortRun(mode cache.Mode) *cache.WorkloadConfig {
 	return &cache.WorkloadConfig{Engine: glide.Engine(), Mode: mode, Workers: 2, Duration: 300 * time.Millisecond,
-		KeySpace: 100, RequestTimeout: time.Second, ConnectTimeout: time.Second}
+		KeySpace: 100}
 }
 
 func requireClean(t *testing.T, r *cache.RunResult) {
@@ -42,7 +39,7 @@ func TestRunGlide(t *testing.T) {
 		require.NoError(t, err)
 		requireClean(t, r)
 	}
-	c := cachetest.NewCluster(t)
+	c := cachetest.NewServer(t, &cachetest.Config{Cluster: true})
 	r, err := cache.Run(context.Background(), endpointFor(c), shortRun(cache.ModePool))
 	require.NoError(t, err)
 	requireClean(t, r)
@@ -71,13 +68,14 @@ func TestRunGlideEndpointCheckErrors(t *testing.T) {
 // A server killed mid-run: glide's failures are counted with its kinds and
 // the run still returns within the duration plus about one timeout.
 func TestRunGlideServerKilledMidRun(t *testing.T) {
-	s := cachetest.NewPlain(t)
+	s := cachetest.NewServer(t, nil)
 	cfg := shortRun(cache.ModePool)
 	cfg.Duration = 1200 * time.Millisecond
-	cfg.RequestTimeout, cfg.ConnectTimeout = 200*time.Millisecond, 200*time.Millisecond
+	ep := endpointFor(s)
+	ep.RequestTimeout, ep.ConnectTimeout = 200*time.Millisecond, 200*time.Millisecond
 	time.AfterFunc(400*time.Millisecond, s.Kill)
 	start := time.Now()
-	r, err := cache.Run(context.Background(), endpointFor(s), cfg)
+	r, err := cache.Run(context.Background(), ep, cfg)
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), cfg.Duration+time.Second, "returns on time")
 	assert.Positive(t, r.Errors)
@@ -92,7 +90,7 @@ func TestRunGlideServerKilledMidRun(t *testing.T) {
 
 // Cancelling a glide run returns promptly: glide's commands take the context.
 func TestRunGlideCancel(t *testing.T) {
-	s := cachetest.NewPlain(t)
+	s := cachetest.NewServer(t, nil)
 	cfg := shortRun(cache.ModePool)
 	cfg.Duration = time.Minute
 	ctx, cancel := context.WithCancel(context.Background())
@@ -110,7 +108,7 @@ func TestRunGlideCancel(t *testing.T) {
 
 // BenchmarkWorkload is cachetest.Benchmark on a local server, per mode.
 func BenchmarkWorkload(b *testing.B) {
-	s := cachetest.NewPlain(b)
+	s := cachetest.NewServer(b, nil)
 	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
 		b.Run(string(mode), func(b *testing.B) {
 			cachetest.Benchmark(b, endpointFor(s), &cache.WorkloadConfig{Engine: glide.Engine(), Mode: mode, Workers: 4})

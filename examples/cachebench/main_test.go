@@ -63,7 +63,7 @@ func TestCachebenchWithoutCgo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the tool without cgo")
 	}
-	s := cachetest.NewPlain(t)
+	s := cachetest.NewServer(t, nil)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command on PATH to build the cgo-free binary")

@@ -87,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(output{
-			Endpoint: ep.String(), Probes: sum.Probes, Succeeded: sum.Succeeded, Errors: sum.Errors,
+			Endpoint: ep.String(), Probes: sum.Probes, Succeeded: sum.Succeeded, Errors: sum.Probes - sum.Succeeded,
 			ErrorsByKind: sum.ErrorsByKind, ErrorExamples: sum.ErrorExamples, TLSVersion: sum.TLSVersion,
 			PhaseMedians: cachecli.Medians(sum), Summary: sum,
 		}); err != nil {
@@ -97,7 +97,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else {
 		printTable(stdout, ep, sum)
 	}
-	if sum.Errors > 0 {
+	if sum.Succeeded < sum.Probes {
 		printErrors(stderr, sum)
 	}
 	if sum.Succeeded == 0 {
@@ -108,7 +108,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
 	fmt.Fprintf(w, "endpoint %s\n", ep)
-	fmt.Fprintf(w, "probes %d, succeeded %d, errors %d", s.Probes, s.Succeeded, s.Errors)
+	fmt.Fprintf(w, "probes %d, succeeded %d, errors %d", s.Probes, s.Succeeded, s.Probes-s.Succeeded)
 	if s.TLSVersion != "" {
 		fmt.Fprintf(w, ", %s", s.TLSVersion)
 	}
@@ -124,10 +124,11 @@ func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
 	fmt.Fprintln(tw, "phase (us)\tn\tp50\tp90\tp99\tmax\t")
 	for _, row := range []struct {
 		name string
-		s    *latency.Summary
+		s    latency.Summary
 	}{
-		{"DNS", &s.DNS}, {"TCP", &s.Connect}, {"TLS", &s.TLS}, {"AUTH", &s.Auth},
-		{"CLUSTER SLOTS", &s.ClusterSlots}, {"GET", &s.Command}, {"close", &s.Close}, {"total", &s.Total},
+		{"DNS", s.Phases[cache.PhaseDNS]}, {"TCP", s.Phases[cache.PhaseConnect]}, {"TLS", s.Phases[cache.PhaseTLS]},
+		{"AUTH", s.Phases[cache.PhaseAuth]}, {"CLUSTER SLOTS", s.Phases[cache.PhaseClusterSlots]},
+		{"GET", s.Phases[cache.PhaseCommand]}, {"close", s.Phases[cache.PhaseClose]}, {"total", s.Total},
 	} {
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t\n", row.name, row.s.Observations, row.s.P50Us, row.s.P90Us, row.s.P99Us, row.s.MaxUs)
 	}

@@ -58,11 +58,11 @@ func localCacheTargets(ctx context.Context) ([]cacheTarget, func(), error) {
 		}
 		return nil, func() {}, fmt.Errorf("starting a local redis-server: %w", err)
 	}
-	targets := []cacheTarget{{Name: "local, no TLS", Endpoint: &cache.Endpoint{Addr: plain.Addr}, Workload: true}}
+	targets := []cacheTarget{{Name: "local, no TLS", Endpoint: plain.Endpoint(), Workload: true}}
 	closers := []func(){func() { _ = plain.Close() }}
 	tlsSrv, err := cachetest.Start(ctx, &cachetest.Config{TLS: true})
 	if err == nil {
-		targets = append(targets, cacheTarget{Name: "local, TLS", Endpoint: &cache.Endpoint{Addr: tlsSrv.Addr, TLS: true, CACertPEM: tlsSrv.CACertPEM}})
+		targets = append(targets, cacheTarget{Name: "local, TLS", Endpoint: tlsSrv.Endpoint()})
 		closers = append(closers, func() { _ = tlsSrv.Close() })
 	}
 	return targets, func() {
@@ -171,7 +171,7 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 	t := newTable(w, "config", "probes", "errors", "DNS", "TCP", "TLS", "AUTH", "CLUSTER SLOTS", "GET", "total (us)")
 	for _, p := range sec.Phases {
 		m := p.Medians
-		t.row(p.Config, fmt.Sprint(p.Summary.Probes), fmt.Sprint(p.Summary.Errors), us(m.DNSUs), us(m.TCPUs), us(m.TLSUs), us(m.AuthUs), us(m.ClusterSlotsUs), us(m.GetUs), us(m.TotalUs))
+		t.row(p.Config, fmt.Sprint(p.Summary.Probes), fmt.Sprint(p.Summary.Probes-p.Summary.Succeeded), us(m.DNSUs), us(m.TCPUs), us(m.TLSUs), us(m.AuthUs), us(m.ClusterSlotsUs), us(m.GetUs), us(m.TotalUs))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -183,7 +183,7 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 	fmt.Fprintf(w, "\nE3 cache: pooled vs connect-per-op on %s (median of runs [min-max])\n", sec.WorkloadEndpoint)
 	t = newTable(w, "engine", "mode", "runs", "p50 (us)", "p99 (us)", "ops/s", "attempts", "errors")
 	for _, a := range sec.Engines {
-		t.row(string(a.Engine), string(a.Mode), fmt.Sprint(a.Runs),
+		t.row(string(a.Engine), string(a.Mode), fmt.Sprint(len(a.Results)),
 			rangeText(a.P50Us), rangeText(a.P99Us), rangeText(a.OpsPerSec),
 			fmt.Sprint(a.Attempts), fmt.Sprint(a.Errors))
 	}

@@ -17,9 +17,10 @@ type PhaseMedians struct {
 
 // Medians returns the per-phase medians of s.
 func Medians(s *cache.ProbeSummary) PhaseMedians {
+	p := func(ph cache.Phase) float64 { return s.Phases[ph].P50Us }
 	return PhaseMedians{
-		DNSUs: s.DNS.P50Us, TCPUs: s.Connect.P50Us, TLSUs: s.TLS.P50Us, AuthUs: s.Auth.P50Us,
-		ClusterSlotsUs: s.ClusterSlots.P50Us, GetUs: s.Command.P50Us, CloseUs: s.Close.P50Us,
+		DNSUs: p(cache.PhaseDNS), TCPUs: p(cache.PhaseConnect), TLSUs: p(cache.PhaseTLS), AuthUs: p(cache.PhaseAuth),
+		ClusterSlotsUs: p(cache.PhaseClusterSlots), GetUs: p(cache.PhaseCommand), CloseUs: p(cache.PhaseClose),
 		TotalUs: s.Total.P50Us,
 	}
 }

@@ -30,12 +30,13 @@ func Start(ctx context.Context, ef *cachecli.EndpointFlags, ep *cache.Endpoint) 
 	if err != nil {
 		return nil, err
 	}
-	ep.Addr = srv.Addr
-	if srv.TLS && len(ep.CACertPEM) == 0 && !ep.InsecureSkipVerify {
-		ep.CACertPEM = srv.CACertPEM
+	sep := srv.Endpoint()
+	ep.Addr = sep.Addr
+	if sep.TLS && len(ep.CACertPEM) == 0 && !ep.InsecureSkipVerify {
+		ep.CACertPEM = sep.CACertPEM
 	}
-	if srv.User != "" {
-		ep.User, ep.Password = srv.User, cache.Secret(srv.Password)
+	if sep.User != "" {
+		ep.User, ep.Password = sep.User, sep.Password
 	}
 	return srv, nil
 }
