@@ -27,3 +27,18 @@ func ExampleBenchmark() {
 			&cache.WorkloadConfig{Mode: cache.ModePool, Workers: 4})
 	}
 }
+
+// Endpoint points cache at the server, credentials and CA included.
+func ExampleServer_Endpoint() {
+	s, err := cachetest.Start(context.Background(), &cachetest.Config{TLS: true, User: "bench"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	p, err := cache.NewProber(context.Background(), s.Endpoint())
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, err := p.Probe(context.Background())
+	fmt.Println(r.TLSVersion, err)
+}

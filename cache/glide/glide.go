@@ -9,7 +9,7 @@
 // separates the endpoint's latency from the client library's own overhead.
 // glide exposes no connection phases, so the ClientTrace hooks in the
 // context are not called for its operations, and its client constructors
-// take no context: creating a client is bounded by the workload's
+// take no context: creating a client is bounded by the Endpoint's
 // ConnectTimeout, not by the caller's context.
 package glide
 
