@@ -276,8 +276,8 @@ func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) 
 	res.Attempts = res.Errors + t.ok.Load()
 	res.OpsPerSec = float64(t.ok.Load()) / res.Elapsed.Seconds()
 	if rec.Count() > 0 {
-		res.Latency = rec.Summary(nil)
 		res.Histogram = rec.Snapshot()
+		res.Latency = latency.SummarizeHistogram(res.Histogram, nil)
 	}
 	return res, ctx.Err()
 }
