@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,9 +185,9 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 	pr := &probeRun{p: p, cfg: &c, recs: map[Phase]*latency.Recorder{},
 		sum: &ProbeSummary{ErrorsByKind: map[ErrorKind]int{}, ErrorExamples: map[ErrorKind]string{}, Phases: map[Phase]latency.Summary{}}}
 	for _, ph := range append(probePhases[:], phaseTotal) {
-		r, err := latency.NewRecorder(nil)
+		r, err := newRecorder()
 		if err != nil {
-			return nil, fmt.Errorf("cache: %w", err)
+			return nil, err
 		}
 		pr.recs[ph] = r
 	}
