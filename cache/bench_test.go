@@ -1,20 +1,13 @@
 package cache_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
-	"os"
-	"os/exec"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
-	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
 // BenchmarkProbe measures probes of fresh connections and how much of each
@@ -43,7 +36,11 @@ func BenchmarkProbe(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				shares = append(shares, float64(r.PhaseSum())/float64(r.Total))
+				var sum time.Duration
+				for _, d := range r.Phases {
+					sum += d
+				}
+				shares = append(shares, float64(sum)/float64(r.Total))
 				totals = append(totals, r.Total)
 			}
 			slices.Sort(shares)
@@ -57,143 +54,13 @@ func BenchmarkProbe(b *testing.B) {
 	}
 }
 
-// BenchmarkWorkload is the benchmark helper on a local server, per engine and
-// mode.
+// BenchmarkWorkload is the benchmark helper on a local server, per mode (the
+// glide engine's are in package cache/glide).
 func BenchmarkWorkload(b *testing.B) {
-	s := cachetest.NewPlain(b)
-	for _, engine := range []cache.Engine{cache.EngineResp, cache.EngineGlide} {
-		for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
-			b.Run(string(engine)+"-"+string(mode), func(b *testing.B) {
-				cache.Benchmark(b, endpointFor(s), &cache.WorkloadConfig{Engine: engine, Mode: mode, Workers: 4})
-			})
-		}
-	}
-}
-
-// redisBenchmark runs redis-benchmark with 4 clients, GET and SET of 100-byte
-// values over 10,000 keys, and returns the ops/s of a 1:1 mix of the two
-// (2/(1/get + 1/set), the rate at which alternating GETs and SETs complete).
-func redisBenchmark(b *testing.B, bin string, s *cachetest.Server, n int, keepAlive bool) float64 {
-	host, port, _ := strings.Cut(s.Addr, ":")
-	args := []string{"-h", host, "-p", port, "-c", "4", "-n", strconv.Itoa(n), "-d", "100", "-r", "10000",
-		"-t", "get,set", "--csv"}
-	if !keepAlive {
-		args = append(args, "-k", "0")
-	}
-	if s.TLS {
-		args = append(args, "--tls", "--cacert", s.CAFile)
-	}
-	out, err := exec.Command(bin, args...).Output()
-	if err != nil {
-		b.Fatalf("redis-benchmark: %v: %s", err, out)
-	}
-	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
-	if err != nil {
-		b.Fatal(err)
-	}
-	rps := map[string]float64{}
-	for _, r := range recs {
-		if len(r) > 1 {
-			if v, err := strconv.ParseFloat(r[1], 64); err == nil {
-				rps[r[0]] = v
-			}
-		}
-	}
-	if rps["GET"] == 0 || rps["SET"] == 0 {
-		b.Fatalf("redis-benchmark output without GET/SET: %s", out)
-	}
-	return 2 / (1/rps["GET"] + 1/rps["SET"])
-}
-
-func median(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-// BenchmarkVsRedisBenchmark compares both engines with redis-benchmark on the
-// same local server, side by side: pooled GET/SET with 4 workers against
-// `redis-benchmark -c 4`, and connect-per-op against `redis-benchmark -k 0 -c
-// 4`, plain and over TLS. The tools alternate, rounds times, and each reports
-// the median of its rounds; the ratios are engine ops/s over redis-benchmark's.
-// Run it with -benchtime 1x; NETPERFKIT_BENCH_SECONDS sets each run's length
-// (3 s) and NETPERFKIT_BENCH_ROUNDS the number of rounds (3).
-func BenchmarkVsRedisBenchmark(b *testing.B) {
-	rb := peertest.Binary(b, cachetest.InstallHint, "valkey-benchmark", "redis-benchmark")
-	secs := 3.0
-	if v, err := strconv.ParseFloat(os.Getenv("NETPERFKIT_BENCH_SECONDS"), 64); err == nil && v > 0 {
-		secs = v
-	}
-	rounds := 3
-	if v, err := strconv.Atoi(os.Getenv("NETPERFKIT_BENCH_ROUNDS")); err == nil && v > 0 {
-		rounds = v
-	}
-	for _, tc := range []struct {
-		name string
-		tls  bool
-		mode cache.Mode
-		// rbOpsGuess sizes redis-benchmark's -n to run about as long as the
-		// engines (it has no duration option).
-		rbOpsGuess float64
-	}{
-		{"pool-plain", false, cache.ModePool, 80000},
-		{"connect-plain", false, cache.ModeConnect, 12000},
-		{"connect-tls", true, cache.ModeConnect, 1200},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			var cfg *cachetest.Config
-			if tc.tls {
-				cfg = &cachetest.Config{TLS: true}
-			}
-			s := cachetest.NewServer(b, cfg)
-			ep := endpointFor(s)
-			n := int(tc.rbOpsGuess * secs / 2) // GET and SET each run for half
-			for b.Loop() {
-				var rbOps, respOps, glideOps []float64
-				for range rounds {
-					ops := redisBenchmark(b, rb, s, n, tc.mode == cache.ModePool)
-					rbOps = append(rbOps, ops)
-					// Give redis-benchmark's next run the engines' duration:
-					// in connect-per-op mode the cost of a connect grows as
-					// TIME_WAIT sockets fill the ephemeral port range, so a
-					// shorter run would be measured in a cheaper regime.
-					n = max(int(ops*secs/2), 1000)
-					for _, e := range []cache.Engine{cache.EngineResp, cache.EngineGlide} {
-						r, err := cache.Run(context.Background(), ep, &cache.WorkloadConfig{
-							Engine: e, Mode: tc.mode, Workers: 4, Duration: time.Duration(secs * float64(time.Second)),
-							ValueSize: 100, KeySpace: 10000,
-						})
-						if err != nil {
-							b.Fatal(err)
-						}
-						if r.Errors > 0 {
-							b.Fatalf("%s: %d errors: %v", e, r.Errors, r.ErrorExamples)
-						}
-						if e == cache.EngineResp {
-							respOps = append(respOps, r.OpsPerSec)
-						} else {
-							glideOps = append(glideOps, r.OpsPerSec)
-						}
-					}
-				}
-				// Paired ratios (each engine over the redis-benchmark run just
-				// before it) cancel slow drifts in the machine's load.
-				var respPaired, glidePaired []float64
-				for i := range rbOps {
-					respPaired = append(respPaired, respOps[i]/rbOps[i])
-					glidePaired = append(glidePaired, glideOps[i]/rbOps[i])
-				}
-				rbm, rm, gm := median(rbOps), median(respOps), median(glideOps)
-				b.ReportMetric(0, "ns/op")
-				b.ReportMetric(rbm, "rb-ops/s")
-				b.ReportMetric(rm, "resp-ops/s")
-				b.ReportMetric(gm, "glide-ops/s")
-				b.ReportMetric(rm/rbm, "resp/rb")
-				b.ReportMetric(gm/rbm, "glide/rb")
-				b.ReportMetric(median(respPaired), "resp/rb-paired")
-				b.ReportMetric(median(glidePaired), "glide/rb-paired")
-				b.Logf("ops/s per round: redis-benchmark %.0f, resp %.0f, glide %.0f", rbOps, respOps, glideOps)
-			}
+	s := cachetest.NewServer(b, nil)
+	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+		b.Run("resp-"+string(mode), func(b *testing.B) {
+			cachetest.Benchmark(b, endpointFor(s), &cache.WorkloadConfig{Mode: mode, Workers: 4})
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/netperfkit/netperfkit/internal/resp"
 )
 
 // numSlots is the number of hash slots of a Valkey/Redis cluster.
@@ -26,28 +28,28 @@ type slotRange struct {
 // parseSlotRanges reads a CLUSTER SLOTS reply. seedHost replaces an empty or
 // "?" primary host, which servers send when they do not know their own
 // address.
-func parseSlotRanges(v value, seedHost string) ([]slotRange, error) {
-	if v.typ != respArray || v.null {
+func parseSlotRanges(v resp.Value, seedHost string) ([]slotRange, error) {
+	if v.Type != resp.Array || v.Null {
 		return nil, fmt.Errorf("%w: not an array", errSlots)
 	}
-	ranges := make([]slotRange, 0, len(v.elems))
-	for _, r := range v.elems {
-		if len(r.elems) < 3 || r.elems[0].typ != respInteger || r.elems[1].typ != respInteger {
+	ranges := make([]slotRange, 0, len(v.Elems))
+	for _, r := range v.Elems {
+		if len(r.Elems) < 3 || r.Elems[0].Type != resp.Integer || r.Elems[1].Type != resp.Integer {
 			return nil, fmt.Errorf("%w: range entry too short", errSlots)
 		}
-		lo, hi := r.elems[0].num, r.elems[1].num
+		lo, hi := r.Elems[0].Num, r.Elems[1].Num
 		if lo < 0 || hi >= numSlots || lo > hi {
 			return nil, fmt.Errorf("%w: slot range %d-%d", errSlots, lo, hi)
 		}
-		node := r.elems[2]
-		if len(node.elems) < 2 || node.elems[1].typ != respInteger {
+		node := r.Elems[2]
+		if len(node.Elems) < 2 || node.Elems[1].Type != resp.Integer {
 			return nil, fmt.Errorf("%w: node entry", errSlots)
 		}
-		host := node.elems[0].text()
+		host := node.Elems[0].Text()
 		if host == "" || host == "?" {
 			host = seedHost
 		}
-		ranges = append(ranges, slotRange{int(lo), int(hi), net.JoinHostPort(host, strconv.FormatInt(node.elems[1].num, 10))})
+		ranges = append(ranges, slotRange{int(lo), int(hi), net.JoinHostPort(host, strconv.FormatInt(node.Elems[1].Num, 10))})
 	}
 	if len(ranges) == 0 {
 		return nil, fmt.Errorf("%w: no slot is served", errSlots)

@@ -7,17 +7,23 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/resp"
 )
 
 // conn is one RESP connection. It is not safe for concurrent use.
 type conn struct {
 	nc      net.Conn
 	addr    string
-	rd      *respReader
+	br      *bufio.Reader
+	rd      *resp.Reader
 	wbuf    []byte
 	timeout time.Duration
 	broken  bool
 	pool    *readerPool
+	// stop unregisters the close-on-cancel hook of the context the
+	// connection was dialled with.
+	stop func() bool
 }
 
 // readerPool recycles the read buffers of closed connections: connect-per-
@@ -38,17 +44,23 @@ func (rp *readerPool) put(br *bufio.Reader) {
 	rp.p.Put(br)
 }
 
-func newConn(nc net.Conn, addr string, timeout time.Duration, lim respLimits, pool *readerPool) *conn {
-	return &conn{nc: nc, addr: addr, rd: &respReader{br: pool.get(nc), lim: lim}, timeout: timeout, pool: pool}
+// newConn wraps nc. stop unregisters the hook that closes nc when the dial
+// context ends (nil when there is none).
+func newConn(nc net.Conn, addr string, timeout time.Duration, pool *readerPool, stop func() bool) *conn {
+	br := pool.get(nc)
+	return &conn{nc: nc, addr: addr, br: br, rd: resp.NewReader(br, resp.DefaultLimits), timeout: timeout, pool: pool, stop: stop}
 }
 
 // release closes the connection and recycles its read buffer. The conn must
 // not be used afterwards.
 func (c *conn) release() error {
+	if c.stop != nil {
+		c.stop()
+	}
 	err := c.nc.Close()
-	if c.rd != nil {
-		c.pool.put(c.rd.br)
-		c.rd = nil
+	if c.br != nil {
+		c.pool.put(c.br)
+		c.br, c.rd = nil, nil
 	}
 	return err
 }
@@ -56,23 +68,23 @@ func (c *conn) release() error {
 // roundTrip writes one command and reads its reply, both by deadline. An error
 // reply is returned as a value, not an error; a transport or protocol error
 // marks the connection broken.
-func (c *conn) roundTrip(deadline time.Time, args []string) (value, error) {
+func (c *conn) roundTrip(deadline time.Time, args []string) (resp.Value, error) {
 	if err := c.nc.SetDeadline(deadline); err != nil {
 		c.broken = true
-		return value{}, err
+		return resp.Value{}, err
 	}
-	c.wbuf = appendCommand(c.wbuf[:0], args...)
+	c.wbuf = resp.AppendCommand(c.wbuf[:0], args...)
 	if _, err := c.nc.Write(c.wbuf); err != nil {
 		c.broken = true
-		return value{}, err
+		return resp.Value{}, err
 	}
 	for {
-		v, err := c.rd.read()
+		v, err := c.rd.Read()
 		if err != nil {
 			c.broken = true
-			return value{}, err
+			return resp.Value{}, err
 		}
-		if v.typ == respPush { // RESP3 out-of-band data: not a reply
+		if v.Type == resp.Push { // RESP3 out-of-band data: not a reply
 			continue
 		}
 		return v, nil
@@ -81,45 +93,52 @@ func (c *conn) roundTrip(deadline time.Time, args []string) (value, error) {
 
 // do runs a command in phase p with the request timeout (shortened by ctx's
 // deadline), calling the trace hooks of ctx. An error reply becomes a
-// *ServerError; every error is classified.
-func (c *conn) do(ctx context.Context, p Phase, args ...string) (value, error) {
-	startHook, doneHook := ContextClientTrace(ctx).commandHooks(p)
+// *ServerError; every error is classified. The connection is closed when the
+// context it was dialled with ends, which interrupts a command in flight.
+func (c *conn) do(ctx context.Context, p Phase, args ...string) (resp.Value, error) {
+	trace := contextClientTrace(ctx)
 	start := time.Now()
-	if startHook != nil {
-		startHook(PhaseStart{Phase: p, Addr: c.addr, Command: args[0], Start: start})
-	}
+	trace.start(PhaseInfo{Phase: p, Addr: c.addr, Command: args[0], Start: start})
 	deadline := start.Add(c.timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	var (
-		v   value
+		v   resp.Value
 		err error
 	)
 	if err = ctx.Err(); err == nil {
 		v, err = c.roundTrip(deadline, args)
-		if err == nil && v.isError() {
-			err = &ServerError{Msg: v.text()}
+		if err == nil && v.IsError() {
+			err = &ServerError{Msg: v.Text()}
 		}
+		err = ctxCause(ctx, err)
 	}
-	if doneHook != nil {
-		doneHook(PhaseDone{Phase: p, Addr: c.addr, Command: args[0], Start: start, Duration: time.Since(start), Err: err})
-	}
+	trace.done(PhaseInfo{Phase: p, Addr: c.addr, Command: args[0], Start: start, Duration: time.Since(start), Err: err})
 	return v, classify(p, c.addr, err)
+}
+
+// ctxCause returns ctx's error in place of err when ctx has ended: a
+// connection closed because its context ended failed because of the context,
+// not because of the endpoint.
+func ctxCause(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // close closes the connection, reporting the close phase to the trace in ctx.
 func (c *conn) close(ctx context.Context) error {
-	trace := ContextClientTrace(ctx)
+	trace := contextClientTrace(ctx)
 	start := time.Now()
-	if trace != nil && trace.CloseStart != nil {
-		trace.CloseStart(PhaseStart{Phase: PhaseClose, Addr: c.addr, Start: start})
-	}
+	trace.start(PhaseInfo{Phase: PhaseClose, Addr: c.addr, Start: start})
 	// A TLS close writes close_notify: bound it.
 	_ = c.nc.SetWriteDeadline(start.Add(c.timeout))
 	err := c.release()
-	if trace != nil && trace.CloseDone != nil {
-		trace.CloseDone(PhaseDone{Phase: PhaseClose, Addr: c.addr, Start: start, Duration: time.Since(start), Err: err})
-	}
+	trace.done(PhaseInfo{Phase: PhaseClose, Addr: c.addr, Start: start, Duration: time.Since(start), Err: err})
 	return err
 }

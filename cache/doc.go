@@ -10,12 +10,43 @@
 //
 // Run drives a GET/SET workload with a number of workers in two modes, pool
 // (each worker reuses one client) and connect (each operation creates a client,
-// runs one command and closes it), with two engines: "glide", the valkey-glide
-// v2 client the field study used, and "resp", this package's lean RESP client.
-// Running both on the same endpoint separates the endpoint's latency from the
-// client library's overhead. RunRepeated reports the median of several runs with
-// min-max ranges, and Compare reports two configurations as ratios.
+// runs one command and closes it). RunRepeated reports the median of several
+// runs with min-max ranges, and Compare reports two configurations as ratios.
 //
-// This is the only netperfkit package that imports valkey-glide, which needs
-// cgo.
+// # Engines and cgo
+//
+// The workload runs on an Engine. The built-in one (WorkloadConfig.Engine nil,
+// named "resp") is this package's lean pure-Go RESP client, sharing the
+// prober's connection code; its per-operation cost is close to
+// redis-benchmark's. Package cache/glide provides glide.Engine(), valkey-glide
+// v2, the client the field study used: running both on the same endpoint
+// separates the endpoint's latency from the client library's overhead.
+// valkey-glide needs cgo, so cache/glide is the only package that imports
+// it: cache, its prober, the resp engine and cachetest build with
+// CGO_ENABLED=0 on every platform. A program that offers glide wires it in a
+// file built with cgo (//go:build cgo) and says "glide engine not built in
+// (needs cgo)" in its !cgo twin, as the example tools do.
+//
+// # Conventions
+//
+// These are shared by every netperfkit package:
+//   - Blocking calls (Prober.Probe, Prober.Run, Run, RunRepeated) take ctx
+//     first and return within about 100 ms of its end, in every phase, with
+//     the partial result they have and ctx.Err(): connections are closed when
+//     ctx ends rather than left to their deadlines. The glide engine is the
+//     exception while it creates a client, which valkey-glide does without a
+//     context (bounded by Endpoint.ConnectTimeout).
+//   - Callbacks are fields of the config structs: ProbeConfig.OnProbe,
+//     WorkloadConfig.OnRun, and the hooks of ClientTrace.
+//   - Durations are time.Duration in Go; microseconds appear as floats only in
+//     the JSON and text forms (fields named ..._us), including latency.Summary
+//     and latency.Range.
+//   - Medians of N runs use latency's type family: Aggregate's P50Us, P99Us
+//     and OpsPerSec are latency.Range values computed by latency.AggregateFunc.
+//   - Errors start with "cache: " and wrap their cause. A failure of a probe or
+//     operation is an *Error with the Phase it happened in and an ErrorKind:
+//     errors.Is(err, cache.ErrWrongPass) tests the kind, errors.Is(err,
+//     syscall.ECONNREFUSED) or errors.As(err, **ServerError) the cause.
+//   - Defaults are named in the field documentation: a zero field means the
+//     default, a nil config means all defaults.
 package cache

@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// Default timeouts; the field study used 5 s request timeouts.
+// Default timeouts of an Endpoint; the field study used 5 s request timeouts.
 const (
-	DefaultConnectTimeout = 5 * time.Second
-	DefaultRequestTimeout = 5 * time.Second
+	defaultConnectTimeout = 5 * time.Second
+	defaultRequestTimeout = 5 * time.Second
 )
 
 // Endpoint describes how to reach and authenticate to a Valkey or Redis
@@ -52,10 +52,10 @@ type Endpoint struct {
 	IAM *IAMConfig
 
 	// ConnectTimeout bounds setting up one connection: DNS, TCP connect, TLS
-	// handshake and AUTH together. Zero means DefaultConnectTimeout.
+	// handshake and AUTH together. Zero means 5 s.
 	ConnectTimeout time.Duration
 	// RequestTimeout bounds each command after connection set-up, including
-	// CLUSTER SLOTS. Zero means DefaultRequestTimeout.
+	// CLUSTER SLOTS. Zero means 5 s.
 	RequestTimeout time.Duration
 	// Resolver resolves host names. Nil means net.DefaultResolver.
 	Resolver *net.Resolver
@@ -80,7 +80,6 @@ type dialer struct {
 	roots    *x509.CertPool
 	tokens   *IAMTokenSource
 	resolver *net.Resolver
-	lim      respLimits
 	readers  readerPool
 }
 
@@ -91,12 +90,12 @@ func newDialer(ctx context.Context, ep *Endpoint) (*dialer, error) {
 	if _, _, err := net.SplitHostPort(ep.Addr); err != nil {
 		return nil, fmt.Errorf("cache: endpoint address: %w", err)
 	}
-	d := &dialer{ep: *ep, resolver: ep.Resolver, lim: defaultLimits}
+	d := &dialer{ep: *ep, resolver: ep.Resolver}
 	if d.ep.ConnectTimeout <= 0 {
-		d.ep.ConnectTimeout = DefaultConnectTimeout
+		d.ep.ConnectTimeout = defaultConnectTimeout
 	}
 	if d.ep.RequestTimeout <= 0 {
-		d.ep.RequestTimeout = DefaultRequestTimeout
+		d.ep.RequestTimeout = defaultRequestTimeout
 	}
 	if d.resolver == nil {
 		d.resolver = net.DefaultResolver
@@ -139,9 +138,10 @@ func (d *dialer) tlsConfig(host string) *tls.Config {
 }
 
 // dial opens a connection to addr and runs the DNS, connect, TLS and AUTH
-// phases, each reported to the trace in ctx. Errors are *Error.
+// phases, each reported to the trace in ctx. Errors are *Error. The
+// connection is closed as soon as ctx ends, in any phase and afterwards,
+// which interrupts whatever is blocked on it.
 func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
-	trace := ContextClientTrace(ctx)
 	// One deadline bounds all set-up phases. It is applied to the socket
 	// rather than through a derived context, which would cost allocations and
 	// a timer per connection in connect-per-operation runs.
@@ -153,82 +153,25 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 	if err != nil {
 		return nil, &Error{Phase: PhaseDNS, Kind: ErrDNS, Addr: addr, Err: err}
 	}
-
-	// DNS: skipped for IP literals.
-	ips := []net.IP{net.ParseIP(host)}
-	if ips[0] == nil {
-		start := time.Now()
-		if trace != nil && trace.DNSStart != nil {
-			trace.DNSStart(PhaseStart{Phase: PhaseDNS, Addr: addr, Start: start})
-		}
-		dctx, cancel := context.WithDeadline(ctx, deadline)
-		addrs, err := d.resolver.LookupIPAddr(dctx, host)
-		cancel()
-		if err == nil && len(addrs) == 0 {
-			err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
-		}
-		if trace != nil && trace.DNSDone != nil {
-			trace.DNSDone(DNSDone{PhaseDone: PhaseDone{Phase: PhaseDNS, Addr: addr, Start: start, Duration: time.Since(start), Err: err}, Addrs: addrs})
-		}
-		if err != nil {
-			return nil, classify(PhaseDNS, addr, err)
-		}
-		ips = ips[:0]
-		for _, a := range addrs {
-			ips = append(ips, a.IP)
-		}
-	}
-
-	// TCP connect to the resolved addresses in order until one accepts (a
-	// name such as localhost may resolve to ::1 first while the server only
-	// listens on 127.0.0.1); each attempt is reported on its own.
-	var nc net.Conn
-	for _, ip := range ips {
-		ipAddr := net.JoinHostPort(ip.String(), port)
-		start := time.Now()
-		if trace != nil && trace.ConnectStart != nil {
-			trace.ConnectStart(PhaseStart{Phase: PhaseConnect, Addr: ipAddr, Start: start})
-		}
-		// No TCP keep-alive: every request has a deadline, and the four
-		// setsockopt calls it costs show in connect-per-operation runs.
-		nd := net.Dialer{Deadline: deadline, KeepAlive: -1}
-		nc, err = nd.DialContext(ctx, "tcp", ipAddr)
-		if trace != nil && trace.ConnectDone != nil {
-			trace.ConnectDone(PhaseDone{Phase: PhaseConnect, Addr: ipAddr, Start: start, Duration: time.Since(start), Err: err})
-		}
-		if err == nil || ctx.Err() != nil {
-			break
-		}
-	}
+	ips, err := d.resolve(ctx, addr, host, deadline)
 	if err != nil {
-		return nil, classify(PhaseConnect, addr, err)
+		return nil, err
 	}
-
+	nc, err := d.connect(ctx, ips, port, deadline)
+	if err != nil {
+		return nil, classify(PhaseConnect, addr, ctxCause(ctx, err))
+	}
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	if d.ep.TLS {
-		start := time.Now()
-		if trace != nil && trace.TLSHandshakeStart != nil {
-			trace.TLSHandshakeStart(PhaseStart{Phase: PhaseTLS, Addr: addr, Start: start})
-		}
-		tc := tls.Client(nc, d.tlsConfig(host))
-		err := nc.SetDeadline(deadline)
-		if err == nil {
-			err = tc.HandshakeContext(ctx)
-		}
-		if trace != nil && trace.TLSHandshakeDone != nil {
-			info := TLSHandshakeDone{PhaseDone: PhaseDone{Phase: PhaseTLS, Addr: addr, Start: start, Duration: time.Since(start), Err: err}}
-			if err == nil {
-				info.State = tc.ConnectionState()
-			}
-			trace.TLSHandshakeDone(info)
-		}
+		tc, err := d.handshake(ctx, nc, addr, host, deadline)
 		if err != nil {
+			stop()
 			nc.Close()
-			return nil, classify(PhaseTLS, addr, err)
+			return nil, classify(PhaseTLS, addr, ctxCause(ctx, err))
 		}
 		nc = tc
 	}
-	c := newConn(nc, addr, d.ep.RequestTimeout, d.lim, &d.readers)
-
+	c := newConn(nc, addr, d.ep.RequestTimeout, &d.readers, stop)
 	if d.tokens != nil || d.ep.Password != "" {
 		if err := d.auth(ctx, c, deadline); err != nil {
 			_ = c.release()
@@ -238,15 +181,84 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 	return c, nil
 }
 
+// resolve looks host up (skipped for IP literals), reporting the DNS phase.
+func (d *dialer) resolve(ctx context.Context, addr, host string, deadline time.Time) ([]net.IP, error) {
+	if ip := net.ParseIP(host); ip != nil {
+		return []net.IP{ip}, nil
+	}
+	trace := contextClientTrace(ctx)
+	start := time.Now()
+	trace.start(PhaseInfo{Phase: PhaseDNS, Addr: addr, Start: start})
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	addrs, err := d.resolver.LookupIPAddr(dctx, host)
+	cancel()
+	if err == nil && len(addrs) == 0 {
+		err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+	}
+	err = ctxCause(ctx, err)
+	trace.done(PhaseInfo{Phase: PhaseDNS, Addr: addr, Start: start, Duration: time.Since(start), Err: err, Addrs: addrs})
+	if err != nil {
+		return nil, classify(PhaseDNS, addr, err)
+	}
+	ips := make([]net.IP, 0, len(addrs))
+	for _, a := range addrs {
+		ips = append(ips, a.IP)
+	}
+	return ips, nil
+}
+
+// connect connects to the resolved addresses in order until one accepts (a
+// name such as localhost may resolve to ::1 first while the server only
+// listens on 127.0.0.1); each attempt is reported on its own.
+func (d *dialer) connect(ctx context.Context, ips []net.IP, port string, deadline time.Time) (net.Conn, error) {
+	trace := contextClientTrace(ctx)
+	var (
+		nc  net.Conn
+		err error
+	)
+	for _, ip := range ips {
+		ipAddr := net.JoinHostPort(ip.String(), port)
+		start := time.Now()
+		trace.start(PhaseInfo{Phase: PhaseConnect, Addr: ipAddr, Start: start})
+		// No TCP keep-alive: every request has a deadline, and the four
+		// setsockopt calls it costs show in connect-per-operation runs.
+		nd := net.Dialer{Deadline: deadline, KeepAlive: -1}
+		nc, err = nd.DialContext(ctx, "tcp", ipAddr)
+		trace.done(PhaseInfo{Phase: PhaseConnect, Addr: ipAddr, Start: start, Duration: time.Since(start), Err: ctxCause(ctx, err)})
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	return nc, err
+}
+
+// handshake runs the TLS handshake on nc, reporting the TLS phase.
+func (d *dialer) handshake(ctx context.Context, nc net.Conn, addr, host string, deadline time.Time) (net.Conn, error) {
+	trace := contextClientTrace(ctx)
+	start := time.Now()
+	trace.start(PhaseInfo{Phase: PhaseTLS, Addr: addr, Start: start})
+	tc := tls.Client(nc, d.tlsConfig(host))
+	err := nc.SetDeadline(deadline)
+	if err == nil {
+		err = tc.HandshakeContext(ctx)
+	}
+	if trace != nil && trace.Done != nil {
+		info := PhaseInfo{Phase: PhaseTLS, Addr: addr, Start: start, Duration: time.Since(start), Err: ctxCause(ctx, err)}
+		if err == nil {
+			state := tc.ConnectionState()
+			info.TLS = &state
+		}
+		trace.Done(info)
+	}
+	return tc, err
+}
+
 // auth sends AUTH within the connect deadline. With IAM, getting a token
 // (presigning when one is due) is part of the phase.
 func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
-	trace := ContextClientTrace(ctx)
-	startHook, doneHook := trace.commandHooks(PhaseAuth)
+	trace := contextClientTrace(ctx)
 	start := time.Now()
-	if startHook != nil {
-		startHook(PhaseStart{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start})
-	}
+	trace.start(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start})
 	err := func() error {
 		pw := d.ep.Password
 		if d.tokens != nil {
@@ -264,15 +276,13 @@ func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
 		}
 		v, err := c.roundTrip(deadline, args)
 		if err != nil {
-			return err
+			return ctxCause(ctx, err)
 		}
-		if v.isError() {
-			return &ServerError{Msg: v.text()}
+		if v.IsError() {
+			return &ServerError{Msg: v.Text()}
 		}
 		return nil
 	}()
-	if doneHook != nil {
-		doneHook(PhaseDone{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start, Duration: time.Since(start), Err: err})
-	}
+	trace.done(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start, Duration: time.Since(start), Err: err})
 	return classify(PhaseAuth, c.addr, err)
 }

@@ -10,10 +10,10 @@ type respEngine struct {
 	d *dialer
 }
 
-func (e *respEngine) newClient(ctx context.Context) (client, error) {
+func (e *respEngine) newClient(ctx context.Context) (Client, error) {
 	c := &respClient{d: e.d, conns: map[string]*conn{}}
 	if err := c.connect(ctx); err != nil {
-		c.close()
+		c.Close()
 		return nil, err
 	}
 	return c, nil
@@ -76,11 +76,13 @@ func (c *respClient) drop(cn *conn) {
 	_ = cn.release()
 }
 
-func (c *respClient) get(ctx context.Context, key string) error {
+// Get runs GET key.
+func (c *respClient) Get(ctx context.Context, key string) error {
 	return c.do(ctx, key, "GET", key)
 }
 
-func (c *respClient) set(ctx context.Context, key, value string) error {
+// Set runs SET key value.
+func (c *respClient) Set(ctx context.Context, key, value string) error {
 	return c.do(ctx, key, "SET", key, value)
 }
 
@@ -127,7 +129,8 @@ func (c *respClient) do(ctx context.Context, key string, args ...string) error {
 	return &Error{Phase: PhaseCommand, Kind: ErrCluster, Addr: addr, Err: errTooManyRedirects}
 }
 
-func (c *respClient) close() {
+// Close closes every connection of the client.
+func (c *respClient) Close() {
 	for _, cn := range c.conns {
 		_ = cn.release()
 	}

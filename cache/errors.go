@@ -39,7 +39,7 @@ func (k ErrorKind) Error() string { return "cache: " + string(k) }
 // ErrConnection, ErrClosing, ErrRecovery and ErrServer.
 const (
 	ErrDNS            ErrorKind = "dns"             // name resolution failed
-	ErrConnectRefused ErrorKind = "connect_refused" // nothing listens (ECONNREFUSED)
+	ErrConnectRefused ErrorKind = "connect_refused" // nothing listens (ECONNREFUSED), or the server reset the connection during set-up
 	ErrConnectTimeout ErrorKind = "connect_timeout" // TCP connect did not finish in time
 	ErrConnect        ErrorKind = "connect"         // other TCP connect failures (unreachable...)
 	ErrTLSVerify      ErrorKind = "tls_verify"      // the server certificate did not verify
@@ -96,16 +96,16 @@ type ServerError struct {
 
 func (e *ServerError) Error() string { return "cache: server replied: " + e.Msg }
 
-// Code returns the first word of the reply ("WRONGPASS", "NOAUTH", "MOVED",
+// code returns the first word of the reply ("WRONGPASS", "NOAUTH", "MOVED",
 // "ERR"...).
-func (e *ServerError) Code() string {
+func (e *ServerError) code() string {
 	code, _, _ := strings.Cut(e.Msg, " ")
 	return code
 }
 
-// KindOf returns the ErrorKind of a classified error, or "" when err is nil or
+// kindOf returns the ErrorKind of a classified error, or "" when err is nil or
 // not a *Error.
-func KindOf(err error) ErrorKind {
+func kindOf(err error) ErrorKind {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Kind
@@ -129,7 +129,7 @@ func classify(phase Phase, addr string, err error) error {
 func kindFor(phase Phase, err error) ErrorKind {
 	var se *ServerError
 	if errors.As(err, &se) {
-		switch code := se.Code(); {
+		switch code := se.code(); {
 		case code == "NOAUTH":
 			return ErrNoAuth
 		case code == "WRONGPASS":
@@ -154,6 +154,24 @@ func kindFor(phase Phase, err error) ErrorKind {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		timeout = true
+	}
+	if isSetup(phase) && isReset(err) {
+		// A reset while the connection is being set up (connect, TLS
+		// handshake, AUTH) is a refusal in all but name: the server's kernel
+		// tore the connection down before it was ever usable. Which errno
+		// the client sees is a race it does not control: a connect to a
+		// server that is going away gets ECONNREFUSED when the RST beats
+		// the handshake, but ECONNRESET from the connect itself when the
+		// handshake completed in the kernel and the RST arrived before the
+		// dialler read SO_ERROR, and ECONNRESET or EPIPE in the next phase
+		// when it arrived after (issue 15). The same happens when a load
+		// balancer without healthy targets, or a full accept queue with
+		// tcp_abort_on_overflow, resets connections. Reporting these as
+		// refusals keeps one kind for "the server would not take the
+		// connection"; Phase still says where it was seen. A connect that
+		// times out or finds no route (ErrConnectTimeout, ErrConnect) never
+		// reached a server and stays apart.
+		return ErrConnectRefused
 	}
 	switch phase {
 	case PhaseDNS:
@@ -181,6 +199,17 @@ func kindFor(phase Phase, err error) ErrorKind {
 		return ErrConnectRefused
 	}
 	return ErrConnection
+}
+
+// isSetup reports whether phase is part of setting a connection up.
+func isSetup(phase Phase) bool {
+	return phase == PhaseConnect || phase == PhaseTLS || phase == PhaseAuth
+}
+
+// isReset reports whether err is the peer resetting or aborting the
+// connection, or a write to a connection it reset.
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE)
 }
 
 func isVerifyError(err error) bool {

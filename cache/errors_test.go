@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/netperfkit/netperfkit/internal/resp"
 )
 
 type timeoutErr struct{}
@@ -32,6 +34,14 @@ func TestClassify(t *testing.T) {
 		{PhaseConnect, opErr(timeoutErr{}), ErrConnectTimeout},
 		{PhaseConnect, context.DeadlineExceeded, ErrConnectTimeout},
 		{PhaseConnect, opErr(os.NewSyscallError("connect", syscall.ENETUNREACH)), ErrConnect},
+		{PhaseConnect, opErr(os.NewSyscallError("connect", syscall.EHOSTUNREACH)), ErrConnect},
+		// A reset during set-up is a refusal (issue 15); after set-up it is a
+		// broken connection.
+		{PhaseConnect, opErr(os.NewSyscallError("connect", syscall.ECONNRESET)), ErrConnectRefused},
+		{PhaseTLS, opErr(os.NewSyscallError("read", syscall.ECONNRESET)), ErrConnectRefused},
+		{PhaseAuth, opErr(os.NewSyscallError("write", syscall.EPIPE)), ErrConnectRefused},
+		{PhaseAuth, opErr(os.NewSyscallError("read", syscall.ECONNABORTED)), ErrConnectRefused},
+		{PhaseCommand, opErr(os.NewSyscallError("read", syscall.ECONNRESET)), ErrConnection},
 		{PhaseTLS, x509.UnknownAuthorityError{}, ErrTLSVerify},
 		{PhaseTLS, fmt.Errorf("wrapped: %w", x509.HostnameError{Host: "x"}), ErrTLSVerify},
 		{PhaseTLS, errors.New("tls: first record does not look like a TLS handshake"), ErrTLSHandshake},
@@ -45,18 +55,18 @@ func TestClassify(t *testing.T) {
 		{PhaseCommand, &ServerError{Msg: "CLUSTERDOWN The cluster is down"}, ErrCluster},
 		{PhaseCommand, &ServerError{Msg: "WRONGTYPE Operation against a key"}, ErrCommand},
 		{PhaseCommand, io.EOF, ErrConnection},
-		{PhaseCommand, fmt.Errorf("read: %w", errProtocol), ErrConnection},
+		{PhaseCommand, fmt.Errorf("read: %w", resp.ErrProtocol), ErrConnection},
 		{PhaseCommand, os.ErrDeadlineExceeded, ErrTimeout},
 		{PhaseCommand, net.ErrClosed, ErrClosing},
 		{PhaseCommand, context.Canceled, ErrCanceled},
 	} {
 		err := classify(tc.phase, "a:1", tc.err)
-		assert.Equal(t, tc.want, KindOf(err), "%s %v", tc.phase, tc.err)
+		assert.Equal(t, tc.want, kindOf(err), "%s %v", tc.phase, tc.err)
 		assert.ErrorIs(t, err, tc.want)
 		assert.ErrorIs(t, err, tc.err, "the cause stays reachable")
 	}
 	assert.Nil(t, classify(PhaseCommand, "", nil))
 	inner := classify(PhaseAuth, "", &ServerError{Msg: "WRONGPASS x"})
 	assert.Same(t, inner, classify(PhaseCommand, "", inner), "an *Error keeps its first classification")
-	assert.Equal(t, "WRONGPASS", (&ServerError{Msg: "WRONGPASS x y"}).Code())
+	assert.Equal(t, "WRONGPASS", (&ServerError{Msg: "WRONGPASS x y"}).code())
 }

@@ -2,15 +2,14 @@ package cache_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"log"
-	"os"
-	"testing"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/latency"
 )
 
 // Probe an endpoint 200 times and print the phase medians.
@@ -24,8 +23,8 @@ func ExampleNewProber() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	m := sum.Medians()
-	fmt.Printf("TLS %.0f us, CLUSTER SLOTS %.0f us, total %.0f us, %d errors\n", m.TLSUs, m.ClusterSlotsUs, m.TotalUs, sum.Errors)
+	fmt.Printf("TLS %.0f us, CLUSTER SLOTS %.0f us, total %.0f us, %d errors\n",
+		sum.Phases[cache.PhaseTLS].P50Us, sum.Phases[cache.PhaseClusterSlots].P50Us, sum.Total.P50Us, sum.Probes-sum.Succeeded)
 }
 
 // One probe, with its error classified by phase.
@@ -43,18 +42,20 @@ func ExampleProber_Probe() {
 	case err != nil:
 		fmt.Println(err)
 	default:
-		fmt.Println(r.Connect, r.Auth, r.Command, r.Total)
+		fmt.Println(r.Phases[cache.PhaseConnect], r.Phases[cache.PhaseAuth], r.Phases[cache.PhaseCommand], r.Total)
 	}
 }
 
 // Hooks see every phase with its start time and duration.
 func ExampleWithClientTrace() {
-	trace := &cache.ClientTrace{
-		TLSHandshakeDone: func(i cache.TLSHandshakeDone) {
-			fmt.Println("TLS took", i.Duration, "version", i.State.Version)
-		},
-		AuthDone: func(i cache.PhaseDone) { fmt.Println("AUTH took", i.Duration, "err", i.Err) },
-	}
+	trace := &cache.ClientTrace{Done: func(i cache.PhaseInfo) {
+		switch {
+		case i.TLS != nil:
+			fmt.Println("TLS took", i.Duration, "version", tls.VersionName(i.TLS.Version))
+		case i.Phase == cache.PhaseAuth:
+			fmt.Println("AUTH took", i.Duration, "err", i.Err)
+		}
+	}}
 	ctx := cache.WithClientTrace(context.Background(), trace)
 	p, err := cache.NewProber(ctx, &cache.Endpoint{Addr: "127.0.0.1:6380", TLS: true, InsecureSkipVerify: true})
 	if err != nil {
@@ -79,28 +80,29 @@ func ExampleNewIAMTokenSource() {
 	fmt.Println(tok) // prints [redacted]
 }
 
-// The field study's workload: 4 workers, 20 s, 1:1 GET/SET, on both engines.
+// The field study's workload: 4 workers, 20 s, 1:1 GET/SET, on the built-in
+// resp engine (package cache/glide provides the glide engine).
 func ExampleRun() {
 	ep := &cache.Endpoint{Addr: "127.0.0.1:6379"}
-	for _, engine := range []cache.Engine{cache.EngineGlide, cache.EngineResp} {
-		r, err := cache.Run(context.Background(), ep, &cache.WorkloadConfig{Engine: engine, Mode: cache.ModePool})
-		if err != nil {
-			log.Fatal(err)
-		}
-		fmt.Printf("%s: p50 %.0f us, p99 %.0f us, %.0f ops/s, %d errors\n", engine, r.P50Us, r.P99Us, r.OpsPerSec, r.Errors)
+	r, err := cache.Run(context.Background(), ep, &cache.WorkloadConfig{Mode: cache.ModePool})
+	if err != nil {
+		log.Fatal(err)
 	}
+	fmt.Printf("%s: p50 %.0f us, p99 %.0f us, %.0f ops/s, %d errors\n",
+		r.Engine, r.Latency.P50Us, r.Latency.P99Us, r.OpsPerSec, r.Errors)
 }
 
 // Pool vs connect-per-operation, each the median of 3 runs, as ratios.
 func ExampleRunRepeated() {
 	ep := &cache.Endpoint{Addr: "127.0.0.1:6379"}
-	cfg := &cache.WorkloadConfig{Engine: cache.EngineResp, Duration: 5 * time.Second}
-	pool, err := cache.RunRepeated(context.Background(), ep, cfg, 3, nil)
+	cfg := &cache.WorkloadConfig{Duration: 5 * time.Second, Runs: 3,
+		OnRun: func(r *cache.RunResult) { fmt.Println(r.Mode, r.OpsPerSec) }}
+	pool, err := cache.RunRepeated(context.Background(), ep, cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
 	cfg.Mode = cache.ModeConnect
-	conn, err := cache.RunRepeated(context.Background(), ep, cfg, 3, nil)
+	conn, err := cache.RunRepeated(context.Background(), ep, cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -109,28 +111,26 @@ func ExampleRunRepeated() {
 }
 
 func ExampleSummarize() {
+	run := func(p50, p99, ops float64, attempts, errs int64) *cache.RunResult {
+		return &cache.RunResult{Engine: "resp", Mode: cache.ModePool, OpsPerSec: ops, Attempts: attempts, Errors: errs,
+			Latency: latency.Summary{P50Us: p50, P99Us: p99}}
+	}
 	a := cache.Summarize([]*cache.RunResult{
-		{Engine: cache.EngineResp, Mode: cache.ModePool, P50Us: 151, P99Us: 273, OpsPerSec: 24506, Attempts: 490120},
-		{Engine: cache.EngineResp, Mode: cache.ModePool, P50Us: 148, P99Us: 290, OpsPerSec: 24800, Attempts: 496000},
-		{Engine: cache.EngineResp, Mode: cache.ModePool, P50Us: 160, P99Us: 260, OpsPerSec: 23100, Attempts: 462000, Errors: 2},
+		run(151, 273, 24506, 490120, 0),
+		run(148, 290, 24800, 496000, 0),
+		run(160, 260, 23100, 462000, 2),
 	})
 	fmt.Printf("p50 %.0f us (%.0f-%.0f), ops/s %.0f, attempts %d, errors %d\n",
-		a.P50Us, a.P50UsRange[0], a.P50UsRange[1], a.OpsPerSec, a.Attempts, a.Errors)
+		a.P50Us.Median, a.P50Us.Min, a.P50Us.Max, a.OpsPerSec.Median, a.Attempts, a.Errors)
 	// Output: p50 151 us (148-160), ops/s 24506, attempts 1448120, errors 2
 }
 
 func ExampleCompare() {
-	node := &cache.Aggregate{P50Us: 151, P99Us: 273, OpsPerSec: 24506}
-	serverless := &cache.Aggregate{P50Us: 476, P99Us: 719, OpsPerSec: 8310}
+	node := &cache.Aggregate{P50Us: latency.Range{Median: 151}, P99Us: latency.Range{Median: 273}, OpsPerSec: latency.Range{Median: 24506}}
+	serverless := &cache.Aggregate{P50Us: latency.Range{Median: 476}, P99Us: latency.Range{Median: 719}, OpsPerSec: latency.Range{Median: 8310}}
 	c := cache.Compare("node", node, "serverless", serverless)
 	fmt.Printf("p50 %.2fx, p99 %.2fx, ops/s %.2fx\n", c.P50Ratio, c.P99Ratio, c.OpsPerSecRatio)
 	// Output: p50 3.15x, p99 2.63x, ops/s 0.34x
-}
-
-func ExampleParseRatio() {
-	get, set, err := cache.ParseRatio("9:1")
-	fmt.Println(get, set, err)
-	// Output: 9 1 <nil>
 }
 
 func ExampleSecret() {
@@ -143,29 +143,9 @@ func ExampleSecret() {
 	// 10.0.0.5:6379 cluster=false tls=false auth=password:bench
 }
 
-func ExampleNewEndpointFlags() {
-	fs := flag.NewFlagSet("tool", flag.ContinueOnError)
-	ef := cache.NewEndpointFlags(fs)
-	_ = fs.Parse([]string{"-addr", "cache.example.com:6379", "-cluster", "-user", "app", "-iam-cache", "My-Cache", "-iam-region", "eu-west-1", "-serverless"})
-	ep, err := ef.Endpoint()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return
-	}
-	fmt.Println(ep, ep.IAM.CacheName, ep.IAM.Serverless)
-	// Output: cache.example.com:6379 cluster=true tls=true auth=iam:app My-Cache true
-}
-
-func ExampleKindOf() {
+func ExampleError() {
 	err := fmt.Errorf("probe 3: %w", &cache.Error{Phase: cache.PhaseTLS, Kind: cache.ErrTLSVerify})
-	fmt.Println(string(cache.KindOf(err)), errors.Is(err, cache.ErrTLSVerify), errors.Is(err, cache.ErrTLSHandshake))
-	// Output: tls_verify true false
-}
-
-// In a user's benchmark: go test -bench Cache reports p50-ns, p99-ns, ops/s.
-func ExampleBenchmark() {
-	_ = func(b *testing.B) {
-		cache.Benchmark(b, &cache.Endpoint{Addr: "127.0.0.1:6379"},
-			&cache.WorkloadConfig{Engine: cache.EngineResp, Mode: cache.ModePool, Workers: 4})
-	}
+	var ce *cache.Error
+	fmt.Println(errors.As(err, &ce) && ce.Kind == cache.ErrTLSVerify, errors.Is(err, cache.ErrTLSVerify), errors.Is(err, cache.ErrTLSHandshake))
+	// Output: true true false
 }

@@ -1,12 +1,15 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 	"testing"
@@ -175,6 +178,13 @@ func TestIAMConfigErrors(t *testing.T) {
 	require.ErrorIs(t, err, errIAM)
 }
 
+// slogged logs the values through a handler of log/slog and returns the line.
+func slogged[H slog.Handler](newHandler func(io.Writer, *slog.HandlerOptions) H, vals ...any) string {
+	var b bytes.Buffer
+	slog.New(newHandler(&b, nil)).Info("x", "v", vals)
+	return b.String()
+}
+
 func TestSecretNeverPrinted(t *testing.T) {
 	s := Secret("hunter2")
 	type holder struct {
@@ -183,7 +193,7 @@ func TestSecretNeverPrinted(t *testing.T) {
 	h := holder{s}
 	for _, out := range []string{
 		fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s %q %x %X %d", s, h, h, s, s, s, s, s),
-		s.String(), s.GoString(),
+		fmt.Sprintf("%#v", s), slogged(slog.NewTextHandler, s, h), slogged(slog.NewJSONHandler, s, h),
 	} {
 		assert.NotContains(t, out, "hunter2")
 		assert.NotContains(t, out, hex.EncodeToString([]byte("hunter2")))

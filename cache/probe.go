@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,8 +11,19 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
-// DefaultProbeKey is the key the probe's default first command reads.
-const DefaultProbeKey = "netperfkit:probe"
+// probePhases are the phases a probe can go through.
+var probePhases = [...]Phase{PhaseDNS, PhaseConnect, PhaseTLS, PhaseAuth, PhaseClusterSlots, PhaseCommand, PhaseClose}
+
+// phaseTotal keys the recorder of the probes' wall times.
+const phaseTotal Phase = "total"
+
+// Probe defaults.
+const (
+	// defaultProbeKey is the key the probe's default first command reads.
+	defaultProbeKey = "netperfkit:probe"
+	// defaultProbes is the number of probes of Run, as the field study.
+	defaultProbes = 200
+)
 
 // Prober measures connection set-up to one endpoint, one fresh connection per
 // probe. It is safe for concurrent use.
@@ -32,18 +42,18 @@ func NewProber(ctx context.Context, ep *Endpoint) (*Prober, error) {
 	return &Prober{d: d}, nil
 }
 
-// ProbeResult holds the phases of one probe. A phase that did not happen (or
-// did not finish because an earlier one failed) is zero.
+// ProbeResult holds the phases of one probe.
 type ProbeResult struct {
-	Start        time.Time     `json:"start"`
-	Addr         string        `json:"addr"`       // the resolved ip:port connected to
-	DNS          time.Duration `json:"dns_ns"`     // zero for an IP address
-	Connect      time.Duration `json:"connect_ns"` // TCP connect
-	TLS          time.Duration `json:"tls_ns"`     // TLS handshake
-	Auth         time.Duration `json:"auth_ns"`    // AUTH, including presigning an IAM token when due
-	ClusterSlots time.Duration `json:"cluster_slots_ns"`
-	Command      time.Duration `json:"command_ns"` // the first command (GET by default)
-	Close        time.Duration `json:"close_ns"`
+	Start time.Time `json:"start"`
+	Addr  string    `json:"addr"` // the resolved ip:port connected to
+	// Phases holds the duration of every phase that completed: PhaseDNS (not
+	// for an IP address), PhaseConnect (every address tried, failed ones
+	// included), PhaseTLS, PhaseAuth (including presigning an IAM token when
+	// due), PhaseClusterSlots, PhaseCommand (the first command, GET by
+	// default; any reply completes it) and PhaseClose. A phase that did not
+	// happen, or did not finish because it or an earlier one failed, is
+	// absent (zero).
+	Phases map[Phase]time.Duration `json:"phases_ns"`
 	// Total is the wall time from the start of the probe to the end of close.
 	Total time.Duration `json:"total_ns"`
 	// TLSVersion is the negotiated version ("TLS 1.3"), empty without TLS.
@@ -55,44 +65,19 @@ type ProbeResult struct {
 	ErrorPhase Phase     `json:"error_phase,omitempty"`
 }
 
-// PhaseSum returns the sum of the phase durations.
-func (r *ProbeResult) PhaseSum() time.Duration {
-	return r.DNS + r.Connect + r.TLS + r.Auth + r.ClusterSlots + r.Command + r.Close
-}
-
 // Probe runs one probe: a fresh connection through every phase, the first
-// command (GET DefaultProbeKey), and close. The trace in ctx, if any, is called
-// as well as the prober's own. It returns the result, with the phases that
-// completed, and the classified error (*Error, also in the result's Err).
+// command (GET netperfkit:probe), and close. The trace in ctx, if any, is
+// called as well as the prober's own. It returns the result, with the phases
+// that completed, and the classified error (*Error, also in the result's
+// Err). When ctx ends the connection is closed at once and the error is
+// ErrCanceled (or ErrTimeout for ctx's deadline), wrapping ctx.Err().
 func (p *Prober) Probe(ctx context.Context) (*ProbeResult, error) {
-	return p.probe(ctx, []string{"GET", DefaultProbeKey})
+	return p.probe(ctx, []string{"GET", defaultProbeKey})
 }
 
 func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) {
-	r := &ProbeResult{}
-	own := &ClientTrace{
-		DNSDone: func(i DNSDone) { ok(i.PhaseDone, &r.DNS) },
-		// Every connect attempt counts, failed ones included, so that the
-		// phases add up to the wall time.
-		ConnectDone: func(i PhaseDone) { r.Addr = i.Addr; r.Connect += i.Duration },
-		TLSHandshakeDone: func(i TLSHandshakeDone) {
-			ok(i.PhaseDone, &r.TLS)
-			if i.Err == nil {
-				r.TLSVersion = tls.VersionName(i.State.Version)
-			}
-		},
-		AuthDone:         func(i PhaseDone) { ok(i, &r.Auth) },
-		ClusterSlotsDone: func(i PhaseDone) { ok(i, &r.ClusterSlots) },
-		CommandDone: func(i PhaseDone) {
-			// Any reply completes the round trip, a redirect included.
-			var se *ServerError
-			if i.Err == nil || errors.As(i.Err, &se) {
-				r.Command = i.Duration
-			}
-		},
-		CloseDone: func(i PhaseDone) { r.Close = i.Duration },
-	}
-	ctx = WithClientTrace(ctx, own)
+	r := &ProbeResult{Phases: make(map[Phase]time.Duration, 4)}
+	ctx = WithClientTrace(ctx, &ClientTrace{Done: r.phaseDone})
 	r.Start = time.Now()
 	err := p.run(ctx, cmd)
 	r.Total = time.Since(r.Start)
@@ -106,9 +91,22 @@ func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) 
 	return r, err
 }
 
-func ok(i PhaseDone, dst *time.Duration) {
-	if i.Err == nil {
-		*dst = i.Duration
+// phaseDone records a phase: every connect attempt counts, failed ones
+// included, so that the phases add up to the wall time; any reply completes
+// the command, a redirect included; close always counts.
+func (r *ProbeResult) phaseDone(i PhaseInfo) {
+	var se *ServerError
+	switch {
+	case i.Phase == PhaseConnect:
+		r.Addr = i.Addr
+		r.Phases[i.Phase] += i.Duration
+	case i.Phase == PhaseClose, i.Err == nil:
+		r.Phases[i.Phase] = i.Duration
+	case i.Phase == PhaseCommand && errors.As(i.Err, &se):
+		r.Phases[i.Phase] = i.Duration
+	}
+	if i.TLS != nil {
+		r.TLSVersion = tls.VersionName(i.TLS.Version)
 	}
 }
 
@@ -127,7 +125,7 @@ func (p *Prober) run(ctx context.Context, cmd []string) error {
 	// A MOVED reply to the probe's GET still measured a full round trip to a
 	// live node: the first command's latency is what the probe is after.
 	var se *ServerError
-	if errors.As(err, &se) && (se.Code() == "MOVED" || se.Code() == "ASK") {
+	if errors.As(err, &se) && (se.code() == "MOVED" || se.code() == "ASK") {
 		return nil
 	}
 	return err
@@ -142,7 +140,7 @@ type ProbeConfig struct {
 	// Interval paces probe starts: probe i starts no earlier than
 	// i*Interval after Run starts. Zero means back to back.
 	Interval time.Duration
-	// Command is the first command. Empty means GET DefaultProbeKey.
+	// Command is the first command. Empty means GET netperfkit:probe.
 	Command []string
 	// OnProbe, when set, is called after every probe, one call at a time.
 	OnProbe func(*ProbeResult)
@@ -150,115 +148,125 @@ type ProbeConfig struct {
 
 // ProbeSummary aggregates the probes of one Run. The phase summaries and Total
 // are over successful probes, so that every phase is measured on the same
-// connections; failed probes are counted in Errors and ErrorsByKind. A phase
-// that never happened has a zero Summary (median 0).
+// connections; failed probes are counted in Errors and ErrorsByKind.
 type ProbeSummary struct {
 	Probes    int `json:"probes"`
 	Succeeded int `json:"succeeded"`
-	Errors    int `json:"errors"`
-	// ErrorsByKind counts failed probes per ErrorKind.
+	// ErrorsByKind counts failed probes (Probes - Succeeded) per ErrorKind.
 	ErrorsByKind map[ErrorKind]int `json:"errors_by_kind"`
 	// ErrorExamples holds the first error message seen per kind (error
 	// messages never contain passwords or tokens).
 	ErrorExamples map[ErrorKind]string `json:"error_examples,omitempty"`
 	TLSVersion    string               `json:"tls_version,omitempty"`
-
-	DNS          latency.Summary `json:"dns"`
-	Connect      latency.Summary `json:"connect"`
-	TLS          latency.Summary `json:"tls"`
-	Auth         latency.Summary `json:"auth"`
-	ClusterSlots latency.Summary `json:"cluster_slots"`
-	Command      latency.Summary `json:"command"`
-	Close        latency.Summary `json:"close"`
-	Total        latency.Summary `json:"total"`
+	// Phases summarises each phase that happened, keyed as
+	// ProbeResult.Phases; a phase that never happened is absent (a zero
+	// Summary, median 0).
+	Phases map[Phase]latency.Summary `json:"phases"`
+	// Total summarises the probes' wall times.
+	Total latency.Summary `json:"total"`
 }
 
 // Run runs cfg.Probes probes with cfg.Concurrency in flight and summarises
-// them. Failed probes are counted by kind, not fatal. It returns early with the
-// summary so far and ctx's error when ctx ends.
+// them. Failed probes are counted by kind, not fatal. When ctx ends it returns
+// within about 100 ms with the summary so far and ctx.Err(): the connection
+// of a probe in flight is closed, and that probe is not counted.
 func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, error) {
 	var c ProbeConfig
 	if cfg != nil {
 		c = *cfg
 	}
 	if c.Probes <= 0 {
-		c.Probes = 200
+		c.Probes = defaultProbes
 	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = 1
-	}
-	if c.Concurrency > c.Probes {
-		c.Concurrency = c.Probes
-	}
+	c.Concurrency = min(max(c.Concurrency, 1), c.Probes)
 	if len(c.Command) == 0 {
-		c.Command = []string{"GET", DefaultProbeKey}
+		c.Command = []string{"GET", defaultProbeKey}
 	}
-	recs := make([]*latency.Recorder, 8)
-	for i := range recs {
-		r, err := latency.NewRecorder(nil)
+	pr := &probeRun{p: p, cfg: &c, recs: map[Phase]*latency.Recorder{},
+		sum: &ProbeSummary{ErrorsByKind: map[ErrorKind]int{}, ErrorExamples: map[ErrorKind]string{}, Phases: map[Phase]latency.Summary{}}}
+	for _, ph := range append(probePhases[:], phaseTotal) {
+		r, err := newRecorder()
 		if err != nil {
-			return nil, fmt.Errorf("cache: %w", err)
+			return nil, err
 		}
-		recs[i] = r
+		pr.recs[ph] = r
 	}
-	sum := &ProbeSummary{ErrorsByKind: map[ErrorKind]int{}, ErrorExamples: map[ErrorKind]string{}}
-	var (
-		mu   sync.Mutex
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	begin := time.Now()
+	pr.begin = time.Now()
+	var wg sync.WaitGroup
 	for range c.Concurrency {
-		wg.Go(func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(c.Probes) || ctx.Err() != nil {
-					return
-				}
-				if c.Interval > 0 {
-					if !sleepUntil(ctx, begin.Add(time.Duration(i)*c.Interval)) {
-						return
-					}
-				}
-				r, err := p.probe(ctx, c.Command)
-				if err != nil && ctxDone(ctx) {
-					return // cut short by the caller, not a failure of the endpoint
-				}
-				if err == nil {
-					for j, d := range []time.Duration{r.DNS, r.Connect, r.TLS, r.Auth, r.ClusterSlots, r.Command, r.Close, r.Total} {
-						if d > 0 {
-							recs[j].Record(d)
-						}
-					}
-				}
-				mu.Lock()
-				sum.Probes++
-				if err != nil {
-					sum.Errors++
-					sum.ErrorsByKind[r.ErrorKind]++
-					if _, seen := sum.ErrorExamples[r.ErrorKind]; !seen {
-						sum.ErrorExamples[r.ErrorKind] = err.Error()
-					}
-				} else {
-					sum.Succeeded++
-				}
-				if r.TLSVersion != "" {
-					sum.TLSVersion = r.TLSVersion
-				}
-				if c.OnProbe != nil {
-					c.OnProbe(r)
-				}
-				mu.Unlock()
-			}
-		})
+		wg.Go(func() { pr.worker(ctx) })
 	}
 	wg.Wait()
-	for j, dst := range []*latency.Summary{&sum.DNS, &sum.Connect, &sum.TLS, &sum.Auth, &sum.ClusterSlots, &sum.Command, &sum.Close, &sum.Total} {
-		if recs[j].Count() > 0 {
-			*dst = recs[j].Summary(nil)
+	sum := pr.sum
+	for ph, rec := range pr.recs {
+		switch {
+		case rec.Count() == 0:
+		case ph == phaseTotal:
+			sum.Total = rec.Summary(nil)
+		default:
+			sum.Phases[ph] = rec.Summary(nil)
 		}
 	}
 	return sum, ctx.Err()
+}
+
+// probeRun is the state one Run shares between its workers.
+type probeRun struct {
+	p     *Prober
+	cfg   *ProbeConfig
+	begin time.Time
+	next  atomic.Int64
+	// recs records every phase, and the total under phaseTotal.
+	recs map[Phase]*latency.Recorder
+	mu   sync.Mutex
+	sum  *ProbeSummary
+}
+
+func (pr *probeRun) worker(ctx context.Context) {
+	c := pr.cfg
+	for {
+		i := pr.next.Add(1) - 1
+		if i >= int64(c.Probes) || ctx.Err() != nil {
+			return
+		}
+		if c.Interval > 0 {
+			if !sleepUntil(ctx, pr.begin.Add(time.Duration(i)*c.Interval)) {
+				return
+			}
+		}
+		r, err := pr.p.probe(ctx, c.Command)
+		if err != nil && ctxDone(ctx) {
+			return // cut short by the caller, not a failure of the endpoint
+		}
+		pr.record(r, err)
+	}
+}
+
+func (pr *probeRun) record(r *ProbeResult, err error) {
+	if err == nil {
+		for ph, d := range r.Phases {
+			pr.recs[ph].Record(d)
+		}
+		pr.recs[phaseTotal].Record(r.Total)
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	sum := pr.sum
+	sum.Probes++
+	if err != nil {
+		sum.ErrorsByKind[r.ErrorKind]++
+		if _, seen := sum.ErrorExamples[r.ErrorKind]; !seen {
+			sum.ErrorExamples[r.ErrorKind] = err.Error()
+		}
+	} else {
+		sum.Succeeded++
+	}
+	if r.TLSVersion != "" {
+		sum.TLSVersion = r.TLSVersion
+	}
+	if pr.cfg.OnProbe != nil {
+		pr.cfg.OnProbe(r)
+	}
 }
 
 // sleepUntil waits until t or ctx's end and reports whether t was reached.
@@ -285,26 +293,4 @@ func ctxDone(ctx context.Context) bool {
 	}
 	d, ok := ctx.Deadline()
 	return ok && !time.Now().Before(d)
-}
-
-// ProbeMedians holds the median of each phase and of the total in
-// microseconds, the field probe's table row; a phase that did not happen is 0.
-type ProbeMedians struct {
-	DNSUs          float64 `json:"dns_us"`
-	TCPUs          float64 `json:"tcp_us"`
-	TLSUs          float64 `json:"tls_us"`
-	AuthUs         float64 `json:"auth_us"`
-	ClusterSlotsUs float64 `json:"cluster_slots_us"`
-	GetUs          float64 `json:"get_us"` // the first command, GET by default
-	CloseUs        float64 `json:"close_us"`
-	TotalUs        float64 `json:"total_us"`
-}
-
-// Medians returns the per-phase medians.
-func (s *ProbeSummary) Medians() ProbeMedians {
-	return ProbeMedians{
-		DNSUs: s.DNS.P50Us, TCPUs: s.Connect.P50Us, TLSUs: s.TLS.P50Us, AuthUs: s.Auth.P50Us,
-		ClusterSlotsUs: s.ClusterSlots.P50Us, GetUs: s.Command.P50Us, CloseUs: s.Close.P50Us,
-		TotalUs: s.Total.P50Us,
-	}
 }

@@ -15,18 +15,36 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
-// Engine selects the client library a workload runs on.
-type Engine string
+// Engine is a client library the workload runner drives. The built-in engine
+// (a nil Engine) is this package's lean pure-Go RESP client; package
+// cache/glide provides valkey-glide, the client the field study used, which
+// needs cgo.
+type Engine interface {
+	// Name names the engine in results ("resp", "glide").
+	Name() string
+	// Open prepares to create clients of ep, whose ConnectTimeout and
+	// RequestTimeout are set (the defaults filled in: engines must pass them
+	// on, glide's own 250 ms request timeout is too short for
+	// connect-per-op over TLS), and returns the function that
+	// creates one. That function is called concurrently by the workers. The
+	// runner has already checked that ep can be reached with its credentials
+	// before it calls Open, and with ElastiCache IAM ep.IAM.Region is filled
+	// in.
+	Open(ctx context.Context, ep *Endpoint) (newClient func(context.Context) (Client, error), err error)
+}
 
-// Engines.
-const (
-	// EngineGlide is valkey-glide v2, the client the field study used.
-	EngineGlide Engine = "glide"
-	// EngineResp is this package's lean RESP client, sharing the prober's
-	// connection code; its per-operation cost is close to redis-benchmark's,
-	// so it shows the endpoint's latency with little client overhead.
-	EngineResp Engine = "resp"
-)
+// Client is one client of an Engine, used by one worker goroutine at a time.
+// Its errors should be *Error values classified by Kind (an error of another
+// type counts as ErrServer); an operation interrupted because ctx ended is
+// not counted as a failure.
+type Client interface {
+	Get(ctx context.Context, key string) error
+	Set(ctx context.Context, key, value string) error
+	Close()
+}
+
+// respName is the built-in engine's name in results.
+const respName = "resp"
 
 // Mode selects how a workload uses connections.
 type Mode string
@@ -40,17 +58,31 @@ const (
 	ModeConnect Mode = "connect"
 )
 
-// WorkloadConfig configures Run. A nil *WorkloadConfig means the field study's
-// workload on the glide engine in pool mode: 4 workers, 20 s, 1:1 GET/SET.
+// Workload defaults: the field study's E3 workload.
+const (
+	defaultWorkers   = 4
+	defaultDuration  = 20 * time.Second
+	defaultKeySpace  = 10000
+	defaultValueSize = 100
+	defaultKeyPrefix = "netperfkit:"
+	defaultSeed      = 0x6e70_6b69_7400
+	defaultRuns      = 3
+)
+
+// WorkloadConfig configures Run and RunRepeated. A nil *WorkloadConfig means
+// the field study's workload on the built-in resp engine in pool mode: 4
+// workers, 20 s, 1:1 GET/SET over 10,000 keys of 100-byte values, 3 runs.
 type WorkloadConfig struct {
-	// Engine is the client library. Empty means EngineGlide.
+	// Engine is the client library. Nil means the built-in pure-Go RESP
+	// engine ("resp"); glide.Engine() from package cache/glide is the other.
 	Engine Engine
 	// Mode is pool or connect. Empty means ModePool.
 	Mode Mode
 	// Workers is the number of concurrent workers. Zero means 4.
 	Workers int
 	// Duration is how long operations are started for. Zero means 20 s.
-	// Operations in flight at the end finish (bounded by RequestTimeout).
+	// Operations in flight at the end finish (bounded by the Endpoint's
+	// RequestTimeout; creating a client by its ConnectTimeout).
 	Duration time.Duration
 	// MaxOps, when positive, also stops the run after that many attempts in
 	// total (benchmarks use it with b.N).
@@ -63,87 +95,63 @@ type WorkloadConfig struct {
 	ValueSize int
 	// KeyPrefix prefixes every key. Empty means "netperfkit:".
 	KeyPrefix string
-	// RequestTimeout bounds each operation. Zero means the Endpoint's
-	// RequestTimeout (5 s by default). It is passed to glide explicitly,
-	// whose own 250 ms default is too short for connect-per-op over TLS.
-	RequestTimeout time.Duration
-	// ConnectTimeout bounds creating a client. Zero means the Endpoint's
-	// ConnectTimeout (5 s by default).
-	ConnectTimeout time.Duration
 	// Seed seeds the key choice; zero means a fixed default, so runs repeat.
 	Seed uint64
+	// Runs is the number of runs of RunRepeated. Zero means 3. Run ignores
+	// it.
+	Runs int
+	// OnRun, when set, is called by RunRepeated after each run, on the
+	// caller's goroutine.
+	OnRun func(*RunResult)
 }
 
-// ParseRatio parses a "GET:SET" ratio such as "1:1" or "9:1".
-func ParseRatio(s string) (get, set int, err error) {
-	a, b, ok := strings.Cut(s, ":")
-	if ok {
-		get, err = strconv.Atoi(a)
-		if err == nil {
-			set, err = strconv.Atoi(b)
-		}
-	}
-	if !ok || err != nil || get < 0 || set < 0 || get+set == 0 {
-		return 0, 0, fmt.Errorf("cache: ratio %q is not GET:SET with non-negative integers", s)
-	}
-	return get, set, nil
-}
-
-func (c *WorkloadConfig) withDefaults(ep *Endpoint) WorkloadConfig {
+func (c *WorkloadConfig) withDefaults() WorkloadConfig {
 	var w WorkloadConfig
 	if c != nil {
 		w = *c
 	}
-	if w.Engine == "" {
-		w.Engine = EngineGlide
-	}
 	if w.Mode == "" {
 		w.Mode = ModePool
 	}
-	if w.Workers <= 0 {
-		w.Workers = 4
-	}
-	if w.Duration <= 0 {
-		w.Duration = 20 * time.Second
-	}
+	w.Workers = orDefault(w.Workers, defaultWorkers)
+	w.Duration = orDefault(w.Duration, defaultDuration)
 	if w.GetWeight <= 0 && w.SetWeight <= 0 {
 		w.GetWeight, w.SetWeight = 1, 1
 	}
 	w.GetWeight, w.SetWeight = max(w.GetWeight, 0), max(w.SetWeight, 0)
-	if w.KeySpace <= 0 {
-		w.KeySpace = 10000
-	}
-	if w.ValueSize <= 0 {
-		w.ValueSize = 100
-	}
+	w.KeySpace = orDefault(w.KeySpace, defaultKeySpace)
+	w.ValueSize = orDefault(w.ValueSize, defaultValueSize)
 	if w.KeyPrefix == "" {
-		w.KeyPrefix = "netperfkit:"
-	}
-	if w.RequestTimeout <= 0 {
-		w.RequestTimeout = ep.RequestTimeout
-	}
-	if w.RequestTimeout <= 0 {
-		w.RequestTimeout = DefaultRequestTimeout
-	}
-	if w.ConnectTimeout <= 0 {
-		w.ConnectTimeout = ep.ConnectTimeout
-	}
-	if w.ConnectTimeout <= 0 {
-		w.ConnectTimeout = DefaultConnectTimeout
+		w.KeyPrefix = defaultKeyPrefix
 	}
 	if w.Seed == 0 {
-		w.Seed = 0x6e70_6b69_7400
+		w.Seed = defaultSeed
 	}
+	w.Runs = orDefault(w.Runs, defaultRuns)
 	return w
+}
+
+// orDefault returns v, or def when v is not positive.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func (w *WorkloadConfig) engineName() string {
+	if w.Engine == nil {
+		return respName
+	}
+	return w.Engine.Name()
 }
 
 // RunResult is one run of a workload. Latencies include failed operations,
 // with the time they took, as the field study did; in connect mode an
 // operation's latency covers creating the client, the command and closing.
 type RunResult struct {
-	Engine   Engine        `json:"engine"`
+	Engine   string        `json:"engine"`
 	Mode     Mode          `json:"mode"`
-	Workers  int           `json:"workers"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	Attempts int64         `json:"attempts"`
 	Errors   int64         `json:"errors"`
@@ -153,48 +161,60 @@ type RunResult struct {
 	ErrorExamples map[ErrorKind]string `json:"error_examples,omitempty"`
 	// OpsPerSec is successful operations per second of Elapsed.
 	OpsPerSec float64 `json:"ops_per_sec"`
-	P50Us     float64 `json:"p50_us"`
-	P99Us     float64 `json:"p99_us"`
-	// Latency holds the full statistics of every attempt.
+	// Latency holds the statistics of every attempt (P50Us, P99Us...).
 	Latency latency.Summary `json:"latency"`
 	// Histogram holds every attempt's latency in nanoseconds, for plots and
 	// HdrHistogram exports (latency.EncodeHistogram); nil when nothing ran.
 	Histogram *hdrhistogram.Histogram `json:"-"`
 }
 
-// engine creates clients; client runs operations. A client is used by one
-// goroutine at a time.
-type engine interface {
-	newClient(ctx context.Context) (client, error)
+// recordLowest is the resolution of the histograms of operations and probe
+// phases: 1 µs, the unit every cache tool reports in (redis-benchmark prints
+// milliseconds with three decimals). Durations keep three significant digits
+// above 2 ms. Compared with latency's 1 ns default it makes a histogram about
+// a fifth as long, and summarising it (which every run and probe run does
+// before returning, cancelled or not) that much cheaper.
+const recordLowest = time.Microsecond
+
+// newRecorder returns a recorder at the package's resolution.
+func newRecorder() (*latency.Recorder, error) {
+	rec, err := latency.NewRecorder(&latency.RecorderConfig{Lowest: recordLowest})
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	return rec, nil
 }
 
-type client interface {
-	get(ctx context.Context, key string) error
-	set(ctx context.Context, key, value string) error
-	close()
-}
+// newClientFunc creates one client of an engine.
+type newClientFunc = func(context.Context) (Client, error)
 
 // Run runs the workload cfg against ep once and returns its result. Failed
 // operations are counted, not fatal: Run returns an error only for an invalid
 // configuration, when the endpoint cannot be reached before the run starts
 // (the error then says why: refused, TLS verification, wrong password...), or
-// when ctx ends (with the partial result). It returns within Duration plus
-// about one RequestTimeout (or ConnectTimeout in connect mode).
+// when ctx ends, with the partial result. It returns within Duration plus
+// about one RequestTimeout (or ConnectTimeout in connect mode), and within
+// about 100 ms of ctx ending on the resp engine.
 func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, error) {
 	if ep == nil {
 		return nil, errors.New("cache: nil endpoint")
 	}
-	w := cfg.withDefaults(ep)
-	e, err := newEngine(ctx, ep, &w)
+	w := cfg.withDefaults()
+	newClient, err := openEngine(ctx, ep, &w)
 	if err != nil {
 		return nil, err
 	}
-	return runEngine(ctx, e, &w)
+	return runEngine(ctx, newClient, &w)
 }
 
-func newEngine(ctx context.Context, ep *Endpoint, w *WorkloadConfig) (engine, error) {
+// openEngine checks the endpoint and opens w's engine on it.
+func openEngine(ctx context.Context, ep *Endpoint, w *WorkloadConfig) (newClientFunc, error) {
+	if w.Mode != ModePool && w.Mode != ModeConnect {
+		return nil, fmt.Errorf("cache: unknown mode %q (want %q or %q)", w.Mode, ModePool, ModeConnect)
+	}
 	epc := *ep
-	epc.RequestTimeout, epc.ConnectTimeout = w.RequestTimeout, w.ConnectTimeout
+	epc.RequestTimeout = orDefault(ep.RequestTimeout, defaultRequestTimeout)
+	epc.ConnectTimeout = orDefault(ep.ConnectTimeout, defaultConnectTimeout)
 	d, err := newDialer(ctx, &epc)
 	if err != nil {
 		return nil, err
@@ -208,133 +228,148 @@ func newEngine(ctx context.Context, ep *Endpoint, w *WorkloadConfig) (engine, er
 		return nil, fmt.Errorf("cache: endpoint check: %w", err)
 	}
 	c.close(context.WithoutCancel(ctx))
-	switch w.Engine {
-	case EngineResp:
-		return &respEngine{d: d}, nil
-	case EngineGlide:
-		if epc.IAM != nil && epc.IAM.Region == "" {
-			// glide needs the region the token source found in the AWS
-			// configuration.
-			iam := *epc.IAM
-			iam.Region = d.tokens.region
-			epc.IAM = &iam
-		}
-		return newGlideEngine(&epc, w)
+	if w.Engine == nil {
+		return (&respEngine{d: d}).newClient, nil
 	}
-	return nil, fmt.Errorf("cache: unknown engine %q (want %q or %q)", w.Engine, EngineGlide, EngineResp)
+	if epc.IAM != nil && epc.IAM.Region == "" {
+		// Engines need the region the token source found in the AWS
+		// configuration.
+		iam := *epc.IAM
+		iam.Region = d.tokens.region
+		epc.IAM = &iam
+	}
+	newClient, err := w.Engine.Open(ctx, &epc)
+	if err != nil {
+		return nil, fmt.Errorf("cache: engine %s: %w", w.Engine.Name(), err)
+	}
+	return newClient, nil
 }
 
-func runEngine(ctx context.Context, e engine, w *WorkloadConfig) (*RunResult, error) {
-	if w.Mode != ModePool && w.Mode != ModeConnect {
-		return nil, fmt.Errorf("cache: unknown mode %q (want %q or %q)", w.Mode, ModePool, ModeConnect)
+// tally collects the outcome of a run's attempts from its workers.
+type tally struct {
+	mu       sync.Mutex
+	res      *RunResult
+	attempts atomic.Int64 // started, only read to enforce MaxOps
+	ok       atomic.Int64
+}
+
+// fail counts a failed attempt and returns its kind.
+func (t *tally) fail(err error) ErrorKind {
+	k := kindOf(err)
+	if k == "" {
+		k = ErrServer
 	}
-	rec, err := latency.NewRecorder(nil)
+	t.mu.Lock()
+	t.res.Errors++
+	t.res.ErrorsByKind[k]++
+	if _, seen := t.res.ErrorExamples[k]; !seen {
+		t.res.ErrorExamples[k] = err.Error()
+	}
+	t.mu.Unlock()
+	return k
+}
+
+func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) (*RunResult, error) {
+	rec, err := newRecorder()
 	if err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
+		return nil, err
 	}
 	keys := make([]string, w.KeySpace)
 	for i := range keys {
 		keys[i] = w.KeyPrefix + strconv.Itoa(i)
 	}
-	val := strings.Repeat("x", w.ValueSize)
-	res := &RunResult{Engine: w.Engine, Mode: w.Mode, Workers: w.Workers,
-		ErrorsByKind: map[ErrorKind]int64{}, ErrorExamples: map[ErrorKind]string{}}
-	var (
-		mu       sync.Mutex
-		attempts atomic.Int64
-		ok       atomic.Int64
-		wg       sync.WaitGroup
-	)
-	// fail counts a failed attempt and returns its kind.
-	fail := func(err error) ErrorKind {
-		k := KindOf(err)
-		if k == "" {
-			k = ErrServer
-		}
-		mu.Lock()
-		res.Errors++
-		res.ErrorsByKind[k]++
-		if _, seen := res.ErrorExamples[k]; !seen {
-			res.ErrorExamples[k] = err.Error()
-		}
-		mu.Unlock()
-		return k
-	}
+	t := &tally{res: &RunResult{Engine: w.engineName(), Mode: w.Mode,
+		ErrorsByKind: map[ErrorKind]int64{}, ErrorExamples: map[ErrorKind]string{}}}
+	wk := worker{w: w, newClient: newClient, keys: keys, val: strings.Repeat("x", w.ValueSize), t: t}
 	start := time.Now()
-	deadline := start.Add(w.Duration)
-	more := func() bool {
-		if ctx.Err() != nil || !time.Now().Before(deadline) {
-			return false
-		}
-		// attempts is only read to enforce MaxOps.
-		return w.MaxOps <= 0 || attempts.Add(1) <= w.MaxOps
-	}
+	wk.deadline = start.Add(w.Duration)
+	var wg sync.WaitGroup
 	for i := range w.Workers {
-		wg.Go(func() {
-			wr := rec.Worker()
-			rng := rand.New(rand.NewPCG(w.Seed, uint64(i)))
-			total := w.GetWeight + w.SetWeight
-			op := func(ctx context.Context, c client) error {
-				key := keys[rng.IntN(len(keys))]
-				if rng.IntN(total) < w.GetWeight {
-					return c.get(ctx, key)
-				}
-				return c.set(ctx, key, val)
-			}
-			var (
-				pooled    client
-				succeeded int64
-			)
-			defer func() { ok.Add(succeeded) }() // once, not per operation
-			defer func() {
-				if pooled != nil {
-					pooled.close()
-				}
-			}()
-			for more() {
-				t0 := time.Now()
-				var err error
-				switch {
-				case w.Mode == ModeConnect:
-					var c client
-					if c, err = e.newClient(ctx); err == nil {
-						err = op(ctx, c)
-						c.close()
-					}
-				case pooled == nil:
-					// Creating the worker's client is part of the first
-					// attempt; a failure is counted and retried next time.
-					if pooled, err = e.newClient(ctx); err == nil {
-						err = op(ctx, pooled)
-					}
-				default:
-					err = op(ctx, pooled)
-				}
-				took := time.Since(t0)
-				if err != nil && ctxDone(ctx) {
-					return // cut short by the caller: not an endpoint failure
-				}
-				wr.Record(took)
-				if err != nil {
-					if k := fail(err); took < time.Millisecond && (k == ErrConnectRefused || k == ErrConnect) {
-						// A refused reconnect fails in microseconds: pace
-						// retries so that a dead server is not spun on.
-						sleepUntil(ctx, t0.Add(time.Millisecond))
-					}
-					continue
-				}
-				succeeded++
-			}
-		})
+		wg.Go(func() { wk.run(ctx, rec.Worker(), uint64(i)) })
 	}
 	wg.Wait()
+	res := t.res
 	res.Elapsed = time.Since(start)
-	res.Attempts = res.Errors + ok.Load()
-	res.OpsPerSec = float64(ok.Load()) / res.Elapsed.Seconds()
+	res.Attempts = res.Errors + t.ok.Load()
+	res.OpsPerSec = float64(t.ok.Load()) / res.Elapsed.Seconds()
 	if rec.Count() > 0 {
-		res.Latency = rec.Summary(nil)
 		res.Histogram = rec.Snapshot()
-		res.P50Us, res.P99Us = res.Latency.P50Us, res.Latency.P99Us
+		res.Latency = latency.SummarizeHistogram(res.Histogram, nil)
 	}
 	return res, ctx.Err()
+}
+
+// worker holds what every worker of one run shares.
+type worker struct {
+	w         *WorkloadConfig
+	newClient newClientFunc
+	keys      []string
+	val       string
+	deadline  time.Time
+	t         *tally
+}
+
+// more reports whether a worker starts another attempt.
+func (wk *worker) more(ctx context.Context) bool {
+	if ctx.Err() != nil || !time.Now().Before(wk.deadline) {
+		return false
+	}
+	return wk.w.MaxOps <= 0 || wk.t.attempts.Add(1) <= wk.w.MaxOps
+}
+
+// run is one worker's loop: attempts until the run ends, each recorded.
+func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
+	rng := rand.New(rand.NewPCG(wk.w.Seed, id))
+	total := wk.w.GetWeight + wk.w.SetWeight
+	op := func(ctx context.Context, c Client) error {
+		key := wk.keys[rng.IntN(len(wk.keys))]
+		if rng.IntN(total) < wk.w.GetWeight {
+			return c.Get(ctx, key)
+		}
+		return c.Set(ctx, key, wk.val)
+	}
+	var (
+		pooled    Client
+		succeeded int64
+	)
+	defer func() {
+		wk.t.ok.Add(succeeded) // once, not per operation
+		if pooled != nil {
+			pooled.Close()
+		}
+	}()
+	for wk.more(ctx) {
+		t0 := time.Now()
+		var err error
+		switch {
+		case wk.w.Mode == ModeConnect:
+			var c Client
+			if c, err = wk.newClient(ctx); err == nil {
+				err = op(ctx, c)
+				c.Close()
+			}
+		case pooled == nil:
+			// Creating the worker's client is part of the first attempt; a
+			// failure is counted and retried next time.
+			if pooled, err = wk.newClient(ctx); err == nil {
+				err = op(ctx, pooled)
+			}
+		default:
+			err = op(ctx, pooled)
+		}
+		took := time.Since(t0)
+		if err != nil && ctxDone(ctx) {
+			return // cut short by the caller: not an endpoint failure
+		}
+		rec.Record(took)
+		if err != nil {
+			if k := wk.t.fail(err); took < time.Millisecond && (k == ErrConnectRefused || k == ErrConnect) {
+				// A refused reconnect fails in microseconds: pace retries so
+				// that a dead server is not spun on.
+				sleepUntil(ctx, t0.Add(time.Millisecond))
+			}
+			continue
+		}
+		succeeded++
+	}
 }

@@ -12,6 +12,7 @@ package cachetest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -25,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/netperfkit/netperfkit/cache"
 )
 
 // InstallHint says how to get a server binary on Debian and Ubuntu.
@@ -38,11 +41,9 @@ var ErrNoServer = errors.New("cachetest: no valkey-server or redis-server on PAT
 // server without TLS or authentication.
 type Config struct {
 	// Binary is the server binary. Empty means valkey-server if it is on PATH,
-	// else redis-server.
+	// else redis-server. A cluster is created with the matching CLI
+	// (valkey-cli or redis-cli, found on PATH).
 	Binary string
-	// CLI is the command-line client used to create a cluster. Empty means
-	// valkey-cli or redis-cli, matching Binary.
-	CLI string
 	// TLS serves TLS only (--port 0 --tls-port P) with a certificate for
 	// 127.0.0.1, ::1 and localhost signed by a CA generated for this server.
 	// Client certificates are not required.
@@ -70,22 +71,19 @@ type Config struct {
 type Server struct {
 	// Addr is the first (or only) node's address, "127.0.0.1:port".
 	Addr string
-	// Addrs holds every node's address; one element unless Cluster.
+	// Addrs holds every node's address; one element unless Config.Cluster.
 	Addrs []string
-	// TLS reports whether the server speaks TLS only.
-	TLS bool
-	// CACertPEM is the PEM of the CA that signed the server certificate (TLS only).
-	CACertPEM []byte
-	// CAFile is a file holding CACertPEM (TLS only), removed by Close.
+	// CAFile is a PEM file of the CA that signed the server certificate
+	// (TLS only), for command-line clients; removed by Close.
 	CAFile string
-	// User and Password are the ACL credentials ("" when Config.User was empty).
-	User, Password string
-	// Cluster reports whether this is a 3-node cluster.
-	Cluster bool
 	// Binary is the server binary that was started.
 	Binary string
 	// Dir is the temporary directory holding configuration, logs and certificates.
 	Dir string
+
+	tls, cluster   bool
+	caPEM          []byte
+	user, password string
 
 	mu     sync.Mutex
 	nodes  []*node
@@ -100,8 +98,9 @@ type node struct {
 	log  string
 }
 
-// LookPath returns the server binary Start would use and the matching CLI.
-func LookPath() (server, cli string, err error) {
+// lookPath returns the server binary Start uses by default and the matching
+// CLI.
+func lookPath() (server, cli string, err error) {
 	if p, err := exec.LookPath("valkey-server"); err == nil {
 		c, _ := exec.LookPath("valkey-cli")
 		return p, c, nil
@@ -113,6 +112,9 @@ func LookPath() (server, cli string, err error) {
 	return "", "", fmt.Errorf("%w (%s)", ErrNoServer, InstallHint)
 }
 
+// defaultStartTimeout bounds start-up when Config.StartTimeout is zero.
+const defaultStartTimeout = 20 * time.Second
+
 // Start starts the server described by cfg and waits until it answers (and, for
 // a cluster, until cluster_state is ok). ctx bounds start-up only; the server
 // runs until Close. On error nothing is left running.
@@ -120,26 +122,13 @@ func Start(ctx context.Context, cfg *Config) (*Server, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	bin, cli := cfg.Binary, cfg.CLI
-	if bin == "" {
-		var err error
-		var defCLI string
-		if bin, defCLI, err = LookPath(); err != nil {
-			return nil, err
-		}
-		if cli == "" {
-			cli = defCLI
-		}
-	} else if cli == "" {
-		c := strings.Replace(filepath.Base(bin), "-server", "-cli", 1)
-		cli, _ = exec.LookPath(c)
-	}
-	if cfg.Cluster && cli == "" {
-		return nil, errors.New("cachetest: a cluster needs redis-cli or valkey-cli on PATH (" + InstallHint + ")")
+	bin, cli, err := binaries(cfg)
+	if err != nil {
+		return nil, err
 	}
 	timeout := cfg.StartTimeout
 	if timeout <= 0 {
-		timeout = 20 * time.Second
+		timeout = defaultStartTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -148,12 +137,9 @@ func Start(ctx context.Context, cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cachetest: %w", err)
 	}
-	s := &Server{TLS: cfg.TLS, Cluster: cfg.Cluster, Binary: bin, Dir: dir, User: cfg.User}
+	s := &Server{tls: cfg.TLS, cluster: cfg.Cluster, Binary: bin, Dir: dir, user: cfg.User}
 	if cfg.User != "" {
-		s.Password = cfg.Password
-		if s.Password == "" {
-			s.Password = "pw"
-		}
+		s.password = cmp.Or(cfg.Password, "pw")
 	}
 	ok := false
 	defer func() {
@@ -161,23 +147,36 @@ func Start(ctx context.Context, cfg *Config) (*Server, error) {
 			s.Close()
 		}
 	}()
+	if err := s.start(ctx, cfg, cli); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+// binaries returns the server binary and the CLI that creates a cluster.
+func binaries(cfg *Config) (bin, cli string, err error) {
+	bin = cfg.Binary
+	if bin == "" {
+		if bin, cli, err = lookPath(); err != nil {
+			return "", "", err
+		}
+	} else {
+		cli, _ = exec.LookPath(strings.Replace(filepath.Base(bin), "-server", "-cli", 1))
+	}
+	if cfg.Cluster && cli == "" {
+		return "", "", errors.New("cachetest: a cluster needs redis-cli or valkey-cli on PATH (" + InstallHint + ")")
+	}
+	return bin, cli, nil
+}
+
+// start writes the certificates, starts the nodes and joins a cluster.
+func (s *Server) start(ctx context.Context, cfg *Config, cli string) error {
 	var certFile, keyFile string
 	if cfg.TLS {
-		pki, err := newPKI()
-		if err != nil {
-			return nil, err
-		}
-		s.CACertPEM = pki.caPEM
-		s.CAFile = filepath.Join(dir, "ca.crt")
-		certFile = filepath.Join(dir, "server.crt")
-		keyFile = filepath.Join(dir, "server.key")
-		for _, f := range []struct {
-			name string
-			data []byte
-		}{{s.CAFile, pki.caPEM}, {certFile, pki.certPEM}, {keyFile, pki.keyPEM}} {
-			if err := os.WriteFile(f.name, f.data, 0o600); err != nil {
-				return nil, fmt.Errorf("cachetest: %w", err)
-			}
+		var err error
+		if certFile, keyFile, err = s.writePKI(); err != nil {
+			return err
 		}
 	}
 	n := 1
@@ -187,18 +186,50 @@ func Start(ctx context.Context, cfg *Config) (*Server, error) {
 	for i := range n {
 		nd, err := s.startNode(ctx, cfg, i, certFile, keyFile)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.Addrs = append(s.Addrs, "127.0.0.1:"+strconv.Itoa(nd.port))
 	}
 	s.Addr = s.Addrs[0]
 	if cfg.Cluster {
-		if err := s.createCluster(ctx, cli); err != nil {
-			return nil, err
+		return s.createCluster(ctx, cli)
+	}
+	return nil
+}
+
+// writePKI generates the CA and the server certificate into s.Dir.
+func (s *Server) writePKI() (certFile, keyFile string, err error) {
+	pki, err := newPKI()
+	if err != nil {
+		return "", "", err
+	}
+	s.caPEM = pki.caPEM
+	s.CAFile = filepath.Join(s.Dir, "ca.crt")
+	certFile = filepath.Join(s.Dir, "server.crt")
+	keyFile = filepath.Join(s.Dir, "server.key")
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{s.CAFile, pki.caPEM}, {certFile, pki.certPEM}, {keyFile, pki.keyPEM}} {
+		if err := os.WriteFile(f.name, f.data, 0o600); err != nil {
+			return "", "", fmt.Errorf("cachetest: %w", err)
 		}
 	}
-	ok = true
-	return s, nil
+	return certFile, keyFile, nil
+}
+
+// Endpoint returns a cache.Endpoint that reaches the server: its address,
+// cluster mode, TLS trusting the server's throwaway CA, and the ACL
+// credentials. Each call returns a new value the caller may change.
+func (s *Server) Endpoint() *cache.Endpoint {
+	return &cache.Endpoint{
+		Addr:      s.Addr,
+		Cluster:   s.cluster,
+		TLS:       s.tls,
+		CACertPEM: bytes.Clone(s.caPEM),
+		User:      s.user,
+		Password:  cache.Secret(s.password),
+	}
 }
 
 // startNode starts node i on a free port, retrying with another port when the
@@ -234,7 +265,7 @@ func (s *Server) startNode(ctx context.Context, cfg *Config, i int, certFile, ke
 				"nodes-"+strconv.Itoa(port)+".conf", "--cluster-node-timeout", "5000")
 		}
 		if cfg.User != "" {
-			args = append(args, "--user", cfg.User, "on", ">"+s.Password, "~*", "&*", "+@all",
+			args = append(args, "--user", cfg.User, "on", ">"+s.password, "~*", "&*", "+@all",
 				"--user", "default", "off")
 		}
 		args = append(args, cfg.ExtraArgs...)
@@ -297,7 +328,7 @@ func (s *Server) ping(ctx context.Context, addr string) error {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if s.TLS {
+	if s.tls {
 		tc := tls.Client(c, s.ClientTLSConfig())
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return err
@@ -320,22 +351,22 @@ func (s *Server) ping(ctx context.Context, addr string) error {
 // ClientTLSConfig returns a TLS configuration that trusts the server's CA, or
 // nil for a plaintext server.
 func (s *Server) ClientTLSConfig() *tls.Config {
-	if !s.TLS {
+	if !s.tls {
 		return nil
 	}
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(s.CACertPEM)
+	pool.AppendCertsFromPEM(s.caPEM)
 	return &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
 }
 
 // cliArgs returns redis-cli's connection options for this server.
 func (s *Server) cliArgs() []string {
 	var a []string
-	if s.TLS {
+	if s.tls {
 		a = append(a, "--tls", "--cacert", s.CAFile)
 	}
-	if s.User != "" {
-		a = append(a, "--user", s.User, "--pass", s.Password, "--no-auth-warning")
+	if s.user != "" {
+		a = append(a, "--user", s.user, "--pass", s.password, "--no-auth-warning")
 	}
 	return a
 }

@@ -45,7 +45,7 @@ func inline(t *testing.T, s *cachetest.Server, addr string, tlsCfg *tls.Config, 
 }
 
 func TestPlain(t *testing.T) {
-	s := cachetest.NewPlain(t)
+	s := cachetest.NewServer(t, nil)
 	require.Len(t, s.Addrs, 1)
 	require.Nil(t, s.ClientTLSConfig())
 	require.Equal(t, []string{"+PONG", "+OK", "v"}, inline(t, s, s.Addr, nil, "PING", "SET k v", "GET k"))
@@ -53,7 +53,7 @@ func TestPlain(t *testing.T) {
 
 func TestTLSWithACLUser(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "secret"})
-	require.NotEmpty(t, s.CACertPEM)
+	require.NotEmpty(t, s.Endpoint().CACertPEM)
 	require.FileExists(t, s.CAFile)
 	got := inline(t, s, s.Addr, s.ClientTLSConfig(), "PING", "AUTH default x", "AUTH bench wrong", "AUTH bench secret", "PING")
 	require.True(t, strings.HasPrefix(got[0], "-NOAUTH"), got[0])
@@ -72,7 +72,7 @@ func TestTLSWithACLUser(t *testing.T) {
 }
 
 func TestCluster(t *testing.T) {
-	s := cachetest.NewCluster(t)
+	s := cachetest.NewServer(t, &cachetest.Config{Cluster: true})
 	require.Len(t, s.Addrs, 3)
 	for _, a := range s.Addrs {
 		got := inline(t, s, a, nil, "CLUSTER INFO")
@@ -81,7 +81,7 @@ func TestCluster(t *testing.T) {
 }
 
 func TestCloseStopsServer(t *testing.T) {
-	s := cachetest.NewPlain(t)
+	s := cachetest.NewServer(t, nil)
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close(), "Close is idempotent")
 	_, err := net.DialTimeout("tcp", s.Addr, time.Second)

@@ -16,7 +16,7 @@ func NewServer(tb testing.TB, cfg *Config) *Server {
 	if cfg == nil || cfg.Binary == "" {
 		peertest.Binary(tb, InstallHint, "valkey-server", "redis-server")
 	}
-	if cfg != nil && cfg.Cluster && cfg.CLI == "" {
+	if cfg != nil && cfg.Cluster {
 		peertest.Binary(tb, InstallHint, "valkey-cli", "redis-cli")
 	}
 	s, err := Start(context.Background(), cfg)
@@ -34,12 +34,3 @@ func NewServer(tb testing.TB, cfg *Config) *Server {
 	})
 	return s
 }
-
-// NewPlain starts a plain standalone server for a test.
-func NewPlain(tb testing.TB) *Server { tb.Helper(); return NewServer(tb, nil) }
-
-// NewTLS starts a TLS-only standalone server for a test.
-func NewTLS(tb testing.TB) *Server { tb.Helper(); return NewServer(tb, &Config{TLS: true}) }
-
-// NewCluster starts a plain 3-node cluster for a test.
-func NewCluster(tb testing.TB) *Server { tb.Helper(); return NewServer(tb, &Config{Cluster: true}) }

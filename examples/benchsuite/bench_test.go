@@ -43,11 +43,11 @@ func BenchmarkUDP(b *testing.B) {
 // BenchmarkCache reports p50-ns, p99-ns and ops/s of pooled and
 // connect-per-operation GET/SET workloads on the lean RESP engine.
 func BenchmarkCache(b *testing.B) {
-	srv := cachetest.NewPlain(b)
+	srv := cachetest.NewServer(b, nil)
 	ep := &cache.Endpoint{Addr: srv.Addr}
 	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
 		b.Run(string(mode), func(b *testing.B) {
-			cache.Benchmark(b, ep, &cache.WorkloadConfig{Engine: cache.EngineResp, Mode: mode, Workers: 4})
+			cachetest.Benchmark(b, ep, &cache.WorkloadConfig{Mode: mode, Workers: 4})
 		})
 	}
 }

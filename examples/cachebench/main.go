@@ -12,23 +12,27 @@
 //
 // With -engine both, each mode also reports glide relative to resp on the same
 // endpoint: the client library's own overhead. Without -addr a local server
-// is started.
+// is started. The glide engine needs cgo: in a binary built without it,
+// -engine glide warns "glide engine not built in (needs cgo)" and runs resp.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/examples/internal/localcache"
 )
 
@@ -46,99 +50,156 @@ type output struct {
 	Comparisons []cache.Comparison `json:"comparisons,omitempty"`
 }
 
+// options is the parsed command line.
+type options struct {
+	ef       *cachecli.EndpointFlags
+	engines  []cache.Engine
+	modes    []cache.Mode
+	workers  int
+	dur      time.Duration
+	runs     int
+	ratio    string
+	get, set int
+	asJSON   bool
+}
+
+// errFlags reports that the flag package has already printed what was wrong
+// with the command line.
+var errFlags = errors.New("bad flags")
+
+func parse(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("cachebench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &options{ef: cachecli.NewEndpointFlags(fs, "")}
+	engineFlag := fs.String("engine", "glide", "client engine: glide, resp or both (glide needs a cgo build)")
+	modeFlag := fs.String("mode", "both", "pool, connect or both")
+	fs.IntVar(&o.workers, "workers", 4, "concurrent workers")
+	fs.DurationVar(&o.dur, "d", 20*time.Second, "duration of each run")
+	fs.IntVar(&o.runs, "runs", 3, "runs per engine and mode (medians are reported)")
+	fs.StringVar(&o.ratio, "ratio", "1:1", "GET:SET ratio")
+	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object")
+	if err := fs.Parse(args); err != nil {
+		return nil, errFlags
+	}
+	names, err := choices(*engineFlag, "both", cachecli.Glide, cachecli.Resp)
+	if err != nil {
+		return nil, fmt.Errorf("-engine: %w", err)
+	}
+	if o.engines, err = cachecli.Engines(names, prefixed{stderr}); err != nil {
+		return nil, fmt.Errorf("-engine: %w", err)
+	}
+	modes, err := choices(*modeFlag, "both", string(cache.ModePool), string(cache.ModeConnect))
+	if err != nil {
+		return nil, fmt.Errorf("-mode: %w", err)
+	}
+	for _, m := range modes {
+		o.modes = append(o.modes, cache.Mode(m))
+	}
+	if o.get, o.set, err = cachecli.ParseRatio(o.ratio); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// prefixed writes warnings with the tool's name in front.
+type prefixed struct{ w io.Writer }
+
+func (p prefixed) Write(b []byte) (int, error) {
+	if _, err := fmt.Fprintf(p.w, "cachebench: %s", b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
 func choices(v, both string, all ...string) ([]string, error) {
 	if v == both {
 		return all, nil
 	}
-	for _, a := range all {
-		if v == a {
-			return []string{v}, nil
-		}
+	if slices.Contains(all, v) {
+		return []string{v}, nil
 	}
 	return nil, fmt.Errorf("%q is not one of %v or %q", v, all, both)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("cachebench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	ef := cache.NewEndpointFlags(fs)
-	engineFlag := fs.String("engine", "glide", "client engine: glide, resp or both")
-	modeFlag := fs.String("mode", "both", "pool, connect or both")
-	workers := fs.Int("workers", 4, "concurrent workers")
-	dur := fs.Duration("d", 20*time.Second, "duration of each run")
-	runs := fs.Int("runs", 3, "runs per engine and mode (medians are reported)")
-	ratio := fs.String("ratio", "1:1", "GET:SET ratio")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
 	fail := func(code int, err error) int {
 		fmt.Fprintln(stderr, "cachebench:", err)
 		return code
 	}
-	engines, err := choices(*engineFlag, "both", string(cache.EngineGlide), string(cache.EngineResp))
+	o, err := parse(args, stderr)
 	if err != nil {
-		return fail(2, fmt.Errorf("-engine: %w", err))
-	}
-	modes, err := choices(*modeFlag, "both", string(cache.ModePool), string(cache.ModeConnect))
-	if err != nil {
-		return fail(2, fmt.Errorf("-mode: %w", err))
-	}
-	get, set, err := cache.ParseRatio(*ratio)
-	if err != nil {
+		if errors.Is(err, errFlags) {
+			return 2
+		}
 		return fail(2, err)
 	}
-	ep, err := ef.Endpoint()
+	ep, err := o.ef.Endpoint()
 	if err != nil {
 		return fail(2, err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if ep.Addr == "" {
-		srv, err := localcache.Start(ctx, ef, ep)
+		srv, err := localcache.Start(ctx, o.ef, ep)
 		if err != nil {
 			return fail(2, err)
 		}
 		defer srv.Close()
 		fmt.Fprintf(stderr, "cachebench: started local %s on %s\n", srv.Binary, srv.Addr)
 	}
-
-	out := output{Endpoint: ep.String(), Workers: *workers, DurationSec: dur.Seconds(), Runs: *runs, Ratio: *ratio}
-	byKey := map[string]*cache.Aggregate{}
-	for _, mode := range modes {
-		for _, engine := range engines {
-			cfg := &cache.WorkloadConfig{
-				Engine: cache.Engine(engine), Mode: cache.Mode(mode), Workers: *workers, Duration: *dur,
-				GetWeight: get, SetWeight: set,
-			}
-			agg, err := cache.RunRepeated(ctx, ep, cfg, *runs, func(r *cache.RunResult) {
-				fmt.Fprintf(stderr, "cachebench: %s %s: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d attempts, %d errors\n",
-					r.Engine, r.Mode, r.OpsPerSec, r.P50Us, r.P99Us, r.Attempts, r.Errors)
-			})
-			if err != nil {
-				return fail(1, fmt.Errorf("%s %s: %w", engine, mode, err))
-			}
-			out.Results = append(out.Results, agg)
-			byKey[engine+"/"+mode] = agg
-		}
-		if g, r := byKey["glide/"+mode], byKey["resp/"+mode]; g != nil && r != nil {
-			out.Comparisons = append(out.Comparisons, cache.Compare("resp "+mode, r, "glide "+mode, g))
-		}
+	out, err := bench(ctx, ep, o, stderr)
+	if err != nil {
+		return fail(1, err)
 	}
-	for _, engine := range engines {
-		if p, c := byKey[engine+"/pool"], byKey[engine+"/connect"]; p != nil && c != nil {
-			out.Comparisons = append(out.Comparisons, cache.Compare(engine+" pool", p, engine+" connect", c))
-		}
-	}
-	if *asJSON {
+	if o.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
 			return fail(1, err)
 		}
 	} else {
-		printTables(stdout, &out)
+		printTables(stdout, out)
 	}
+	printErrors(stderr, out)
+	return 0
+}
+
+// bench runs every engine and mode and compares them.
+func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer) (*output, error) {
+	out := &output{Endpoint: ep.String(), Workers: o.workers, DurationSec: o.dur.Seconds(), Runs: o.runs, Ratio: o.ratio}
+	byKey := map[string]*cache.Aggregate{}
+	key := func(engine string, mode cache.Mode) string { return engine + "/" + string(mode) }
+	for _, mode := range o.modes {
+		for _, engine := range o.engines {
+			cfg := &cache.WorkloadConfig{
+				Engine: engine, Mode: mode, Workers: o.workers, Duration: o.dur,
+				GetWeight: o.get, SetWeight: o.set, Runs: o.runs,
+				OnRun: func(r *cache.RunResult) {
+					fmt.Fprintf(stderr, "cachebench: %s %s: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d attempts, %d errors\n",
+						r.Engine, r.Mode, r.OpsPerSec, r.Latency.P50Us, r.Latency.P99Us, r.Attempts, r.Errors)
+				},
+			}
+			agg, err := cache.RunRepeated(ctx, ep, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", cachecli.Name(engine), mode, err)
+			}
+			out.Results = append(out.Results, agg)
+			byKey[key(agg.Engine, mode)] = agg
+		}
+		if g, r := byKey[key(cachecli.Glide, mode)], byKey[key(cachecli.Resp, mode)]; g != nil && r != nil {
+			out.Comparisons = append(out.Comparisons, cache.Compare("resp "+string(mode), r, "glide "+string(mode), g))
+		}
+	}
+	for _, engine := range o.engines {
+		name := cachecli.Name(engine)
+		if p, c := byKey[key(name, cache.ModePool)], byKey[key(name, cache.ModeConnect)]; p != nil && c != nil {
+			out.Comparisons = append(out.Comparisons, cache.Compare(name+" pool", p, name+" connect", c))
+		}
+	}
+	return out, nil
+}
+
+func printErrors(stderr io.Writer, out *output) {
 	for _, a := range out.Results {
 		if a.Errors > 0 {
 			kinds := make([]string, 0, len(a.ErrorsByKind))
@@ -149,7 +210,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "cachebench: %s %s errors: %v\n", a.Engine, a.Mode, kinds)
 		}
 	}
-	return 0
 }
 
 func printTables(w io.Writer, o *output) {
@@ -159,8 +219,8 @@ func printTables(w io.Writer, o *output) {
 	fmt.Fprintln(tw, "engine\tmode\tp50 us\t(min-max)\tp99 us\t(min-max)\tops/s\t(min-max)\tattempts\terrors\t")
 	for _, a := range o.Results {
 		fmt.Fprintf(tw, "%s\t%s\t%.0f\t(%.0f-%.0f)\t%.0f\t(%.0f-%.0f)\t%.0f\t(%.0f-%.0f)\t%d\t%d\t\n",
-			a.Engine, a.Mode, a.P50Us, a.P50UsRange[0], a.P50UsRange[1], a.P99Us, a.P99UsRange[0], a.P99UsRange[1],
-			a.OpsPerSec, a.OpsPerSecRange[0], a.OpsPerSecRange[1], a.Attempts, a.Errors)
+			a.Engine, a.Mode, a.P50Us.Median, a.P50Us.Min, a.P50Us.Max, a.P99Us.Median, a.P99Us.Min, a.P99Us.Max,
+			a.OpsPerSec.Median, a.OpsPerSec.Min, a.OpsPerSec.Max, a.Attempts, a.Errors)
 	}
 	tw.Flush()
 	if len(o.Comparisons) == 0 {
@@ -168,9 +228,9 @@ func printTables(w io.Writer, o *output) {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "other vs base\tp50 ratio\tp99 ratio\tops/s ratio\tp50 delta us\tp99 delta us\t")
+	fmt.Fprintln(tw, "other vs base\tp50 ratio\tp99 ratio\tops/s ratio\t")
 	for _, c := range o.Comparisons {
-		fmt.Fprintf(tw, "%s vs %s\t%.2fx\t%.2fx\t%.2fx\t%+.0f\t%+.0f\t\n", c.Other, c.Base, c.P50Ratio, c.P99Ratio, c.OpsPerSecRatio, c.P50DeltaUs, c.P99DeltaUs)
+		fmt.Fprintf(tw, "%s vs %s\t%.2fx\t%.2fx\t%.2fx\t\n", c.Other, c.Base, c.P50Ratio, c.P99Ratio, c.OpsPerSecRatio)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\n(glide vs resp on the same endpoint and mode is the client library's own overhead)")

@@ -26,6 +26,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/examples/internal/localcache"
 	"github.com/netperfkit/netperfkit/latency"
 )
@@ -43,14 +44,14 @@ type output struct {
 	ErrorsByKind  map[cache.ErrorKind]int    `json:"errors_by_kind"`
 	ErrorExamples map[cache.ErrorKind]string `json:"error_examples,omitempty"`
 	TLSVersion    string                     `json:"tls_version,omitempty"`
-	cache.ProbeMedians
+	cachecli.PhaseMedians
 	Summary *cache.ProbeSummary `json:"summary"`
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cacheprobe", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ef := cache.NewEndpointFlags(fs)
+	ef := cachecli.NewEndpointFlags(fs, "")
 	n := fs.Int("n", 200, "number of probes (fresh connections)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if err := fs.Parse(args); err != nil {
@@ -86,9 +87,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(output{
-			Endpoint: ep.String(), Probes: sum.Probes, Succeeded: sum.Succeeded, Errors: sum.Errors,
+			Endpoint: ep.String(), Probes: sum.Probes, Succeeded: sum.Succeeded, Errors: sum.Probes - sum.Succeeded,
 			ErrorsByKind: sum.ErrorsByKind, ErrorExamples: sum.ErrorExamples, TLSVersion: sum.TLSVersion,
-			ProbeMedians: sum.Medians(), Summary: sum,
+			PhaseMedians: cachecli.Medians(sum), Summary: sum,
 		}); err != nil {
 			fmt.Fprintln(stderr, "cacheprobe:", err)
 			return 1
@@ -96,7 +97,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else {
 		printTable(stdout, ep, sum)
 	}
-	if sum.Errors > 0 {
+	if sum.Succeeded < sum.Probes {
 		printErrors(stderr, sum)
 	}
 	if sum.Succeeded == 0 {
@@ -107,13 +108,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
 	fmt.Fprintf(w, "endpoint %s\n", ep)
-	fmt.Fprintf(w, "probes %d, succeeded %d, errors %d", s.Probes, s.Succeeded, s.Errors)
+	fmt.Fprintf(w, "probes %d, succeeded %d, errors %d", s.Probes, s.Succeeded, s.Probes-s.Succeeded)
 	if s.TLSVersion != "" {
 		fmt.Fprintf(w, ", %s", s.TLSVersion)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
-	m := s.Medians()
+	m := cachecli.Medians(s)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "median (us)\tDNS\tTCP\tTLS\tAUTH\tCLUSTER SLOTS\tGET\ttotal\t")
 	fmt.Fprintf(tw, "\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", m.DNSUs, m.TCPUs, m.TLSUs, m.AuthUs, m.ClusterSlotsUs, m.GetUs, m.TotalUs)
@@ -123,10 +124,11 @@ func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
 	fmt.Fprintln(tw, "phase (us)\tn\tp50\tp90\tp99\tmax\t")
 	for _, row := range []struct {
 		name string
-		s    *latency.Summary
+		s    latency.Summary
 	}{
-		{"DNS", &s.DNS}, {"TCP", &s.Connect}, {"TLS", &s.TLS}, {"AUTH", &s.Auth},
-		{"CLUSTER SLOTS", &s.ClusterSlots}, {"GET", &s.Command}, {"close", &s.Close}, {"total", &s.Total},
+		{"DNS", s.Phases[cache.PhaseDNS]}, {"TCP", s.Phases[cache.PhaseConnect]}, {"TLS", s.Phases[cache.PhaseTLS]},
+		{"AUTH", s.Phases[cache.PhaseAuth]}, {"CLUSTER SLOTS", s.Phases[cache.PhaseClusterSlots]},
+		{"GET", s.Phases[cache.PhaseCommand]}, {"close", s.Phases[cache.PhaseClose]}, {"total", s.Total},
 	} {
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t\n", row.name, row.s.Observations, row.s.P50Us, row.s.P90Us, row.s.P99Us, row.s.MaxUs)
 	}

@@ -55,7 +55,7 @@ func TestCacheprobe(t *testing.T) {
 		})
 	}
 
-	stopped := cachetest.NewPlain(t)
+	stopped := cachetest.NewServer(t, nil)
 	stopped.Kill()
 	out.Reset()
 	errb.Reset()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
+	"github.com/netperfkit/netperfkit/latency"
 )
 
 // cacheTarget is one endpoint configuration of E3.
@@ -41,9 +43,9 @@ type CacheSection struct {
 
 // CachePhases is one row of the connection-phase table.
 type CachePhases struct {
-	Config  string              `json:"config"`
-	Medians cache.ProbeMedians  `json:"medians"`
-	Summary *cache.ProbeSummary `json:"summary"`
+	Config  string                `json:"config"`
+	Medians cachecli.PhaseMedians `json:"medians"`
+	Summary *cache.ProbeSummary   `json:"summary"`
 }
 
 // localCacheTargets starts a plain and a TLS server through cachetest, or
@@ -56,11 +58,11 @@ func localCacheTargets(ctx context.Context) ([]cacheTarget, func(), error) {
 		}
 		return nil, func() {}, fmt.Errorf("starting a local redis-server: %w", err)
 	}
-	targets := []cacheTarget{{Name: "local, no TLS", Endpoint: &cache.Endpoint{Addr: plain.Addr}, Workload: true}}
+	targets := []cacheTarget{{Name: "local, no TLS", Endpoint: plain.Endpoint(), Workload: true}}
 	closers := []func(){func() { _ = plain.Close() }}
 	tlsSrv, err := cachetest.Start(ctx, &cachetest.Config{TLS: true})
 	if err == nil {
-		targets = append(targets, cacheTarget{Name: "local, TLS", Endpoint: &cache.Endpoint{Addr: tlsSrv.Addr, TLS: true, CACertPEM: tlsSrv.CACertPEM}})
+		targets = append(targets, cacheTarget{Name: "local, TLS", Endpoint: tlsSrv.Endpoint()})
 		closers = append(closers, func() { _ = tlsSrv.Close() })
 	}
 	return targets, func() {
@@ -76,7 +78,18 @@ type cacheOptions struct {
 	Duration time.Duration
 	Runs     int
 	Workers  int
-	Engines  []cache.Engine
+	// Engines are cachecli.Engines: nil is resp.
+	Engines []cache.Engine
+}
+
+// warnWriter prefixes the warnings of cachecli.Engines with the tool's name.
+type warnWriter struct{ w io.Writer }
+
+func (ww warnWriter) Write(b []byte) (int, error) {
+	if _, err := fmt.Fprintf(ww.w, "report: %s", b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // probeTime estimates how long probing one target takes.
@@ -101,43 +114,52 @@ func runCache(ctx context.Context, targets []cacheTarget, o cacheOptions, prog *
 		if err != nil {
 			return nil, fmt.Errorf("cache %s: %w", t.Name, err)
 		}
-		sec.Phases = append(sec.Phases, CachePhases{Config: t.Name, Medians: s.Medians(), Summary: s})
+		sec.Phases = append(sec.Phases, CachePhases{Config: t.Name, Medians: cachecli.Medians(s), Summary: s})
 	}
 	for _, t := range targets {
-		if !t.Workload {
-			continue
-		}
-		sec.WorkloadEndpoint = t.Name
-		byKey := map[string]*cache.Aggregate{}
-		for _, eng := range o.Engines {
-			for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
-				prog.Start(fmt.Sprintf("E3 cache: %s %s x%d on %s", eng, mode, o.Runs, t.Name), time.Duration(o.Runs)*o.Duration)
-				agg, err := cache.RunRepeated(ctx, t.Endpoint, &cache.WorkloadConfig{
-					Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration,
-				}, o.Runs, nil)
-				if err != nil {
-					return nil, fmt.Errorf("cache %s %s %s: %w", t.Name, eng, mode, err)
-				}
-				sec.Engines = append(sec.Engines, agg)
-				byKey[string(eng)+"/"+string(mode)] = agg
-				if eng == o.Engines[0] {
-					sec.Modes[string(mode)] = agg
-				}
+		if t.Workload {
+			if err := runWorkloads(ctx, t, o, prog, sec); err != nil {
+				return nil, err
 			}
+			break
 		}
-		for _, eng := range o.Engines {
-			pool, conn := byKey[string(eng)+"/pool"], byKey[string(eng)+"/connect"]
-			sec.Comparisons = append(sec.Comparisons, cache.Compare(string(eng)+" pool", pool, string(eng)+" connect", conn))
-		}
-		if len(o.Engines) > 1 {
-			for _, mode := range []string{"pool", "connect"} {
-				base, other := byKey[string(o.Engines[1])+"/"+mode], byKey[string(o.Engines[0])+"/"+mode]
-				sec.Comparisons = append(sec.Comparisons, cache.Compare(string(o.Engines[1])+" "+mode, base, string(o.Engines[0])+" "+mode, other))
-			}
-		}
-		break
 	}
 	return sec, nil
+}
+
+// runWorkloads runs every engine in both modes on t and compares them.
+func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *progress, sec *CacheSection) error {
+	sec.WorkloadEndpoint = t.Name
+	byKey := map[string]*cache.Aggregate{}
+	for _, eng := range o.Engines {
+		name := cachecli.Name(eng)
+		for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+			prog.Start(fmt.Sprintf("E3 cache: %s %s x%d on %s", name, mode, o.Runs, t.Name), time.Duration(o.Runs)*o.Duration)
+			agg, err := cache.RunRepeated(ctx, t.Endpoint, &cache.WorkloadConfig{
+				Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration, Runs: o.Runs,
+			})
+			if err != nil {
+				return fmt.Errorf("cache %s %s %s: %w", t.Name, name, mode, err)
+			}
+			sec.Engines = append(sec.Engines, agg)
+			byKey[name+"/"+string(mode)] = agg
+			if eng == o.Engines[0] {
+				sec.Modes[string(mode)] = agg
+			}
+		}
+	}
+	for _, eng := range o.Engines {
+		name := cachecli.Name(eng)
+		pool, conn := byKey[name+"/pool"], byKey[name+"/connect"]
+		sec.Comparisons = append(sec.Comparisons, cache.Compare(name+" pool", pool, name+" connect", conn))
+	}
+	if len(o.Engines) > 1 {
+		base, other := cachecli.Name(o.Engines[1]), cachecli.Name(o.Engines[0])
+		for _, mode := range []string{"pool", "connect"} {
+			sec.Comparisons = append(sec.Comparisons, cache.Compare(base+" "+mode, byKey[base+"/"+mode], other+" "+mode, byKey[other+"/"+mode]))
+		}
+	}
+	return nil
 }
 
 func writeCacheText(w io.Writer, sec *CacheSection) error {
@@ -149,7 +171,7 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 	t := newTable(w, "config", "probes", "errors", "DNS", "TCP", "TLS", "AUTH", "CLUSTER SLOTS", "GET", "total (us)")
 	for _, p := range sec.Phases {
 		m := p.Medians
-		t.row(p.Config, fmt.Sprint(p.Summary.Probes), fmt.Sprint(p.Summary.Errors), us(m.DNSUs), us(m.TCPUs), us(m.TLSUs), us(m.AuthUs), us(m.ClusterSlotsUs), us(m.GetUs), us(m.TotalUs))
+		t.row(p.Config, fmt.Sprint(p.Summary.Probes), fmt.Sprint(p.Summary.Probes-p.Summary.Succeeded), us(m.DNSUs), us(m.TCPUs), us(m.TLSUs), us(m.AuthUs), us(m.ClusterSlotsUs), us(m.GetUs), us(m.TotalUs))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -161,10 +183,8 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 	fmt.Fprintf(w, "\nE3 cache: pooled vs connect-per-op on %s (median of runs [min-max])\n", sec.WorkloadEndpoint)
 	t = newTable(w, "engine", "mode", "runs", "p50 (us)", "p99 (us)", "ops/s", "attempts", "errors")
 	for _, a := range sec.Engines {
-		t.row(string(a.Engine), string(a.Mode), fmt.Sprint(a.Runs),
-			fmt.Sprintf("%.0f [%.0f-%.0f]", a.P50Us, a.P50UsRange[0], a.P50UsRange[1]),
-			fmt.Sprintf("%.0f [%.0f-%.0f]", a.P99Us, a.P99UsRange[0], a.P99UsRange[1]),
-			fmt.Sprintf("%.0f [%.0f-%.0f]", a.OpsPerSec, a.OpsPerSecRange[0], a.OpsPerSecRange[1]),
+		t.row(string(a.Engine), string(a.Mode), fmt.Sprint(len(a.Results)),
+			rangeText(a.P50Us), rangeText(a.P99Us), rangeText(a.OpsPerSec),
 			fmt.Sprint(a.Attempts), fmt.Sprint(a.Errors))
 	}
 	if err := t.flush(); err != nil {
@@ -180,4 +200,9 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// rangeText prints a median of runs with its range: "151 [148-160]".
+func rangeText(r latency.Range) string {
+	return fmt.Sprintf("%.0f [%.0f-%.0f]", r.Median, r.Min, r.Max)
 }

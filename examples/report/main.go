@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/throughput"
 )
@@ -67,7 +68,7 @@ type options struct {
 	engines                         string
 	jsonOut                         bool
 	progress                        string
-	cache                           cache.EndpointFlags // the -cache-* flags
+	cache                           *cachecli.EndpointFlags // -cache and the -cache-* flags
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -89,16 +90,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.runs, "runs", 3, "E3 runs per workload (the table shows their median and range)")
 	fs.IntVar(&o.probes, "probes", 200, "E3 connection probes per endpoint configuration")
 	fs.IntVar(&o.workers, "workers", 4, "E3 parallel workers")
-	fs.StringVar(&o.engines, "engines", "glide,resp", "E3 workload engines; the first fills the modes table")
-	fs.StringVar(&o.cache.Addr, "cache", "", "E3 endpoint host:port (default: local redis-server/valkey-server, plain and TLS, when installed)")
-	fs.BoolVar(&o.cache.Cluster, "cache-cluster", false, "the -cache endpoint is a cluster")
-	fs.BoolVar(&o.cache.TLS, "cache-tls", false, "use TLS to -cache")
-	fs.StringVar(&o.cache.CACert, "cache-cacert", "", "PEM file of the CA that signed -cache's certificate (default: system roots)")
-	fs.BoolVar(&o.cache.Insecure, "cache-insecure", false, "do not verify -cache's certificate")
-	fs.StringVar(&o.cache.User, "cache-user", "", "ACL user (or IAM user id); the password comes from $"+cache.PasswordEnv)
-	fs.StringVar(&o.cache.IAMCache, "cache-iam-cache", "", "ElastiCache IAM auth: replication group id or serverless cache name")
-	fs.StringVar(&o.cache.IAMRegion, "cache-iam-region", "", "ElastiCache IAM auth: region (default: from the AWS configuration)")
-	fs.BoolVar(&o.cache.Serverless, "cache-serverless", false, "ElastiCache IAM auth: the cache is serverless")
+	fs.StringVar(&o.engines, "engines", "glide,resp", "E3 workload engines; the first fills the modes table (glide needs a cgo build: without it, resp runs)")
+	o.cache = cachecli.NewEndpointFlags(fs, "cache")
 	fs.StringVar(&o.skip, "skip", "", "parts to skip: any of paths,matrix,cache")
 	fs.StringVar(&o.out, "out", "", "directory for report.json and the plots")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of tables")
@@ -192,11 +185,11 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 		rates = append(rates, v)
 	}
 	var engines []cache.Engine
-	for _, e := range splitList(o.engines) {
-		if e != string(cache.EngineGlide) && e != string(cache.EngineResp) {
-			return nil, fmt.Errorf("-engines: unknown engine %q (want glide or resp)", e)
+	if !o.skipped("cache") {
+		engines, err = cachecli.Engines(splitList(o.engines), warnWriter{stderr})
+		if err != nil {
+			return nil, fmt.Errorf("-engines: %w", err)
 		}
-		engines = append(engines, cache.Engine(e))
 	}
 	if len(engines) == 0 && !o.skipped("cache") {
 		return nil, errors.New("-engines: name at least one engine")
@@ -426,7 +419,7 @@ func writeOut(dir string, rep *Report) error {
 func medianRun(a *cache.Aggregate) *cache.RunResult {
 	var best *cache.RunResult
 	for _, r := range a.Results {
-		if best == nil || math.Abs(r.P50Us-a.P50Us) < math.Abs(best.P50Us-a.P50Us) {
+		if best == nil || math.Abs(r.Latency.P50Us-a.P50Us.Median) < math.Abs(best.Latency.P50Us-a.P50Us.Median) {
 			best = r
 		}
 	}

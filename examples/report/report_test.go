@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/peertest"
+	"github.com/netperfkit/netperfkit/latency"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,9 +59,9 @@ func TestReportEndToEnd(t *testing.T) {
 			Medians map[string]float64 `json:"medians"`
 		} `json:"phases"`
 		Modes map[string]struct {
-			P50Us     float64 `json:"p50_us"`
-			OpsPerSec float64 `json:"ops_per_sec"`
-			Attempts  int64   `json:"attempts"`
+			P50Us     latency.Range `json:"p50_us"`
+			OpsPerSec latency.Range `json:"ops_per_sec"`
+			Attempts  int64         `json:"attempts"`
 		} `json:"modes"`
 	}
 	require.NoError(t, json.Unmarshal(rep["cache"], &c))
@@ -69,10 +70,11 @@ func TestReportEndToEnd(t *testing.T) {
 	assert.Positive(t, c.Phases[1].Medians["tls_us"], "TLS phase on the TLS server")
 	for _, m := range []string{"pool", "connect"} {
 		require.Contains(t, c.Modes, m)
-		assert.Positive(t, c.Modes[m].OpsPerSec, m)
-		assert.Positive(t, c.Modes[m].P50Us, m)
+		assert.Positive(t, c.Modes[m].OpsPerSec.Median, m)
+		assert.Positive(t, c.Modes[m].P50Us.Median, m)
+		assert.Equal(t, 2, c.Modes[m].P50Us.N, "two runs")
 	}
-	assert.Greater(t, c.Modes["pool"].OpsPerSec, c.Modes["connect"].OpsPerSec, "reusing a connection beats connecting per operation")
+	assert.Greater(t, c.Modes["pool"].OpsPerSec.Median, c.Modes["connect"].OpsPerSec.Median, "reusing a connection beats connecting per operation")
 
 	var m MatrixSection
 	require.NoError(t, json.Unmarshal(rep["matrix"], &m))

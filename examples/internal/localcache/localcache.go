@@ -10,13 +10,14 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 )
 
 // Start starts redis-server (or valkey-server) on a free loopback port shaped
 // like ep (TLS, cluster, ACL user and password from ef) and rewrites ep to
 // reach it: its address, the throwaway CA unless the user gave one or asked
 // for no verification, and the ACL credentials. The caller closes the server.
-func Start(ctx context.Context, ef *cache.EndpointFlags, ep *cache.Endpoint) (*cachetest.Server, error) {
+func Start(ctx context.Context, ef *cachecli.EndpointFlags, ep *cache.Endpoint) (*cachetest.Server, error) {
 	if ep.IAM != nil {
 		return nil, errors.New("IAM authentication needs a real ElastiCache endpoint: pass -addr")
 	}
@@ -29,12 +30,13 @@ func Start(ctx context.Context, ef *cache.EndpointFlags, ep *cache.Endpoint) (*c
 	if err != nil {
 		return nil, err
 	}
-	ep.Addr = srv.Addr
-	if srv.TLS && len(ep.CACertPEM) == 0 && !ep.InsecureSkipVerify {
-		ep.CACertPEM = srv.CACertPEM
+	sep := srv.Endpoint()
+	ep.Addr = sep.Addr
+	if sep.TLS && len(ep.CACertPEM) == 0 && !ep.InsecureSkipVerify {
+		ep.CACertPEM = sep.CACertPEM
 	}
-	if srv.User != "" {
-		ep.User, ep.Password = srv.User, cache.Secret(srv.Password)
+	if sep.User != "" {
+		ep.User, ep.Password = sep.User, sep.Password
 	}
 	return srv, nil
 }

@@ -11,13 +11,14 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
-func endpoint(t *testing.T, args ...string) (*cache.EndpointFlags, *cache.Endpoint) {
+func endpoint(t *testing.T, args ...string) (*cachecli.EndpointFlags, *cache.Endpoint) {
 	t.Helper()
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	ef := cache.NewEndpointFlags(fs)
+	ef := cachecli.NewEndpointFlags(fs, "")
 	require.NoError(t, fs.Parse(args))
 	ep, err := ef.Endpoint()
 	require.NoError(t, err)
@@ -34,7 +35,7 @@ func TestStartTLSWithUser(t *testing.T) {
 	defer srv.Close()
 
 	assert.Equal(t, srv.Addr, ep.Addr)
-	assert.Equal(t, srv.CACertPEM, ep.CACertPEM, "the throwaway CA is trusted")
+	assert.Equal(t, srv.Endpoint().CACertPEM, ep.CACertPEM, "the throwaway CA is trusted")
 	assert.Equal(t, "probe", ep.User)
 
 	p, err := cache.NewProber(ctx, ep)
@@ -42,7 +43,7 @@ func TestStartTLSWithUser(t *testing.T) {
 	r, err := p.Probe(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "TLS 1.3", r.TLSVersion)
-	assert.Positive(t, r.Auth, "the ACL user authenticated")
+	assert.Positive(t, r.Phases[cache.PhaseAuth], "the ACL user authenticated")
 }
 
 func TestStartKeepsInsecure(t *testing.T) {

@@ -1,28 +1,33 @@
-package cache
+package cachetest
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/netperfkit/netperfkit/cache"
 )
+
+// defaultBenchDuration caps a Benchmark run when cfg.Duration is zero.
+const defaultBenchDuration = time.Minute
 
 // Benchmark runs the workload cfg against ep for a user's `go test -bench`:
 // b.N operations in total (cfg.Duration still caps the time, 1 minute when
 // zero), reported as p50-ns, p99-ns and ops/s, with ns/op set to 0 because the
 // operations run concurrently. Errors are reported as errors/op; the benchmark
 // fails if the endpoint check fails.
-func Benchmark(b *testing.B, ep *Endpoint, cfg *WorkloadConfig) {
+func Benchmark(b *testing.B, ep *cache.Endpoint, cfg *cache.WorkloadConfig) {
 	b.Helper()
-	var w WorkloadConfig
+	var w cache.WorkloadConfig
 	if cfg != nil {
 		w = *cfg
 	}
 	w.MaxOps = int64(b.N)
 	if w.Duration <= 0 {
-		w.Duration = time.Minute
+		w.Duration = defaultBenchDuration
 	}
 	b.ResetTimer()
-	r, err := Run(context.Background(), ep, &w)
+	r, err := cache.Run(context.Background(), ep, &w)
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)

@@ -1,0 +1,117 @@
+package glide_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/cache/glide"
+)
+
+func endpointFor(s *cachetest.Server) *cache.Endpoint { return s.Endpoint() }
+
+func shortRun(mode cache.Mode) *cache.WorkloadConfig {
+	return &cache.WorkloadConfig{Engine: glide.Engine(), Mode: mode, Workers: 2, Duration: 300 * time.Millisecond,
+		KeySpace: 100}
+}
+
+func requireClean(t *testing.T, r *cache.RunResult) {
+	t.Helper()
+	require.Zero(t, r.Errors, "%v", r.ErrorExamples)
+	require.Positive(t, r.Attempts)
+	require.Equal(t, r.Attempts, r.Latency.Observations, "every attempt is recorded")
+	require.Positive(t, r.Latency.P50Us)
+	require.Positive(t, r.OpsPerSec)
+	require.Equal(t, glide.Name, r.Engine)
+}
+
+// glide is slow under -race and each client starts a runtime thread: one
+// short test per mode, plain and TLS + ACL.
+func TestRunGlide(t *testing.T) {
+	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "pw"})
+	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+		r, err := cache.Run(context.Background(), endpointFor(s), shortRun(mode))
+		require.NoError(t, err)
+		requireClean(t, r)
+	}
+	c := cachetest.NewServer(t, &cachetest.Config{Cluster: true})
+	r, err := cache.Run(context.Background(), endpointFor(c), shortRun(cache.ModePool))
+	require.NoError(t, err)
+	requireClean(t, r)
+}
+
+// Endpoint problems are reported before the run by cache's check, not as
+// glide's coarser kinds.
+func TestRunGlideEndpointCheckErrors(t *testing.T) {
+	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "pw"})
+	bad := *endpointFor(s)
+	bad.Password = "wrong"
+	_, err := cache.Run(context.Background(), &bad, shortRun(cache.ModePool))
+	require.ErrorIs(t, err, cache.ErrWrongPass)
+
+	bad = *endpointFor(s)
+	bad.CACertPEM = nil
+	_, err = cache.Run(context.Background(), &bad, shortRun(cache.ModePool))
+	require.ErrorIs(t, err, cache.ErrTLSVerify)
+
+	bad = *endpointFor(s)
+	bad.ServerName = "127.0.0.1"
+	_, err = cache.Run(context.Background(), &bad, shortRun(cache.ModePool))
+	require.ErrorContains(t, err, "glide: cannot set the TLS server name")
+}
+
+// A server killed mid-run: glide's failures are counted with its kinds and
+// the run still returns within the duration plus about one timeout.
+func TestRunGlideServerKilledMidRun(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	cfg := shortRun(cache.ModePool)
+	cfg.Duration = 1200 * time.Millisecond
+	ep := endpointFor(s)
+	ep.RequestTimeout, ep.ConnectTimeout = 200*time.Millisecond, 200*time.Millisecond
+	time.AfterFunc(400*time.Millisecond, s.Kill)
+	start := time.Now()
+	r, err := cache.Run(context.Background(), ep, cfg)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), cfg.Duration+time.Second, "returns on time")
+	assert.Positive(t, r.Errors)
+	assert.Less(t, r.Errors, r.Attempts)
+	var sum int64
+	for k, n := range r.ErrorsByKind {
+		assert.Contains(t, []cache.ErrorKind{cache.ErrConnection, cache.ErrConnectRefused, cache.ErrTimeout, cache.ErrClosing, cache.ErrRecovery}, k)
+		sum += n
+	}
+	assert.Equal(t, r.Errors, sum)
+}
+
+// Cancelling a glide run returns promptly: glide's commands take the context.
+func TestRunGlideCancel(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	cfg := shortRun(cache.ModePool)
+	cfg.Duration = time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	canceled := make(chan time.Time, 1)
+	time.AfterFunc(300*time.Millisecond, func() { canceled <- time.Now(); cancel() })
+	r, err := cache.Run(ctx, endpointFor(s), cfg)
+	require.ErrorIs(t, err, context.Canceled)
+	// The bound is generous for a loaded machine under -race; the contract is
+	// 100 ms once the pooled clients exist.
+	assert.Less(t, time.Since(<-canceled), time.Second)
+	require.NotNil(t, r)
+	assert.Positive(t, r.Attempts)
+	assert.Zero(t, r.Errors)
+}
+
+// BenchmarkWorkload is cachetest.Benchmark on a local server, per mode.
+func BenchmarkWorkload(b *testing.B) {
+	s := cachetest.NewServer(b, nil)
+	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+		b.Run(string(mode), func(b *testing.B) {
+			cachetest.Benchmark(b, endpointFor(s), &cache.WorkloadConfig{Engine: glide.Engine(), Mode: mode, Workers: 4})
+		})
+	}
+}

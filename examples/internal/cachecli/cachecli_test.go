@@ -1,0 +1,85 @@
+package cachecli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/cache"
+)
+
+type fakeEngine struct{}
+
+func (fakeEngine) Name() string { return Glide }
+func (fakeEngine) Open(context.Context, *cache.Endpoint) (func(context.Context) (cache.Client, error), error) {
+	return nil, nil
+}
+
+func TestSelectEngines(t *testing.T) {
+	var warn bytes.Buffer
+	got, err := selectEngines([]string{Glide, Resp}, fakeEngine{}, &warn)
+	require.NoError(t, err)
+	assert.Equal(t, []cache.Engine{fakeEngine{}, nil}, got)
+	assert.Empty(t, warn.String())
+	assert.Equal(t, []string{Glide, Resp}, []string{Name(got[0]), Name(got[1])})
+
+	// Without glide built in: a clear warning, and resp once in its place.
+	got, err = selectEngines([]string{Glide, Resp}, nil, &warn)
+	require.NoError(t, err)
+	assert.Equal(t, []cache.Engine{nil}, got)
+	assert.Contains(t, warn.String(), "glide engine not built in (needs cgo)")
+
+	_, err = selectEngines([]string{"redis"}, nil, &warn)
+	require.ErrorContains(t, err, `unknown engine "redis"`)
+
+	// Engines wires the engine this build has.
+	got, err = Engines([]string{Glide}, &warn)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, glideEngine() != nil, got[0] != nil)
+}
+
+func TestEndpointFlagsPrefix(t *testing.T) {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	ef := NewEndpointFlags(fs, "cache")
+	require.NoError(t, fs.Parse([]string{"-cache", "c.example:6379", "-cache-cluster", "-cache-user", "app",
+		"-cache-iam-cache", "My-Cache", "-cache-iam-region", "eu-west-1", "-cache-serverless"}))
+	ep, err := ef.Endpoint()
+	require.NoError(t, err)
+	assert.Equal(t, "c.example:6379 cluster=true tls=true auth=iam:app", ep.String())
+	assert.Equal(t, "My-Cache", ep.IAM.CacheName)
+	assert.True(t, ep.IAM.Serverless)
+}
+
+func TestEndpointFlagsPassword(t *testing.T) {
+	t.Setenv(PasswordEnv, "from-env")
+	fs := flag.NewFlagSet("tool", flag.ContinueOnError)
+	ef := NewEndpointFlags(fs, "")
+	require.NoError(t, fs.Parse([]string{"-addr", "h:1", "-user", "u"}))
+	assert.Equal(t, "from-env", ef.Password().Reveal())
+	require.NoError(t, fs.Parse([]string{"-password", "flag-pw"}))
+	assert.Equal(t, "flag-pw", ef.Password().Reveal())
+
+	fs = flag.NewFlagSet("tool", flag.ContinueOnError)
+	ef = NewEndpointFlags(fs, "")
+	require.NoError(t, fs.Parse([]string{"-serverless"}))
+	_, err := ef.Endpoint()
+	require.Error(t, err)
+}
+
+func TestParseRatio(t *testing.T) {
+	g, s, err := ParseRatio("1:1")
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{1, 1}, [2]int{g, s})
+	g, s, err = ParseRatio("9:0")
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{9, 0}, [2]int{g, s})
+	for _, bad := range []string{"", "1", "a:b", "-1:2", "0:0", "1:1:1"} {
+		_, _, err := ParseRatio(bad)
+		assert.Error(t, err, bad)
+	}
+}

@@ -1,0 +1,9 @@
+//go:build !cgo
+
+package cachecli
+
+import "github.com/netperfkit/netperfkit/cache"
+
+// glideEngine returns nil: valkey-glide needs cgo, which this binary is built
+// without.
+func glideEngine() cache.Engine { return nil }
