@@ -266,9 +266,10 @@ func TestAgentKeepsSecretsOutOfLogsAndMetrics(t *testing.T) {
 // the connection reaches netperfkit_cache_phase_seconds.
 func TestAgentCacheProbeTLSAndACL(t *testing.T) {
 	srv := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "probe", Password: "tls-acl-Secret-77"})
-	t.Setenv("NETPERFKIT_CACHE_PASSWORD", srv.Password)
+	password := srv.Endpoint().Password.Reveal()
+	t.Setenv("NETPERFKIT_CACHE_PASSWORD", password)
 	url, log, _ := startAgent(t, nil, "-iperf3-port", "0", "-sockperf-port", "0", "-iface", "lo",
-		"-cache", srv.Addr, "-cache-tls", "-cache-ca", srv.CAFile, "-cache-user", srv.User, "-cache-every", "50ms")
+		"-cache", srv.Addr, "-cache-tls", "-cache-ca", srv.CAFile, "-cache-user", srv.Endpoint().User, "-cache-every", "50ms")
 	want := []string{"connect", "tls", "auth", "command", "close", "total"}
 	var mfs map[string]*dto.MetricFamily
 	require.Eventually(t, func() bool {
@@ -293,5 +294,5 @@ func TestAgentCacheProbeTLSAndACL(t *testing.T) {
 	for _, m := range mfs["netperfkit_probe_errors_total"].GetMetric() {
 		assert.Zero(t, m.GetCounter().GetValue(), "%v", m.GetLabel())
 	}
-	assert.NotContains(t, log.String(), srv.Password)
+	assert.NotContains(t, log.String(), password)
 }

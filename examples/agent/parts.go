@@ -135,11 +135,7 @@ func cacheProbePhases(ctx context.Context, p *cacheProber) (map[string]time.Dura
 	r, err := p.Probe(ctx)
 	phases := map[string]time.Duration{}
 	if r != nil {
-		for name, d := range map[cache.Phase]time.Duration{
-			cache.PhaseDNS: r.DNS, cache.PhaseConnect: r.Connect, cache.PhaseTLS: r.TLS,
-			cache.PhaseAuth: r.Auth, cache.PhaseClusterSlots: r.ClusterSlots,
-			cache.PhaseCommand: r.Command, cache.PhaseClose: r.Close,
-		} {
+		for name, d := range r.Phases {
 			if d > 0 {
 				phases[string(name)] = d
 			}
@@ -149,7 +145,12 @@ func cacheProbePhases(ctx context.Context, p *cacheProber) (map[string]time.Dura
 		}
 	}
 	if err != nil {
-		return phases, string(cache.KindOf(err)), err
+		kind := string(cache.ErrServer)
+		var ce *cache.Error
+		if errors.As(err, &ce) {
+			kind = string(ce.Kind)
+		}
+		return phases, kind, err
 	}
 	return phases, "", nil
 }
