@@ -159,7 +159,17 @@ type RunResult struct {
 	ErrorsByKind map[ErrorKind]int64 `json:"errors_by_kind"`
 	// ErrorExamples holds the first message seen per kind.
 	ErrorExamples map[ErrorKind]string `json:"error_examples,omitempty"`
-	// OpsPerSec is successful operations per second of Elapsed.
+	// Window is the measured window: Duration from the first attempt, or
+	// less when the run ended sooner (MaxOps, cancellation). Elapsed also
+	// covers the operations in flight at the window's end draining or
+	// timing out.
+	Window time.Duration `json:"window_ns"`
+	// SucceededInWindow counts the operations that succeeded by the end of
+	// the window.
+	SucceededInWindow int64 `json:"succeeded_in_window"`
+	// OpsPerSec is SucceededInWindow per second of Window: operations still
+	// in flight when the window ends (draining, or timing out against a
+	// server that stopped answering) do not dilute it.
 	OpsPerSec float64 `json:"ops_per_sec"`
 	// Latency holds the statistics of every attempt (P50Us, P99Us...).
 	Latency latency.Summary `json:"latency"`
@@ -251,6 +261,7 @@ type tally struct {
 	res      *RunResult
 	attempts atomic.Int64 // started, only read to enforce MaxOps
 	ok       atomic.Int64
+	okIn     atomic.Int64 // succeeded by the end of the window
 }
 
 // fail counts a failed attempt and returns its kind.
@@ -291,12 +302,25 @@ func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) 
 	res := t.res
 	res.Elapsed = time.Since(start)
 	res.Attempts = res.Errors + t.ok.Load()
-	res.OpsPerSec = float64(t.ok.Load()) / res.Elapsed.Seconds()
+	res.Window, res.SucceededInWindow = w.Duration, t.okIn.Load()
+	if res.Elapsed < w.Duration {
+		// Ended early: every operation finished inside the window.
+		res.Window, res.SucceededInWindow = res.Elapsed, t.ok.Load()
+	}
+	res.OpsPerSec = opsPerSec(res.SucceededInWindow, res.Window)
 	if rec.Count() > 0 {
 		res.Histogram = rec.Snapshot()
 		res.Latency = latency.SummarizeHistogram(res.Histogram, nil)
 	}
 	return res, ctx.Err()
+}
+
+// opsPerSec is n per second of d, zero for an empty window.
+func opsPerSec(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
 }
 
 // worker holds what every worker of one run shares.
@@ -329,11 +353,12 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
 		return c.Set(ctx, key, wk.val)
 	}
 	var (
-		pooled    Client
-		succeeded int64
+		pooled          Client
+		succeeded, okIn int64
 	)
 	defer func() {
 		wk.t.ok.Add(succeeded) // once, not per operation
+		wk.t.okIn.Add(okIn)
 		if pooled != nil {
 			pooled.Close()
 		}
@@ -357,7 +382,8 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
 		default:
 			err = op(ctx, pooled)
 		}
-		took := time.Since(t0)
+		t1 := time.Now()
+		took := t1.Sub(t0)
 		if err != nil && ctxDone(ctx) {
 			return // cut short by the caller: not an endpoint failure
 		}
@@ -371,5 +397,8 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
 			continue
 		}
 		succeeded++
+		if !t1.After(wk.deadline) {
+			okIn++
+		}
 	}
 }
