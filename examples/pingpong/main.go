@@ -10,7 +10,8 @@
 //	pingpong -server -addr :11111                       # serve sockperf clients
 //
 // Flags: -addr host:port, -tcp, -t duration, -n count, -m size, -mps rate
-// (under-load, every 100th message asks for a reply), -spin (low-latency mode:
+// (under-load, every 100th message asks for a reply), -arrival
+// uniform|poisson (under-load send times), -spin (low-latency mode:
 // burns a core), -server, -hist FILE (HdrHistogram interval log of the
 // round-trip times, in nanoseconds) and -json (one JSON object on stdout).
 package main
@@ -44,6 +45,7 @@ type options struct {
 	count    int64
 	size     int
 	mps      int
+	arrival  latency.Arrival
 	spin     bool
 	server   bool
 	hist     string
@@ -60,6 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Int64Var(&o.count, "n", 0, "stop after `count` messages instead of after -t")
 	fs.IntVar(&o.size, "m", 14, "message `size` in bytes, header included (>= 14)")
 	fs.IntVar(&o.mps, "mps", 0, "under-load: send `rate` messages per second, every 100th asks for a reply")
+	arrival := fs.String("arrival", "uniform", "under-load send times: uniform or poisson")
 	fs.BoolVar(&o.spin, "spin", false, "low-latency mode: spin on a raw socket (burns a core; linux)")
 	fs.BoolVar(&o.server, "server", false, "serve sockperf clients at -addr until interrupted")
 	fs.StringVar(&o.hist, "hist", "", "write the round-trip times as an HdrHistogram log to `file`")
@@ -69,6 +72,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if o.arrival, err = latency.ParseArrival(*arrival); err != nil {
+		return o, fmt.Errorf("-arrival: %w", err)
 	}
 	return o, nil
 }
@@ -108,6 +115,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Network:     network,
 		MessageSize: o.size,
 		MPS:         o.mps,
+		Arrival:     o.arrival,
 	}
 	if o.count > 0 {
 		cfg.Count = o.count
@@ -204,7 +212,7 @@ func writeHist(path string, res *latency.PingPongResult, start time.Time) error 
 func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult) error {
 	kind := "ping-pong"
 	if res.TargetMPS > 0 {
-		kind = fmt.Sprintf("under-load (%d msg/s, reply every %d)", res.TargetMPS, res.ReplyEvery)
+		kind = fmt.Sprintf("under-load (%d msg/s, reply every %d, %d sent late)", res.TargetMPS, res.ReplyEvery, res.Late)
 	}
 	where := addr
 	if local {
