@@ -1,0 +1,54 @@
+package cache
+
+import (
+	"context"
+	"sync"
+
+	"github.com/netperfkit/netperfkit/latency"
+)
+
+// runOpen runs the workload open-loop at w.Rate on latency.Schedule.
+func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
+	w := wk.w
+	states := make([]*client, w.Workers)
+	for i := range states {
+		states[i] = wk.newState(uint64(i))
+	}
+	defer func() {
+		for _, st := range states {
+			st.close()
+		}
+	}()
+	if w.Mode == ModePool {
+		// Clients are created before the schedule starts, so that the first
+		// operations do not pay for them; a failure is retried (and
+		// counted) by the worker's first operation.
+		var wg sync.WaitGroup
+		for _, st := range states {
+			wg.Go(func() { st.pooled, _ = wk.newClient(ctx) })
+		}
+		wg.Wait()
+	}
+	sres, err := latency.Schedule(ctx, &latency.ScheduleConfig{
+		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
+		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
+	}, func(ctx context.Context, r *latency.Request) error {
+		err := states[r.Worker].attempt(ctx)
+		if err != nil && !ctxDone(ctx) {
+			// The schedule paces retries: no pause after a refusal.
+			wk.t.fail(err)
+		}
+		return err
+	})
+	if sres == nil {
+		return nil, err
+	}
+	res := wk.t.res
+	res.TargetRate, res.Schedule = w.Rate, sres
+	res.Elapsed = sres.Elapsed
+	res.Attempts = sres.Response.Observations
+	res.Window, res.SucceededInWindow = sres.Window, sres.SucceededInWindow
+	res.OpsPerSec = opsPerSec(res.SucceededInWindow, res.Window)
+	res.Latency, res.Histogram = sres.Response, sres.ResponseHistogram
+	return res, err
+}
