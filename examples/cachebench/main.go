@@ -8,7 +8,14 @@
 //
 //	cachebench [connection flags as cacheprobe] [-engine glide|resp|both]
 //	           [-mode pool|connect|both] [-workers 4] [-d 20s] [-runs 3]
-//	           [-ratio 1:1] [-json]
+//	           [-ratio 1:1] [-rate N [-arrival uniform|poisson]] [-json]
+//
+// With -rate N the runs are open-loop: N operations per second across all
+// workers start on schedule whether or not earlier ones have finished
+// (-workers then bounds how many are in flight; 0 picks enough for 5 ms per
+// operation). Latencies are response times from each operation's intended
+// start, free of coordinated omission; the table adds the achieved rate,
+// the late and unstarted operations and the service-time p99.
 //
 // With -engine both, each mode also reports glide relative to resp on the same
 // endpoint: the client library's own overhead. Without -addr a local server
@@ -34,6 +41,7 @@ import (
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/examples/internal/localcache"
+	"github.com/netperfkit/netperfkit/latency"
 )
 
 func main() {
@@ -46,6 +54,8 @@ type output struct {
 	DurationSec float64            `json:"duration_sec"`
 	Runs        int                `json:"runs"`
 	Ratio       string             `json:"ratio"`
+	Rate        float64            `json:"rate,omitempty"`
+	Arrival     string             `json:"arrival,omitempty"`
 	Results     []*cache.Aggregate `json:"results"`
 	Comparisons []cache.Comparison `json:"comparisons,omitempty"`
 }
@@ -60,6 +70,8 @@ type options struct {
 	runs     int
 	ratio    string
 	get, set int
+	rate     float64
+	arrival  latency.Arrival
 	asJSON   bool
 }
 
@@ -73,7 +85,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	o := &options{ef: cachecli.NewEndpointFlags(fs, "")}
 	engineFlag := fs.String("engine", "glide", "client engine: glide, resp or both (glide needs a cgo build)")
 	modeFlag := fs.String("mode", "both", "pool, connect or both")
-	fs.IntVar(&o.workers, "workers", 4, "concurrent workers")
+	fs.IntVar(&o.workers, "workers", 4, "concurrent workers (with -rate: operations in flight at most, 0 = enough for 5 ms each)")
+	fs.Float64Var(&o.rate, "rate", 0, "open loop: start `N` operations per second across all workers (0: closed loop)")
+	arrival := fs.String("arrival", "uniform", "open-loop spacing: uniform or poisson")
 	fs.DurationVar(&o.dur, "d", 20*time.Second, "duration of each run")
 	fs.IntVar(&o.runs, "runs", 3, "runs per engine and mode (medians are reported)")
 	fs.StringVar(&o.ratio, "ratio", "1:1", "GET:SET ratio")
@@ -97,6 +111,12 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.get, o.set, err = cachecli.ParseRatio(o.ratio); err != nil {
 		return nil, err
+	}
+	if o.arrival, err = latency.ParseArrival(*arrival); err != nil {
+		return nil, fmt.Errorf("-arrival: %w", err)
+	}
+	if o.rate < 0 {
+		return nil, fmt.Errorf("-rate %v is negative", o.rate)
 	}
 	return o, nil
 }
@@ -166,14 +186,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // bench runs every engine and mode and compares them.
 func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer) (*output, error) {
-	out := &output{Endpoint: ep.String(), Workers: o.workers, DurationSec: o.dur.Seconds(), Runs: o.runs, Ratio: o.ratio}
+	out := &output{Endpoint: ep.String(), Workers: o.workers, DurationSec: o.dur.Seconds(), Runs: o.runs, Ratio: o.ratio, Rate: o.rate}
+	if o.rate > 0 {
+		out.Arrival = o.arrival.String()
+	}
 	byKey := map[string]*cache.Aggregate{}
 	key := func(engine string, mode cache.Mode) string { return engine + "/" + string(mode) }
 	for _, mode := range o.modes {
 		for _, engine := range o.engines {
 			cfg := &cache.WorkloadConfig{
 				Engine: engine, Mode: mode, Workers: o.workers, Duration: o.dur,
-				GetWeight: o.get, SetWeight: o.set, Runs: o.runs,
+				GetWeight: o.get, SetWeight: o.set, Runs: o.runs, Rate: o.rate, Arrival: o.arrival,
 				OnRun: func(r *cache.RunResult) {
 					fmt.Fprintf(stderr, "cachebench: %s %s: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d attempts, %d errors\n",
 						r.Engine, r.Mode, r.OpsPerSec, r.Latency.P50Us, r.Latency.P99Us, r.Attempts, r.Errors)
@@ -213,8 +236,16 @@ func printErrors(stderr io.Writer, out *output) {
 }
 
 func printTables(w io.Writer, o *output) {
-	fmt.Fprintf(w, "endpoint %s, %d workers, %s per run, %d runs, GET:SET %s\n\n",
-		o.Endpoint, o.Workers, time.Duration(o.DurationSec*float64(time.Second)), o.Runs, o.Ratio)
+	workers := fmt.Sprint(o.Workers)
+	if o.Workers == 0 {
+		workers = "auto"
+	}
+	fmt.Fprintf(w, "endpoint %s, %s workers, %s per run, %d runs, GET:SET %s\n",
+		o.Endpoint, workers, time.Duration(o.DurationSec*float64(time.Second)), o.Runs, o.Ratio)
+	if o.Rate > 0 {
+		fmt.Fprintf(w, "open loop at %.0f ops/s (%s): p50 and p99 are response times from each operation's intended start\n", o.Rate, o.Arrival)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "engine\tmode\tp50 us\t(min-max)\tp99 us\t(min-max)\tops/s\t(min-max)\tattempts\terrors\t")
 	for _, a := range o.Results {
@@ -223,6 +254,9 @@ func printTables(w io.Writer, o *output) {
 			a.OpsPerSec.Median, a.OpsPerSec.Min, a.OpsPerSec.Max, a.Attempts, a.Errors)
 	}
 	tw.Flush()
+	if o.Rate > 0 {
+		printOpen(w, o)
+	}
 	if len(o.Comparisons) == 0 {
 		return
 	}
@@ -234,4 +268,20 @@ func printTables(w io.Writer, o *output) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\n(glide vs resp on the same endpoint and mode is the client library's own overhead)")
+}
+
+// printOpen prints the schedule of open-loop runs.
+func printOpen(w io.Writer, o *output) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "engine\tmode\ttarget/s\tachieved/s\t(min-max)\tlate\tunstarted\tservice p99 us\t(min-max)\t")
+	for _, a := range o.Results {
+		if a.AchievedRate == nil || a.ServiceP99Us == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t(%.0f-%.0f)\t%d\t%d\t%.0f\t(%.0f-%.0f)\t\n", a.Engine, a.Mode, a.TargetRate,
+			a.AchievedRate.Median, a.AchievedRate.Min, a.AchievedRate.Max, a.Late, a.Unstarted,
+			a.ServiceP99Us.Median, a.ServiceP99Us.Min, a.ServiceP99Us.Max)
+	}
+	tw.Flush()
 }
