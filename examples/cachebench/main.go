@@ -9,6 +9,13 @@
 //	cachebench [connection flags as cacheprobe] [-engine glide|resp|both]
 //	           [-mode pool|connect|both] [-workers 4] [-d 20s] [-runs 3]
 //	           [-ratio 1:1] [-rate N [-arrival uniform|poisson]] [-json]
+//	cachebench [connection flags] -slo p99=1ms [-start 1000] [-step 1s] ...
+//
+// With -slo the tool searches, per engine and mode, for the highest
+// open-loop rate whose response-time percentile meets the objective: steps
+// of -step at rates doubling from -start until one breaks it, then a
+// bisection. It prints every step (rate, achieved rate, the percentile,
+// met or not), the rate found and the rate where it broke.
 //
 // With -rate N the runs are open-loop: N operations per second across all
 // workers start on schedule whether or not earlier ones have finished
@@ -56,7 +63,8 @@ type output struct {
 	Ratio       string             `json:"ratio"`
 	Rate        float64            `json:"rate,omitempty"`
 	Arrival     string             `json:"arrival,omitempty"`
-	Results     []*cache.Aggregate `json:"results"`
+	Results     []*cache.Aggregate `json:"results,omitempty"`
+	Searches    []*search          `json:"searches,omitempty"`
 	Comparisons []cache.Comparison `json:"comparisons,omitempty"`
 }
 
@@ -72,6 +80,9 @@ type options struct {
 	get, set int
 	rate     float64
 	arrival  latency.Arrival
+	slo      *latency.SLO
+	start    float64
+	step     time.Duration
 	asJSON   bool
 }
 
@@ -88,6 +99,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.workers, "workers", 4, "concurrent workers (with -rate: operations in flight at most, 0 = enough for 5 ms each)")
 	fs.Float64Var(&o.rate, "rate", 0, "open loop: start `N` operations per second across all workers (0: closed loop)")
 	arrival := fs.String("arrival", "uniform", "open-loop spacing: uniform or poisson")
+	sloFlag := fs.String("slo", "", "search for the highest rate meeting `pP=D`, e.g. p99=1ms")
+	fs.Float64Var(&o.start, "start", 1000, "-slo: first rate of the search, ops/s")
+	fs.DurationVar(&o.step, "step", time.Second, "-slo: duration of each step")
 	fs.DurationVar(&o.dur, "d", 20*time.Second, "duration of each run")
 	fs.IntVar(&o.runs, "runs", 3, "runs per engine and mode (medians are reported)")
 	fs.StringVar(&o.ratio, "ratio", "1:1", "GET:SET ratio")
@@ -114,6 +128,13 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.arrival, err = latency.ParseArrival(*arrival); err != nil {
 		return nil, fmt.Errorf("-arrival: %w", err)
+	}
+	if *sloFlag != "" {
+		slo, err := latency.ParseSLO(*sloFlag)
+		if err != nil {
+			return nil, fmt.Errorf("-slo: %w", err)
+		}
+		o.slo = &slo
 	}
 	if o.rate < 0 {
 		return nil, fmt.Errorf("-rate %v is negative", o.rate)
@@ -167,7 +188,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer srv.Close()
 		fmt.Fprintf(stderr, "cachebench: started local %s on %s\n", srv.Binary, srv.Addr)
 	}
-	out, err := bench(ctx, ep, o, stderr)
+	benchFn := bench
+	if o.slo != nil {
+		benchFn = searchAll
+	}
+	out, err := benchFn(ctx, ep, o, stderr)
 	if err != nil {
 		return fail(1, err)
 	}
@@ -236,6 +261,10 @@ func printErrors(stderr io.Writer, out *output) {
 }
 
 func printTables(w io.Writer, o *output) {
+	if len(o.Searches) > 0 {
+		printSearches(w, o)
+		return
+	}
 	workers := fmt.Sprint(o.Workers)
 	if o.Workers == 0 {
 		workers = "auto"

@@ -124,3 +124,43 @@ func TestCachebenchRate(t *testing.T) {
 	assert.Equal(t, 2, run([]string{"-rate", "-1"}, &out, &errb))
 	assert.Equal(t, 2, run([]string{"-arrival", "bursty"}, &out, &errb))
 }
+
+// -slo searches per mode; two workers cannot offer the rates the doubling
+// reaches, so every search ends with a rate that broke.
+func TestCachebenchSLO(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	var out, errb bytes.Buffer
+	rc := run([]string{"-addr", s.Addr, "-engine", "resp", "-mode", "both", "-workers", "2", "-slo", "p99=1s",
+		"-start", "200", "-step", "200ms", "-json"}, &out, &errb)
+	require.Equal(t, 0, rc, errb.String())
+	var o struct {
+		Searches []struct {
+			Engine  string  `json:"engine"`
+			Mode    string  `json:"mode"`
+			SLO     string  `json:"slo"`
+			Rate    float64 `json:"rate"`
+			BrokeAt float64 `json:"broke_at"`
+			Steps   []struct {
+				Phase        string  `json:"phase"`
+				Rate         float64 `json:"rate"`
+				PercentileUs float64 `json:"percentile_us"`
+				Met          bool    `json:"met"`
+			} `json:"steps"`
+		} `json:"searches"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &o), out.String())
+	require.Len(t, o.Searches, 2)
+	for _, sr := range o.Searches {
+		assert.Equal(t, "p99=1s", sr.SLO)
+		require.NotEmpty(t, sr.Steps)
+		assert.Equal(t, 200.0, sr.Steps[0].Rate)
+		assert.Positive(t, sr.BrokeAt, "two workers cannot hold every rate")
+		if sr.Rate > 0 {
+			assert.Less(t, sr.Rate, sr.BrokeAt)
+		}
+	}
+	assert.Contains(t, errb.String(), "resp pool grow: 200 ops/s")
+
+	out.Reset()
+	assert.Equal(t, 2, run([]string{"-slo", "p99"}, &out, &errb))
+}
