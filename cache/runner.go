@@ -309,6 +309,12 @@ func (t *tally) fail(err error) ErrorKind {
 }
 
 func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) (*RunResult, error) {
+	return runEngineProbed(ctx, newClient, w, nil)
+}
+
+// runEngineProbed is runEngine whose closed-loop workers also run the
+// probes sent on probes between their operations.
+func runEngineProbed(ctx context.Context, newClient newClientFunc, w *WorkloadConfig, probes chan *selfProbe) (*RunResult, error) {
 	rec, err := newRecorder()
 	if err != nil {
 		return nil, err
@@ -319,7 +325,7 @@ func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) 
 	}
 	t := &tally{res: &RunResult{Engine: w.engineName(), Mode: w.Mode,
 		ErrorsByKind: map[ErrorKind]int64{}, ErrorExamples: map[ErrorKind]string{}}}
-	wk := worker{w: w, newClient: newClient, keys: keys, val: strings.Repeat("x", w.ValueSize), t: t}
+	wk := worker{w: w, newClient: newClient, keys: keys, val: strings.Repeat("x", w.ValueSize), t: t, probes: probes}
 	if w.Rate > 0 {
 		return wk.runOpen(ctx)
 	}
@@ -362,6 +368,7 @@ type worker struct {
 	val       string
 	deadline  time.Time
 	t         *tally
+	probes    chan *selfProbe // nil unless the run is probed
 }
 
 // more reports whether a worker starts another attempt.
@@ -442,6 +449,13 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
 		st.close()
 	}()
 	for wk.more(ctx) {
+		if wk.probes != nil {
+			select {
+			case p := <-wk.probes:
+				p.done <- st.probe(ctx)
+			default:
+			}
+		}
 		t0 := time.Now()
 		err := st.attempt(ctx)
 		t1 := time.Now()
