@@ -233,7 +233,7 @@ func writeHist(path string, res *latency.PingPongResult, start time.Time) error 
 func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult) error {
 	kind := "ping-pong"
 	if res.TargetMPS > 0 {
-		kind = fmt.Sprintf("under-load (%d msg/s, reply every %d, %d sent late)", res.TargetMPS, res.ReplyEvery, res.Late)
+		kind = fmt.Sprintf("under-load (%d msg/s, reply every %d)", res.TargetMPS, res.ReplyEvery)
 	}
 	where := addr
 	if local {
@@ -244,6 +244,7 @@ func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult
 		res.RunSeconds, res.Sent, res.Received, res.AchievedMPS)
 	fmt.Fprintf(w, "sockperf: [Valid Duration] RunTime=%.3f sec; Observations=%d\n", res.ValidSeconds, res.Observations)
 	if res.TargetMPS > 0 {
+		fmt.Fprintf(w, "sockperf: %d messages sent late (over one interval, at most 1 ms, after their intended time)\n", res.Late)
 		fmt.Fprintln(w, "sockperf: round-trip times from each message's intended send time:")
 	}
 	if err := res.Summary.WriteText(w, "Round trip"); err != nil {

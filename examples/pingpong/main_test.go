@@ -44,6 +44,7 @@ func TestTextAgainstServerTCPUnderLoad(t *testing.T) {
 	assert.Contains(t, s, "sockperf: Summary: Round trip is")
 	assert.Contains(t, s, "raw send-to-reply round-trip times")
 	assert.Contains(t, s, "---> percentile 99.999 =")
+	assert.Regexp(t, `sockperf: \d+ messages sent late`, s)
 }
 
 func TestTextInProcessServer(t *testing.T) {
