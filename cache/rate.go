@@ -44,7 +44,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		return err
 	})
 	if sres == nil {
-		return nil, err
+		return nil, fmt.Errorf("cache: %w", err)
 	}
 	res := wk.t.res
 	res.TargetRate, res.Schedule = w.Rate, sres
