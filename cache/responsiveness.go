@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/netperfkit/netperfkit/latency"
 )
 
@@ -34,28 +33,13 @@ type ResponsivenessConfig struct {
 	WarmUp time.Duration
 }
 
-// ProbeSet is the distribution of one kind of responsiveness probe.
-type ProbeSet struct {
-	Probes int64 `json:"probes"`
-	Errors int64 `json:"errors"`
-	// Latency summarises the probes' round trips, from each probe's
-	// intended start (probes run open-loop at ProbeRate).
-	Latency latency.Summary `json:"latency"`
-	// TrimmedMeanUs is the mean of the fastest 95% (latency.RPMTrim) and
-	// RPM 60 s divided by it.
-	TrimmedMeanUs float64 `json:"trimmed_mean_us"`
-	RPM           float64 `json:"rpm"`
-	// Histogram holds the round trips in nanoseconds.
-	Histogram *hdrhistogram.Histogram `json:"-"`
-}
-
 // ResponsivenessResult is the outcome of Responsiveness.
 type ResponsivenessResult struct {
 	// Load is the loading run.
 	Load *RunResult `json:"load"`
 	// NewConnection probes open a fresh connection each: TCP connect, TLS,
 	// AUTH, the first command (GET) and close, as Prober.Probe does.
-	NewConnection ProbeSet `json:"new_connection"`
+	NewConnection latency.ProbeStats `json:"new_connection"`
 	// NewConnectionPhasesUs holds the 95% trimmed means of the new
 	// connections' phases that RPM weighs: "connect", "tls" (with TLS)
 	// and "request" (AUTH, if any, and the first command).
@@ -63,7 +47,7 @@ type ResponsivenessResult struct {
 	// Loaded probes send one GET on one of the load's own connections,
 	// between its operations: the wait for the connection is part of the
 	// round trip.
-	Loaded ProbeSet `json:"loaded_connection"`
+	Loaded latency.ProbeStats `json:"loaded_connection"`
 	// RPM is responsiveness as the IETF responsiveness draft combines it:
 	// 60 s divided by 1/6 x (connect + TLS + request) + 1/2 x loaded, each
 	// term a 95% trimmed mean; without TLS, 1/4 x (connect + request) +
@@ -169,7 +153,7 @@ func respRun(ctx context.Context, c *ResponsivenessConfig, w *WorkloadConfig, ne
 		return <-p.done
 	})
 	wg.Wait()
-	res.NewConnection, res.Loaded = probeSet(foreign), probeSet(self)
+	res.NewConnection, res.Loaded = latency.ProbeStatsOf(foreign), latency.ProbeStatsOf(self)
 	res.NewConnectionPhasesUs = phases.trimmedMeans()
 	res.RPM = rpm(res.NewConnectionPhasesUs, res.Loaded.TrimmedMeanUs)
 	return res, cmpErr(ctx.Err(), loadErr)
@@ -183,15 +167,6 @@ func cmpErr(errs ...error) error {
 		}
 	}
 	return nil
-}
-
-func probeSet(s *latency.ScheduleResult) ProbeSet {
-	if s == nil {
-		return ProbeSet{}
-	}
-	tm := latency.TrimmedMean(s.ResponseHistogram, latency.RPMTrim)
-	return ProbeSet{Probes: s.Response.Observations, Errors: s.Failed, Latency: s.Response,
-		TrimmedMeanUs: float64(tm) / 1e3, RPM: latency.RPM(tm), Histogram: s.ResponseHistogram}
 }
 
 // rpm combines the trimmed means (µs) as the draft does.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/latency"
 )
 
 func TestResponsiveness(t *testing.T) {
@@ -26,7 +27,7 @@ func TestResponsiveness(t *testing.T) {
 			require.NotNil(t, res.Load)
 			assert.Equal(t, cache.ModePool, res.Load.Mode)
 			assert.Positive(t, res.Load.Attempts)
-			for _, ps := range []cache.ProbeSet{res.NewConnection, res.Loaded} {
+			for _, ps := range []latency.ProbeStats{res.NewConnection, res.Loaded} {
 				assert.Positive(t, ps.Probes)
 				assert.Zero(t, ps.Errors)
 				assert.Equal(t, ps.Probes, ps.Latency.Observations)

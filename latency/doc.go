@@ -32,7 +32,9 @@
 // SearchRate searches for the highest rate that meets an SLO (ParseSLO:
 // "p99.9=200us") with growing steps and then a bisection; SearchPingPong
 // runs it on under-load ping-pong. TrimmedMean and RPM give the IETF
-// responsiveness draft's round trips per minute.
+// responsiveness draft's round trips per minute, and Responsiveness probes a
+// TCP echo server RPM-style (new connections and an established one) while
+// the caller loads the path.
 //
 // Network: PingPong is a ping-pong and under-load client over UDP and TCP
 // that works against a stock `sockperf server`; its opt-in ModeSpin gets
