@@ -19,8 +19,8 @@
 //
 // With -rate N the runs are open-loop: N operations per second across all
 // workers start on schedule whether or not earlier ones have finished
-// (-workers then bounds how many are in flight; 0 picks enough for 5 ms per
-// operation). Latencies are response times from each operation's intended
+// (-workers then bounds how many are in flight; unset or 0 picks enough
+// for 5 ms per operation: rate/200, at least 4). Latencies are response times from each operation's intended
 // start, free of coordinated omission; the table adds the achieved rate,
 // the late and unstarted operations and the service-time p99.
 //
@@ -128,6 +128,11 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.arrival, err = latency.ParseArrival(*arrival); err != nil {
 		return nil, fmt.Errorf("-arrival: %w", err)
+	}
+	workersSet := false
+	fs.Visit(func(f *flag.Flag) { workersSet = workersSet || f.Name == "workers" })
+	if (o.rate > 0 || *sloFlag != "") && !workersSet {
+		o.workers = 0 // open loop: enough in flight for the rate
 	}
 	if *sloFlag != "" {
 		slo, err := latency.ParseSLO(*sloFlag)
