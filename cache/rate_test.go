@@ -102,15 +102,19 @@ func TestRunOpenLoopCoordinatedOmission(t *testing.T) {
 	assert.Zero(t, r.Errors, "%v", r.ErrorExamples)
 	assert.Positive(t, sc.Late, "the server fell behind")
 	assert.Positive(t, sc.Unstarted, "operations still queued at the end are counted, not lost")
-	assert.Greater(t, sc.Response.P99Us, 10*sc.Service.P99Us, "the response time includes the queue")
-	assert.Greater(t, sc.Response.P99Us, 100_000.0, "late in the run the queue is more than 100 ms long")
-	assert.Less(t, sc.Service.P99Us, 50_000.0, "the service time stays near the server's 2 ms")
+	// Bounds with room for a loaded 2-core machine under -race, where a
+	// stalled thread adds tens of ms to any single operation: the queue
+	// (hundreds of ms by the end) dwarfs them.
+	assert.Greater(t, sc.Response.P99Us, 5*sc.Service.P99Us, "the response time includes the queue")
+	assert.Greater(t, sc.Response.P99Us, 200_000.0, "late in the run the queue is more than 200 ms long")
+	assert.Less(t, sc.Service.P50Us, 20_000.0, "the service time stays near the server's 2 ms")
+	assert.Greater(t, sc.Response.P50Us, 5*sc.Service.P50Us)
 
 	cfg.Rate, cfg.Duration = 0, 500*time.Millisecond
 	closed, err := cache.Run(context.Background(), ep, cfg)
 	require.NoError(t, err)
 	t.Logf("closed loop: %.0f ops/s, p99 %.0f us", closed.OpsPerSec, closed.Latency.P99Us)
-	assert.Less(t, closed.Latency.P99Us, sc.Response.P99Us/10, "the closed loop hides the queue")
+	assert.Less(t, closed.Latency.P99Us, sc.Response.P99Us/3, "the closed loop hides the queue")
 }
 
 // The SLO search against a real server that one connection can drive at
