@@ -19,6 +19,16 @@ type Aggregate struct {
 	Attempts     int64               `json:"attempts"`
 	Errors       int64               `json:"errors"`
 	ErrorsByKind map[ErrorKind]int64 `json:"errors_by_kind"`
+	// Open-loop runs (WorkloadConfig.Rate) only: the target rate, the
+	// medians of the achieved rate (operations started per second) and of
+	// the service-time p99 (P50Us and P99Us are response times, from each
+	// operation's intended start), and the late and unstarted operations
+	// summed over runs.
+	TargetRate   float64        `json:"target_rate,omitempty"`
+	AchievedRate *latency.Range `json:"achieved_rate,omitempty"`
+	ServiceP99Us *latency.Range `json:"service_p99_us,omitempty"`
+	Late         int64          `json:"late,omitempty"`
+	Unstarted    int64          `json:"unstarted,omitempty"`
 	// Results holds every run; P50Us.N and the others' N count them.
 	Results []*RunResult `json:"runs_detail"`
 }
@@ -41,6 +51,9 @@ func Summarize(runs []*RunResult) *Aggregate {
 	a.P50Us = latency.AggregateFunc(runs, func(r *RunResult) float64 { return r.Latency.P50Us })
 	a.P99Us = latency.AggregateFunc(runs, func(r *RunResult) float64 { return r.Latency.P99Us })
 	a.OpsPerSec = latency.AggregateFunc(runs, func(r *RunResult) float64 { return r.OpsPerSec })
+	if runs[0].Schedule != nil {
+		summarizeOpen(a, runs)
+	}
 	return a
 }
 
@@ -105,4 +118,20 @@ func Compare(baseLabel string, base *Aggregate, otherLabel string, other *Aggreg
 		P99Ratio:       ratio(other.P99Us, base.P99Us),
 		OpsPerSecRatio: ratio(other.OpsPerSec, base.OpsPerSec),
 	}
+}
+
+// summarizeOpen fills in the open-loop fields of a.
+func summarizeOpen(a *Aggregate, runs []*RunResult) {
+	var sched []*latency.ScheduleResult
+	for _, r := range runs {
+		if r.Schedule != nil {
+			sched = append(sched, r.Schedule)
+			a.Late += r.Schedule.Late
+			a.Unstarted += r.Schedule.Unstarted
+		}
+	}
+	a.TargetRate = runs[0].TargetRate
+	ach := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.AchievedRate })
+	svc := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.Service.P99Us })
+	a.AchievedRate, a.ServiceP99Us = &ach, &svc
 }

@@ -12,6 +12,18 @@
 // (each worker reuses one client) and connect (each operation creates a client,
 // runs one command and closes it). RunRepeated reports the median of several
 // runs with min-max ranges, and Compare reports two configurations as ratios.
+// Run's ops/s counts the operations that succeeded within the measured
+// window, so operations draining or timing out after it do not dilute it.
+//
+// With WorkloadConfig.Rate set a run is open-loop, on latency.Schedule:
+// operations start at the rate whether or not earlier ones have finished,
+// latencies run from each operation's intended start (coordinated omission
+// cannot hide a stalled server), and RunResult.Schedule carries the service
+// times, the achieved rate and the late and unstarted operations.
+// SearchRate finds the highest rate whose response-time percentile meets an
+// SLO. Responsiveness measures, RPM-style, how responsive an endpoint stays
+// while a pooled load saturates it: probes on new connections and on the
+// loaded connections.
 //
 // # Engines and cgo
 //

@@ -149,3 +149,40 @@ func ExampleError() {
 	fmt.Println(errors.As(err, &ce) && ce.Kind == cache.ErrTLSVerify, errors.Is(err, cache.ErrTLSVerify), errors.Is(err, cache.ErrTLSHandshake))
 	// Output: true true false
 }
+
+// An open-loop run at 5,000 operations per second: latencies run from each
+// operation's intended start, and the schedule says whether the load was
+// offered in full.
+func ExampleRun_rate() {
+	ep := &cache.Endpoint{Addr: "127.0.0.1:6379"}
+	r, err := cache.Run(context.Background(), ep, &cache.WorkloadConfig{Rate: 5000, Duration: 10 * time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := r.Schedule
+	fmt.Printf("%.0f ops/s (achieved %.0f/s, %d late, %d unstarted): response p99 %.0f us, service p99 %.0f us\n",
+		r.OpsPerSec, s.AchievedRate, s.Late, s.Unstarted, s.Response.P99Us, s.Service.P99Us)
+}
+
+// The highest rate whose p99 stays within 1 ms.
+func ExampleSearchRate() {
+	ep := &cache.Endpoint{Addr: "127.0.0.1:6379"}
+	res, err := cache.SearchRate(context.Background(), ep, nil,
+		&latency.SearchConfig{SLO: latency.SLO{Percentile: 99, Max: time.Millisecond}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%.0f ops/s meets %s; broke at %.0f ops/s after %d steps\n", res.Rate, res.SLO, res.BrokeAt, len(res.Steps))
+}
+
+// Responsiveness under a 16-worker pooled load, RPM-style.
+func ExampleResponsiveness() {
+	ep := &cache.Endpoint{Addr: "127.0.0.1:6379"}
+	res, err := cache.Responsiveness(context.Background(), ep, &cache.ResponsivenessConfig{
+		Load: &cache.WorkloadConfig{Workers: 16, Duration: 10 * time.Second}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("RPM %.0f: new connections %.0f us, loaded connections %.0f us (trimmed means), load %.0f ops/s\n",
+		res.RPM, res.NewConnection.TrimmedMeanUs, res.Loaded.TrimmedMeanUs, res.Load.OpsPerSec)
+}

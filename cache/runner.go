@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -67,6 +68,7 @@ const (
 	defaultKeyPrefix = "netperfkit:"
 	defaultSeed      = 0x6e70_6b69_7400
 	defaultRuns      = 3
+	maxRateWorkers   = 1024
 )
 
 // WorkloadConfig configures Run and RunRepeated. A nil *WorkloadConfig means
@@ -78,8 +80,23 @@ type WorkloadConfig struct {
 	Engine Engine
 	// Mode is pool or connect. Empty means ModePool.
 	Mode Mode
-	// Workers is the number of concurrent workers. Zero means 4.
+	// Workers is the number of concurrent workers. Zero means 4, or with
+	// Rate set enough to hold it at 5 ms per operation: Rate/200, at least
+	// 4, at most 1024. In pool mode each worker has its own client.
 	Workers int
+	// Rate, when positive, runs the workload open-loop: operations start at
+	// Rate per second across all workers (latency.Schedule), whether or not
+	// earlier ones have finished, and Workers bounds how many are in
+	// flight. An operation due while every worker is busy waits for one and
+	// counts as late; latencies run from each operation's intended start
+	// (RunResult.Schedule also has them from its actual start), so a
+	// server that falls behind shows in the tail instead of slowing the
+	// load down. Zero means closed loop: each worker starts its next
+	// operation when the last one ends.
+	Rate float64
+	// Arrival spaces an open-loop run's operations: latency.ArrivalUniform
+	// (the zero value) or latency.ArrivalPoisson.
+	Arrival latency.Arrival
 	// Duration is how long operations are started for. Zero means 20 s.
 	// Operations in flight at the end finish (bounded by the Endpoint's
 	// RequestTimeout; creating a client by its ConnectTimeout).
@@ -112,6 +129,9 @@ func (c *WorkloadConfig) withDefaults() WorkloadConfig {
 	}
 	if w.Mode == "" {
 		w.Mode = ModePool
+	}
+	if w.Rate > 0 && w.Workers <= 0 {
+		w.Workers = min(max(int(math.Ceil(w.Rate/200)), defaultWorkers), maxRateWorkers)
 	}
 	w.Workers = orDefault(w.Workers, defaultWorkers)
 	w.Duration = orDefault(w.Duration, defaultDuration)
@@ -159,13 +179,31 @@ type RunResult struct {
 	ErrorsByKind map[ErrorKind]int64 `json:"errors_by_kind"`
 	// ErrorExamples holds the first message seen per kind.
 	ErrorExamples map[ErrorKind]string `json:"error_examples,omitempty"`
-	// OpsPerSec is successful operations per second of Elapsed.
+	// Window is the measured window: Duration from the first attempt, or
+	// less when the run ended sooner (MaxOps, cancellation). Elapsed also
+	// covers the operations in flight at the window's end draining or
+	// timing out.
+	Window time.Duration `json:"window_ns"`
+	// SucceededInWindow counts the operations that succeeded by the end of
+	// the window.
+	SucceededInWindow int64 `json:"succeeded_in_window"`
+	// OpsPerSec is SucceededInWindow per second of Window: operations still
+	// in flight when the window ends (draining, or timing out against a
+	// server that stopped answering) do not dilute it.
 	OpsPerSec float64 `json:"ops_per_sec"`
 	// Latency holds the statistics of every attempt (P50Us, P99Us...).
 	Latency latency.Summary `json:"latency"`
 	// Histogram holds every attempt's latency in nanoseconds, for plots and
 	// HdrHistogram exports (latency.EncodeHistogram); nil when nothing ran.
+	// In an open-loop run both are response times, from each operation's
+	// intended start.
 	Histogram *hdrhistogram.Histogram `json:"-"`
+	// TargetRate is an open-loop run's WorkloadConfig.Rate (0: closed loop).
+	TargetRate float64 `json:"target_rate,omitempty"`
+	// Schedule is an open-loop run's schedule: achieved rate, late and
+	// unstarted operations, and response times (from the intended start)
+	// and service times (from the actual start) with their histograms.
+	Schedule *latency.ScheduleResult `json:"schedule,omitempty"`
 }
 
 // recordLowest is the resolution of the histograms of operations and probe
@@ -251,6 +289,7 @@ type tally struct {
 	res      *RunResult
 	attempts atomic.Int64 // started, only read to enforce MaxOps
 	ok       atomic.Int64
+	okIn     atomic.Int64 // succeeded by the end of the window
 }
 
 // fail counts a failed attempt and returns its kind.
@@ -270,6 +309,12 @@ func (t *tally) fail(err error) ErrorKind {
 }
 
 func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) (*RunResult, error) {
+	return runEngineProbed(ctx, newClient, w, nil)
+}
+
+// runEngineProbed is runEngine whose closed-loop workers also run the
+// probes sent on probes between their operations.
+func runEngineProbed(ctx context.Context, newClient newClientFunc, w *WorkloadConfig, probes chan *selfProbe) (*RunResult, error) {
 	rec, err := newRecorder()
 	if err != nil {
 		return nil, err
@@ -280,7 +325,10 @@ func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) 
 	}
 	t := &tally{res: &RunResult{Engine: w.engineName(), Mode: w.Mode,
 		ErrorsByKind: map[ErrorKind]int64{}, ErrorExamples: map[ErrorKind]string{}}}
-	wk := worker{w: w, newClient: newClient, keys: keys, val: strings.Repeat("x", w.ValueSize), t: t}
+	wk := worker{w: w, newClient: newClient, keys: keys, val: strings.Repeat("x", w.ValueSize), t: t, probes: probes}
+	if w.Rate > 0 {
+		return wk.runOpen(ctx)
+	}
 	start := time.Now()
 	wk.deadline = start.Add(w.Duration)
 	var wg sync.WaitGroup
@@ -291,12 +339,25 @@ func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) 
 	res := t.res
 	res.Elapsed = time.Since(start)
 	res.Attempts = res.Errors + t.ok.Load()
-	res.OpsPerSec = float64(t.ok.Load()) / res.Elapsed.Seconds()
+	res.Window, res.SucceededInWindow = w.Duration, t.okIn.Load()
+	if res.Elapsed < w.Duration {
+		// Ended early: every operation finished inside the window.
+		res.Window, res.SucceededInWindow = res.Elapsed, t.ok.Load()
+	}
+	res.OpsPerSec = opsPerSec(res.SucceededInWindow, res.Window)
 	if rec.Count() > 0 {
 		res.Histogram = rec.Snapshot()
 		res.Latency = latency.SummarizeHistogram(res.Histogram, nil)
 	}
 	return res, ctx.Err()
+}
+
+// opsPerSec is n per second of d, zero for an empty window.
+func opsPerSec(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
 }
 
 // worker holds what every worker of one run shares.
@@ -307,6 +368,7 @@ type worker struct {
 	val       string
 	deadline  time.Time
 	t         *tally
+	probes    chan *selfProbe // nil unless the run is probed
 }
 
 // more reports whether a worker starts another attempt.
@@ -317,59 +379,98 @@ func (wk *worker) more(ctx context.Context) bool {
 	return wk.w.MaxOps <= 0 || wk.t.attempts.Add(1) <= wk.w.MaxOps
 }
 
+// client is one worker's state: its key choice and, in pool mode, its
+// client.
+type client struct {
+	wk     *worker
+	rng    *rand.Rand
+	total  int
+	pooled Client
+}
+
+func (wk *worker) newState(id uint64) *client {
+	return &client{wk: wk, rng: rand.New(rand.NewPCG(wk.w.Seed, id)), total: wk.w.GetWeight + wk.w.SetWeight}
+}
+
+// op runs one GET or SET on c.
+func (st *client) op(ctx context.Context, c Client) error {
+	key := st.wk.keys[st.rng.IntN(len(st.wk.keys))]
+	if st.rng.IntN(st.total) < st.wk.w.GetWeight {
+		return c.Get(ctx, key)
+	}
+	return c.Set(ctx, key, st.wk.val)
+}
+
+// attempt runs one operation the way the mode says.
+func (st *client) attempt(ctx context.Context) error {
+	switch {
+	case st.wk.w.Mode == ModeConnect:
+		c, err := st.wk.newClient(ctx)
+		if err != nil {
+			return err
+		}
+		err = st.op(ctx, c)
+		c.Close()
+		return err
+	case st.pooled == nil:
+		// Creating the worker's client is part of the first attempt; a
+		// failure is counted and retried next time.
+		var err error
+		if st.pooled, err = st.wk.newClient(ctx); err != nil {
+			return err
+		}
+	}
+	return st.op(ctx, st.pooled)
+}
+
+func (st *client) close() {
+	if st.pooled != nil {
+		st.pooled.Close()
+		st.pooled = nil
+	}
+}
+
+// failed counts a failed attempt that started at t0 and took took; a
+// refused reconnect, which fails in microseconds, is paced so that a dead
+// server is not spun on.
+func (wk *worker) failed(ctx context.Context, err error, t0 time.Time, took time.Duration) {
+	if k := wk.t.fail(err); took < time.Millisecond && (k == ErrConnectRefused || k == ErrConnect) {
+		sleepUntil(ctx, t0.Add(time.Millisecond))
+	}
+}
+
 // run is one worker's loop: attempts until the run ends, each recorded.
 func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
-	rng := rand.New(rand.NewPCG(wk.w.Seed, id))
-	total := wk.w.GetWeight + wk.w.SetWeight
-	op := func(ctx context.Context, c Client) error {
-		key := wk.keys[rng.IntN(len(wk.keys))]
-		if rng.IntN(total) < wk.w.GetWeight {
-			return c.Get(ctx, key)
-		}
-		return c.Set(ctx, key, wk.val)
-	}
-	var (
-		pooled    Client
-		succeeded int64
-	)
+	st := wk.newState(id)
+	var succeeded, okIn int64
 	defer func() {
 		wk.t.ok.Add(succeeded) // once, not per operation
-		if pooled != nil {
-			pooled.Close()
-		}
+		wk.t.okIn.Add(okIn)
+		st.close()
 	}()
 	for wk.more(ctx) {
-		t0 := time.Now()
-		var err error
-		switch {
-		case wk.w.Mode == ModeConnect:
-			var c Client
-			if c, err = wk.newClient(ctx); err == nil {
-				err = op(ctx, c)
-				c.Close()
+		if wk.probes != nil {
+			select {
+			case p := <-wk.probes:
+				p.done <- st.probe(ctx)
+			default:
 			}
-		case pooled == nil:
-			// Creating the worker's client is part of the first attempt; a
-			// failure is counted and retried next time.
-			if pooled, err = wk.newClient(ctx); err == nil {
-				err = op(ctx, pooled)
-			}
-		default:
-			err = op(ctx, pooled)
 		}
-		took := time.Since(t0)
+		t0 := time.Now()
+		err := st.attempt(ctx)
+		t1 := time.Now()
+		took := t1.Sub(t0)
 		if err != nil && ctxDone(ctx) {
 			return // cut short by the caller: not an endpoint failure
 		}
 		rec.Record(took)
 		if err != nil {
-			if k := wk.t.fail(err); took < time.Millisecond && (k == ErrConnectRefused || k == ErrConnect) {
-				// A refused reconnect fails in microseconds: pace retries so
-				// that a dead server is not spun on.
-				sleepUntil(ctx, t0.Add(time.Millisecond))
-			}
+			wk.failed(ctx, err, t0, took)
 			continue
 		}
 		succeeded++
+		if !t1.After(wk.deadline) {
+			okIn++
+		}
 	}
 }

@@ -20,6 +20,22 @@
 // HistogramLog the interval log format, and WritePercentiles the .hgrm
 // percentile distribution that HdrHistogram's tools read.
 //
+// Open loop: Schedule runs requests at a fixed rate (ArrivalUniform or
+// ArrivalPoisson) on a bounded set of workers, with intended start times
+// fixed from the start, so that the schedule neither drifts nor bursts to
+// catch up. Each request records its response time (from its intended
+// start, free of coordinated omission) and its service time (from its
+// actual start); a request that starts late because every worker was busy
+// is counted as late and still run, and those never started by the end are
+// counted as unstarted. PingPong's under-load mode, package cache's
+// open-loop workloads and package throughput's RTT probe use it.
+// SearchRate searches for the highest rate that meets an SLO (ParseSLO:
+// "p99.9=200us") with growing steps and then a bisection; SearchPingPong
+// runs it on under-load ping-pong. TrimmedMean and RPM give the IETF
+// responsiveness draft's round trips per minute, and Responsiveness probes a
+// TCP echo server RPM-style (new connections and an established one) while
+// the caller loads the path.
+//
 // Network: PingPong is a ping-pong and under-load client over UDP and TCP
 // that works against a stock `sockperf server`; its opt-in ModeSpin gets
 // within a few percent of sockperf's own client at the cost of a busy core.

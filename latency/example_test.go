@@ -164,3 +164,35 @@ func ExampleServer_Serve() {
 		log.Print(err)
 	}
 }
+
+func ExampleSchedule() {
+	// Five requests at 1,000 per second on two workers. The function would
+	// send a request and wait for its reply; the result has both response
+	// times (from the intended start) and service times (from the actual
+	// one).
+	res, err := latency.Schedule(context.Background(), &latency.ScheduleConfig{Rate: 1000, Workers: 2, Count: 5},
+		func(ctx context.Context, r *latency.Request) error { return nil })
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Started, res.Response.Observations, res.Service.Observations)
+	// Output: 5 5 5
+}
+
+func ExampleSearchPingPong() {
+	// The highest under-load rate at which a sockperf server's p99.9
+	// round trip stays within 200 µs.
+	slo, err := latency.ParseSLO("p99.9=200us")
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := latency.SearchPingPong(context.Background(), "10.0.0.2:11111", nil,
+		&latency.SearchConfig{SLO: slo, Start: 10_000, StepDuration: time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, st := range res.Steps {
+		log.Printf("%s %.0f msg/s: p99.9 %.1f us, met %v", st.Phase, st.Rate, st.PercentileUs, st.Met)
+	}
+	log.Printf("%.0f msg/s meets %s; broke at %.0f", res.Rate, res.SLO, res.BrokeAt)
+}

@@ -84,6 +84,9 @@ type PingPongConfig struct {
 	// for gaps under 2 ms, so an under-load run above ~500 messages per
 	// second keeps a core busy.
 	MPS int
+	// Arrival spaces the under-load send times: ArrivalUniform (the zero
+	// value, like sockperf) or ArrivalPoisson.
+	Arrival Arrival
 	// ReplyEvery is the under-load reply ratio. Zero means 100.
 	ReplyEvery int
 	// ReadTimeout is how long a reply is awaited before the message counts
@@ -134,6 +137,10 @@ type PingPongResult struct {
 	AchievedMPS float64 `json:"achieved_mps"`
 	// ReplyEvery is the under-load reply ratio (0 in ping-pong).
 	ReplyEvery int `json:"reply_every,omitempty"`
+	// Late counts the under-load messages sent more than one interval (at
+	// most 1 ms) after their intended time; they are sent, not skipped, and
+	// their round trips are measured from the intended time.
+	Late int64 `json:"late,omitempty"`
 	// Raw summarises the send-to-reply times of an under-load run.
 	Raw *Summary `json:"raw,omitempty"`
 	// Samples holds every measured round trip in send order, unless
@@ -193,6 +200,8 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 		return PingPongConfig{}, fmt.Errorf("%w: negative duration, rate or timeout", ErrInvalidConfig)
 	case c.Count <= 0 && c.WarmUp+c.CoolDown >= c.Duration:
 		return PingPongConfig{}, fmt.Errorf("%w: Duration %v leaves no measurement window after WarmUp %v and CoolDown %v", ErrInvalidConfig, c.Duration, c.WarmUp, c.CoolDown)
+	case c.Arrival != ArrivalUniform && c.Arrival != ArrivalPoisson:
+		return PingPongConfig{}, fmt.Errorf("%w: unknown arrival %d", ErrInvalidConfig, int(c.Arrival))
 	case c.Mode != ModeDefault && c.Mode != ModeSpin:
 		return PingPongConfig{}, fmt.Errorf("%w: unknown mode %d", ErrInvalidConfig, int(c.Mode))
 	}
@@ -483,32 +492,40 @@ func (r *run) underLoad(ctx context.Context) error {
 }
 
 // send sends messages at the configured rate until the run ends, the last
-// sequence number used being seq.
+// sequence number used being seq. The intended send times come from
+// Schedule's pacer, so they are fixed from the start and never burst to
+// catch up; a message sent more than one interval (at most 1 ms) after its
+// intended time counts as late.
 func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 	r := l.run
 	size := uint32(len(msg))
-	interval := float64(time.Second) / float64(r.cfg.MPS)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	clk := &realClock{start: r.base, spin: int64(defaultSpin), timer: time.NewTimer(time.Hour)}
+	defer clk.timer.Stop()
+	pc := newPacer(r.start, float64(r.cfg.MPS), r.cfg.Arrival, 0)
+	lateAfter := min(int64(time.Second)/int64(r.cfg.MPS), int64(maxLateAfter))
 	for i := int64(0); ; i++ {
 		if r.cfg.Count > 0 && i >= r.cfg.Count {
 			return nil
 		}
-		intended := r.start + int64(float64(i)*interval)
+		intended := pc.next()
 		if r.end >= 0 && intended >= r.end {
 			return nil
 		}
-		if !r.waitUntil(ctx, timer, intended) {
+		if !clk.waitUntil(ctx, intended) || r.cancelled.Load() {
 			return nil
 		}
 		seq++
 		flags := wire.FlagClient
+		now := r.now()
+		if now-intended > lateAfter {
+			r.res.Late++
+		}
 		if seq%l.every == 0 {
 			flags |= wire.FlagPong
 			p := &l.table[(seq/l.every)&l.mask]
 			p.intended.Store(intended)
 			p.got.Store(false)
-			p.sent.Store(r.now())
+			p.sent.Store(now)
 			p.seq.Store(seq)
 			if r.inWindow(intended) {
 				l.pongsIn++
@@ -522,28 +539,6 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 		l.lastSeq.Store(seq)
 		l.lastSend.Store(r.now())
 	}
-}
-
-// waitUntil waits for the intended send time (ns since base). It reports
-// false when ctx ended first. Go's timers wake up about 1 ms late, so a
-// sleep only covers the bulk of a long wait and the rest is a busy wait, as
-// in sockperf.
-func (r *run) waitUntil(ctx context.Context, timer *time.Timer, intended int64) bool {
-	if wait := intended - r.now(); wait > int64(2*time.Millisecond) {
-		timer.Reset(time.Duration(wait) - time.Millisecond)
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			return false
-		}
-	}
-	for i := 0; r.now() < intended; i++ {
-		if i&63 == 0 && (ctx.Err() != nil || r.cancelled.Load()) {
-			return false
-		}
-		runtime.Gosched()
-	}
-	return !r.cancelled.Load()
 }
 
 // receive reads replies until the sender is done and every reply has come

@@ -286,3 +286,24 @@ func TestPingPongCancelledBeforeDial(t *testing.T) {
 		assert.Equal(t, int64(0), res.Sent)
 	}
 }
+
+// Under load with Poisson arrivals: the number of messages follows the
+// schedule's seeded process (about MPS x Duration), each reply is matched,
+// and lateness is counted, not hidden.
+func TestPingPongUnderLoadPoisson(t *testing.T) {
+	addr, _ := startServer(t, "udp", nil)
+	res, err := PingPong(context.Background(), addr, &PingPongConfig{
+		Duration: 500 * time.Millisecond, MPS: 2000, ReplyEvery: 10, Arrival: ArrivalPoisson,
+		WarmUp: 100 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	// 1,000 expected, standard deviation about 32.
+	assert.InDelta(t, 1000, res.Sent, 160)
+	assert.InDelta(t, float64(res.Sent)/10, res.Received+res.Dropped, 6)
+	assert.LessOrEqual(t, res.Late, res.Sent)
+	require.NotNil(t, res.Raw)
+	assert.GreaterOrEqual(t, res.AvgUs, res.Raw.AvgUs)
+
+	_, err = PingPong(context.Background(), addr, &PingPongConfig{MPS: 10, Arrival: 7})
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+}

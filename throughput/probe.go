@@ -9,17 +9,28 @@ import (
 
 // LatencyProbe runs a latency.PingPong next to the flows of a test, so the
 // result shows the RTT distribution under load beside the throughput
-// (what iperf3 users ask for in its issue 635).
+// (what iperf3 users ask for in its issue 635). The probe is open-loop: its
+// messages go out at a fixed rate on latency's scheduler, each asking for a
+// reply, and round trips are measured from their intended send times, so a
+// path that stalls shows in the tail instead of slowing the probe down.
 type LatencyProbe struct {
 	// Addr is a sockperf-compatible echo server ("host:port"): `sockperf
 	// server`, or a latency.Server on the far host.
 	Addr string
-	// Config tunes the probe (nil means a UDP ping-pong of 14-byte
-	// messages). Its Duration is replaced by the test's: the probe runs
-	// from the moment data flows until the test ends. A zero WarmUp becomes
-	// the test's omit period; a zero CoolDown becomes none.
+	// Rate is the number of probe messages per second. Zero means 100;
+	// Config.MPS, when set, takes precedence.
+	Rate int
+	// Config tunes the probe (nil means UDP, 14-byte messages, Rate per
+	// second, uniform arrivals). Its Duration is replaced by the test's:
+	// the probe runs from the moment data flows until the test ends. A zero
+	// MPS becomes Rate and a zero ReplyEvery 1 (every message measured); a
+	// zero WarmUp becomes the test's omit period; a zero CoolDown becomes
+	// none.
 	Config *latency.PingPongConfig
 }
+
+// defaultProbeRate is LatencyProbe's default rate, messages per second.
+const defaultProbeRate = 100
 
 // probeRun is a probe in flight.
 type probeRun struct {
@@ -35,6 +46,15 @@ func startProbe(ctx context.Context, p *LatencyProbe, omit, total time.Duration)
 		cfg = *p.Config
 	}
 	cfg.Count = 0
+	if cfg.MPS == 0 {
+		cfg.MPS = p.Rate
+		if cfg.MPS <= 0 {
+			cfg.MPS = defaultProbeRate
+		}
+	}
+	if cfg.ReplyEvery == 0 {
+		cfg.ReplyEvery = 1
+	}
 	// The run is ended by cancellation when the flows end; the duration is
 	// only a bound.
 	cfg.Duration = 24 * time.Hour

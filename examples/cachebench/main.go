@@ -8,7 +8,21 @@
 //
 //	cachebench [connection flags as cacheprobe] [-engine glide|resp|both]
 //	           [-mode pool|connect|both] [-workers 4] [-d 20s] [-runs 3]
-//	           [-ratio 1:1] [-json]
+//	           [-ratio 1:1] [-rate N [-arrival uniform|poisson]] [-json]
+//	cachebench [connection flags] -slo p99=1ms [-start 1000] [-step 1s] ...
+//
+// With -slo the tool searches, per engine and mode, for the highest
+// open-loop rate whose response-time percentile meets the objective: steps
+// of -step at rates doubling from -start until one breaks it, then a
+// bisection. It prints every step (rate, achieved rate, the percentile,
+// met or not), the rate found and the rate where it broke.
+//
+// With -rate N the runs are open-loop: N operations per second across all
+// workers start on schedule whether or not earlier ones have finished
+// (-workers then bounds how many are in flight; unset or 0 picks enough
+// for 5 ms per operation: rate/200, at least 4). Latencies are response times from each operation's intended
+// start, free of coordinated omission; the table adds the achieved rate,
+// the late and unstarted operations and the service-time p99.
 //
 // With -engine both, each mode also reports glide relative to resp on the same
 // endpoint: the client library's own overhead. Without -addr a local server
@@ -34,6 +48,7 @@ import (
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/examples/internal/localcache"
+	"github.com/netperfkit/netperfkit/latency"
 )
 
 func main() {
@@ -46,7 +61,10 @@ type output struct {
 	DurationSec float64            `json:"duration_sec"`
 	Runs        int                `json:"runs"`
 	Ratio       string             `json:"ratio"`
-	Results     []*cache.Aggregate `json:"results"`
+	Rate        float64            `json:"rate,omitempty"`
+	Arrival     string             `json:"arrival,omitempty"`
+	Results     []*cache.Aggregate `json:"results,omitempty"`
+	Searches    []*search          `json:"searches,omitempty"`
 	Comparisons []cache.Comparison `json:"comparisons,omitempty"`
 }
 
@@ -60,6 +78,11 @@ type options struct {
 	runs     int
 	ratio    string
 	get, set int
+	rate     float64
+	arrival  latency.Arrival
+	slo      *latency.SLO
+	start    float64
+	step     time.Duration
 	asJSON   bool
 }
 
@@ -73,7 +96,12 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	o := &options{ef: cachecli.NewEndpointFlags(fs, "")}
 	engineFlag := fs.String("engine", "glide", "client engine: glide, resp or both (glide needs a cgo build)")
 	modeFlag := fs.String("mode", "both", "pool, connect or both")
-	fs.IntVar(&o.workers, "workers", 4, "concurrent workers")
+	fs.IntVar(&o.workers, "workers", 4, "concurrent workers (with -rate: operations in flight at most, 0 = enough for 5 ms each)")
+	fs.Float64Var(&o.rate, "rate", 0, "open loop: start `N` operations per second across all workers (0: closed loop)")
+	arrival := fs.String("arrival", "uniform", "open-loop spacing: uniform or poisson")
+	sloFlag := fs.String("slo", "", "search for the highest rate meeting `pP=D`, e.g. p99=1ms")
+	fs.Float64Var(&o.start, "start", 1000, "-slo: first rate of the search, ops/s")
+	fs.DurationVar(&o.step, "step", time.Second, "-slo: duration of each step")
 	fs.DurationVar(&o.dur, "d", 20*time.Second, "duration of each run")
 	fs.IntVar(&o.runs, "runs", 3, "runs per engine and mode (medians are reported)")
 	fs.StringVar(&o.ratio, "ratio", "1:1", "GET:SET ratio")
@@ -97,6 +125,24 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.get, o.set, err = cachecli.ParseRatio(o.ratio); err != nil {
 		return nil, err
+	}
+	if o.arrival, err = latency.ParseArrival(*arrival); err != nil {
+		return nil, fmt.Errorf("-arrival: %w", err)
+	}
+	workersSet := false
+	fs.Visit(func(f *flag.Flag) { workersSet = workersSet || f.Name == "workers" })
+	if (o.rate > 0 || *sloFlag != "") && !workersSet {
+		o.workers = 0 // open loop: enough in flight for the rate
+	}
+	if *sloFlag != "" {
+		slo, err := latency.ParseSLO(*sloFlag)
+		if err != nil {
+			return nil, fmt.Errorf("-slo: %w", err)
+		}
+		o.slo = &slo
+	}
+	if o.rate < 0 {
+		return nil, fmt.Errorf("-rate %v is negative", o.rate)
 	}
 	return o, nil
 }
@@ -147,7 +193,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer srv.Close()
 		fmt.Fprintf(stderr, "cachebench: started local %s on %s\n", srv.Binary, srv.Addr)
 	}
-	out, err := bench(ctx, ep, o, stderr)
+	benchFn := bench
+	if o.slo != nil {
+		benchFn = searchAll
+	}
+	out, err := benchFn(ctx, ep, o, stderr)
 	if err != nil {
 		return fail(1, err)
 	}
@@ -166,14 +216,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // bench runs every engine and mode and compares them.
 func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer) (*output, error) {
-	out := &output{Endpoint: ep.String(), Workers: o.workers, DurationSec: o.dur.Seconds(), Runs: o.runs, Ratio: o.ratio}
+	out := &output{Endpoint: ep.String(), Workers: o.workers, DurationSec: o.dur.Seconds(), Runs: o.runs, Ratio: o.ratio, Rate: o.rate}
+	if o.rate > 0 {
+		out.Arrival = o.arrival.String()
+	}
 	byKey := map[string]*cache.Aggregate{}
 	key := func(engine string, mode cache.Mode) string { return engine + "/" + string(mode) }
 	for _, mode := range o.modes {
 		for _, engine := range o.engines {
 			cfg := &cache.WorkloadConfig{
 				Engine: engine, Mode: mode, Workers: o.workers, Duration: o.dur,
-				GetWeight: o.get, SetWeight: o.set, Runs: o.runs,
+				GetWeight: o.get, SetWeight: o.set, Runs: o.runs, Rate: o.rate, Arrival: o.arrival,
 				OnRun: func(r *cache.RunResult) {
 					fmt.Fprintf(stderr, "cachebench: %s %s: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d attempts, %d errors\n",
 						r.Engine, r.Mode, r.OpsPerSec, r.Latency.P50Us, r.Latency.P99Us, r.Attempts, r.Errors)
@@ -213,8 +266,20 @@ func printErrors(stderr io.Writer, out *output) {
 }
 
 func printTables(w io.Writer, o *output) {
-	fmt.Fprintf(w, "endpoint %s, %d workers, %s per run, %d runs, GET:SET %s\n\n",
-		o.Endpoint, o.Workers, time.Duration(o.DurationSec*float64(time.Second)), o.Runs, o.Ratio)
+	if len(o.Searches) > 0 {
+		printSearches(w, o)
+		return
+	}
+	workers := fmt.Sprint(o.Workers)
+	if o.Workers == 0 {
+		workers = "auto"
+	}
+	fmt.Fprintf(w, "endpoint %s, %s workers, %s per run, %d runs, GET:SET %s\n",
+		o.Endpoint, workers, time.Duration(o.DurationSec*float64(time.Second)), o.Runs, o.Ratio)
+	if o.Rate > 0 {
+		fmt.Fprintf(w, "open loop at %.0f ops/s (%s): p50 and p99 are response times from each operation's intended start\n", o.Rate, o.Arrival)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "engine\tmode\tp50 us\t(min-max)\tp99 us\t(min-max)\tops/s\t(min-max)\tattempts\terrors\t")
 	for _, a := range o.Results {
@@ -223,6 +288,9 @@ func printTables(w io.Writer, o *output) {
 			a.OpsPerSec.Median, a.OpsPerSec.Min, a.OpsPerSec.Max, a.Attempts, a.Errors)
 	}
 	tw.Flush()
+	if o.Rate > 0 {
+		printOpen(w, o)
+	}
 	if len(o.Comparisons) == 0 {
 		return
 	}
@@ -234,4 +302,20 @@ func printTables(w io.Writer, o *output) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\n(glide vs resp on the same endpoint and mode is the client library's own overhead)")
+}
+
+// printOpen prints the schedule of open-loop runs.
+func printOpen(w io.Writer, o *output) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "engine\tmode\ttarget/s\tachieved/s\t(min-max)\tlate\tunstarted\tservice p99 us\t(min-max)\t")
+	for _, a := range o.Results {
+		if a.AchievedRate == nil || a.ServiceP99Us == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t(%.0f-%.0f)\t%d\t%d\t%.0f\t(%.0f-%.0f)\t\n", a.Engine, a.Mode, a.TargetRate,
+			a.AchievedRate.Median, a.AchievedRate.Min, a.AchievedRate.Max, a.Late, a.Unstarted,
+			a.ServiceP99Us.Median, a.ServiceP99Us.Min, a.ServiceP99Us.Max)
+	}
+	tw.Flush()
 }

@@ -87,3 +87,80 @@ func TestCachebenchWithoutCgo(t *testing.T) {
 	require.Len(t, o.Results, 1, "glide and resp collapse to one resp run")
 	assert.Equal(t, "resp", o.Results[0].Engine)
 }
+
+func TestCachebenchRate(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	var out, errb bytes.Buffer
+	rc := run([]string{"-addr", s.Addr, "-engine", "resp", "-mode", "both", "-rate", "500", "-arrival", "poisson",
+		"-workers", "0", "-d", "400ms", "-runs", "1", "-json"}, &out, &errb)
+	require.Equal(t, 0, rc, errb.String())
+	var o struct {
+		Rate    float64          `json:"rate"`
+		Arrival string           `json:"arrival"`
+		Results []map[string]any `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &o))
+	assert.Equal(t, 500.0, o.Rate)
+	assert.Equal(t, "poisson", o.Arrival)
+	require.Len(t, o.Results, 2)
+	for _, r := range o.Results {
+		for _, k := range []string{"target_rate", "achieved_rate", "service_p99_us"} {
+			require.Contains(t, r, k)
+		}
+		assert.Equal(t, 500.0, r["target_rate"])
+		run := r["runs_detail"].([]any)[0].(map[string]any)
+		sched := run["schedule"].(map[string]any)
+		assert.Equal(t, sched["due"], sched["started"].(float64)+sched["unstarted"].(float64))
+		assert.Contains(t, sched, "service")
+		assert.Contains(t, sched, "response")
+	}
+
+	out.Reset()
+	rc = run([]string{"-addr", s.Addr, "-engine", "resp", "-mode", "pool", "-rate", "300", "-d", "300ms", "-runs", "1"}, &out, &errb)
+	require.Equal(t, 0, rc, errb.String())
+	assert.Contains(t, out.String(), "open loop at 300 ops/s (uniform)")
+	assert.Contains(t, out.String(), "achieved/s")
+
+	assert.Equal(t, 2, run([]string{"-rate", "-1"}, &out, &errb))
+	assert.Equal(t, 2, run([]string{"-arrival", "bursty"}, &out, &errb))
+}
+
+// -slo searches per mode; two workers cannot offer the rates the doubling
+// reaches, so every search ends with a rate that broke.
+func TestCachebenchSLO(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	var out, errb bytes.Buffer
+	rc := run([]string{"-addr", s.Addr, "-engine", "resp", "-mode", "both", "-workers", "2", "-slo", "p99=1s",
+		"-start", "200", "-step", "200ms", "-json"}, &out, &errb)
+	require.Equal(t, 0, rc, errb.String())
+	var o struct {
+		Searches []struct {
+			Engine  string  `json:"engine"`
+			Mode    string  `json:"mode"`
+			SLO     string  `json:"slo"`
+			Rate    float64 `json:"rate"`
+			BrokeAt float64 `json:"broke_at"`
+			Steps   []struct {
+				Phase        string  `json:"phase"`
+				Rate         float64 `json:"rate"`
+				PercentileUs float64 `json:"percentile_us"`
+				Met          bool    `json:"met"`
+			} `json:"steps"`
+		} `json:"searches"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &o), out.String())
+	require.Len(t, o.Searches, 2)
+	for _, sr := range o.Searches {
+		assert.Equal(t, "p99=1s", sr.SLO)
+		require.NotEmpty(t, sr.Steps)
+		assert.Equal(t, 200.0, sr.Steps[0].Rate)
+		assert.Positive(t, sr.BrokeAt, "two workers cannot hold every rate")
+		if sr.Rate > 0 {
+			assert.Less(t, sr.Rate, sr.BrokeAt)
+		}
+	}
+	assert.Contains(t, errb.String(), "resp pool grow: 200 ops/s")
+
+	out.Reset()
+	assert.Equal(t, 2, run([]string{"-slo", "p99"}, &out, &errb))
+}

@@ -8,9 +8,14 @@
 //	pingpong -addr 10.0.0.2:11111 -t 5s -m 64 -spin
 //	pingpong -addr 10.0.0.2:11111 -tcp -mps 10000      # under-load
 //	pingpong -server -addr :11111                       # serve sockperf clients
+//	pingpong -addr 10.0.0.2:11111 -slo p99.9=200us      # highest rate meeting an SLO
 //
 // Flags: -addr host:port, -tcp, -t duration, -n count, -m size, -mps rate
-// (under-load, every 100th message asks for a reply), -spin (low-latency mode:
+// (under-load, every 100th message asks for a reply), -arrival
+// uniform|poisson (under-load send times), -slo pP=D (search for the highest
+// under-load rate whose round-trip percentile meets it, every message asking
+// for a reply: steps of -step from -start messages per second, doubling
+// until one breaks, then a bisection), -spin (low-latency mode:
 // burns a core), -server, -hist FILE (HdrHistogram interval log of the
 // round-trip times, in nanoseconds) and -json (one JSON object on stdout).
 package main
@@ -25,6 +30,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"text/tabwriter"
 	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
@@ -44,7 +50,11 @@ type options struct {
 	count    int64
 	size     int
 	mps      int
+	arrival  latency.Arrival
 	spin     bool
+	slo      *latency.SLO
+	start    float64
+	step     time.Duration
 	server   bool
 	hist     string
 	json     bool
@@ -60,6 +70,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Int64Var(&o.count, "n", 0, "stop after `count` messages instead of after -t")
 	fs.IntVar(&o.size, "m", 14, "message `size` in bytes, header included (>= 14)")
 	fs.IntVar(&o.mps, "mps", 0, "under-load: send `rate` messages per second, every 100th asks for a reply")
+	arrival := fs.String("arrival", "uniform", "under-load send times: uniform or poisson")
+	sloFlag := fs.String("slo", "", "search for the highest under-load rate meeting `pP=D`, e.g. p99.9=200us")
+	fs.Float64Var(&o.start, "start", 1000, "-slo: first rate of the search, messages per second")
+	fs.DurationVar(&o.step, "step", time.Second, "-slo: duration of each step")
 	fs.BoolVar(&o.spin, "spin", false, "low-latency mode: spin on a raw socket (burns a core; linux)")
 	fs.BoolVar(&o.server, "server", false, "serve sockperf clients at -addr until interrupted")
 	fs.StringVar(&o.hist, "hist", "", "write the round-trip times as an HdrHistogram log to `file`")
@@ -69,6 +83,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if o.arrival, err = latency.ParseArrival(*arrival); err != nil {
+		return o, fmt.Errorf("-arrival: %w", err)
+	}
+	if *sloFlag != "" {
+		slo, err := latency.ParseSLO(*sloFlag)
+		if err != nil {
+			return o, fmt.Errorf("-slo: %w", err)
+		}
+		o.slo = &slo
 	}
 	return o, nil
 }
@@ -108,6 +133,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Network:     network,
 		MessageSize: o.size,
 		MPS:         o.mps,
+		Arrival:     o.arrival,
 	}
 	if o.count > 0 {
 		cfg.Count = o.count
@@ -116,6 +142,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.spin {
 		cfg.Mode = latency.ModeSpin
+	}
+	if o.slo != nil {
+		return searchSLO(ctx, stdout, stderr, o, cfg)
 	}
 	start := time.Now()
 	res, err := latency.PingPong(ctx, o.addr, cfg)
@@ -215,6 +244,7 @@ func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult
 		res.RunSeconds, res.Sent, res.Received, res.AchievedMPS)
 	fmt.Fprintf(w, "sockperf: [Valid Duration] RunTime=%.3f sec; Observations=%d\n", res.ValidSeconds, res.Observations)
 	if res.TargetMPS > 0 {
+		fmt.Fprintf(w, "sockperf: %d messages sent late (over one interval, at most 1 ms, after their intended time)\n", res.Late)
 		fmt.Fprintln(w, "sockperf: round-trip times from each message's intended send time:")
 	}
 	if err := res.Summary.WriteText(w, "Round trip"); err != nil {
@@ -225,4 +255,41 @@ func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult
 		return res.Raw.WriteText(w, "Round trip")
 	}
 	return nil
+}
+
+// searchSLO runs the SLO rate search and prints its steps.
+func searchSLO(ctx context.Context, stdout, stderr io.Writer, o options, cfg *latency.PingPongConfig) error {
+	res, err := latency.SearchPingPong(ctx, o.addr, cfg, &latency.SearchConfig{SLO: *o.slo, Start: o.start, StepDuration: o.step,
+		OnStep: func(st *latency.SearchStep) {
+			fmt.Fprintf(stderr, "pingpong: %s %.0f msg/s (achieved %.0f): p%g %.1f us, %d dropped, met %v\n",
+				st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, st.PercentileUs, st.Failed, st.Met)
+		}})
+	if res == nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(res); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	fmt.Fprintf(stdout, "SLO %s on %s over %s, steps of %v, every message asks for a reply\n", res.SLO, o.addr, cfg.Network, o.step)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "step\tphase\tmsg/s\tachieved/s\tpercentile us\tmeasured\tdropped\tSLO\t")
+	for i, st := range res.Steps {
+		verdict := "broke"
+		if st.Met {
+			verdict = "met"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.1f\t%d\t%d\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, st.PercentileUs, st.Requests, st.Failed, verdict)
+	}
+	tw.Flush()
+	broke := "never, up to the maximum rate"
+	if res.BrokeAt > 0 {
+		broke = fmt.Sprintf("%.0f msg/s", res.BrokeAt)
+	}
+	fmt.Fprintf(stdout, "highest rate meeting %s: %.0f msg/s; broke at %s\n", res.SLO, res.Rate, broke)
+	return err
 }

@@ -44,6 +44,7 @@ func TestTextAgainstServerTCPUnderLoad(t *testing.T) {
 	assert.Contains(t, s, "sockperf: Summary: Round trip is")
 	assert.Contains(t, s, "raw send-to-reply round-trip times")
 	assert.Contains(t, s, "---> percentile 99.999 =")
+	assert.Regexp(t, `sockperf: \d+ messages sent late`, s)
 }
 
 func TestTextInProcessServer(t *testing.T) {
@@ -68,4 +69,26 @@ func TestBadFlags(t *testing.T) {
 	assert.Error(t, run([]string{"-bogus"}, &out, &errOut))
 	assert.Error(t, run([]string{"extra"}, &out, &errOut))
 	assert.Error(t, run([]string{"-t", "100ms"}, &out, &errOut), "shorter than the warm-up")
+}
+
+// -slo against the in-process server: every step is printed and the search
+// ends with a rate (or none) and where it broke.
+func TestSLOSearch(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"-slo", "p99=50ms", "-start", "500", "-step", "300ms", "-json"}, &out, &errOut), errOut.String())
+	var res latency.SearchResult
+	require.NoError(t, json.Unmarshal(out.Bytes(), &res), out.String())
+	assert.Equal(t, "p99=50ms", res.SLO)
+	require.NotEmpty(t, res.Steps)
+	assert.Equal(t, 500.0, res.Steps[0].Rate)
+	for _, st := range res.Steps {
+		assert.Positive(t, st.Requests, "every message of a step asks for a reply")
+	}
+	assert.Contains(t, errOut.String(), "pingpong: grow 500 msg/s")
+
+	out.Reset()
+	require.NoError(t, run([]string{"-slo", "p99.9=200us", "-start", "200", "-step", "200ms", "-tcp"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "SLO p99.9=200µs on 127.0.0.1:")
+	assert.Contains(t, out.String(), "highest rate meeting p99.9=200µs:")
+	assert.Error(t, run([]string{"-slo", "fast"}, &out, &errOut))
 }

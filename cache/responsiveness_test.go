@@ -1,0 +1,67 @@
+package cache_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/latency"
+)
+
+func TestResponsiveness(t *testing.T) {
+	for name, cfg := range map[string]*cachetest.Config{"plain": nil, "tls": {TLS: true, User: "bench", Password: "pw"}} {
+		t.Run(name, func(t *testing.T) {
+			s := cachetest.NewServer(t, cfg)
+			res, err := cache.Responsiveness(context.Background(), endpointFor(s), &cache.ResponsivenessConfig{
+				Load: &cache.WorkloadConfig{Workers: 8, Duration: 1500 * time.Millisecond, KeySpace: 100}, ProbeRate: 20,
+			})
+			require.NoError(t, err)
+			t.Logf("load %.0f ops/s; new connection: %d probes, trimmed mean %.0f us (phases %v); loaded: %d probes, trimmed mean %.0f us; RPM %.0f",
+				res.Load.OpsPerSec, res.NewConnection.Probes, res.NewConnection.TrimmedMeanUs, res.NewConnectionPhasesUs,
+				res.Loaded.Probes, res.Loaded.TrimmedMeanUs, res.RPM)
+			require.NotNil(t, res.Load)
+			assert.Equal(t, cache.ModePool, res.Load.Mode)
+			assert.Positive(t, res.Load.Attempts)
+			for _, ps := range []latency.ProbeStats{res.NewConnection, res.Loaded} {
+				assert.Positive(t, ps.Probes)
+				assert.Zero(t, ps.Errors)
+				assert.Equal(t, ps.Probes, ps.Latency.Observations)
+				assert.Positive(t, ps.TrimmedMeanUs)
+				assert.LessOrEqual(t, ps.TrimmedMeanUs, ps.Latency.MaxUs)
+				assert.InDelta(t, 60e6/ps.TrimmedMeanUs, ps.RPM, 1e-6*ps.RPM)
+			}
+			assert.Contains(t, res.NewConnectionPhasesUs, "connect")
+			assert.Contains(t, res.NewConnectionPhasesUs, "request")
+			if name == "tls" {
+				assert.Contains(t, res.NewConnectionPhasesUs, "tls")
+			} else {
+				assert.NotContains(t, res.NewConnectionPhasesUs, "tls")
+			}
+			assert.Positive(t, res.RPM)
+		})
+	}
+}
+
+func TestResponsivenessCancelAndErrors(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	ctx, at := cancelAfter(t, 600*time.Millisecond)
+	res, err := cache.Responsiveness(ctx, endpointFor(s), &cache.ResponsivenessConfig{
+		Load: &cache.WorkloadConfig{Workers: 2, Duration: time.Minute}, WarmUp: 200 * time.Millisecond,
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(at()), cancelBound)
+	require.NotNil(t, res)
+	require.NotNil(t, res.Load)
+	assert.Positive(t, res.Load.Attempts)
+
+	_, err = cache.Responsiveness(context.Background(), endpointFor(s), &cache.ResponsivenessConfig{
+		Load: &cache.WorkloadConfig{Duration: time.Second}, WarmUp: 2 * time.Second})
+	require.Error(t, err)
+	_, err = cache.Responsiveness(context.Background(), nil, nil)
+	require.Error(t, err)
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
+	"github.com/netperfkit/netperfkit/latency"
+)
+
+// search is one engine and mode's SLO search.
+type search struct {
+	Engine string     `json:"engine"`
+	Mode   cache.Mode `json:"mode"`
+	*latency.SearchResult
+}
+
+// searchAll runs the SLO search for every engine and mode.
+func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer) (*output, error) {
+	out := &output{Endpoint: ep.String(), Workers: o.workers, DurationSec: o.step.Seconds(), Ratio: o.ratio, Arrival: o.arrival.String()}
+	for _, mode := range o.modes {
+		for _, engine := range o.engines {
+			name := cachecli.Name(engine)
+			cfg := &cache.WorkloadConfig{Engine: engine, Mode: mode, Workers: o.workers, GetWeight: o.get, SetWeight: o.set, Arrival: o.arrival}
+			res, err := cache.SearchRate(ctx, ep, cfg, &latency.SearchConfig{SLO: *o.slo, Start: o.start, StepDuration: o.step,
+				OnStep: func(st *latency.SearchStep) {
+					fmt.Fprintf(stderr, "cachebench: %s %s %s: %.0f ops/s (achieved %.0f): p%g %.0f us, %d failed: %s\n",
+						name, mode, st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, st.PercentileUs, st.Failed, metWord(st.Met))
+				}})
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", name, mode, err)
+			}
+			out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, SearchResult: res})
+		}
+	}
+	return out, nil
+}
+
+func metWord(met bool) string {
+	if met {
+		return "met"
+	}
+	return "broke"
+}
+
+func printSearches(w io.Writer, o *output) {
+	for _, s := range o.Searches {
+		fmt.Fprintf(w, "%s %s on %s: SLO %s, steps of %gs\n", s.Engine, s.Mode, o.Endpoint, s.SLO, o.DurationSec)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "step\tphase\trate/s\tachieved/s\tpercentile us\trequests\tfailed\tSLO\t")
+		for i, st := range s.Steps {
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.0f\t%d\t%d\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, st.PercentileUs, st.Requests, st.Failed, metWord(st.Met))
+		}
+		tw.Flush()
+		broke := "never, up to the maximum rate"
+		if s.BrokeAt > 0 {
+			broke = fmt.Sprintf("%.0f ops/s", s.BrokeAt)
+		}
+		fmt.Fprintf(w, "highest rate meeting %s: %.0f ops/s; broke at %s\n\n", s.SLO, s.Rate, broke)
+	}
+}

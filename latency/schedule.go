@@ -1,0 +1,426 @@
+package latency
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Arrival selects how a Schedule spaces the intended start times of its
+// requests.
+type Arrival int
+
+const (
+	// ArrivalUniform starts request i at i/Rate seconds after the start.
+	ArrivalUniform Arrival = iota
+	// ArrivalPoisson spaces requests by exponentially distributed gaps of
+	// mean 1/Rate (a Poisson process), as independent users would arrive.
+	ArrivalPoisson
+)
+
+// String returns "uniform" or "poisson".
+func (a Arrival) String() string {
+	switch a {
+	case ArrivalUniform:
+		return "uniform"
+	case ArrivalPoisson:
+		return "poisson"
+	}
+	return fmt.Sprintf("Arrival(%d)", int(a))
+}
+
+// ParseArrival parses "uniform" (or "") and "poisson".
+func ParseArrival(s string) (Arrival, error) {
+	switch s {
+	case "", "uniform":
+		return ArrivalUniform, nil
+	case "poisson":
+		return ArrivalPoisson, nil
+	}
+	return 0, fmt.Errorf("%w: arrival %q is not uniform or poisson", ErrInvalidConfig, s)
+}
+
+// Defaults of ScheduleConfig.
+const (
+	defaultScheduleWorkers = 16
+	defaultSpin            = 2 * time.Millisecond
+	maxLateAfter           = time.Millisecond
+)
+
+// ScheduleConfig configures Schedule. Rate is required.
+type ScheduleConfig struct {
+	// Rate is the number of requests started per second, across all
+	// workers. It must be positive.
+	Rate float64
+	// Arrival spaces the intended start times; zero is ArrivalUniform.
+	Arrival Arrival
+	// Workers is the number of requests that may be in flight at once.
+	// Zero means 16. A request due while every worker is busy waits for
+	// the first free one and counts as late.
+	Workers int
+	// Duration is the window in which requests are started. Zero means
+	// 1 s unless Count is set. Requests in flight at its end finish.
+	Duration time.Duration
+	// Count, when positive, ends the schedule after Count requests
+	// (Duration, if also set, still bounds it).
+	Count int64
+	// LateAfter is how long after its intended start a request may start
+	// before it counts as late. Zero means one interval (1/Rate), at most
+	// 1 ms.
+	LateAfter time.Duration
+	// Spin is the wait below which the dispatcher busy-waits (yielding to
+	// other goroutines) for the next intended start: Go's timers wake up
+	// about 1 ms late. Longer waits sleep until Spin before the intended
+	// start. Zero means 2 ms, which keeps a core busy above ~500
+	// requests per second; negative means never spin (requests then start
+	// up to ~1 ms late, which StartLateness shows).
+	Spin time.Duration
+	// Seed seeds ArrivalPoisson's gaps; zero means a fixed default, so
+	// schedules repeat.
+	Seed uint64
+	// Recorder sets the histograms' range and precision (nil means
+	// defaults).
+	Recorder *RecorderConfig
+	// Summary tunes the statistics (nil means defaults).
+	Summary *SummaryConfig
+}
+
+// Request is one scheduled request, given to the function Schedule runs.
+type Request struct {
+	// Seq numbers requests from 0 in intended order.
+	Seq int64
+	// Worker is the worker running it, 0 .. Workers-1.
+	Worker int
+	// Intended is when the schedule meant it to start; Start when it did.
+	Intended, Start time.Time
+}
+
+// ScheduleResult is the outcome of Schedule. Response times run from each
+// request's intended start to its end, so that a stalled server cannot hide
+// the requests it kept from being sent (coordinated omission); service times
+// run from its actual start. Both include failed requests.
+type ScheduleResult struct {
+	TargetRate float64 `json:"target_rate"`
+	Arrival    string  `json:"arrival"`
+	Workers    int     `json:"workers"`
+	// Window is the time requests were started in (Duration, or less when
+	// Count or cancellation ended it); Elapsed adds the drain.
+	Window  time.Duration `json:"window_ns"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Due counts the intended start times inside the window; Started the
+	// requests that started, Unstarted those due that never did (every
+	// worker was still busy at the window's end): Due = Started +
+	// Unstarted.
+	Due       int64 `json:"due"`
+	Started   int64 `json:"started"`
+	Unstarted int64 `json:"unstarted"`
+	// Late counts the started requests that started more than LateAfter
+	// after their intended start, because every worker was busy or the
+	// dispatcher itself was late. They are run, never skipped.
+	Late int64 `json:"late"`
+	// Failed counts requests whose function returned an error (requests
+	// cut short by ctx are not counted or recorded).
+	Failed int64 `json:"failed"`
+	// SucceededInWindow counts the requests that succeeded by the end of
+	// the window.
+	SucceededInWindow int64 `json:"succeeded_in_window"`
+	// AchievedRate is Started per second of Window.
+	AchievedRate float64 `json:"achieved_rate"`
+	// Response, Service and StartLateness (Start - Intended) summarise
+	// their histograms.
+	Response      Summary `json:"response"`
+	Service       Summary `json:"service"`
+	StartLateness Summary `json:"start_lateness"`
+	// The histograms, in nanoseconds; nil when nothing was recorded.
+	ResponseHistogram *hdrhistogram.Histogram `json:"-"`
+	ServiceHistogram  *hdrhistogram.Histogram `json:"-"`
+	LatenessHistogram *hdrhistogram.Histogram `json:"-"`
+}
+
+// clock is the scheduler's time source: ns since a base. Tests use a fake.
+type clock interface {
+	base() time.Time
+	now() int64
+	// waitUntil waits until t; false when ctx ended first.
+	waitUntil(ctx context.Context, t int64) bool
+	// after returns a channel closed at t (nil: never, for fakes).
+	after(t int64) (<-chan struct{}, func())
+}
+
+// realClock is the monotonic clock, spinning for waits under spin.
+type realClock struct {
+	start time.Time
+	spin  int64
+	timer *time.Timer
+}
+
+func newRealClock(spin time.Duration) *realClock {
+	if spin == 0 {
+		spin = defaultSpin
+	}
+	return &realClock{start: time.Now(), spin: max(int64(spin), 0), timer: time.NewTimer(time.Hour)}
+}
+
+func (c *realClock) base() time.Time { return c.start }
+func (c *realClock) now() int64      { return int64(time.Since(c.start)) }
+
+func (c *realClock) waitUntil(ctx context.Context, t int64) bool {
+	if wait := t - c.now(); wait > c.spin {
+		c.timer.Reset(time.Duration(wait - c.spin/2))
+		select {
+		case <-c.timer.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for i := 0; c.now() < t; i++ {
+		if i&63 == 0 && ctx.Err() != nil {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return ctx.Err() == nil
+}
+
+func (c *realClock) after(t int64) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	tm := time.AfterFunc(time.Duration(t-c.now()), func() { close(ch) })
+	return ch, func() { tm.Stop() }
+}
+
+// pacer produces intended start times (ns since the clock's base) at a
+// fixed rate. They are fixed from the start: a late request never moves the
+// ones after it, so the schedule neither drifts nor bursts to catch up.
+type pacer struct {
+	start    int64
+	interval float64 // ns
+	rng      *rand.Rand
+	i        int64
+	gaps     float64 // Poisson: sum of the gaps so far
+}
+
+func newPacer(start int64, rate float64, a Arrival, seed uint64) *pacer {
+	p := &pacer{start: start, interval: float64(time.Second) / rate}
+	if a == ArrivalPoisson {
+		if seed == 0 {
+			seed = 0x6e70_6b69_7401
+		}
+		p.rng = rand.New(rand.NewPCG(seed, seed>>1|1))
+	}
+	return p
+}
+
+// next returns the intended start of the next request.
+func (p *pacer) next() int64 {
+	var t float64
+	if p.rng == nil {
+		t = float64(p.i) * p.interval // multiplied, not summed: no drift
+	} else {
+		t = p.gaps
+		p.gaps += p.rng.ExpFloat64() * p.interval
+	}
+	p.i++
+	return p.start + int64(t)
+}
+
+func (c *ScheduleConfig) normalize() (ScheduleConfig, error) {
+	var s ScheduleConfig
+	if c != nil {
+		s = *c
+	}
+	switch {
+	case !(s.Rate > 0) || math.IsInf(s.Rate, 1):
+		return s, fmt.Errorf("%w: Rate %v is not a positive number", ErrInvalidConfig, s.Rate)
+	case s.Arrival != ArrivalUniform && s.Arrival != ArrivalPoisson:
+		return s, fmt.Errorf("%w: unknown arrival %d", ErrInvalidConfig, int(s.Arrival))
+	case s.Workers < 0, s.Duration < 0, s.LateAfter < 0:
+		return s, fmt.Errorf("%w: negative Workers, Duration or LateAfter", ErrInvalidConfig)
+	}
+	if s.Workers == 0 {
+		s.Workers = defaultScheduleWorkers
+	}
+	if s.Duration == 0 && s.Count <= 0 {
+		s.Duration = defaultDuration
+	}
+	if s.LateAfter == 0 {
+		s.LateAfter = min(time.Duration(float64(time.Second)/s.Rate), maxLateAfter)
+	}
+	return s, nil
+}
+
+// Schedule runs do open-loop: requests get intended start times at
+// cfg.Rate (uniform or Poisson), and each starts on a free worker at its
+// intended time, or as soon as one frees if every worker is busy (it then
+// counts as late). The intended times are fixed from the start, so the
+// offered rate never drifts and never bursts to catch up: at any moment the
+// requests started never outnumber those intended so far.
+//
+// do is called concurrently by cfg.Workers goroutines, with a context that
+// ends when ctx does; its error counts the request as failed. Schedule
+// returns after the window and the requests in flight at its end, or
+// within about 100 ms of ctx ending (provided do returns when its context
+// ends) with the result so far and ctx.Err().
+func Schedule(ctx context.Context, cfg *ScheduleConfig, do func(context.Context, *Request) error) (*ScheduleResult, error) {
+	c, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	return schedule(ctx, &c, newRealClock(c.Spin), do)
+}
+
+// sched is the state of one Schedule call.
+type sched struct {
+	cfg     *ScheduleConfig
+	clk     clock
+	do      func(context.Context, *Request) error
+	start   int64
+	end     int64 // window end (ns since base); MaxInt64 without Duration
+	lateAft int64
+
+	resp, serv, lat *Recorder
+	idle            chan int
+	work            []chan Request
+
+	started, late, failed, okIn atomic.Int64
+}
+
+func schedule(ctx context.Context, c *ScheduleConfig, clk clock, do func(context.Context, *Request) error) (*ScheduleResult, error) {
+	s := &sched{cfg: c, clk: clk, do: do, lateAft: int64(c.LateAfter), idle: make(chan int, c.Workers)}
+	for _, r := range []**Recorder{&s.resp, &s.serv, &s.lat} {
+		rec, err := NewRecorder(c.Recorder)
+		if err != nil {
+			return nil, err
+		}
+		*r = rec
+	}
+	s.start = clk.now()
+	s.end = math.MaxInt64
+	if c.Duration > 0 {
+		s.end = s.start + int64(c.Duration)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	s.work = make([]chan Request, c.Workers)
+	for id := range c.Workers {
+		s.work[id] = make(chan Request, 1)
+		s.idle <- id
+		wg.Go(func() { s.worker(wctx, id) })
+	}
+	p := newPacer(s.start, c.Rate, c.Arrival, c.Seed)
+	due, stoppedAt := s.dispatch(ctx, p)
+	for _, ch := range s.work {
+		close(ch)
+	}
+	wg.Wait()
+	return s.result(due, stoppedAt), ctx.Err()
+}
+
+// dispatch starts requests until the window or Count ends, or ctx does. It
+// returns the number of requests due in the window and when it stopped.
+func (s *sched) dispatch(ctx context.Context, p *pacer) (due int64, stoppedAt int64) {
+	var windowOver <-chan struct{}
+	if s.end != math.MaxInt64 {
+		ch, stop := s.clk.after(s.end)
+		defer stop()
+		windowOver = ch
+	}
+	for seq := int64(0); ; seq++ {
+		if s.cfg.Count > 0 && seq >= s.cfg.Count {
+			return seq, s.clk.now()
+		}
+		intended := p.next()
+		if intended >= s.end {
+			return seq, s.end
+		}
+		if !s.clk.waitUntil(ctx, intended) {
+			return seq, s.clk.now()
+		}
+		var id int
+		select {
+		case id = <-s.idle:
+		default:
+			select {
+			case id = <-s.idle:
+			case <-windowOver:
+				return s.countDue(p, seq+1), s.end
+			case <-ctx.Done():
+				return seq, s.clk.now()
+			}
+		}
+		now := s.clk.now()
+		if now >= s.end {
+			s.idle <- id
+			return s.countDue(p, seq+1), s.end
+		}
+		if now-intended > s.lateAft {
+			s.late.Add(1)
+		}
+		s.started.Add(1)
+		s.lat.Record(time.Duration(now - intended))
+		base := s.clk.base()
+		s.work[id] <- Request{Seq: seq, Worker: id, Intended: base.Add(time.Duration(intended)), Start: base.Add(time.Duration(now))}
+	}
+}
+
+// countDue counts the rest of the intended start times in the window, the
+// first n being known to be.
+func (s *sched) countDue(p *pacer, n int64) int64 {
+	for (s.cfg.Count <= 0 || n < s.cfg.Count) && p.next() < s.end {
+		n++
+	}
+	return n
+}
+
+// worker runs the requests given to worker id.
+func (s *sched) worker(ctx context.Context, id int) {
+	resp, serv := s.resp.Worker(), s.serv.Worker()
+	base := s.clk.base()
+	for req := range s.work[id] {
+		err := s.do(ctx, &req)
+		done := s.clk.now()
+		if err != nil && ctx.Err() != nil {
+			s.idle <- id
+			continue // cut short by the caller
+		}
+		resp.Record(time.Duration(done) - req.Intended.Sub(base))
+		serv.Record(time.Duration(done) - req.Start.Sub(base))
+		if err != nil {
+			s.failed.Add(1)
+		} else if done <= s.end {
+			s.okIn.Add(1)
+		}
+		s.idle <- id
+	}
+}
+
+func (s *sched) result(due, stoppedAt int64) *ScheduleResult {
+	r := &ScheduleResult{
+		TargetRate: s.cfg.Rate, Arrival: s.cfg.Arrival.String(), Workers: s.cfg.Workers,
+		Window: time.Duration(min(stoppedAt, s.end) - s.start), Elapsed: time.Duration(s.clk.now() - s.start),
+		Due: due, Started: s.started.Load(), Late: s.late.Load(), Failed: s.failed.Load(),
+		SucceededInWindow: s.okIn.Load(),
+	}
+	r.Unstarted = max(r.Due-r.Started, 0)
+	if r.Window > 0 {
+		r.AchievedRate = float64(r.Started) / r.Window.Seconds()
+	}
+	for _, x := range []struct {
+		rec *Recorder
+		h   **hdrhistogram.Histogram
+		sum *Summary
+	}{{s.resp, &r.ResponseHistogram, &r.Response}, {s.serv, &r.ServiceHistogram, &r.Service}, {s.lat, &r.LatenessHistogram, &r.StartLateness}} {
+		if x.rec.Count() > 0 {
+			*x.h = x.rec.Snapshot()
+			*x.sum = SummarizeHistogram(*x.h, s.cfg.Summary)
+		}
+	}
+	return r
+}

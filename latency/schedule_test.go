@@ -1,0 +1,237 @@
+package latency
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock is virtual time: the dispatcher's waits and the requests'
+// service times move it forward, never back, so a schedule runs at once and
+// its outcome does not depend on the machine's speed.
+type fakeClock struct {
+	mu sync.Mutex
+	t  int64
+	// stall, when set, is called with each intended start the dispatcher
+	// waits for and returns how far past it the dispatcher oversleeps.
+	stall func(intended int64) int64
+}
+
+var fakeBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (c *fakeClock) base() time.Time { return fakeBase }
+
+func (c *fakeClock) now() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// advanceTo moves the clock to t unless it is already past it.
+func (c *fakeClock) advanceTo(t int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = max(c.t, t)
+}
+
+func (c *fakeClock) waitUntil(ctx context.Context, t int64) bool {
+	if c.stall != nil {
+		t += c.stall(t)
+	}
+	c.advanceTo(t)
+	return ctx.Err() == nil
+}
+
+func (c *fakeClock) after(int64) (<-chan struct{}, func()) { return nil, func() {} }
+
+// runFake runs a schedule on a fake clock; service gives each request's
+// service time (zero: instant), which needs a single worker to be
+// deterministic. It returns the result and every request in Seq order.
+func runFake(t *testing.T, cfg *ScheduleConfig, clk *fakeClock, service func(*Request) time.Duration) (*ScheduleResult, []Request) {
+	t.Helper()
+	c, err := cfg.normalize()
+	require.NoError(t, err)
+	var (
+		mu   sync.Mutex
+		reqs []Request
+	)
+	res, err := schedule(context.Background(), &c, clk, func(_ context.Context, r *Request) error {
+		mu.Lock()
+		reqs = append(reqs, *r)
+		mu.Unlock()
+		if service != nil {
+			clk.advanceTo(int64(r.Start.Sub(fakeBase) + service(r)))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	slices.SortFunc(reqs, func(a, b Request) int { return cmp.Compare(a.Seq, b.Seq) })
+	return res, reqs
+}
+
+func TestScheduleUniformRate(t *testing.T) {
+	clk := &fakeClock{}
+	res, reqs := runFake(t, &ScheduleConfig{Rate: 1000, Duration: time.Second, Workers: 1}, clk, nil)
+	assert.Equal(t, int64(1000), res.Due)
+	assert.Equal(t, int64(1000), res.Started)
+	assert.Zero(t, res.Late)
+	assert.Zero(t, res.Unstarted)
+	assert.Equal(t, time.Second, res.Window)
+	assert.InDelta(t, 1000, res.AchievedRate, 1e-9)
+	require.Len(t, reqs, 1000)
+	for i, r := range reqs {
+		want := fakeBase.Add(time.Duration(i) * time.Millisecond)
+		require.Equal(t, want, r.Intended, "request %d", i)
+		require.Equal(t, r.Intended, r.Start, "started on time")
+		require.Equal(t, int64(i), r.Seq)
+	}
+	assert.Equal(t, int64(1000), res.Response.Observations)
+	assert.Zero(t, res.StartLateness.MaxUs)
+}
+
+// A rate that does not divide a second: the intended times are multiplied
+// out, never summed, so they do not drift.
+func TestScheduleNoDrift(t *testing.T) {
+	res, reqs := runFake(t, &ScheduleConfig{Rate: 3000, Duration: 10 * time.Second, Workers: 1}, &fakeClock{}, nil)
+	assert.Equal(t, int64(30000), res.Due)
+	last := reqs[len(reqs)-1].Intended.Sub(fakeBase)
+	assert.InDelta(t, float64(29999)*float64(time.Second)/3000, float64(last), 1)
+}
+
+func TestSchedulePoisson(t *testing.T) {
+	const rate = 10000
+	res, reqs := runFake(t, &ScheduleConfig{Rate: rate, Arrival: ArrivalPoisson, Duration: time.Second, Workers: 1, Seed: 7}, &fakeClock{}, nil)
+	// 10,000 expected, standard deviation 100.
+	assert.InDelta(t, rate, float64(res.Due), 500)
+	assert.Equal(t, res.Due, res.Started)
+	assert.Equal(t, "poisson", res.Arrival)
+	// Exponential gaps: the standard deviation equals the mean.
+	var sum, sumSq float64
+	for i := 1; i < len(reqs); i++ {
+		g := float64(reqs[i].Intended.Sub(reqs[i-1].Intended))
+		sum += g
+		sumSq += g * g
+	}
+	n := float64(len(reqs) - 1)
+	mean := sum / n
+	sd := math.Sqrt(sumSq/n - mean*mean)
+	assert.InDelta(t, float64(time.Second)/rate, mean, float64(time.Second)/rate*0.05)
+	assert.InDelta(t, 1, sd/mean, 0.05)
+
+	again, _ := runFake(t, &ScheduleConfig{Rate: rate, Arrival: ArrivalPoisson, Duration: time.Second, Workers: 1, Seed: 7}, &fakeClock{}, nil)
+	assert.Equal(t, res.Due, again.Due, "a seed repeats its schedule")
+}
+
+// One worker whose requests take 2.5 intervals: from the second request on
+// every one waits for it and is late, by 1.5 intervals more each time; the
+// ones still waiting at the window's end are counted as unstarted, never
+// lost.
+func TestScheduleLateCounting(t *testing.T) {
+	const iv = time.Millisecond
+	res, reqs := runFake(t, &ScheduleConfig{Rate: 1000, Duration: 10 * iv, Workers: 1}, &fakeClock{},
+		func(*Request) time.Duration { return 5 * iv / 2 })
+	require.Len(t, reqs, 4, "starts at 0, 2.5, 5 and 7.5 intervals")
+	for i, r := range reqs {
+		assert.Equal(t, time.Duration(i)*iv, r.Intended.Sub(fakeBase))
+		assert.Equal(t, time.Duration(i)*5*iv/2, r.Start.Sub(fakeBase))
+	}
+	assert.Equal(t, int64(10), res.Due)
+	assert.Equal(t, int64(4), res.Started)
+	assert.Equal(t, int64(3), res.Late)
+	assert.Equal(t, int64(6), res.Unstarted)
+	assert.Equal(t, res.Due, res.Started+res.Unstarted)
+	// Response time includes the wait for the worker; service time not.
+	assert.InDelta(t, 2500, res.Service.MaxUs, 5)
+	assert.InDelta(t, 2500, res.Service.MinUs, 5)
+	assert.InDelta(t, 3*1500+2500, res.Response.MaxUs, 10)
+	assert.InDelta(t, 2500, res.Response.MinUs, 5)
+}
+
+// The dispatcher oversleeps by 5 intervals at the 10th request (a GC pause,
+// a descheduled thread). The requests due meanwhile are late; the
+// schedule keeps its times, never starts more than were intended so far,
+// and is on time again after the stall.
+func TestScheduleNoCatchUpBurst(t *testing.T) {
+	const iv = int64(time.Millisecond)
+	clk := &fakeClock{}
+	clk.stall = func(intended int64) int64 {
+		if intended == 10*iv {
+			return 5 * iv
+		}
+		return 0
+	}
+	res, reqs := runFake(t, &ScheduleConfig{Rate: 1000, Duration: 30 * time.Millisecond, Workers: 8}, clk, nil)
+	require.Len(t, reqs, 30)
+	for i, r := range reqs {
+		intended := r.Intended.Sub(fakeBase)
+		require.Equal(t, time.Duration(int64(i)*iv), intended, "intended times never move")
+		// Started by then: i+1; intended by then: those at or before it.
+		started := int64(i + 1)
+		intendedBy := r.Start.Sub(fakeBase).Nanoseconds()/iv + 1
+		require.LessOrEqual(t, started, intendedBy, "request %d starts ahead of the schedule", i)
+		switch {
+		case i >= 10 && i <= 15:
+			assert.Equal(t, time.Duration(15*iv), r.Start.Sub(fakeBase), "due during the stall: started at its end")
+		default:
+			assert.Equal(t, r.Intended, r.Start, "request %d on time", i)
+		}
+	}
+	assert.Equal(t, int64(4), res.Late, "requests 10..13: more than LateAfter (one interval) late")
+	assert.InDelta(t, 5000, res.StartLateness.MaxUs, 5)
+	assert.Equal(t, int64(30), res.Started)
+}
+
+func TestScheduleConfigErrors(t *testing.T) {
+	for _, c := range []*ScheduleConfig{nil, {Rate: -1}, {Rate: math.NaN()}, {Rate: math.Inf(1)}, {Rate: 1, Workers: -1}, {Rate: 1, Arrival: 9}} {
+		_, err := Schedule(context.Background(), c, func(context.Context, *Request) error { return nil })
+		assert.ErrorIs(t, err, ErrInvalidConfig, "%+v", c)
+	}
+	a, err := ParseArrival("poisson")
+	require.NoError(t, err)
+	assert.Equal(t, ArrivalPoisson, a)
+	_, err = ParseArrival("bursty")
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+}
+
+// On the real clock: failures are counted and recorded, and cancelling
+// returns promptly with the result so far.
+func TestScheduleRealClockCancelAndFailures(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var n int
+	var mu sync.Mutex
+	start := time.Now()
+	var cancelled time.Time
+	res, err := Schedule(ctx, &ScheduleConfig{Rate: 2000, Duration: time.Minute, Workers: 2}, func(ctx context.Context, r *Request) error {
+		mu.Lock()
+		n++
+		if n == 200 {
+			cancelled = time.Now()
+			cancel()
+		}
+		mu.Unlock()
+		if r.Seq%2 == 1 {
+			return errors.New("odd")
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Less(t, time.Since(cancelled), time.Second, "returns promptly")
+	assert.Less(t, time.Since(start), 30*time.Second)
+	assert.GreaterOrEqual(t, res.Started, int64(200))
+	assert.Positive(t, res.Failed)
+	// Every request is recorded, failed or not, but for those in flight
+	// when the cancel cut them short.
+	assert.InDelta(t, res.Started, res.Response.Observations, 2)
+	assert.Equal(t, res.Response.Observations, res.Service.Observations)
+}

@@ -1,0 +1,184 @@
+package latency
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// model is a server whose p99 is 100 µs up to capacity and 1 s above it.
+func model(capacity float64) func(context.Context, float64, time.Duration) (*StepMeasurement, error) {
+	return func(_ context.Context, rate float64, _ time.Duration) (*StepMeasurement, error) {
+		h := hdrhistogram.New(1, int64(time.Minute), 3)
+		v := int64(100 * time.Microsecond)
+		if rate > capacity {
+			v = int64(time.Second)
+		}
+		for range 1000 {
+			_ = h.RecordValue(v)
+		}
+		return &StepMeasurement{Response: h, AchievedRate: rate}, nil
+	}
+}
+
+func TestSearchRateGrowThenBisect(t *testing.T) {
+	var seen []*SearchStep
+	res, err := SearchRate(context.Background(), &SearchConfig{
+		SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, Precision: 0.01,
+		MaxSteps: 30, OnStep: func(s *SearchStep) { seen = append(seen, s) },
+	}, model(3300))
+	require.NoError(t, err)
+	assert.Equal(t, res.Steps, seen)
+	assert.Equal(t, "p99=1ms", res.SLO)
+	// 1000, 2000 met; 4000 broke; then bisection between 2000 and 4000.
+	require.GreaterOrEqual(t, len(res.Steps), 4)
+	assert.Equal(t, []float64{1000, 2000, 4000}, []float64{res.Steps[0].Rate, res.Steps[1].Rate, res.Steps[2].Rate})
+	assert.Equal(t, "grow", res.Steps[2].Phase)
+	assert.False(t, res.Steps[2].Met)
+	assert.Equal(t, "bisect", res.Steps[3].Phase)
+	assert.Equal(t, 3000.0, res.Steps[3].Rate)
+	assert.LessOrEqual(t, res.Rate, 3300.0)
+	assert.Greater(t, res.BrokeAt, 3300.0)
+	assert.LessOrEqual(t, res.BrokeAt, res.Rate*1.01, "bisected to the precision")
+	assert.InDelta(t, 100, res.Steps[0].PercentileUs, 1)
+	assert.InDelta(t, 1e6, res.Steps[2].PercentileUs, 1e3)
+}
+
+func TestSearchRateShrink(t *testing.T) {
+	res, err := SearchRate(context.Background(), &SearchConfig{SLO: SLO{Percentile: 99.9, Max: time.Millisecond}, Start: 1000, Precision: 0.1}, model(300))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"grow", "shrink", "shrink"}, []string{res.Steps[0].Phase, res.Steps[1].Phase, res.Steps[2].Phase})
+	assert.Equal(t, 250.0, res.Steps[2].Rate)
+	assert.True(t, res.Steps[2].Met)
+	assert.Greater(t, res.Rate, 250.0)
+	assert.LessOrEqual(t, res.Rate, 300.0)
+}
+
+func TestSearchRateNeverBreaks(t *testing.T) {
+	res, err := SearchRate(context.Background(), &SearchConfig{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, Max: 5000}, model(1e9))
+	require.NoError(t, err)
+	assert.Equal(t, 5000.0, res.Rate, "up to Max")
+	assert.Zero(t, res.BrokeAt)
+	assert.Len(t, res.Steps, 4, "1000, 2000, 4000, 5000")
+}
+
+// A step that could not offer its rate, or had failures, does not meet the
+// SLO, however fast its answers.
+func TestSearchRateUndelivered(t *testing.T) {
+	fast := model(1e9)
+	res, err := SearchRate(context.Background(), &SearchConfig{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, MaxSteps: 1},
+		func(ctx context.Context, rate float64, d time.Duration) (*StepMeasurement, error) {
+			m, err := fast(ctx, rate, d)
+			m.AchievedRate = rate / 2
+			return m, err
+		})
+	require.NoError(t, err)
+	assert.False(t, res.Steps[0].Met)
+	res, err = SearchRate(context.Background(), &SearchConfig{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, MaxSteps: 1},
+		func(ctx context.Context, rate float64, d time.Duration) (*StepMeasurement, error) {
+			m, err := fast(ctx, rate, d)
+			m.Failed = 1
+			return m, err
+		})
+	require.NoError(t, err)
+	assert.False(t, res.Steps[0].Met)
+}
+
+func TestSearchRateErrors(t *testing.T) {
+	_, err := SearchRate(context.Background(), nil, model(1))
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	boom := errors.New("boom")
+	res, err := SearchRate(context.Background(), &SearchConfig{SLO: SLO{Percentile: 99, Max: time.Millisecond}},
+		func(context.Context, float64, time.Duration) (*StepMeasurement, error) { return nil, boom })
+	require.ErrorIs(t, err, boom)
+	assert.Empty(t, res.Steps)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = SearchRate(ctx, &SearchConfig{SLO: SLO{Percentile: 99, Max: time.Millisecond}}, model(1e9))
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestParseSLO(t *testing.T) {
+	s, err := ParseSLO("p99.9=200us")
+	require.NoError(t, err)
+	assert.Equal(t, SLO{Percentile: 99.9, Max: 200 * time.Microsecond}, s)
+	assert.Equal(t, "p99.9=200µs", s.String())
+	again, err := ParseSLO(s.String())
+	require.NoError(t, err)
+	assert.Equal(t, s, again)
+	for _, bad := range []string{"", "99=1ms", "p=1ms", "p100=1ms", "p0=1ms", "p99=", "p99=-1ms", "p99=fast", "pNaN=1ms"} {
+		_, err := ParseSLO(bad)
+		assert.ErrorIs(t, err, ErrInvalidConfig, bad)
+	}
+}
+
+func FuzzParseSLO(f *testing.F) {
+	for _, s := range []string{"p99=1ms", "p99.9=200us", "p50=1s", "p=1", "p99=", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		slo, err := ParseSLO(s)
+		if err != nil {
+			return
+		}
+		require.Greater(t, slo.Percentile, 0.0)
+		require.Less(t, slo.Percentile, 100.0)
+		require.Positive(t, slo.Max)
+		again, err := ParseSLO(slo.String())
+		require.NoError(t, err)
+		require.Equal(t, slo, again)
+	})
+}
+
+// slowPacketConn is a server socket that takes a millisecond or so per
+// message (Go's timers round a sleep up to about 1 ms): a server that
+// sustains well under 2,000 messages per second.
+type slowPacketConn struct{ net.PacketConn }
+
+func (c slowPacketConn) ReadFrom(b []byte) (int, net.Addr, error) {
+	n, a, err := c.PacketConn.ReadFrom(b)
+	if err == nil {
+		time.Sleep(500 * time.Microsecond)
+	}
+	return n, a, err
+}
+
+// The ping-pong search against an in-process server throttled to under
+// 2,000 messages per second: it grows from 250/s until a step breaks the
+// SLO, bisects, and reports a rate that met it below one that broke it.
+func TestSearchPingPongThrottledServer(t *testing.T) {
+	s, err := NewServer(nil)
+	require.NoError(t, err)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	wg.Go(func() { _ = s.ServePacket(ctx, slowPacketConn{pc}) })
+
+	slo := SLO{Percentile: 99, Max: 20 * time.Millisecond}
+	res, err := SearchPingPong(context.Background(), pc.LocalAddr().String(), &PingPongConfig{ReadTimeout: 300 * time.Millisecond},
+		&SearchConfig{SLO: slo, Start: 250, StepDuration: 400 * time.Millisecond, Precision: 0.25, MaxSteps: 9})
+	require.NoError(t, err)
+	for _, st := range res.Steps {
+		t.Logf("%-6s %6.0f/s achieved %6.0f/s p99 %8.0f us, %d requests, %d failed, met %v", st.Phase, st.Rate, st.AchievedRate, st.PercentileUs, st.Requests, st.Failed, st.Met)
+		if st.Met {
+			assert.LessOrEqual(t, st.PercentileUs, float64(slo.Max.Microseconds()))
+			assert.Zero(t, st.Failed)
+			assert.Positive(t, st.Requests)
+		}
+	}
+	require.Positive(t, res.BrokeAt, "the throttled server breaks the SLO within the steps")
+	assert.Less(t, res.BrokeAt, 8000.0, "it sustains under 2,000/s")
+	if res.Rate > 0 {
+		assert.Less(t, res.Rate, res.BrokeAt)
+	}
+	assert.LessOrEqual(t, len(res.Steps), 9)
+}
