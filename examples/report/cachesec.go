@@ -111,15 +111,17 @@ func runCache(ctx context.Context, targets []cacheTarget, o cacheOptions, prog *
 			return nil, fmt.Errorf("cache %s: %w", t.Name, err)
 		}
 		s, err := p.Run(ctx, &cache.ProbeConfig{Probes: o.Probes})
-		if err != nil {
-			return nil, fmt.Errorf("cache %s: %w", t.Name, err)
+		if s != nil && s.Probes > 0 {
+			sec.Phases = append(sec.Phases, CachePhases{Config: t.Name, Medians: cachecli.Medians(s), Summary: s})
 		}
-		sec.Phases = append(sec.Phases, CachePhases{Config: t.Name, Medians: cachecli.Medians(s), Summary: s})
+		if err != nil {
+			return sec, fmt.Errorf("cache %s: %w", t.Name, err)
+		}
 	}
 	for _, t := range targets {
 		if t.Workload {
 			if err := runWorkloads(ctx, t, o, prog, sec); err != nil {
-				return nil, err
+				return sec, err
 			}
 			break
 		}
@@ -138,10 +140,12 @@ func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 			agg, err := cache.RunRepeated(ctx, t.Endpoint, &cache.WorkloadConfig{
 				Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration, Runs: o.Runs,
 			})
+			if agg != nil && len(agg.Results) > 0 {
+				sec.Engines = append(sec.Engines, agg)
+			}
 			if err != nil {
 				return fmt.Errorf("cache %s %s %s: %w", t.Name, name, mode, err)
 			}
-			sec.Engines = append(sec.Engines, agg)
 			byKey[name+"/"+string(mode)] = agg
 			if eng == o.Engines[0] {
 				sec.Modes[string(mode)] = agg

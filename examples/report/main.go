@@ -35,8 +35,11 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/runinfo"
+	"github.com/netperfkit/netperfkit/srd"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -49,13 +52,22 @@ func main() {
 
 // Report is what report.json holds.
 type Report struct {
-	StartedAt       time.Time      `json:"started_at"`
-	DurationSeconds float64        `json:"duration_seconds"`
-	Paths           *PathsSection  `json:"paths"`
-	Matrix          *MatrixSection `json:"matrix"`
-	Cache           *CacheSection  `json:"cache"`
+	// Metadata says where and how the report ran (runinfo.Collect).
+	Metadata        *runinfo.Metadata `json:"metadata"`
+	StartedAt       time.Time         `json:"started_at"`
+	DurationSeconds float64           `json:"duration_seconds"`
+	// Interrupted is set when Ctrl-C (or a failure) stopped the run: the
+	// sections hold what finished, and the ones that did not start are null.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Error is what stopped the run, when something did.
+	Error  string         `json:"error,omitempty"`
+	Paths  *PathsSection  `json:"paths"`
+	Matrix *MatrixSection `json:"matrix"`
+	Cache  *CacheSection  `json:"cache"`
 	// Plots lists the files written next to report.json.
 	Plots []string `json:"plots,omitempty"`
+	// PlotErrors says which plots could not be drawn, and why.
+	PlotErrors []string `json:"plot_errors,omitempty"`
 }
 
 type options struct {
@@ -69,6 +81,13 @@ type options struct {
 	jsonOut                         bool
 	progress                        string
 	cache                           *cachecli.EndpointFlags // -cache and the -cache-* flags
+	imds                            string
+	imdsTimeout                     time.Duration
+	settings                        map[string]string // every flag and its value, for the metadata
+
+	// snapshot, when set, replaces ethtool.ReadSnapshot as the source of
+	// E1's counter snapshots (tests feed saved ENA snapshots through it).
+	snapshot func(iface string) (*ethtool.Snapshot, error)
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -96,9 +115,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.out, "out", "", "directory for report.json and the plots")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of tables")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (when a terminal), on, off")
+	fs.StringVar(&o.imds, "imds", "", "EC2 instance metadata endpoint for the metadata block (default: the SDK's, 169.254.169.254); off skips it")
+	fs.DurationVar(&o.imdsTimeout, "imds-timeout", runinfo.DefaultIMDSTimeout, "how long to wait for the EC2 instance metadata service before saying \"not on EC2\"")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	o.settings = map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(f.Name, "password") && !strings.Contains(f.Name, "pass") {
+			o.settings[f.Name] = f.Value.String()
+		}
+	})
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
@@ -141,15 +168,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "report:", err)
 		return 2
 	}
-	rep, err := runReport(ctx, o, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "report:", err)
+	rep, runErr := runReport(ctx, o, stderr)
+	if rep == nil {
+		fmt.Fprintln(stderr, "report:", runErr)
 		return 1
 	}
+	code := 0
+	if runErr != nil {
+		// What finished is still printed and written below.
+		rep.Error = runErr.Error()
+		rep.Interrupted = true
+		fmt.Fprintln(stderr, "report:", runErr)
+		code = 1
+		if ctx.Err() != nil {
+			code = 130 // as a shell reports SIGINT
+		}
+	}
 	if o.out != "" {
-		if err := writeOut(o.out, rep); err != nil {
+		if err := writeOut(o.out, rep, stderr); err != nil {
 			fmt.Fprintln(stderr, "report:", err)
-			return 1
+			code = max(code, 1)
 		}
 	}
 	if o.jsonOut {
@@ -157,18 +195,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
 			fmt.Fprintln(stderr, "report:", err)
-			return 1
+			return max(code, 1)
 		}
-		return 0
+		return code
 	}
 	if err := writeText(stdout, rep); err != nil {
 		fmt.Fprintln(stderr, "report:", err)
-		return 1
+		return max(code, 1)
 	}
 	if o.out != "" {
 		fmt.Fprintf(stdout, "wrote %s\n", strings.Join(append([]string{filepath.Join(o.out, "report.json")}, rep.Plots...), ", "))
 	}
-	return 0
+	return code
 }
 
 func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, error) {
@@ -231,24 +269,55 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	prog := newProgress(pw, planned)
 	defer prog.Close()
 
-	rep := &Report{StartedAt: time.Now()}
+	rep := &Report{StartedAt: time.Now(), Metadata: collectMetadata(ctx, o)}
+	err = runSections(ctx, rep, o, sectionPlan{targets: targets, matrixAddr: matrixAddr, limit: limit, scs: scs, copts: copts}, prog)
+	rep.DurationSeconds = time.Since(rep.StartedAt).Seconds()
+	return rep, err
+}
+
+// sectionPlan is what runReport resolved from the flags for the sections.
+type sectionPlan struct {
+	targets    []srd.Target
+	matrixAddr string
+	limit      float64
+	scs        []matrixScenario
+	copts      cacheOptions
+}
+
+// runSections runs the parts that are not skipped, in order. A section that
+// fails or is interrupted keeps what it measured; the ones after it do not
+// start.
+func runSections(ctx context.Context, rep *Report, o *options, p sectionPlan, prog *progress) error {
+	var err error
 	if !o.skipped("paths") {
-		rep.Paths, err = runPaths(ctx, targets, o, prog)
-		if err != nil {
-			return nil, err
+		if rep.Paths, err = runPaths(ctx, p.targets, o, prog); err != nil {
+			return err
 		}
 	}
 	if !o.skipped("matrix") {
-		rep.Matrix = runMatrix(ctx, matrixAddr, limit, o.d, scs, prog)
-	}
-	if !o.skipped("cache") {
-		rep.Cache, err = cacheSection(ctx, o, copts, prog)
-		if err != nil {
-			return nil, err
+		if rep.Matrix, err = runMatrix(ctx, p.matrixAddr, p.limit, o.d, p.scs, prog); err != nil {
+			return err
 		}
 	}
-	rep.DurationSeconds = time.Since(rep.StartedAt).Seconds()
-	return rep, ctx.Err()
+	if !o.skipped("cache") {
+		if rep.Cache, err = cacheSection(ctx, o, p.copts, prog); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// collectMetadata describes the run: host, versions, the E1 interface and
+// every flag.
+func collectMetadata(ctx context.Context, o *options) *runinfo.Metadata {
+	iface := o.iface
+	if iface == "" && !o.skipped("paths") {
+		iface, _ = defaultRouteInterface()
+	}
+	return runinfo.Collect(ctx, &runinfo.Config{
+		Interface: iface, Settings: o.settings,
+		IMDSEndpoint: o.imds, IMDSTimeout: o.imdsTimeout, SkipIMDS: o.imds == "off",
+	})
 }
 
 // cacheSection runs E3 against -cache, or against local servers, or says why
@@ -348,6 +417,12 @@ func withDefaultPort(hostport string, port int) string {
 }
 
 func writeText(w io.Writer, rep *Report) error {
+	if rep.Metadata != nil {
+		if err := rep.Metadata.WriteText(w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
 	if rep.Paths != nil {
 		if err := writePathsText(w, rep.Paths); err != nil {
 			return err
@@ -363,17 +438,64 @@ func writeText(w io.Writer, rep *Report) error {
 			return err
 		}
 	}
+	if rep.Interrupted {
+		fmt.Fprintf(w, "INTERRUPTED: %s; the tables hold what finished\n", rep.Error)
+	}
+	for _, e := range rep.PlotErrors {
+		fmt.Fprintf(w, "plot not drawn: %s\n", e)
+	}
 	_, err := fmt.Fprintf(w, "report took %.1f s\n", rep.DurationSeconds)
 	return err
 }
 
-// writeOut writes report.json and the plots into dir.
-func writeOut(dir string, rep *Report) error {
+// writeOut writes report.json into dir first, so that it exists whatever
+// happens to the plots, then the plots, then report.json again with the
+// plots listed. A plot that cannot be drawn is named in PlotErrors and on
+// stderr; it fails nothing.
+func writeOut(dir string, rep *Report, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	rep.Plots = nil
-	if rep.Paths != nil {
+	rep.Plots, rep.PlotErrors = nil, nil
+	if err := writeJSONFile(filepath.Join(dir, "report.json"), rep); err != nil {
+		return err
+	}
+	for _, pl := range plotsOf(rep) {
+		for _, ext := range []string{"svg", "png"} {
+			name := pl.name + "." + ext
+			if err := drawSafely(filepath.Join(dir, name), pl); err != nil {
+				rep.PlotErrors = append(rep.PlotErrors, fmt.Sprintf("%s: %v", name, err))
+				fmt.Fprintf(stderr, "report: plot %s not drawn: %v\n", name, err)
+				continue
+			}
+			rep.Plots = append(rep.Plots, name)
+		}
+	}
+	return writeJSONFile(filepath.Join(dir, "report.json"), rep)
+}
+
+func writeJSONFile(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// plotSpec is one figure of -out.
+type plotSpec struct {
+	name, title string
+	series      []spectrumSeries
+}
+
+// plotsOf lists the figures the report has data for.
+func plotsOf(rep *Report) []plotSpec {
+	var out []plotSpec
+	if rep.Paths != nil && rep.Paths.ExperimentResult != nil {
 		var series []spectrumSeries
 		for _, t := range rep.Paths.Targets {
 			if h := rep.Paths.rttHists[t.Name]; h != nil {
@@ -381,37 +503,30 @@ func writeOut(dir string, rep *Report) error {
 			}
 		}
 		if len(series) > 0 {
-			for _, ext := range []string{"svg", "png"} {
-				name := "rtt-spectrum." + ext
-				if err := savePercentileSpectrum(filepath.Join(dir, name), "UDP ping-pong RTT by path", series); err != nil {
-					return err
-				}
-				rep.Plots = append(rep.Plots, name)
-			}
+			out = append(out, plotSpec{"rtt-spectrum", "UDP ping-pong RTT by path", series})
 		}
 	}
 	if rep.Cache != nil && len(rep.Cache.Engines) > 0 {
 		var series []spectrumSeries
 		for _, a := range rep.Cache.Engines {
-			r := medianRun(a)
-			if r == nil {
-				continue
+			if r := medianRun(a); r != nil {
+				series = append(series, spectrumSeries{Name: string(a.Engine) + " " + string(a.Mode), Hist: r.Histogram, Summary: &r.Latency})
 			}
-			series = append(series, spectrumSeries{Name: string(a.Engine) + " " + string(a.Mode), Hist: r.Histogram, Summary: &r.Latency})
 		}
-		for _, ext := range []string{"svg", "png"} {
-			name := "cache-spectrum." + ext
-			if err := savePercentileSpectrum(filepath.Join(dir, name), "cache operation latency by engine and mode", series); err != nil {
-				return err
-			}
-			rep.Plots = append(rep.Plots, name)
+		out = append(out, plotSpec{"cache-spectrum", "cache operation latency by engine and mode", series})
+	}
+	return out
+}
+
+// drawSafely draws one plot; a panic in the plotting library becomes an
+// error, so that it cannot take report.json with it.
+func drawSafely(file string, pl plotSpec) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("report: plot panicked: %v", r)
 		}
-	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644)
+	}()
+	return savePercentileSpectrum(file, pl.title, pl.series)
 }
 
 // medianRun picks the run whose p50 is the aggregate's median, so the plot

@@ -64,7 +64,9 @@ func matrixScenarios(streams int, rates []float64) []matrixScenario {
 	return sc
 }
 
-func runMatrix(ctx context.Context, addr string, limit float64, d time.Duration, scs []matrixScenario, prog *progress) *MatrixSection {
+// runMatrix runs the scenarios in turn. When ctx ends it returns the rows
+// so far, the interrupted one holding what it measured, with ctx.Err().
+func runMatrix(ctx context.Context, addr string, limit float64, d time.Duration, scs []matrixScenario, prog *progress) (*MatrixSection, error) {
 	sec := &MatrixSection{Target: addr, LimitBitsPerSecond: limit, DurationSeconds: d.Seconds()}
 	for _, s := range scs {
 		row := MatrixRow{Scenario: s.name, Direction: "upload", Protocol: "tcp", Streams: s.streams, Retransmits: -1}
@@ -81,10 +83,16 @@ func runMatrix(ctx context.Context, addr string, limit float64, d time.Duration,
 		}
 		prog.Start(fmt.Sprintf("E2 matrix: %s %s", s.name, row.Direction), d)
 		res, err := throughput.Run(ctx, addr, cfg)
-		if err != nil {
+		if err != nil && (res == nil || ctx.Err() == nil) {
 			row.Error = err.Error()
 			sec.Rows = append(sec.Rows, row)
+			if ctx.Err() != nil {
+				return sec, ctx.Err()
+			}
 			continue
+		}
+		if err != nil {
+			row.Error = "interrupted: " + err.Error()
 		}
 		sum, cpu := res.Upload, res.CPU.HostTotal
 		if s.reverse {
@@ -103,8 +111,11 @@ func runMatrix(ctx context.Context, addr string, limit float64, d time.Duration,
 			row.PercentOfLimit = 100 * row.ReceivedBitsPerSecond / limit
 		}
 		sec.Rows = append(sec.Rows, row)
+		if err := ctx.Err(); err != nil {
+			return sec, err
+		}
 	}
-	return sec
+	return sec, nil
 }
 
 func writeMatrixText(w io.Writer, sec *MatrixSection) error {

@@ -61,7 +61,7 @@ func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progr
 		}
 	}
 	if iface != "" {
-		if _, err := ethtool.ReadSnapshot(iface); err != nil {
+		if _, err := snapshotSource(o)(iface); err != nil {
 			switch {
 			case errors.Is(err, ethtool.ErrNoStats):
 				sec.CountersNote = iface + " has no NIC statistics"
@@ -94,19 +94,31 @@ func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progr
 		// The RTT run keeps its histogram for the percentile-spectrum plot.
 		RTT: func(ctx context.Context, addr string, d time.Duration) (latency.Summary, error) {
 			res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: d})
-			if err != nil {
+			if res == nil {
 				return latency.Summary{}, err
 			}
 			sec.rttHists[current] = res.Recorder.Snapshot()
-			return res.Summary, nil
+			return res.Summary, err
 		},
+		Snapshot: snapshotSource(o),
 	}
 	res, err := srd.RunExperiment(ctx, targets, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("paths: %w", err)
-	}
 	sec.ExperimentResult = res
+	if err != nil {
+		if res == nil {
+			return nil, fmt.Errorf("paths: %w", err)
+		}
+		return sec, fmt.Errorf("paths: %w", err)
+	}
 	return sec, nil
+}
+
+// snapshotSource is where E1 reads its counter snapshots.
+func snapshotSource(o *options) func(string) (*ethtool.Snapshot, error) {
+	if o.snapshot != nil {
+		return o.snapshot
+	}
+	return ethtool.ReadSnapshot
 }
 
 func writePathsText(w io.Writer, sec *PathsSection) error {

@@ -37,7 +37,7 @@ func TestReportEndToEnd(t *testing.T) {
 	require.Equal(t, 0, code, "stderr: %s", stderr.String())
 	text := stdout.String()
 	for _, want := range []string{
-		"E1 paths", "1 flow (Gbit/s)", "2 streams (Gbit/s)", "RTT p99.9 (us)", "coverage (%)", "loopback",
+		"run metadata", "E1 paths", "1 flow (Gbit/s)", "2 streams (Gbit/s)", "RTT p99.9 (us)", "coverage (%)", "loopback",
 		"E2 matrix", "TCP 1 stream", "TCP 2 streams", "download", "UDP target 100M", "UDP target 1G", "% of limit",
 		"E3 cache: connection phases", "local, no TLS", "local, TLS", "CLUSTER SLOTS",
 		"E3 cache: pooled vs connect-per-op", "pool", "connect", "ratios",
@@ -134,4 +134,38 @@ func TestParseDefaultRoute(t *testing.T) {
 	assert.Equal(t, "ens5", got)
 	_, err = parseDefaultRoute(strings.NewReader(route[:strings.Index(route, "ens5")]))
 	assert.ErrorContains(t, err, "no default route")
+}
+
+// TestReportJSONSurvivesPlotFailure makes the RTT plot impossible (a
+// directory holds its file name) and checks that report.json is written,
+// names the failed plots, and that the run still succeeds.
+func TestReportJSONSurvivesPlotFailure(t *testing.T) {
+	out := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(out, "rtt-spectrum.svg"), 0o755))
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-skip", "matrix,cache", "-imds", "off",
+		"-d", "200ms", "-rtt-d", "600ms", "-streams", "2", "-out", out}, &stdout, &stderr)
+	require.Equal(t, 0, code, "stderr: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "plot rtt-spectrum.svg not drawn")
+	assert.Contains(t, stdout.String(), "plot not drawn: rtt-spectrum.svg")
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	var rep struct {
+		Plots      []string        `json:"plots"`
+		PlotErrors []string        `json:"plot_errors"`
+		Metadata   map[string]any  `json:"metadata"`
+		Paths      *PathsSection   `json:"paths"`
+		Matrix     json.RawMessage `json:"matrix"`
+	}
+	require.NoError(t, json.Unmarshal(b, &rep))
+	require.Len(t, rep.PlotErrors, 1)
+	assert.Contains(t, rep.PlotErrors[0], "rtt-spectrum.svg")
+	assert.Equal(t, []string{"rtt-spectrum.png"}, rep.Plots, "the other format is still drawn")
+	require.NotNil(t, rep.Paths)
+	assert.Positive(t, rep.Paths.Targets[0].RTT.Observations)
+	assert.Equal(t, "null", string(rep.Matrix))
+	for _, k := range []string{"host", "os", "cpus", "go_version", "netperfkit_version", "ec2_note", "settings"} {
+		assert.Contains(t, rep.Metadata, k)
+	}
+	assert.Equal(t, "off", rep.Metadata["settings"].(map[string]any)["imds"])
 }
