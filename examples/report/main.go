@@ -168,6 +168,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "report:", err)
 		return 2
 	}
+	return execute(ctx, o, stdout, stderr)
+}
+
+// execute runs the report that o describes, prints it and writes -out.
+func execute(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	rep, runErr := runReport(ctx, o, stderr)
 	if rep == nil {
 		fmt.Fprintln(stderr, "report:", runErr)

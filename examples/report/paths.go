@@ -60,8 +60,8 @@ func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progr
 			sec.CountersNote = "no NIC counters: " + err.Error()
 		}
 	}
-	if iface != "" {
-		if _, err := snapshotSource(o)(iface); err != nil {
+	if iface != "" && o.snapshot == nil {
+		if _, err := ethtool.ReadSnapshot(iface); err != nil {
 			switch {
 			case errors.Is(err, ethtool.ErrNoStats):
 				sec.CountersNote = iface + " has no NIC statistics"
@@ -127,6 +127,10 @@ func writePathsText(w io.Writer, sec *PathsSection) error {
 		fmt.Fprintf(w, " of %s", sec.Interface)
 	}
 	fmt.Fprintln(w)
+	if sec.ExperimentResult == nil {
+		fmt.Fprintln(w, "  no path finished")
+		return nil
+	}
 	streams := 0
 	for _, t := range sec.Targets {
 		streams = max(streams, t.Streams)
@@ -134,20 +138,17 @@ func writePathsText(w io.Writer, sec *PathsSection) error {
 	tb := newTable(w, "path", "1 flow (Gbit/s)", fmt.Sprintf("%d streams (Gbit/s)", streams), "RTT p50 (us)", "RTT p99 (us)", "RTT p99.9 (us)", "SRD tx", "SRD eligible", "coverage (%)", "ena_srd_mode")
 	var notes []string
 	for _, t := range sec.Targets {
-		cov, mode := "-", "-"
-		if t.SRD.EligibleTxPktsDelta > 0 {
-			cov = fmt.Sprintf("%.3f", 100*t.SRD.Coverage)
-		}
-		if t.SRD.ModeText != "" {
+		tx, el, mode := "-", "-", "-"
+		if t.SRD.HasSRD() {
+			tx, el = fmt.Sprintf("+%d", t.SRD.TxPktsDelta), fmt.Sprintf("+%d", t.SRD.EligibleTxPktsDelta)
 			mode = fmt.Sprintf("%d (%s)", t.SRD.Mode, t.SRD.ModeText)
 		}
 		tb.row(t.Name, gbit(t.SingleFlowBitsPerSecond), gbit(t.MultiStreamBitsPerSecond),
-			us(t.RTT.P50Us), us(t.RTT.P99Us), us(t.RTT.P999Us),
-			fmt.Sprintf("+%d", t.SRD.TxPktsDelta), fmt.Sprintf("+%d", t.SRD.EligibleTxPktsDelta), cov, mode)
+			us(t.RTT.P50Us), us(t.RTT.P99Us), us(t.RTT.P999Us), tx, el, t.SRD.Percent(), mode)
 		if t.Error != "" {
 			notes = append(notes, fmt.Sprintf("%s: error: %s", t.Name, t.Error))
 		}
-		if sec.CountersNote == "" && t.SRD.Reason != "" {
+		if sec.CountersNote == "" && t.SRD.HasSRD() && t.SRD.Reason != "" {
 			notes = append(notes, fmt.Sprintf("%s: %s: %s", t.Name, t.SRD.Verdict, t.SRD.Reason))
 		}
 	}
@@ -158,7 +159,13 @@ func writePathsText(w io.Writer, sec *PathsSection) error {
 		fmt.Fprintln(w, n)
 	}
 	if sec.CountersNote != "" {
-		fmt.Fprintf(w, "SRD counters: %s\n", sec.CountersNote)
+		// No snapshots were taken: every counter cell is "-" for this one reason.
+		fmt.Fprintf(w, "ENA counters: - (%s)\n\n", sec.CountersNote)
+		return nil
+	}
+	fmt.Fprintf(w, "\nE1 ENA counter windows of %s, one per phase\n", sec.Interface)
+	if err := sec.WriteWindows(w); err != nil {
+		return err
 	}
 	fmt.Fprintln(w)
 	return nil

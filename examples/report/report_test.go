@@ -31,7 +31,7 @@ func TestReportEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	code := run(ctx, []string{
-		"-d", "300ms", "-rtt-d", "600ms", "-cache-d", "300ms", "-runs", "2", "-probes", "20",
+		"-d", "300ms", "-rtt-d", "1s", "-cache-d", "300ms", "-runs", "2", "-probes", "20",
 		"-rates", "100M,1G", "-streams", "2", "-mstreams", "2", "-out", out,
 	}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr: %s", stderr.String())
@@ -144,7 +144,7 @@ func TestReportJSONSurvivesPlotFailure(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(out, "rtt-spectrum.svg"), 0o755))
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"-skip", "matrix,cache", "-imds", "off",
-		"-d", "200ms", "-rtt-d", "600ms", "-streams", "2", "-out", out}, &stdout, &stderr)
+		"-d", "200ms", "-rtt-d", "1s", "-streams", "2", "-out", out}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr: %s", stderr.String())
 	assert.Contains(t, stderr.String(), "plot rtt-spectrum.svg not drawn")
 	assert.Contains(t, stdout.String(), "plot not drawn: rtt-spectrum.svg")

@@ -35,7 +35,7 @@ func TestReportSIGINT(t *testing.T) {
 
 	outDir := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "-skip", "cache", "-imds", "off", "-progress", "on",
-		"-d", "1s", "-rtt-d", "600ms", "-streams", "2", "-mstreams", "2", "-rates", "100M", "-out", outDir)
+		"-d", "1s", "-rtt-d", "1s", "-streams", "2", "-mstreams", "2", "-rates", "100M", "-out", outDir)
 	var stdout peertest.Buffer
 	cmd.Stdout = &stdout
 	stderr, err := cmd.StderrPipe()
