@@ -81,6 +81,7 @@ type options struct {
 	jsonOut                         bool
 	progress                        string
 	cache                           *cachecli.EndpointFlags // -cache and the -cache-* flags
+	cacheConfig, cacheCompare       string
 	imds                            string
 	imdsTimeout                     time.Duration
 	settings                        map[string]string // every flag and its value, for the metadata
@@ -111,6 +112,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.workers, "workers", 4, "E3 parallel workers")
 	fs.StringVar(&o.engines, "engines", "glide,resp", "E3 workload engines; the first fills the modes table (glide needs a cgo build: without it, resp runs)")
 	o.cache = cachecli.NewEndpointFlags(fs, "cache")
+	fs.StringVar(&o.cacheConfig, "cache-config", "", "JSON or YAML file with per-endpoint settings (label, addr, tls, cluster, cacert, insecure, server_name, user, password_env, iam: {cache, region, serverless}, connect_timeout, request_timeout); -cache LABEL,... picks from it")
+	fs.StringVar(&o.cacheCompare, "cache-compare", "", "E3 endpoint ratios as BASE/OTHER label pairs, for example SV2/SP1,N1/N2 (default: every endpoint against the first)")
 	fs.StringVar(&o.skip, "skip", "", "parts to skip: any of paths,matrix,cache")
 	fs.StringVar(&o.out, "out", "", "directory for report.json and the plots")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of tables")
@@ -256,6 +259,13 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	}
 	scs := matrixScenarios(o.mstreams, rates)
 	copts := cacheOptions{Probes: o.probes, Duration: o.cacheD, Runs: o.runs, Workers: o.workers, Engines: engines}
+	for _, p := range splitList(o.cacheCompare) {
+		base, other, ok := strings.Cut(p, "/")
+		if !ok || base == "" || other == "" {
+			return nil, fmt.Errorf("-cache-compare: %q is not BASE/OTHER", p)
+		}
+		copts.Compare = append(copts.Compare, [2]string{base, other})
+	}
 
 	var planned time.Duration
 	if !o.skipped("paths") {
@@ -265,7 +275,7 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 		planned += time.Duration(len(scs)) * o.d
 	}
 	if !o.skipped("cache") {
-		planned += plannedCache(copts, 2)
+		planned += plannedCache(copts, max(1, strings.Count(o.cache.Addr, ",")+1))
 	}
 	var pw io.Writer
 	if f, ok := stderr.(*os.File); (ok && isTerminal(f) && o.progress == "auto") || o.progress == "on" {
@@ -325,23 +335,19 @@ func collectMetadata(ctx context.Context, o *options) *runinfo.Metadata {
 	})
 }
 
-// cacheSection runs E3 against -cache, or against local servers, or says why
-// it cannot.
+// cacheSection runs E3 against -cache / -cache-config, or against local
+// servers, or says why it cannot.
 func cacheSection(ctx context.Context, o *options, copts cacheOptions, prog *progress) (*CacheSection, error) {
-	var targets []cacheTarget
-	if o.cache.Addr != "" {
-		ep, err := o.cache.Endpoint()
-		if err != nil {
-			return nil, fmt.Errorf("the -cache-* flags: %w", err)
-		}
-		targets = []cacheTarget{{Name: o.cache.Addr, Endpoint: ep, Workload: true}}
-	} else {
+	targets, err := o.cache.Targets(o.cacheConfig)
+	if err != nil {
+		return nil, fmt.Errorf("-cache: %w", err)
+	}
+	if len(targets) == 0 {
 		var cleanup func()
-		var err error
 		targets, cleanup, err = localCacheTargets(ctx)
 		defer cleanup()
 		if err != nil {
-			return &CacheSection{Skipped: err.Error(), Modes: map[string]*cache.Aggregate{}}, nil
+			return &CacheSection{Skipped: err.Error()}, nil
 		}
 	}
 	return runCache(ctx, targets, copts, prog)
@@ -511,14 +517,20 @@ func plotsOf(rep *Report) []plotSpec {
 			out = append(out, plotSpec{"rtt-spectrum", "UDP ping-pong RTT by path", series})
 		}
 	}
-	if rep.Cache != nil && len(rep.Cache.Engines) > 0 {
+	if rep.Cache != nil {
 		var series []spectrumSeries
-		for _, a := range rep.Cache.Engines {
-			if r := medianRun(a); r != nil {
-				series = append(series, spectrumSeries{Name: string(a.Engine) + " " + string(a.Mode), Hist: r.Histogram, Summary: &r.Latency})
+		for _, ce := range rep.Cache.Endpoints {
+			for _, w := range ce.Workloads {
+				for _, a := range []*cache.Aggregate{w.Pool, w.Connect} {
+					if r := medianRun(a); r != nil {
+						series = append(series, spectrumSeries{Name: ce.Label + " " + a.Engine + " " + string(a.Mode), Hist: r.Histogram, Summary: &r.Latency})
+					}
+				}
 			}
 		}
-		out = append(out, plotSpec{"cache-spectrum", "cache operation latency by engine and mode", series})
+		if len(series) > 0 {
+			out = append(out, plotSpec{"cache-spectrum", "cache operation latency by endpoint, engine and mode", series})
+		}
 	}
 	return out
 }
@@ -538,6 +550,9 @@ func drawSafely(file string, pl plotSpec) (err error) {
 // shows a real run rather than a blend.
 func medianRun(a *cache.Aggregate) *cache.RunResult {
 	var best *cache.RunResult
+	if a == nil {
+		return nil
+	}
 	for _, r := range a.Results {
 		if best == nil || math.Abs(r.Latency.P50Us-a.P50Us.Median) < math.Abs(best.Latency.P50Us-a.P50Us.Median) {
 			best = r

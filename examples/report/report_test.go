@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/internal/peertest"
-	"github.com/netperfkit/netperfkit/latency"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,8 +39,8 @@ func TestReportEndToEnd(t *testing.T) {
 	for _, want := range []string{
 		"run metadata", "E1 paths", "1 flow (Gbit/s)", "2 streams (Gbit/s)", "RTT p99.9 (us)", "coverage (%)", "loopback",
 		"E2 matrix", "TCP 1 stream", "TCP 2 streams", "download", "UDP target 100M", "UDP target 1G", "% of limit",
-		"E3 cache: connection phases", "local, no TLS", "local, TLS", "CLUSTER SLOTS",
-		"E3 cache: pooled vs connect-per-op", "pool", "connect", "ratios",
+		"E3 cache: connection phases", "redis TLS+ACL", "CLUSTER SLOTS",
+		"E3 cache: pooled vs connect-per-op", "pool p50 (us)", "connect ops/s", "closing", "request", "timeout", "ratios",
 	} {
 		assert.Contains(t, text, want)
 	}
@@ -53,28 +53,46 @@ func TestReportEndToEnd(t *testing.T) {
 	for _, k := range []string{"paths", "matrix", "cache"} {
 		require.Contains(t, rep, k)
 	}
-	var c struct {
-		Phases []struct {
-			Config  string             `json:"config"`
-			Medians map[string]float64 `json:"medians"`
-		} `json:"phases"`
-		Modes map[string]struct {
-			P50Us     latency.Range `json:"p50_us"`
-			OpsPerSec latency.Range `json:"ops_per_sec"`
-			Attempts  int64         `json:"attempts"`
-		} `json:"modes"`
-	}
+	var c CacheSection
 	require.NoError(t, json.Unmarshal(rep["cache"], &c))
-	require.Len(t, c.Phases, 2)
-	assert.Zero(t, c.Phases[0].Medians["tls_us"], "no TLS phase on the plain server")
-	assert.Positive(t, c.Phases[1].Medians["tls_us"], "TLS phase on the TLS server")
-	for _, m := range []string{"pool", "connect"} {
-		require.Contains(t, c.Modes, m)
-		assert.Positive(t, c.Modes[m].OpsPerSec.Median, m)
-		assert.Positive(t, c.Modes[m].P50Us.Median, m)
-		assert.Equal(t, 2, c.Modes[m].P50Us.N, "two runs")
+	byLabel := map[string]*CacheEndpoint{}
+	for _, ce := range c.Endpoints {
+		byLabel[ce.Label] = ce
 	}
-	assert.Greater(t, c.Modes["pool"].OpsPerSec.Median, c.Modes["connect"].OpsPerSec.Median, "reusing a connection beats connecting per operation")
+	require.Contains(t, byLabel, "redis")
+	require.Contains(t, byLabel, "redis TLS+ACL")
+	if len(localServerBinaries()) > 1 {
+		require.Contains(t, byLabel, "valkey", "valkey-server is installed: the local default runs it too")
+		require.Contains(t, byLabel, "valkey TLS+ACL")
+	}
+	for _, ce := range c.Endpoints {
+		require.NotNil(t, ce.Medians, ce.Label)
+		require.Empty(t, ce.ProbeError, ce.Label)
+		if strings.Contains(ce.Label, "TLS") {
+			assert.Positive(t, ce.Medians.TLSUs, "TLS phase on the TLS server %s", ce.Label)
+			assert.Positive(t, ce.Medians.AuthUs, "AUTH on the ACL server %s", ce.Label)
+		} else {
+			assert.Zero(t, ce.Medians.TLSUs, "no TLS phase on the plain server %s", ce.Label)
+		}
+		require.NotEmpty(t, ce.Workloads, "workloads run on every endpoint: %s", ce.Label)
+		for _, w := range ce.Workloads {
+			assert.Empty(t, w.Error, "%s %s", ce.Label, w.Engine)
+			for _, a := range []*cache.Aggregate{w.Pool, w.Connect} {
+				require.NotNil(t, a, "%s %s", ce.Label, w.Engine)
+				assert.Positive(t, a.OpsPerSec.Median, "%s %s %s", ce.Label, w.Engine, a.Mode)
+				assert.Equal(t, 2, a.P50Us.N, "two runs")
+			}
+		}
+	}
+	resp := byLabel["redis"].Workloads[len(byLabel["redis"].Workloads)-1]
+	require.Equal(t, "resp", resp.Engine)
+	assert.Greater(t, resp.Pool.OpsPerSec.Median, resp.Connect.OpsPerSec.Median, "reusing a connection beats connecting per operation")
+	kinds := map[string]int{}
+	for _, cmp := range c.Comparisons {
+		kinds[cmp.Kind]++
+	}
+	assert.Equal(t, len(c.Endpoints), kinds["connect/pool"])
+	assert.Equal(t, 2*(len(c.Endpoints)-1), kinds["endpoint"], "every endpoint against the first, pool and connect")
 
 	var m MatrixSection
 	require.NoError(t, json.Unmarshal(rep["matrix"], &m))
