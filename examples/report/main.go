@@ -83,6 +83,9 @@ type options struct {
 	cache                           *cachecli.EndpointFlags // -cache and the -cache-* flags
 	cacheConfig, cacheCompare       string
 	imds                            string
+	compare                         bool
+	label                           string
+	compareFiles                    []string
 	imdsTimeout                     time.Duration
 	settings                        map[string]string // every flag and its value, for the metadata
 
@@ -120,8 +123,25 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (when a terminal), on, off")
 	fs.StringVar(&o.imds, "imds", "", "EC2 instance metadata endpoint for the metadata block (default: the SDK's, 169.254.169.254); off skips it")
 	fs.DurationVar(&o.imdsTimeout, "imds-timeout", runinfo.DefaultIMDSTimeout, "how long to wait for the EC2 instance metadata service before saying \"not on EC2\"")
+	fs.BoolVar(&o.compare, "compare", false, "compare two reports instead of running one: report -compare OLD.json NEW.json (with -json, -label)")
+	fs.StringVar(&o.label, "label", "", "with -compare: names of the two runs, OLD,NEW (default: the file names)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if o.compare {
+		// Flags may follow the file names: -compare A.json B.json -json.
+		for rest := fs.Args(); len(rest) > 0; {
+			if strings.HasPrefix(rest[0], "-") {
+				if err := fs.Parse(rest); err != nil {
+					return nil, err
+				}
+				rest = fs.Args()
+				continue
+			}
+			o.compareFiles = append(o.compareFiles, rest[0])
+			rest = rest[1:]
+		}
+		return o, nil
 	}
 	o.settings = map[string]string{}
 	fs.VisitAll(func(f *flag.Flag) {
@@ -170,6 +190,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "report:", err)
 		return 2
+	}
+	if o.compare {
+		if err := runCompare(o.compareFiles, o.label, o.jsonOut, stdout); err != nil {
+			fmt.Fprintln(stderr, "report:", err)
+			return 1
+		}
+		return 0
 	}
 	return execute(ctx, o, stdout, stderr)
 }
