@@ -74,7 +74,8 @@ type options struct {
 	paths, matrix, iface, skip, out string
 	tport, lport                    int
 	limit, rates                    string
-	d, rttD, cacheD                 time.Duration
+	d, rttD, cacheD, interval       time.Duration
+	rttMode                         string
 	streams, mstreams, runs, probes int
 	workers                         int
 	engines                         string
@@ -98,7 +99,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.paths, "paths", "", "E1 targets as name=host,... each running an iperf3 server on -tport and a sockperf server on -lport (default: in-process servers on loopback)")
+	fs.StringVar(&o.paths, "paths", "", "E1 targets as name=host[@limit],... each running an iperf3 server on -tport and a sockperf server on -lport; @limit (5G, 10G, 25G) judges the 1-flow result against that single-flow reference (default: in-process servers on loopback)")
+	fs.StringVar(&o.rttMode, "rtt-mode", defaultRTTMode(), "E1 ping-pong receive path: spin (busy-polls one core, close to sockperf; the default with 2 or more CPUs on linux) or poll (Go's netpoller, reads about 10% above sockperf at p50)")
+	fs.DurationVar(&o.interval, "i", time.Second, "E2 interval of each row's throughput series (report.json and the throughput-over-time plot)")
 	fs.IntVar(&o.tport, "tport", throughput.DefaultPort, "iperf3 server port of the -paths and -matrix targets")
 	fs.IntVar(&o.lport, "lport", 11111, "sockperf server (UDP) port of the -paths targets")
 	fs.StringVar(&o.matrix, "matrix", "", "E2 target host[:port] running an iperf3 server (default: in-process server on loopback)")
@@ -159,6 +162,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.d <= 0 || o.rttD <= 0 || o.cacheD <= 0 {
 		return nil, errors.New("-d, -rtt-d and -cache-d must be positive")
+	}
+	if o.interval < 100*time.Millisecond {
+		return nil, errors.New("-i must be at least 100ms")
+	}
+	if o.rttMode != "spin" && o.rttMode != "poll" {
+		return nil, fmt.Errorf("-rtt-mode: %q is not spin or poll", o.rttMode)
 	}
 	return o, nil
 }
@@ -276,7 +285,7 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	}
 	defer srv.close()
 
-	targets, err := pathTargets(o, srv)
+	targets, pathLimits, err := pathTargets(o, srv)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +321,7 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	defer prog.Close()
 
 	rep := &Report{StartedAt: time.Now(), Metadata: collectMetadata(ctx, o)}
-	err = runSections(ctx, rep, o, sectionPlan{targets: targets, matrixAddr: matrixAddr, limit: limit, scs: scs, copts: copts}, prog)
+	err = runSections(ctx, rep, o, sectionPlan{targets: targets, pathLimits: pathLimits, matrixAddr: matrixAddr, limit: limit, scs: scs, copts: copts}, prog)
 	rep.DurationSeconds = time.Since(rep.StartedAt).Seconds()
 	return rep, err
 }
@@ -320,6 +329,7 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 // sectionPlan is what runReport resolved from the flags for the sections.
 type sectionPlan struct {
 	targets    []srd.Target
+	pathLimits map[string]float64
 	matrixAddr string
 	limit      float64
 	scs        []matrixScenario
@@ -332,12 +342,12 @@ type sectionPlan struct {
 func runSections(ctx context.Context, rep *Report, o *options, p sectionPlan, prog *progress) error {
 	var err error
 	if !o.skipped("paths") {
-		if rep.Paths, err = runPaths(ctx, p.targets, o, prog); err != nil {
+		if rep.Paths, err = runPaths(ctx, p.targets, p.pathLimits, o, prog); err != nil {
 			return err
 		}
 	}
 	if !o.skipped("matrix") {
-		if rep.Matrix, err = runMatrix(ctx, p.matrixAddr, p.limit, o.d, p.scs, prog); err != nil {
+		if rep.Matrix, err = runMatrix(ctx, p.matrixAddr, p.limit, o.d, o.interval, p.scs, prog); err != nil {
 			return err
 		}
 	}
@@ -528,6 +538,9 @@ func writeJSONFile(name string, v any) error {
 type plotSpec struct {
 	name, title string
 	series      []spectrumSeries
+	// timeSeries, when set, makes a throughput-over-time plot.
+	timeSeries []timeSeries
+	limit      float64
 }
 
 // plotsOf lists the figures the report has data for.
@@ -541,7 +554,12 @@ func plotsOf(rep *Report) []plotSpec {
 			}
 		}
 		if len(series) > 0 {
-			out = append(out, plotSpec{"rtt-spectrum", "UDP ping-pong RTT by path", series})
+			out = append(out, plotSpec{name: "rtt-spectrum", title: "UDP ping-pong RTT by path", series: series})
+		}
+	}
+	if rep.Matrix != nil {
+		if pl := matrixPlot(rep.Matrix); pl != nil {
+			out = append(out, *pl)
 		}
 	}
 	if rep.Cache != nil {
@@ -556,10 +574,24 @@ func plotsOf(rep *Report) []plotSpec {
 			}
 		}
 		if len(series) > 0 {
-			out = append(out, plotSpec{"cache-spectrum", "cache operation latency by endpoint, engine and mode", series})
+			out = append(out, plotSpec{name: "cache-spectrum", title: "cache operation latency by endpoint, engine and mode", series: series})
 		}
 	}
 	return out
+}
+
+// matrixPlot is the throughput-over-time figure of the matrix rows.
+func matrixPlot(m *MatrixSection) *plotSpec {
+	var series []timeSeries
+	for _, r := range m.Rows {
+		if len(r.Intervals) > 0 {
+			series = append(series, timeSeries{Name: r.Scenario + " " + r.Direction, Points: r.Intervals})
+		}
+	}
+	if len(series) == 0 {
+		return nil
+	}
+	return &plotSpec{name: "matrix-throughput", title: "E2 throughput over time per matrix row", timeSeries: series, limit: m.LimitBitsPerSecond}
 }
 
 // drawSafely draws one plot; a panic in the plotting library becomes an
@@ -570,6 +602,9 @@ func drawSafely(file string, pl plotSpec) (err error) {
 			err = fmt.Errorf("report: plot panicked: %v", r)
 		}
 	}()
+	if pl.timeSeries != nil {
+		return saveThroughputOverTime(file, pl.title, pl.limit, pl.timeSeries)
+	}
 	return savePercentileSpectrum(file, pl.title, pl.series)
 }
 

@@ -32,7 +32,7 @@ func TestReportEndToEnd(t *testing.T) {
 	defer cancel()
 	code := run(ctx, []string{
 		"-d", "300ms", "-rtt-d", "1s", "-cache-d", "300ms", "-runs", "2", "-probes", "20",
-		"-rates", "100M,1G", "-streams", "2", "-mstreams", "2", "-out", out,
+		"-rates", "100M,1G", "-streams", "2", "-mstreams", "2", "-i", "100ms", "-out", out,
 	}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr: %s", stderr.String())
 	text := stdout.String()
@@ -101,7 +101,15 @@ func TestReportEndToEnd(t *testing.T) {
 		assert.Empty(t, r.Error, r.Scenario)
 		assert.Positive(t, r.ReceivedBitsPerSecond, r.Scenario)
 		assert.InDelta(t, 100*r.ReceivedBitsPerSecond/5e9, r.PercentOfLimit, 1e-6, r.Scenario)
+		require.NotEmpty(t, r.Intervals, "the interval series is kept: %s", r.Scenario)
+		for _, iv := range r.Intervals {
+			assert.Greater(t, iv.EndSeconds, iv.StartSeconds, r.Scenario)
+		}
+		if r.Protocol == "udp" {
+			assert.InDelta(t, 100*r.ReceivedBitsPerSecond/r.TargetBitsPerSecond, r.DeliveredPercent, 1e-6, r.Scenario)
+		}
 	}
+	assert.Equal(t, 0.1, m.IntervalSeconds)
 
 	var p PathsSection
 	require.NoError(t, json.Unmarshal(rep["paths"], &p))
@@ -112,7 +120,7 @@ func TestReportEndToEnd(t *testing.T) {
 	assert.Positive(t, tg.RTT.Observations)
 	assert.LessOrEqual(t, tg.RTT.P50Us, tg.RTT.P99Us)
 
-	for _, f := range []string{"rtt-spectrum.svg", "rtt-spectrum.png", "cache-spectrum.svg", "cache-spectrum.png"} {
+	for _, f := range []string{"rtt-spectrum.svg", "rtt-spectrum.png", "matrix-throughput.svg", "matrix-throughput.png", "cache-spectrum.svg", "cache-spectrum.png"} {
 		st, err := os.Stat(filepath.Join(out, f))
 		require.NoError(t, err, f)
 		assert.Greater(t, st.Size(), int64(1000), f)
