@@ -28,7 +28,7 @@ func TestLimitedBy(t *testing.T) {
 	}{
 		{tcp(4.7e9, 30, 1, 0), "limit", "94% of it"},
 		{tcp(2e9, 95, 1, 3), "generator CPU", "95% of 1 core(s)"},
-		{tcp(2e9, 150, 4, 0), "", ""},                            // 4 streams on 2 CPUs: 150% is not 2 full cores
+		{tcp(2e9, 150, 4, 0), "", ""},                               // 4 streams on 2 CPUs: 150% is not 2 full cores
 		{tcp(2e9, 185, 4, 0), "generator CPU", "185% of 2 core(s)"}, // it is at 185%
 		{tcp(2e9, 20, 1, 7), "retransmits", "7"},
 		{tcp(2e9, 20, 1, -1), "", ""},
