@@ -189,7 +189,7 @@ func readEC2(ctx context.Context, c Config) (*EC2, error) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("no instance metadata service answered within %s", timeout)
 		}
-		return nil, fmt.Errorf("instance metadata service: %w", err)
+		return nil, fmt.Errorf("no IMDSv2 answer: %w", err)
 	}
 	return &EC2{
 		InstanceType: out.InstanceType, AvailabilityZone: out.AvailabilityZone,
@@ -285,7 +285,9 @@ func (m *Metadata) WriteText(w io.Writer) error {
 	if e := m.EC2; e != nil {
 		line("ec2", fmt.Sprintf("%s in %s (%s), %s", e.InstanceType, e.AvailabilityZone, e.Region, e.InstanceID))
 	} else {
-		line("ec2", m.EC2Note)
+		// The note's first clause says it; the SDK's wording follows in JSON.
+		note, _, _ := strings.Cut(m.EC2Note, ": operation error")
+		line("ec2", note)
 	}
 	if len(m.Settings) > 0 {
 		keys := make([]string, 0, len(m.Settings))
