@@ -45,7 +45,7 @@ func TestReportE1WindowsFromENAFixtures(t *testing.T) {
 	assert.Regexp(t, `loopback\s+1-flow\s+\S+\s+\+28195047\s+\+28195063\s+\+27991023\s+16\s+99\.999943\s+0 -> 1\s+\+0\s+\+0\s+\+0\s+\+0\s+\+0\s+136790\s+-\n`, text)
 	assert.Regexp(t, `loopback\s+n-stream\s+\S+\s+\+24534321\s+\+24534339\s+\+\d+\s+18\s+99\.999926\s+1 -> 2\s+\+0\s+\+0\s+\+1234\s+\+0\s+\+0\s+136781\s+pps\n`, text)
 	assert.Regexp(t, `loopback\s+rtt\s+\S+(\s+\+0){3}\s+0\s+-\s+2 -> 2(\s+\+0){5}\s+136781\s+-\n`, text, "counters present, nothing moved: +0 is a real zero here, and no coverage")
-	assert.Regexp(t, `loopback(\s+\S+){5}\s+\+52729368\s+\+52729402\s+99\.99993\d+\s+3 \(ENA Express on, UDP on\)`, text, "the whole window")
+	assert.Regexp(t, `loopback(\s+\S+){6}\s+\+52729368\s+\+52729402\s+99\.99993\d+\s+3 \(ENA Express on, UDP on\)`, text, "the whole window")
 
 	b, err := os.ReadFile(filepath.Join(out, "report.json"))
 	require.NoError(t, err)
