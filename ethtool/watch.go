@@ -59,6 +59,11 @@ func watch(ctx context.Context, cfg *WatchConfig, sample func(*Snapshot) error) 
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+			// A tick and the cancel can be ready together, and select
+			// picks either: no delta is delivered once ctx has ended.
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 		}
 		if err := sample(cur); err != nil {
 			if ctx.Err() != nil {

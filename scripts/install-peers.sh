@@ -47,3 +47,11 @@ if [ -x "$peers/build.sh" ]; then
 	echo "netperfkit: building iperf3 3.21 and valkey 8.0.1 from $peers (once; about 3 minutes)" >&2
 	"$peers/build.sh" all >&2
 fi
+
+# AWS's IMDS emulator, for runinfo's EC2 test (a Go module, built once).
+mock=$HOME/.cache/netperfkit-peers/ec2-metadata-mock/bin
+if [ ! -x "$mock/ec2-metadata-mock" ] && ! have ec2-metadata-mock && have go; then
+	echo "netperfkit: building amazon-ec2-metadata-mock v1.13.0 into $mock" >&2
+	GOBIN=$mock go install github.com/aws/amazon-ec2-metadata-mock/cmd/ec2-metadata-mock@v1.13.0 ||
+		echo "netperfkit: could not build amazon-ec2-metadata-mock; runinfo's EC2 test will skip (or fail with NETPERFKIT_REQUIRE_PEERS=1)" >&2
+fi

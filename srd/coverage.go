@@ -134,9 +134,11 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 		r.Reason = "no packet eligible for SRD was sent in the window: send TCP (or UDP with ENA Express UDP on) to a peer with ENA Express in the same region"
 	case r.Coverage >= minCoverage:
 		r.Verdict = VerdictCarried
-		r.Reason = fmt.Sprintf("SRD carried %d of %d eligible packets (%.5f%%)", r.TxPktsDelta, r.EligibleTxPktsDelta, 100*r.Coverage)
+		r.Reason = fmt.Sprintf("SRD carried %d of %d eligible packets (%s%%)", r.TxPktsDelta, r.EligibleTxPktsDelta, coveragePercent(r.TxPktsDelta, r.EligibleTxPktsDelta))
 	default:
 		r.Verdict = VerdictPartialFallback
+		// Below minCoverage the fallback share is at least 0.1%: three
+		// decimals show it.
 		r.Reason = fmt.Sprintf("%d of %d eligible packets (%.3f%%) fell back to plain ENA", r.FallbackPkts, r.EligibleTxPktsDelta, 100*(1-r.Coverage)) + fallbackCause(r)
 	}
 	return r

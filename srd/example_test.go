@@ -39,7 +39,7 @@ func ExampleCoverage() {
 	fmt.Println(r.Reason)
 	// Output:
 	// srd_carried_traffic 28195047 28195063 ENA Express on, UDP on
-	// SRD carried 28195047 of 28195063 eligible packets (99.99994%)
+	// SRD carried 28195047 of 28195063 eligible packets (99.999943%)
 }
 
 func ExampleParseNetworkInterfaces() {

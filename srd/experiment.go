@@ -40,9 +40,9 @@ const (
 // UDP ping-pong, and no interface snapshots. The callbacks are called from
 // the goroutine that runs RunExperiment.
 type ExperimentConfig struct {
-	// Interface is the interface whose SRD counters are snapshotted before
-	// and after each target's runs. "" means no snapshots; the SRD column
-	// then says no_srd_statistics.
+	// Interface is the interface whose ENA counters are snapshotted before
+	// each target's first run and after each of its runs. "" means no
+	// snapshots; the SRD column then says no_srd_statistics.
 	Interface string
 	// SingleFlowDuration of the 1-stream TCP run; 0 means 15 s.
 	SingleFlowDuration time.Duration
@@ -63,8 +63,10 @@ type ExperimentConfig struct {
 	// --full-rtt). When ctx ends it must return promptly, with the
 	// statistics so far and ctx.Err().
 	RTT func(ctx context.Context, addr string, d time.Duration) (latency.Summary, error)
-	// Snapshot reads the statistics of iface; nil means
-	// ethtool.ReadSnapshot (linux only).
+	// Snapshot is the snapshot source: it reads the statistics of iface,
+	// once before a target's first phase and once after each phase; nil
+	// means ethtool.ReadSnapshot (linux only). Saved snapshots can be fed
+	// through it (see Replay).
 	Snapshot func(iface string) (*ethtool.Snapshot, error)
 	// OnPhase, when set, is called from the running goroutine as each
 	// phase of each target starts ("1-flow", "n-stream", "rtt").
@@ -79,9 +81,13 @@ type TargetResult struct {
 	MultiStreamBitsPerSecond float64 `json:"multi_stream_bits_per_second"`
 	// RTT holds the round-trip statistics (p50_us, p99_us, p999_us...).
 	RTT latency.Summary `json:"rtt"`
-	// SRD is the coverage of the target's window, from the snapshots taken
-	// before the first run and after the last.
+	// SRD is the coverage of the target's whole window, from the snapshots
+	// taken before the first run and after the last.
 	SRD CoverageReport `json:"srd"`
+	// Windows holds one counter window per phase that ran, in order
+	// ("1-flow", "n-stream", "rtt"): the snapshots are taken between the
+	// phases, so each window counts its own phase's traffic.
+	Windows []Window `json:"windows"`
 	// Error is set when a run failed; the other columns hold what was
 	// measured before it.
 	Error string `json:"error,omitempty"`
@@ -181,6 +187,7 @@ func runTarget(ctx context.Context, t Target, c *ExperimentConfig) (TargetResult
 		}},
 	}
 	var cancelled error
+	prev := before
 	for _, p := range phases {
 		if c.OnPhase != nil {
 			c.OnPhase(t.Name, p.name)
@@ -190,20 +197,32 @@ func runTarget(ctx context.Context, t Target, c *ExperimentConfig) (TargetResult
 		}
 		if err := ctx.Err(); err != nil {
 			cancelled = fmt.Errorf("srd: experiment: %s: %w", p.name, err)
+		}
+		// The snapshot is an ioctl, not a network exchange: it is taken
+		// after a cancel too, so the interrupted phase has its window.
+		after, err := snapshot(c)
+		if err != nil {
+			return row, errors.Join(cancelled, err)
+		}
+		w := NewWindow(prev, after)
+		w.Phase = p.name
+		noInterface(c, &w.CoverageReport)
+		row.Windows = append(row.Windows, w)
+		prev = after
+		if cancelled != nil {
 			break
 		}
 	}
-	// The after snapshot is an ioctl, not a network exchange: it is taken
-	// after a cancel too, so the row has the coverage of its window.
-	after, err := snapshot(c)
-	if err != nil {
-		return row, errors.Join(cancelled, err)
-	}
-	row.SRD = Coverage(before, after)
-	if c.Interface == "" {
-		row.SRD.Reason = "no interface was given to snapshot"
-	}
+	row.SRD = Coverage(before, prev)
+	noInterface(c, &row.SRD)
 	return row, cancelled
+}
+
+// noInterface explains an empty window when no interface was given.
+func noInterface(c *ExperimentConfig, r *CoverageReport) {
+	if c.Interface == "" {
+		r.Reason = "no interface was given to snapshot"
+	}
 }
 
 // snapshot reads cfg.Interface; an interface without statistics gives an
@@ -264,13 +283,18 @@ func (r *ExperimentResult) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "path\t1 flow\t%d streams\tRTT p50\tRTT p99\tRTT p99.9\tSRD tx\tSRD eligible\tcoverage\tmode\n", streams)
 	for _, t := range r.Targets {
 		cov, mode := "-", "-"
-		if t.SRD.Verdict != VerdictNoStatistics && t.SRD.Verdict != VerdictCountersReset {
-			cov = fmt.Sprintf("%.5f%%", 100*t.SRD.Coverage)
+		tx, el := "-", "-"
+		if t.SRD.HasSRD() {
+			tx, el = fmt.Sprintf("+%d", t.SRD.TxPktsDelta), fmt.Sprintf("+%d", t.SRD.EligibleTxPktsDelta)
+			cov = t.SRD.Percent()
+			if cov != "-" {
+				cov += "%"
+			}
 			mode = fmt.Sprintf("%d", uint64(t.SRD.Mode))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f us\t%.1f us\t%.1f us\t+%d\t+%d\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f us\t%.1f us\t%.1f us\t%s\t%s\t%s\t%s\n",
 			t.Name, gbit(t.SingleFlowBitsPerSecond), gbit(t.MultiStreamBitsPerSecond),
-			t.RTT.P50Us, t.RTT.P99Us, t.RTT.P999Us, t.SRD.TxPktsDelta, t.SRD.EligibleTxPktsDelta, cov, mode)
+			t.RTT.P50Us, t.RTT.P99Us, t.RTT.P999Us, tx, el, cov, mode)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -25,10 +25,16 @@ import (
 // e1Fakes replays the field study: published throughput and RTT per target,
 // and the ENA snapshots with its SRD counter deltas.
 func e1Fakes(t *testing.T) *ExperimentConfig {
-	snaps := []*ethtool.Snapshot{
-		fixture(t, "ena-2.17-same-az-before.txt", 0), fixture(t, "ena-2.17-same-az-after.txt", 50*time.Second),
-		fixture(t, "ena-2.17-cross-az-before.txt", 60*time.Second), fixture(t, "ena-2.17-cross-az-after.txt", 110*time.Second),
+	// The study's snapshots were taken before and after each target; the
+	// snapshots between the phases are interpolated at 15/50 s (1 flow)
+	// and 35/50 s (8 streams).
+	var snaps []*ethtool.Snapshot
+	for i, target := range []string{"same-az", "cross-az"} {
+		b := fixture(t, "ena-2.17-"+target+"-before.txt", time.Duration(60*i)*time.Second)
+		a := fixture(t, "ena-2.17-"+target+"-after.txt", time.Duration(60*i+50)*time.Second)
+		snaps = append(snaps, b, between(b, a, 0.3), between(b, a, 0.7), a)
 	}
+	replay := Replay(snaps...)
 	rows := map[string]struct {
 		one, many float64
 		rtt       latency.Summary
@@ -55,12 +61,31 @@ func e1Fakes(t *testing.T) *ExperimentConfig {
 		},
 		Snapshot: func(iface string) (*ethtool.Snapshot, error) {
 			require.Equal(t, "eth0", iface)
-			require.NotEmpty(t, snaps, "one snapshot before and one after each target")
-			s := snaps[0]
-			snaps = snaps[1:]
+			s, err := replay(iface)
+			require.NoError(t, err, "one snapshot before each target and one after each phase")
 			return s, nil
 		},
 	}
+}
+
+// between interpolates the counters of two snapshots at frac of the window
+// (gauges take the later value from half-way).
+func between(b, a *ethtool.Snapshot, frac float64) *ethtool.Snapshot {
+	out := a.Clone()
+	out.Time = b.Time.Add(time.Duration(frac * float64(a.Time.Sub(b.Time))))
+	bm := b.Stats.Map()
+	for i, st := range out.Stats {
+		v0 := bm[st.Name]
+		switch {
+		case ethtool.IsGauge(st.Name):
+			if frac < 0.5 {
+				out.Stats[i].Value = v0
+			}
+		case st.Value >= v0:
+			out.Stats[i].Value = v0 + uint64(frac*float64(st.Value-v0))
+		}
+	}
+	return out
 }
 
 var e1Targets = []Target{

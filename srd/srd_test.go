@@ -162,7 +162,7 @@ func TestCoverageE1(t *testing.T) {
 	assert.True(t, r.UDPEnabled)
 	assert.Equal(t, 15.0, r.WindowSeconds)
 	assert.Equal(t, uint64(1), r.ResourceUtilizationPercent)
-	assert.Equal(t, "SRD carried 28195047 of 28195063 eligible packets (99.99994%)", r.Reason)
+	assert.Equal(t, "SRD carried 28195047 of 28195063 eligible packets (99.999943%)", r.Reason)
 
 	r = Coverage(fixture(t, "ena-2.17-cross-az-before.txt", 0), fixture(t, "ena-2.17-cross-az-after.txt", 20*time.Second))
 	assert.Equal(t, VerdictCarried, r.Verdict)

@@ -40,9 +40,10 @@ var ErrNoServer = errors.New("cachetest: no valkey-server or redis-server on PAT
 // Config describes the server to start. A nil *Config means a plain standalone
 // server without TLS or authentication.
 type Config struct {
-	// Binary is the server binary. Empty means valkey-server if it is on PATH,
-	// else redis-server. A cluster is created with the matching CLI
-	// (valkey-cli or redis-cli, found on PATH).
+	// Binary is the server binary. Empty means $NETPERFKIT_CACHE_SERVER
+	// (ServerEnv) when set, else valkey-server if it is on PATH, else
+	// redis-server. A cluster is created with the matching CLI (valkey-cli
+	// or redis-cli: beside the binary, else on PATH).
 	Binary string
 	// TLS serves TLS only (--port 0 --tls-port P) with a certificate for
 	// 127.0.0.1, ::1 and localhost signed by a CA generated for this server.
@@ -154,20 +155,47 @@ func Start(ctx context.Context, cfg *Config) (*Server, error) {
 	return s, nil
 }
 
+// ServerEnv names the server binary Start uses when Config.Binary is
+// empty, before looking on PATH: set it to a valkey-server (for example
+// ../shared/peers/build.sh's) to run a test suite against valkey, and leave
+// it unset for the one on PATH.
+const ServerEnv = "NETPERFKIT_CACHE_SERVER"
+
 // binaries returns the server binary and the CLI that creates a cluster.
 func binaries(cfg *Config) (bin, cli string, err error) {
 	bin = cfg.Binary
+	if bin == "" {
+		bin = os.Getenv(ServerEnv)
+	}
 	if bin == "" {
 		if bin, cli, err = lookPath(); err != nil {
 			return "", "", err
 		}
 	} else {
-		cli, _ = exec.LookPath(strings.Replace(filepath.Base(bin), "-server", "-cli", 1))
+		cli = cliFor(bin)
 	}
 	if cfg.Cluster && cli == "" {
 		return "", "", errors.New("cachetest: a cluster needs redis-cli or valkey-cli on PATH (" + InstallHint + ")")
 	}
 	return bin, cli, nil
+}
+
+// cliFor finds the CLI that matches a server binary: beside it (a build's
+// bin directory), else on PATH, else the other family's (valkey-cli and
+// redis-cli both create clusters of either server).
+func cliFor(bin string) string {
+	name := strings.Replace(filepath.Base(bin), "-server", "-cli", 1)
+	if p := filepath.Join(filepath.Dir(bin), name); name != filepath.Base(bin) {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	for _, n := range []string{name, "valkey-cli", "redis-cli"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return ""
 }
 
 // start writes the certificates, starts the nodes and joins a cluster.

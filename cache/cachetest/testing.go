@@ -3,6 +3,7 @@ package cachetest
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/netperfkit/netperfkit/internal/peertest"
@@ -13,10 +14,11 @@ import (
 // NETPERFKIT_REQUIRE_PEERS=1; any other start-up failure fails the test.
 func NewServer(tb testing.TB, cfg *Config) *Server {
 	tb.Helper()
-	if cfg == nil || cfg.Binary == "" {
+	explicit := (cfg != nil && cfg.Binary != "") || os.Getenv(ServerEnv) != ""
+	if !explicit {
 		peertest.Binary(tb, InstallHint, "valkey-server", "redis-server")
 	}
-	if cfg != nil && cfg.Cluster {
+	if cfg != nil && cfg.Cluster && !explicit {
 		peertest.Binary(tb, InstallHint, "valkey-cli", "redis-cli")
 	}
 	s, err := Start(context.Background(), cfg)

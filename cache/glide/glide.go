@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	vglide "github.com/valkey-io/valkey-glide/go/v2"
 	"github.com/valkey-io/valkey-glide/go/v2/config"
@@ -43,8 +44,26 @@ func (engine) Name() string { return Name }
 type glideCmd interface {
 	Get(ctx context.Context, key string) (models.Result[string], error)
 	Set(ctx context.Context, key, value string) (string, error)
+	UpdateConnectionPassword(ctx context.Context, password string, immediateAuth bool) (string, error)
 	Close()
 }
+
+// tokenSource is what the engine needs of cache.IAMTokenSource.
+type tokenSource interface {
+	Token(ctx context.Context) (cache.Secret, error)
+}
+
+// newTokenSource is cache.NewIAMTokenSource; tests replace it.
+var newTokenSource = func(ctx context.Context, user string, cfg *cache.IAMConfig) (tokenSource, error) {
+	return cache.NewIAMTokenSource(ctx, user, cfg)
+}
+
+// refreshed, when set by a test, is called after a client took a fresh
+// token.
+var refreshed func()
+
+// defaultTokenRefresh is cache.IAMConfig's default refresh age.
+const defaultTokenRefresh = 10 * time.Minute
 
 // otelOnce initialises valkey-glide's OpenTelemetry singleton once, before
 // any client runs a command: glide creates it lazily on every command's path
@@ -54,12 +73,16 @@ var otelOnce sync.Once
 
 // Open builds one glide configuration for ep and returns the function that
 // creates clients from it.
-func (engine) Open(_ context.Context, ep *cache.Endpoint) (func(context.Context) (cache.Client, error), error) {
+//
+// ElastiCache IAM on a serverless cache: glide's own IAM support never
+// signs for ServerlessCache (valkey-glide issue 5248), so the engine signs
+// the token itself (cache.NewIAMTokenSource, ResourceType=ServerlessCache),
+// gives it to glide as the user's password, and hands each client a fresh
+// one with glide's UpdateConnectionPassword before the old one expires
+// (IAMConfig.Refresh, 10 minutes by default, for 15-minute tokens), so that
+// a reconnect authenticates. Node-based caches use glide's IamAuthConfig.
+func (engine) Open(ctx context.Context, ep *cache.Endpoint) (func(context.Context) (cache.Client, error), error) {
 	otelOnce.Do(func() { vglide.GetOtelInstance() })
-	if ep.IAM != nil && ep.IAM.Serverless {
-		return nil, errors.New("glide: cannot authenticate to serverless caches with IAM " +
-			"(it never adds ResourceType=ServerlessCache, valkey-glide issue 5248); use the resp engine")
-	}
 	if ep.ServerName != "" {
 		return nil, errors.New("glide: cannot set the TLS server name; use the resp engine")
 	}
@@ -78,31 +101,41 @@ func (engine) Open(_ context.Context, ep *cache.Endpoint) (func(context.Context)
 		port = config.DefaultPort
 	}
 	addr := &config.NodeAddress{Host: host, Port: port}
-	creds, credErr := credentials(ep)
-	f := &factory{addr: ep.Addr, credErr: credErr}
-	if ep.Cluster {
-		f.dial = clusterDialer(ep, addr, creds)
+	f := &factory{addr: ep.Addr}
+	if ep.IAM != nil && ep.IAM.Serverless {
+		if f.tokens, err = newTokenSource(ctx, ep.User, ep.IAM); err != nil {
+			return nil, fmt.Errorf("glide: serverless IAM: %w", err)
+		}
+		f.user, f.refresh = ep.User, ep.IAM.Refresh
+		if f.refresh <= 0 {
+			f.refresh = defaultTokenRefresh
+		}
 	} else {
-		f.dial = standaloneDialer(ep, addr, creds)
+		f.creds, f.credErr = credentials(ep)
+	}
+	if ep.Cluster {
+		f.dial = clusterDialer(ep, addr)
+	} else {
+		f.dial = standaloneDialer(ep, addr)
 	}
 	return f.newClient, nil
 }
 
-// clusterDialer and standaloneDialer build the configuration once; glide's
-// constructors take no context and are bounded by the connection timeout set
-// here.
-func clusterDialer(ep *cache.Endpoint, addr *config.NodeAddress, creds *config.ServerCredentials) func() (glideCmd, error) {
-	cfg := config.NewClusterClientConfiguration().WithAddress(addr).
-		WithUseTLS(ep.TLS).WithRequestTimeout(ep.RequestTimeout)
-	adv := config.NewAdvancedClusterClientConfiguration().WithConnectionTimeout(ep.ConnectTimeout)
-	if t := tlsConfig(ep); t != nil {
-		adv = adv.WithTlsConfiguration(t)
-	}
-	cfg = cfg.WithAdvancedConfiguration(adv)
-	if creds != nil {
-		cfg = cfg.WithCredentials(creds)
-	}
-	return func() (glideCmd, error) {
+// clusterDialer and standaloneDialer build a configuration per client
+// (credentials may change: IAM tokens); glide's constructors take no context
+// and are bounded by the connection timeout set here.
+func clusterDialer(ep *cache.Endpoint, addr *config.NodeAddress) func(*config.ServerCredentials) (glideCmd, error) {
+	return func(creds *config.ServerCredentials) (glideCmd, error) {
+		cfg := config.NewClusterClientConfiguration().WithAddress(addr).
+			WithUseTLS(ep.TLS).WithRequestTimeout(ep.RequestTimeout)
+		adv := config.NewAdvancedClusterClientConfiguration().WithConnectionTimeout(ep.ConnectTimeout)
+		if t := tlsConfig(ep); t != nil {
+			adv = adv.WithTlsConfiguration(t)
+		}
+		cfg = cfg.WithAdvancedConfiguration(adv)
+		if creds != nil {
+			cfg = cfg.WithCredentials(creds)
+		}
 		c, err := vglide.NewClusterClient(cfg)
 		if err != nil {
 			return nil, err
@@ -111,18 +144,18 @@ func clusterDialer(ep *cache.Endpoint, addr *config.NodeAddress, creds *config.S
 	}
 }
 
-func standaloneDialer(ep *cache.Endpoint, addr *config.NodeAddress, creds *config.ServerCredentials) func() (glideCmd, error) {
-	cfg := config.NewClientConfiguration().WithAddress(addr).
-		WithUseTLS(ep.TLS).WithRequestTimeout(ep.RequestTimeout)
-	adv := config.NewAdvancedClientConfiguration().WithConnectionTimeout(ep.ConnectTimeout)
-	if t := tlsConfig(ep); t != nil {
-		adv = adv.WithTlsConfiguration(t)
-	}
-	cfg = cfg.WithAdvancedConfiguration(adv)
-	if creds != nil {
-		cfg = cfg.WithCredentials(creds)
-	}
-	return func() (glideCmd, error) {
+func standaloneDialer(ep *cache.Endpoint, addr *config.NodeAddress) func(*config.ServerCredentials) (glideCmd, error) {
+	return func(creds *config.ServerCredentials) (glideCmd, error) {
+		cfg := config.NewClientConfiguration().WithAddress(addr).
+			WithUseTLS(ep.TLS).WithRequestTimeout(ep.RequestTimeout)
+		adv := config.NewAdvancedClientConfiguration().WithConnectionTimeout(ep.ConnectTimeout)
+		if t := tlsConfig(ep); t != nil {
+			adv = adv.WithTlsConfiguration(t)
+		}
+		cfg = cfg.WithAdvancedConfiguration(adv)
+		if creds != nil {
+			cfg = cfg.WithCredentials(creds)
+		}
 		c, err := vglide.NewClient(cfg)
 		if err != nil {
 			return nil, err
@@ -173,27 +206,80 @@ func tlsConfig(ep *cache.Endpoint) *config.TlsConfiguration {
 // factory creates glide clients from one configuration.
 type factory struct {
 	addr string
-	// dial creates and connects one client.
-	dial func() (glideCmd, error)
-	// credErr is why the credentials could not be built; newClient reports
-	// it.
+	// dial creates and connects one client with creds.
+	dial func(creds *config.ServerCredentials) (glideCmd, error)
+	// creds are the static credentials (nil: none); credErr is why they
+	// could not be built, which newClient reports.
+	creds   *config.ServerCredentials
 	credErr error
+	// tokens, for serverless IAM, signs the password of user; each client
+	// takes a fresh one every refresh/4.
+	tokens  tokenSource
+	user    string
+	refresh time.Duration
 }
 
 func (f *factory) newClient(ctx context.Context) (cache.Client, error) {
 	if f.credErr != nil {
 		return nil, &cache.Error{Phase: cache.PhaseAuth, Kind: cache.ErrAuth, Err: f.credErr}
 	}
-	c, err := f.dial()
+	creds := f.creds
+	var tok cache.Secret
+	if f.tokens != nil {
+		var err error
+		if tok, err = f.tokens.Token(ctx); err != nil {
+			return nil, &cache.Error{Phase: cache.PhaseAuth, Kind: cache.ErrAuth, Err: err}
+		}
+		creds = config.NewServerCredentials(f.user, tok.Reveal())
+	}
+	c, err := f.dial(creds)
 	if err != nil {
 		return nil, &cache.Error{Phase: cache.PhaseConnect, Kind: kindOf(ctx, err), Addr: f.addr, Err: err}
 	}
-	return &client{c: c, addr: f.addr}, nil
+	gc := &client{c: c, addr: f.addr}
+	if f.tokens != nil {
+		gc.stop = f.keepFresh(c, tok)
+	}
+	return gc, nil
+}
+
+// keepFresh gives c a fresh token with UpdateConnectionPassword (and AUTH
+// on its connections) whenever the source has a new one, until stop.
+func (f *factory) keepFresh(c glideCmd, current cache.Secret) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(f.refresh / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			tok, err := f.tokens.Token(ctx)
+			if err != nil || tok == current {
+				continue
+			}
+			if _, err := c.UpdateConnectionPassword(ctx, tok.Reveal(), true); err == nil {
+				current = tok
+				if refreshed != nil {
+					refreshed()
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 type client struct {
 	c    glideCmd
 	addr string
+	stop func() // stops the token refresh; nil without one
 }
 
 func (g *client) Get(ctx context.Context, key string) error {
@@ -206,7 +292,12 @@ func (g *client) Set(ctx context.Context, key, value string) error {
 	return g.wrap(ctx, err)
 }
 
-func (g *client) Close() { g.c.Close() }
+func (g *client) Close() {
+	if g.stop != nil {
+		g.stop()
+	}
+	g.c.Close()
+}
 
 func (g *client) wrap(ctx context.Context, err error) error {
 	if err == nil {

@@ -9,9 +9,15 @@
 //	enastat -i eth0 -prom           # Prometheus text, node_exporter's ethtool names
 //	enastat -i eth0 -watch 1s       # what changed every second, and what it means
 //	enastat -f saved.txt            # parse saved `ethtool -S` output (or a -json snapshot)
+//	enastat -before a.txt -after b.txt  # what changed between two saved snapshots, and which allowance was hit
 //
-// Flags: -i IFACE, -f FILE, -watch INTERVAL (with -i), -n COUNT (stop after
-// COUNT intervals), -queues (per-queue table with totals), -prom, -json.
+// Flags: -i IFACE, -f FILE, -before FILE -after FILE, -watch INTERVAL (with
+// -i), -n COUNT (stop after COUNT intervals), -queues (per-queue table with
+// totals), -prom, -json. A window (-before/-after, and each -watch interval)
+// ends with "limited by": the allowance counters that grew
+// (ethtool.AllowanceDelta.Exceeded, the verdict srdcheck and the srd package
+// give); with -json, -before/-after prints the allowance deltas under their
+// counter names, limited_by and the whole delta.
 // Exit status: 0 on success, 1 when the statistics cannot be read (an
 // interface without statistics, such as lo, is one), 2 on bad usage.
 package main
@@ -42,6 +48,8 @@ func main() {
 type options struct {
 	iface  string
 	file   string
+	before string
+	after  string
 	watch  time.Duration
 	count  int
 	queues bool
@@ -55,6 +63,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.iface, "i", "", "read the live statistics of `interface`")
 	fs.StringVar(&o.file, "f", "", "parse saved `ethtool -S` text (or a -json snapshot) from `file`; - is stdin")
+	fs.StringVar(&o.before, "before", "", "saved snapshot `file` from the start of a window (with -after)")
+	fs.StringVar(&o.after, "after", "", "saved snapshot `file` from the end of a window (with -before)")
 	fs.DurationVar(&o.watch, "watch", 0, "with -i: print what changed every `interval`")
 	fs.IntVar(&o.count, "n", 0, "with -watch: stop after `count` intervals (0: until interrupted)")
 	fs.BoolVar(&o.queues, "queues", false, "print per-queue statistics with totals")
@@ -66,8 +76,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	switch {
 	case fs.NArg() > 0:
 		return o, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	case o.iface == "" && o.file == "":
-		return o, errors.New("give -i IFACE or -f FILE")
+	case (o.before == "") != (o.after == ""):
+		return o, errors.New("-before and -after go together")
+	case o.before != "" && (o.file != "" || o.watch > 0 || o.prom || o.queues):
+		return o, errors.New("-before/-after exclude -f, -watch, -prom and -queues")
+	case o.iface == "" && o.file == "" && o.before == "":
+		return o, errors.New("give -i IFACE, -f FILE or -before FILE -after FILE")
 	case o.watch < 0 || o.count < 0:
 		return o, errors.New("-watch and -n must not be negative")
 	case o.watch > 0 && o.file != "":
@@ -94,6 +108,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func do(ctx context.Context, o options, w io.Writer) error {
+	if o.before != "" {
+		return window(o, w)
+	}
 	if o.file != "" {
 		// With -f, -i only names the interface the text came from.
 		s, err := readFile(o.file)
@@ -259,7 +276,60 @@ func printDelta(w io.Writer, d *ethtool.Delta) error {
 	for _, f := range ethtool.Explain(d) {
 		fmt.Fprintf(w, "  ! %s\n", f)
 	}
+	if a, ok := d.Allowance(); ok {
+		fmt.Fprintf(w, "  limited by: %s\n", limitedByText(a.Exceeded()))
+	}
 	return err
+}
+
+func limitedByText(names []string) string {
+	if len(names) == 0 {
+		return "-"
+	}
+	return strings.Join(names, ", ")
+}
+
+// windowJSON is what -before/-after -json prints.
+type windowJSON struct {
+	Interface string  `json:"interface"`
+	Seconds   float64 `json:"seconds"`
+	*ethtool.AllowanceDelta
+	// AllowanceNote says why there are no allowance deltas.
+	AllowanceNote string         `json:"allowance_note,omitempty"`
+	LimitedBy     []string       `json:"limited_by"`
+	Delta         *ethtool.Delta `json:"delta"`
+}
+
+// window compares two saved snapshots.
+func window(o options, w io.Writer) error {
+	before, err := readFile(o.before)
+	if err != nil {
+		return err
+	}
+	after, err := readFile(o.after)
+	if err != nil {
+		return err
+	}
+	if o.iface != "" {
+		before.Interface, after.Interface = o.iface, o.iface
+	}
+	d := ethtool.Diff(before, after)
+	if !o.json {
+		if err := printDelta(w, d); err != nil {
+			return err
+		}
+		if _, ok := d.Allowance(); !ok {
+			fmt.Fprintln(w, "  limited by: - (no allowance counters: not an ENA interface, or an ENA driver older than 2.2.10)")
+		}
+		return nil
+	}
+	out := windowJSON{Interface: d.Interface, Seconds: d.Seconds, LimitedBy: []string{}, Delta: d}
+	if a, ok := d.Allowance(); ok {
+		out.AllowanceDelta, out.LimitedBy = &a, a.Exceeded()
+	} else {
+		out.AllowanceNote = "no allowance counters: not an ENA interface, or an ENA driver older than 2.2.10"
+	}
+	return writeJSON(w, out)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -5,71 +5,129 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
-	"github.com/netperfkit/netperfkit/latency"
 )
 
-// cacheTarget is one endpoint configuration of E3.
-type cacheTarget struct {
-	Name     string
-	Endpoint *cache.Endpoint
-	// Workload runs the pooled vs connect-per-op workloads on this target;
-	// the others are only probed.
-	Workload bool
-}
+// cacheTarget is one labelled endpoint configuration of E3.
+type cacheTarget = cachecli.Target
 
-// CacheSection is E3: connection phases per configuration and pooled vs
-// connect-per-operation workloads.
+// CacheSection is E3: connection phases, and pooled vs connect-per-
+// operation workloads, per labelled endpoint configuration.
 type CacheSection struct {
 	// Skipped says why the section did not run, and how to make it run.
 	Skipped string `json:"skipped,omitempty"`
-	// Phases holds one probe summary per endpoint configuration.
-	Phases []CachePhases `json:"phases"`
-	// Modes holds the workload of the default engine by mode ("pool",
-	// "connect"): the E3 table.
-	Modes map[string]*cache.Aggregate `json:"modes"`
-	// Engines holds every engine x mode aggregate that ran.
-	Engines []*cache.Aggregate `json:"engines"`
-	// Comparisons relate modes and engines on the same endpoint: connect
-	// vs pool, and glide vs resp (the client library's own overhead).
-	Comparisons []cache.Comparison `json:"comparisons"`
-	// WorkloadEndpoint names the configuration the workloads ran on.
-	WorkloadEndpoint string `json:"workload_endpoint,omitempty"`
+	// Endpoints holds one entry per configuration, in the order given.
+	Endpoints []*CacheEndpoint `json:"endpoints"`
+	// Comparisons relate configurations: connect ÷ pool per endpoint, each
+	// endpoint ÷ the base endpoint per mode, and glide ÷ resp.
+	Comparisons []CacheComparison `json:"comparisons"`
 }
 
-// CachePhases is one row of the connection-phase table.
-type CachePhases struct {
-	Config  string                `json:"config"`
-	Medians cachecli.PhaseMedians `json:"medians"`
-	Summary *cache.ProbeSummary   `json:"summary"`
+// CacheEndpoint is one configuration: its probe and its workloads.
+type CacheEndpoint struct {
+	Label string `json:"label"`
+	// Endpoint describes it without secrets (cache.Endpoint.String).
+	Endpoint string                 `json:"endpoint"`
+	Medians  *cachecli.PhaseMedians `json:"medians,omitempty"`
+	Probe    *cache.ProbeSummary    `json:"probe,omitempty"`
+	// ProbeError is why the probe could not run.
+	ProbeError string `json:"probe_error,omitempty"`
+	// Workloads holds one entry per engine.
+	Workloads []*CacheWorkload `json:"workloads"`
 }
 
-// localCacheTargets starts a plain and a TLS server through cachetest, or
-// says why it cannot. The returned cleanup stops them.
-func localCacheTargets(ctx context.Context) ([]cacheTarget, func(), error) {
-	plain, err := cachetest.Start(ctx, nil)
-	if err != nil {
-		if errors.Is(err, cachetest.ErrNoServer) {
-			return nil, func() {}, fmt.Errorf("no redis-server or valkey-server is installed, so no local cache could be started (%s), or point -cache at an endpoint", cachetest.InstallHint)
+// CacheWorkload is one engine's pool and connect-per-op runs on one
+// endpoint: the field study's table row.
+type CacheWorkload struct {
+	Engine  string           `json:"engine"`
+	Pool    *cache.Aggregate `json:"pool,omitempty"`
+	Connect *cache.Aggregate `json:"connect,omitempty"`
+	// Error is why a mode could not run (the engine failed on this
+	// endpoint); the other endpoints and parts go on.
+	Error string `json:"error,omitempty"`
+}
+
+// CacheComparison is one ratio row: Kind is "connect/pool" (per endpoint),
+// "endpoint" (other endpoint ÷ base endpoint, same engine and mode) or
+// "engine" (glide ÷ resp).
+type CacheComparison struct {
+	Kind string `json:"kind"`
+	cache.Comparison
+}
+
+// valkeyBuilt is where ../shared/peers/build.sh installs valkey-server.
+const valkeyBuilt = ".cache/netperfkit-peers/valkey-8.0.1/bin/valkey-server"
+
+// localServerBinaries lists the cache servers installed here: valkey-server
+// (on PATH, $NETPERFKIT_VALKEY_SERVER or build.sh's output) and
+// redis-server, each labelled by its name.
+func localServerBinaries() []string {
+	var out []string
+	valkey := []string{os.Getenv("NETPERFKIT_VALKEY_SERVER")}
+	if p, err := exec.LookPath("valkey-server"); err == nil {
+		valkey = append(valkey, p)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		valkey = append(valkey, filepath.Join(home, valkeyBuilt))
+	}
+	for _, p := range valkey {
+		if st, err := os.Stat(p); p != "" && err == nil && !st.IsDir() {
+			out = append(out, p)
+			break
 		}
-		return nil, func() {}, fmt.Errorf("starting a local redis-server: %w", err)
 	}
-	targets := []cacheTarget{{Name: "local, no TLS", Endpoint: plain.Endpoint(), Workload: true}}
-	closers := []func(){func() { _ = plain.Close() }}
-	tlsSrv, err := cachetest.Start(ctx, &cachetest.Config{TLS: true})
-	if err == nil {
-		targets = append(targets, cacheTarget{Name: "local, TLS", Endpoint: tlsSrv.Endpoint()})
-		closers = append(closers, func() { _ = tlsSrv.Close() })
+	if p, err := exec.LookPath("redis-server"); err == nil {
+		out = append(out, p)
 	}
-	return targets, func() {
+	return out
+}
+
+// localCacheTargets starts, for valkey-server and redis-server each when
+// installed, a plain and a TLS+ACL server through cachetest, or says why it
+// cannot. The returned cleanup stops them.
+func localCacheTargets(ctx context.Context) ([]cacheTarget, func(), error) {
+	var targets []cacheTarget
+	var closers []func()
+	cleanup := func() {
 		for _, c := range closers {
 			c()
 		}
-	}, nil
+	}
+	bins := localServerBinaries()
+	if len(bins) == 0 {
+		return nil, cleanup, fmt.Errorf("no redis-server or valkey-server is installed, so no local cache could be started (%s, or ../shared/peers/build.sh valkey), or point -cache at endpoints", cachetest.InstallHint)
+	}
+	var errs []error
+	for _, bin := range bins {
+		name := strings.TrimSuffix(filepath.Base(bin), "-server")
+		for _, c := range []struct {
+			label string
+			cfg   cachetest.Config
+		}{
+			{name, cachetest.Config{Binary: bin}},
+			{name + " TLS+ACL", cachetest.Config{Binary: bin, TLS: true, User: "bench", Password: "bench-pw"}},
+		} {
+			s, err := cachetest.Start(ctx, &c.cfg)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("starting a local %s: %w", c.label, err))
+				continue
+			}
+			closers = append(closers, func() { _ = s.Close() })
+			targets = append(targets, cacheTarget{Label: c.label, Endpoint: s.Endpoint()})
+		}
+	}
+	if len(targets) == 0 {
+		return nil, cleanup, errors.Join(errs...)
+	}
+	return targets, cleanup, nil
 }
 
 // cacheOptions is what the command line sets for E3.
@@ -80,6 +138,9 @@ type cacheOptions struct {
 	Workers  int
 	// Engines are cachecli.Engines: nil is resp.
 	Engines []cache.Engine
+	// Compare names BASE/OTHER label pairs for the endpoint ratios; empty
+	// means every endpoint against the first.
+	Compare [][2]string
 }
 
 // warnWriter prefixes the warnings of cachecli.Engines with the tool's name.
@@ -99,110 +160,161 @@ func (o cacheOptions) probeTime() time.Duration {
 
 // plannedCache estimates how long E3 takes, for the progress display.
 func plannedCache(o cacheOptions, targets int) time.Duration {
-	return o.probeTime()*time.Duration(targets) + time.Duration(len(o.Engines)*2*o.Runs)*o.Duration
+	return time.Duration(targets) * (o.probeTime() + time.Duration(len(o.Engines)*2*o.Runs)*o.Duration)
 }
 
+// runCache probes every target, then runs the workloads on every target. A
+// target that fails becomes an error row; only ctx ending stops the
+// section, with what finished.
 func runCache(ctx context.Context, targets []cacheTarget, o cacheOptions, prog *progress) (*CacheSection, error) {
-	sec := &CacheSection{Modes: map[string]*cache.Aggregate{}}
+	sec := &CacheSection{}
 	for _, t := range targets {
-		prog.Start("E3 cache: probing "+t.Name, o.probeTime())
-		p, err := cache.NewProber(ctx, t.Endpoint)
-		if err != nil {
-			return nil, fmt.Errorf("cache %s: %w", t.Name, err)
-		}
-		s, err := p.Run(ctx, &cache.ProbeConfig{Probes: o.Probes})
-		if err != nil {
-			return nil, fmt.Errorf("cache %s: %w", t.Name, err)
-		}
-		sec.Phases = append(sec.Phases, CachePhases{Config: t.Name, Medians: cachecli.Medians(s), Summary: s})
-	}
-	for _, t := range targets {
-		if t.Workload {
-			if err := runWorkloads(ctx, t, o, prog, sec); err != nil {
-				return nil, err
-			}
-			break
+		ce := &CacheEndpoint{Label: t.Label, Endpoint: t.Endpoint.String()}
+		sec.Endpoints = append(sec.Endpoints, ce)
+		prog.Start("E3 cache: probing "+t.Label, o.probeTime())
+		if err := probeTarget(ctx, t, o, ce); err != nil {
+			return sec, err
 		}
 	}
+	for i, t := range targets {
+		if err := runWorkloads(ctx, t, o, prog, sec.Endpoints[i]); err != nil {
+			sec.Comparisons = compareCache(sec.Endpoints, o)
+			return sec, err
+		}
+	}
+	sec.Comparisons = compareCache(sec.Endpoints, o)
 	return sec, nil
 }
 
-// runWorkloads runs every engine in both modes on t and compares them.
-func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *progress, sec *CacheSection) error {
-	sec.WorkloadEndpoint = t.Name
-	byKey := map[string]*cache.Aggregate{}
+// probeTarget fills ce's probe columns; it returns an error only when ctx
+// ended.
+func probeTarget(ctx context.Context, t cacheTarget, o cacheOptions, ce *CacheEndpoint) error {
+	p, err := cache.NewProber(ctx, t.Endpoint)
+	if err != nil {
+		ce.ProbeError = err.Error()
+		return ctx.Err()
+	}
+	s, err := p.Run(ctx, &cache.ProbeConfig{Probes: o.Probes})
+	if s != nil && s.Probes > 0 {
+		ce.Probe = s
+		if s.Succeeded > 0 {
+			m := cachecli.Medians(s)
+			ce.Medians = &m
+		} else {
+			ce.ProbeError = probeFailure(s)
+		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("cache %s: %w", t.Label, ctx.Err())
+	}
+	if err != nil {
+		ce.ProbeError = err.Error()
+	}
+	return nil
+}
+
+// probeFailure says why every probe failed: the first example of the most
+// frequent kind.
+func probeFailure(s *cache.ProbeSummary) string {
+	var kind cache.ErrorKind
+	for k, n := range s.ErrorsByKind {
+		if n > s.ErrorsByKind[kind] || (n == s.ErrorsByKind[kind] && k < kind) {
+			kind = k
+		}
+	}
+	if ex := s.ErrorExamples[kind]; ex != "" {
+		return fmt.Sprintf("all %d probes failed: %s", s.Probes, ex)
+	}
+	return fmt.Sprintf("all %d probes failed (%s)", s.Probes, kind)
+}
+
+// runWorkloads runs every engine in both modes on t. A failing engine is
+// recorded in its row; only ctx ending returns an error.
+func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *progress, ce *CacheEndpoint) error {
 	for _, eng := range o.Engines {
-		name := cachecli.Name(eng)
+		w := &CacheWorkload{Engine: cachecli.Name(eng)}
+		ce.Workloads = append(ce.Workloads, w)
 		for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
-			prog.Start(fmt.Sprintf("E3 cache: %s %s x%d on %s", name, mode, o.Runs, t.Name), time.Duration(o.Runs)*o.Duration)
+			prog.Start(fmt.Sprintf("E3 cache: %s %s %s x%d", t.Label, w.Engine, mode, o.Runs), time.Duration(o.Runs)*o.Duration)
 			agg, err := cache.RunRepeated(ctx, t.Endpoint, &cache.WorkloadConfig{
 				Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration, Runs: o.Runs,
 			})
+			if agg != nil && len(agg.Results) > 0 {
+				if mode == cache.ModePool {
+					w.Pool = agg
+				} else {
+					w.Connect = agg
+				}
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("cache %s %s %s: %w", t.Label, w.Engine, mode, ctx.Err())
+			}
 			if err != nil {
-				return fmt.Errorf("cache %s %s %s: %w", t.Name, name, mode, err)
+				w.Error = fmt.Sprintf("%s: %v", mode, err)
+				break
 			}
-			sec.Engines = append(sec.Engines, agg)
-			byKey[name+"/"+string(mode)] = agg
-			if eng == o.Engines[0] {
-				sec.Modes[string(mode)] = agg
-			}
-		}
-	}
-	for _, eng := range o.Engines {
-		name := cachecli.Name(eng)
-		pool, conn := byKey[name+"/pool"], byKey[name+"/connect"]
-		sec.Comparisons = append(sec.Comparisons, cache.Compare(name+" pool", pool, name+" connect", conn))
-	}
-	if len(o.Engines) > 1 {
-		base, other := cachecli.Name(o.Engines[1]), cachecli.Name(o.Engines[0])
-		for _, mode := range []string{"pool", "connect"} {
-			sec.Comparisons = append(sec.Comparisons, cache.Compare(base+" "+mode, byKey[base+"/"+mode], other+" "+mode, byKey[other+"/"+mode]))
 		}
 	}
 	return nil
 }
 
-func writeCacheText(w io.Writer, sec *CacheSection) error {
-	fmt.Fprintln(w, "E3 cache: connection phases (medians, us)")
-	if sec.Skipped != "" {
-		fmt.Fprintf(w, "  not run: %s\n\n", sec.Skipped)
+// compareCache builds the ratio rows from what finished.
+func compareCache(eps []*CacheEndpoint, o cacheOptions) []CacheComparison {
+	var out []CacheComparison
+	workload := func(ce *CacheEndpoint, engine string) *CacheWorkload {
+		for _, w := range ce.Workloads {
+			if w.Engine == engine {
+				return w
+			}
+		}
 		return nil
 	}
-	t := newTable(w, "config", "probes", "errors", "DNS", "TCP", "TLS", "AUTH", "CLUSTER SLOTS", "GET", "total (us)")
-	for _, p := range sec.Phases {
-		m := p.Medians
-		t.row(p.Config, fmt.Sprint(p.Summary.Probes), fmt.Sprint(p.Summary.Probes-p.Summary.Succeeded), us(m.DNSUs), us(m.TCPUs), us(m.TLSUs), us(m.AuthUs), us(m.ClusterSlotsUs), us(m.GetUs), us(m.TotalUs))
-	}
-	if err := t.flush(); err != nil {
-		return err
-	}
-	if len(sec.Engines) == 0 {
-		fmt.Fprintln(w)
+	if len(o.Engines) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\nE3 cache: pooled vs connect-per-op on %s (median of runs [min-max])\n", sec.WorkloadEndpoint)
-	t = newTable(w, "engine", "mode", "runs", "p50 (us)", "p99 (us)", "ops/s", "attempts", "errors")
-	for _, a := range sec.Engines {
-		t.row(string(a.Engine), string(a.Mode), fmt.Sprint(len(a.Results)),
-			rangeText(a.P50Us), rangeText(a.P99Us), rangeText(a.OpsPerSec),
-			fmt.Sprint(a.Attempts), fmt.Sprint(a.Errors))
+	// connect ÷ pool and the endpoint ratios are of the first engine, as the
+	// modes table of the study; glide ÷ resp relates the engines.
+	first := cachecli.Name(o.Engines[0])
+	for _, ce := range eps {
+		if w := workload(ce, first); w != nil && w.Pool != nil && w.Connect != nil {
+			out = append(out, CacheComparison{"connect/pool", cache.Compare(ce.Label+" "+w.Engine+" pool", w.Pool, ce.Label+" "+w.Engine+" connect", w.Connect)})
+		}
+		if g, r := workload(ce, cachecli.Glide), workload(ce, cachecli.Resp); g != nil && r != nil {
+			for _, m := range []struct {
+				name       string
+				base, othr *cache.Aggregate
+			}{{"pool", r.Pool, g.Pool}, {"connect", r.Connect, g.Connect}} {
+				if m.base != nil && m.othr != nil {
+					out = append(out, CacheComparison{"engine", cache.Compare(ce.Label+" resp "+m.name, m.base, ce.Label+" glide "+m.name, m.othr)})
+				}
+			}
+		}
 	}
-	if err := t.flush(); err != nil {
-		return err
+	byLabel := map[string]*CacheEndpoint{}
+	for _, ce := range eps {
+		byLabel[ce.Label] = ce
 	}
-	fmt.Fprintln(w, "\nE3 cache: ratios (other / base)")
-	t = newTable(w, "base", "other", "p50", "p99", "ops/s")
-	for _, c := range sec.Comparisons {
-		t.row(c.Base, c.Other, fmt.Sprintf("%.2fx", c.P50Ratio), fmt.Sprintf("%.2fx", c.P99Ratio), fmt.Sprintf("%.2fx", c.OpsPerSecRatio))
+	pairs := o.Compare
+	if len(pairs) == 0 {
+		for _, ce := range eps[min(1, len(eps)):] {
+			pairs = append(pairs, [2]string{eps[0].Label, ce.Label})
+		}
 	}
-	if err := t.flush(); err != nil {
-		return err
+	for _, p := range pairs {
+		base, other := byLabel[p[0]], byLabel[p[1]]
+		if base == nil || other == nil {
+			continue
+		}
+		if bw, ow := workload(base, first), workload(other, first); bw != nil && ow != nil {
+			for _, m := range []struct {
+				name string
+				b, o *cache.Aggregate
+			}{{"pool", bw.Pool, ow.Pool}, {"connect", bw.Connect, ow.Connect}} {
+				if m.b != nil && m.o != nil {
+					out = append(out, CacheComparison{"endpoint", cache.Compare(base.Label+" "+bw.Engine+" "+m.name, m.b, other.Label+" "+bw.Engine+" "+m.name, m.o)})
+				}
+			}
+		}
 	}
-	fmt.Fprintln(w)
-	return nil
-}
-
-// rangeText prints a median of runs with its range: "151 [148-160]".
-func rangeText(r latency.Range) string {
-	return fmt.Sprintf("%.0f [%.0f-%.0f]", r.Median, r.Min, r.Max)
+	return out
 }

@@ -35,8 +35,11 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/runinfo"
+	"github.com/netperfkit/netperfkit/srd"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -49,33 +52,56 @@ func main() {
 
 // Report is what report.json holds.
 type Report struct {
-	StartedAt       time.Time      `json:"started_at"`
-	DurationSeconds float64        `json:"duration_seconds"`
-	Paths           *PathsSection  `json:"paths"`
-	Matrix          *MatrixSection `json:"matrix"`
-	Cache           *CacheSection  `json:"cache"`
+	// Metadata says where and how the report ran (runinfo.Collect).
+	Metadata        *runinfo.Metadata `json:"metadata"`
+	StartedAt       time.Time         `json:"started_at"`
+	DurationSeconds float64           `json:"duration_seconds"`
+	// Interrupted is set when Ctrl-C (or a failure) stopped the run: the
+	// sections hold what finished, and the ones that did not start are null.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Error is what stopped the run, when something did.
+	Error  string         `json:"error,omitempty"`
+	Paths  *PathsSection  `json:"paths"`
+	Matrix *MatrixSection `json:"matrix"`
+	Cache  *CacheSection  `json:"cache"`
 	// Plots lists the files written next to report.json.
 	Plots []string `json:"plots,omitempty"`
+	// PlotErrors says which plots could not be drawn, and why.
+	PlotErrors []string `json:"plot_errors,omitempty"`
 }
 
 type options struct {
 	paths, matrix, iface, skip, out string
 	tport, lport                    int
 	limit, rates                    string
-	d, rttD, cacheD                 time.Duration
+	d, rttD, cacheD, interval       time.Duration
+	rttMode                         string
 	streams, mstreams, runs, probes int
 	workers                         int
 	engines                         string
 	jsonOut                         bool
 	progress                        string
 	cache                           *cachecli.EndpointFlags // -cache and the -cache-* flags
+	cacheConfig, cacheCompare       string
+	imds                            string
+	compare                         bool
+	label                           string
+	compareFiles                    []string
+	imdsTimeout                     time.Duration
+	settings                        map[string]string // every flag and its value, for the metadata
+
+	// snapshot, when set, replaces ethtool.ReadSnapshot as the source of
+	// E1's counter snapshots (tests feed saved ENA snapshots through it).
+	snapshot func(iface string) (*ethtool.Snapshot, error)
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.paths, "paths", "", "E1 targets as name=host,... each running an iperf3 server on -tport and a sockperf server on -lport (default: in-process servers on loopback)")
+	fs.StringVar(&o.paths, "paths", "", "E1 targets as name=host[@limit],... each running an iperf3 server on -tport and a sockperf server on -lport; @limit (5G, 10G, 25G) judges the 1-flow result against that single-flow reference (default: in-process servers on loopback)")
+	fs.StringVar(&o.rttMode, "rtt-mode", defaultRTTMode(), "E1 ping-pong receive path: spin (busy-polls one core, close to sockperf; the default with 2 or more CPUs on linux) or poll (Go's netpoller, reads about 10% above sockperf at p50)")
+	fs.DurationVar(&o.interval, "i", time.Second, "E2 interval of each row's throughput series (report.json and the throughput-over-time plot)")
 	fs.IntVar(&o.tport, "tport", throughput.DefaultPort, "iperf3 server port of the -paths and -matrix targets")
 	fs.IntVar(&o.lport, "lport", 11111, "sockperf server (UDP) port of the -paths targets")
 	fs.StringVar(&o.matrix, "matrix", "", "E2 target host[:port] running an iperf3 server (default: in-process server on loopback)")
@@ -92,13 +118,40 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.workers, "workers", 4, "E3 parallel workers")
 	fs.StringVar(&o.engines, "engines", "glide,resp", "E3 workload engines; the first fills the modes table (glide needs a cgo build: without it, resp runs)")
 	o.cache = cachecli.NewEndpointFlags(fs, "cache")
+	fs.StringVar(&o.cacheConfig, "cache-config", "", "JSON or YAML file with per-endpoint settings (label, addr, tls, cluster, cacert, insecure, server_name, user, password_env, iam: {cache, region, serverless}, connect_timeout, request_timeout); -cache LABEL,... picks from it")
+	fs.StringVar(&o.cacheCompare, "cache-compare", "", "E3 endpoint ratios as BASE/OTHER label pairs, for example SV2/SP1,N1/N2 (default: every endpoint against the first)")
 	fs.StringVar(&o.skip, "skip", "", "parts to skip: any of paths,matrix,cache")
 	fs.StringVar(&o.out, "out", "", "directory for report.json and the plots")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of tables")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (when a terminal), on, off")
+	fs.StringVar(&o.imds, "imds", "", "EC2 instance metadata endpoint for the metadata block (default: the SDK's, 169.254.169.254); off skips it")
+	fs.DurationVar(&o.imdsTimeout, "imds-timeout", runinfo.DefaultIMDSTimeout, "how long to wait for the EC2 instance metadata service before saying \"not on EC2\"")
+	fs.BoolVar(&o.compare, "compare", false, "compare two reports instead of running one: report -compare OLD.json NEW.json (with -json, -label)")
+	fs.StringVar(&o.label, "label", "", "with -compare: names of the two runs, OLD,NEW (default: the file names)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	if o.compare {
+		// Flags may follow the file names: -compare A.json B.json -json.
+		for rest := fs.Args(); len(rest) > 0; {
+			if strings.HasPrefix(rest[0], "-") {
+				if err := fs.Parse(rest); err != nil {
+					return nil, err
+				}
+				rest = fs.Args()
+				continue
+			}
+			o.compareFiles = append(o.compareFiles, rest[0])
+			rest = rest[1:]
+		}
+		return o, nil
+	}
+	o.settings = map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(f.Name, "password") && !strings.Contains(f.Name, "pass") {
+			o.settings[f.Name] = f.Value.String()
+		}
+	})
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
@@ -109,6 +162,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.d <= 0 || o.rttD <= 0 || o.cacheD <= 0 {
 		return nil, errors.New("-d, -rtt-d and -cache-d must be positive")
+	}
+	if o.interval < 100*time.Millisecond {
+		return nil, errors.New("-i must be at least 100ms")
+	}
+	if o.rttMode != "spin" && o.rttMode != "poll" {
+		return nil, fmt.Errorf("-rtt-mode: %q is not spin or poll", o.rttMode)
 	}
 	return o, nil
 }
@@ -141,15 +200,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "report:", err)
 		return 2
 	}
-	rep, err := runReport(ctx, o, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "report:", err)
-		return 1
-	}
-	if o.out != "" {
-		if err := writeOut(o.out, rep); err != nil {
+	if o.compare {
+		if err := runCompare(o.compareFiles, o.label, o.jsonOut, stdout); err != nil {
 			fmt.Fprintln(stderr, "report:", err)
 			return 1
+		}
+		return 0
+	}
+	return execute(ctx, o, stdout, stderr)
+}
+
+// execute runs the report that o describes, prints it and writes -out.
+func execute(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	rep, runErr := runReport(ctx, o, stderr)
+	if rep == nil {
+		fmt.Fprintln(stderr, "report:", runErr)
+		return 1
+	}
+	code := 0
+	if runErr != nil {
+		// What finished is still printed and written below.
+		rep.Error = runErr.Error()
+		rep.Interrupted = true
+		fmt.Fprintln(stderr, "report:", runErr)
+		code = 1
+		if ctx.Err() != nil {
+			code = 130 // as a shell reports SIGINT
+		}
+	}
+	if o.out != "" {
+		if err := writeOut(o.out, rep, stderr); err != nil {
+			fmt.Fprintln(stderr, "report:", err)
+			code = max(code, 1)
 		}
 	}
 	if o.jsonOut {
@@ -157,18 +239,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
 			fmt.Fprintln(stderr, "report:", err)
-			return 1
+			return max(code, 1)
 		}
-		return 0
+		return code
 	}
 	if err := writeText(stdout, rep); err != nil {
 		fmt.Fprintln(stderr, "report:", err)
-		return 1
+		return max(code, 1)
 	}
 	if o.out != "" {
 		fmt.Fprintf(stdout, "wrote %s\n", strings.Join(append([]string{filepath.Join(o.out, "report.json")}, rep.Plots...), ", "))
 	}
-	return 0
+	return code
 }
 
 func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, error) {
@@ -203,7 +285,7 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	}
 	defer srv.close()
 
-	targets, err := pathTargets(o, srv)
+	targets, pathLimits, err := pathTargets(o, srv)
 	if err != nil {
 		return nil, err
 	}
@@ -213,6 +295,13 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	}
 	scs := matrixScenarios(o.mstreams, rates)
 	copts := cacheOptions{Probes: o.probes, Duration: o.cacheD, Runs: o.runs, Workers: o.workers, Engines: engines}
+	for _, p := range splitList(o.cacheCompare) {
+		base, other, ok := strings.Cut(p, "/")
+		if !ok || base == "" || other == "" {
+			return nil, fmt.Errorf("-cache-compare: %q is not BASE/OTHER", p)
+		}
+		copts.Compare = append(copts.Compare, [2]string{base, other})
+	}
 
 	var planned time.Duration
 	if !o.skipped("paths") {
@@ -222,7 +311,7 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 		planned += time.Duration(len(scs)) * o.d
 	}
 	if !o.skipped("cache") {
-		planned += plannedCache(copts, 2)
+		planned += plannedCache(copts, max(1, strings.Count(o.cache.Addr, ",")+1))
 	}
 	var pw io.Writer
 	if f, ok := stderr.(*os.File); (ok && isTerminal(f) && o.progress == "auto") || o.progress == "on" {
@@ -231,43 +320,71 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	prog := newProgress(pw, planned)
 	defer prog.Close()
 
-	rep := &Report{StartedAt: time.Now()}
+	rep := &Report{StartedAt: time.Now(), Metadata: collectMetadata(ctx, o)}
+	err = runSections(ctx, rep, o, sectionPlan{targets: targets, pathLimits: pathLimits, matrixAddr: matrixAddr, limit: limit, scs: scs, copts: copts}, prog)
+	rep.DurationSeconds = time.Since(rep.StartedAt).Seconds()
+	return rep, err
+}
+
+// sectionPlan is what runReport resolved from the flags for the sections.
+type sectionPlan struct {
+	targets    []srd.Target
+	pathLimits map[string]float64
+	matrixAddr string
+	limit      float64
+	scs        []matrixScenario
+	copts      cacheOptions
+}
+
+// runSections runs the parts that are not skipped, in order. A section that
+// fails or is interrupted keeps what it measured; the ones after it do not
+// start.
+func runSections(ctx context.Context, rep *Report, o *options, p sectionPlan, prog *progress) error {
+	var err error
 	if !o.skipped("paths") {
-		rep.Paths, err = runPaths(ctx, targets, o, prog)
-		if err != nil {
-			return nil, err
+		if rep.Paths, err = runPaths(ctx, p.targets, p.pathLimits, o, prog); err != nil {
+			return err
 		}
 	}
 	if !o.skipped("matrix") {
-		rep.Matrix = runMatrix(ctx, matrixAddr, limit, o.d, scs, prog)
+		if rep.Matrix, err = runMatrix(ctx, p.matrixAddr, p.limit, o.d, o.interval, p.scs, prog); err != nil {
+			return err
+		}
 	}
 	if !o.skipped("cache") {
-		rep.Cache, err = cacheSection(ctx, o, copts, prog)
-		if err != nil {
-			return nil, err
+		if rep.Cache, err = cacheSection(ctx, o, p.copts, prog); err != nil {
+			return err
 		}
 	}
-	rep.DurationSeconds = time.Since(rep.StartedAt).Seconds()
-	return rep, ctx.Err()
+	return ctx.Err()
 }
 
-// cacheSection runs E3 against -cache, or against local servers, or says why
-// it cannot.
+// collectMetadata describes the run: host, versions, the E1 interface and
+// every flag.
+func collectMetadata(ctx context.Context, o *options) *runinfo.Metadata {
+	iface := o.iface
+	if iface == "" && !o.skipped("paths") {
+		iface, _ = defaultRouteInterface()
+	}
+	return runinfo.Collect(ctx, &runinfo.Config{
+		Interface: iface, Settings: o.settings,
+		IMDSEndpoint: o.imds, IMDSTimeout: o.imdsTimeout, SkipIMDS: o.imds == "off",
+	})
+}
+
+// cacheSection runs E3 against -cache / -cache-config, or against local
+// servers, or says why it cannot.
 func cacheSection(ctx context.Context, o *options, copts cacheOptions, prog *progress) (*CacheSection, error) {
-	var targets []cacheTarget
-	if o.cache.Addr != "" {
-		ep, err := o.cache.Endpoint()
-		if err != nil {
-			return nil, fmt.Errorf("the -cache-* flags: %w", err)
-		}
-		targets = []cacheTarget{{Name: o.cache.Addr, Endpoint: ep, Workload: true}}
-	} else {
+	targets, err := o.cache.Targets(o.cacheConfig)
+	if err != nil {
+		return nil, fmt.Errorf("-cache: %w", err)
+	}
+	if len(targets) == 0 {
 		var cleanup func()
-		var err error
 		targets, cleanup, err = localCacheTargets(ctx)
 		defer cleanup()
 		if err != nil {
-			return &CacheSection{Skipped: err.Error(), Modes: map[string]*cache.Aggregate{}}, nil
+			return &CacheSection{Skipped: err.Error()}, nil
 		}
 	}
 	return runCache(ctx, targets, copts, prog)
@@ -348,6 +465,12 @@ func withDefaultPort(hostport string, port int) string {
 }
 
 func writeText(w io.Writer, rep *Report) error {
+	if rep.Metadata != nil {
+		if err := rep.Metadata.WriteText(w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
 	if rep.Paths != nil {
 		if err := writePathsText(w, rep.Paths); err != nil {
 			return err
@@ -363,17 +486,67 @@ func writeText(w io.Writer, rep *Report) error {
 			return err
 		}
 	}
+	if rep.Interrupted {
+		fmt.Fprintf(w, "INTERRUPTED: %s; the tables hold what finished\n", rep.Error)
+	}
+	for _, e := range rep.PlotErrors {
+		fmt.Fprintf(w, "plot not drawn: %s\n", e)
+	}
 	_, err := fmt.Fprintf(w, "report took %.1f s\n", rep.DurationSeconds)
 	return err
 }
 
-// writeOut writes report.json and the plots into dir.
-func writeOut(dir string, rep *Report) error {
+// writeOut writes report.json into dir first, so that it exists whatever
+// happens to the plots, then the plots, then report.json again with the
+// plots listed. A plot that cannot be drawn is named in PlotErrors and on
+// stderr; it fails nothing.
+func writeOut(dir string, rep *Report, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	rep.Plots = nil
-	if rep.Paths != nil {
+	rep.Plots, rep.PlotErrors = nil, nil
+	if err := writeJSONFile(filepath.Join(dir, "report.json"), rep); err != nil {
+		return err
+	}
+	for _, pl := range plotsOf(rep) {
+		for _, ext := range []string{"svg", "png"} {
+			name := pl.name + "." + ext
+			if err := drawSafely(filepath.Join(dir, name), pl); err != nil {
+				rep.PlotErrors = append(rep.PlotErrors, fmt.Sprintf("%s: %v", name, err))
+				fmt.Fprintf(stderr, "report: plot %s not drawn: %v\n", name, err)
+				continue
+			}
+			rep.Plots = append(rep.Plots, name)
+		}
+	}
+	return writeJSONFile(filepath.Join(dir, "report.json"), rep)
+}
+
+func writeJSONFile(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// plotSpec is one figure of -out.
+type plotSpec struct {
+	name, title string
+	series      []spectrumSeries
+	// timeSeries, when set, makes a throughput-over-time plot.
+	timeSeries []timeSeries
+	limit      float64
+}
+
+// plotsOf lists the figures the report has data for.
+func plotsOf(rep *Report) []plotSpec {
+	var out []plotSpec
+	if rep.Paths != nil && rep.Paths.ExperimentResult != nil {
 		var series []spectrumSeries
 		for _, t := range rep.Paths.Targets {
 			if h := rep.Paths.rttHists[t.Name]; h != nil {
@@ -381,43 +554,67 @@ func writeOut(dir string, rep *Report) error {
 			}
 		}
 		if len(series) > 0 {
-			for _, ext := range []string{"svg", "png"} {
-				name := "rtt-spectrum." + ext
-				if err := savePercentileSpectrum(filepath.Join(dir, name), "UDP ping-pong RTT by path", series); err != nil {
-					return err
-				}
-				rep.Plots = append(rep.Plots, name)
-			}
+			out = append(out, plotSpec{name: "rtt-spectrum", title: "UDP ping-pong RTT by path", series: series})
 		}
 	}
-	if rep.Cache != nil && len(rep.Cache.Engines) > 0 {
+	if rep.Matrix != nil {
+		if pl := matrixPlot(rep.Matrix); pl != nil {
+			out = append(out, *pl)
+		}
+	}
+	if rep.Cache != nil {
 		var series []spectrumSeries
-		for _, a := range rep.Cache.Engines {
-			r := medianRun(a)
-			if r == nil {
-				continue
+		for _, ce := range rep.Cache.Endpoints {
+			for _, w := range ce.Workloads {
+				for _, a := range []*cache.Aggregate{w.Pool, w.Connect} {
+					if r := medianRun(a); r != nil {
+						series = append(series, spectrumSeries{Name: ce.Label + " " + a.Engine + " " + string(a.Mode), Hist: r.Histogram, Summary: &r.Latency})
+					}
+				}
 			}
-			series = append(series, spectrumSeries{Name: string(a.Engine) + " " + string(a.Mode), Hist: r.Histogram, Summary: &r.Latency})
 		}
-		for _, ext := range []string{"svg", "png"} {
-			name := "cache-spectrum." + ext
-			if err := savePercentileSpectrum(filepath.Join(dir, name), "cache operation latency by engine and mode", series); err != nil {
-				return err
-			}
-			rep.Plots = append(rep.Plots, name)
+		if len(series) > 0 {
+			out = append(out, plotSpec{name: "cache-spectrum", title: "cache operation latency by endpoint, engine and mode", series: series})
 		}
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
+	return out
+}
+
+// matrixPlot is the throughput-over-time figure of the matrix rows.
+func matrixPlot(m *MatrixSection) *plotSpec {
+	var series []timeSeries
+	for _, r := range m.Rows {
+		if len(r.Intervals) > 0 {
+			series = append(series, timeSeries{Name: r.Scenario + " " + r.Direction, Points: r.Intervals})
+		}
 	}
-	return os.WriteFile(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644)
+	if len(series) == 0 {
+		return nil
+	}
+	return &plotSpec{name: "matrix-throughput", title: "E2 throughput over time per matrix row", timeSeries: series, limit: m.LimitBitsPerSecond}
+}
+
+// drawSafely draws one plot; a panic in the plotting library becomes an
+// error, so that it cannot take report.json with it.
+func drawSafely(file string, pl plotSpec) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("report: plot panicked: %v", r)
+		}
+	}()
+	if pl.timeSeries != nil {
+		return saveThroughputOverTime(file, pl.title, pl.limit, pl.timeSeries)
+	}
+	return savePercentileSpectrum(file, pl.title, pl.series)
 }
 
 // medianRun picks the run whose p50 is the aggregate's median, so the plot
 // shows a real run rather than a blend.
 func medianRun(a *cache.Aggregate) *cache.RunResult {
 	var best *cache.RunResult
+	if a == nil {
+		return nil
+	}
 	for _, r := range a.Results {
 		if best == nil || math.Abs(r.Latency.P50Us-a.P50Us.Median) < math.Abs(best.Latency.P50Us-a.P50Us.Median) {
 			best = r

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 
 	"github.com/netperfkit/netperfkit/throughput"
@@ -12,10 +13,23 @@ import (
 // MatrixSection is E2: the TCP/UDP throughput matrix judged against a stated
 // limit.
 type MatrixSection struct {
-	Target             string      `json:"target"`
-	LimitBitsPerSecond float64     `json:"limit_bits_per_second"`
-	DurationSeconds    float64     `json:"duration_seconds"`
-	Rows               []MatrixRow `json:"rows"`
+	Target             string  `json:"target"`
+	LimitBitsPerSecond float64 `json:"limit_bits_per_second"`
+	DurationSeconds    float64 `json:"duration_seconds"`
+	// IntervalSeconds is the interval of each row's series (-i).
+	IntervalSeconds float64     `json:"interval_seconds"`
+	Rows            []MatrixRow `json:"rows"`
+}
+
+// IntervalPoint is one interval of a row's throughput series.
+type IntervalPoint struct {
+	StartSeconds  float64 `json:"start_seconds"`
+	EndSeconds    float64 `json:"end_seconds"`
+	BitsPerSecond float64 `json:"bits_per_second"`
+	// Retransmits (TCP sender) or LostPercent (UDP receiver) in the
+	// interval, where the measuring side knows them.
+	Retransmits int64   `json:"retransmits"`
+	LostPercent float64 `json:"lost_percent"`
 }
 
 // MatrixRow is one scenario of the matrix.
@@ -39,7 +53,17 @@ type MatrixRow struct {
 	GeneratorLimited bool `json:"generator_limited"`
 	// SenderCPUPercent is the sending side's CPU use (percent of one CPU).
 	SenderCPUPercent float64 `json:"sender_cpu_percent"`
-	Error            string  `json:"error,omitempty"`
+	// DeliveredPercent is, for UDP, the received rate as a percentage of
+	// the target: what reached the receiver, not what was sent.
+	DeliveredPercent float64 `json:"delivered_percent_of_target,omitempty"`
+	// LimitedBy names what limited the row: "generator CPU",
+	// "retransmits", "limit", for UDP "generator" or "loss", or "" when
+	// nothing did. LimitedByDetail says by how much.
+	LimitedBy       string `json:"limited_by"`
+	LimitedByDetail string `json:"limited_by_detail,omitempty"`
+	// Intervals is the throughput series (-i), for burst-credit depletion.
+	Intervals []IntervalPoint `json:"intervals,omitempty"`
+	Error     string          `json:"error,omitempty"`
 }
 
 // matrixScenario is one planned run.
@@ -64,14 +88,16 @@ func matrixScenarios(streams int, rates []float64) []matrixScenario {
 	return sc
 }
 
-func runMatrix(ctx context.Context, addr string, limit float64, d time.Duration, scs []matrixScenario, prog *progress) *MatrixSection {
-	sec := &MatrixSection{Target: addr, LimitBitsPerSecond: limit, DurationSeconds: d.Seconds()}
+// runMatrix runs the scenarios in turn. When ctx ends it returns the rows
+// so far, the interrupted one holding what it measured, with ctx.Err().
+func runMatrix(ctx context.Context, addr string, limit float64, d, interval time.Duration, scs []matrixScenario, prog *progress) (*MatrixSection, error) {
+	sec := &MatrixSection{Target: addr, LimitBitsPerSecond: limit, DurationSeconds: d.Seconds(), IntervalSeconds: interval.Seconds()}
 	for _, s := range scs {
 		row := MatrixRow{Scenario: s.name, Direction: "upload", Protocol: "tcp", Streams: s.streams, Retransmits: -1}
 		if s.reverse {
 			row.Direction = "download"
 		}
-		cfg := &throughput.Config{Streams: s.streams, Duration: d, Reverse: s.reverse, Interval: -1}
+		cfg := &throughput.Config{Streams: s.streams, Duration: d, Reverse: s.reverse, Interval: interval}
 		if s.udp {
 			row.Protocol = "udp"
 			row.TargetBitsPerSecond = s.rate
@@ -81,39 +107,107 @@ func runMatrix(ctx context.Context, addr string, limit float64, d time.Duration,
 		}
 		prog.Start(fmt.Sprintf("E2 matrix: %s %s", s.name, row.Direction), d)
 		res, err := throughput.Run(ctx, addr, cfg)
-		if err != nil {
+		if err != nil && (res == nil || ctx.Err() == nil) {
 			row.Error = err.Error()
 			sec.Rows = append(sec.Rows, row)
+			if ctx.Err() != nil {
+				return sec, ctx.Err()
+			}
 			continue
 		}
-		sum, cpu := res.Upload, res.CPU.HostTotal
-		if s.reverse {
-			sum, cpu = res.Download, res.CPU.RemoteTotal
+		if err != nil {
+			row.Error = "interrupted: " + err.Error()
 		}
-		if sum != nil {
-			row.SentBitsPerSecond = sum.Sent.BitsPerSecond
-			row.ReceivedBitsPerSecond = sum.Received.BitsPerSecond
-			row.Retransmits = sum.Sent.Retransmits
-			row.LostPercent = sum.Received.LostPercent
-			row.JitterMs = float64(sum.Received.Jitter) / float64(time.Millisecond)
-			row.GeneratorLimited = sum.SenderLimited
-		}
-		row.SenderCPUPercent = cpu
-		if limit > 0 {
-			row.PercentOfLimit = 100 * row.ReceivedBitsPerSecond / limit
-		}
+		fillRow(&row, res, s.reverse, limit)
 		sec.Rows = append(sec.Rows, row)
+		if err := ctx.Err(); err != nil {
+			return sec, err
+		}
 	}
-	return sec
+	return sec, nil
+}
+
+// fillRow copies a run's summary, series and verdict into row.
+func fillRow(row *MatrixRow, res *throughput.Result, reverse bool, limit float64) {
+	sum, cpu := res.Upload, res.CPU.HostTotal
+	if reverse {
+		sum, cpu = res.Download, res.CPU.RemoteTotal
+	}
+	if sum != nil {
+		row.SentBitsPerSecond = sum.Sent.BitsPerSecond
+		row.ReceivedBitsPerSecond = sum.Received.BitsPerSecond
+		row.Retransmits = sum.Sent.Retransmits
+		row.LostPercent = sum.Received.LostPercent
+		row.JitterMs = float64(sum.Received.Jitter) / float64(time.Millisecond)
+		row.GeneratorLimited = sum.SenderLimited
+	}
+	row.SenderCPUPercent = cpu
+	if limit > 0 {
+		row.PercentOfLimit = 100 * row.ReceivedBitsPerSecond / limit
+	}
+	if row.TargetBitsPerSecond > 0 {
+		row.DeliveredPercent = 100 * row.ReceivedBitsPerSecond / row.TargetBitsPerSecond
+	}
+	for _, iv := range res.Intervals {
+		c := iv.Upload
+		if reverse {
+			c = iv.Download
+		}
+		// A sliver of an interval at the end (the run's last
+		// microseconds) has a meaningless rate: leave it out.
+		if c == nil || iv.Omitted || iv.End-iv.Start < res.Config.Interval/10 {
+			continue
+		}
+		row.Intervals = append(row.Intervals, IntervalPoint{
+			StartSeconds: iv.Start.Seconds(), EndSeconds: iv.End.Seconds(),
+			BitsPerSecond: c.BitsPerSecond, Retransmits: c.Retransmits, LostPercent: c.LostPercent,
+		})
+	}
+	row.LimitedBy, row.LimitedByDetail = limitedBy(row, limit, runtime.NumCPU())
+}
+
+// Thresholds of limitedBy.
+const (
+	nearLimit      = 0.9  // at 90% of the limit, the limit is what limits
+	cpuSaturated   = 90.0 // percent of each core the sender could use
+	maxUDPLossPerc = 1.0  // more UDP loss than this is the path's or receiver's
+)
+
+// limitedBy judges a row: what delivered traffic shows, not only whether
+// the sender reached its target. A sender's cores are min(streams, CPUs).
+func limitedBy(r *MatrixRow, limit float64, cpus int) (string, string) {
+	if r.Protocol == "udp" {
+		switch {
+		case r.GeneratorLimited:
+			return "generator", fmt.Sprintf("sent %s of %s Gbit/s", gbit(r.SentBitsPerSecond), gbit(r.TargetBitsPerSecond))
+		case r.LostPercent > maxUDPLossPerc:
+			return "loss", fmt.Sprintf("%.1f%% lost: %s of %s Gbit/s delivered", r.LostPercent, gbit(r.ReceivedBitsPerSecond), gbit(r.TargetBitsPerSecond))
+		case limit > 0 && r.ReceivedBitsPerSecond >= nearLimit*limit:
+			return "limit", fmt.Sprintf("%.0f%% of it", r.PercentOfLimit)
+		}
+		return "", ""
+	}
+	cores := max(1, min(r.Streams, cpus))
+	switch {
+	case limit > 0 && r.ReceivedBitsPerSecond >= nearLimit*limit:
+		return "limit", fmt.Sprintf("%.0f%% of it", r.PercentOfLimit)
+	case r.SenderCPUPercent >= cpuSaturated*float64(cores):
+		return "generator CPU", fmt.Sprintf("%.0f%% of %d core(s)", r.SenderCPUPercent, cores)
+	case r.Retransmits > 0:
+		return "retransmits", fmt.Sprintf("%d", r.Retransmits)
+	}
+	return "", ""
 }
 
 func writeMatrixText(w io.Writer, sec *MatrixSection) error {
 	fmt.Fprintf(w, "E2 matrix: %s, %g s runs, judged against a limit of %s bits/s\n", sec.Target, sec.DurationSeconds, formatRate(sec.LimitBitsPerSecond))
-	t := newTable(w, "scenario", "direction", "Gbit/s", "% of limit", "retransmits", "loss %", "jitter (ms)", "limited by")
+	t := newTable(w, "scenario", "direction", "received Gbit/s", "% of limit", "% of target", "sender CPU %", "retransmits", "loss %", "jitter (ms)", "limited by")
 	for _, r := range sec.Rows {
 		if r.Error != "" {
-			t.row(r.Scenario, r.Direction, "error: "+r.Error, "", "", "", "", "")
-			continue
+			if r.ReceivedBitsPerSecond == 0 {
+				t.row(r.Scenario, r.Direction, "error: "+r.Error, "", "", "", "", "", "", "")
+				continue
+			}
 		}
 		retr, loss, jit := "-", "-", "-"
 		if r.Protocol == "tcp" && r.Retransmits >= 0 {
@@ -123,13 +217,17 @@ func writeMatrixText(w io.Writer, sec *MatrixSection) error {
 			loss, jit = pct(r.LostPercent), fmt.Sprintf("%.3f", r.JitterMs)
 		}
 		by := "-"
-		if r.Protocol == "udp" {
-			by = "target reached"
+		if r.LimitedBy != "" {
+			by = r.LimitedBy
+			if r.LimitedByDetail != "" {
+				by += " (" + r.LimitedByDetail + ")"
+			}
 		}
-		if r.GeneratorLimited {
-			by = fmt.Sprintf("GENERATOR (sent %s of %s)", gbit(r.SentBitsPerSecond), gbit(r.TargetBitsPerSecond))
+		target := "-"
+		if r.TargetBitsPerSecond > 0 {
+			target = pct(r.DeliveredPercent)
 		}
-		t.row(r.Scenario, r.Direction, gbit(r.ReceivedBitsPerSecond), pct(r.PercentOfLimit), retr, loss, jit, by)
+		t.row(r.Scenario, r.Direction, gbit(r.ReceivedBitsPerSecond), pct(r.PercentOfLimit), target, pct(r.SenderCPUPercent), retr, loss, jit, by)
 	}
 	if err := t.flush(); err != nil {
 		return err

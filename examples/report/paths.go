@@ -23,23 +23,52 @@ import (
 // no SRD counters when it has none.
 type PathsSection struct {
 	*srd.ExperimentResult
+	// RTTMode is the ping-pong receive path: "spin" or "poll" (-rtt-mode).
+	RTTMode string `json:"rtt_mode"`
+	// SingleFlowLimits holds each path's single-flow reference (-paths
+	// name=host@limit), by path name.
+	SingleFlowLimits map[string]float64 `json:"single_flow_limit_bits_per_second,omitempty"`
 	// CountersNote says why no NIC counter deltas are shown, when so.
 	CountersNote string `json:"counters_note,omitempty"`
 
 	rttHists map[string]*hdrhistogram.Histogram
 }
 
-// pathTargets turns -paths into experiment targets, or names the in-process
-// servers when it is empty.
-func pathTargets(o *options, srv *servers) ([]srd.Target, error) {
+// rttModeText says what the RTT mode means for the numbers.
+func rttModeText(m string) string {
+	if m == "spin" {
+		return "spin (busy-polls a core, as sockperf does)"
+	}
+	return "poll (Go's netpoller: about 10% above sockperf at p50; -rtt-mode spin is closer)"
+}
+
+// defaultRTTMode is spin where it exists and a core can be spared.
+func defaultRTTMode() string {
+	if runtime.GOOS == "linux" && runtime.NumCPU() >= 2 {
+		return "spin"
+	}
+	return "poll"
+}
+
+// pathTargets turns -paths into experiment targets and their single-flow
+// limits, or names the in-process servers when it is empty.
+func pathTargets(o *options, srv *servers) ([]srd.Target, map[string]float64, error) {
 	if o.paths == "" {
-		return []srd.Target{{Name: "loopback", ThroughputAddr: srv.throughputAddr, PingPongAddr: srv.pingAddr}}, nil
+		return []srd.Target{{Name: "loopback", ThroughputAddr: srv.throughputAddr, PingPongAddr: srv.pingAddr}}, nil, nil
 	}
 	var ts []srd.Target
+	limits := map[string]float64{}
 	for _, f := range splitList(o.paths) {
 		name, host, ok := strings.Cut(f, "=")
 		if !ok || name == "" || host == "" {
-			return nil, fmt.Errorf("-paths: %q is not name=host", f)
+			return nil, nil, fmt.Errorf("-paths: %q is not name=host[@limit]", f)
+		}
+		if h, lim, ok := strings.Cut(host, "@"); ok {
+			v, err := parseRate(lim)
+			if err != nil || v == 0 {
+				return nil, nil, fmt.Errorf("-paths: %s: limit %q: want a rate such as 5G", name, lim)
+			}
+			host, limits[name] = h, v
 		}
 		host = strings.Trim(host, "[]")
 		ts = append(ts, srd.Target{
@@ -48,11 +77,18 @@ func pathTargets(o *options, srv *servers) ([]srd.Target, error) {
 			PingPongAddr:   net.JoinHostPort(host, strconv.Itoa(o.lport)),
 		})
 	}
-	return ts, nil
+	if len(limits) == 0 {
+		limits = nil
+	}
+	return ts, limits, nil
 }
 
-func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progress) (*PathsSection, error) {
-	sec := &PathsSection{rttHists: map[string]*hdrhistogram.Histogram{}}
+func runPaths(ctx context.Context, targets []srd.Target, limits map[string]float64, o *options, prog *progress) (*PathsSection, error) {
+	sec := &PathsSection{rttHists: map[string]*hdrhistogram.Histogram{}, RTTMode: o.rttMode, SingleFlowLimits: limits}
+	mode := latency.ModeDefault
+	if o.rttMode == "spin" {
+		mode = latency.ModeSpin
+	}
 	iface := o.iface
 	if iface == "" {
 		var err error
@@ -60,7 +96,7 @@ func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progr
 			sec.CountersNote = "no NIC counters: " + err.Error()
 		}
 	}
-	if iface != "" {
+	if iface != "" && o.snapshot == nil {
 		if _, err := ethtool.ReadSnapshot(iface); err != nil {
 			switch {
 			case errors.Is(err, ethtool.ErrNoStats):
@@ -93,49 +129,66 @@ func runPaths(ctx context.Context, targets []srd.Target, o *options, prog *progr
 		},
 		// The RTT run keeps its histogram for the percentile-spectrum plot.
 		RTT: func(ctx context.Context, addr string, d time.Duration) (latency.Summary, error) {
-			res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: d})
-			if err != nil {
+			res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: d, Mode: mode})
+			if res == nil {
 				return latency.Summary{}, err
 			}
 			sec.rttHists[current] = res.Recorder.Snapshot()
-			return res.Summary, nil
+			return res.Summary, err
 		},
+		Snapshot: snapshotSource(o),
 	}
 	res, err := srd.RunExperiment(ctx, targets, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("paths: %w", err)
-	}
 	sec.ExperimentResult = res
+	if err != nil {
+		if res == nil {
+			return nil, fmt.Errorf("paths: %w", err)
+		}
+		return sec, fmt.Errorf("paths: %w", err)
+	}
 	return sec, nil
+}
+
+// snapshotSource is where E1 reads its counter snapshots.
+func snapshotSource(o *options) func(string) (*ethtool.Snapshot, error) {
+	if o.snapshot != nil {
+		return o.snapshot
+	}
+	return ethtool.ReadSnapshot
 }
 
 func writePathsText(w io.Writer, sec *PathsSection) error {
 	fmt.Fprint(w, "E1 paths: throughput, UDP ping-pong RTT and SRD counters")
-	if sec.Interface != "" {
+	if sec.ExperimentResult != nil && sec.Interface != "" {
 		fmt.Fprintf(w, " of %s", sec.Interface)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "; RTT mode %s\n", rttModeText(sec.RTTMode))
+	if sec.ExperimentResult == nil {
+		fmt.Fprintln(w, "  no path finished")
+		return nil
+	}
 	streams := 0
 	for _, t := range sec.Targets {
 		streams = max(streams, t.Streams)
 	}
-	tb := newTable(w, "path", "1 flow (Gbit/s)", fmt.Sprintf("%d streams (Gbit/s)", streams), "RTT p50 (us)", "RTT p99 (us)", "RTT p99.9 (us)", "SRD tx", "SRD eligible", "coverage (%)", "ena_srd_mode")
+	tb := newTable(w, "path", "1 flow (Gbit/s)", "1 flow % of limit", fmt.Sprintf("%d streams (Gbit/s)", streams), "RTT p50 (us)", "RTT p99 (us)", "RTT p99.9 (us)", "SRD tx", "SRD eligible", "coverage (%)", "ena_srd_mode")
 	var notes []string
 	for _, t := range sec.Targets {
-		cov, mode := "-", "-"
-		if t.SRD.EligibleTxPktsDelta > 0 {
-			cov = fmt.Sprintf("%.3f", 100*t.SRD.Coverage)
-		}
-		if t.SRD.ModeText != "" {
+		tx, el, mode := "-", "-", "-"
+		if t.SRD.HasSRD() {
+			tx, el = fmt.Sprintf("+%d", t.SRD.TxPktsDelta), fmt.Sprintf("+%d", t.SRD.EligibleTxPktsDelta)
 			mode = fmt.Sprintf("%d (%s)", t.SRD.Mode, t.SRD.ModeText)
 		}
-		tb.row(t.Name, gbit(t.SingleFlowBitsPerSecond), gbit(t.MultiStreamBitsPerSecond),
-			us(t.RTT.P50Us), us(t.RTT.P99Us), us(t.RTT.P999Us),
-			fmt.Sprintf("+%d", t.SRD.TxPktsDelta), fmt.Sprintf("+%d", t.SRD.EligibleTxPktsDelta), cov, mode)
+		ofLimit := "-"
+		if lim := sec.SingleFlowLimits[t.Name]; lim > 0 {
+			ofLimit = fmt.Sprintf("%s of %s", pct(100*t.SingleFlowBitsPerSecond/lim), formatRate(lim))
+		}
+		tb.row(t.Name, gbit(t.SingleFlowBitsPerSecond), ofLimit, gbit(t.MultiStreamBitsPerSecond),
+			us(t.RTT.P50Us), us(t.RTT.P99Us), us(t.RTT.P999Us), tx, el, t.SRD.Percent(), mode)
 		if t.Error != "" {
 			notes = append(notes, fmt.Sprintf("%s: error: %s", t.Name, t.Error))
 		}
-		if sec.CountersNote == "" && t.SRD.Reason != "" {
+		if sec.CountersNote == "" && t.SRD.HasSRD() && t.SRD.Reason != "" {
 			notes = append(notes, fmt.Sprintf("%s: %s: %s", t.Name, t.SRD.Verdict, t.SRD.Reason))
 		}
 	}
@@ -146,7 +199,13 @@ func writePathsText(w io.Writer, sec *PathsSection) error {
 		fmt.Fprintln(w, n)
 	}
 	if sec.CountersNote != "" {
-		fmt.Fprintf(w, "SRD counters: %s\n", sec.CountersNote)
+		// No snapshots were taken: every counter cell is "-" for this one reason.
+		fmt.Fprintf(w, "ENA counters: - (%s)\n\n", sec.CountersNote)
+		return nil
+	}
+	fmt.Fprintf(w, "\nE1 ENA counter windows of %s, one per phase\n", sec.Interface)
+	if err := sec.WriteWindows(w); err != nil {
+		return err
 	}
 	fmt.Fprintln(w)
 	return nil

@@ -142,3 +142,57 @@ func savePercentileSpectrum(file, title string, series []spectrumSeries) error {
 	p.BackgroundColor = color.White
 	return p.Save(8*vg.Inch, 4.5*vg.Inch, file)
 }
+
+// timeSeries is one matrix row's throughput over time.
+type timeSeries struct {
+	Name   string
+	Points []IntervalPoint
+}
+
+// saveThroughputOverTime draws each series as Gbit/s against the end of
+// its intervals, so that a burst credit running out shows as a step down.
+func saveThroughputOverTime(file, title string, limit float64, series []timeSeries) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "time (s)"
+	p.Y.Label.Text = "Gbit/s"
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Legend.Left = true
+	drawn := 0
+	maxX := 0.0
+	for i, s := range series {
+		if len(s.Points) == 0 {
+			continue
+		}
+		pts := make(plotter.XYs, 0, len(s.Points)+1)
+		pts = append(pts, plotter.XY{X: s.Points[0].StartSeconds, Y: s.Points[0].BitsPerSecond / 1e9})
+		for _, pt := range s.Points {
+			pts = append(pts, plotter.XY{X: pt.EndSeconds, Y: pt.BitsPerSecond / 1e9})
+			maxX = math.Max(maxX, pt.EndSeconds)
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return fmt.Errorf("report: plot %s: %w", s.Name, err)
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i / 7)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(s.Name, l)
+		drawn++
+	}
+	if drawn == 0 {
+		return errors.New("report: nothing to plot")
+	}
+	if limit > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: limit / 1e9}, {X: maxX, Y: limit / 1e9}})
+		if err == nil {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+			p.Add(l)
+			p.Legend.Add("limit "+formatRate(limit), l)
+		}
+	}
+	p.BackgroundColor = color.White
+	return p.Save(8*vg.Inch, 4.5*vg.Inch, file)
+}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/internal/peertest"
-	"github.com/netperfkit/netperfkit/latency"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,20 +31,20 @@ func TestReportEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	code := run(ctx, []string{
-		"-d", "300ms", "-rtt-d", "600ms", "-cache-d", "300ms", "-runs", "2", "-probes", "20",
-		"-rates", "100M,1G", "-streams", "2", "-mstreams", "2", "-out", out,
+		"-d", "300ms", "-rtt-d", "1s", "-cache-d", "300ms", "-runs", "2", "-probes", "20",
+		"-rates", "100M,1G", "-streams", "2", "-mstreams", "2", "-i", "100ms", "-out", out,
 	}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr: %s", stderr.String())
 	text := stdout.String()
 	for _, want := range []string{
-		"E1 paths", "1 flow (Gbit/s)", "2 streams (Gbit/s)", "RTT p99.9 (us)", "coverage (%)", "loopback",
+		"run metadata", "E1 paths", "1 flow (Gbit/s)", "2 streams (Gbit/s)", "RTT p99.9 (us)", "coverage (%)", "loopback",
 		"E2 matrix", "TCP 1 stream", "TCP 2 streams", "download", "UDP target 100M", "UDP target 1G", "% of limit",
-		"E3 cache: connection phases", "local, no TLS", "local, TLS", "CLUSTER SLOTS",
-		"E3 cache: pooled vs connect-per-op", "pool", "connect", "ratios",
+		"E3 cache: connection phases", "redis TLS+ACL", "CLUSTER SLOTS",
+		"E3 cache: pooled vs connect-per-op", "pool p50 (us)", "connect ops/s", "closing", "request", "timeout", "ratios",
 	} {
 		assert.Contains(t, text, want)
 	}
-	assert.Empty(t, stderr.String(), "no progress output when stderr is not a terminal")
+	assert.NotContains(t, stderr.String(), "left)", "no progress output when stderr is not a terminal")
 
 	b, err := os.ReadFile(filepath.Join(out, "report.json"))
 	require.NoError(t, err)
@@ -53,28 +53,46 @@ func TestReportEndToEnd(t *testing.T) {
 	for _, k := range []string{"paths", "matrix", "cache"} {
 		require.Contains(t, rep, k)
 	}
-	var c struct {
-		Phases []struct {
-			Config  string             `json:"config"`
-			Medians map[string]float64 `json:"medians"`
-		} `json:"phases"`
-		Modes map[string]struct {
-			P50Us     latency.Range `json:"p50_us"`
-			OpsPerSec latency.Range `json:"ops_per_sec"`
-			Attempts  int64         `json:"attempts"`
-		} `json:"modes"`
-	}
+	var c CacheSection
 	require.NoError(t, json.Unmarshal(rep["cache"], &c))
-	require.Len(t, c.Phases, 2)
-	assert.Zero(t, c.Phases[0].Medians["tls_us"], "no TLS phase on the plain server")
-	assert.Positive(t, c.Phases[1].Medians["tls_us"], "TLS phase on the TLS server")
-	for _, m := range []string{"pool", "connect"} {
-		require.Contains(t, c.Modes, m)
-		assert.Positive(t, c.Modes[m].OpsPerSec.Median, m)
-		assert.Positive(t, c.Modes[m].P50Us.Median, m)
-		assert.Equal(t, 2, c.Modes[m].P50Us.N, "two runs")
+	byLabel := map[string]*CacheEndpoint{}
+	for _, ce := range c.Endpoints {
+		byLabel[ce.Label] = ce
 	}
-	assert.Greater(t, c.Modes["pool"].OpsPerSec.Median, c.Modes["connect"].OpsPerSec.Median, "reusing a connection beats connecting per operation")
+	require.Contains(t, byLabel, "redis")
+	require.Contains(t, byLabel, "redis TLS+ACL")
+	if len(localServerBinaries()) > 1 {
+		require.Contains(t, byLabel, "valkey", "valkey-server is installed: the local default runs it too")
+		require.Contains(t, byLabel, "valkey TLS+ACL")
+	}
+	for _, ce := range c.Endpoints {
+		require.NotNil(t, ce.Medians, ce.Label)
+		require.Empty(t, ce.ProbeError, ce.Label)
+		if strings.Contains(ce.Label, "TLS") {
+			assert.Positive(t, ce.Medians.TLSUs, "TLS phase on the TLS server %s", ce.Label)
+			assert.Positive(t, ce.Medians.AuthUs, "AUTH on the ACL server %s", ce.Label)
+		} else {
+			assert.Zero(t, ce.Medians.TLSUs, "no TLS phase on the plain server %s", ce.Label)
+		}
+		require.NotEmpty(t, ce.Workloads, "workloads run on every endpoint: %s", ce.Label)
+		for _, w := range ce.Workloads {
+			assert.Empty(t, w.Error, "%s %s", ce.Label, w.Engine)
+			for _, a := range []*cache.Aggregate{w.Pool, w.Connect} {
+				require.NotNil(t, a, "%s %s", ce.Label, w.Engine)
+				assert.Positive(t, a.OpsPerSec.Median, "%s %s %s", ce.Label, w.Engine, a.Mode)
+				assert.Equal(t, 2, a.P50Us.N, "two runs")
+			}
+		}
+	}
+	resp := byLabel["redis"].Workloads[len(byLabel["redis"].Workloads)-1]
+	require.Equal(t, "resp", resp.Engine)
+	assert.Greater(t, resp.Pool.OpsPerSec.Median, resp.Connect.OpsPerSec.Median, "reusing a connection beats connecting per operation")
+	kinds := map[string]int{}
+	for _, cmp := range c.Comparisons {
+		kinds[cmp.Kind]++
+	}
+	assert.Equal(t, len(c.Endpoints), kinds["connect/pool"])
+	assert.Equal(t, 2*(len(c.Endpoints)-1), kinds["endpoint"], "every endpoint against the first, pool and connect")
 
 	var m MatrixSection
 	require.NoError(t, json.Unmarshal(rep["matrix"], &m))
@@ -83,7 +101,15 @@ func TestReportEndToEnd(t *testing.T) {
 		assert.Empty(t, r.Error, r.Scenario)
 		assert.Positive(t, r.ReceivedBitsPerSecond, r.Scenario)
 		assert.InDelta(t, 100*r.ReceivedBitsPerSecond/5e9, r.PercentOfLimit, 1e-6, r.Scenario)
+		require.NotEmpty(t, r.Intervals, "the interval series is kept: %s", r.Scenario)
+		for _, iv := range r.Intervals {
+			assert.Greater(t, iv.EndSeconds, iv.StartSeconds, r.Scenario)
+		}
+		if r.Protocol == "udp" {
+			assert.InDelta(t, 100*r.ReceivedBitsPerSecond/r.TargetBitsPerSecond, r.DeliveredPercent, 1e-6, r.Scenario)
+		}
 	}
+	assert.Equal(t, 0.1, m.IntervalSeconds)
 
 	var p PathsSection
 	require.NoError(t, json.Unmarshal(rep["paths"], &p))
@@ -94,7 +120,7 @@ func TestReportEndToEnd(t *testing.T) {
 	assert.Positive(t, tg.RTT.Observations)
 	assert.LessOrEqual(t, tg.RTT.P50Us, tg.RTT.P99Us)
 
-	for _, f := range []string{"rtt-spectrum.svg", "rtt-spectrum.png", "cache-spectrum.svg", "cache-spectrum.png"} {
+	for _, f := range []string{"rtt-spectrum.svg", "rtt-spectrum.png", "matrix-throughput.svg", "matrix-throughput.png", "cache-spectrum.svg", "cache-spectrum.png"} {
 		st, err := os.Stat(filepath.Join(out, f))
 		require.NoError(t, err, f)
 		assert.Greater(t, st.Size(), int64(1000), f)
@@ -134,4 +160,38 @@ func TestParseDefaultRoute(t *testing.T) {
 	assert.Equal(t, "ens5", got)
 	_, err = parseDefaultRoute(strings.NewReader(route[:strings.Index(route, "ens5")]))
 	assert.ErrorContains(t, err, "no default route")
+}
+
+// TestReportJSONSurvivesPlotFailure makes the RTT plot impossible (a
+// directory holds its file name) and checks that report.json is written,
+// names the failed plots, and that the run still succeeds.
+func TestReportJSONSurvivesPlotFailure(t *testing.T) {
+	out := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(out, "rtt-spectrum.svg"), 0o755))
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-skip", "matrix,cache", "-imds", "off",
+		"-d", "200ms", "-rtt-d", "1s", "-streams", "2", "-out", out}, &stdout, &stderr)
+	require.Equal(t, 0, code, "stderr: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "plot rtt-spectrum.svg not drawn")
+	assert.Contains(t, stdout.String(), "plot not drawn: rtt-spectrum.svg")
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	var rep struct {
+		Plots      []string        `json:"plots"`
+		PlotErrors []string        `json:"plot_errors"`
+		Metadata   map[string]any  `json:"metadata"`
+		Paths      *PathsSection   `json:"paths"`
+		Matrix     json.RawMessage `json:"matrix"`
+	}
+	require.NoError(t, json.Unmarshal(b, &rep))
+	require.Len(t, rep.PlotErrors, 1)
+	assert.Contains(t, rep.PlotErrors[0], "rtt-spectrum.svg")
+	assert.Equal(t, []string{"rtt-spectrum.png"}, rep.Plots, "the other format is still drawn")
+	require.NotNil(t, rep.Paths)
+	assert.Positive(t, rep.Paths.Targets[0].RTT.Observations)
+	assert.Equal(t, "null", string(rep.Matrix))
+	for _, k := range []string{"host", "os", "cpus", "go_version", "netperfkit_version", "ec2_note", "settings"} {
+		assert.Contains(t, rep.Metadata, k)
+	}
+	assert.Equal(t, "off", rep.Metadata["settings"].(map[string]any)["imds"])
 }

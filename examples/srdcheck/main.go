@@ -11,8 +11,11 @@
 //
 // With -json it prints one object with srd_mode, express_enabled,
 // udp_enabled, tx_pkts_delta, eligible_tx_pkts_delta, rx_pkts_delta,
-// coverage, verdict and reason (and readiness, readiness_status with
-// -readiness, spec_check with -eni). Exit status: 0 when SRD carried the
+// fallback_pkts, coverage, verdict and reason, the allowance counters'
+// deltas under their names (bw_in_allowance_exceeded ...
+// conntrack_allowance_available) and limited_by, the allowances that were
+// hit (srd.NewWindow: the verdict enastat -before/-after gives too); and
+// readiness, readiness_status with -readiness, spec_check with -eni. Exit status: 0 when SRD carried the
 // traffic and no check failed, 3 when the verdict is anything else or a check
 // failed, 1 on errors, 2 on bad usage.
 package main
@@ -89,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 // output is what -json prints: the coverage report's fields at the top
 // level, and the readiness checks when asked for.
 type output struct {
-	*srd.CoverageReport
+	*srd.Window
 	Readiness       []srd.Check `json:"readiness,omitempty"`
 	ReadinessStatus srd.Status  `json:"readiness_status,omitempty"`
 	SpecCheck       *srd.Check  `json:"spec_check,omitempty"`
@@ -111,8 +114,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "srdcheck:", err)
 			return 1
 		}
-		r := srd.Coverage(before, after)
-		out.CoverageReport = &r
+		w := srd.NewWindow(before, after)
+		out.Window = &w
 	}
 	if o.readiness {
 		if o.iface == "" {
@@ -126,8 +129,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		out.Readiness, out.ReadinessStatus = checks, srd.Worst(checks)
 	}
-	if o.eni != "" && out.CoverageReport != nil {
-		c, err := specCheck(o, out.CoverageReport)
+	if o.eni != "" && out.Window != nil {
+		c, err := specCheck(o, &out.CoverageReport)
 		if err != nil {
 			fmt.Fprintln(stderr, "srdcheck:", err)
 			return 1
@@ -144,7 +147,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		printText(stdout, out)
 	}
-	if (out.CoverageReport != nil && out.Verdict != srd.VerdictCarried) || out.ReadinessStatus == srd.StatusFail ||
+	if (out.Window != nil && out.Verdict != srd.VerdictCarried) || out.ReadinessStatus == srd.StatusFail ||
 		(out.SpecCheck != nil && out.SpecCheck.Status == srd.StatusFail) {
 		return 3
 	}
@@ -226,7 +229,7 @@ func readFile(name string) (*ethtool.Snapshot, error) {
 }
 
 func printText(w io.Writer, out output) {
-	if r := out.CoverageReport; r != nil {
+	if r := out.Window; r != nil {
 		name := r.Interface
 		if name == "" {
 			name = "(saved snapshots)"
@@ -244,6 +247,7 @@ func printText(w io.Writer, out output) {
 			fmt.Fprintf(w, "srd resources  %d%% -> %d%% used\n", r.ResourceUtilizationBeforePercent, r.ResourceUtilizationPercent)
 		}
 		fmt.Fprintf(w, "verdict        %s: %s\n", r.Verdict, r.Reason)
+		printAllowance(w, r)
 	}
 	if len(out.Readiness) > 0 {
 		fmt.Fprintln(w, "readiness:")
@@ -267,4 +271,20 @@ func printText(w io.Writer, out output) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// printAllowance prints the allowance counters' deltas and the allowances
+// that limited the window, or why there are none.
+func printAllowance(w io.Writer, r *srd.Window) {
+	if !r.HasAllowance() {
+		fmt.Fprintf(w, "allowances     -: %s\n", r.AllowanceNote)
+		return
+	}
+	a := r.AllowanceDelta
+	fmt.Fprintf(w, "allowances     bw_in +%d, bw_out +%d, pps +%d, conntrack +%d, linklocal +%d\n",
+		a.BWInExceeded, a.BWOutExceeded, a.PPSExceeded, a.ConntrackExceeded, a.LinklocalExceeded)
+	if a.ConntrackAvailable != nil {
+		fmt.Fprintf(w, "conntrack room %d\n", *a.ConntrackAvailable)
+	}
+	fmt.Fprintf(w, "limited by     %s\n", r.LimitedByText())
 }

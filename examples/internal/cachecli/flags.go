@@ -51,7 +51,7 @@ func NewEndpointFlags(fs *flag.FlagSet, prefix string) *EndpointFlags {
 		addr = prefix
 	}
 	f := &EndpointFlags{}
-	fs.StringVar(&f.Addr, addr, "", "cache endpoint host:port (empty: start a local server)")
+	fs.StringVar(&f.Addr, addr, "", "cache endpoint host:port (empty: start a local server); tools that run several take LABEL=host:port,...")
 	fs.BoolVar(&f.Cluster, name("cluster"), false, "cluster mode (CLUSTER SLOTS, slot routing)")
 	fs.BoolVar(&f.TLS, name("tls"), false, "use TLS")
 	fs.StringVar(&f.CACert, name("cacert"), "", "PEM file of the CA to trust instead of the system roots")

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/latency"
+)
+
+// errorClasses groups error kinds as the field study did: glide's
+// ClosingError-like failures (the connection closed, broke or was
+// recovering), RequestError-like failures (the request was refused or
+// failed) and timeouts. A cancel at the end of a run is none of them.
+func errorClasses(a ...*cache.Aggregate) (closing, request, timeout int64) {
+	for _, ag := range a {
+		if ag == nil {
+			continue
+		}
+		for k, n := range ag.ErrorsByKind {
+			switch k {
+			case cache.ErrCanceled:
+			case cache.ErrTimeout, cache.ErrConnectTimeout:
+				timeout += n
+			case cache.ErrClosing, cache.ErrRecovery, cache.ErrConnection, cache.ErrConnectRefused, cache.ErrConnect:
+				closing += n
+			default:
+				request += n
+			}
+		}
+	}
+	return closing, request, timeout
+}
+
+func writeCacheText(w io.Writer, sec *CacheSection) error {
+	fmt.Fprintln(w, "E3 cache: connection phases (medians, us)")
+	if sec.Skipped != "" {
+		fmt.Fprintf(w, "  not run: %s\n\n", sec.Skipped)
+		return nil
+	}
+	t := newTable(w, "config", "probes", "errors", "DNS", "TCP", "TLS", "AUTH", "CLUSTER SLOTS", "GET", "total (us)")
+	for _, ce := range sec.Endpoints {
+		if ce.Medians == nil {
+			probes, failed := "0", "-"
+			if ce.Probe != nil {
+				probes, failed = fmt.Sprint(ce.Probe.Probes), fmt.Sprint(ce.Probe.Probes-ce.Probe.Succeeded)
+			}
+			t.row(ce.Label, probes, failed, "-", "-", "-", "-", "-", "-", "-")
+			continue
+		}
+		m, s := ce.Medians, ce.Probe
+		t.row(ce.Label, fmt.Sprint(s.Probes), fmt.Sprint(s.Probes-s.Succeeded), us(m.DNSUs), us(m.TCPUs), us(m.TLSUs), us(m.AuthUs), us(m.ClusterSlotsUs), us(m.GetUs), us(m.TotalUs))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, ce := range sec.Endpoints {
+		if ce.ProbeError != "" {
+			fmt.Fprintf(w, "%s: probe error: %s\n", ce.Label, ce.ProbeError)
+		}
+	}
+	if err := writeCacheWorkloads(w, sec); err != nil {
+		return err
+	}
+	if len(sec.Comparisons) > 0 {
+		fmt.Fprintln(w, "\nE3 cache: ratios (other ÷ base; p50 1.15x means 15% slower, ops/s 0.32x a third of the rate)")
+		t = newTable(w, "kind", "base", "other", "p50", "p99", "ops/s")
+		for _, c := range sec.Comparisons {
+			t.row(c.Kind, c.Base, c.Other, fmt.Sprintf("%.2fx", c.P50Ratio), fmt.Sprintf("%.2fx", c.P99Ratio), fmt.Sprintf("%.2fx", c.OpsPerSecRatio))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// writeCacheWorkloads prints one row per configuration and engine: pool and
+// connect-per-op p50, p99 and ops/s as median [min-max] of the runs,
+// attempts, and errors by class.
+func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
+	rows := 0
+	for _, ce := range sec.Endpoints {
+		rows += len(ce.Workloads)
+	}
+	if rows == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nE3 cache: pooled vs connect-per-op (median of runs [min-max])")
+	t := newTable(w, "config", "engine", "runs", "pool p50 (us)", "pool p99 (us)", "pool ops/s", "connect p50 (us)", "connect p99 (us)", "connect ops/s", "attempts", "closing", "request", "timeout")
+	var notes []string
+	for _, ce := range sec.Endpoints {
+		for _, wl := range ce.Workloads {
+			cells := []string{ce.Label, wl.Engine, runsText(wl.Pool, wl.Connect)}
+			cells = append(cells, aggCells(wl.Pool)...)
+			cells = append(cells, aggCells(wl.Connect)...)
+			var attempts int64
+			for _, a := range []*cache.Aggregate{wl.Pool, wl.Connect} {
+				if a != nil {
+					attempts += a.Attempts
+				}
+			}
+			cl, rq, to := errorClasses(wl.Pool, wl.Connect)
+			cells = append(cells, fmt.Sprint(attempts), fmt.Sprint(cl), fmt.Sprint(rq), fmt.Sprint(to))
+			t.row(cells...)
+			if wl.Error != "" {
+				notes = append(notes, fmt.Sprintf("%s %s: error: %s", ce.Label, wl.Engine, wl.Error))
+			}
+		}
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	return nil
+}
+
+func runsText(a ...*cache.Aggregate) string {
+	n := 0
+	for _, ag := range a {
+		if ag != nil {
+			n = max(n, len(ag.Results))
+		}
+	}
+	return fmt.Sprint(n)
+}
+
+func aggCells(a *cache.Aggregate) []string {
+	if a == nil {
+		return []string{"-", "-", "-"}
+	}
+	return []string{rangeText(a.P50Us), rangeText(a.P99Us), rangeText(a.OpsPerSec)}
+}
+
+// rangeText prints a median of runs with its range: "151 [148-160]".
+func rangeText(r latency.Range) string {
+	return fmt.Sprintf("%.0f [%.0f-%.0f]", r.Median, r.Min, r.Max)
+}

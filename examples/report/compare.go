@@ -1,0 +1,225 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/latency"
+)
+
+// Comparison is what -compare prints with -json: every metric the two
+// reports share, side by side.
+type Comparison struct {
+	Old     string          `json:"old"`
+	New     string          `json:"new"`
+	Metrics []MetricCompare `json:"metrics"`
+}
+
+// MetricCompare is one metric of both runs. Verdict is "better" or "worse"
+// when the new range lies entirely outside the old one (each range is the
+// min-max of a run's repetitions, as benchstat requires no overlap), "~"
+// when the ranges overlap, and "n=1" when either side has one repetition,
+// so that no range says whether the difference is noise.
+type MetricCompare struct {
+	Name string `json:"name"`
+	Unit string `json:"unit"`
+	// HigherIsBetter says which direction "better" is.
+	HigherIsBetter bool          `json:"higher_is_better"`
+	Old            latency.Range `json:"old"`
+	New            latency.Range `json:"new"`
+	// Ratio is New.Median / Old.Median (0 when Old.Median is 0).
+	Ratio   float64 `json:"ratio"`
+	Verdict string  `json:"verdict"`
+}
+
+// metric is one value a report holds.
+type metric struct {
+	name, unit string
+	higher     bool
+	r          latency.Range
+}
+
+func one(v float64) latency.Range { return latency.Range{Median: v, Min: v, Max: v, N: 1} }
+
+// metricsOf lists the comparable metrics of rep, named so that the same
+// measurement in another report has the same name.
+func metricsOf(rep *Report) []metric {
+	var out []metric
+	add := func(name, unit string, higher bool, r latency.Range) {
+		if r.N > 0 {
+			out = append(out, metric{name, unit, higher, r})
+		}
+	}
+	if p := rep.Paths; p != nil && p.ExperimentResult != nil {
+		for _, t := range p.Targets {
+			add("E1 "+t.Name+" 1 flow", "Gbit/s", true, one(t.SingleFlowBitsPerSecond/1e9))
+			add(fmt.Sprintf("E1 %s %d streams", t.Name, t.Streams), "Gbit/s", true, one(t.MultiStreamBitsPerSecond/1e9))
+			if t.RTT.Observations > 0 {
+				add("E1 "+t.Name+" RTT p50", "us", false, one(t.RTT.P50Us))
+				add("E1 "+t.Name+" RTT p99", "us", false, one(t.RTT.P99Us))
+				add("E1 "+t.Name+" RTT p99.9", "us", false, one(t.RTT.P999Us))
+			}
+			if t.SRD.HasSRD() && t.SRD.EligibleTxPktsDelta > 0 {
+				add("E1 "+t.Name+" SRD coverage", "%", true, one(100*t.SRD.Coverage))
+			}
+		}
+	}
+	if m := rep.Matrix; m != nil {
+		for _, r := range m.Rows {
+			if r.Error != "" {
+				continue
+			}
+			name := "E2 " + r.Scenario + " " + r.Direction
+			add(name+" received", "Gbit/s", true, one(r.ReceivedBitsPerSecond/1e9))
+			if r.Protocol == "udp" {
+				add(name+" loss", "%", false, one(r.LostPercent))
+			} else if r.Retransmits >= 0 {
+				add(name+" retransmits", "", false, one(float64(r.Retransmits)))
+			}
+		}
+	}
+	if c := rep.Cache; c != nil {
+		for _, ce := range c.Endpoints {
+			if ce.Medians != nil {
+				add("E3 "+ce.Label+" connect phases total p50", "us", false, one(ce.Medians.TotalUs))
+			}
+			for _, w := range ce.Workloads {
+				for _, a := range []*cache.Aggregate{w.Pool, w.Connect} {
+					if a == nil {
+						continue
+					}
+					name := fmt.Sprintf("E3 %s %s %s", ce.Label, w.Engine, a.Mode)
+					add(name+" p50", "us", false, a.P50Us)
+					add(name+" p99", "us", false, a.P99Us)
+					add(name+" ops/s", "ops/s", true, a.OpsPerSec)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// compareReports relates the metrics both reports have, in the old
+// report's order.
+func compareReports(oldRep, newRep *Report, oldLabel, newLabel string) *Comparison {
+	c := &Comparison{Old: oldLabel, New: newLabel, Metrics: []MetricCompare{}}
+	newBy := map[string]metric{}
+	for _, m := range metricsOf(newRep) {
+		newBy[m.name] = m
+	}
+	for _, o := range metricsOf(oldRep) {
+		n, ok := newBy[o.name]
+		if !ok {
+			continue
+		}
+		mc := MetricCompare{Name: o.name, Unit: o.unit, HigherIsBetter: o.higher, Old: o.r, New: n.r, Verdict: verdict(o.r, n.r, o.higher)}
+		if o.r.Median != 0 {
+			mc.Ratio = n.r.Median / o.r.Median
+		}
+		c.Metrics = append(c.Metrics, mc)
+	}
+	return c
+}
+
+// verdict is benchstat's rule on min-max ranges: a change only when the
+// ranges do not overlap.
+func verdict(o, n latency.Range, higher bool) string {
+	switch {
+	case o.N < 2 || n.N < 2:
+		return "n=1"
+	case n.Min > o.Max:
+		if higher {
+			return "better"
+		}
+		return "worse"
+	case n.Max < o.Min:
+		if higher {
+			return "worse"
+		}
+		return "better"
+	}
+	return "~"
+}
+
+func readReport(name string) (*Report, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &rep, nil
+}
+
+// runCompare implements -compare OLD.json NEW.json.
+func runCompare(files []string, labels string, jsonOut bool, stdout io.Writer) error {
+	if len(files) != 2 {
+		return fmt.Errorf("-compare takes two report.json files, OLD and NEW; got %d", len(files))
+	}
+	names := splitList(labels)
+	switch len(names) {
+	case 0:
+		names = files
+	case 2:
+	default:
+		return fmt.Errorf("-label: want OLD,NEW, got %q", labels)
+	}
+	oldRep, err := readReport(files[0])
+	if err != nil {
+		return err
+	}
+	newRep, err := readReport(files[1])
+	if err != nil {
+		return err
+	}
+	c := compareReports(oldRep, newRep, names[0], names[1])
+	if jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	}
+	return writeComparison(stdout, c)
+}
+
+func writeComparison(w io.Writer, c *Comparison) error {
+	fmt.Fprintf(w, "compare: old = %s, new = %s (median [min-max] of each run's repetitions; a verdict needs non-overlapping ranges)\n", c.Old, c.New)
+	t := newTable(w, "metric", "unit", "old", "new", "new ÷ old", "verdict")
+	changed := 0
+	for _, m := range c.Metrics {
+		v := m.Verdict
+		if v == "better" || v == "worse" {
+			v = strings.ToUpper(v)
+			changed++
+		}
+		ratio := "-"
+		if m.Ratio != 0 {
+			ratio = fmt.Sprintf("%.2fx", m.Ratio)
+		}
+		t.row(m.Name, m.Unit, compactRange(m.Old), compactRange(m.New), ratio, v)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%d of %d metrics changed beyond both runs' ranges\n", changed, len(c.Metrics))
+	return err
+}
+
+// compactRange prints one value, or a median with its range.
+func compactRange(r latency.Range) string {
+	f := func(v float64) string {
+		if v > -1000 && v < 1000 {
+			return fmt.Sprintf("%.3g", v)
+		}
+		return fmt.Sprintf("%.0f", v)
+	}
+	if r.N < 2 {
+		return f(r.Median)
+	}
+	return fmt.Sprintf("%s [%s-%s]", f(r.Median), f(r.Min), f(r.Max))
+}
