@@ -1,10 +1,12 @@
 # The one test command of the README: installs missing integration peers (as
-# root), then vets and runs every test with the race detector.
+# root), then vets and runs every test with the race detector, and the cache
+# tests once more against valkey-server 8.
 .PHONY: test peers vet staticcheck lint fuzz-smoke cross
 
 test: peers
 	go vet ./...
 	go test -race -timeout 20m ./...
+	./scripts/test-valkey.sh
 
 peers:
 	./scripts/install-peers.sh
