@@ -23,20 +23,8 @@ type jsonStream struct {
 }
 
 func newJSONStream(w io.Writer, o *options, addr string) *jsonStream {
-	c := o.cfg
-	proto := "tcp"
-	if c.UDP {
-		proto = "udp"
-	}
-	bitrate := c.Bitrate
-	if bitrate < 0 {
-		bitrate = 0
-	}
-	return &jsonStream{w: w, every: c.Interval, skel: throughput.Result{
-		Role: "client", Protocol: proto, RemoteAddr: addr, StartUnix: time.Now().Unix(),
-		NumStreams: max(c.Streams, 1), BlockLen: c.BlockLen, DurationSeconds: c.Duration.Seconds(),
-		OmitSeconds: c.Omit.Seconds(), Bytes: c.Bytes, Blocks: c.Blocks, Reverse: c.Reverse, Bidir: c.Bidir,
-		BitrateBitsPerSecond: bitrate, WindowBytes: c.Window,
+	return &jsonStream{w: w, every: o.cfg.Interval, skel: throughput.Result{
+		Role: "client", Config: o.cfg, RemoteAddr: addr, Start: time.Now(),
 	}}
 }
 

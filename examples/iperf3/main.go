@@ -143,9 +143,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	case !o.json:
 		txt.connecting(host, o.port)
 	}
-	var seen []throughput.Interval
 	cfg.OnInterval = func(iv throughput.Interval) {
-		seen = append(seen, iv)
 		switch {
 		case stream != nil:
 			stream.interval(iv)
@@ -159,9 +157,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 		return fail(o, out, errOut, err)
 	}
 	if res == nil {
-		// The library returns no partial result when cancelled yet;
-		// rebuild what ran from the interval reports, as 3.21 prints it.
-		res = partialResult(&cfg, seen)
+		return fail(o, out, errOut, err)
 	}
 	report(o, res, out, txt, stream, sig)
 	if sig != nil {
@@ -288,7 +284,13 @@ func inProcess(ctx context.Context, o *options) (host, addr string, stop func(),
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
-	go func() { done <- throughput.Serve(sctx, ln, nil) }()
+	srv, err := throughput.NewServer(nil)
+	if err != nil {
+		cancel()
+		_ = ln.Close()
+		return "", "", nil, err
+	}
+	go func() { done <- srv.Serve(sctx, ln) }()
 	stop = func() {
 		cancel()
 		<-done
@@ -311,83 +313,4 @@ func inProcess(ctx context.Context, o *options) (host, addr string, stop func(),
 	tcp := ln.Addr().(*net.TCPAddr)
 	o.port = tcp.Port
 	return tcp.IP.String(), ln.Addr().String(), stop, nil
-}
-
-// partialResult sums the interval reports of an interrupted run into the
-// result 3.21 prints then: what this side sent or received; the other
-// side's numbers, which come only with the results exchange, are zero.
-func partialResult(cfg *throughput.Config, ivs []throughput.Interval) *throughput.Result {
-	r := &throughput.Result{Role: "client", Protocol: "tcp", NumStreams: max(cfg.Streams, 1), Reverse: cfg.Reverse, Bidir: cfg.Bidir,
-		BlockLen: cfg.BlockLen, OmitSeconds: cfg.Omit.Seconds(), DurationSeconds: cfg.Duration.Seconds()}
-	if cfg.UDP {
-		r.Protocol = "udp"
-	}
-	byID := map[int]*throughput.StreamResult{}
-	var order []int
-	for _, iv := range ivs {
-		r.Intervals = append(r.Intervals, iv)
-		if iv.Omitted {
-			continue
-		}
-		for _, s := range iv.Streams {
-			sr := byID[s.ID]
-			if sr == nil {
-				sr = &throughput.StreamResult{ID: s.ID, Reverse: s.Reverse, Retransmits: -1}
-				byID[s.ID] = sr
-				order = append(order, s.ID)
-			}
-			sr.Seconds = iv.EndSeconds - r.OmitSeconds
-			addInterval(sr, s)
-		}
-	}
-	for _, id := range order {
-		sr := byID[id]
-		if sr.Seconds > 0 {
-			sr.SentBitsPerSecond = float64(sr.SentBytes) * 8 / sr.Seconds
-			sr.ReceivedBitsPerSecond = float64(sr.ReceivedBytes) * 8 / sr.Seconds
-		}
-		r.Streams = append(r.Streams, *sr)
-	}
-	r.Upload, r.Download = sumDirection(r.Streams, false), sumDirection(r.Streams, true)
-	return r
-}
-
-func addInterval(sr *throughput.StreamResult, s throughput.StreamInterval) {
-	if s.Sender {
-		sr.SentBytes += s.Bytes
-		sr.SentPackets += s.Packets
-		if s.TCPInfo {
-			sr.Retransmits = max(sr.Retransmits, 0) + s.Retransmits
-		}
-		return
-	}
-	sr.ReceivedBytes += s.Bytes
-	sr.Packets += s.Packets
-	sr.LostPackets += s.LostPackets
-	sr.JitterMs = s.JitterMs
-}
-
-func sumDirection(ss []throughput.StreamResult, rev bool) *throughput.Summary {
-	var sum *throughput.Summary
-	for _, s := range ss {
-		if s.Reverse != rev {
-			continue
-		}
-		if sum == nil {
-			sum = &throughput.Summary{Retransmits: -1}
-		}
-		sum.Streams++
-		sum.Seconds = max(sum.Seconds, s.Seconds)
-		sum.SentBytes += s.SentBytes
-		sum.ReceivedBytes += s.ReceivedBytes
-		sum.SentBitsPerSecond += s.SentBitsPerSecond
-		sum.ReceivedBitsPerSecond += s.ReceivedBitsPerSecond
-		sum.SentPackets += s.SentPackets
-		sum.Packets += s.Packets
-		sum.LostPackets += s.LostPackets
-		if s.Retransmits >= 0 {
-			sum.Retransmits = max(sum.Retransmits, 0) + s.Retransmits
-		}
-	}
-	return sum
 }

@@ -28,6 +28,8 @@ const (
 	maxUDPBlockSize  = 65535 - 8 - 20
 	minRcvTimeoutMs  = 100
 	defaultTimestamp = "%c "
+	iperfUDPBitrate  = 1 << 20   // iperf3's default UDP rate, 1 Mbit/s as 1024*1024
+	iperfTCPBlockLen = 128 << 10 // iperf3's default TCP write length
 )
 
 // options is the whole command line. Fields the library cannot honour yet
@@ -464,7 +466,7 @@ func (o *options) finish(fs *pflag.FlagSet) error {
 	}
 	c := &o.cfg
 	if !o.rateSet && c.UDP {
-		c.Bitrate = throughput.DefaultUDPBitrate
+		c.Bitrate = iperfUDPBitrate
 	}
 	if (o.timeSet && c.Bytes != 0) || (o.timeSet && c.Blocks != 0) || (c.Bytes != 0 && c.Blocks != 0) {
 		return errEndCond
@@ -509,7 +511,7 @@ func (o *options) checkBlockLen() error {
 	if !o.blockLenSet {
 		if !c.UDP {
 			// iperf3's default TCP length, not the library's larger one.
-			c.BlockLen = throughput.DefaultTCPBlockLen
+			c.BlockLen = iperfTCPBlockLen
 		}
 		return nil
 	}

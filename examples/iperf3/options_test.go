@@ -24,14 +24,14 @@ func TestParseOptionsAccepted(t *testing.T) {
 			assert.Equal(t, "h", o.host)
 			assert.Equal(t, 5201, o.port)
 			assert.Equal(t, 10*time.Second, o.cfg.Duration, "iperf3's default -t")
-			assert.Equal(t, throughput.DefaultTCPBlockLen, o.cfg.BlockLen, "iperf3's 128 KiB TCP default")
+			assert.Equal(t, iperfTCPBlockLen, o.cfg.BlockLen, "iperf3's 128 KiB TCP default")
 			assert.Equal(t, 1, o.cfg.Streams)
 			assert.True(t, o.cfg.UDP32BitCounters, "32-bit UDP counters unless --udp-counters-64bit")
 			assert.Zero(t, o.cfg.Bitrate, "TCP unlimited by default")
 			assert.Equal(t, -1, o.tos)
 		}},
 		{"-c h -u", func(t *testing.T, o *options) {
-			assert.Equal(t, float64(throughput.DefaultUDPBitrate), o.cfg.Bitrate, "UDP 1 Mbit/s by default")
+			assert.Equal(t, float64(iperfUDPBitrate), o.cfg.Bitrate, "UDP 1 Mbit/s by default")
 			assert.Zero(t, o.cfg.BlockLen, "UDP length left to the library")
 		}},
 		{"-uRP4 -ch", func(t *testing.T, o *options) {

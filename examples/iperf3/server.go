@@ -47,7 +47,12 @@ func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
 		}
 		listening()
 	}}
-	err = throughput.Serve(sctx, ln, cfg)
+	srv, err := throughput.NewServer(cfg)
+	if err != nil {
+		fmt.Fprintf(errOut, "iperf3: error - %v\n", err)
+		return 1
+	}
+	err = srv.Serve(sctx, ln)
 	var sig *signalError
 	if errors.As(context.Cause(ctx), &sig) {
 		fmt.Fprintf(errOut, "iperf3: interrupt - the server has terminated %s\n", sig.describe())
@@ -80,8 +85,7 @@ func serverReport(o *options, r *throughput.Result, out io.Writer) {
 	h, p := hostPort(r.RemoteAddr)
 	fmt.Fprintf(out, "Accepted connection from %s, port %d\n", h, p)
 	so := *o
-	so.cfg.UDP, so.cfg.Reverse, so.cfg.Bidir = r.Protocol == "udp", r.Reverse, r.Bidir
-	so.cfg.Streams, so.cfg.Omit = r.NumStreams, time.Duration(r.OmitSeconds*float64(time.Second))
+	so.cfg = r.Config
 	txt := newTextReport(out, &so)
 	for _, s := range r.Streams {
 		if s.LocalAddr != "" {
