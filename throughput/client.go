@@ -73,7 +73,7 @@ func (cl *client) check(s, want iperfwire.State) error {
 	return fmt.Errorf("%w: got state %v, want %v", ErrProtocol, s, want)
 }
 
-func (cl *client) handshake(context.Context) error {
+func (cl *client) handshake(ctx context.Context) error {
 	var err error
 	if cl.cookie, err = iperfwire.NewCookie(); err != nil {
 		return err
@@ -85,14 +85,26 @@ func (cl *client) handshake(context.Context) error {
 	if err := cl.expect(iperfwire.ParamExchange); err != nil {
 		return err
 	}
-	pj, err := json.Marshal(cl.cfg.params())
+	p := cl.cfg.params()
+	if a := cl.cfg.Auth; a != nil {
+		if p.AuthToken, err = a.token(time.Now()); err != nil {
+			return err
+		}
+	}
+	pj, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("throughput: params: %w", err)
 	}
 	if err := iperfwire.WriteJSON(cl.ctrl, pj, cl.cfg.IOTimeout); err != nil {
 		return err
 	}
-	return cl.expect(iperfwire.CreateStreams)
+	err = cl.expect(iperfwire.CreateStreams)
+	if err != nil && cl.cfg.Auth != nil && classify(err) == ReasonPeerGone && ctx.Err() == nil {
+		// iperf3 3.21 refuses credentials by closing the connection
+		// without a word.
+		return fmt.Errorf("%w (the server closed the connection after reading the credentials: %w)", ErrAuthFailed, err)
+	}
+	return err
 }
 
 func (cl *client) openStreams(ctx context.Context) error {

@@ -98,6 +98,13 @@ type Config struct {
 	// Latency, when set, measures round trips to a sockperf-compatible echo
 	// server while the flows run (RTT under load); see Result.Latency.
 	Latency *LatencyProbe `json:"-"`
+
+	// Authentication and events (iperf3 3.21 parity, issue 11).
+
+	// Auth, when set, sends iperf3's RSA credentials to a server that
+	// requires them. A refusal returns an error matching ErrAuthFailed (and
+	// ErrAccessDenied). Result.Config never carries it.
+	Auth *ClientAuth `json:"-"`
 }
 
 func (c *Config) withDefaults() Config {
@@ -151,7 +158,7 @@ func (c *Config) validate() error {
 	case c.Duration < 0 || c.Omit < 0 || c.Bytes < 0 || c.Blocks < 0:
 		return errors.New("throughput: negative duration, omit, bytes or blocks")
 	}
-	return nil
+	return c.Auth.validate()
 }
 
 // rate is the per-stream target in bits/s, 0 when unlimited.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netperfkit/netperfkit/internal/iperfauth"
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 )
 
@@ -59,6 +60,12 @@ type ServerConfig struct {
 	// connection and test, with its Reason (Stats counts them too). It is
 	// called from the connection's goroutine, possibly concurrently.
 	OnSessionError func(*SessionError)
+
+	// Authentication and protection (iperf3 3.21 parity, issue 11).
+
+	// Auth, when set, requires every client to authenticate with iperf3's
+	// RSA scheme; NewServer fails when its key or users file is unusable.
+	Auth *ServerAuth
 }
 
 func (c *ServerConfig) withDefaults() (ServerConfig, error) {
@@ -101,6 +108,7 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 // serve several listeners.
 type Server struct {
 	cfg   ServerConfig
+	auth  *iperfauth.Verifier // nil: no authentication
 	mu    sync.Mutex
 	tests map[string]*serverTest // by cookie
 	udpMu chanMutex              // one test at a time sets up UDP streams
@@ -114,7 +122,11 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: c, tests: map[string]*serverTest{}}, nil
+	v, err := c.Auth.verifier()
+	if err != nil {
+		return nil, err
+	}
+	return &Server{cfg: c, auth: v, tests: map[string]*serverTest{}}, nil
 }
 
 // Serve accepts connections on ln and runs tests until ctx ends; it then

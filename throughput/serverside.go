@@ -48,6 +48,13 @@ func (ss *serverSession) handshake(ctx context.Context) error {
 	if err != nil {
 		return ss.fail(iperfwire.IErrRecvParams, ReasonBadParams, err)
 	}
+	if ss.srv.auth != nil {
+		// As iperf3, the credentials come before any limit: a client that
+		// cannot authenticate learns nothing about the server's limits.
+		if _, err := ss.srv.auth.Verify(p.AuthToken); err != nil {
+			return ss.fail(iperfwire.IErrAuth, ReasonDenied, fmt.Errorf("%w: %w", ErrAuthFailed, err))
+		}
+	}
 	if code, err := checkParams(c, p); err != nil {
 		return ss.fail(code, ReasonLimit, err)
 	}
@@ -83,9 +90,9 @@ func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
 	case p.MSS < 0 || p.MSS > 32767:
 		return iperfwire.IErrMSS, fmt.Errorf("%w: MSS %d", ErrLimit, p.MSS)
 	case p.Bandwidth < 0:
-		return iperfwire.IErrAuth, fmt.Errorf("%w: bandwidth %d", ErrLimit, p.Bandwidth)
+		return iperfwire.IErrTotalRate, fmt.Errorf("%w: bandwidth %d", ErrLimit, p.Bandwidth)
 	case c.MaxBitrate > 0 && (p.Bandwidth == 0 || float64(p.Bandwidth) > c.MaxBitrate):
-		return iperfwire.IErrAuth, fmt.Errorf("%w: bandwidth %d, limit %.0f", ErrLimit, p.Bandwidth, c.MaxBitrate)
+		return iperfwire.IErrTotalRate, fmt.Errorf("%w: bandwidth %d, limit %.0f", ErrLimit, p.Bandwidth, c.MaxBitrate)
 	}
 	return 0, nil
 }

@@ -187,7 +187,7 @@ func (s *session) partial() *Result {
 	}
 	r := &Result{Role: role(s.server), Config: s.cfg, Cookie: iperfwire.CookieString(s.cookie),
 		LocalAddr: addrString(s.ctrl.LocalAddr()), RemoteAddr: addrString(s.ctrl.RemoteAddr())}
-	r.Config.OnInterval, r.Config.Latency = nil, nil
+	r.Config.OnInterval, r.Config.Latency, r.Config.Auth = nil, nil, nil
 	return r
 }
 

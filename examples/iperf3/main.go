@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeLog()
 	warnUnsupported(o, errOut)
-	if err := checkAuth(o); err != nil {
+	if err := loadAuth(o); err != nil {
 		var pe *paramError
 		if errors.As(err, &pe) {
 			// 3.21 prints the key or file error, then the parameter error.
@@ -226,7 +226,7 @@ func iperfMessage(err error) string {
 	var errno syscall.Errno
 	switch {
 	case errors.Is(err, throughput.ErrAccessDenied):
-		return "the server is busy running a test. try again later"
+		return accessDenied(err)
 	case errors.As(err, &op) && op.Op == "dial":
 		cause := op.Err.Error()
 		if errors.As(op.Err, &errno) {
@@ -240,9 +240,32 @@ func iperfMessage(err error) string {
 	return err.Error()
 }
 
+// accessDenied words a refusal as 3.21's client words it: a server that
+// sends "test authorization failed" (ours), one that closes the connection
+// after reading the credentials (3.21's own), or a busy one.
+func accessDenied(err error) string {
+	var se *throughput.ServerError
+	switch {
+	case errors.As(err, &se) && errors.Is(err, throughput.ErrAuthFailed):
+		return "test authorization failed"
+	case errors.Is(err, throughput.ErrAuthFailed):
+		return "control socket has closed unexpectedly"
+	}
+	return "the server is busy running a test. try again later"
+}
+
 // fail reports an error as 3.21 does in each output mode and returns 1.
 func fail(o *options, out, errOut io.Writer, err error) int {
 	msg := iperfMessage(err)
+	var se *throughput.ServerError
+	if errors.As(err, &se) && msg == "test authorization failed" {
+		// 3.21 prints the server's error, then its own.
+		if o.jsonStream {
+			(&jsonStream{w: out}).error("SERVER ERROR - " + msg)
+		} else if !o.json {
+			fmt.Fprintf(errOut, "iperf3: SERVER ERROR - %s\n", msg)
+		}
+	}
 	switch {
 	case o.jsonStream:
 		(&jsonStream{w: out}).error("error - " + msg)

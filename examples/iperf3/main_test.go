@@ -148,7 +148,7 @@ func TestOneOff(t *testing.T) {
 	}
 }
 
-func TestAuthRefusedUntilLibrarySupportsIt(t *testing.T) {
+func TestAuthSetupErrors(t *testing.T) {
 	dir := t.TempDir()
 	// Missing key files are reported as 3.21 reports them.
 	_, errOut, code := runTool(context.Background(), "-c", "127.0.0.1", "--username", "u", "--rsa-public-key-path", filepath.Join(dir, "none.pem"))

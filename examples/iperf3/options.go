@@ -90,6 +90,7 @@ type options struct {
 	authorizedUsersPath string
 	skewThreshold       time.Duration
 	usePKCS1Padding     bool
+	serverAuth          *throughput.ServerAuth // loaded by loadAuth
 }
 
 // paramError is iperf3's "parameter error - ..." (a value it refuses).
@@ -146,7 +147,7 @@ var (
 		"window", "set-mss", "no-delay", "tos", "dscp", "extra-data", "zerocopy", "repeating-payload", "omit", "title",
 		"congestion", "get-server-output", "udp-counters-64bit", "fq-rate", "dont-fragment", "skip-rx-copy",
 		"pacing-timer", "connect-timeout", "username", "rsa-public-key-path", "gsro", "rtt"}
-	serverOnly = []string{"one-off", "idle-timeout", "server-max-duration", "rsa-private-key-path", "time-skew-threshold"}
+	serverOnly = []string{"one-off", "idle-timeout", "server-max-duration", "rsa-private-key-path", "time-skew-threshold", "use-pkcs1-padding"}
 )
 
 // parseOptions parses args (without the program name) as iperf3 3.21 does.

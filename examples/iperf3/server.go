@@ -9,9 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"time"
 
-	"github.com/netperfkit/netperfkit/internal/iperfauth"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -36,7 +34,11 @@ func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
 	listening()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, OnResult: func(r *throughput.Result) {
+	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OnSessionError: func(e *throughput.SessionError) {
+		if errors.Is(e.Err, throughput.ErrAuthFailed) {
+			fmt.Fprintf(errOut, "iperf3: error - test authorization failed\n")
+		}
+	}, OnResult: func(r *throughput.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		serverReport(o, r, out)
@@ -132,17 +134,17 @@ func warnUnsupported(o *options, errOut io.Writer) {
 	}
 }
 
-// errAuthUnsupported: the library cannot carry a token or check one yet, and
-// running without the authentication asked for would be unsafe.
-var errAuthUnsupported = errors.New("authentication is not supported by netperfkit's throughput library yet; refusing to run without it")
-
-// checkAuth loads and checks the authentication settings as 3.21 does at
-// start-up (so a bad key or users file is reported the same way), then
-// refuses to run, since the library cannot use them yet.
-func checkAuth(o *options) error {
+// loadAuth loads the authentication settings as 3.21 does at start-up (so
+// a bad key or users file is reported the same way) into the client's
+// Config or the server's ServerAuth.
+func loadAuth(o *options) error {
 	switch {
 	case o.client && o.username != "":
-		pub, err := iperfauth.LoadPublicKey(o.rsaPublicKeyPath)
+		pem, err := os.ReadFile(o.rsaPublicKeyPath)
+		if err != nil {
+			return errors.Join(err, errClientAuth)
+		}
+		pub, err := throughput.ParseRSAPublicKey(pem)
 		if err != nil {
 			return errors.Join(err, errClientAuth)
 		}
@@ -150,25 +152,21 @@ func checkAuth(o *options) error {
 		if !ok {
 			return errors.Join(errors.New("IPERF3_PASSWORD is not set (this tool does not prompt for a password)"), errClientAuth)
 		}
-		if _, err := iperfauth.EncodeToken(pub, iperfauth.Credentials{User: o.username, Password: pw, Unix: time.Now().Unix()}, padding(o)); err != nil {
-			return err
-		}
-		return errAuthUnsupported
+		o.cfg.Auth = &throughput.ClientAuth{User: o.username, Password: pw, PublicKey: pub}
 	case o.server && o.rsaPrivateKeyPath != "":
-		if _, err := iperfauth.LoadUsers(o.authorizedUsersPath); err != nil {
+		if _, err := os.Stat(o.authorizedUsersPath); err != nil {
 			return errors.Join(err, perr("cannot access authorized users file"))
 		}
-		if _, err := iperfauth.LoadPrivateKey(o.rsaPrivateKeyPath); err != nil {
+		pem, err := os.ReadFile(o.rsaPrivateKeyPath)
+		if err != nil {
 			return errors.Join(err, errServerAuth)
 		}
-		return errAuthUnsupported
+		key, err := throughput.ParseRSAPrivateKey(pem)
+		if err != nil {
+			return errors.Join(err, errServerAuth)
+		}
+		o.serverAuth = &throughput.ServerAuth{PrivateKey: key, UsersPath: o.authorizedUsersPath,
+			SkewThreshold: o.skewThreshold, PKCS1Padding: o.usePKCS1Padding}
 	}
 	return nil
-}
-
-func padding(o *options) iperfauth.Padding {
-	if o.usePKCS1Padding {
-		return iperfauth.PKCS1v15
-	}
-	return iperfauth.OAEP
 }

@@ -28,7 +28,7 @@ func printParseError(w io.Writer, prog string, err error) {
 func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "iperf %s (netperfkit examples/iperf3, %s)\n", compatVersion, runtime.Version())
 	fmt.Fprintf(w, "%s %s\n", runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(w, "Optional features available: TCP congestion algorithm setting (linux), authentication (parsed; see --help), POSIX threads, GSO/GRO support (linux)\n")
+	fmt.Fprintf(w, "Optional features available: TCP congestion algorithm setting (linux), authentication with RSA, POSIX threads, GSO/GRO support (linux)\n")
 }
 
 // usageLong follows the layout of 3.21's --help, listing the options this
@@ -59,12 +59,12 @@ Server specific:
   --idle-timeout #          restart idle server after # seconds (*)
   --server-max-duration #   max time, in seconds, that an iperf test can run against the server
   --rsa-private-key-path    path to the RSA private key used to decrypt
-                            authentication credentials (*)
+                            authentication credentials
   --authorized-users-path   path to the configuration file containing user
-                            credentials (*)
+                            credentials
   --time-skew-threshold     time skew threshold (in seconds) between the server
-                            and client during the authentication process (*)
-  --use-pkcs1-padding       use pkcs1 padding at your own risk (*)
+                            and client during the authentication process
+  --use-pkcs1-padding       use pkcs1 padding at your own risk
 Client specific:
   -c, --client <host>       run in client mode, connecting to <host>
   -u, --udp                 use UDP rather than TCP
@@ -102,9 +102,10 @@ Client specific:
   --gsro                    enable UDP GSO/GRO on both client and server (*)
   --repeating-payload       use repeating pattern in payload (*)
   --dont-fragment           set IPv4 Don't Fragment flag (*)
-  --username                username for authentication (*)
+  --username                username for authentication
+                            (the password is read from IPERF3_PASSWORD)
   --rsa-public-key-path     path to the RSA public key used to encrypt
-                            authentication credentials (*)
+                            authentication credentials
 netperfkit additions:
   --rtt host:port           measure RTT under load against a sockperf-compatible UDP
                             echo server ("local" with --in-process)

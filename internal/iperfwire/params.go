@@ -114,6 +114,8 @@ type Params struct {
 	RepeatingPayload Int    `json:"repeating_payload,omitempty"`
 	JSONOutput       Flag   `json:"json_output,omitempty"`
 	ClientVersion    string `json:"client_version,omitempty"`
+	// AuthToken is iperf3's RSA credential token (see internal/iperfauth).
+	AuthToken string `json:"authtoken,omitempty"`
 	// Interval is this package's addition: the client's report interval in
 	// seconds, so that a netperfkit server's output lines up with the
 	// client's intervals. iperf3 ignores the key.

@@ -72,6 +72,7 @@ func (s State) Known() bool {
 // so a stock client prints a matching message.
 const (
 	IErrDuration   = 5   // IEDURATION
+	IErrTotalRate  = 27  // IETOTALRATE: a bitrate above the server's cap
 	IErrNumStreams = 6   // IENUMSTREAMS
 	IErrBlockSize  = 7   // IEBLOCKSIZE
 	IErrBufSize    = 8   // IEBUFSIZE
@@ -79,7 +80,7 @@ const (
 	IErrOmit       = 12  // IEOMIT
 	IErrListen     = 102 // IELISTEN: the UDP socket could not be bound
 	IErrRecvParams = 114 // IERECVPARAMS: parameters unreadable or too large
-	IErrAuth       = 142 // IEAUTHTEST: used for a bitrate above the server's cap
+	IErrAuth       = 142 // IEAUTHTEST: "test authorization failed"
 	IErrStreams    = 204 // IESTREAMACCEPT: streams did not arrive in time
 )
 
