@@ -29,7 +29,9 @@ type ClientAuth struct {
 }
 
 // String names the user and hides the password.
-func (a ClientAuth) String() string { return fmt.Sprintf("ClientAuth{User: %q, Password: <hidden>}", a.User) }
+func (a ClientAuth) String() string {
+	return fmt.Sprintf("ClientAuth{User: %q, Password: <hidden>}", a.User)
+}
 
 // GoString is String, so %#v hides the password too.
 func (a ClientAuth) GoString() string { return a.String() }
