@@ -3,6 +3,7 @@ package throughput
 import (
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
@@ -105,6 +106,13 @@ type Config struct {
 	// requires them. A refusal returns an error matching ErrAuthFailed (and
 	// ErrAccessDenied). Result.Config never carries it.
 	Auth *ClientAuth `json:"-"`
+	// BindAddr is the local IP address of the client's connections (iperf3
+	// -B); "" lets the OS choose.
+	BindAddr string `json:"bind_addr,omitempty"`
+	// ClientPort is the local port of the first data stream, the next ones
+	// taking the following ports, as iperf3 --cport does; 0 lets the OS
+	// choose. The control connection always uses an ephemeral port.
+	ClientPort int `json:"client_port,omitempty"`
 }
 
 func (c *Config) withDefaults() Config {
@@ -157,6 +165,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("throughput: block length %d", c.BlockLen)
 	case c.Duration < 0 || c.Omit < 0 || c.Bytes < 0 || c.Blocks < 0:
 		return errors.New("throughput: negative duration, omit, bytes or blocks")
+	case c.ClientPort < 0 || c.ClientPort > 65535:
+		return fmt.Errorf("throughput: client port %d", c.ClientPort)
+	case c.BindAddr != "" && net.ParseIP(c.BindAddr) == nil:
+		return fmt.Errorf("throughput: bind address %q is not an IP address", c.BindAddr)
 	}
 	return c.Auth.validate()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -66,6 +67,26 @@ type ServerConfig struct {
 	// Auth, when set, requires every client to authenticate with iperf3's
 	// RSA scheme; NewServer fails when its key or users file is unusable.
 	Auth *ServerAuth
+	// AllowedClients, when not empty, lists the client networks served;
+	// a connection from elsewhere gets ACCESS_DENIED before anything is
+	// read, and reaches OnSessionError with ReasonDenied (ErrAccessDenied).
+	AllowedClients []netip.Prefix
+	// MaxTestsPerClient caps one client IP's tests at once, counted from
+	// accept: a connection that has not yet sent its cookie counts, so one
+	// host cannot hold every slot with stalled handshakes (each held at
+	// most HandshakeTimeout). The data streams of its tests get in. Extra
+	// connections get ACCESS_DENIED and reach OnSessionError with
+	// ReasonLimit (ErrLimit). 0 means no cap.
+	MaxTestsPerClient int
+	// OneOff makes Serve return nil after its first test, successful or
+	// not, as iperf3 -1 does; clients refused before a test (busy, not
+	// allowed, failed authentication) do not count. MaxTests is then 1.
+	OneOff bool
+	// IdleTimeout, when positive, makes Serve return nil once no
+	// connection has been in progress for that long (iperf3 -1
+	// --idle-timeout; without -1 iperf3 only restarts its one test slot,
+	// which a Server never needs).
+	IdleTimeout time.Duration
 }
 
 func (c *ServerConfig) withDefaults() (ServerConfig, error) {
@@ -74,7 +95,8 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 		d = *c
 	}
 	if d.MaxTests < 0 || d.MaxDuration < 0 || d.MaxStreams < 0 || d.MaxBitrate < 0 ||
-		d.HandshakeTimeout < 0 || d.IOTimeout < 0 || d.ReadLen < 0 || d.Interval < 0 {
+		d.HandshakeTimeout < 0 || d.IOTimeout < 0 || d.ReadLen < 0 || d.Interval < 0 ||
+		d.MaxTestsPerClient < 0 || d.IdleTimeout < 0 {
 		return d, errors.New("throughput: negative server limit")
 	}
 	if d.MaxStreams > MaxStreams {
@@ -87,6 +109,9 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 	}
 	if d.MaxTests == 0 {
 		d.MaxTests = defaultMaxTests
+	}
+	if d.OneOff {
+		d.MaxTests = 1
 	}
 	if d.MaxStreams == 0 {
 		d.MaxStreams = MaxStreams
@@ -113,6 +138,8 @@ type Server struct {
 	tests map[string]*serverTest // by cookie
 	udpMu chanMutex              // one test at a time sets up UDP streams
 	stats serverCounters
+	// clients counts connections and tests per client IP (MaxTestsPerClient).
+	clients perClient
 }
 
 // NewServer returns a server with cfg's limits (nil means defaults). It
@@ -139,11 +166,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
+	sv := &serving{ln: ln, stop: cancel, activity: make(chan struct{}, 1)}
 	var wg sync.WaitGroup
 	defer func() {
 		cancel() // an accept error ends the tests in progress too
 		wg.Wait()
 	}()
+	if s.cfg.IdleTimeout > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sv.watchIdle(ctx, s.cfg.IdleTimeout)
+		}()
+	}
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -155,10 +190,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("throughput: accept: %w", err)
 		}
+		sv.active.Add(1)
+		sv.touch()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.handle(ctx, ln, conn)
+			defer sv.touch()
+			defer sv.active.Add(-1)
+			s.handle(ctx, sv, conn)
 		}()
 	}
 }
@@ -206,12 +245,19 @@ type serverTest struct {
 
 // handle reads a new connection's cookie and routes it: to a test that is
 // waiting for data streams, or to a new test.
-func (s *Server) handle(ctx context.Context, ln net.Listener, conn net.Conn) {
+func (s *Server) handle(ctx context.Context, sv *serving, conn net.Conn) {
+	release, r, err := s.admit(conn)
+	if err != nil {
+		refuse(conn)
+		s.failed(conn, r, err)
+		return
+	}
+	defer release()
 	cookie := make([]byte, iperfwire.CookieLen)
 	_ = conn.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	// A silent connection must not hold Serve up when ctx ends.
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	_, err := io.ReadFull(conn, cookie)
+	_, err = io.ReadFull(conn, cookie)
 	if !stop() {
 		_ = conn.Close()
 		s.failed(conn, ReasonCanceled, fmt.Errorf("throughput: reading cookie: %w", ctx.Err()))
@@ -228,6 +274,7 @@ func (s *Server) handle(ctx context.Context, ln net.Listener, conn net.Conn) {
 	accepting := known && t.accepting
 	s.mu.Unlock()
 	if known {
+		release() // a data stream is not a test of its own
 		s.joinTest(ctx, t, accepting, conn)
 		return
 	}
@@ -239,7 +286,7 @@ func (s *Server) handle(ctx context.Context, ln net.Listener, conn net.Conn) {
 		return
 	}
 	defer s.endTest(key, t)
-	s.runTest(ctx, ln, conn, cookie, t)
+	s.runTest(ctx, sv, conn, cookie, t)
 }
 
 // joinTest hands a data connection to its test.
@@ -294,13 +341,20 @@ func (s *Server) setAccepting(t *serverTest, v bool) {
 }
 
 // runTest runs one test on its control connection and reports the outcome.
-func (s *Server) runTest(ctx context.Context, ln net.Listener, conn net.Conn, cookie []byte, t *serverTest) {
+func (s *Server) runTest(ctx context.Context, sv *serving, conn net.Conn, cookie []byte, t *serverTest) {
 	s.stats.started.Add(1)
-	ss := &serverSession{session: session{server: true, ctrl: conn, cookie: cookie}, srv: s, ln: ln, test: t}
+	ss := &serverSession{session: session{server: true, ctrl: conn, cookie: cookie}, srv: s, ln: sv.ln, test: t}
 	res, err := ss.run(ctx, ss)
 	if err != nil {
-		s.failed(conn, ss.reason(ctx, err), err)
+		r := ss.reason(ctx, err)
+		s.failed(conn, r, err)
+		if s.cfg.OneOff && r != ReasonDenied {
+			sv.stop()
+		}
 		return
+	}
+	if s.cfg.OneOff {
+		defer sv.stop()
 	}
 	s.stats.completed.Add(1)
 	if s.cfg.OnResult != nil {

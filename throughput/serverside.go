@@ -182,6 +182,8 @@ func (ss *serverSession) finish(res *Result, _ *iperfwire.Results) error {
 
 func (ss *serverSession) tcpStreams(ctx context.Context) error {
 	ss.srv.setAccepting(ss.test, true)
+	ss.srv.streamsFrom(ss.ctrl, true)
+	defer ss.srv.streamsFrom(ss.ctrl, false)
 	defer ss.srv.setAccepting(ss.test, false)
 	if err := iperfwire.WriteState(ss.ctrl, iperfwire.CreateStreams, ss.cfg.IOTimeout); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,4 +135,34 @@ func TestAuth321(t *testing.T) {
 	_, errOut, code = runTool321(args...)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "iperf3: error - control socket has closed unexpectedly\n", errOut)
+}
+
+// TestAllowedClientsAndBind: a client bound (-B) to an address outside
+// --allowed-clients gets 3.21's "busy" answer; one inside runs; --cport
+// sets the data stream's port.
+func TestAllowedClientsAndBind(t *testing.T) {
+	if ln, err := net.Listen("tcp", "127.0.0.2:0"); err != nil {
+		t.Skipf("loopback aliases are not available here: %v", err)
+	} else {
+		ln.Close()
+	}
+	port, _, serr := ourServer(t, "--allowed-clients", "127.0.0.1/32,::1", "--max-tests-per-client", "2", "-V")
+	p := strconv.Itoa(port)
+	_, errOut, code := runTool(context.Background(), "-c", "127.0.0.1", "-p", p, "-t", "1", "-B", "127.0.0.2")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "iperf3: error - the server is busy running a test. try again later\n", errOut)
+	assert.Eventually(t, func() bool { return strings.Contains(serr.String(), "refused 127.0.0.2:") }, 5*time.Second, 20*time.Millisecond)
+	cport := strconv.Itoa(peertest.FreePort(t))
+	out, errOut, code := runTool(context.Background(), "-c", "127.0.0.1", "-p", p, "-t", "1", "-B", "127.0.0.1", "--cport", cport)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "local 127.0.0.1 port "+cport+" connected to 127.0.0.1 port "+p)
+}
+
+func TestOneOffIdleTimeout(t *testing.T) {
+	port := peertest.FreePort(t)
+	start := time.Now()
+	var sout, serr peertest.Buffer
+	code := run(context.Background(), []string{"iperf3", "-s", "-1", "--idle-timeout", "1", "-p", strconv.Itoa(port)}, &sout, &serr)
+	assert.Equal(t, 0, code, serr.String())
+	assert.GreaterOrEqual(t, time.Since(start), time.Second)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +83,8 @@ type options struct {
 	oneOff            bool
 	idleTimeout       time.Duration
 	serverMaxDuration time.Duration
+	allowedClients    []netip.Prefix // --allowed-clients (ours)
+	maxTestsPerClient int            // --max-tests-per-client (ours)
 
 	// Authentication.
 	username            string
@@ -147,7 +150,8 @@ var (
 		"window", "set-mss", "no-delay", "tos", "dscp", "extra-data", "zerocopy", "repeating-payload", "omit", "title",
 		"congestion", "get-server-output", "udp-counters-64bit", "fq-rate", "dont-fragment", "skip-rx-copy",
 		"pacing-timer", "connect-timeout", "username", "rsa-public-key-path", "gsro", "rtt"}
-	serverOnly = []string{"one-off", "idle-timeout", "server-max-duration", "rsa-private-key-path", "time-skew-threshold", "use-pkcs1-padding"}
+	serverOnly = []string{"one-off", "idle-timeout", "server-max-duration", "rsa-private-key-path", "time-skew-threshold", "use-pkcs1-padding",
+		"allowed-clients", "max-tests-per-client"}
 )
 
 // parseOptions parses args (without the program name) as iperf3 3.21 does.
@@ -409,6 +413,28 @@ func defineServerAndAuth(fs *pflag.FlagSet, o *options) {
 		o.serverMaxDuration = time.Duration(v) * time.Second
 		return nil
 	})
+	fs.Func("allowed-clients", "serve only clients in these networks, CIDR[,CIDR...] (netperfkit)", func(s string) error {
+		for _, f := range strings.Split(s, ",") {
+			p, err := netip.ParsePrefix(strings.TrimSpace(f))
+			if err != nil {
+				a, aerr := netip.ParseAddr(strings.TrimSpace(f))
+				if aerr != nil {
+					return perr("bad --allowed-clients network %q (want CIDR, e.g. 10.0.0.0/8)", f)
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			o.allowedClients = append(o.allowedClients, p.Masked())
+		}
+		return nil
+	})
+	fs.Func("max-tests-per-client", "most tests one client IP may run at once, counted from accept (netperfkit)", func(s string) error {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return perr("--max-tests-per-client must be a positive number")
+		}
+		o.maxTestsPerClient = v
+		return nil
+	})
 	fs.StringVar(&o.username, "username", "", "username for authentication")
 	fs.StringVar(&o.rsaPublicKeyPath, "rsa-public-key-path", "", "path to the RSA public key used to encrypt authentication credentials")
 	fs.StringVar(&o.rsaPrivateKeyPath, "rsa-private-key-path", "", "path to the RSA private key used to decrypt authentication credentials")
@@ -488,6 +514,10 @@ func (o *options) finish(fs *pflag.FlagSet) error {
 	c.UDP32BitCounters = !o.udp64
 	c.Title = o.title
 	c.ConnectTimeout = o.connectTimeout
+	c.ClientPort = o.cport
+	if o.client {
+		c.BindAddr = o.bind
+	}
 	return nil
 }
 

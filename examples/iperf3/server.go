@@ -22,39 +22,13 @@ func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "iperf3: exiting\n")
 		return 1
 	}
-	var (
-		mu    sync.Mutex
-		tests = 1
-	)
-	listening := func() {
-		if !o.json {
-			fmt.Fprintf(out, "%sServer listening on %d (test #%d)\n%s", banner, o.port, tests, banner)
-		}
-	}
-	listening()
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OnSessionError: func(e *throughput.SessionError) {
-		if errors.Is(e.Err, throughput.ErrAuthFailed) {
-			fmt.Fprintf(errOut, "iperf3: error - test authorization failed\n")
-		}
-	}, OnResult: func(r *throughput.Result) {
-		mu.Lock()
-		defer mu.Unlock()
-		serverReport(o, r, out)
-		tests++
-		if o.oneOff {
-			cancel()
-			return
-		}
-		listening()
-	}}
-	srv, err := throughput.NewServer(cfg)
+	srv, err := throughput.NewServer(serverConfig(o, out, errOut))
 	if err != nil {
+		_ = ln.Close()
 		fmt.Fprintf(errOut, "iperf3: error - %v\n", err)
 		return 1
 	}
-	err = srv.Serve(sctx, ln)
+	err = srv.Serve(ctx, ln)
 	var sig *signalError
 	if errors.As(context.Cause(ctx), &sig) {
 		fmt.Fprintf(errOut, "iperf3: interrupt - the server has terminated %s\n", sig.describe())
@@ -65,6 +39,47 @@ func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// serverConfig is the library's server for the options: 3.21's banner
+// before each test, the server's report after it, and its words for a
+// failed authentication.
+func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
+	var (
+		mu    sync.Mutex
+		tests = 1
+	)
+	listening := func() {
+		if !o.json {
+			fmt.Fprintf(out, "%sServer listening on %d (test #%d)\n%s", banner, o.port, tests, banner)
+		}
+	}
+	listening()
+	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OneOff: o.oneOff,
+		AllowedClients: o.allowedClients, MaxTestsPerClient: o.maxTestsPerClient}
+	if o.oneOff {
+		// Without -1, 3.21's --idle-timeout restarts its one test slot,
+		// which this server does not need; with it, the server exits.
+		cfg.IdleTimeout = o.idleTimeout
+	}
+	cfg.OnSessionError = func(e *throughput.SessionError) {
+		switch {
+		case errors.Is(e.Err, throughput.ErrAuthFailed):
+			fmt.Fprintf(errOut, "iperf3: error - test authorization failed\n")
+		case o.verbose && (e.Reason == throughput.ReasonDenied || e.Reason == throughput.ReasonLimit):
+			fmt.Fprintf(errOut, "iperf3: refused %v: %v\n", e.Remote, e.Err)
+		}
+	}
+	cfg.OnResult = func(r *throughput.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		serverReport(o, r, out)
+		tests++
+		if !o.oneOff {
+			listening()
+		}
+	}
+	return cfg
 }
 
 // serverReport prints one finished test from the server's side. The
@@ -110,8 +125,6 @@ func unsupported(o *options) []string {
 			names = append(names, name)
 		}
 	}
-	add(o.bind != "", "-B/--bind")
-	add(o.cport != 0, "--cport")
 	add(o.tos >= 0, "-S/--tos or --dscp")
 	add(o.zerocopy, "-Z/--zerocopy")
 	add(o.skipRxCopy, "--skip-rx-copy")
@@ -124,7 +137,6 @@ func unsupported(o *options) []string {
 	add(o.dontFragment, "--dont-fragment")
 	add(o.rcvTimeout != 0, "--rcv-timeout")
 	add(o.sndTimeout != 0, "--snd-timeout")
-	add(o.idleTimeout != 0, "--idle-timeout")
 	return names
 }
 

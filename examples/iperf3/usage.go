@@ -41,7 +41,7 @@ Server or Client:
   -p, --port      #         server port to listen on/connect to
   -f, --format   [kmgtKMGT] format to report: Kbits, Mbits, Gbits, Tbits
   -i, --interval  #         seconds between periodic throughput reports
-  -B, --bind <host>         bind to the interface associated with the address <host> (*)
+  -B, --bind <host>         bind to the interface associated with the address <host>
   -V, --verbose             more detailed output
   -J, --json                output in JSON format
   --json-stream             output in line-delimited JSON format
@@ -56,7 +56,8 @@ Server or Client:
 Server specific:
   -s, --server              run in server mode
   -1, --one-off             handle one client connection then exit
-  --idle-timeout #          restart idle server after # seconds (*)
+  --idle-timeout #          restart idle server after # seconds
+                            (with -1: exit after # idle seconds; without, there is nothing to restart)
   --server-max-duration #   max time, in seconds, that an iperf test can run against the server
   --rsa-private-key-path    path to the RSA private key used to decrypt
                             authentication credentials
@@ -79,7 +80,7 @@ Client specific:
   -k, --blockcount #[KMG]   number of blocks (packets) to transmit (instead of -t or -n)
   -l, --length    #[KMG]    length of buffer to read or write
                             (default 128 KB for TCP, dynamic or 1460 for UDP)
-  --cport         <port>    bind to a specific client port (*)
+  --cport         <port>    bind to a specific client port
   -P, --parallel  #         number of parallel client streams to run
   -R, --reverse             run in reverse mode (server sends, client receives)
   --bidir                   run in bidirectional mode.
@@ -107,6 +108,10 @@ Client specific:
   --rsa-public-key-path     path to the RSA public key used to encrypt
                             authentication credentials
 netperfkit additions:
+  --allowed-clients CIDR[,CIDR...]  (server) serve only clients in these networks; others
+                            get "access denied" (iperf3's busy answer) before anything is read
+  --max-tests-per-client #  (server) most tests one client IP may run at once, counted from
+                            accept, so one host cannot hold every slot with stalled handshakes
   --rtt host:port           measure RTT under load against a sockperf-compatible UDP
                             echo server ("local" with --in-process)
   --in-process              test against an in-process server on loopback
