@@ -106,6 +106,11 @@ type Config struct {
 	// requires them. A refusal returns an error matching ErrAuthFailed (and
 	// ErrAccessDenied). Result.Config never carries it.
 	Auth *ClientAuth `json:"-"`
+	// OnEvent, when set, receives the test's events (start, interval,
+	// error, end) as iperf3 3.21's --json-stream reports them, from one
+	// goroutine at a time; it must return quickly. OnInterval, when also
+	// set, still receives the intervals.
+	OnEvent func(Event) `json:"-"`
 	// BindAddr is the local IP address of the client's connections (iperf3
 	// -B); "" lets the OS choose.
 	BindAddr string `json:"bind_addr,omitempty"`

@@ -87,6 +87,10 @@ type ServerConfig struct {
 	// --idle-timeout; without -1 iperf3 only restarts its one test slot,
 	// which a Server never needs).
 	IdleTimeout time.Duration
+	// OnEvent, when set, receives every test's events (Event.Cookie tells
+	// concurrent tests apart), from the test's goroutines: calls for one
+	// test never overlap, calls for different tests may.
+	OnEvent func(Event)
 }
 
 func (c *ServerConfig) withDefaults() (ServerConfig, error) {

@@ -60,6 +60,7 @@ func (ss *serverSession) handshake(ctx context.Context) error {
 	}
 	ss.params = p
 	ss.cfg = configFromParams(p, c)
+	ss.cfg.OnEvent = c.OnEvent
 	return nil
 }
 
