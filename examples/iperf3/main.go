@@ -143,12 +143,20 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	case !o.json:
 		txt.connecting(host, o.port)
 	}
-	cfg.OnInterval = func(iv throughput.Interval) {
+	cfg.OnEvent = func(e throughput.Event) {
 		switch {
-		case stream != nil:
-			stream.interval(iv)
-		case !o.json:
-			txt.interval(iv)
+		case stream != nil && e.Kind == throughput.EventStart:
+			stream.start(e.Result)
+		case stream != nil && e.Kind == throughput.EventInterval:
+			stream.interval(*e.Interval)
+		case o.json:
+		case e.Kind == throughput.EventStart:
+			// 3.21 prints these as its streams connect.
+			for _, s := range e.Result.Streams {
+				txt.connected(s)
+			}
+		case e.Kind == throughput.EventInterval:
+			txt.interval(*e.Interval)
 		}
 	}
 	res, err := throughput.Run(ctx, addr, &cfg)
@@ -177,14 +185,6 @@ func report(o *options, res *throughput.Result, out io.Writer, txt *textReport, 
 	case o.json:
 		printJSON(out, res, sig)
 	default:
-		// The library reports stream addresses only with the result, so
-		// these lines come after the intervals until it has an OnStart
-		// hook (3.21 prints them first).
-		for _, s := range res.Streams {
-			if s.LocalAddr != "" {
-				txt.connected(s)
-			}
-		}
 		txt.summary(res)
 		printExtras(out, res)
 		if res.ServerOutputText != "" {

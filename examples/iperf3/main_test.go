@@ -79,6 +79,7 @@ func TestInProcessText(t *testing.T) {
 	assert.Contains(t, out, "\niperf Done.\n")
 	assert.Contains(t, out, "RTT under load (udp,")
 	assert.GreaterOrEqual(t, strings.Count(out, "sec "), 6)
+	assert.Less(t, strings.LastIndex(out, " connected to "), strings.Index(out, "[ ID] Interval"), "connected lines come first, as in 3.21")
 }
 
 func TestInProcessJSON(t *testing.T) {
