@@ -39,7 +39,7 @@ func (s *session) startResult() *Result {
 	t := s.t
 	r := &Result{Role: role(s.server), Config: *t.cfg, Start: t.startT, Congestion: t.congestion,
 		SndBufActual: t.sndBuf, RcvBufActual: t.rcvBuf, Cookie: s.cookieString(),
-		LocalAddr: addrString(s.ctrl.LocalAddr()), RemoteAddr: addrString(s.ctrl.RemoteAddr())}
+		LocalAddr: addrString(s.ctrl.LocalAddr()), RemoteAddr: addrString(s.ctrl.RemoteAddr()), ControlMSS: connMSS(s.ctrl)}
 	r.Config.OnInterval, r.Config.OnEvent, r.Config.Latency, r.Config.Auth = nil, nil, nil, nil
 	for _, fs := range t.eng.streams {
 		sr := StreamResult{ID: fs.id, Reverse: t.streamReverse(fs)}

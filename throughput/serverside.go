@@ -88,6 +88,8 @@ func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
 		return iperfwire.IErrBlockSize, fmt.Errorf("%w: block length %d", ErrLimit, p.Len)
 	case p.Window < 0 || p.Window > 512<<20:
 		return iperfwire.IErrBufSize, fmt.Errorf("%w: window %d", ErrLimit, p.Window)
+	case p.TOS < 0 || p.TOS > 255:
+		return iperfwire.IErrBadTOS, fmt.Errorf("%w: TOS %d", ErrLimit, p.TOS)
 	case p.MSS < 0 || p.MSS > 32767:
 		return iperfwire.IErrMSS, fmt.Errorf("%w: MSS %d", ErrLimit, p.MSS)
 	case p.Bandwidth < 0:
@@ -224,6 +226,7 @@ func tuneTCP(conn net.Conn, c *Config) {
 			_ = rc.Control(func(fd uintptr) { _ = controlTCP(fd, sockOpts{congestion: c.Congestion}) })
 		}
 	}
+	c.applyExtra(conn, "tcp")
 }
 
 // udpStreams binds the UDP port, answers each stream's hello from the
@@ -267,6 +270,7 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 			return ss.fail(iperfwire.IErrStreams, ReasonStream, err)
 		}
 		tuneUDP(cur, ss.cfg.Window, send, !ss.cfg.DisableFastPath)
+		ss.cfg.applyExtra(cur, "udp")
 		s := &flowStream{id: streamID(i), send: send, udp: true, conn: cur}
 		if !ss.cfg.DisableFastPath {
 			s.fast, _ = newUDPFast(cur, send, ss.cfg.BlockLen)

@@ -121,6 +121,9 @@ func (s *session) steps(ctx context.Context, sd side) (*Result, error) {
 	for _, n := range optsNotAvailable(sockOpts{mss: s.cfg.MSS, congestion: s.cfg.Congestion}) {
 		s.t.note(n)
 	}
+	for _, n := range ipOptsNotAvailable(&s.cfg) {
+		s.t.note(n)
+	}
 	if err := sd.openStreams(ctx); err != nil {
 		return nil, err
 	}
@@ -153,6 +156,7 @@ func (s *session) result(remote *iperfwire.Results) *Result {
 	res := s.t.result(remote)
 	res.LocalAddr, res.RemoteAddr = addrString(s.ctrl.LocalAddr()), addrString(s.ctrl.RemoteAddr())
 	res.Cookie = s.cookieString()
+	res.ControlMSS = connMSS(s.ctrl)
 	return res
 }
 

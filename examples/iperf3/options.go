@@ -515,6 +515,11 @@ func (o *options) finish(fs *pflag.FlagSet) error {
 	c.Title = o.title
 	c.ConnectTimeout = o.connectTimeout
 	c.ClientPort = o.cport
+	if o.tos > 0 {
+		c.TOS = o.tos
+	}
+	c.DontFragment, c.SendTimeout = o.dontFragment, o.sndTimeout
+	c.ExtraData, c.RepeatingPayload = o.extraData, o.repeatingPayload
 	if o.client {
 		c.BindAddr = o.bind
 	}

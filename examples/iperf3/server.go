@@ -125,22 +125,22 @@ func unsupported(o *options) []string {
 			names = append(names, name)
 		}
 	}
-	add(o.tos >= 0, "-S/--tos or --dscp")
 	add(o.zerocopy, "-Z/--zerocopy")
 	add(o.skipRxCopy, "--skip-rx-copy")
 	add(o.gsro, "--gsro")
 	add(o.fqRate != 0, "--fq-rate")
-	add(o.pacingTimer != 0, "--pacing-timer")
 	add(o.burst != 0, "-b .../burst")
-	add(o.extraData != "", "--extra-data")
-	add(o.repeatingPayload, "--repeating-payload")
-	add(o.dontFragment, "--dont-fragment")
 	add(o.rcvTimeout != 0, "--rcv-timeout")
-	add(o.sndTimeout != 0, "--snd-timeout")
 	return names
 }
 
 func warnUnsupported(o *options, errOut io.Writer) {
+	if o.pacingTimer != 0 {
+		fmt.Fprintf(errOut, "iperf3: warning - --pacing-timer is accepted and not needed: netperfkit paces every write\n")
+	}
+	if o.dontFragment && !o.cfg.UDP {
+		fmt.Fprintf(errOut, "iperf3: warning - --dont-fragment applies to UDP tests only\n")
+	}
 	for _, n := range unsupported(o) {
 		fmt.Fprintf(errOut, "iperf3: warning - %s is not supported by netperfkit yet; the test runs without it\n", n)
 	}

@@ -50,7 +50,7 @@ Server or Client:
   --timestamps<=format>     emit a timestamp at the start of each output line
                             (optional "=" and format string as per strftime(3))
   --rcv-timeout #           idle timeout for receiving data (default 120000 ms) (*)
-  --snd-timeout #           timeout for unacknowledged TCP data (in ms) (*)
+  --snd-timeout #           timeout for unacknowledged TCP data (in ms) (linux)
   -v, --version             show version information and quit
   -h, --help                show this message and quit
 Server specific:
@@ -73,7 +73,8 @@ Client specific:
   -b, --bitrate #[KMG][/#]  target bitrate in bits/sec (0 for unlimited)
                             (default 1 Mbit/sec for UDP, unlimited for TCP)
                             (optional slash and packet count for burst mode (*))
-  --pacing-timer #[KMG]     set the Server timing for pacing, in microseconds (*)
+  --pacing-timer #[KMG]     set the Server timing for pacing, in microseconds
+                            (accepted; not needed: netperfkit paces every write)
   --fq-rate #[KMG]          enable fair-queuing based socket pacing in bits/sec (*)
   -t, --time      #         time in seconds to transmit for (default 10 secs)
   -n, --bytes     #[KMG]    number of bytes to transmit (instead of -t or -k)
@@ -91,18 +92,18 @@ Client specific:
   -N, --no-delay            set TCP no delay, disabling Nagle's Algorithm
   -4, --version4            only use IPv4
   -6, --version6            only use IPv6
-  -S, --tos N               set the IP type of service, 0-255 (*)
-  --dscp N or --dscp val    set the IP dscp value, either 0-63 or symbolic (*)
+  -S, --tos N               set the IP type of service, 0-255
+  --dscp N or --dscp val    set the IP dscp value, either 0-63 or symbolic
   -Z, --zerocopy            use a 'zero copy' method of sending data (*)
   --skip-rx-copy            ignore received messages using MSG_TRUNC option (*)
   -O, --omit N              perform pre-test for N seconds and omit the pre-test statistics
   -T, --title str           prefix every output line with this string
-  --extra-data str          data string to include in client and server JSON (*)
+  --extra-data str          data string to include in client and server JSON
   --get-server-output       get results from server
   --udp-counters-64bit      use 64-bit counters in UDP test packets
   --gsro                    enable UDP GSO/GRO on both client and server (*)
-  --repeating-payload       use repeating pattern in payload (*)
-  --dont-fragment           set IPv4 Don't Fragment flag (*)
+  --repeating-payload       use repeating pattern in payload (netperfkit always does)
+  --dont-fragment           set IPv4 Don't Fragment flag (UDP, linux)
   --username                username for authentication
                             (the password is read from IPERF3_PASSWORD)
   --rsa-public-key-path     path to the RSA public key used to encrypt

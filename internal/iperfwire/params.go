@@ -112,6 +112,7 @@ type Params struct {
 	GetServerOutput  Int    `json:"get_server_output,omitempty"`
 	UDPCounters64    Int    `json:"udp_counters_64bit,omitempty"`
 	RepeatingPayload Int    `json:"repeating_payload,omitempty"`
+	DontFragment     Int    `json:"dont_fragment,omitempty"`
 	JSONOutput       Flag   `json:"json_output,omitempty"`
 	ClientVersion    string `json:"client_version,omitempty"`
 	// AuthToken is iperf3's RSA credential token (see internal/iperfauth).

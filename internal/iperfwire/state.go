@@ -78,6 +78,7 @@ const (
 	IErrBufSize    = 8   // IEBUFSIZE
 	IErrMSS        = 10  // IEMSS
 	IErrOmit       = 12  // IEOMIT
+	IErrBadTOS     = 21  // IEBADTOS
 	IErrListen     = 102 // IELISTEN: the UDP socket could not be bound
 	IErrRecvParams = 114 // IERECVPARAMS: parameters unreadable or too large
 	IErrAuth       = 142 // IEAUTHTEST: "test authorization failed"
