@@ -92,3 +92,25 @@ func TestAccessControlAuth(t *testing.T) {
 	c.IperfKey = priv
 	assert.Error(t, c.validate(), "the key needs a users file")
 }
+
+// FuzzAccessControl feeds arbitrary -allow-clients lists and client
+// addresses to the parser and the check.
+func FuzzAccessControl(f *testing.F) {
+	f.Add("10.0.0.0/8", "10.1.2.3:5201")
+	f.Add("::1,192.0.2.1", "[::ffff:192.0.2.1]:1")
+	f.Add("bad", "x")
+	f.Fuzz(func(t *testing.T, list, addr string) {
+		ac, err := newAccessControl(config{AllowClients: splitList(list)})
+		if err != nil {
+			return
+		}
+		a, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil || a.IP == nil {
+			return
+		}
+		got := ac.allows(a)
+		if len(ac.allowed) == 0 && !got {
+			t.Fatal("an empty allow-list refused a client")
+		}
+	})
+}

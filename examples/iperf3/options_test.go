@@ -193,7 +193,8 @@ func TestUnitSize(t *testing.T) {
 // FuzzParseOptions: no command line panics, and every refusal is one of the
 // two kinds the program prints.
 func FuzzParseOptions(f *testing.F) {
-	for _, s := range []string{"-c h -uRP4", "-s -1 -p 5201", "--timestamps=%c -c h", "-c h -b 1M/10 -n 1k", "--dscp=af11 -c h", "-c", "---x", "-=", "--=x"} {
+	for _, s := range []string{"-c h -uRP4", "-s -1 -p 5201", "--timestamps=%c -c h", "-c h -b 1M/10 -n 1k", "--dscp=af11 -c h", "-c", "---x", "-=", "--=x",
+		"-s --allowed-clients 10.0.0.0/8,::1 --max-tests-per-client 2", "-s --allowed-clients=,/", "-c h -B 127.0.0.1 --cport 5000 -S 0x20 --extra-data x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
