@@ -205,7 +205,9 @@ func TestExperimentCancelEveryPhase(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	served := make(chan error, 1)
-	go func() { served <- throughput.Serve(sctx, ln, nil) }()
+	tsrv, err := throughput.NewServer(nil)
+	require.NoError(t, err)
+	go func() { served <- tsrv.Serve(sctx, ln) }()
 	t.Cleanup(func() {
 		stopServer()
 		<-served

@@ -60,8 +60,8 @@ type ServerAuth struct {
 	PKCS1Padding bool
 }
 
-// ErrAuthFailed: the server refused the test's credentials (iperf3's "test
-// authorization failed"). It matches ErrAccessDenied.
+// ErrAuthFailed is the server's refusal of the test's credentials (iperf3's
+// "test authorization failed"). It matches ErrAccessDenied.
 var ErrAuthFailed = fmt.Errorf("%w: test authorization failed", ErrAccessDenied)
 
 // ParseRSAPublicKey reads the first RSA public key of PEM data, in either
