@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
@@ -33,7 +32,7 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		addr = net.JoinHostPort(addr, strconv.Itoa(DefaultPort))
 	}
-	d := net.Dialer{Timeout: c.ConnectTimeout}
+	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: c.localAddr("tcp", 0), Control: c.ctrlControl()}
 	ctrl, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -73,7 +72,7 @@ func (cl *client) check(s, want iperfwire.State) error {
 	return fmt.Errorf("%w: got state %v, want %v", ErrProtocol, s, want)
 }
 
-func (cl *client) handshake(context.Context) error {
+func (cl *client) handshake(ctx context.Context) error {
 	var err error
 	if cl.cookie, err = iperfwire.NewCookie(); err != nil {
 		return err
@@ -85,14 +84,26 @@ func (cl *client) handshake(context.Context) error {
 	if err := cl.expect(iperfwire.ParamExchange); err != nil {
 		return err
 	}
-	pj, err := json.Marshal(cl.cfg.params())
+	p := cl.cfg.params()
+	if a := cl.cfg.Auth; a != nil {
+		if p.AuthToken, err = a.token(time.Now()); err != nil {
+			return err
+		}
+	}
+	pj, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("throughput: params: %w", err)
 	}
 	if err := iperfwire.WriteJSON(cl.ctrl, pj, cl.cfg.IOTimeout); err != nil {
 		return err
 	}
-	return cl.expect(iperfwire.CreateStreams)
+	err = cl.expect(iperfwire.CreateStreams)
+	if err != nil && cl.cfg.Auth != nil && classify(err) == ReasonPeerGone && ctx.Err() == nil {
+		// iperf3 3.21 refuses credentials by closing the connection
+		// without a word.
+		return fmt.Errorf("%w (the server closed the connection after reading the credentials: %w)", ErrAuthFailed, err)
+	}
+	return err
 }
 
 func (cl *client) openStreams(ctx context.Context) error {
@@ -210,13 +221,8 @@ func streamID(i int) int {
 func (cl *client) openTCP(ctx context.Context, id int, send bool) (*flowStream, error) {
 	c := cl.cfg
 	opts := sockOpts{window: c.Window, mss: c.MSS, congestion: c.Congestion}
-	d := net.Dialer{Timeout: c.ConnectTimeout, Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		if err := rc.Control(func(fd uintptr) { serr = controlTCP(fd, opts) }); err != nil {
-			return err
-		}
-		return serr
-	}}
+	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: c.localAddr("tcp", c.streamPort(id)),
+		Control: c.dialControl(func(fd uintptr) error { return controlTCP(fd, opts) })}
 	conn, err := d.DialContext(ctx, "tcp", cl.addr)
 	if err != nil {
 		return nil, fmt.Errorf("throughput: stream %d: %w", id, err)
@@ -238,7 +244,7 @@ func (cl *client) openTCP(ctx context.Context, id int, send bool) (*flowStream, 
 // answers. The hello is retried: UDP may drop it, and the server answers once.
 func (cl *client) openUDP(ctx context.Context, id int, send bool) (*flowStream, error) {
 	c := cl.cfg
-	d := net.Dialer{Timeout: c.ConnectTimeout}
+	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: c.localAddr("udp", c.streamPort(id)), Control: c.dialControl(nil)}
 	conn, err := d.DialContext(ctx, "udp", cl.addr)
 	if err != nil {
 		return nil, fmt.Errorf("throughput: udp stream %d: %w", id, err)

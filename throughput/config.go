@@ -3,6 +3,7 @@ package throughput
 import (
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
@@ -98,6 +99,42 @@ type Config struct {
 	// Latency, when set, measures round trips to a sockperf-compatible echo
 	// server while the flows run (RTT under load); see Result.Latency.
 	Latency *LatencyProbe `json:"-"`
+
+	// Authentication and events (iperf3 3.21 parity, issue 11).
+
+	// Auth, when set, sends iperf3's RSA credentials to a server that
+	// requires them. A refusal returns an error matching ErrAuthFailed (and
+	// ErrAccessDenied). Result.Config never carries it.
+	Auth *ClientAuth `json:"-"`
+	// OnEvent, when set, receives the test's events (start, interval,
+	// error, end) as iperf3 3.21's --json-stream reports them, from one
+	// goroutine at a time; it must return quickly. OnInterval, when also
+	// set, still receives the intervals.
+	OnEvent func(Event) `json:"-"`
+	// BindAddr is the local IP address of the client's connections (iperf3
+	// -B); "" lets the OS choose.
+	BindAddr string `json:"bind_addr,omitempty"`
+	// ClientPort is the local port of the first data stream, the next ones
+	// taking the following ports, as iperf3 --cport does; 0 lets the OS
+	// choose. The control connection always uses an ephemeral port.
+	ClientPort int `json:"client_port,omitempty"`
+	// TOS is the IP type-of-service byte (IPv6: traffic class) of the
+	// data streams at both ends (iperf3 -S; --dscp is the DSCP shifted left
+	// by 2); 0 leaves the default. Not available on windows (a note says so).
+	TOS int `json:"tos,omitempty"`
+	// DontFragment sets the IPv4 don't-fragment bit on UDP datagrams at
+	// both ends (iperf3 --dont-fragment; linux).
+	DontFragment bool `json:"dont_fragment,omitempty"`
+	// SendTimeout bounds how long the client's sent data may stay
+	// unacknowledged before the kernel drops the connection
+	// (TCP_USER_TIMEOUT, iperf3 --snd-timeout; linux); 0 leaves the default.
+	SendTimeout time.Duration `json:"send_timeout_ns,omitempty"`
+	// ExtraData is sent to the server and written as "extra_data" in both
+	// ends' iperf3 documents (iperf3 --extra-data).
+	ExtraData string `json:"extra_data,omitempty"`
+	// RepeatingPayload asks a stock server for a repeating payload pattern
+	// (iperf3 --repeating-payload); this package always sends one.
+	RepeatingPayload bool `json:"repeating_payload,omitempty"`
 }
 
 func (c *Config) withDefaults() Config {
@@ -150,8 +187,16 @@ func (c *Config) validate() error {
 		return fmt.Errorf("throughput: block length %d", c.BlockLen)
 	case c.Duration < 0 || c.Omit < 0 || c.Bytes < 0 || c.Blocks < 0:
 		return errors.New("throughput: negative duration, omit, bytes or blocks")
+	case c.TOS < 0 || c.TOS > 255:
+		return fmt.Errorf("throughput: TOS %d outside 0..255", c.TOS)
+	case c.SendTimeout < 0:
+		return errors.New("throughput: negative send timeout")
+	case c.ClientPort < 0 || c.ClientPort > 65535:
+		return fmt.Errorf("throughput: client port %d", c.ClientPort)
+	case c.BindAddr != "" && net.ParseIP(c.BindAddr) == nil:
+		return fmt.Errorf("throughput: bind address %q is not an IP address", c.BindAddr)
 	}
-	return nil
+	return c.Auth.validate()
 }
 
 // rate is the per-stream target in bits/s, 0 when unlimited.
@@ -194,7 +239,13 @@ func (c *Config) params() *iperfwire.Params {
 		Len: w(int64(c.BlockLen)), Bandwidth: w(int64(c.rate())), MSS: w(int64(c.MSS)),
 		Window: w(int64(c.Window)), NoDelay: iperfwire.Flag(c.NoDelay), Reverse: iperfwire.Flag(c.Reverse),
 		Bidirectional: iperfwire.Flag(c.Bidir), Congestion: c.Congestion, Title: c.Title,
-		ClientVersion: "3.12",
+		ClientVersion: "3.12", TOS: w(int64(c.TOS)), ExtraData: c.ExtraData,
+	}
+	if c.RepeatingPayload {
+		p.RepeatingPayload = 1
+	}
+	if c.DontFragment {
+		p.DontFragment = 1
 	}
 	// iperf3 only knows whole seconds; a sub-second duration rounds up so
 	// the server does not end first.
@@ -234,6 +285,7 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 		Bytes: int64(p.Num), Blocks: int64(p.BlockCount), Reverse: bool(p.Reverse), Bidir: bool(p.Bidirectional),
 		BlockLen: int(p.Len), Bitrate: float64(p.Bandwidth), Window: int(p.Window), MSS: int(p.MSS),
 		NoDelay: bool(p.NoDelay), Congestion: p.Congestion, Title: p.Title,
+		TOS: int(p.TOS), ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, DontFragment: p.DontFragment != 0,
 		GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0,
 		ReadLen: sc.ReadLen, Interval: sc.Interval, IOTimeout: sc.IOTimeout, DisableFastPath: sc.DisableFastPath,
 	}

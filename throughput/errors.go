@@ -38,8 +38,14 @@ func (e *ServerError) Error() string {
 	return fmt.Sprintf("throughput: server error: i_errno %d, errno %d", e.IErrno, e.Errno)
 }
 
-// Is makes errors.Is(err, ErrServerError) true.
-func (e *ServerError) Is(target error) bool { return target == ErrServerError }
+// Is makes errors.Is(err, ErrServerError) true, and for iperf3's "test
+// authorization failed" (i_errno 142) ErrAuthFailed and ErrAccessDenied too.
+func (e *ServerError) Is(target error) bool {
+	if e.IErrno == iperfwire.IErrAuth && (target == ErrAuthFailed || target == ErrAccessDenied) {
+		return true
+	}
+	return target == ErrServerError
+}
 
 // readServerError reads the codes after SERVER_ERROR.
 func readServerError(r io.Reader, timeout time.Duration) error {

@@ -227,7 +227,7 @@ func TestServerLimits(t *testing.T) {
 	assert.ErrorIs(t, err, ErrServerError)
 	_, err = Run(ctx, addr, &Config{Duration: time.Second, UDP: true, Bitrate: Unlimited})
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, iperfwire.IErrAuth, se.IErrno)
+	assert.Equal(t, iperfwire.IErrTotalRate, se.IErrno)
 
 	// One test at a time: the second client is denied, as by iperf3. (The
 	// first retries: on a shared machine a stray connection from another

@@ -18,6 +18,8 @@ type ijDoc struct {
 	// ServerOutputJSON is the server's own document (get_server_output).
 	ServerOutputJSON json.RawMessage `json:"server_output_json,omitempty"`
 	ServerOutputText string          `json:"server_output_text,omitempty"`
+	// ExtraData is the client's --extra-data.
+	ExtraData string `json:"extra_data,omitempty"`
 	// Latency is this package's addition: the RTT under load (Config.Latency).
 	Latency *latency.PingPongResult `json:"latency,omitempty"`
 }
@@ -40,13 +42,15 @@ type ijStart struct {
 	Version    string        `json:"version"`
 	SystemInfo string        `json:"system_info"`
 	Timestamp  struct {
-		Time     string `json:"time"`
-		TimeSecs int64  `json:"timesecs"`
+		Time          string `json:"time"`
+		TimeSecs      int64  `json:"timesecs"`
+		TimeMillisecs int64  `json:"timemillisecs"`
 	} `json:"timestamp"`
 	ConnectingTo       *ijHostPort `json:"connecting_to,omitempty"`
 	AcceptedConnection *ijHostPort `json:"accepted_connection,omitempty"`
 	Cookie             string      `json:"cookie"`
-	TCPMSSDefault      int         `json:"tcp_mss_default,omitempty"`
+	TCPMSSDefault      *int        `json:"tcp_mss_default,omitempty"`
+	TCPMSS             *int        `json:"tcp_mss,omitempty"`
 	TargetBitrate      float64     `json:"target_bitrate"`
 	SockBufsize        int         `json:"sock_bufsize"`
 	SndbufActual       int         `json:"sndbuf_actual"`
@@ -62,7 +66,8 @@ type ijStart struct {
 		Reverse       int     `json:"reverse"`
 		TOS           int     `json:"tos"`
 		TargetBitrate float64 `json:"target_bitrate"`
-		Bidir         int     `json:"bidir,omitempty"`
+		Bidir         int     `json:"bidir"`
+		Interval      float64 `json:"interval"`
 	} `json:"test_start"`
 }
 
@@ -156,6 +161,7 @@ func iperfDoc(r *Result) *ijDoc {
 	ijEndOf(&d.End, r, primary)
 	d.ServerOutputJSON, d.ServerOutputText = r.ServerOutputJSON, r.ServerOutputText
 	d.Latency = r.Latency
+	d.ExtraData = r.Config.ExtraData
 	return d
 }
 
@@ -169,7 +175,7 @@ func ijStartOf(st *ijStart, r *Result) {
 	st.Version = "iperf 3.12 (netperfkit throughput)"
 	st.SystemInfo = runtime.GOOS + " " + runtime.GOARCH
 	ts := r.Start.UTC()
-	st.Timestamp.Time, st.Timestamp.TimeSecs = ts.Format("Mon, 02 Jan 2006 15:04:05 GMT"), ts.Unix()
+	st.Timestamp.Time, st.Timestamp.TimeSecs, st.Timestamp.TimeMillisecs = ts.Format("Mon, 02 Jan 2006 15:04:05 GMT"), ts.Unix(), ts.UnixMilli()
 	h, p := splitHP(r.RemoteAddr)
 	if r.Role == "server" {
 		st.AcceptedConnection = &ijHostPort{h, p}
@@ -187,6 +193,18 @@ func ijStartOf(st *ijStart, r *Result) {
 	}
 	ts2.NumStreams, ts2.Blksize, ts2.Omit, ts2.Duration = c.Streams, c.BlockLen, secs(c.Omit), secs(c.Duration)
 	ts2.Bytes, ts2.Blocks, ts2.Reverse, ts2.TargetBitrate, ts2.Bidir = c.Bytes, c.Blocks, b2i(c.Reverse), c.rate(), b2i(c.Bidir)
+	ts2.TOS = c.TOS
+	if c.Interval > 0 {
+		ts2.Interval = secs(c.Interval)
+	}
+	if !c.UDP {
+		// As iperf3: the MSS asked for, or the control connection's.
+		if c.MSS > 0 {
+			st.TCPMSS = &c.MSS
+		} else if r.ControlMSS > 0 {
+			st.TCPMSSDefault = &r.ControlMSS
+		}
+	}
 }
 
 func ijIntervalOf(r *Result, iv Interval, primary bool) ijInterval {

@@ -127,7 +127,7 @@ func runRetry(t testing.TB, addr string, cfg *Config) (*Result, error) {
 // away between tests: ACCESS_DENIED while a test runs, and a refused or reset
 // connect while it closes and reopens its listener.
 func stockServerBusy(err error) bool {
-	if errors.Is(err, ErrAccessDenied) {
+	if errors.Is(err, ErrAccessDenied) && !errors.Is(err, ErrAuthFailed) {
 		return true
 	}
 	var op *net.OpError

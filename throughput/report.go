@@ -147,6 +147,10 @@ type Result struct {
 	// Latency is the RTT distribution measured alongside the flows when
 	// Config.Latency was set (client side only).
 	Latency *latency.PingPongResult `json:"latency,omitempty"`
+
+	// ControlMSS is the control connection's TCP MSS (linux; 0 elsewhere),
+	// iperf3's tcp_mss_default.
+	ControlMSS int `json:"control_mss,omitempty"`
 }
 
 // secs is a duration in seconds, as iperf3's documents and text carry it.

@@ -65,7 +65,7 @@ func (t *testRun) wireStream(s *flowStream, retrKnown bool) iperfwire.Stream {
 func (t *testRun) result(remote *iperfwire.Results) *Result {
 	r := &Result{Role: role(t.server), Config: *t.cfg, Start: t.startT, Congestion: t.congestion,
 		SndBufActual: t.sndBuf, RcvBufActual: t.rcvBuf}
-	r.Config.OnInterval, r.Config.Latency = nil, nil
+	r.Config.OnInterval, r.Config.OnEvent, r.Config.Latency, r.Config.Auth = nil, nil, nil, nil
 	t.mu.Lock()
 	r.Intervals = append([]Interval(nil), t.intervals...)
 	t.mu.Unlock()

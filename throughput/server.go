@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/netperfkit/netperfkit/internal/iperfauth"
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 )
 
@@ -59,6 +61,36 @@ type ServerConfig struct {
 	// connection and test, with its Reason (Stats counts them too). It is
 	// called from the connection's goroutine, possibly concurrently.
 	OnSessionError func(*SessionError)
+
+	// Authentication and protection (iperf3 3.21 parity, issue 11).
+
+	// Auth, when set, requires every client to authenticate with iperf3's
+	// RSA scheme; NewServer fails when its key or users file is unusable.
+	Auth *ServerAuth
+	// AllowedClients, when not empty, lists the client networks served;
+	// a connection from elsewhere gets ACCESS_DENIED before anything is
+	// read, and reaches OnSessionError with ReasonDenied (ErrAccessDenied).
+	AllowedClients []netip.Prefix
+	// MaxTestsPerClient caps one client IP's tests at once, counted from
+	// accept: a connection that has not yet sent its cookie counts, so one
+	// host cannot hold every slot with stalled handshakes (each held at
+	// most HandshakeTimeout). The data streams of its tests get in. Extra
+	// connections get ACCESS_DENIED and reach OnSessionError with
+	// ReasonLimit (ErrLimit). 0 means no cap.
+	MaxTestsPerClient int
+	// OneOff makes Serve return nil after its first test, successful or
+	// not, as iperf3 -1 does; clients refused before a test (busy, not
+	// allowed, failed authentication) do not count. MaxTests is then 1.
+	OneOff bool
+	// IdleTimeout, when positive, makes Serve return nil once no
+	// connection has been in progress for that long (iperf3 -1
+	// --idle-timeout; without -1 iperf3 only restarts its one test slot,
+	// which a Server never needs).
+	IdleTimeout time.Duration
+	// OnEvent, when set, receives every test's events (Event.Cookie tells
+	// concurrent tests apart), from the test's goroutines: calls for one
+	// test never overlap, calls for different tests may.
+	OnEvent func(Event)
 }
 
 func (c *ServerConfig) withDefaults() (ServerConfig, error) {
@@ -67,7 +99,8 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 		d = *c
 	}
 	if d.MaxTests < 0 || d.MaxDuration < 0 || d.MaxStreams < 0 || d.MaxBitrate < 0 ||
-		d.HandshakeTimeout < 0 || d.IOTimeout < 0 || d.ReadLen < 0 || d.Interval < 0 {
+		d.HandshakeTimeout < 0 || d.IOTimeout < 0 || d.ReadLen < 0 || d.Interval < 0 ||
+		d.MaxTestsPerClient < 0 || d.IdleTimeout < 0 {
 		return d, errors.New("throughput: negative server limit")
 	}
 	if d.MaxStreams > MaxStreams {
@@ -80,6 +113,9 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 	}
 	if d.MaxTests == 0 {
 		d.MaxTests = defaultMaxTests
+	}
+	if d.OneOff {
+		d.MaxTests = 1
 	}
 	if d.MaxStreams == 0 {
 		d.MaxStreams = MaxStreams
@@ -101,10 +137,13 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 // serve several listeners.
 type Server struct {
 	cfg   ServerConfig
+	auth  *iperfauth.Verifier // nil: no authentication
 	mu    sync.Mutex
 	tests map[string]*serverTest // by cookie
 	udpMu chanMutex              // one test at a time sets up UDP streams
 	stats serverCounters
+	// clients counts connections and tests per client IP (MaxTestsPerClient).
+	clients perClient
 }
 
 // NewServer returns a server with cfg's limits (nil means defaults). It
@@ -114,7 +153,11 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: c, tests: map[string]*serverTest{}}, nil
+	v, err := c.Auth.verifier()
+	if err != nil {
+		return nil, err
+	}
+	return &Server{cfg: c, auth: v, tests: map[string]*serverTest{}}, nil
 }
 
 // Serve accepts connections on ln and runs tests until ctx ends; it then
@@ -127,11 +170,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
+	sv := &serving{ln: ln, stop: cancel, activity: make(chan struct{}, 1)}
 	var wg sync.WaitGroup
 	defer func() {
 		cancel() // an accept error ends the tests in progress too
 		wg.Wait()
 	}()
+	if s.cfg.IdleTimeout > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sv.watchIdle(ctx, s.cfg.IdleTimeout)
+		}()
+	}
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -143,10 +194,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("throughput: accept: %w", err)
 		}
+		sv.active.Add(1)
+		sv.touch()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.handle(ctx, ln, conn)
+			defer sv.touch()
+			defer sv.active.Add(-1)
+			s.handle(ctx, sv, conn)
 		}()
 	}
 }
@@ -194,12 +249,19 @@ type serverTest struct {
 
 // handle reads a new connection's cookie and routes it: to a test that is
 // waiting for data streams, or to a new test.
-func (s *Server) handle(ctx context.Context, ln net.Listener, conn net.Conn) {
+func (s *Server) handle(ctx context.Context, sv *serving, conn net.Conn) {
+	release, r, err := s.admit(conn)
+	if err != nil {
+		refuse(conn)
+		s.failed(conn, r, err)
+		return
+	}
+	defer release()
 	cookie := make([]byte, iperfwire.CookieLen)
 	_ = conn.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	// A silent connection must not hold Serve up when ctx ends.
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	_, err := io.ReadFull(conn, cookie)
+	_, err = io.ReadFull(conn, cookie)
 	if !stop() {
 		_ = conn.Close()
 		s.failed(conn, ReasonCanceled, fmt.Errorf("throughput: reading cookie: %w", ctx.Err()))
@@ -216,6 +278,7 @@ func (s *Server) handle(ctx context.Context, ln net.Listener, conn net.Conn) {
 	accepting := known && t.accepting
 	s.mu.Unlock()
 	if known {
+		release() // a data stream is not a test of its own
 		s.joinTest(ctx, t, accepting, conn)
 		return
 	}
@@ -227,7 +290,7 @@ func (s *Server) handle(ctx context.Context, ln net.Listener, conn net.Conn) {
 		return
 	}
 	defer s.endTest(key, t)
-	s.runTest(ctx, ln, conn, cookie, t)
+	s.runTest(ctx, sv, conn, cookie, t)
 }
 
 // joinTest hands a data connection to its test.
@@ -282,13 +345,20 @@ func (s *Server) setAccepting(t *serverTest, v bool) {
 }
 
 // runTest runs one test on its control connection and reports the outcome.
-func (s *Server) runTest(ctx context.Context, ln net.Listener, conn net.Conn, cookie []byte, t *serverTest) {
+func (s *Server) runTest(ctx context.Context, sv *serving, conn net.Conn, cookie []byte, t *serverTest) {
 	s.stats.started.Add(1)
-	ss := &serverSession{session: session{server: true, ctrl: conn, cookie: cookie}, srv: s, ln: ln, test: t}
+	ss := &serverSession{session: session{server: true, ctrl: conn, cookie: cookie}, srv: s, ln: sv.ln, test: t}
 	res, err := ss.run(ctx, ss)
 	if err != nil {
-		s.failed(conn, ss.reason(ctx, err), err)
+		r := ss.reason(ctx, err)
+		s.failed(conn, r, err)
+		if s.cfg.OneOff && r != ReasonDenied {
+			sv.stop()
+		}
 		return
+	}
+	if s.cfg.OneOff {
+		defer sv.stop()
 	}
 	s.stats.completed.Add(1)
 	if s.cfg.OnResult != nil {

@@ -48,11 +48,19 @@ func (ss *serverSession) handshake(ctx context.Context) error {
 	if err != nil {
 		return ss.fail(iperfwire.IErrRecvParams, ReasonBadParams, err)
 	}
+	if ss.srv.auth != nil {
+		// As iperf3, the credentials come before any limit: a client that
+		// cannot authenticate learns nothing about the server's limits.
+		if _, err := ss.srv.auth.Verify(p.AuthToken); err != nil {
+			return ss.fail(iperfwire.IErrAuth, ReasonDenied, fmt.Errorf("%w: %w", ErrAuthFailed, err))
+		}
+	}
 	if code, err := checkParams(c, p); err != nil {
 		return ss.fail(code, ReasonLimit, err)
 	}
 	ss.params = p
 	ss.cfg = configFromParams(p, c)
+	ss.cfg.OnEvent = c.OnEvent
 	return nil
 }
 
@@ -80,12 +88,14 @@ func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
 		return iperfwire.IErrBlockSize, fmt.Errorf("%w: block length %d", ErrLimit, p.Len)
 	case p.Window < 0 || p.Window > 512<<20:
 		return iperfwire.IErrBufSize, fmt.Errorf("%w: window %d", ErrLimit, p.Window)
+	case p.TOS < 0 || p.TOS > 255:
+		return iperfwire.IErrBadTOS, fmt.Errorf("%w: TOS %d", ErrLimit, p.TOS)
 	case p.MSS < 0 || p.MSS > 32767:
 		return iperfwire.IErrMSS, fmt.Errorf("%w: MSS %d", ErrLimit, p.MSS)
 	case p.Bandwidth < 0:
-		return iperfwire.IErrAuth, fmt.Errorf("%w: bandwidth %d", ErrLimit, p.Bandwidth)
+		return iperfwire.IErrTotalRate, fmt.Errorf("%w: bandwidth %d", ErrLimit, p.Bandwidth)
 	case c.MaxBitrate > 0 && (p.Bandwidth == 0 || float64(p.Bandwidth) > c.MaxBitrate):
-		return iperfwire.IErrAuth, fmt.Errorf("%w: bandwidth %d, limit %.0f", ErrLimit, p.Bandwidth, c.MaxBitrate)
+		return iperfwire.IErrTotalRate, fmt.Errorf("%w: bandwidth %d, limit %.0f", ErrLimit, p.Bandwidth, c.MaxBitrate)
 	}
 	return 0, nil
 }
@@ -175,6 +185,8 @@ func (ss *serverSession) finish(res *Result, _ *iperfwire.Results) error {
 
 func (ss *serverSession) tcpStreams(ctx context.Context) error {
 	ss.srv.setAccepting(ss.test, true)
+	ss.srv.streamsFrom(ss.ctrl, true)
+	defer ss.srv.streamsFrom(ss.ctrl, false)
 	defer ss.srv.setAccepting(ss.test, false)
 	if err := iperfwire.WriteState(ss.ctrl, iperfwire.CreateStreams, ss.cfg.IOTimeout); err != nil {
 		return err
@@ -214,6 +226,7 @@ func tuneTCP(conn net.Conn, c *Config) {
 			_ = rc.Control(func(fd uintptr) { _ = controlTCP(fd, sockOpts{congestion: c.Congestion}) })
 		}
 	}
+	c.applyExtra(conn, "tcp")
 }
 
 // udpStreams binds the UDP port, answers each stream's hello from the
@@ -257,6 +270,7 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 			return ss.fail(iperfwire.IErrStreams, ReasonStream, err)
 		}
 		tuneUDP(cur, ss.cfg.Window, send, !ss.cfg.DisableFastPath)
+		ss.cfg.applyExtra(cur, "udp")
 		s := &flowStream{id: streamID(i), send: send, udp: true, conn: cur}
 		if !ss.cfg.DisableFastPath {
 			s.fast, _ = newUDPFast(cur, send, ss.cfg.BlockLen)

@@ -106,6 +106,7 @@ func (s *session) run(ctx context.Context, sd side) (*Result, error) {
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("throughput: %w", ctx.Err())
 	}
+	s.finalEvents(res, err)
 	return res, err
 }
 
@@ -114,8 +115,13 @@ func (s *session) steps(ctx context.Context, sd side) (*Result, error) {
 		return nil, err
 	}
 	s.t = newTestRun(&s.cfg, s.server)
+	s.t.onStart = func() { s.event(Event{Kind: EventStart, Result: s.startResult()}) }
+	s.t.onInterval = func(iv Interval) { s.event(Event{Kind: EventInterval, Interval: &iv}) }
 	defer s.closeStreams()
 	for _, n := range optsNotAvailable(sockOpts{mss: s.cfg.MSS, congestion: s.cfg.Congestion}) {
+		s.t.note(n)
+	}
+	for _, n := range ipOptsNotAvailable(&s.cfg) {
 		s.t.note(n)
 	}
 	if err := sd.openStreams(ctx); err != nil {
@@ -149,9 +155,12 @@ func (s *session) steps(ctx context.Context, sd side) (*Result, error) {
 func (s *session) result(remote *iperfwire.Results) *Result {
 	res := s.t.result(remote)
 	res.LocalAddr, res.RemoteAddr = addrString(s.ctrl.LocalAddr()), addrString(s.ctrl.RemoteAddr())
-	res.Cookie = iperfwire.CookieString(s.cookie)
+	res.Cookie = s.cookieString()
+	res.ControlMSS = connMSS(s.ctrl)
 	return res
 }
+
+func (s *session) cookieString() string { return iperfwire.CookieString(s.cookie) }
 
 func addrString(a net.Addr) string {
 	if a == nil {
@@ -187,7 +196,7 @@ func (s *session) partial() *Result {
 	}
 	r := &Result{Role: role(s.server), Config: s.cfg, Cookie: iperfwire.CookieString(s.cookie),
 		LocalAddr: addrString(s.ctrl.LocalAddr()), RemoteAddr: addrString(s.ctrl.RemoteAddr())}
-	r.Config.OnInterval, r.Config.Latency = nil, nil
+	r.Config.OnInterval, r.Config.OnEvent, r.Config.Latency, r.Config.Auth = nil, nil, nil, nil
 	return r
 }
 

@@ -29,6 +29,9 @@ type testRun struct {
 	notes []string
 
 	sndBuf, rcvBuf int // actual socket buffers of the first stream
+
+	onStart    func() // called by begin once the start is known, before any interval
+	onInterval func(Interval)
 }
 
 func newTestRun(cfg *Config, server bool) *testRun {
@@ -75,6 +78,9 @@ func (t *testRun) begin() (stopRep func()) {
 		if sc, ok := t.eng.streams[0].conn.(syscall.Conn); ok {
 			t.sndBuf, t.rcvBuf = socketBuffers(sc)
 		}
+	}
+	if t.onStart != nil {
+		t.onStart()
 	}
 	t.eng.start()
 	quit := make(chan struct{})
@@ -132,6 +138,9 @@ func (t *testRun) emit(iv Interval) {
 	t.mu.Unlock()
 	if t.cfg.OnInterval != nil {
 		t.cfg.OnInterval(iv)
+	}
+	if t.onInterval != nil {
+		t.onInterval(iv)
 	}
 }
 

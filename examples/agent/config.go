@@ -43,27 +43,38 @@ type config struct {
 	MaxConns     int      `json:"sockperf_max_conns"`
 	LogFormat    string   `json:"log_format"`
 	LogLevel     string   `json:"log_level"`
+
+	// Access control of the servers (issue 11).
+	AllowClients      []string `json:"allow_clients"`
+	MaxTestsPerClient int      `json:"iperf3_max_tests_per_client"`
+	IperfKey          string   `json:"iperf3_rsa_private_key"`
+	IperfUsers        string   `json:"iperf3_authorized_users"`
+	// The agent's own throughput probes authenticate with these
+	// (password from $NETPERFKIT_IPERF3_PASSWORD).
+	IperfUser      string `json:"iperf3_username"`
+	IperfPublicKey string `json:"iperf3_rsa_public_key"`
 }
 
 // defaults returns the configuration before the file and the flags.
 func defaults() config {
 	return config{
-		Metrics:      "127.0.0.1:9469",
-		IperfPort:    5201,
-		SockperfPort: 11111,
-		RTTEvery:     duration(10 * time.Second),
-		RTTCount:     5,
-		TputBytes:    32 << 20,
-		TputDuration: duration(2 * time.Second),
-		TputBudget:   1 << 30,
-		ProbeTimeout: duration(5 * time.Second),
-		MaxProbes:    4,
-		SRDWindow:    duration(60 * time.Second),
-		CacheEvery:   duration(30 * time.Second),
-		MaxTests:     2,
-		MaxConns:     64,
-		LogFormat:    "text",
-		LogLevel:     "info",
+		Metrics:           "127.0.0.1:9469",
+		IperfPort:         5201,
+		SockperfPort:      11111,
+		RTTEvery:          duration(10 * time.Second),
+		RTTCount:          5,
+		TputBytes:         32 << 20,
+		TputDuration:      duration(2 * time.Second),
+		TputBudget:        1 << 30,
+		ProbeTimeout:      duration(5 * time.Second),
+		MaxProbes:         4,
+		SRDWindow:         duration(60 * time.Second),
+		CacheEvery:        duration(30 * time.Second),
+		MaxTests:          2,
+		MaxConns:          64,
+		MaxTestsPerClient: 1,
+		LogFormat:         "text",
+		LogLevel:          "info",
 	}
 }
 
@@ -156,6 +167,12 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs.Var(durFlag{&c.CacheEvery}, "cache-every", "cache probe `interval` per endpoint")
 	fs.IntVar(&c.MaxTests, "iperf3-max-tests", c.MaxTests, "iperf3 tests served at once")
 	fs.IntVar(&c.MaxConns, "sockperf-max-conns", c.MaxConns, "sockperf TCP connections served at once")
+	fs.Var(listFlag{&c.AllowClients}, "allow-clients", "serve only clients in these networks, iperf3 and sockperf: `CIDR,...` (default: all)")
+	fs.IntVar(&c.MaxTestsPerClient, "iperf3-max-tests-per-client", c.MaxTestsPerClient, "iperf3 tests one client IP may run at once, counted from accept (0: no cap)")
+	fs.StringVar(&c.IperfKey, "iperf3-rsa-private-key", c.IperfKey, "require iperf3 RSA authentication with this private key PEM `file`")
+	fs.StringVar(&c.IperfUsers, "iperf3-authorized-users", c.IperfUsers, "iperf3 authorized users `file` (user,sha256 lines) for -iperf3-rsa-private-key")
+	fs.StringVar(&c.IperfUser, "iperf3-username", c.IperfUser, "throughput probes authenticate as `user` (password from $NETPERFKIT_IPERF3_PASSWORD)")
+	fs.StringVar(&c.IperfPublicKey, "iperf3-rsa-public-key", c.IperfPublicKey, "the peers' iperf3 RSA public key PEM `file` for -iperf3-username")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log `level`: debug, info, warn or error")
 	return fs
@@ -229,6 +246,12 @@ func (c *config) validate() error {
 		return errors.New("-srd-window must be at least 1s")
 	case c.MaxTests < 1 || c.MaxConns < 1:
 		return errors.New("-iperf3-max-tests and -sockperf-max-conns must be at least 1")
+	case c.MaxTestsPerClient < 0:
+		return errors.New("-iperf3-max-tests-per-client must not be negative")
+	case (c.IperfKey == "") != (c.IperfUsers == ""):
+		return errors.New("-iperf3-rsa-private-key and -iperf3-authorized-users go together")
+	case (c.IperfUser == "") != (c.IperfPublicKey == ""):
+		return errors.New("-iperf3-username and -iperf3-rsa-public-key go together")
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("-log-format %q: want text or json", c.LogFormat)
 	}

@@ -90,6 +90,10 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 	if err := startServers(ctx, &bg, cfg, log); err != nil {
 		return fail(err)
 	}
+	probes, err := agentProbes(cfg)
+	if err != nil {
+		return fail(err)
+	}
 	closeEthtool := startEthtool(ctx, &bg, cfg, m, log)
 	defer closeEthtool()
 
@@ -100,7 +104,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 		tputTimeout: time.Duration(cfg.TputDuration + cfg.ProbeTimeout),
 		maxProbes:   cfg.MaxProbes, jitter: 0.1, firstJitter: true,
 		budget: newByteBudget(cfg.TputBudget), metrics: m, log: log,
-		probes: agentProbes(cfg),
+		probes: probes,
 	})
 	ms.setPeers(peers)
 	if err := startCacheProbes(ctx, ms, cfg, m, log); err != nil {
@@ -174,23 +178,30 @@ func parseLevel(s string) (slog.Level, error) {
 }
 
 // agentProbes binds the probes to the adapters of parts.go.
-func agentProbes(cfg config) probeFuncs {
+func agentProbes(cfg config) (probeFuncs, error) {
+	auth, err := probeAuth(cfg)
+	if err != nil {
+		return probeFuncs{}, err
+	}
 	perReply := min(time.Second, time.Duration(cfg.ProbeTimeout)/time.Duration(cfg.RTTCount+1))
 	return probeFuncs{
 		rtt: func(ctx context.Context, p peer) ([]time.Duration, int64, error) {
 			return rttProbe(ctx, p.sockperfAddr(), cfg.RTTCount, perReply)
 		},
 		tput: func(ctx context.Context, p peer, maxBytes int64) (tputResult, error) {
-			return tputProbe(ctx, p.iperfAddr(), maxBytes, time.Duration(cfg.TputDuration), time.Duration(cfg.ProbeTimeout))
+			return tputProbe(ctx, p.iperfAddr(), maxBytes, time.Duration(cfg.TputDuration), time.Duration(cfg.ProbeTimeout), auth)
 		},
-	}
+	}, nil
 }
 
 // startServers binds the iperf3- and sockperf-compatible servers and serves
 // them until ctx ends. A port of 0 turns a server off.
 func startServers(ctx context.Context, bg *sync.WaitGroup, cfg config, log *slog.Logger) error {
 	lim := serverLimits{maxTests: cfg.MaxTests, maxConns: cfg.MaxConns}
-	var ac accessControl // issue 11: allow-list and iperf3 authentication go here
+	ac, err := newAccessControl(cfg)
+	if err != nil {
+		return err
+	}
 	if cfg.IperfPort > 0 {
 		addr := net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.IperfPort))
 		ln, err := net.Listen("tcp", addr)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"syscall"
 	"time"
@@ -20,13 +21,109 @@ import (
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
-// accessControl is the place for the allow-list and the iperf3
-// authentication of issue 11 (the drop-in servers). They are being added to
-// the throughput and latency servers; once there, this struct carries the
-// allowed client networks and the iperf3 RSA key and user table, and
-// serveIperf3 and listenSockperf pass them to the servers' configurations.
-// Until then every client is served, within the servers' limits.
-type accessControl struct{}
+// accessControl is who the agent's servers serve: the allowed client
+// networks (both servers), the per-client cap on iperf3 tests and the
+// iperf3 RSA authentication (throughput.ServerAuth).
+type accessControl struct {
+	allowed   []netip.Prefix
+	perClient int
+	auth      *throughput.ServerAuth
+}
+
+// newAccessControl reads the access settings; key and users files are
+// checked now, so a bad one stops the agent at start.
+func newAccessControl(cfg config) (accessControl, error) {
+	ac := accessControl{perClient: cfg.MaxTestsPerClient}
+	for _, s := range cfg.AllowClients {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return ac, fmt.Errorf("-allow-clients %q: want CIDR: %w", s, err)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		ac.allowed = append(ac.allowed, p.Masked())
+	}
+	if cfg.IperfKey != "" {
+		pem, err := os.ReadFile(cfg.IperfKey)
+		if err != nil {
+			return ac, fmt.Errorf("-iperf3-rsa-private-key: %w", err)
+		}
+		key, err := throughput.ParseRSAPrivateKey(pem)
+		if err != nil {
+			return ac, fmt.Errorf("-iperf3-rsa-private-key: %w", err)
+		}
+		ac.auth = &throughput.ServerAuth{PrivateKey: key, UsersPath: cfg.IperfUsers}
+	}
+	return ac, nil
+}
+
+// probeAuth is the credentials of the agent's throughput probes, nil
+// without -iperf3-username.
+func probeAuth(cfg config) (*throughput.ClientAuth, error) {
+	if cfg.IperfUser == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(cfg.IperfPublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("-iperf3-rsa-public-key: %w", err)
+	}
+	pub, err := throughput.ParseRSAPublicKey(pem)
+	if err != nil {
+		return nil, fmt.Errorf("-iperf3-rsa-public-key: %w", err)
+	}
+	return &throughput.ClientAuth{User: cfg.IperfUser, Password: os.Getenv("NETPERFKIT_IPERF3_PASSWORD"), PublicKey: pub}, nil
+}
+
+// allows reports whether a client address may use the servers.
+func (ac accessControl) allows(a net.Addr) bool {
+	if len(ac.allowed) == 0 {
+		return true
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return false
+	}
+	for _, p := range ac.allowed {
+		if p.Contains(ap.Addr().Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+// filteredListener closes connections from clients outside the allow-list
+// (the sockperf server has no allow-list of its own).
+type filteredListener struct {
+	net.Listener
+	ac accessControl
+}
+
+func (l filteredListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil || l.ac.allows(c.RemoteAddr()) {
+			return c, err
+		}
+		_ = c.Close()
+	}
+}
+
+// filteredPacketConn drops datagrams from clients outside the allow-list.
+type filteredPacketConn struct {
+	net.PacketConn
+	ac accessControl
+}
+
+func (p filteredPacketConn) ReadFrom(b []byte) (int, net.Addr, error) {
+	for {
+		n, a, err := p.PacketConn.ReadFrom(b)
+		if err != nil || p.ac.allows(a) {
+			return n, a, err
+		}
+	}
+}
 
 // rttProbe sends count UDP ping-pong messages to a sockperf-compatible
 // server and returns the round trips it measured and how many replies were
@@ -54,7 +151,7 @@ type tputResult struct {
 
 // tputProbe runs one TCP stream to an iperf3-compatible server, sending at
 // most maxBytes for at most d.
-func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout time.Duration) (tputResult, error) {
+func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout time.Duration, auth *throughput.ClientAuth) (tputResult, error) {
 	res, err := throughput.Run(ctx, addr, &throughput.Config{
 		Duration: d,
 		Bytes:    maxBytes,
@@ -64,8 +161,9 @@ func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout ti
 		ConnectTimeout: ioTimeout,
 		IOTimeout:      ioTimeout,
 		Title:          "netperfkit-agent",
+		Auth:           auth,
 	})
-	if errors.Is(err, throughput.ErrAccessDenied) {
+	if errors.Is(err, throughput.ErrAccessDenied) && !errors.Is(err, throughput.ErrAuthFailed) {
 		err = fmt.Errorf("%w: %w", errPeerBusy, err)
 	}
 	var r tputResult
@@ -86,11 +184,14 @@ type serverLimits struct {
 }
 
 // serveIperf3 runs the iperf3-compatible server on ln until ctx ends.
-func serveIperf3(ctx context.Context, ln net.Listener, lim serverLimits, _ accessControl) error {
+func serveIperf3(ctx context.Context, ln net.Listener, lim serverLimits, ac accessControl) error {
 	srv, err := throughput.NewServer(&throughput.ServerConfig{
-		MaxTests:    lim.maxTests,
-		MaxDuration: 60 * time.Second,
-		MaxStreams:  8,
+		MaxTests:          lim.maxTests,
+		MaxDuration:       60 * time.Second,
+		MaxStreams:        8,
+		AllowedClients:    ac.allowed,
+		MaxTestsPerClient: ac.perClient,
+		Auth:              ac.auth,
 	})
 	if err != nil {
 		return err
@@ -101,7 +202,7 @@ func serveIperf3(ctx context.Context, ln net.Listener, lim serverLimits, _ acces
 // listenSockperf binds the sockperf-compatible server on addr for network
 // ("udp" or "tcp") and returns the serve function that runs it until ctx
 // ends.
-func listenSockperf(ctx context.Context, network, addr string, lim serverLimits, _ accessControl) (net.Addr, func() error, error) {
+func listenSockperf(ctx context.Context, network, addr string, lim serverLimits, ac accessControl) (net.Addr, func() error, error) {
 	s, err := latency.NewServer(&latency.ServerConfig{MaxConns: lim.maxConns})
 	if err != nil {
 		return nil, nil, err
@@ -112,13 +213,13 @@ func listenSockperf(ctx context.Context, network, addr string, lim serverLimits,
 		if err != nil {
 			return nil, nil, err
 		}
-		return pc.LocalAddr(), func() error { return s.ServePacket(ctx, pc) }, nil
+		return pc.LocalAddr(), func() error { return s.ServePacket(ctx, filteredPacketConn{pc, ac}) }, nil
 	}
 	ln, err := lc.Listen(ctx, network, addr)
 	if err != nil {
 		return nil, nil, err
 	}
-	return ln.Addr(), func() error { return s.Serve(ctx, ln) }, nil
+	return ln.Addr(), func() error { return s.Serve(ctx, filteredListener{ln, ac}) }, nil
 }
 
 // cacheProber probes one cache endpoint.

@@ -23,20 +23,8 @@ type jsonStream struct {
 }
 
 func newJSONStream(w io.Writer, o *options, addr string) *jsonStream {
-	c := o.cfg
-	proto := "tcp"
-	if c.UDP {
-		proto = "udp"
-	}
-	bitrate := c.Bitrate
-	if bitrate < 0 {
-		bitrate = 0
-	}
-	return &jsonStream{w: w, every: c.Interval, skel: throughput.Result{
-		Role: "client", Protocol: proto, RemoteAddr: addr, StartUnix: time.Now().Unix(),
-		NumStreams: max(c.Streams, 1), BlockLen: c.BlockLen, DurationSeconds: c.Duration.Seconds(),
-		OmitSeconds: c.Omit.Seconds(), Bytes: c.Bytes, Blocks: c.Blocks, Reverse: c.Reverse, Bidir: c.Bidir,
-		BitrateBitsPerSecond: bitrate, WindowBytes: c.Window,
+	return &jsonStream{w: w, every: o.cfg.Interval, skel: throughput.Result{
+		Role: "client", Config: o.cfg, RemoteAddr: addr, Start: time.Now(),
 	}}
 }
 
@@ -64,15 +52,16 @@ func part(r *throughput.Result, key string) (json.RawMessage, error) {
 	return m[key], nil
 }
 
-// start emits the start event once. The library reports no event when the
-// streams connect (see the report: an OnStart hook is needed), so the start
-// event goes out just before the first interval and its "connected" list
-// and "cookie" are empty until the library exposes them.
-func (j *jsonStream) start() {
+// start emits the start event from what the library reports when the
+// streams are connected: settings, cookie and each stream's addresses.
+func (j *jsonStream) start(r *throughput.Result) {
 	if j.started {
 		return
 	}
 	j.started = true
+	if r != nil {
+		j.skel = *r
+	}
 	data, err := part(&j.skel, "start")
 	if err != nil {
 		j.error(err.Error())
@@ -85,7 +74,7 @@ func (j *jsonStream) interval(iv throughput.Interval) {
 	if !keepInterval(iv, j.every) {
 		return
 	}
-	j.start()
+	j.start(nil)
 	r := j.skel
 	r.Intervals = []throughput.Interval{iv}
 	raw, err := part(&r, "intervals")
@@ -104,7 +93,7 @@ func (j *jsonStream) interval(iv throughput.Interval) {
 // end emits the end event from the final (or, after an interrupt, partial)
 // result.
 func (j *jsonStream) end(r *throughput.Result) {
-	j.start()
+	j.start(nil)
 	data, err := part(r, "end")
 	if err != nil {
 		j.error(err.Error())

@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeLog()
 	warnUnsupported(o, errOut)
-	if err := checkAuth(o); err != nil {
+	if err := loadAuth(o); err != nil {
 		var pe *paramError
 		if errors.As(err, &pe) {
 			// 3.21 prints the key or file error, then the parameter error.
@@ -143,14 +143,20 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	case !o.json:
 		txt.connecting(host, o.port)
 	}
-	var seen []throughput.Interval
-	cfg.OnInterval = func(iv throughput.Interval) {
-		seen = append(seen, iv)
+	cfg.OnEvent = func(e throughput.Event) {
 		switch {
-		case stream != nil:
-			stream.interval(iv)
-		case !o.json:
-			txt.interval(iv)
+		case stream != nil && e.Kind == throughput.EventStart:
+			stream.start(e.Result)
+		case stream != nil && e.Kind == throughput.EventInterval:
+			stream.interval(*e.Interval)
+		case o.json:
+		case e.Kind == throughput.EventStart:
+			// 3.21 prints these as its streams connect.
+			for _, s := range e.Result.Streams {
+				txt.connected(s)
+			}
+		case e.Kind == throughput.EventInterval:
+			txt.interval(*e.Interval)
 		}
 	}
 	res, err := throughput.Run(ctx, addr, &cfg)
@@ -159,9 +165,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 		return fail(o, out, errOut, err)
 	}
 	if res == nil {
-		// The library returns no partial result when cancelled yet;
-		// rebuild what ran from the interval reports, as 3.21 prints it.
-		res = partialResult(&cfg, seen)
+		return fail(o, out, errOut, err)
 	}
 	report(o, res, out, txt, stream, sig)
 	if sig != nil {
@@ -181,14 +185,6 @@ func report(o *options, res *throughput.Result, out io.Writer, txt *textReport, 
 	case o.json:
 		printJSON(out, res, sig)
 	default:
-		// The library reports stream addresses only with the result, so
-		// these lines come after the intervals until it has an OnStart
-		// hook (3.21 prints them first).
-		for _, s := range res.Streams {
-			if s.LocalAddr != "" {
-				txt.connected(s)
-			}
-		}
 		txt.summary(res)
 		printExtras(out, res)
 		if res.ServerOutputText != "" {
@@ -230,7 +226,7 @@ func iperfMessage(err error) string {
 	var errno syscall.Errno
 	switch {
 	case errors.Is(err, throughput.ErrAccessDenied):
-		return "the server is busy running a test. try again later"
+		return accessDenied(err)
 	case errors.As(err, &op) && op.Op == "dial":
 		cause := op.Err.Error()
 		if errors.As(op.Err, &errno) {
@@ -244,9 +240,32 @@ func iperfMessage(err error) string {
 	return err.Error()
 }
 
+// accessDenied words a refusal as 3.21's client words it: a server that
+// sends "test authorization failed" (ours), one that closes the connection
+// after reading the credentials (3.21's own), or a busy one.
+func accessDenied(err error) string {
+	var se *throughput.ServerError
+	switch {
+	case errors.As(err, &se) && errors.Is(err, throughput.ErrAuthFailed):
+		return "test authorization failed"
+	case errors.Is(err, throughput.ErrAuthFailed):
+		return "control socket has closed unexpectedly"
+	}
+	return "the server is busy running a test. try again later"
+}
+
 // fail reports an error as 3.21 does in each output mode and returns 1.
 func fail(o *options, out, errOut io.Writer, err error) int {
 	msg := iperfMessage(err)
+	var se *throughput.ServerError
+	if errors.As(err, &se) && msg == "test authorization failed" {
+		// 3.21 prints the server's error, then its own.
+		if o.jsonStream {
+			(&jsonStream{w: out}).error("SERVER ERROR - " + msg)
+		} else if !o.json {
+			fmt.Fprintf(errOut, "iperf3: SERVER ERROR - %s\n", msg)
+		}
+	}
 	switch {
 	case o.jsonStream:
 		(&jsonStream{w: out}).error("error - " + msg)
@@ -288,7 +307,13 @@ func inProcess(ctx context.Context, o *options) (host, addr string, stop func(),
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
-	go func() { done <- throughput.Serve(sctx, ln, nil) }()
+	srv, err := throughput.NewServer(nil)
+	if err != nil {
+		cancel()
+		_ = ln.Close()
+		return "", "", nil, err
+	}
+	go func() { done <- srv.Serve(sctx, ln) }()
 	stop = func() {
 		cancel()
 		<-done
@@ -311,83 +336,4 @@ func inProcess(ctx context.Context, o *options) (host, addr string, stop func(),
 	tcp := ln.Addr().(*net.TCPAddr)
 	o.port = tcp.Port
 	return tcp.IP.String(), ln.Addr().String(), stop, nil
-}
-
-// partialResult sums the interval reports of an interrupted run into the
-// result 3.21 prints then: what this side sent or received; the other
-// side's numbers, which come only with the results exchange, are zero.
-func partialResult(cfg *throughput.Config, ivs []throughput.Interval) *throughput.Result {
-	r := &throughput.Result{Role: "client", Protocol: "tcp", NumStreams: max(cfg.Streams, 1), Reverse: cfg.Reverse, Bidir: cfg.Bidir,
-		BlockLen: cfg.BlockLen, OmitSeconds: cfg.Omit.Seconds(), DurationSeconds: cfg.Duration.Seconds()}
-	if cfg.UDP {
-		r.Protocol = "udp"
-	}
-	byID := map[int]*throughput.StreamResult{}
-	var order []int
-	for _, iv := range ivs {
-		r.Intervals = append(r.Intervals, iv)
-		if iv.Omitted {
-			continue
-		}
-		for _, s := range iv.Streams {
-			sr := byID[s.ID]
-			if sr == nil {
-				sr = &throughput.StreamResult{ID: s.ID, Reverse: s.Reverse, Retransmits: -1}
-				byID[s.ID] = sr
-				order = append(order, s.ID)
-			}
-			sr.Seconds = iv.EndSeconds - r.OmitSeconds
-			addInterval(sr, s)
-		}
-	}
-	for _, id := range order {
-		sr := byID[id]
-		if sr.Seconds > 0 {
-			sr.SentBitsPerSecond = float64(sr.SentBytes) * 8 / sr.Seconds
-			sr.ReceivedBitsPerSecond = float64(sr.ReceivedBytes) * 8 / sr.Seconds
-		}
-		r.Streams = append(r.Streams, *sr)
-	}
-	r.Upload, r.Download = sumDirection(r.Streams, false), sumDirection(r.Streams, true)
-	return r
-}
-
-func addInterval(sr *throughput.StreamResult, s throughput.StreamInterval) {
-	if s.Sender {
-		sr.SentBytes += s.Bytes
-		sr.SentPackets += s.Packets
-		if s.TCPInfo {
-			sr.Retransmits = max(sr.Retransmits, 0) + s.Retransmits
-		}
-		return
-	}
-	sr.ReceivedBytes += s.Bytes
-	sr.Packets += s.Packets
-	sr.LostPackets += s.LostPackets
-	sr.JitterMs = s.JitterMs
-}
-
-func sumDirection(ss []throughput.StreamResult, rev bool) *throughput.Summary {
-	var sum *throughput.Summary
-	for _, s := range ss {
-		if s.Reverse != rev {
-			continue
-		}
-		if sum == nil {
-			sum = &throughput.Summary{Retransmits: -1}
-		}
-		sum.Streams++
-		sum.Seconds = max(sum.Seconds, s.Seconds)
-		sum.SentBytes += s.SentBytes
-		sum.ReceivedBytes += s.ReceivedBytes
-		sum.SentBitsPerSecond += s.SentBitsPerSecond
-		sum.ReceivedBitsPerSecond += s.ReceivedBitsPerSecond
-		sum.SentPackets += s.SentPackets
-		sum.Packets += s.Packets
-		sum.LostPackets += s.LostPackets
-		if s.Retransmits >= 0 {
-			sum.Retransmits = max(sum.Retransmits, 0) + s.Retransmits
-		}
-	}
-	return sum
 }

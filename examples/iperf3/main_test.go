@@ -79,6 +79,7 @@ func TestInProcessText(t *testing.T) {
 	assert.Contains(t, out, "\niperf Done.\n")
 	assert.Contains(t, out, "RTT under load (udp,")
 	assert.GreaterOrEqual(t, strings.Count(out, "sec "), 6)
+	assert.Less(t, strings.LastIndex(out, " connected to "), strings.Index(out, "[ ID] Interval"), "connected lines come first, as in 3.21")
 }
 
 func TestInProcessJSON(t *testing.T) {
@@ -148,7 +149,7 @@ func TestOneOff(t *testing.T) {
 	}
 }
 
-func TestAuthRefusedUntilLibrarySupportsIt(t *testing.T) {
+func TestAuthSetupErrors(t *testing.T) {
 	dir := t.TempDir()
 	// Missing key files are reported as 3.21 reports them.
 	_, errOut, code := runTool(context.Background(), "-c", "127.0.0.1", "--username", "u", "--rsa-public-key-path", filepath.Join(dir, "none.pem"))

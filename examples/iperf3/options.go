@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,8 @@ const (
 	maxUDPBlockSize  = 65535 - 8 - 20
 	minRcvTimeoutMs  = 100
 	defaultTimestamp = "%c "
+	iperfUDPBitrate  = 1 << 20   // iperf3's default UDP rate, 1 Mbit/s as 1024*1024
+	iperfTCPBlockLen = 128 << 10 // iperf3's default TCP write length
 )
 
 // options is the whole command line. Fields the library cannot honour yet
@@ -80,6 +83,8 @@ type options struct {
 	oneOff            bool
 	idleTimeout       time.Duration
 	serverMaxDuration time.Duration
+	allowedClients    []netip.Prefix // --allowed-clients (ours)
+	maxTestsPerClient int            // --max-tests-per-client (ours)
 
 	// Authentication.
 	username            string
@@ -88,6 +93,7 @@ type options struct {
 	authorizedUsersPath string
 	skewThreshold       time.Duration
 	usePKCS1Padding     bool
+	serverAuth          *throughput.ServerAuth // loaded by loadAuth
 }
 
 // paramError is iperf3's "parameter error - ..." (a value it refuses).
@@ -144,7 +150,8 @@ var (
 		"window", "set-mss", "no-delay", "tos", "dscp", "extra-data", "zerocopy", "repeating-payload", "omit", "title",
 		"congestion", "get-server-output", "udp-counters-64bit", "fq-rate", "dont-fragment", "skip-rx-copy",
 		"pacing-timer", "connect-timeout", "username", "rsa-public-key-path", "gsro", "rtt"}
-	serverOnly = []string{"one-off", "idle-timeout", "server-max-duration", "rsa-private-key-path", "time-skew-threshold"}
+	serverOnly = []string{"one-off", "idle-timeout", "server-max-duration", "rsa-private-key-path", "time-skew-threshold", "use-pkcs1-padding",
+		"allowed-clients", "max-tests-per-client"}
 )
 
 // parseOptions parses args (without the program name) as iperf3 3.21 does.
@@ -406,6 +413,28 @@ func defineServerAndAuth(fs *pflag.FlagSet, o *options) {
 		o.serverMaxDuration = time.Duration(v) * time.Second
 		return nil
 	})
+	fs.Func("allowed-clients", "serve only clients in these networks, CIDR[,CIDR...] (netperfkit)", func(s string) error {
+		for _, f := range strings.Split(s, ",") {
+			p, err := netip.ParsePrefix(strings.TrimSpace(f))
+			if err != nil {
+				a, aerr := netip.ParseAddr(strings.TrimSpace(f))
+				if aerr != nil {
+					return perr("bad --allowed-clients network %q (want CIDR, e.g. 10.0.0.0/8)", f)
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			o.allowedClients = append(o.allowedClients, p.Masked())
+		}
+		return nil
+	})
+	fs.Func("max-tests-per-client", "most tests one client IP may run at once, counted from accept (netperfkit)", func(s string) error {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return perr("--max-tests-per-client must be a positive number")
+		}
+		o.maxTestsPerClient = v
+		return nil
+	})
 	fs.StringVar(&o.username, "username", "", "username for authentication")
 	fs.StringVar(&o.rsaPublicKeyPath, "rsa-public-key-path", "", "path to the RSA public key used to encrypt authentication credentials")
 	fs.StringVar(&o.rsaPrivateKeyPath, "rsa-private-key-path", "", "path to the RSA private key used to decrypt authentication credentials")
@@ -464,7 +493,7 @@ func (o *options) finish(fs *pflag.FlagSet) error {
 	}
 	c := &o.cfg
 	if !o.rateSet && c.UDP {
-		c.Bitrate = throughput.DefaultUDPBitrate
+		c.Bitrate = iperfUDPBitrate
 	}
 	if (o.timeSet && c.Bytes != 0) || (o.timeSet && c.Blocks != 0) || (c.Bytes != 0 && c.Blocks != 0) {
 		return errEndCond
@@ -485,6 +514,15 @@ func (o *options) finish(fs *pflag.FlagSet) error {
 	c.UDP32BitCounters = !o.udp64
 	c.Title = o.title
 	c.ConnectTimeout = o.connectTimeout
+	c.ClientPort = o.cport
+	if o.tos > 0 {
+		c.TOS = o.tos
+	}
+	c.DontFragment, c.SendTimeout = o.dontFragment, o.sndTimeout
+	c.ExtraData, c.RepeatingPayload = o.extraData, o.repeatingPayload
+	if o.client {
+		c.BindAddr = o.bind
+	}
 	return nil
 }
 
@@ -509,7 +547,7 @@ func (o *options) checkBlockLen() error {
 	if !o.blockLenSet {
 		if !c.UDP {
 			// iperf3's default TCP length, not the library's larger one.
-			c.BlockLen = throughput.DefaultTCPBlockLen
+			c.BlockLen = iperfTCPBlockLen
 		}
 		return nil
 	}

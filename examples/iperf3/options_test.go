@@ -24,14 +24,14 @@ func TestParseOptionsAccepted(t *testing.T) {
 			assert.Equal(t, "h", o.host)
 			assert.Equal(t, 5201, o.port)
 			assert.Equal(t, 10*time.Second, o.cfg.Duration, "iperf3's default -t")
-			assert.Equal(t, throughput.DefaultTCPBlockLen, o.cfg.BlockLen, "iperf3's 128 KiB TCP default")
+			assert.Equal(t, iperfTCPBlockLen, o.cfg.BlockLen, "iperf3's 128 KiB TCP default")
 			assert.Equal(t, 1, o.cfg.Streams)
 			assert.True(t, o.cfg.UDP32BitCounters, "32-bit UDP counters unless --udp-counters-64bit")
 			assert.Zero(t, o.cfg.Bitrate, "TCP unlimited by default")
 			assert.Equal(t, -1, o.tos)
 		}},
 		{"-c h -u", func(t *testing.T, o *options) {
-			assert.Equal(t, float64(throughput.DefaultUDPBitrate), o.cfg.Bitrate, "UDP 1 Mbit/s by default")
+			assert.Equal(t, float64(iperfUDPBitrate), o.cfg.Bitrate, "UDP 1 Mbit/s by default")
 			assert.Zero(t, o.cfg.BlockLen, "UDP length left to the library")
 		}},
 		{"-uRP4 -ch", func(t *testing.T, o *options) {
@@ -193,7 +193,8 @@ func TestUnitSize(t *testing.T) {
 // FuzzParseOptions: no command line panics, and every refusal is one of the
 // two kinds the program prints.
 func FuzzParseOptions(f *testing.F) {
-	for _, s := range []string{"-c h -uRP4", "-s -1 -p 5201", "--timestamps=%c -c h", "-c h -b 1M/10 -n 1k", "--dscp=af11 -c h", "-c", "---x", "-=", "--=x"} {
+	for _, s := range []string{"-c h -uRP4", "-s -1 -p 5201", "--timestamps=%c -c h", "-c h -b 1M/10 -n 1k", "--dscp=af11 -c h", "-c", "---x", "-=", "--=x",
+		"-s --allowed-clients 10.0.0.0/8,::1 --max-tests-per-client 2", "-s --allowed-clients=,/", "-c h -B 127.0.0.1 --cport 5000 -S 0x20 --extra-data x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {

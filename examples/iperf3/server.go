@@ -9,9 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"time"
 
-	"github.com/netperfkit/netperfkit/internal/iperfauth"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -24,30 +22,13 @@ func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "iperf3: exiting\n")
 		return 1
 	}
-	var (
-		mu    sync.Mutex
-		tests = 1
-	)
-	listening := func() {
-		if !o.json {
-			fmt.Fprintf(out, "%sServer listening on %d (test #%d)\n%s", banner, o.port, tests, banner)
-		}
+	srv, err := throughput.NewServer(serverConfig(o, out, errOut))
+	if err != nil {
+		_ = ln.Close()
+		fmt.Fprintf(errOut, "iperf3: error - %v\n", err)
+		return 1
 	}
-	listening()
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, OnResult: func(r *throughput.Result) {
-		mu.Lock()
-		defer mu.Unlock()
-		serverReport(o, r, out)
-		tests++
-		if o.oneOff {
-			cancel()
-			return
-		}
-		listening()
-	}}
-	err = throughput.Serve(sctx, ln, cfg)
+	err = srv.Serve(ctx, ln)
 	var sig *signalError
 	if errors.As(context.Cause(ctx), &sig) {
 		fmt.Fprintf(errOut, "iperf3: interrupt - the server has terminated %s\n", sig.describe())
@@ -58,6 +39,47 @@ func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// serverConfig is the library's server for the options: 3.21's banner
+// before each test, the server's report after it, and its words for a
+// failed authentication.
+func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
+	var (
+		mu    sync.Mutex
+		tests = 1
+	)
+	listening := func() {
+		if !o.json {
+			fmt.Fprintf(out, "%sServer listening on %d (test #%d)\n%s", banner, o.port, tests, banner)
+		}
+	}
+	listening()
+	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OneOff: o.oneOff,
+		AllowedClients: o.allowedClients, MaxTestsPerClient: o.maxTestsPerClient}
+	if o.oneOff {
+		// Without -1, 3.21's --idle-timeout restarts its one test slot,
+		// which this server does not need; with it, the server exits.
+		cfg.IdleTimeout = o.idleTimeout
+	}
+	cfg.OnSessionError = func(e *throughput.SessionError) {
+		switch {
+		case errors.Is(e.Err, throughput.ErrAuthFailed):
+			fmt.Fprintf(errOut, "iperf3: error - test authorization failed\n")
+		case o.verbose && (e.Reason == throughput.ReasonDenied || e.Reason == throughput.ReasonLimit):
+			fmt.Fprintf(errOut, "iperf3: refused %v: %v\n", e.Remote, e.Err)
+		}
+	}
+	cfg.OnResult = func(r *throughput.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		serverReport(o, r, out)
+		tests++
+		if !o.oneOff {
+			listening()
+		}
+	}
+	return cfg
 }
 
 // serverReport prints one finished test from the server's side. The
@@ -80,8 +102,7 @@ func serverReport(o *options, r *throughput.Result, out io.Writer) {
 	h, p := hostPort(r.RemoteAddr)
 	fmt.Fprintf(out, "Accepted connection from %s, port %d\n", h, p)
 	so := *o
-	so.cfg.UDP, so.cfg.Reverse, so.cfg.Bidir = r.Protocol == "udp", r.Reverse, r.Bidir
-	so.cfg.Streams, so.cfg.Omit = r.NumStreams, time.Duration(r.OmitSeconds*float64(time.Second))
+	so.cfg = r.Config
 	txt := newTextReport(out, &so)
 	for _, s := range r.Streams {
 		if s.LocalAddr != "" {
@@ -104,41 +125,38 @@ func unsupported(o *options) []string {
 			names = append(names, name)
 		}
 	}
-	add(o.bind != "", "-B/--bind")
-	add(o.cport != 0, "--cport")
-	add(o.tos >= 0, "-S/--tos or --dscp")
 	add(o.zerocopy, "-Z/--zerocopy")
 	add(o.skipRxCopy, "--skip-rx-copy")
 	add(o.gsro, "--gsro")
 	add(o.fqRate != 0, "--fq-rate")
-	add(o.pacingTimer != 0, "--pacing-timer")
 	add(o.burst != 0, "-b .../burst")
-	add(o.extraData != "", "--extra-data")
-	add(o.repeatingPayload, "--repeating-payload")
-	add(o.dontFragment, "--dont-fragment")
 	add(o.rcvTimeout != 0, "--rcv-timeout")
-	add(o.sndTimeout != 0, "--snd-timeout")
-	add(o.idleTimeout != 0, "--idle-timeout")
 	return names
 }
 
 func warnUnsupported(o *options, errOut io.Writer) {
+	if o.pacingTimer != 0 {
+		fmt.Fprintf(errOut, "iperf3: warning - --pacing-timer is accepted and not needed: netperfkit paces every write\n")
+	}
+	if o.dontFragment && !o.cfg.UDP {
+		fmt.Fprintf(errOut, "iperf3: warning - --dont-fragment applies to UDP tests only\n")
+	}
 	for _, n := range unsupported(o) {
 		fmt.Fprintf(errOut, "iperf3: warning - %s is not supported by netperfkit yet; the test runs without it\n", n)
 	}
 }
 
-// errAuthUnsupported: the library cannot carry a token or check one yet, and
-// running without the authentication asked for would be unsafe.
-var errAuthUnsupported = errors.New("authentication is not supported by netperfkit's throughput library yet; refusing to run without it")
-
-// checkAuth loads and checks the authentication settings as 3.21 does at
-// start-up (so a bad key or users file is reported the same way), then
-// refuses to run, since the library cannot use them yet.
-func checkAuth(o *options) error {
+// loadAuth loads the authentication settings as 3.21 does at start-up (so
+// a bad key or users file is reported the same way) into the client's
+// Config or the server's ServerAuth.
+func loadAuth(o *options) error {
 	switch {
 	case o.client && o.username != "":
-		pub, err := iperfauth.LoadPublicKey(o.rsaPublicKeyPath)
+		pem, err := os.ReadFile(o.rsaPublicKeyPath)
+		if err != nil {
+			return errors.Join(err, errClientAuth)
+		}
+		pub, err := throughput.ParseRSAPublicKey(pem)
 		if err != nil {
 			return errors.Join(err, errClientAuth)
 		}
@@ -146,25 +164,21 @@ func checkAuth(o *options) error {
 		if !ok {
 			return errors.Join(errors.New("IPERF3_PASSWORD is not set (this tool does not prompt for a password)"), errClientAuth)
 		}
-		if _, err := iperfauth.EncodeToken(pub, iperfauth.Credentials{User: o.username, Password: pw, Unix: time.Now().Unix()}, padding(o)); err != nil {
-			return err
-		}
-		return errAuthUnsupported
+		o.cfg.Auth = &throughput.ClientAuth{User: o.username, Password: pw, PublicKey: pub}
 	case o.server && o.rsaPrivateKeyPath != "":
-		if _, err := iperfauth.LoadUsers(o.authorizedUsersPath); err != nil {
+		if _, err := os.Stat(o.authorizedUsersPath); err != nil {
 			return errors.Join(err, perr("cannot access authorized users file"))
 		}
-		if _, err := iperfauth.LoadPrivateKey(o.rsaPrivateKeyPath); err != nil {
+		pem, err := os.ReadFile(o.rsaPrivateKeyPath)
+		if err != nil {
 			return errors.Join(err, errServerAuth)
 		}
-		return errAuthUnsupported
+		key, err := throughput.ParseRSAPrivateKey(pem)
+		if err != nil {
+			return errors.Join(err, errServerAuth)
+		}
+		o.serverAuth = &throughput.ServerAuth{PrivateKey: key, UsersPath: o.authorizedUsersPath,
+			SkewThreshold: o.skewThreshold, PKCS1Padding: o.usePKCS1Padding}
 	}
 	return nil
-}
-
-func padding(o *options) iperfauth.Padding {
-	if o.usePKCS1Padding {
-		return iperfauth.PKCS1v15
-	}
-	return iperfauth.OAEP
 }

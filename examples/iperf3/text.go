@@ -135,7 +135,7 @@ func (t *textReport) header(iv throughput.Interval) string {
 		return cols + "         Jitter    Lost/Total Datagrams\n"
 	}
 	for _, s := range iv.Streams {
-		if s.Sender && s.TCPInfo {
+		if s.Sender && s.TCP != nil {
 			return cols + "         Retr  Cwnd\n"
 		}
 	}
@@ -143,10 +143,11 @@ func (t *textReport) header(iv throughput.Interval) string {
 }
 
 func (t *textReport) times(iv throughput.Interval) (float64, float64) {
+	st, et := iv.Start.Seconds(), iv.End.Seconds()
 	if iv.Omitted || t.omit == 0 {
-		return iv.StartSeconds, iv.EndSeconds
+		return st, et
 	}
-	return max(iv.StartSeconds-t.omit, 0), max(iv.EndSeconds-t.omit, 0)
+	return max(st-t.omit, 0), max(et-t.omit, 0)
 }
 
 // keepInterval is 3.21's rule for the last, short interval of a test: one
@@ -156,7 +157,7 @@ func keepInterval(iv throughput.Interval, every time.Duration) bool {
 	if every <= 0 {
 		every = time.Second
 	}
-	if iv.EndSeconds-iv.StartSeconds >= every.Seconds()*0.1 {
+	if iv.End-iv.Start >= every/10 {
 		return true
 	}
 	for _, s := range iv.Streams {
@@ -186,13 +187,17 @@ func (t *textReport) interval(iv throughput.Interval) {
 	}
 	for _, s := range iv.Streams {
 		tag := fmt.Sprintf("[%3d]%s", socketID(s.ID), t.roleTag(s.Sender))
-		t.line(tag, st, et, s.Bytes, s.BitsPerSecond, s.Sender, s.TCPInfo, s.Retransmits, s.SndCwndBytes, s.JitterMs, s.LostPackets, s.Packets, omitted)
+		var cwnd int64
+		if s.TCP != nil {
+			cwnd = s.TCP.SndCwndBytes
+		}
+		t.line(tag, st, et, &s.Counts, s.Sender, s.TCP != nil, cwnd, omitted)
 	}
 	if t.streams < 2 {
 		return
 	}
 	for _, d := range []struct {
-		sum *throughput.IntervalSum
+		sum *throughput.Counts
 		rev bool
 	}{{iv.Upload, false}, {iv.Download, true}} {
 		if d.sum == nil {
@@ -201,40 +206,33 @@ func (t *textReport) interval(iv throughput.Interval) {
 		sender := t.localSends(d.rev)
 		info := false
 		for _, s := range iv.Streams {
-			info = info || (s.Reverse == d.rev && s.TCPInfo)
+			info = info || (s.Reverse == d.rev && s.TCP != nil)
 		}
 		tag := "[SUM]" + t.roleTag(sender)
-		t.sumLine(tag, st, et, d.sum, sender, info, omitted)
+		t.line(tag, st, et, d.sum, sender, info, -1, omitted)
 	}
 }
 
-func (t *textReport) line(tag string, st, et float64, bytes int64, bps float64, sender, info bool, retr, cwnd int64, jitter float64, lost, pkts int64, end string) {
-	head := fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, st, et, unitText(float64(bytes), 'A'), unitText(bps/8, t.format))
+// line prints one interval line; cwnd < 0 marks a [SUM] line, which has
+// a retransmit column but no cwnd.
+func (t *textReport) line(tag string, st, et float64, c *throughput.Counts, sender, info bool, cwnd int64, end string) {
+	head := fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, st, et, unitText(float64(c.Bytes), 'A'), unitText(c.BitsPerSecond/8, t.format))
 	switch {
 	case t.udp && sender:
-		fmt.Fprintf(t.w, "%s %s %d  %s\n", head, t.zbuf(), pkts, end)
+		fmt.Fprintf(t.w, "%s %s %d  %s\n", head, t.zbuf(), c.Packets, end)
 	case t.udp:
-		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  %s\n", head, jitter, lost, pkts, percent(lost, pkts), end)
+		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  %s\n", head, ms(c.Jitter), c.LostPackets, c.Packets, percent(c.LostPackets, c.Packets), end)
+	case sender && info && cwnd < 0:
+		fmt.Fprintf(t.w, "%s  %3d             %s\n", head, c.Retransmits, end)
 	case sender && info:
-		fmt.Fprintf(t.w, "%s  %3d   %ss       %s\n", head, retr, unitText(float64(cwnd), 'A'), end)
+		fmt.Fprintf(t.w, "%s  %3d   %ss       %s\n", head, c.Retransmits, unitText(float64(cwnd), 'A'), end)
 	default:
 		fmt.Fprintf(t.w, "%s                  %s\n", head, end)
 	}
 }
 
-func (t *textReport) sumLine(tag string, st, et float64, s *throughput.IntervalSum, sender, info bool, end string) {
-	head := fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, st, et, unitText(float64(s.Bytes), 'A'), unitText(s.BitsPerSecond/8, t.format))
-	switch {
-	case t.udp && sender:
-		fmt.Fprintf(t.w, "%s %s %d  %s\n", head, t.zbuf(), s.Packets, end)
-	case t.udp:
-		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  %s\n", head, s.JitterMs, s.LostPackets, s.Packets, percent(s.LostPackets, s.Packets), end)
-	case sender && info:
-		fmt.Fprintf(t.w, "%s  %3d             %s\n", head, s.Retransmits, end)
-	default:
-		fmt.Fprintf(t.w, "%s                  %s\n", head, end)
-	}
-}
+// ms is a duration in milliseconds, as iperf3 prints jitter.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // zbuf is the blank column 3.21 puts before a UDP sender's datagram count
 // in bidirectional tests (and leaves empty otherwise).
@@ -297,37 +295,37 @@ func (t *textReport) summary(r *throughput.Result) {
 
 func (t *textReport) streamSummary(s throughput.StreamResult) {
 	tag := fmt.Sprintf("[%3d]%s", socketID(s.ID), t.roleTag(t.localSends(s.Reverse)))
-	t.summaryPair(tag, s.Seconds, s.SentBytes, s.ReceivedBytes, s.SentBitsPerSecond, s.ReceivedBitsPerSecond,
-		s.Retransmits, s.JitterMs, s.LostPackets, s.Packets, s.SentPackets)
+	t.summaryPair(tag, &s.Totals)
 }
 
 func (t *textReport) sumSummary(s *throughput.Summary, role string) {
-	t.summaryPair("[SUM]"+role, s.Seconds, s.SentBytes, s.ReceivedBytes, s.SentBitsPerSecond, s.ReceivedBitsPerSecond,
-		s.Retransmits, s.JitterMs, s.LostPackets, s.Packets, s.SentPackets)
+	t.summaryPair("[SUM]"+role, &s.Totals)
 }
 
-func (t *textReport) summaryPair(tag string, secs float64, sent, recv int64, sentBPS, recvBPS float64, retr int64, jitter float64, lost, pkts, sentPkts int64) {
-	head := func(bytes int64, bps float64) string {
-		return fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, 0.0, secs, unitText(float64(bytes), 'A'), unitText(bps/8, t.format))
+func (t *textReport) summaryPair(tag string, tot *throughput.Totals) {
+	secs := tot.Duration.Seconds()
+	head := func(c *throughput.Counts) string {
+		return fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, 0.0, secs, unitText(float64(c.Bytes), 'A'), unitText(c.BitsPerSecond/8, t.format))
 	}
+	snd, rcv := &tot.Sent, &tot.Received
 	if t.udp {
+		sentPkts := snd.Packets
 		if sentPkts == 0 {
-			sentPkts = pkts
+			sentPkts = rcv.Packets
 		}
-		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  sender\n", head(sent, sentBPS), 0.0, 0, sentPkts, 0.0)
-		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  receiver\n", head(recv, recvBPS), jitter, lost, pkts, percent(lost, pkts))
+		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  sender\n", head(snd), 0.0, 0, sentPkts, 0.0)
+		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  receiver\n", head(rcv), ms(rcv.Jitter), rcv.LostPackets, rcv.Packets, percent(rcv.LostPackets, rcv.Packets))
 		return
 	}
-	if retr >= 0 {
-		if strings.HasPrefix(tag, "[SUM]") {
-			fmt.Fprintf(t.w, "%s  %3d             sender\n", head(sent, sentBPS), retr)
-		} else {
-			fmt.Fprintf(t.w, "%s  %3d            sender\n", head(sent, sentBPS), retr)
-		}
-	} else {
-		fmt.Fprintf(t.w, "%s                  sender\n", head(sent, sentBPS))
+	switch {
+	case snd.Retransmits >= 0 && strings.HasPrefix(tag, "[SUM]"):
+		fmt.Fprintf(t.w, "%s  %3d             sender\n", head(snd), snd.Retransmits)
+	case snd.Retransmits >= 0:
+		fmt.Fprintf(t.w, "%s  %3d            sender\n", head(snd), snd.Retransmits)
+	default:
+		fmt.Fprintf(t.w, "%s                  sender\n", head(snd))
 	}
-	fmt.Fprintf(t.w, "%s                  receiver\n", head(recv, recvBPS))
+	fmt.Fprintf(t.w, "%s                  receiver\n", head(rcv))
 }
 
 // done ends a client's report as 3.21 does.

@@ -71,8 +71,7 @@ func TestTextMatches321(t *testing.T) {
 			require.Equal(t, 0, code, errOut)
 			wc, wi, ws := textShape(want)
 			gc, gi, gs := textShape(got)
-			// Same connected lines; they come after the intervals here
-			// until the library reports its streams when they connect.
+			// Same connected lines, printed as the streams connect.
 			assert.Equal(t, wc, gc, "connected lines\n3.21:\n%s\nours:\n%s", want, got)
 			assert.Equal(t, wi, gi, "interval section\n3.21:\n%s\nours:\n%s", want, got)
 			assert.Equal(t, ws, gs, "summary section\n3.21:\n%s\nours:\n%s", want, got)

@@ -28,7 +28,7 @@ func printParseError(w io.Writer, prog string, err error) {
 func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "iperf %s (netperfkit examples/iperf3, %s)\n", compatVersion, runtime.Version())
 	fmt.Fprintf(w, "%s %s\n", runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(w, "Optional features available: TCP congestion algorithm setting (linux), authentication (parsed; see --help), POSIX threads, GSO/GRO support (linux)\n")
+	fmt.Fprintf(w, "Optional features available: TCP congestion algorithm setting (linux), authentication with RSA, POSIX threads, GSO/GRO support (linux)\n")
 }
 
 // usageLong follows the layout of 3.21's --help, listing the options this
@@ -41,7 +41,7 @@ Server or Client:
   -p, --port      #         server port to listen on/connect to
   -f, --format   [kmgtKMGT] format to report: Kbits, Mbits, Gbits, Tbits
   -i, --interval  #         seconds between periodic throughput reports
-  -B, --bind <host>         bind to the interface associated with the address <host> (*)
+  -B, --bind <host>         bind to the interface associated with the address <host>
   -V, --verbose             more detailed output
   -J, --json                output in JSON format
   --json-stream             output in line-delimited JSON format
@@ -50,21 +50,22 @@ Server or Client:
   --timestamps<=format>     emit a timestamp at the start of each output line
                             (optional "=" and format string as per strftime(3))
   --rcv-timeout #           idle timeout for receiving data (default 120000 ms) (*)
-  --snd-timeout #           timeout for unacknowledged TCP data (in ms) (*)
+  --snd-timeout #           timeout for unacknowledged TCP data (in ms) (linux)
   -v, --version             show version information and quit
   -h, --help                show this message and quit
 Server specific:
   -s, --server              run in server mode
   -1, --one-off             handle one client connection then exit
-  --idle-timeout #          restart idle server after # seconds (*)
+  --idle-timeout #          restart idle server after # seconds
+                            (with -1: exit after # idle seconds; without, there is nothing to restart)
   --server-max-duration #   max time, in seconds, that an iperf test can run against the server
   --rsa-private-key-path    path to the RSA private key used to decrypt
-                            authentication credentials (*)
+                            authentication credentials
   --authorized-users-path   path to the configuration file containing user
-                            credentials (*)
+                            credentials
   --time-skew-threshold     time skew threshold (in seconds) between the server
-                            and client during the authentication process (*)
-  --use-pkcs1-padding       use pkcs1 padding at your own risk (*)
+                            and client during the authentication process
+  --use-pkcs1-padding       use pkcs1 padding at your own risk
 Client specific:
   -c, --client <host>       run in client mode, connecting to <host>
   -u, --udp                 use UDP rather than TCP
@@ -72,14 +73,15 @@ Client specific:
   -b, --bitrate #[KMG][/#]  target bitrate in bits/sec (0 for unlimited)
                             (default 1 Mbit/sec for UDP, unlimited for TCP)
                             (optional slash and packet count for burst mode (*))
-  --pacing-timer #[KMG]     set the Server timing for pacing, in microseconds (*)
+  --pacing-timer #[KMG]     set the Server timing for pacing, in microseconds
+                            (accepted; not needed: netperfkit paces every write)
   --fq-rate #[KMG]          enable fair-queuing based socket pacing in bits/sec (*)
   -t, --time      #         time in seconds to transmit for (default 10 secs)
   -n, --bytes     #[KMG]    number of bytes to transmit (instead of -t or -k)
   -k, --blockcount #[KMG]   number of blocks (packets) to transmit (instead of -t or -n)
   -l, --length    #[KMG]    length of buffer to read or write
                             (default 128 KB for TCP, dynamic or 1460 for UDP)
-  --cport         <port>    bind to a specific client port (*)
+  --cport         <port>    bind to a specific client port
   -P, --parallel  #         number of parallel client streams to run
   -R, --reverse             run in reverse mode (server sends, client receives)
   --bidir                   run in bidirectional mode.
@@ -90,22 +92,27 @@ Client specific:
   -N, --no-delay            set TCP no delay, disabling Nagle's Algorithm
   -4, --version4            only use IPv4
   -6, --version6            only use IPv6
-  -S, --tos N               set the IP type of service, 0-255 (*)
-  --dscp N or --dscp val    set the IP dscp value, either 0-63 or symbolic (*)
+  -S, --tos N               set the IP type of service, 0-255
+  --dscp N or --dscp val    set the IP dscp value, either 0-63 or symbolic
   -Z, --zerocopy            use a 'zero copy' method of sending data (*)
   --skip-rx-copy            ignore received messages using MSG_TRUNC option (*)
   -O, --omit N              perform pre-test for N seconds and omit the pre-test statistics
   -T, --title str           prefix every output line with this string
-  --extra-data str          data string to include in client and server JSON (*)
+  --extra-data str          data string to include in client and server JSON
   --get-server-output       get results from server
   --udp-counters-64bit      use 64-bit counters in UDP test packets
   --gsro                    enable UDP GSO/GRO on both client and server (*)
-  --repeating-payload       use repeating pattern in payload (*)
-  --dont-fragment           set IPv4 Don't Fragment flag (*)
-  --username                username for authentication (*)
+  --repeating-payload       use repeating pattern in payload (netperfkit always does)
+  --dont-fragment           set IPv4 Don't Fragment flag (UDP, linux)
+  --username                username for authentication
+                            (the password is read from IPERF3_PASSWORD)
   --rsa-public-key-path     path to the RSA public key used to encrypt
-                            authentication credentials (*)
+                            authentication credentials
 netperfkit additions:
+  --allowed-clients CIDR[,CIDR...]  (server) serve only clients in these networks; others
+                            get "access denied" (iperf3's busy answer) before anything is read
+  --max-tests-per-client #  (server) most tests one client IP may run at once, counted from
+                            accept, so one host cannot hold every slot with stalled handshakes
   --rtt host:port           measure RTT under load against a sockperf-compatible UDP
                             echo server ("local" with --in-process)
   --in-process              test against an in-process server on loopback

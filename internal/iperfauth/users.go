@@ -111,3 +111,13 @@ func (u *Users) Allowed(user, password string) bool {
 	}
 	return ok
 }
+
+// NewUsers builds Users from a map of user name to the hash an
+// authorized-users file holds for it (PasswordHash).
+func NewUsers(hashes map[string]string) *Users {
+	u := &Users{}
+	for name, h := range hashes {
+		u.entries = append(u.entries, userEntry{user: name, hash: h})
+	}
+	return u
+}

@@ -215,6 +215,7 @@ func FuzzDecodeParams(f *testing.F) {
 	f.Add([]byte(`{"tcp":true,"omit":0,"time":10,"num":0,"blockcount":0,"parallel":1,"client_version":"3.12"}`))
 	f.Add([]byte(`{"udp":true,"len":1200,"bandwidth":18446744073709551615}`))
 	f.Add([]byte(`{"parallel":1.5e300}`))
+	f.Add([]byte(`{"parallel":1,"authtoken":"QUJD","TOS":32,"extra_data":"x","dont_fragment":1,"repeating_payload":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := DecodeParams(b)
 		if err != nil {
@@ -227,6 +228,8 @@ func FuzzDecodeParams(f *testing.F) {
 		require.Equal(t, p.Parallel, p2.Parallel)
 		require.Equal(t, p.Time, p2.Time)
 		require.Equal(t, bool(p.Reverse), bool(p2.Reverse))
+		require.Equal(t, p.AuthToken, p2.AuthToken)
+		require.Equal(t, p.TOS, p2.TOS)
 	})
 }
 

@@ -112,8 +112,11 @@ type Params struct {
 	GetServerOutput  Int    `json:"get_server_output,omitempty"`
 	UDPCounters64    Int    `json:"udp_counters_64bit,omitempty"`
 	RepeatingPayload Int    `json:"repeating_payload,omitempty"`
+	DontFragment     Int    `json:"dont_fragment,omitempty"`
 	JSONOutput       Flag   `json:"json_output,omitempty"`
 	ClientVersion    string `json:"client_version,omitempty"`
+	// AuthToken is iperf3's RSA credential token (see internal/iperfauth).
+	AuthToken string `json:"authtoken,omitempty"`
 	// Interval is this package's addition: the client's report interval in
 	// seconds, so that a netperfkit server's output lines up with the
 	// client's intervals. iperf3 ignores the key.

@@ -72,14 +72,16 @@ func (s State) Known() bool {
 // so a stock client prints a matching message.
 const (
 	IErrDuration   = 5   // IEDURATION
+	IErrTotalRate  = 27  // IETOTALRATE: a bitrate above the server's cap
 	IErrNumStreams = 6   // IENUMSTREAMS
 	IErrBlockSize  = 7   // IEBLOCKSIZE
 	IErrBufSize    = 8   // IEBUFSIZE
 	IErrMSS        = 10  // IEMSS
 	IErrOmit       = 12  // IEOMIT
+	IErrBadTOS     = 21  // IEBADTOS
 	IErrListen     = 102 // IELISTEN: the UDP socket could not be bound
 	IErrRecvParams = 114 // IERECVPARAMS: parameters unreadable or too large
-	IErrAuth       = 142 // IEAUTHTEST: used for a bitrate above the server's cap
+	IErrAuth       = 142 // IEAUTHTEST: "test authorization failed"
 	IErrStreams    = 204 // IESTREAMACCEPT: streams did not arrive in time
 )
 

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/throughput"
+)
+
+// accessServers starts both servers with cfg's access settings on loopback
+// and returns their addresses.
+func accessServers(t *testing.T, cfg config) (iperf, sockperf string) {
+	t.Helper()
+	ac, err := newAccessControl(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 2)
+	go func() { done <- serveIperf3(ctx, ln, serverLimits{maxTests: 2, maxConns: 4}, ac) }()
+	a, serve, err := listenSockperf(ctx, "udp", "127.0.0.1:0", serverLimits{maxTests: 2, maxConns: 4}, ac)
+	require.NoError(t, err)
+	go func() { done <- serve() }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		<-done
+	})
+	return ln.Addr().String(), a.String()
+}
+
+func TestAccessControlAllowList(t *testing.T) {
+	ctx := context.Background()
+	iperf, sock := accessServers(t, config{AllowClients: []string{"10.0.0.0/8", "192.0.2.1"}})
+	_, err := tputProbe(ctx, iperf, 1<<20, time.Second, 5*time.Second, nil)
+	require.ErrorIs(t, err, errPeerBusy, "refused as iperf3 refuses: access denied")
+	rtts, lost, _ := rttProbe(ctx, sock, 2, 200*time.Millisecond)
+	assert.Empty(t, rtts, "sockperf datagrams from outside the allow-list are dropped")
+	assert.Equal(t, int64(2), lost)
+
+	iperf, sock = accessServers(t, config{AllowClients: []string{"127.0.0.0/8"}, MaxTestsPerClient: 1})
+	r, err := tputProbe(ctx, iperf, 1<<20, time.Second, 5*time.Second, nil)
+	require.NoError(t, err)
+	assert.Positive(t, r.sentBytes)
+	rtts, _, err = rttProbe(ctx, sock, 2, time.Second)
+	require.NoError(t, err)
+	assert.Len(t, rtts, 2)
+
+	_, err = newAccessControl(config{AllowClients: []string{"not-a-net"}})
+	assert.Error(t, err)
+}
+
+func TestAccessControlAuth(t *testing.T) {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	spki, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	require.NoError(t, err)
+	pub, priv, users := filepath.Join(dir, "pub.pem"), filepath.Join(dir, "priv.pem"), filepath.Join(dir, "users")
+	require.NoError(t, os.WriteFile(pub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: spki}), 0o600))
+	require.NoError(t, os.WriteFile(priv, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}), 0o600))
+	sum := sha256.Sum256([]byte("{agent}s3cret"))
+	require.NoError(t, os.WriteFile(users, []byte("agent,"+hex.EncodeToString(sum[:])+"\n"), 0o600))
+
+	iperf, _ := accessServers(t, config{IperfKey: priv, IperfUsers: users})
+	ctx := context.Background()
+	_, err = tputProbe(ctx, iperf, 1<<20, time.Second, 5*time.Second, nil)
+	require.ErrorIs(t, err, throughput.ErrAuthFailed)
+	t.Setenv("NETPERFKIT_IPERF3_PASSWORD", "s3cret")
+	auth, err := probeAuth(config{IperfUser: "agent", IperfPublicKey: pub})
+	require.NoError(t, err)
+	r, err := tputProbe(ctx, iperf, 1<<20, time.Second, 5*time.Second, auth)
+	require.NoError(t, err)
+	assert.Positive(t, r.sentBytes)
+
+	_, err = newAccessControl(config{IperfKey: filepath.Join(dir, "none"), IperfUsers: users})
+	assert.Error(t, err)
+	c := defaults()
+	c.IperfKey = priv
+	assert.Error(t, c.validate(), "the key needs a users file")
+}
+
+// FuzzAccessControl feeds arbitrary -allow-clients lists and client
+// addresses to the parser and the check.
+func FuzzAccessControl(f *testing.F) {
+	f.Add("10.0.0.0/8", "10.1.2.3:5201")
+	f.Add("::1,192.0.2.1", "[::ffff:192.0.2.1]:1")
+	f.Add("bad", "x")
+	f.Fuzz(func(t *testing.T, list, addr string) {
+		ac, err := newAccessControl(config{AllowClients: splitList(list)})
+		if err != nil {
+			return
+		}
+		a, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil || a.IP == nil {
+			return
+		}
+		got := ac.allows(a)
+		if len(ac.allowed) == 0 && !got {
+			t.Fatal("an empty allow-list refused a client")
+		}
+	})
+}

@@ -1,0 +1,79 @@
+package throughput
+
+import (
+	"encoding/json"
+	"net"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSocketOptionsReachServer: the options a stock server takes from the
+// parameters (TOS, extra data, don't fragment) reach ours, the client's
+// bind address and port are used, and iperf3's start keys are written.
+func TestSocketOptionsReachServer(t *testing.T) {
+	addr, results := startServer(t, nil)
+	port := freeTCPPort(t)
+	cfg := &Config{Duration: 300 * time.Millisecond, TOS: 0x20, ExtraData: "run-42", RepeatingPayload: true,
+		SendTimeout: 5 * time.Second, BindAddr: "127.0.0.1", ClientPort: port, Streams: 2}
+	res, err := Run(ctxT(t, 20*time.Second), addr, cfg)
+	require.NoError(t, err)
+	_, p0, _ := net.SplitHostPort(res.Streams[0].LocalAddr)
+	_, p1, _ := net.SplitHostPort(res.Streams[1].LocalAddr)
+	assert.Equal(t, []string{itoa(port), itoa(port + 1)}, []string{p0, p1}, "--cport numbers the streams from the port")
+	sr := <-results
+	assert.Equal(t, 0x20, sr.Config.TOS)
+	assert.Equal(t, "run-42", sr.Config.ExtraData)
+	assert.True(t, sr.Config.RepeatingPayload)
+	doc, err := IperfJSON(res)
+	require.NoError(t, err)
+	var m struct {
+		ExtraData string `json:"extra_data"`
+		Start     struct {
+			Timestamp     map[string]any `json:"timestamp"`
+			TCPMSSDefault *int           `json:"tcp_mss_default"`
+			TestStart     map[string]any `json:"test_start"`
+		} `json:"start"`
+	}
+	require.NoError(t, json.Unmarshal(doc, &m))
+	assert.Equal(t, "run-42", m.ExtraData)
+	assert.Contains(t, m.Start.Timestamp, "timemillisecs")
+	assert.Equal(t, float64(0x20), m.Start.TestStart["tos"])
+	assert.Contains(t, m.Start.TestStart, "bidir", "written when 0, as 3.21 does")
+	if runtime.GOOS == "linux" {
+		require.NotNil(t, m.Start.TCPMSSDefault)
+		assert.Positive(t, *m.Start.TCPMSSDefault)
+	}
+
+	ures, err := Run(ctxT(t, 20*time.Second), addr, &Config{UDP: true, Duration: 300 * time.Millisecond, DontFragment: true, TOS: 0x10})
+	require.NoError(t, err)
+	assert.Positive(t, ures.Upload.Received.Packets)
+	assert.True(t, (<-results).Config.DontFragment)
+
+	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{TOS: 300})
+	assert.Error(t, err)
+	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{BindAddr: "not-an-ip"})
+	assert.Error(t, err)
+}
+
+func freeTCPPort(t *testing.T) int {
+	// Two consecutive free ports: try a few bases.
+	for range 20 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		p := ln.Addr().(*net.TCPAddr).Port
+		ln2, err := net.Listen("tcp", "127.0.0.1:"+itoa(p+1))
+		ln.Close()
+		if err == nil {
+			ln2.Close()
+			return p
+		}
+	}
+	t.Fatal("no two consecutive free ports")
+	return 0
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

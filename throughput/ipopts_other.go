@@ -1,0 +1,14 @@
+//go:build !linux
+
+package throughput
+
+import "time"
+
+const (
+	dontFragmentAvailable = false
+	userTimeoutAvailable  = false
+)
+
+func setDontFragment(uintptr) error               { return ErrNotAvailable }
+func setUserTimeout(uintptr, time.Duration) error { return ErrNotAvailable }
+func tcpMSS(uintptr) int                          { return 0 }
