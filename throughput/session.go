@@ -118,6 +118,9 @@ func (s *session) steps(ctx context.Context, sd side) (*Result, error) {
 	for _, n := range optsNotAvailable(sockOpts{mss: s.cfg.MSS, congestion: s.cfg.Congestion}) {
 		s.t.note(n)
 	}
+	for _, n := range dataPathNotAvailable(&s.cfg) {
+		s.t.note(n)
+	}
 	if err := sd.openStreams(ctx); err != nil {
 		return nil, err
 	}

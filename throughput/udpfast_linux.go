@@ -4,11 +4,9 @@ package throughput
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"net"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,10 +24,10 @@ type udpFast struct {
 
 const udpFastAvailable = true
 
-// newUDPFast enables UDP_SEGMENT (sender) or UDP_GRO (receiver) on uc. It
-// returns an error, and the caller keeps the plain path, when the kernel
-// refuses.
-func newUDPFast(uc *net.UDPConn, send bool, segSize int) (*udpFast, error) {
+// newUDPFast enables UDP_SEGMENT (gso, for a sender) or UDP_GRO (gro, for
+// a receiver) on uc. It returns an error, and the caller keeps the plain
+// path, when the kernel refuses.
+func newUDPFast(uc *net.UDPConn, gso, gro bool, segSize int) (*udpFast, error) {
 	rc, err := uc.SyscallConn()
 	if err != nil {
 		return nil, err
@@ -37,10 +35,11 @@ func newUDPFast(uc *net.UDPConn, send bool, segSize int) (*udpFast, error) {
 	f := &udpFast{}
 	var serr error
 	err = rc.Control(func(fd uintptr) {
-		if send {
+		if gso {
 			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_SEGMENT, segSize)
 			f.gso = serr == nil
-		} else {
+		}
+		if gro && serr == nil {
 			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_GRO, 1)
 			f.gro = serr == nil // tuneUDP has sized the receive buffer (fastRecvBuf)
 		}
@@ -52,54 +51,6 @@ func newUDPFast(uc *net.UDPConn, send bool, segSize int) (*udpFast, error) {
 		return nil, fmt.Errorf("throughput: udp offload: %w", err)
 	}
 	return f, nil
-}
-
-func (e *engine) sendUDPFast(s *flowStream) error {
-	k := e.gsoBatch()
-	if k < 2 {
-		return e.sendUDPPlain(s)
-	}
-	l := e.cfg.BlockLen
-	buf := make([]byte, k*l)
-	fillPayload(buf)
-	hl := iperfwire.UDPHeaderLen(e.cfg.counters64())
-	p := newPacer(e.cfg.rate(), time.Now(), e.quit)
-	var dl deadline
-	var count uint64
-	for !e.sendStop.Load() {
-		n := 0
-		for n < k && e.reserve(l) {
-			n++
-		}
-		if n == 0 {
-			return nil
-		}
-		p.wait(n * l)
-		now := time.Now() // one clock reading per write: timestamps and deadline
-		sec, usec := e.stampAt(now)
-		for i := 0; i < n; i++ {
-			iperfwire.PutUDPHeader(buf[i*l:i*l+hl], iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: count + uint64(i) + 1}, e.cfg.counters64())
-		}
-		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
-		w, err := s.conn.Write(buf[:n*l])
-		if err != nil {
-			if e.sendStop.Load() {
-				return nil
-			}
-			if errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EINVAL) {
-				// The device cannot segment: carry on one datagram per write.
-				return e.sendUDPPlain(s)
-			}
-			if transientUDP(err) {
-				continue
-			}
-			return err
-		}
-		count += uint64(n)
-		s.packets.Add(int64(n))
-		e.addBlocks(s, w, int64(n))
-	}
-	return nil
 }
 
 func (e *engine) recvUDPFast(s *flowStream) error {

@@ -9,9 +9,6 @@ type udpFast struct{ gso, gro bool }
 
 const udpFastAvailable = false
 
-func newUDPFast(*net.UDPConn, bool, int) (*udpFast, error) { return nil, ErrNotAvailable }
-
-// Off linux flowStream.fast is always nil; this keeps the plain path.
-func (e *engine) sendUDPFast(s *flowStream) error { return e.sendUDPPlain(s) }
+func newUDPFast(*net.UDPConn, bool, bool, int) (*udpFast, error) { return nil, ErrNotAvailable }
 
 func (e *engine) recvUDPFast(*flowStream) error { return ErrNotAvailable }
