@@ -34,7 +34,7 @@
 // # Defaults
 //
 // A test runs one TCP stream for 10 s, client sending, in 1 MiB writes (iperf3
-// writes 128 KiB; larger writes cost fewer system calls) read back 16 KiB at
+// writes 128 KiB; larger writes cost fewer system calls) read back 128 KiB at
 // a time; UDP sends 1460-byte datagrams at 1 Mbit/s (1024*1024 bit/s) per
 // stream, as iperf3 does. Reports come every second. Connecting and every
 // control step time out after 10 s. A server runs 4 tests at once, each at

@@ -311,8 +311,13 @@ func (e *engine) recvTCP(s *flowStream) error {
 		}
 	}
 	var dl deadline
-	for {
-		dl.refresh(s.conn, e.cfg.IOTimeout, false)
+	for i := 0; ; i++ {
+		// The clock is read every 64th read only: the deadline is a
+		// quarter timeout ahead, and a read that times out early is
+		// retried below.
+		if i%64 == 0 {
+			dl.refresh(s.conn, e.cfg.IOTimeout, false)
+		}
 		n, err := read()
 		if n > 0 {
 			e.add(s, n)
@@ -322,7 +327,7 @@ func (e *engine) recvTCP(s *flowStream) error {
 				return nil
 			}
 			if isTimeout(err) {
-				dl.last = time.Time{} // a slow sender is not an error; stop() ends us
+				dl.last, i = time.Time{}, -1 // a slow sender is not an error; stop() ends us
 				continue
 			}
 			// The peer closing its sending stream ends this one.
