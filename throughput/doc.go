@@ -46,6 +46,17 @@
 // Result as iperf3's -J document and IperfText, IntervalText and SummaryText
 // as its text, so scripts that parse iperf3 keep working.
 //
+// # UDP pacing
+//
+// A UDP sender with a target rate never puts more than 50 us of the rate on
+// the wire at once: a GSO write carries at most that much (4 datagrams of
+// 1400 bytes at 1 Gbit/s, 22 at 5 Gbit/s), the pacer sleeps precisely to
+// each write's slot, a late sender catches up at no more than twice the
+// rate and forgives debt past 5 ms. Every datagram carries its own slot as
+// its send time, and paced tests receive without GRO unless Config.GRO asks
+// for it, so jitter is measured per datagram as iperf3 measures it.
+// Unlimited tests keep 64 KiB GSO writes and GRO.
+//
 // Linux-only measurements (TCP_INFO, UDP GSO/GRO, MSS and congestion
 // control) sit behind build tags; elsewhere results carry a "not available
 // on this platform" note instead of failing. iperf3's wire format itself is
