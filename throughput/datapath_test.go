@@ -93,7 +93,9 @@ func TestDataPathOwnPeers(t *testing.T) {
 				case !cfg.UDP && !cfg.Reverse && !cfg.Bidir && !cfg.ZeroCopy:
 					assert.Equal(t, s.Sent.Bytes, s.Received.Bytes, "TCP: every byte sent is received")
 				case !cfg.UDP:
-					assert.InEpsilon(t, s.Sent.Bytes, s.Received.Bytes, 0.05)
+					// sendfile queues a whole socket buffer at once: more
+					// of it is in flight when the client stops counting.
+					assert.InEpsilon(t, s.Sent.Bytes, s.Received.Bytes, 0.2)
 				case cfg.Bitrate == Unlimited:
 					assert.InEpsilon(t, s.Sent.Packets, s.Received.Packets+s.Received.LostPackets, 0.2)
 				default:

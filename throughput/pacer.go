@@ -67,13 +67,21 @@ func (p *pacer) wait(n int) (now, slot time.Time) {
 	if floor := p.last.Add(p.gap); due.Before(floor) {
 		due = floor
 	}
+	p.last = now
 	if ahead := due.Sub(now); ahead > paceSlack {
 		p.sleep(ahead)
 		now = p.now()
+		// A sleep that overran (a loaded machine wakes threads late) is
+		// not held against the catch-up gap, or a slow waker could never
+		// catch up; at most one send's gap is made good this way.
+		p.last = due
+		if early := now.Add(-dur / catchUp); early.After(due) {
+			p.last = early
+		}
 	}
 	slot = p.next
 	p.next = p.next.Add(dur)
-	p.last, p.gap = now, dur/catchUp
+	p.gap = dur / catchUp
 	return now, slot
 }
 

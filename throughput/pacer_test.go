@@ -178,3 +178,22 @@ func TestSleepers(t *testing.T) {
 		assert.Less(t, time.Since(t0), 5*time.Second, "%s ends when quit is closed", name)
 	}
 }
+
+// TestPacerLateWakeups has every sleep overrun by 70 % of a send's time,
+// as threads on a loaded machine wake late: the sender must still keep the
+// rate on average.
+func TestPacerLateWakeups(t *testing.T) {
+	const rate, l = 10e6, 1200 // 960 us a datagram
+	c := &fakeClock{now: time.Unix(1000, 0)}
+	p := c.pacer(rate)
+	over := p.dur(l) * 7 / 10
+	p.sleep = func(d time.Duration) { c.now = c.now.Add(d + over) }
+	start := c.now
+	n := 0
+	for c.now.Sub(start) < time.Second {
+		p.wait(l)
+		n++
+	}
+	got := float64(n*l*8) / c.now.Sub(start).Seconds()
+	assert.InEpsilon(t, rate, got, 0.02, "sent %.0f bit/s", got)
+}
