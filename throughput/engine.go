@@ -337,19 +337,23 @@ func (e *engine) recvTCP(s *flowStream) error {
 }
 
 // setupUDP prepares a UDP data socket: its buffers, the kernel's pacing cap
-// for a sender, and the offload this side uses (nil: none).
+// for a sender, the offload this side uses, and for a receiver without GRO
+// the kernel's receive times (nil: none of these).
 func setupUDP(uc *net.UDPConn, c *Config, send bool) *udpFast {
 	gso, gro := send && c.useGSO(), !send && c.useGRO()
 	tuneUDP(uc, c.Window, send, gro)
 	if r := c.pacingRate(); send && r > 0 {
 		_ = setPacingRate(uc, r)
 	}
-	if !gso && !gro {
-		return nil
+	var f *udpFast
+	if gso || gro {
+		f, _ = newUDPFast(uc, gso, gro, c.BlockLen)
 	}
-	f, err := newUDPFast(uc, gso, gro, c.BlockLen)
-	if err != nil {
-		return nil
+	if !send && (f == nil || !f.gro) && !c.SkipRxCopy && enableRxStamps(uc) {
+		if f == nil {
+			f = &udpFast{}
+		}
+		f.stamps = true
 	}
 	return f
 }
@@ -434,8 +438,11 @@ func transientUDP(err error) bool {
 }
 
 func (e *engine) recvUDP(s *flowStream) error {
-	if s.fast != nil && s.fast.gro {
+	switch {
+	case s.fast != nil && s.fast.gro:
 		return e.recvUDPFast(s)
+	case s.fast != nil && s.fast.stamps:
+		return e.recvUDPStamped(s)
 	}
 	buf := make([]byte, 65536)
 	read := func() (int, error) { return s.conn.Read(buf) }

@@ -19,34 +19,38 @@ const (
 	// paceSlack is how early a send may go: waits shorter than this are
 	// not worth a sleep.
 	paceSlack = 5 * time.Microsecond
-	// catchUp is how much faster than the target a late sender may send to
-	// make up its debt: two sends are never closer than half their own time
-	// at the rate, so no window longer than one batch sees more than twice
-	// the target rate.
+	// catchUp is how much faster than the target rate a late sender may
+	// send to make up its debt, after an initial catchUpBurst.
 	catchUp = 2
+	// catchUpBurst is the most a late sender sends at once (or one write,
+	// when that is larger): a thread on a loaded machine wakes up hundreds
+	// of microseconds late, and a sender that may send only one write per
+	// wake-up then never catches up. 32 KiB is a sixth of a default 208 KiB
+	// socket buffer: one datagram at a time, a stock receiver absorbs it.
+	catchUpBurst = 32 << 10
 	// maxDebt is how far behind the schedule a stalled sender (descheduled,
-	// a full socket buffer) may be; the rest is forgiven rather than sent as
-	// a burst, and the test reports the shortfall (Summary.SenderLimited).
+	// a full socket buffer) may be; the rest is forgiven rather than sent,
+	// and the test reports the shortfall (Summary.SenderLimited).
 	maxDebt = 5 * time.Millisecond
 )
 
 // pacer spreads sends evenly at a bit rate. Each send of n bytes takes the
 // next slot of n*8/rate on the schedule; the sender sleeps (precisely:
-// sleeper) until its slot, so the largest burst is one write, and a late
-// sender catches up at most catchUp times faster than the rate, forgiving
-// debt past maxDebt. It is not safe for concurrent use.
+// sleeper) until its slot, so a sender on time sends one write at a time.
+// A late sender catches up on a second schedule at catchUp times the rate,
+// after at most catchUpBurst at once, and forgives debt past maxDebt. It is
+// not safe for concurrent use.
 type pacer struct {
-	rate  float64       // bits per second; <= 0 means unlimited
-	next  time.Time     // the next send's slot
-	last  time.Time     // when the previous send went
-	gap   time.Duration // the least time after last for the next send
+	rate  float64   // bits per second; <= 0 means unlimited
+	next  time.Time // the next send's slot
+	fast  time.Time // the next send's slot on the catch-up schedule
 	now   func() time.Time
 	sleep func(time.Duration)
 }
 
 // newPacer returns a pacer at rate from start that sleeps with sl.
 func newPacer(rate float64, start time.Time, sl sleeper) *pacer {
-	return &pacer{rate: rate, next: start, now: time.Now, sleep: sl.sleep}
+	return &pacer{rate: rate, next: start, fast: start, now: time.Now, sleep: sl.sleep}
 }
 
 // wait blocks until n more bytes may be sent (it never blocks for an
@@ -63,25 +67,23 @@ func (p *pacer) wait(n int) (now, slot time.Time) {
 	if p.next.Before(now.Add(-maxDebt)) {
 		p.next = now.Add(-maxDebt) // forgive what a burst would have to repay
 	}
-	due := p.next
-	if floor := p.last.Add(p.gap); due.Before(floor) {
-		due = floor
+	// The catch-up schedule lets catchUpBurst go at once, then catchUp
+	// times the rate.
+	credit := max((p.dur(catchUpBurst)-dur)/catchUp-paceSlack, 0)
+	if early := now.Add(-credit); p.fast.Before(early) {
+		p.fast = early
 	}
-	p.last = now
+	due := p.next
+	if p.fast.After(due) {
+		due = p.fast
+	}
 	if ahead := due.Sub(now); ahead > paceSlack {
 		p.sleep(ahead)
 		now = p.now()
-		// A sleep that overran (a loaded machine wakes threads late) is
-		// not held against the catch-up gap, or a slow waker could never
-		// catch up; at most one send's gap is made good this way.
-		p.last = due
-		if early := now.Add(-dur / catchUp); early.After(due) {
-			p.last = early
-		}
 	}
 	slot = p.next
 	p.next = p.next.Add(dur)
-	p.gap = dur / catchUp
+	p.fast = p.fast.Add(dur / catchUp)
 	return now, slot
 }
 

@@ -109,16 +109,19 @@ func TestPacerLargestBurst(t *testing.T) {
 }
 
 // TestPacerStall checks how a sender that stalls for 20 ms catches up:
-// never a burst, at most catchUp times the rate, and the debt past maxDebt
-// forgiven.
+// at most catchUpBurst at once, then at most catchUp times the rate, and
+// the debt past maxDebt forgiven.
 func TestPacerStall(t *testing.T) {
 	const rate, k, l = 1e9, 4, 1400
 	c := &fakeClock{now: time.Unix(1000, 0)}
 	p := c.pacer(rate)
 	sends := paceRun(c, p, k, l, 100*time.Millisecond, 0, 10*time.Millisecond, 20*time.Millisecond)
-	assert.Equal(t, k*l, largestBurst(sends), "catching up sends one batch at a time")
+	burst := largestBurst(sends)
+	t.Logf("largest burst after the stall: %d bytes", burst)
+	assert.LessOrEqual(t, burst, catchUpBurst)
+	assert.Greater(t, burst, catchUpBurst-k*l)
 	w := 1 * time.Millisecond
-	assert.LessOrEqual(t, mostInWindow(sends, w), int(catchUp*rate*w.Seconds()/8)+k*l)
+	assert.LessOrEqual(t, mostInWindow(sends, w), int(catchUp*rate*w.Seconds()/8)+catchUpBurst)
 	assert.Greater(t, mostInWindow(sends, w), int(1.5*rate*w.Seconds()/8), "it does catch up")
 	total := 0
 	for _, s := range sends {
@@ -179,14 +182,14 @@ func TestSleepers(t *testing.T) {
 	}
 }
 
-// TestPacerLateWakeups has every sleep overrun by 70 % of a send's time,
+// TestPacerLateWakeups has every sleep overrun by 1.5 times a send's time,
 // as threads on a loaded machine wake late: the sender must still keep the
 // rate on average.
 func TestPacerLateWakeups(t *testing.T) {
 	const rate, l = 10e6, 1200 // 960 us a datagram
 	c := &fakeClock{now: time.Unix(1000, 0)}
 	p := c.pacer(rate)
-	over := p.dur(l) * 7 / 10
+	over := p.dur(l) * 3 / 2
 	p.sleep = func(d time.Duration) { c.now = c.now.Add(d + over) }
 	start := c.now
 	n := 0

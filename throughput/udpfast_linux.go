@@ -8,6 +8,7 @@ import (
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"net"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,8 +19,9 @@ import (
 // given in the UDP_GRO control message. Either makes a single goroutine
 // move tens of Gbit/s where one syscall per datagram tops out near 1-2.
 type udpFast struct {
-	gso bool
-	gro bool
+	gso    bool
+	gro    bool
+	stamps bool // SO_TIMESTAMPNS: each datagram comes with its kernel receive time
 }
 
 const udpFastAvailable = true
@@ -119,4 +121,72 @@ func (e *engine) udpBatch(s *flowStream, b []byte, seg int, now time.Time) {
 	}
 	s.mu.Unlock()
 	e.addBlocks(s, len(b), blocks)
+}
+
+// enableRxStamps asks the kernel for each datagram's receive time
+// (SO_TIMESTAMPNS) on uc.
+func enableRxStamps(uc *net.UDPConn) bool {
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	}); err != nil {
+		return false
+	}
+	return serr == nil
+}
+
+// recvUDPStamped reads one datagram per call and takes its arrival time
+// from the kernel (SO_TIMESTAMPNS): when it reached the socket, not when
+// this goroutine woke up. The Go netpoller's wake-up costs microseconds,
+// the scale of a fast flow's jitter, where a thread blocked in recv (as
+// iperf3's) wakes faster.
+func (e *engine) recvUDPStamped(s *flowStream) error {
+	buf := make([]byte, 1<<16)
+	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))*2)
+	uc := s.conn.(*net.UDPConn)
+	var dl deadline
+	now := time.Now()
+	for {
+		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, false)
+		n, oobn, _, _, err := uc.ReadMsgUDPAddrPort(buf, oob)
+		if err != nil {
+			if e.stopping.Load() {
+				return nil
+			}
+			if isTimeout(err) || transientUDP(err) {
+				dl.last = time.Time{}
+				continue
+			}
+			return err
+		}
+		var ok bool
+		if now, ok = kernelStamp(oob[:oobn]); !ok {
+			now = time.Now()
+		}
+		e.udpDatagram(s, buf[:n], now)
+	}
+}
+
+// kernelStamp finds the SCM_TIMESTAMPNS control message in oob without
+// allocating; the time it returns is a wall-clock reading.
+func kernelStamp(oob []byte) (time.Time, bool) {
+	hl := unix.CmsgLen(0)
+	tl := int(unsafe.Sizeof(unix.Timespec{}))
+	for len(oob) >= hl {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < hl || l > len(oob) {
+			return time.Time{}, false
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && l >= hl+tl {
+			ts := (*unix.Timespec)(unsafe.Pointer(&oob[hl]))
+			return time.Unix(int64(ts.Sec), int64(ts.Nsec)), true //nolint:unconvert // 32-bit fields on some platforms
+		}
+		oob = oob[min(unix.CmsgSpace(l-hl), len(oob)):]
+	}
+	return time.Time{}, false
 }

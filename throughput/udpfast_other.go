@@ -5,10 +5,14 @@ package throughput
 import "net"
 
 // udpFast is the linux GSO/GRO helper; it does not exist elsewhere.
-type udpFast struct{ gso, gro bool }
+type udpFast struct{ gso, gro, stamps bool }
 
 const udpFastAvailable = false
 
 func newUDPFast(*net.UDPConn, bool, bool, int) (*udpFast, error) { return nil, ErrNotAvailable }
 
 func (e *engine) recvUDPFast(*flowStream) error { return ErrNotAvailable }
+
+func enableRxStamps(*net.UDPConn) bool { return false }
+
+func (e *engine) recvUDPStamped(*flowStream) error { return ErrNotAvailable }
