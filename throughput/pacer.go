@@ -93,18 +93,17 @@ func (p *pacer) dur(n int) time.Duration {
 }
 
 // slotOf is the send time stamped on the i-th datagram of l bytes of a
-// batch sent at now in the slot slot: its own place on the schedule, or now
-// when the sender is late, so a batch that leaves at once is not one
-// timestamp (which would hide it from jitter).
+// batch sent at now in the slot slot: its own place on the schedule, which
+// starts at now when the sender is late. A batch that leaves at once is
+// thus not one timestamp, which would hide it from the jitter.
 func (p *pacer) slotOf(now, slot time.Time, i, l int) time.Time {
 	if p.rate <= 0 {
 		return now
 	}
-	t := slot.Add(p.dur(i * l))
-	if t.Before(now) {
-		return now
+	if slot.Before(now) {
+		slot = now
 	}
-	return t
+	return slot.Add(p.dur(i * l))
 }
 
 // sleeper sleeps for a pacer. The linux one (newSleeper) is precise to a

@@ -144,11 +144,12 @@ func TestPacerSlots(t *testing.T) {
 	for i := range 4 {
 		assert.Equal(t, slot.Add(time.Duration(i)*time.Millisecond), p.slotOf(now, slot, i, 1000), "datagram %d has its own slot", i)
 	}
-	// A late sender stamps what it sends with the time it sends it.
+	// A late sender's schedule for the batch starts when it sends it.
 	c.now = c.now.Add(10 * time.Millisecond)
 	now, slot = p.wait(2000)
 	assert.True(t, slot.Before(now))
 	assert.Equal(t, now, p.slotOf(now, slot, 0, 1000))
+	assert.Equal(t, now.Add(time.Millisecond), p.slotOf(now, slot, 1, 1000))
 	// Unlimited never waits and has no schedule.
 	u := newPacer(0, c.now, coarseSleep{})
 	u.sleep = func(time.Duration) { t.Fatal("slept") }
