@@ -190,3 +190,33 @@ func TestIperf321DataPath(t *testing.T) {
 		}
 	}
 }
+
+// FuzzConfigFromParams feeds parameter objects, 3.21's keys among them, to
+// the server's checks and settings: whatever passes the checks must make a
+// Config the engine can run.
+func FuzzConfigFromParams(f *testing.F) {
+	f.Add([]byte(`{"udp":true,"omit":0,"time":3,"num":0,"blockcount":0,"parallel":1,"len":1400,"bandwidth":1000000000,"pacing_timer":1000,"gso":1,"gso_dg_size":1400,"gso_bf_size":64400,"gro":1,"gro_bf_size":65507,"skip_rx_copy":1,"client_version":"3.21"}`))
+	f.Add([]byte(`{"tcp":true,"omit":0,"time":1,"num":0,"blockcount":0,"parallel":8,"len":131072,"fqrate":1000000000,"zerocopy":1,"skip_rx_copy":1,"dont_fragment":1,"server_affinity":0,"mptcp":true,"congestion_used":"cubic","client_version":"3.21"}`))
+	f.Add([]byte(`{"udp":true,"parallel":1,"gso":-1,"gro":7,"fqrate":-5,"zerocopy":-1}`))
+	f.Add([]byte(`{"tcp":true,"parallel":1,"fqrate":18446744073709551615}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := iperfwire.DecodeParams(b)
+		if err != nil {
+			return
+		}
+		d, err := (&ServerConfig{}).withDefaults()
+		require.NoError(t, err)
+		sc := &d
+		if _, err := checkParams(sc, p); err != nil {
+			return
+		}
+		c := configFromParams(p, sc)
+		require.GreaterOrEqual(t, c.FQRate, 0.0)
+		require.Contains(t, []Offload{OffloadAuto, OffloadOn, OffloadOff}, c.GSO)
+		require.Contains(t, []Offload{OffloadAuto, OffloadOn, OffloadOff}, c.GRO)
+		if c.UDP && c.BlockLen > 0 {
+			e := &engine{cfg: &c}
+			require.GreaterOrEqual(t, e.gsoBatch(), 1)
+		}
+	})
+}
