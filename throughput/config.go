@@ -92,7 +92,7 @@ type Config struct {
 	// every data write; 0 means 10 s. Cancelling the context ends any of
 	// them at once: timeouts are for silent peers, not for stopping.
 	IOTimeout time.Duration `json:"-"`
-	// DisableFastPath turns off UDP GSO/GRO on linux.
+	// DisableFastPath turns off UDP GSO and GRO on linux, whatever GSO and GRO say.
 	DisableFastPath bool `json:"disable_fast_path,omitempty"`
 	// Title is sent to the server as iperf3's title parameter.
 	Title string `json:"title,omitempty"`
