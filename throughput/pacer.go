@@ -29,8 +29,9 @@ const (
 	// socket buffer: one datagram at a time, a stock receiver absorbs it.
 	catchUpBurst = 32 << 10
 	// maxDebt is how far behind the schedule a stalled sender (descheduled,
-	// a full socket buffer) may be; the rest is forgiven rather than sent,
-	// and the test reports the shortfall (Summary.SenderLimited).
+	// a full socket buffer) may be, or one catchUpBurst's time at the rate
+	// when that is longer (slow rates); the rest is forgiven rather than
+	// sent, and the test reports the shortfall (Summary.SenderLimited).
 	maxDebt = 5 * time.Millisecond
 )
 
@@ -64,8 +65,10 @@ func (p *pacer) wait(n int) (now, slot time.Time) {
 		return now, now
 	}
 	dur := p.dur(n)
-	if p.next.Before(now.Add(-maxDebt)) {
-		p.next = now.Add(-maxDebt) // forgive what a burst would have to repay
+	// Forgive what a burst would have to repay: debt past maxDebt, or past
+	// one catch-up burst at slow rates.
+	if debt := max(maxDebt, p.dur(catchUpBurst)); p.next.Before(now.Add(-debt)) {
+		p.next = now.Add(-debt)
 	}
 	// The catch-up schedule lets catchUpBurst go at once, then catchUp
 	// times the rate.

@@ -122,22 +122,18 @@ func tcpCongestion(c net.Conn) string {
 	return name
 }
 
-// preciseSleep is the linux pacer sleeper: nanosleep on a thread locked to
-// the sending goroutine whose timer slack is 1 us (the default 50 us would
-// let a 1 Gbit/s flow drift by 6 KB per sleep), after the runtime's timer
-// for the bulk of long waits.
+// preciseSleep is the linux pacer sleeper: nanosleep with the thread's
+// timer slack at 1 us (the default 50 us would let a 1 Gbit/s flow drift
+// by 6 KB per sleep), after the runtime's timer for the bulk of long
+// waits. The goroutine is not locked to its thread: a locked goroutine
+// waits for its own thread after every sleep, which on a busy process cost
+// milliseconds per wake-up. Instead the slack is set on whichever thread
+// runs the sleep (the goroutine stays on it for the system call) and left
+// there: a thread with a small slack only wakes on time.
 type preciseSleep struct{ quit <-chan struct{} }
 
-// newSleeper locks the calling goroutine to its thread for the pacer; the
-// caller must call close from the same goroutine.
-func newSleeper(quit <-chan struct{}) sleeper {
-	runtime.LockOSThread()
-	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0); err != nil {
-		runtime.UnlockOSThread()
-		return coarseSleep{quit: quit}
-	}
-	return preciseSleep{quit: quit}
-}
+// newSleeper returns the pacer's sleeper.
+func newSleeper(quit <-chan struct{}) sleeper { return preciseSleep{quit: quit} }
 
 // maxNap bounds one nanosleep, so a closed quit ends a sleep within it.
 const maxNap = 2 * time.Millisecond
@@ -158,13 +154,20 @@ func (p preciseSleep) sleep(d time.Duration) {
 			return
 		}
 		ts := unix.NsecToTimespec(int64(min(left, maxNap)))
-		_ = unix.Nanosleep(&ts, nil)
+		nap(&ts)
 	}
 }
 
-func (preciseSleep) close() {
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) // back to the thread's default
+func (preciseSleep) close() {}
+
+// nap sets the calling thread's timer slack to 1 us and sleeps ts. The
+// goroutine is rarely moved to another thread in between; that sleep then
+// has the other thread's slack, which costs precision, not correctness.
+func nap(ts *unix.Timespec) {
+	runtime.LockOSThread()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
 	runtime.UnlockOSThread()
+	_ = unix.Nanosleep(ts, nil)
 }
 
 // setPacingRate sets SO_MAX_PACING_RATE to bits/s (as bytes/s; the 64-bit
