@@ -29,8 +29,8 @@ const (
 	// socket buffer: one datagram at a time, a stock receiver absorbs it.
 	catchUpBurst = 32 << 10
 	// maxDebt is how far behind the schedule a stalled sender (descheduled,
-	// a full socket buffer) may be, or one catchUpBurst's time at the rate
-	// when that is longer (slow rates); the rest is forgiven rather than
+	// a full socket buffer) may be, or one catchUpBurst's or four writes'
+	// time at the rate when that is longer (slow rates); the rest is forgiven rather than
 	// sent, and the test reports the shortfall (Summary.SenderLimited).
 	maxDebt = 5 * time.Millisecond
 )
@@ -66,13 +66,19 @@ func (p *pacer) wait(n int) (now, slot time.Time) {
 	}
 	dur := p.dur(n)
 	// Forgive what a burst would have to repay: debt past maxDebt, or past
-	// one catch-up burst at slow rates.
-	if debt := max(maxDebt, p.dur(catchUpBurst)); p.next.Before(now.Add(-debt)) {
+	// one catch-up burst or four writes, whichever is longer (slow rates,
+	// large TCP writes).
+	if debt := max(maxDebt, p.dur(catchUpBurst), 4*dur); p.next.Before(now.Add(-debt)) {
 		p.next = now.Add(-debt)
 	}
 	// The catch-up schedule lets catchUpBurst go at once, then catchUp
 	// times the rate.
 	credit := max((p.dur(catchUpBurst)-dur)/catchUp-paceSlack, 0)
+	if n > catchUpBurst {
+		// A write past the burst bound (TCP's) is a burst by itself; one
+		// that blocked in the kernel must not also hold up the next.
+		credit = dur / catchUp
+	}
 	if early := now.Add(-credit); p.fast.Before(early) {
 		p.fast = early
 	}

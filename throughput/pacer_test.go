@@ -201,3 +201,23 @@ func TestPacerLateWakeups(t *testing.T) {
 	got := float64(n*l*8) / c.now.Sub(start).Seconds()
 	assert.InEpsilon(t, rate, got, 0.02, "sent %.0f bit/s", got)
 }
+
+// TestPacerSlowWrites has each 128 KiB write at 100 Mbit/s (10.5 ms of
+// the rate) block for 20 ms every other write, as a TCP write into a full socket buffer
+// does: the sender must keep the rate, not forgive every write's lateness.
+func TestPacerSlowWrites(t *testing.T) {
+	const rate, n = 100e6, 128 << 10
+	c := &fakeClock{now: time.Unix(1000, 0)}
+	p := c.pacer(rate)
+	start := c.now
+	sent := 0
+	for i := 0; c.now.Sub(start) < time.Second; i++ {
+		p.wait(n)
+		sent += n
+		if i%2 == 0 {
+			c.now = c.now.Add(20 * time.Millisecond)
+		}
+	}
+	got := float64(sent*8) / c.now.Sub(start).Seconds()
+	assert.InEpsilon(t, rate, got, 0.05, "sent %.0f bit/s", got)
+}
