@@ -51,8 +51,9 @@
 // A UDP sender with a target rate never puts more than 50 us of the rate on
 // the wire at once: a GSO write carries at most that much (4 datagrams of
 // 1400 bytes at 1 Gbit/s, 22 at 5 Gbit/s), the pacer sleeps precisely to
-// each write's slot, a late sender catches up at no more than twice the
-// rate and forgives debt past 5 ms. Every datagram carries its own slot as
+// each write's slot, and a late sender sends at most 32 KiB at once (128
+// KiB below 100 Mbit/s) before catching up at twice the rate, forgiving
+// debt past 5 ms (256 KiB at slow rates). Every datagram carries its own slot as
 // its send time, and paced tests receive without GRO unless Config.GRO asks
 // for it, so jitter is measured per datagram as iperf3 measures it.
 // Unlimited tests keep 64 KiB GSO writes and GRO.

@@ -28,11 +28,21 @@ const (
 	// wake-up then never catches up. 32 KiB is a sixth of a default 208 KiB
 	// socket buffer: one datagram at a time, a stock receiver absorbs it.
 	catchUpBurst = 32 << 10
+	// Below slowRate a late sender may send catchUpBurstSlow at once:
+	// threads on a loaded machine wake tens of milliseconds late, and a
+	// receiver that drains 100 Mbit/s one datagram at a time takes 128 KiB
+	// (10 ms of it) in its stride.
+	slowRate         = 100e6
+	catchUpBurstSlow = 128 << 10
 	// maxDebt is how far behind the schedule a stalled sender (descheduled,
-	// a full socket buffer) may be, or one catchUpBurst's or four writes'
-	// time at the rate when that is longer (slow rates); the rest is forgiven rather than
+	// a full socket buffer) may be, or maxDebtBytes' or four writes' time
+	// at the rate when that is longer (slow rates); the rest is forgiven rather than
 	// sent, and the test reports the shortfall (Summary.SenderLimited).
 	maxDebt = 5 * time.Millisecond
+	// maxDebtBytes is the debt kept at slow rates, where 5 ms is a datagram
+	// or two: repaid at twice the rate, 256 KiB is a surge of 105 ms at
+	// 20 Mbit/s, and never more than catchUpBurst at once.
+	maxDebtBytes = 256 << 10
 )
 
 // pacer spreads sends evenly at a bit rate. Each send of n bytes takes the
@@ -65,16 +75,20 @@ func (p *pacer) wait(n int) (now, slot time.Time) {
 		return now, now
 	}
 	dur := p.dur(n)
-	// Forgive what a burst would have to repay: debt past maxDebt, or past
-	// one catch-up burst or four writes, whichever is longer (slow rates,
-	// large TCP writes).
-	if debt := max(maxDebt, p.dur(catchUpBurst), 4*dur); p.next.Before(now.Add(-debt)) {
+	// Forgive what a surge would have to repay: debt past maxDebt, or past
+	// maxDebtBytes or four writes, whichever is longer (slow rates, large
+	// TCP writes).
+	if debt := max(maxDebt, p.dur(maxDebtBytes), 4*dur); p.next.Before(now.Add(-debt)) {
 		p.next = now.Add(-debt)
 	}
 	// The catch-up schedule lets catchUpBurst go at once, then catchUp
 	// times the rate.
-	credit := max((p.dur(catchUpBurst)-dur)/catchUp-paceSlack, 0)
-	if n > catchUpBurst {
+	burst := catchUpBurst
+	if p.rate < slowRate {
+		burst = catchUpBurstSlow
+	}
+	credit := max((p.dur(burst)-dur)/catchUp-paceSlack, 0)
+	if n > burst {
 		// A write past the burst bound (TCP's) is a burst by itself; one
 		// that blocked in the kernel must not also hold up the next.
 		credit = dur / catchUp

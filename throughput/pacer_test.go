@@ -221,3 +221,22 @@ func TestPacerSlowWrites(t *testing.T) {
 	got := float64(sent*8) / c.now.Sub(start).Seconds()
 	assert.InEpsilon(t, rate, got, 0.05, "sent %.0f bit/s", got)
 }
+
+// TestPacerLoadedSlowRate wakes the sender 30 ms late after every sleep,
+// as a loaded 2-core machine does: at 20 Mbit/s it must still keep the
+// rate, sending at most catchUpBurstSlow at once.
+func TestPacerLoadedSlowRate(t *testing.T) {
+	const rate, l = 20e6, 1460
+	c := &fakeClock{now: time.Unix(1000, 0)}
+	p := c.pacer(rate)
+	p.sleep = func(d time.Duration) { c.now = c.now.Add(d + 30*time.Millisecond) }
+	start := c.now
+	var sends []send
+	for c.now.Sub(start) < 2*time.Second {
+		now, _ := p.wait(l)
+		sends = append(sends, send{at: now, n: l})
+	}
+	got := float64(len(sends)*l*8) / c.now.Sub(start).Seconds()
+	assert.InEpsilon(t, rate, got, 0.05, "sent %.0f bit/s", got)
+	assert.LessOrEqual(t, largestBurst(sends), catchUpBurstSlow)
+}
