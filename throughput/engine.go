@@ -284,6 +284,7 @@ func (e *engine) sendTCP(s *flowStream) error {
 		}
 	}
 	p := newPacer(e.cfg.rate(), time.Now(), coarseSleep{quit: e.quit})
+	p.plain = true // TCP keeps its average rate; the kernel smooths its bursts
 	var dl deadline
 	for !e.sendStop.Load() && e.reserve(len(buf)) {
 		now, _ := p.wait(len(buf))

@@ -53,6 +53,7 @@ const (
 // not safe for concurrent use.
 type pacer struct {
 	rate  float64   // bits per second; <= 0 means unlimited
+	plain bool      // no catch-up limit and no forgiveness: TCP, whose bursts the kernel paces
 	next  time.Time // the next send's slot
 	fast  time.Time // the next send's slot on the catch-up schedule
 	now   func() time.Time
@@ -75,6 +76,9 @@ func (p *pacer) wait(n int) (now, slot time.Time) {
 		return now, now
 	}
 	dur := p.dur(n)
+	if p.plain {
+		return p.plainWait(now, dur)
+	}
 	// Forgive what a surge would have to repay: debt past maxDebt, or past
 	// maxDebtBytes or four writes, whichever is longer (slow rates, large
 	// TCP writes).
@@ -107,6 +111,18 @@ func (p *pacer) wait(n int) (now, slot time.Time) {
 	slot = p.next
 	p.next = p.next.Add(dur)
 	p.fast = p.fast.Add(dur / catchUp)
+	return now, slot
+}
+
+// plainWait is wait for a plain pacer: it sleeps until the slot, whatever
+// the debt.
+func (p *pacer) plainWait(now time.Time, dur time.Duration) (time.Time, time.Time) {
+	if ahead := p.next.Sub(now); ahead > paceSlack {
+		p.sleep(ahead)
+		now = p.now()
+	}
+	slot := p.next
+	p.next = p.next.Add(dur)
 	return now, slot
 }
 

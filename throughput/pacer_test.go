@@ -240,3 +240,19 @@ func TestPacerLoadedSlowRate(t *testing.T) {
 	assert.InEpsilon(t, rate, got, 0.05, "sent %.0f bit/s", got)
 	assert.LessOrEqual(t, largestBurst(sends), catchUpBurstSlow)
 }
+
+// TestPacerPlain checks the TCP pacer: a sender 50 ms late sends at once
+// until it has caught up, and then keeps the schedule.
+func TestPacerPlain(t *testing.T) {
+	c := &fakeClock{now: time.Unix(1000, 0)}
+	p := c.pacer(8e6) // 1000 bytes a millisecond
+	p.plain = true
+	p.wait(1000)
+	c.now = c.now.Add(50 * time.Millisecond)
+	for range 50 {
+		p.wait(1000)
+	}
+	assert.Zero(t, c.slept, "50 ms of debt is repaid without sleeping")
+	p.wait(1000)
+	assert.Equal(t, time.Millisecond, c.slept, "then back on the schedule")
+}
