@@ -3,6 +3,7 @@ package throughput
 import (
 	"encoding/json"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"testing"
@@ -21,9 +22,8 @@ const benchSecs = 2
 
 // iperf3Client runs a stock iperf3 client and returns the received
 // bits/s (sum_received, or sum for UDP) and the receiver's loss in percent.
-func iperf3Client(b *testing.B, addr string, args ...string) (bps, lossPct float64) {
+func iperf3Client(b *testing.B, bin, addr string, args ...string) (bps, lossPct float64) {
 	b.Helper()
-	bin := peertest.Binary(b, "apt-get install iperf3", "iperf3")
 	h, p, _ := net.SplitHostPort(addr)
 	all := append([]string{"-c", h, "-p", p, "-J", "-t", strconv.Itoa(benchSecs)}, args...)
 	for attempt := 0; ; attempt++ {
@@ -47,6 +47,18 @@ func iperf3Client(b *testing.B, addr string, args ...string) (bps, lossPct float
 		}
 		return doc.End.SumReceived.BitsPerSecond, doc.End.SumReceived.LostPercent
 	}
+}
+
+// benchPeers lists the iperf3 builds the comparisons run against, by
+// name: the Debian one ("iperf3-debian") and, when NETPERFKIT_IPERF3 names
+// another build, that one ("iperf3-env").
+func benchPeers(b *testing.B) []struct{ name, bin string } {
+	b.Helper()
+	peers := []struct{ name, bin string }{{"iperf3-debian", peertest.Binary(b, "apt-get install iperf3", "iperf3")}}
+	if p := os.Getenv(peertest.NewIPerf3Env); p != "" {
+		peers = append(peers, struct{ name, bin string }{"iperf3-env", peertest.NewIPerf3(b)})
+	}
+	return peers
 }
 
 func ourClient(b *testing.B, addr string, cfg Config) (bps, lossPct float64) {
@@ -79,21 +91,44 @@ func (p *pair) report(b *testing.B) {
 }
 
 // BenchmarkTCPClientVsIperf3 runs our client and iperf3's, alternating,
-// against one stock iperf3 server: at iperf3's block length (128 KiB) and
-// with our default (1 MiB), for 1 and 4 streams.
+// against one stock iperf3 server (of the same build): at iperf3's block
+// length (128 KiB) and with our default (1 MiB), for 1 and 4 streams.
 func BenchmarkTCPClientVsIperf3(b *testing.B) {
-	addr := startIperf3Server(b)
-	for _, streams := range []int{1, 4} {
-		for _, blk := range []int{iperfTCPBlockLen, 0} {
-			name := "P" + strconv.Itoa(streams) + "-len128K"
-			if blk == 0 {
-				name = "P" + strconv.Itoa(streams) + "-ourdefaults"
+	for _, peer := range benchPeers(b) {
+		addr := startIperf3ServerBin(b, peer.bin)
+		for _, streams := range []int{1, 4} {
+			for _, blk := range []int{iperfTCPBlockLen, 0} {
+				name := peer.name + "/P" + strconv.Itoa(streams) + "-len128K"
+				if blk == 0 {
+					name = peer.name + "/P" + strconv.Itoa(streams) + "-ourdefaults"
+				}
+				b.Run(name, func(b *testing.B) {
+					var p pair
+					for i := 0; i < b.N; i++ {
+						o, _ := ourClient(b, addr, Config{Streams: streams, BlockLen: blk})
+						t, _ := iperf3Client(b, peer.bin, addr, "-P", strconv.Itoa(streams), "-l", "128K")
+						p.ours += o
+						p.theirs += t
+					}
+					p.report(b)
+				})
 			}
-			b.Run(name, func(b *testing.B) {
+		}
+	}
+}
+
+// BenchmarkServerVsIperf3Server runs the stock iperf3 client against our
+// server and against iperf3's own (of the same build), alternating.
+func BenchmarkServerVsIperf3Server(b *testing.B) {
+	ours, _ := startServer(b, nil)
+	for _, peer := range benchPeers(b) {
+		theirs := startIperf3ServerBin(b, peer.bin)
+		for _, streams := range []int{1, 4} {
+			b.Run(peer.name+"/P"+strconv.Itoa(streams), func(b *testing.B) {
 				var p pair
 				for i := 0; i < b.N; i++ {
-					o, _ := ourClient(b, addr, Config{Streams: streams, BlockLen: blk})
-					t, _ := iperf3Client(b, addr, "-P", strconv.Itoa(streams))
+					o, _ := iperf3Client(b, peer.bin, ours, "-P", strconv.Itoa(streams))
+					t, _ := iperf3Client(b, peer.bin, theirs, "-P", strconv.Itoa(streams))
 					p.ours += o
 					p.theirs += t
 				}
@@ -103,39 +138,58 @@ func BenchmarkTCPClientVsIperf3(b *testing.B) {
 	}
 }
 
-// BenchmarkServerVsIperf3Server runs the stock iperf3 client against our
-// server and against iperf3's own, alternating.
-func BenchmarkServerVsIperf3Server(b *testing.B) {
-	theirs := startIperf3Server(b)
+// BenchmarkUDPUnlimitedVsIperf3 sends 1400-byte datagrams at unlimited
+// rate, each tool against its own server, and compares received goodput.
+// A peer that knows --gsro (3.21+) uses it.
+func BenchmarkUDPUnlimitedVsIperf3(b *testing.B) {
 	ours, _ := startServer(b, nil)
-	for _, streams := range []int{1, 4} {
-		b.Run("P"+strconv.Itoa(streams), func(b *testing.B) {
+	for _, peer := range benchPeers(b) {
+		theirs := startIperf3ServerBin(b, peer.bin)
+		args := []string{"-u", "-b", "0", "-l", "1400"}
+		if peer.name != "iperf3-debian" {
+			args = append(args, "--gsro")
+		}
+		b.Run(peer.name, func(b *testing.B) {
 			var p pair
 			for i := 0; i < b.N; i++ {
-				o, _ := iperf3Client(b, ours, "-P", strconv.Itoa(streams))
-				t, _ := iperf3Client(b, theirs, "-P", strconv.Itoa(streams))
+				o, loss := ourClient(b, ours, Config{UDP: true, Bitrate: Unlimited, BlockLen: 1400})
+				t, _ := iperf3Client(b, peer.bin, theirs, args...)
 				p.ours += o
 				p.theirs += t
+				p.loss += loss
 			}
 			p.report(b)
 		})
 	}
 }
 
-// BenchmarkUDPUnlimitedVsIperf3 sends 1400-byte datagrams at unlimited
-// rate, each tool against its own server, and compares received goodput.
-func BenchmarkUDPUnlimitedVsIperf3(b *testing.B) {
-	theirs := startIperf3Server(b)
-	ours, _ := startServer(b, nil)
-	var p pair
-	for i := 0; i < b.N; i++ {
-		o, loss := ourClient(b, ours, Config{UDP: true, Bitrate: Unlimited, BlockLen: 1400})
-		t, _ := iperf3Client(b, theirs, "-u", "-b", "0", "-l", "1400")
-		p.ours += o
-		p.theirs += t
-		p.loss += loss
+// BenchmarkUDPLossVsIperf3 sends 1400-byte datagrams at 1 and 5 Gbit/s to
+// a stock server, our client and iperf3's alternating, and reports both
+// losses (the ratio metric is theirs' goodput over ours' there).
+func BenchmarkUDPLossVsIperf3(b *testing.B) {
+	for _, peer := range benchPeers(b) {
+		addr := startIperf3ServerBin(b, peer.bin)
+		for _, rate := range []string{"1G", "5G"} {
+			b.Run(peer.name+"/"+rate, func(b *testing.B) {
+				bits := 1e9
+				if rate == "5G" {
+					bits = 5e9
+				}
+				var p pair
+				var theirLoss float64
+				for i := 0; i < b.N; i++ {
+					o, loss := ourClient(b, addr, Config{UDP: true, Bitrate: bits, BlockLen: 1400})
+					t, tl := iperf3Client(b, peer.bin, addr, "-u", "-b", rate, "-l", "1400")
+					p.ours += o
+					p.theirs += t
+					p.loss += loss
+					theirLoss += tl
+				}
+				p.report(b)
+				b.ReportMetric(theirLoss/float64(b.N), "theirs-lost-%")
+			})
+		}
 	}
-	p.report(b)
 }
 
 // BenchmarkUDPPlainVsFastPath compares our UDP sender and receiver with and

@@ -220,7 +220,7 @@ func streamID(i int) int {
 // openTCP connects one data stream and introduces it to the server.
 func (cl *client) openTCP(ctx context.Context, id int, send bool) (*flowStream, error) {
 	c := cl.cfg
-	opts := sockOpts{window: c.Window, mss: c.MSS, congestion: c.Congestion}
+	opts := sockOpts{window: c.Window, mss: c.MSS, congestion: c.Congestion, pacing: c.pacingRate()}
 	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: c.localAddr("tcp", c.streamPort(id)),
 		Control: c.dialControl(func(fd uintptr) error { return controlTCP(fd, opts) })}
 	conn, err := d.DialContext(ctx, "tcp", cl.addr)
@@ -253,7 +253,7 @@ func (cl *client) openUDP(ctx context.Context, id int, send bool) (*flowStream, 
 		return nil, fmt.Errorf("throughput: udp stream %d: %w", id, net.ErrClosed)
 	}
 	uc := conn.(*net.UDPConn)
-	tuneUDP(uc, c.Window, send, !c.DisableFastPath)
+	fast := setupUDP(uc, &c, send)
 	buf := make([]byte, 65536)
 	for range 3 {
 		iperfwire.SetWrite(uc, c.IOTimeout)
@@ -265,11 +265,7 @@ func (cl *client) openUDP(ctx context.Context, id int, send bool) (*flowStream, 
 			return nil, fmt.Errorf("throughput: udp stream %d reply: %w", id, err)
 		}
 		if ok {
-			s := &flowStream{id: id, send: send, udp: true, conn: uc}
-			if !c.DisableFastPath {
-				s.fast, _ = newUDPFast(uc, send, c.BlockLen)
-			}
-			return s, nil
+			return &flowStream{id: id, send: send, udp: true, conn: uc, fast: fast}, nil
 		}
 	}
 	return nil, fmt.Errorf("throughput: udp stream %d: no reply from server: %w", id, context.DeadlineExceeded)

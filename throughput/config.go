@@ -28,11 +28,12 @@ const (
 	defaultInterval       = time.Second
 	defaultConnectTimeout = 10 * time.Second
 	defaultIOTimeout      = 10 * time.Second
-	// defaultReadLen is the TCP receive read size. On loopback, 16 KiB
-	// reads returned window space to the sender often enough to receive
-	// 1.3x what iperf3's 128 KiB reads do, and 1 MiB reads 0.8x
-	// (docs/benchmarks.md).
-	defaultReadLen = 16 << 10
+	// defaultReadLen is the TCP receive read size, iperf3's. A stock
+	// iperf3 3.21 client into our server (docs/benchmarks.md, issue 10)
+	// got 1.4x the goodput at 0.63x the CPU per byte with 128 KiB reads
+	// than with 16 KiB ones: most of a receiver's cycles are the read
+	// system call, and each one also returns window to the sender.
+	defaultReadLen = 128 << 10
 )
 
 // Config is one test's settings. It is the single value that describes a
@@ -62,7 +63,7 @@ type Config struct {
 	// (1 Mbit/s, as 1024*1024, for UDP; unlimited for TCP), Unlimited (or
 	// any negative) means no limit.
 	Bitrate float64 `json:"bitrate_bits_per_second"`
-	// ReadLen is the size of each TCP receive read; 0 means 16 KiB.
+	// ReadLen is the size of each TCP receive read; 0 means 128 KiB.
 	ReadLen int `json:"read_len_bytes,omitempty"`
 	// Window sets SO_SNDBUF and SO_RCVBUF on the data sockets; 0 leaves the OS default.
 	Window int `json:"window_bytes,omitempty"`
@@ -92,7 +93,7 @@ type Config struct {
 	// every data write; 0 means 10 s. Cancelling the context ends any of
 	// them at once: timeouts are for silent peers, not for stopping.
 	IOTimeout time.Duration `json:"-"`
-	// DisableFastPath turns off UDP GSO/GRO on linux.
+	// DisableFastPath turns off UDP GSO and GRO on linux, whatever GSO and GRO say.
 	DisableFastPath bool `json:"disable_fast_path,omitempty"`
 	// Title is sent to the server as iperf3's title parameter.
 	Title string `json:"title,omitempty"`
@@ -135,6 +136,112 @@ type Config struct {
 	// RepeatingPayload asks a stock server for a repeating payload pattern
 	// (iperf3 --repeating-payload); this package always sends one.
 	RepeatingPayload bool `json:"repeating_payload,omitempty"`
+
+	// Data-path options (iperf3 3.19+). A client sends them to the server
+	// in 3.21's parameters, and a server takes them from the client's.
+	// Where the platform lacks one, the result carries a "...: not
+	// available on this platform" note and the test runs without it.
+
+	// GSO switches UDP send segmentation (linux UDP_SEGMENT); OffloadAuto
+	// uses it. With a target rate one write carries at most 50 us of the
+	// rate (4 datagrams of 1400 bytes at 1 Gbit/s), so pacing stays smooth.
+	// iperf3 3.21's --gsro is GSO and GRO OffloadOn.
+	GSO Offload `json:"gso,omitempty"`
+	// GRO switches UDP receive coalescing (linux UDP_GRO). OffloadAuto uses
+	// it only without a target rate: a paced test reads datagram by
+	// datagram, so each has its own arrival time for the jitter.
+	GRO Offload `json:"gro,omitempty"`
+	// SkipRxCopy receives with MSG_TRUNC, so the kernel drops the payload
+	// instead of copying it (iperf3 --skip-rx-copy; UDP reads only the
+	// datagram header). GRO reads ignore it, as iperf3's do.
+	SkipRxCopy bool `json:"skip_rx_copy,omitempty"`
+	// ZeroCopy sends TCP data with sendfile from an in-memory file instead
+	// of copying every write (iperf3 -Z). UDP ignores it, as iperf3 does.
+	ZeroCopy bool `json:"zerocopy,omitempty"`
+	// FQRate caps each data socket's pacing in the kernel
+	// (SO_MAX_PACING_RATE, iperf3 --fq-rate) in bits/s; 0 leaves it, except
+	// that a paced UDP stream sets it to its target rate (it takes effect
+	// under the fq qdisc; the package's own pacer works without).
+	FQRate float64 `json:"fq_rate_bits_per_second,omitempty"`
+}
+
+// Offload is a three-way switch for a kernel offload.
+type Offload int8
+
+// Offload settings; the zero value lets the package decide.
+const (
+	OffloadAuto Offload = iota
+	OffloadOn
+	OffloadOff
+)
+
+// useGSO reports whether UDP senders try GSO.
+func (c *Config) useGSO() bool { return !c.DisableFastPath && c.GSO != OffloadOff }
+
+// useGRO reports whether UDP receivers try GRO: when asked to, and by
+// default only without a target rate.
+func (c *Config) useGRO() bool {
+	switch {
+	case c.DisableFastPath || c.GRO == OffloadOff:
+		return false
+	case c.GRO == OffloadOn:
+		return true
+	}
+	return c.rate() == 0
+}
+
+// pacingRate is the SO_MAX_PACING_RATE for the data sockets, in bits/s
+// (0: leave it): FQRate, or a paced UDP stream's target rate.
+func (c *Config) pacingRate() float64 {
+	if c.FQRate > 0 {
+		return c.FQRate
+	}
+	if c.UDP {
+		return c.rate()
+	}
+	return 0
+}
+
+// dataPathParams adds the data-path options to a client's parameters, in
+// 3.21's keys (it sends gso and gro with every UDP test).
+func (c *Config) dataPathParams(p *iperfwire.Params) {
+	flag := func(b bool) *iperfwire.Int {
+		if b {
+			return iperfwire.PtrInt(1)
+		}
+		return iperfwire.PtrInt(0)
+	}
+	if c.UDP {
+		p.GSO, p.GRO = flag(c.useGSO()), flag(c.useGRO())
+		if c.useGSO() {
+			p.GSODgSize = iperfwire.Int(c.BlockLen)
+		}
+	}
+	if c.SkipRxCopy {
+		p.SkipRxCopy = 1
+	}
+	if c.ZeroCopy {
+		p.ZeroCopy = 1
+	}
+	p.FQRate = iperfwire.Int(c.FQRate)
+}
+
+// dataPathFromParams sets the data-path options from a client's
+// parameters: a client that does not send gso or gro (before 3.21) leaves
+// them to the server.
+func (c *Config) dataPathFromParams(p *iperfwire.Params) {
+	on := func(v *iperfwire.Int) Offload {
+		switch {
+		case v == nil:
+			return OffloadAuto
+		case *v != 0:
+			return OffloadOn
+		}
+		return OffloadOff
+	}
+	c.GSO, c.GRO = on(p.GSO), on(p.GRO)
+	c.SkipRxCopy, c.ZeroCopy = p.SkipRxCopy != 0, p.ZeroCopy != 0
+	c.FQRate = float64(max(p.FQRate, 0))
 }
 
 func (c *Config) withDefaults() Config {
@@ -266,6 +373,7 @@ func (c *Config) params() *iperfwire.Params {
 	} else {
 		p.TCP = true
 	}
+	c.dataPathParams(p)
 	if c.GetServerOutput || (!c.UDP && (c.Reverse || c.Bidir)) {
 		p.GetServerOutput = 1
 		p.JSONOutput = true
@@ -289,6 +397,7 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 		GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0,
 		ReadLen: sc.ReadLen, Interval: sc.Interval, IOTimeout: sc.IOTimeout, DisableFastPath: sc.DisableFastPath,
 	}
+	c.dataPathFromParams(p)
 	if c.BlockLen == 0 && !c.UDP {
 		c.BlockLen = iperfTCPBlockLen // a stock client always sends len; iperf3's default otherwise
 	}

@@ -34,7 +34,7 @@
 // # Defaults
 //
 // A test runs one TCP stream for 10 s, client sending, in 1 MiB writes (iperf3
-// writes 128 KiB; larger writes cost fewer system calls) read back 16 KiB at
+// writes 128 KiB; larger writes cost fewer system calls) read back 128 KiB at
 // a time; UDP sends 1460-byte datagrams at 1 Mbit/s (1024*1024 bit/s) per
 // stream, as iperf3 does. Reports come every second. Connecting and every
 // control step time out after 10 s. A server runs 4 tests at once, each at
@@ -45,6 +45,18 @@
 // Results are plain structs with snake_case JSON tags; IperfJSON renders a
 // Result as iperf3's -J document and IperfText, IntervalText and SummaryText
 // as its text, so scripts that parse iperf3 keep working.
+//
+// # UDP pacing
+//
+// A UDP sender with a target rate never puts more than 50 us of the rate on
+// the wire at once: a GSO write carries at most that much (4 datagrams of
+// 1400 bytes at 1 Gbit/s, 22 at 5 Gbit/s), the pacer sleeps precisely to
+// each write's slot, and a late sender sends at most 32 KiB at once (128
+// KiB below 100 Mbit/s) before catching up at twice the rate, forgiving
+// debt past 5 ms (256 KiB at slow rates). Every datagram carries its own slot as
+// its send time, and paced tests receive without GRO unless Config.GRO asks
+// for it, so jitter is measured per datagram as iperf3 measures it.
+// Unlimited tests keep 64 KiB GSO writes and GRO.
 //
 // Linux-only measurements (TCP_INFO, UDP GSO/GRO, MSS and congestion
 // control) sit behind build tags; elsewhere results carry a "not available

@@ -36,6 +36,7 @@ type sockOpts struct {
 	window     int
 	mss        int
 	congestion string
+	pacing     float64 // SO_MAX_PACING_RATE in bits/s, 0: leave it
 }
 
 // flowStream is one data stream of a running test, seen from this side.
@@ -275,12 +276,20 @@ func isTimeout(err error) bool {
 func (e *engine) sendTCP(s *flowStream) error {
 	buf := make([]byte, e.cfg.BlockLen)
 	fillPayload(buf)
-	p := newPacer(e.cfg.rate(), time.Now(), e.quit)
+	write := func() (int, error) { return s.conn.Write(buf) }
+	if e.cfg.ZeroCopy {
+		if fs, err := newFileSender(s.conn, buf); err == nil {
+			defer fs.close()
+			write = fs.write
+		}
+	}
+	p := newPacer(e.cfg.rate(), time.Now(), coarseSleep{quit: e.quit})
+	p.plain = true // TCP keeps its average rate; the kernel smooths its bursts
 	var dl deadline
 	for !e.sendStop.Load() && e.reserve(len(buf)) {
-		p.wait(len(buf))
-		dl.refresh(s.conn, e.cfg.IOTimeout, true)
-		n, err := s.conn.Write(buf)
+		now, _ := p.wait(len(buf))
+		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
+		n, err := write()
 		if n > 0 {
 			e.add(s, n)
 		}
@@ -296,10 +305,21 @@ func (e *engine) sendTCP(s *flowStream) error {
 
 func (e *engine) recvTCP(s *flowStream) error {
 	buf := make([]byte, e.cfg.ReadLen)
+	read := func() (int, error) { return s.conn.Read(buf) }
+	if e.cfg.SkipRxCopy {
+		if tr, err := newTruncReader(s.conn, buf); err == nil {
+			read = tr.read
+		}
+	}
 	var dl deadline
-	for {
-		dl.refresh(s.conn, e.cfg.IOTimeout, false)
-		n, err := s.conn.Read(buf)
+	for i := 0; ; i++ {
+		// The clock is read every 64th read only: the deadline is a
+		// quarter timeout ahead, and a read that times out early is
+		// retried below.
+		if i%64 == 0 {
+			dl.refresh(s.conn, e.cfg.IOTimeout, false)
+		}
+		n, err := read()
 		if n > 0 {
 			e.add(s, n)
 		}
@@ -308,7 +328,7 @@ func (e *engine) recvTCP(s *flowStream) error {
 				return nil
 			}
 			if isTimeout(err) {
-				dl.last = time.Time{} // a slow sender is not an error; stop() ends us
+				dl.last, i = time.Time{}, -1 // a slow sender is not an error; stop() ends us
 				continue
 			}
 			// The peer closing its sending stream ends this one.
@@ -317,41 +337,80 @@ func (e *engine) recvTCP(s *flowStream) error {
 	}
 }
 
-func (e *engine) sendUDP(s *flowStream) error {
-	if s.fast != nil {
-		return e.sendUDPFast(s)
+// setupUDP prepares a UDP data socket: its buffers, the kernel's pacing cap
+// for a sender, the offload this side uses, and for a receiver without GRO
+// the kernel's receive times (nil: none of these).
+func setupUDP(uc *net.UDPConn, c *Config, send bool) *udpFast {
+	gso, gro := send && c.useGSO(), !send && c.useGRO()
+	tuneUDP(uc, c.Window, send, gro)
+	if r := c.pacingRate(); send && r > 0 {
+		_ = setPacingRate(uc, r)
 	}
-	return e.sendUDPPlain(s)
+	var f *udpFast
+	if gso || gro {
+		f, _ = newUDPFast(uc, gso, gro, c.BlockLen)
+	}
+	if !send && (f == nil || !f.gro) && !c.SkipRxCopy && enableRxStamps(uc) {
+		if f == nil {
+			f = &udpFast{}
+		}
+		f.stamps = true
+	}
+	return f
 }
 
-// sendUDPPlain writes one datagram per call.
-func (e *engine) sendUDPPlain(s *flowStream) error {
-	buf := make([]byte, e.cfg.BlockLen)
+// sendUDP sends datagrams in writes of up to gsoBatch datagrams (one
+// GSO write each, when the socket has UDP_SEGMENT), each datagram stamped
+// with its own slot on the pacer's schedule.
+func (e *engine) sendUDP(s *flowStream) error {
+	k := 1
+	if s.fast != nil && s.fast.gso {
+		k = e.gsoBatch()
+	}
+	l := e.cfg.BlockLen
+	buf := make([]byte, k*l)
 	fillPayload(buf)
 	hl := iperfwire.UDPHeaderLen(e.cfg.counters64())
-	p := newPacer(e.cfg.rate(), time.Now(), e.quit)
+	var sl sleeper = coarseSleep{quit: e.quit}
+	if e.cfg.rate() > 0 {
+		sl = newSleeper(e.quit)
+	}
+	defer sl.close()
+	p := newPacer(e.cfg.rate(), time.Now(), sl)
 	var dl deadline
 	var count uint64
-	for !e.sendStop.Load() && e.reserve(len(buf)) {
-		p.wait(len(buf))
-		now := time.Now() // one clock reading per datagram: timestamp and deadline
-		count++
-		sec, usec := e.stampAt(now)
-		iperfwire.PutUDPHeader(buf[:hl], iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: count}, e.cfg.counters64())
-		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
-		n, err := s.conn.Write(buf)
-		if err != nil {
-			if e.sendStop.Load() {
-				return nil
-			}
-			if transientUDP(err) {
-				count--
-				continue
-			}
-			return err
+	for !e.sendStop.Load() {
+		n := 0
+		for n < k && e.reserve(l) {
+			n++
 		}
-		s.packets.Add(1)
-		e.add(s, n)
+		if n == 0 {
+			return nil
+		}
+		now, slot := p.wait(n * l)
+		for i := range n {
+			sec, usec := e.stampAt(p.slotOf(now, slot, i, l))
+			h := iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: count + uint64(i) + 1}
+			iperfwire.PutUDPHeader(buf[i*l:i*l+hl], h, e.cfg.counters64())
+		}
+		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
+		w, err := s.conn.Write(buf[:n*l])
+		if err != nil {
+			switch {
+			case e.sendStop.Load():
+				return nil
+			case k > 1 && (errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EINVAL)):
+				k = 1 // the device cannot segment: one datagram per write
+				s.fast.gso = false
+			case transientUDP(err):
+			default:
+				return err
+			}
+			continue
+		}
+		count += uint64(n)
+		s.packets.Add(int64(n))
+		e.addBlocks(s, w, int64(n))
 	}
 	return nil
 }
@@ -380,17 +439,27 @@ func transientUDP(err error) bool {
 }
 
 func (e *engine) recvUDP(s *flowStream) error {
-	if s.fast != nil {
+	switch {
+	case s.fast != nil && s.fast.gro:
 		return e.recvUDPFast(s)
+	case s.fast != nil && s.fast.stamps:
+		return e.recvUDPStamped(s)
 	}
 	buf := make([]byte, 65536)
+	read := func() (int, error) { return s.conn.Read(buf) }
+	if e.cfg.SkipRxCopy {
+		hdr := buf[:iperfwire.UDPHeaderLen(e.cfg.counters64())]
+		if tr, err := newTruncReader(s.conn, hdr); err == nil {
+			read = tr.read
+		}
+	}
 	var dl deadline
 	now := time.Now()
 	for {
 		// now is when the previous read returned: one clock reading per
 		// datagram serves its arrival time and the next deadline.
 		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, false)
-		n, err := s.conn.Read(buf)
+		n, err := read()
 		now = time.Now()
 		if err != nil {
 			if e.stopping.Load() {
@@ -436,22 +505,14 @@ func fillPayload(b []byte) {
 // maxGSOSegments is the kernel's limit on segments per GSO send (UDP_MAX_SEGMENTS).
 const maxGSOSegments = 64
 
-// gsoBatch is how many datagrams one GSO write carries at the engine's rate:
-// at most 64 segments and 64 KiB, and no more than 200 us of the target
-// rate, so pacing stays smooth.
+// gsoBatch is how many datagrams one GSO write carries: at most 64
+// segments and 64 KiB, and with a target rate no more than maxBatchTime of
+// it (at least one datagram), so that pacing stays smooth.
 func (e *engine) gsoBatch() int {
-	k := 65000 / e.cfg.BlockLen
-	if k > maxGSOSegments {
-		k = maxGSOSegments
-	}
+	k := min(65000/e.cfg.BlockLen, maxGSOSegments)
 	if rate := e.cfg.rate(); rate > 0 {
-		byRate := int(rate * 200e-6 / (8 * float64(e.cfg.BlockLen)))
-		if byRate < k {
-			k = byRate
-		}
+		byRate := int(rate * maxBatchTime.Seconds() / (8 * float64(e.cfg.BlockLen)))
+		k = min(k, byRate)
 	}
-	if k < 1 {
-		k = 1
-	}
-	return k
+	return max(k, 1)
 }

@@ -53,30 +53,6 @@ func TestUDPAccounting(t *testing.T) {
 	assert.Equal(t, int64(1), s.Errors)
 }
 
-func TestPacerSchedule(t *testing.T) {
-	start := time.Unix(1000, 0)
-	now := start
-	var slept time.Duration
-	p := newPacer(8e6, start, nil) // 1 MB/s: 1000 bytes every 1 ms
-	p.now = func() time.Time { return now }
-	p.sleep = func(d time.Duration) { slept += d; now = now.Add(d) }
-	for i := 0; i < 1000; i++ {
-		p.wait(1000)
-	}
-	// 1000 sends of 1000 bytes at 1 MB/s: the last is due at 999 ms.
-	assert.Equal(t, 999*time.Millisecond, now.Sub(start))
-	assert.Equal(t, 999*time.Millisecond, slept)
-	// A sender that falls behind is told by how much.
-	now = now.Add(50 * time.Millisecond)
-	behind := p.wait(1000)
-	assert.Equal(t, 49*time.Millisecond, behind) // due at 1000 ms, now 1049 ms
-	// Unlimited never waits.
-	u := newPacer(0, start, nil)
-	u.sleep = func(time.Duration) { t.Fatal("slept") }
-	assert.Equal(t, time.Duration(0), u.wait(1<<20))
-
-}
-
 // FuzzServerOutput feeds arbitrary server_output_json documents to the
 // merge of the server's TCP statistics; it must never panic or touch
 // streams the server did not send.

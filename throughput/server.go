@@ -43,7 +43,7 @@ type ServerConfig struct {
 	// IOTimeout bounds every other control read and write and every data
 	// write; 0 means 10 s.
 	IOTimeout time.Duration
-	// ReadLen is the size of each TCP receive read; 0 means 16 KiB.
+	// ReadLen is the size of each TCP receive read; 0 means 128 KiB.
 	ReadLen int
 	// Interval between the server's own interval reports (sent back with
 	// get_server_output); 0 means 1 s. A netperfkit client's interval wins.

@@ -221,9 +221,11 @@ func tuneTCP(conn net.Conn, c *Config) {
 		_ = tc.SetReadBuffer(c.Window)
 		_ = tc.SetWriteBuffer(c.Window)
 	}
-	if c.Congestion != "" {
+	if c.Congestion != "" || c.pacingRate() > 0 {
 		if rc, err := tc.SyscallConn(); err == nil {
-			_ = rc.Control(func(fd uintptr) { _ = controlTCP(fd, sockOpts{congestion: c.Congestion}) })
+			_ = rc.Control(func(fd uintptr) {
+				_ = controlTCP(fd, sockOpts{congestion: c.Congestion, pacing: c.pacingRate()})
+			})
 		}
 	}
 	c.applyExtra(conn, "tcp")
@@ -269,12 +271,8 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 		if err := answerHello(cur, from, ss.cfg.IOTimeout); err != nil {
 			return ss.fail(iperfwire.IErrStreams, ReasonStream, err)
 		}
-		tuneUDP(cur, ss.cfg.Window, send, !ss.cfg.DisableFastPath)
 		ss.cfg.applyExtra(cur, "udp")
-		s := &flowStream{id: streamID(i), send: send, udp: true, conn: cur}
-		if !ss.cfg.DisableFastPath {
-			s.fast, _ = newUDPFast(cur, send, ss.cfg.BlockLen)
-		}
+		s := &flowStream{id: streamID(i), send: send, udp: true, conn: cur, fast: setupUDP(cur, &ss.cfg, send)}
 		ss.t.eng.streams = append(ss.t.eng.streams, s)
 		cur = next
 	}

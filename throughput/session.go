@@ -124,6 +124,9 @@ func (s *session) steps(ctx context.Context, sd side) (*Result, error) {
 	for _, n := range ipOptsNotAvailable(&s.cfg) {
 		s.t.note(n)
 	}
+	for _, n := range dataPathNotAvailable(&s.cfg) {
+		s.t.note(n)
+	}
 	if err := sd.openStreams(ctx); err != nil {
 		return nil, err
 	}

@@ -4,8 +4,13 @@ package throughput
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"os"
+	"runtime"
 	"syscall"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -55,6 +60,12 @@ func controlTCP(fd uintptr, o sockOpts) error {
 	if o.mss > 0 {
 		if err := unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_MAXSEG, o.mss); err != nil {
 			return fmt.Errorf("throughput: TCP_MAXSEG: %w", err)
+		}
+	}
+	if o.pacing > 0 {
+		// The kernel paces TCP itself; iperf3's --fq-rate.
+		if err := unix.SetsockoptUint64(int(fd), unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, uint64(o.pacing/8)); err != nil {
+			return fmt.Errorf("throughput: SO_MAX_PACING_RATE: %w", err)
 		}
 	}
 	if o.congestion != "" {
@@ -110,3 +121,181 @@ func tcpCongestion(c net.Conn) string {
 	})
 	return name
 }
+
+// preciseSleep is the linux pacer sleeper: nanosleep with the thread's
+// timer slack at 1 us (the default 50 us would let a 1 Gbit/s flow drift
+// by 6 KB per sleep), after the runtime's timer for the bulk of long
+// waits. The goroutine is not locked to its thread: a locked goroutine
+// waits for its own thread after every sleep, which on a busy process cost
+// milliseconds per wake-up. Instead the slack is set on whichever thread
+// runs the sleep (the goroutine stays on it for the system call) and left
+// there: a thread with a small slack only wakes on time.
+type preciseSleep struct{ quit <-chan struct{} }
+
+// newSleeper returns the pacer's sleeper.
+func newSleeper(quit <-chan struct{}) sleeper { return preciseSleep{quit: quit} }
+
+// maxNap bounds one nanosleep, so a closed quit ends a sleep within it.
+const maxNap = 2 * time.Millisecond
+
+func (p preciseSleep) sleep(d time.Duration) {
+	end := time.Now().Add(d)
+	if d > maxNap+coarseSpin {
+		timerSleep(d-coarseSpin, p.quit)
+	}
+	for {
+		select {
+		case <-p.quit:
+			return
+		default:
+		}
+		left := time.Until(end)
+		if left <= 0 {
+			return
+		}
+		ts := unix.NsecToTimespec(int64(min(left, maxNap)))
+		nap(&ts)
+	}
+}
+
+func (preciseSleep) close() {}
+
+// nap sets the calling thread's timer slack to 1 us and sleeps ts. The
+// goroutine is rarely moved to another thread in between; that sleep then
+// has the other thread's slack, which costs precision, not correctness.
+func nap(ts *unix.Timespec) {
+	runtime.LockOSThread()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
+	runtime.UnlockOSThread()
+	_ = unix.Nanosleep(ts, nil)
+}
+
+// setPacingRate sets SO_MAX_PACING_RATE to bits/s (as bytes/s; the 64-bit
+// form first, for rates past 34 Gbit/s).
+func setPacingRate(c syscall.Conn, bits float64) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	v := uint64(bits / 8)
+	var serr error
+	err = rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptUint64(int(fd), unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, v)
+		if serr != nil {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, int(min(v, 1<<32-1)))
+		}
+	})
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("throughput: SO_MAX_PACING_RATE: %w", err)
+	}
+	return nil
+}
+
+// dataPathNotAvailable lists the data-path options c asks for that this
+// platform lacks: none on linux.
+func dataPathNotAvailable(*Config) []string { return nil }
+
+// truncReader reads a connection with recv(MSG_TRUNC): the kernel drops
+// the payload instead of copying it and returns its length (for a
+// datagram, its whole length, with the first len(buf) bytes in buf).
+type truncReader struct {
+	rc  syscall.RawConn
+	buf []byte
+	n   int
+	err error
+	fn  func(fd uintptr) bool
+}
+
+func newTruncReader(c net.Conn, buf []byte) (*truncReader, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil, ErrNotAvailable
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	t := &truncReader{rc: rc, buf: buf}
+	t.fn = func(fd uintptr) bool {
+		n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&t.buf[0])), uintptr(len(t.buf)),
+			unix.MSG_TRUNC|unix.MSG_DONTWAIT, 0, 0)
+		if errno == unix.EAGAIN || errno == unix.EINTR {
+			return false
+		}
+		t.n, t.err = int(n), nil
+		if errno != 0 {
+			t.n, t.err = 0, os.NewSyscallError("recvfrom", errno)
+		} else if n == 0 {
+			t.err = io.EOF
+		}
+		return true
+	}
+	return t, nil
+}
+
+// read is one recv; it honours the connection's read deadline.
+func (t *truncReader) read() (int, error) {
+	if err := t.rc.Read(t.fn); err != nil {
+		return 0, err
+	}
+	return t.n, t.err
+}
+
+// fileSender writes a connection with sendfile from an in-memory file that
+// holds one block, so the payload is never copied from user space (iperf3
+// -Z).
+type fileSender struct {
+	rc   syscall.RawConn
+	file *os.File
+	len  int
+	n    int
+	err  error
+	fn   func(fd uintptr) bool
+}
+
+func newFileSender(c net.Conn, block []byte) (*fileSender, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil, ErrNotAvailable
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	mfd, err := unix.MemfdCreate("netperfkit-payload", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("throughput: zerocopy: %w", err)
+	}
+	f := os.NewFile(uintptr(mfd), "netperfkit-payload")
+	if _, err := f.Write(block); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("throughput: zerocopy: %w", err)
+	}
+	fs := &fileSender{rc: rc, file: f, len: len(block)}
+	fs.fn = func(fd uintptr) bool {
+		var off int64
+		n, err := unix.Sendfile(int(fd), mfd, &off, fs.len)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			return false
+		}
+		fs.n, fs.err = max(n, 0), err
+		if err != nil {
+			fs.err = os.NewSyscallError("sendfile", err)
+		}
+		return true
+	}
+	return fs, nil
+}
+
+// write sends one block (or part of it); it honours the write deadline.
+func (fs *fileSender) write() (int, error) {
+	if err := fs.rc.Write(fs.fn); err != nil {
+		return 0, err
+	}
+	return fs.n, fs.err
+}
+
+func (fs *fileSender) close() { _ = fs.file.Close() }

@@ -39,3 +39,41 @@ func forceBuffers(syscall.Conn, int, int) {}
 func socketBuffers(syscall.Conn) (snd, rcv int) { return 0, 0 }
 
 func tcpCongestion(net.Conn) string { return "" }
+
+// newSleeper returns the pacer's sleeper; off linux it is coarseSleep.
+func newSleeper(quit <-chan struct{}) sleeper { return coarseSleep{quit: quit} }
+
+func setPacingRate(syscall.Conn, float64) error { return ErrNotAvailable }
+
+// dataPathNotAvailable lists the data-path options c asks for that this
+// platform lacks: all but the portable paths.
+func dataPathNotAvailable(c *Config) []string {
+	var n []string
+	if c.UDP && (c.GSO == OffloadOn || c.GRO == OffloadOn) {
+		n = append(n, "gso/gro: not available on this platform")
+	}
+	if c.SkipRxCopy {
+		n = append(n, "skip_rx_copy: not available on this platform")
+	}
+	if c.ZeroCopy && !c.UDP {
+		n = append(n, "zerocopy: not available on this platform")
+	}
+	if c.FQRate > 0 {
+		n = append(n, "fq_rate: not available on this platform")
+	}
+	return n
+}
+
+type truncReader struct{}
+
+func newTruncReader(net.Conn, []byte) (*truncReader, error) { return nil, ErrNotAvailable }
+
+func (*truncReader) read() (int, error) { return 0, ErrNotAvailable }
+
+type fileSender struct{}
+
+func newFileSender(net.Conn, []byte) (*fileSender, error) { return nil, ErrNotAvailable }
+
+func (*fileSender) write() (int, error) { return 0, ErrNotAvailable }
+
+func (*fileSender) close() {}

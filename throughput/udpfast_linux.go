@@ -4,12 +4,11 @@ package throughput
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"net"
-	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,16 +19,17 @@ import (
 // given in the UDP_GRO control message. Either makes a single goroutine
 // move tens of Gbit/s where one syscall per datagram tops out near 1-2.
 type udpFast struct {
-	gso bool
-	gro bool
+	gso    bool
+	gro    bool
+	stamps bool // SO_TIMESTAMPNS: each datagram comes with its kernel receive time
 }
 
 const udpFastAvailable = true
 
-// newUDPFast enables UDP_SEGMENT (sender) or UDP_GRO (receiver) on uc. It
-// returns an error, and the caller keeps the plain path, when the kernel
-// refuses.
-func newUDPFast(uc *net.UDPConn, send bool, segSize int) (*udpFast, error) {
+// newUDPFast enables UDP_SEGMENT (gso, for a sender) or UDP_GRO (gro, for
+// a receiver) on uc. It returns an error, and the caller keeps the plain
+// path, when the kernel refuses.
+func newUDPFast(uc *net.UDPConn, gso, gro bool, segSize int) (*udpFast, error) {
 	rc, err := uc.SyscallConn()
 	if err != nil {
 		return nil, err
@@ -37,10 +37,11 @@ func newUDPFast(uc *net.UDPConn, send bool, segSize int) (*udpFast, error) {
 	f := &udpFast{}
 	var serr error
 	err = rc.Control(func(fd uintptr) {
-		if send {
+		if gso {
 			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_SEGMENT, segSize)
 			f.gso = serr == nil
-		} else {
+		}
+		if gro && serr == nil {
 			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_GRO, 1)
 			f.gro = serr == nil // tuneUDP has sized the receive buffer (fastRecvBuf)
 		}
@@ -52,54 +53,6 @@ func newUDPFast(uc *net.UDPConn, send bool, segSize int) (*udpFast, error) {
 		return nil, fmt.Errorf("throughput: udp offload: %w", err)
 	}
 	return f, nil
-}
-
-func (e *engine) sendUDPFast(s *flowStream) error {
-	k := e.gsoBatch()
-	if k < 2 {
-		return e.sendUDPPlain(s)
-	}
-	l := e.cfg.BlockLen
-	buf := make([]byte, k*l)
-	fillPayload(buf)
-	hl := iperfwire.UDPHeaderLen(e.cfg.counters64())
-	p := newPacer(e.cfg.rate(), time.Now(), e.quit)
-	var dl deadline
-	var count uint64
-	for !e.sendStop.Load() {
-		n := 0
-		for n < k && e.reserve(l) {
-			n++
-		}
-		if n == 0 {
-			return nil
-		}
-		p.wait(n * l)
-		now := time.Now() // one clock reading per write: timestamps and deadline
-		sec, usec := e.stampAt(now)
-		for i := 0; i < n; i++ {
-			iperfwire.PutUDPHeader(buf[i*l:i*l+hl], iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: count + uint64(i) + 1}, e.cfg.counters64())
-		}
-		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
-		w, err := s.conn.Write(buf[:n*l])
-		if err != nil {
-			if e.sendStop.Load() {
-				return nil
-			}
-			if errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EINVAL) {
-				// The device cannot segment: carry on one datagram per write.
-				return e.sendUDPPlain(s)
-			}
-			if transientUDP(err) {
-				continue
-			}
-			return err
-		}
-		count += uint64(n)
-		s.packets.Add(int64(n))
-		e.addBlocks(s, w, int64(n))
-	}
-	return nil
 }
 
 func (e *engine) recvUDPFast(s *flowStream) error {
@@ -168,4 +121,72 @@ func (e *engine) udpBatch(s *flowStream, b []byte, seg int, now time.Time) {
 	}
 	s.mu.Unlock()
 	e.addBlocks(s, len(b), blocks)
+}
+
+// enableRxStamps asks the kernel for each datagram's receive time
+// (SO_TIMESTAMPNS) on uc.
+func enableRxStamps(uc *net.UDPConn) bool {
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	}); err != nil {
+		return false
+	}
+	return serr == nil
+}
+
+// recvUDPStamped reads one datagram per call and takes its arrival time
+// from the kernel (SO_TIMESTAMPNS): when it reached the socket, not when
+// this goroutine woke up. The Go netpoller's wake-up costs microseconds,
+// the scale of a fast flow's jitter, where a thread blocked in recv (as
+// iperf3's) wakes faster.
+func (e *engine) recvUDPStamped(s *flowStream) error {
+	buf := make([]byte, 1<<16)
+	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))*2)
+	uc := s.conn.(*net.UDPConn)
+	var dl deadline
+	now := time.Now()
+	for {
+		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, false)
+		n, oobn, _, _, err := uc.ReadMsgUDPAddrPort(buf, oob)
+		if err != nil {
+			if e.stopping.Load() {
+				return nil
+			}
+			if isTimeout(err) || transientUDP(err) {
+				dl.last = time.Time{}
+				continue
+			}
+			return err
+		}
+		var ok bool
+		if now, ok = kernelStamp(oob[:oobn]); !ok {
+			now = time.Now()
+		}
+		e.udpDatagram(s, buf[:n], now)
+	}
+}
+
+// kernelStamp finds the SCM_TIMESTAMPNS control message in oob without
+// allocating; the time it returns is a wall-clock reading.
+func kernelStamp(oob []byte) (time.Time, bool) {
+	hl := unix.CmsgLen(0)
+	tl := int(unsafe.Sizeof(unix.Timespec{}))
+	for len(oob) >= hl {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < hl || l > len(oob) {
+			return time.Time{}, false
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && l >= hl+tl {
+			ts := (*unix.Timespec)(unsafe.Pointer(&oob[hl]))
+			return time.Unix(int64(ts.Sec), int64(ts.Nsec)), true //nolint:unconvert // 32-bit fields on some platforms
+		}
+		oob = oob[min(unix.CmsgSpace(l-hl), len(oob)):]
+	}
+	return time.Time{}, false
 }

@@ -5,13 +5,14 @@ package throughput
 import "net"
 
 // udpFast is the linux GSO/GRO helper; it does not exist elsewhere.
-type udpFast struct{ gso, gro bool }
+type udpFast struct{ gso, gro, stamps bool }
 
 const udpFastAvailable = false
 
-func newUDPFast(*net.UDPConn, bool, int) (*udpFast, error) { return nil, ErrNotAvailable }
-
-// Off linux flowStream.fast is always nil; this keeps the plain path.
-func (e *engine) sendUDPFast(s *flowStream) error { return e.sendUDPPlain(s) }
+func newUDPFast(*net.UDPConn, bool, bool, int) (*udpFast, error) { return nil, ErrNotAvailable }
 
 func (e *engine) recvUDPFast(*flowStream) error { return ErrNotAvailable }
+
+func enableRxStamps(*net.UDPConn) bool { return false }
+
+func (e *engine) recvUDPStamped(*flowStream) error { return ErrNotAvailable }

@@ -14,14 +14,15 @@ import (
 func TestUDPFastPathAccounting(t *testing.T) {
 	addr, results := startServer(t, nil)
 	for _, disable := range []bool{false, true} {
-		// GSO needs >= 2 datagrams per 200 us: 400 Mbit/s. One datagram
+		// GSO needs >= 2 datagrams per 50 us: 1 Gbit/s gives 4. One datagram
 		// per syscall under -race on a loaded machine manages ~100 Mbit/s.
-		rate := 400e6
+		rate := 1e9
 		if disable {
 			rate = 80e6
 		}
+		// A paced test reads without GRO unless asked: ask, to cover it.
 		res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Bitrate: rate, BlockLen: 1400,
-			Duration: time.Second, DisableFastPath: disable, Interval: -1})
+			Duration: time.Second, DisableFastPath: disable, GRO: OffloadOn, Interval: -1})
 		require.NoError(t, err)
 		srv := <-results
 		if udpFastAvailable && !disable {
@@ -56,9 +57,11 @@ func TestGSOBatch(t *testing.T) {
 	c.BlockLen, c.Bitrate = 1400, 1e6
 	assert.Equal(t, 1, e.gsoBatch(), "slow rates send datagram by datagram")
 	c.Bitrate = 5e9
-	assert.Equal(t, 46, e.gsoBatch(), "200 us at 5 Gbit/s is 89 datagrams: capped at 46")
+	assert.Equal(t, 22, e.gsoBatch(), "50 us at 5 Gbit/s: 31250 bytes, 22 datagrams")
 	c.Bitrate = 1e9
-	assert.Equal(t, 17, e.gsoBatch(), "200 us at 1 Gbit/s")
+	assert.Equal(t, 4, e.gsoBatch(), "50 us at 1 Gbit/s: 6250 bytes, 4 datagrams")
+	c.BlockLen = 9000
+	assert.Equal(t, 1, e.gsoBatch(), "a datagram longer than 50 us at the rate goes alone")
 }
 
 // TestSenderLimited asks for a rate one datagram per syscall cannot reach:

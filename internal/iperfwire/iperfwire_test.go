@@ -216,6 +216,9 @@ func FuzzDecodeParams(f *testing.F) {
 	f.Add([]byte(`{"udp":true,"len":1200,"bandwidth":18446744073709551615}`))
 	f.Add([]byte(`{"parallel":1.5e300}`))
 	f.Add([]byte(`{"parallel":1,"authtoken":"QUJD","TOS":32,"extra_data":"x","dont_fragment":1,"repeating_payload":1}`))
+	f.Add([]byte(params321))
+	f.Add([]byte(`{"tcp":true,"omit":0,"time":1,"num":0,"blockcount":0,"parallel":8,"len":131072,"fqrate":1000000000,"zerocopy":1,"skip_rx_copy":1,"dont_fragment":1,"server_affinity":0,"mptcp":true,"congestion_used":"cubic","client_version":"3.21"}`))
+	f.Add([]byte(`{"udp":true,"gso":-1,"gso_dg_size":1e12,"gro":null,"gro_bf_size":"x"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := DecodeParams(b)
 		if err != nil {
@@ -258,4 +261,30 @@ func TestUDPHeader(t *testing.T) {
 	assert.Equal(t, uint64(1<<40+3), binary.BigEndian.Uint64(b[8:]))
 	_, err = ParseUDPHeader(b[:11], false)
 	assert.ErrorIs(t, err, ErrProtocol)
+}
+
+// params321 is what an iperf3 3.21 client sends for -u -b 1G -l 1400
+// --gsro --skip-rx-copy (send_parameters in iperf_api.c).
+const params321 = `{"udp":true,"omit":0,"time":3,"num":0,"blockcount":0,"parallel":1,"len":1400,"bandwidth":1000000000,"pacing_timer":1000,"gso":1,"gso_dg_size":1400,"gso_bf_size":64400,"gro":1,"gro_bf_size":65507,"skip_rx_copy":1,"client_version":"3.21"}`
+
+func TestDecodeParams321(t *testing.T) {
+	p, err := DecodeParams([]byte(params321))
+	require.NoError(t, err)
+	require.NotNil(t, p.GSO)
+	require.NotNil(t, p.GRO)
+	assert.Equal(t, Int(1), *p.GSO)
+	assert.Equal(t, Int(1), *p.GRO)
+	assert.Equal(t, Int(1400), p.GSODgSize)
+	assert.Equal(t, Int(64400), p.GSOBfSize)
+	assert.Equal(t, Int(65507), p.GROBfSize)
+	assert.Equal(t, Int(1), p.SkipRxCopy)
+	assert.Equal(t, "3.21", p.ClientVersion)
+	off, err := DecodeParams([]byte(`{"udp":true,"gso":0,"gro":0}`))
+	require.NoError(t, err)
+	require.NotNil(t, off.GSO, "a 0 is not an absent key")
+	assert.Equal(t, Int(0), *off.GSO)
+	old, err := DecodeParams([]byte(`{"udp":true}`))
+	require.NoError(t, err)
+	assert.Nil(t, old.GSO, "3.12 sends no gso")
+	assert.Nil(t, old.GRO)
 }

@@ -85,7 +85,7 @@ func (f *Flag) UnmarshalJSON([]byte) error {
 }
 
 // Params is the parameter object an iperf3 client sends after PARAM_EXCHANGE.
-// Keys follow iperf3 3.12; unknown keys are ignored.
+// Keys follow iperf3 3.12 and 3.21; unknown keys are ignored.
 type Params struct {
 	TCP              Flag   `json:"tcp,omitempty"`
 	UDP              Flag   `json:"udp,omitempty"`
@@ -117,6 +117,20 @@ type Params struct {
 	ClientVersion    string `json:"client_version,omitempty"`
 	// AuthToken is iperf3's RSA credential token (see internal/iperfauth).
 	AuthToken string `json:"authtoken,omitempty"`
+	// Keys of iperf3 3.14-3.21 (send_parameters in iperf_api.c). A 3.21
+	// client sends gso, gso_dg_size, gso_bf_size, gro and gro_bf_size
+	// with every UDP test, 0 when off; nil means the key was absent.
+	GSO            *Int   `json:"gso,omitempty"`
+	GSODgSize      Int    `json:"gso_dg_size,omitempty"`
+	GSOBfSize      Int    `json:"gso_bf_size,omitempty"`
+	GRO            *Int   `json:"gro,omitempty"`
+	GROBfSize      Int    `json:"gro_bf_size,omitempty"`
+	ZeroCopy       Int    `json:"zerocopy,omitempty"`
+	SkipRxCopy     Int    `json:"skip_rx_copy,omitempty"`
+	ServerAffinity *Int   `json:"server_affinity,omitempty"`
+	MPTCP          Flag   `json:"mptcp,omitempty"`
+	SCTP           Flag   `json:"sctp,omitempty"`
+	CongestionUsed string `json:"congestion_used,omitempty"`
 	// Interval is this package's addition: the client's report interval in
 	// seconds, so that a netperfkit server's output lines up with the
 	// client's intervals. iperf3 ignores the key.

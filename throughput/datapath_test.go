@@ -1,0 +1,222 @@
+package throughput
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDataPathParams checks that the data-path options travel from a
+// client's Config to the server's in 3.21's keys, and that a client that
+// sends none of them (3.12) leaves the offloads to the server.
+func TestDataPathParams(t *testing.T) {
+	c := (&Config{UDP: true, Bitrate: 1e9, BlockLen: 1400, GSO: OffloadOn, GRO: OffloadOn, SkipRxCopy: true, ZeroCopy: true, FQRate: 2e9}).withDefaults()
+	b, err := json.Marshal(c.params())
+	require.NoError(t, err)
+	for _, k := range []string{`"gso":1`, `"gro":1`, `"gso_dg_size":1400`, `"skip_rx_copy":1`, `"zerocopy":1`, `"fqrate":2000000000`} {
+		assert.Contains(t, string(b), k)
+	}
+	p, err := iperfwire.DecodeParams(b)
+	require.NoError(t, err)
+	got := configFromParams(p, &ServerConfig{})
+	assert.Equal(t, OffloadOn, got.GSO)
+	assert.Equal(t, OffloadOn, got.GRO)
+	assert.True(t, got.SkipRxCopy)
+	assert.True(t, got.ZeroCopy)
+	assert.Equal(t, 2e9, got.FQRate)
+	assert.True(t, got.useGRO())
+
+	// Defaults: a paced test asks the server for no GRO, an unlimited one for it.
+	paced := (&Config{UDP: true, Bitrate: 1e9}).withDefaults()
+	b, _ = json.Marshal(paced.params())
+	assert.Contains(t, string(b), `"gro":0`)
+	assert.Contains(t, string(b), `"gso":1`)
+	p, _ = iperfwire.DecodeParams(b)
+	srvPaced := configFromParams(p, &ServerConfig{})
+	assert.False(t, srvPaced.useGRO())
+	unl := (&Config{UDP: true, Bitrate: Unlimited}).withDefaults()
+	b, _ = json.Marshal(unl.params())
+	assert.Contains(t, string(b), `"gro":1`)
+	tcp := (&Config{}).withDefaults()
+	b, _ = json.Marshal(tcp.params())
+	assert.NotContains(t, string(b), `"gso"`, "3.21 sends gso and gro with UDP tests only")
+
+	// 3.12 sends neither: the server decides, GRO only without a rate.
+	p, _ = iperfwire.DecodeParams([]byte(`{"udp":true,"parallel":1,"len":1400,"bandwidth":1000000000}`))
+	old := configFromParams(p, &ServerConfig{})
+	assert.Equal(t, OffloadAuto, old.GRO)
+	assert.False(t, old.useGRO())
+	assert.True(t, old.useGSO())
+	p, _ = iperfwire.DecodeParams([]byte(`{"udp":true,"parallel":1,"len":1400,"bandwidth":0}`))
+	srvUnl := configFromParams(p, &ServerConfig{})
+	assert.True(t, srvUnl.useGRO())
+	// The server's own switch wins.
+	srvOff := configFromParams(p, &ServerConfig{DisableFastPath: true})
+	assert.False(t, srvOff.useGRO())
+}
+
+// TestDataPathOwnPeers runs our client against our server with each
+// data-path option and checks that both ends count the same bytes.
+func TestDataPathOwnPeers(t *testing.T) {
+	addr, results := startServer(t, nil)
+	for name, cfg := range map[string]Config{
+		"tcp-skip-rx-copy":      {SkipRxCopy: true},
+		"tcp-reverse-skip":      {SkipRxCopy: true, Reverse: true},
+		"tcp-zerocopy":          {ZeroCopy: true},
+		"tcp-reverse-zerocopy":  {ZeroCopy: true, Reverse: true, Streams: 2},
+		"tcp-fqrate":            {FQRate: 400e6},
+		"udp-skip-rx-copy":      {UDP: true, Bitrate: 50e6, BlockLen: 1400, SkipRxCopy: true},
+		"udp-reverse-skip":      {UDP: true, Bitrate: 50e6, BlockLen: 1400, SkipRxCopy: true, Reverse: true},
+		"udp-gsro-unlimited":    {UDP: true, Bitrate: Unlimited, BlockLen: 1400, GSO: OffloadOn, GRO: OffloadOn},
+		"udp-no-gso-bidir":      {UDP: true, Bitrate: 50e6, GSO: OffloadOff, GRO: OffloadOff, Bidir: true},
+		"udp-gro-paced-reverse": {UDP: true, Bitrate: 200e6, BlockLen: 1400, GRO: OffloadOn, Reverse: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg.Duration, cfg.Interval = 500*time.Millisecond, -1
+			res, err := Run(ctxT(t, 30*time.Second), addr, &cfg)
+			require.NoError(t, err)
+			srv := <-results
+			assert.Equal(t, cfg.SkipRxCopy, srv.Config.SkipRxCopy, "the server honours skip_rx_copy")
+			assert.Equal(t, cfg.ZeroCopy, srv.Config.ZeroCopy)
+			for _, s := range []*Summary{res.Upload, res.Download} {
+				if s == nil {
+					continue
+				}
+				assert.Positive(t, s.Received.Bytes)
+				// The client ends the test: in reverse, the last bytes the
+				// server sent are in flight when the client stops counting.
+				switch {
+				case !cfg.UDP && !cfg.Reverse && !cfg.Bidir && !cfg.ZeroCopy:
+					assert.Equal(t, s.Sent.Bytes, s.Received.Bytes, "TCP: every byte sent is received")
+				case !cfg.UDP:
+					// sendfile queues a whole socket buffer at once: more
+					// of it is in flight when the client stops counting.
+					assert.InEpsilon(t, s.Sent.Bytes, s.Received.Bytes, 0.2)
+				case cfg.Bitrate == Unlimited:
+					assert.InEpsilon(t, s.Sent.Packets, s.Received.Packets+s.Received.LostPackets, 0.2)
+				default:
+					assert.InDelta(t, s.Sent.Packets, s.Received.Packets+s.Received.LostPackets, float64(s.Sent.Packets)/100+64,
+						"UDP: received and lost add up to what was sent")
+				}
+			}
+			if cfg.UDP && udpFastAvailable {
+				if cfg.GRO == OffloadOn && cfg.Reverse {
+					assert.Contains(t, res.UDPOffload, "gro")
+				}
+				if cfg.GSO == OffloadOff {
+					assert.Equal(t, "none", res.UDPOffload)
+				}
+			}
+			if !udpFastAvailable {
+				assert.NotEmpty(t, res.Notes)
+			}
+		})
+	}
+}
+
+// TestIperf321DataPath runs iperf3 3.21 with its data-path options against
+// our server, and our client with ours against 3.21's server.
+func TestIperf321DataPath(t *testing.T) {
+	bin := iperf321(t)
+	addr, results := startServer(t, nil)
+	for _, args := range [][]string{
+		{"-t", "1", "--skip-rx-copy"},
+		{"-t", "1", "-Z", "-R"},
+		{"-t", "1", "-Z"},
+		{"-t", "1", "-P", "8"},
+		{"-t", "1", "--bidir", "-P", "2"},
+		{"-t", "1", "-u", "-b", "200M", "-l", "1400", "--gsro"},
+		{"-t", "1", "-u", "-b", "200M", "-l", "1400", "--gsro", "-R"},
+		{"-t", "1", "-u", "-b", "100M", "--skip-rx-copy"},
+		{"-t", "1", "-u", "-b", "50M", "--bidir", "-P", "2"},
+		{"-t", "1", "--fq-rate", "500M"},
+	} {
+		doc, raw := runIperf3ClientBin(t, bin, addr, args...)
+		var srv *Result
+		select {
+		case srv = <-results:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: no server result", args)
+		}
+		assert.Contains(t, srv.PeerVersion, "3.21")
+		if srv.Config.UDP {
+			require.NotNil(t, doc.End.Sum, "%v: %s", args, raw)
+			assert.Positive(t, doc.End.Sum.Packets, "%v", args)
+		} else {
+			require.NotNil(t, doc.End.SumReceived, "%v: %s", args, raw)
+			assert.Positive(t, doc.End.SumReceived.Bytes, "%v", args)
+		}
+		has := func(a string) bool {
+			for _, x := range args {
+				if x == a {
+					return true
+				}
+			}
+			return false
+		}
+		assert.Equal(t, has("--skip-rx-copy"), srv.Config.SkipRxCopy, "%v", args)
+		assert.Equal(t, has("-Z"), srv.Config.ZeroCopy, "%v", args)
+		if srv.Config.UDP {
+			want := OffloadOff
+			if has("--gsro") {
+				want = OffloadOn
+			}
+			assert.Equal(t, want, srv.Config.GSO, "%v", args)
+			assert.Equal(t, want, srv.Config.GRO, "%v", args)
+		}
+		if has("--fq-rate") {
+			assert.Equal(t, 500e6, srv.Config.FQRate)
+		}
+	}
+	stock := startIperf3ServerBin(t, bin)
+	for _, cfg := range []Config{
+		{SkipRxCopy: true}, {SkipRxCopy: true, Reverse: true}, {ZeroCopy: true}, {ZeroCopy: true, Reverse: true},
+		{Streams: 8}, {Bidir: true, Streams: 2},
+		{UDP: true, Bitrate: 200e6, BlockLen: 1400, GSO: OffloadOn, GRO: OffloadOn},
+		{UDP: true, Bitrate: 200e6, BlockLen: 1400, GSO: OffloadOn, GRO: OffloadOn, Reverse: true},
+		{UDP: true, Bitrate: 100e6, SkipRxCopy: true}, {UDP: true, Bitrate: 50e6, Bidir: true},
+	} {
+		cfg.Duration, cfg.Interval = time.Second, -1
+		res, err := runRetry(t, stock, &cfg)
+		require.NoError(t, err, "%+v", cfg)
+		for _, s := range []*Summary{res.Upload, res.Download} {
+			if s != nil {
+				assert.Positive(t, s.Received.Bytes, "%+v", cfg)
+			}
+		}
+	}
+}
+
+// FuzzConfigFromParams feeds parameter objects, 3.21's keys among them, to
+// the server's checks and settings: whatever passes the checks must make a
+// Config the engine can run.
+func FuzzConfigFromParams(f *testing.F) {
+	f.Add([]byte(`{"udp":true,"omit":0,"time":3,"num":0,"blockcount":0,"parallel":1,"len":1400,"bandwidth":1000000000,"pacing_timer":1000,"gso":1,"gso_dg_size":1400,"gso_bf_size":64400,"gro":1,"gro_bf_size":65507,"skip_rx_copy":1,"client_version":"3.21"}`))
+	f.Add([]byte(`{"tcp":true,"omit":0,"time":1,"num":0,"blockcount":0,"parallel":8,"len":131072,"fqrate":1000000000,"zerocopy":1,"skip_rx_copy":1,"dont_fragment":1,"server_affinity":0,"mptcp":true,"congestion_used":"cubic","client_version":"3.21"}`))
+	f.Add([]byte(`{"udp":true,"parallel":1,"gso":-1,"gro":7,"fqrate":-5,"zerocopy":-1}`))
+	f.Add([]byte(`{"tcp":true,"parallel":1,"fqrate":18446744073709551615}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := iperfwire.DecodeParams(b)
+		if err != nil {
+			return
+		}
+		d, err := (&ServerConfig{}).withDefaults()
+		require.NoError(t, err)
+		sc := &d
+		if _, err := checkParams(sc, p); err != nil {
+			return
+		}
+		c := configFromParams(p, sc)
+		require.GreaterOrEqual(t, c.FQRate, 0.0)
+		require.Contains(t, []Offload{OffloadAuto, OffloadOn, OffloadOff}, c.GSO)
+		require.Contains(t, []Offload{OffloadAuto, OffloadOn, OffloadOff}, c.GRO)
+		if c.UDP && c.BlockLen > 0 {
+			e := &engine{cfg: &c}
+			require.GreaterOrEqual(t, e.gsoBatch(), 1)
+		}
+	})
+}
