@@ -85,6 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer closeLog()
+	applyDataPath(o)
 	warnUnsupported(o, errOut)
 	if err := loadAuth(o); err != nil {
 		var pe *paramError

@@ -125,13 +125,20 @@ func unsupported(o *options) []string {
 			names = append(names, name)
 		}
 	}
-	add(o.zerocopy, "-Z/--zerocopy")
-	add(o.skipRxCopy, "--skip-rx-copy")
-	add(o.gsro, "--gsro")
-	add(o.fqRate != 0, "--fq-rate")
 	add(o.burst != 0, "-b .../burst")
 	add(o.rcvTimeout != 0, "--rcv-timeout")
 	return names
+}
+
+// applyDataPath carries iperf3 3.19+'s data-path options into the test's
+// Config: the client sends them to the server in 3.21's parameters.
+func applyDataPath(o *options) {
+	o.cfg.ZeroCopy = o.zerocopy
+	o.cfg.SkipRxCopy = o.skipRxCopy
+	if o.gsro {
+		o.cfg.GSO, o.cfg.GRO = throughput.OffloadOn, throughput.OffloadOn
+	}
+	o.cfg.FQRate = o.fqRate
 }
 
 func warnUnsupported(o *options, errOut io.Writer) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -142,5 +143,33 @@ func TestUnitText(t *testing.T) {
 		{1 << 50, 'A', "1024 TByte"},
 	} {
 		assert.Equal(t, tc.want, unitText(tc.bytes, tc.format), "%v %c", tc.bytes, tc.format)
+	}
+}
+
+// TestDataPathOptions321 carries -Z, --skip-rx-copy, --gsro and --fq-rate
+// to a 3.21 server (they were parsed and refused with a warning before the
+// library had them): each test runs, moves data, and warns about nothing.
+func TestDataPathOptions321(t *testing.T) {
+	bin := iperf321(t)
+	port := server321(t, bin)
+	for _, shape := range []string{"-Z", "--skip-rx-copy", "-R --skip-rx-copy", "-u -b 100M --gsro", "--fq-rate 500M"} {
+		t.Run(shape, func(t *testing.T) {
+			args := append([]string{"-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1", "-J"}, strings.Fields(shape)...)
+			out, errOut, code := runTool321(args...)
+			require.Equal(t, 0, code, errOut)
+			assert.NotContains(t, errOut, "not supported", "the option is carried out, not skipped")
+			var doc struct {
+				End struct {
+					SumReceived struct {
+						Bytes float64 `json:"bytes"`
+					} `json:"sum_received"`
+					Sum struct {
+						Bytes float64 `json:"bytes"`
+					} `json:"sum"`
+				} `json:"end"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+			assert.Positive(t, doc.End.SumReceived.Bytes+doc.End.Sum.Bytes, out)
+		})
 	}
 }
