@@ -111,8 +111,11 @@ func runTool321(args ...string) (string, string, int) {
 		// 3.21 also closes its listening socket while it resets, so a
 		// connection can be refused for a moment.
 		busy := false
+		// The tool words socket errors as 3.21 does ("Connection reset by
+		// peer"), so match without case.
+		text := strings.ToLower(out + errOut)
 		for _, s := range []string{"busy", "access denied", "connection reset", "connection refused"} {
-			busy = busy || strings.Contains(out+errOut, s)
+			busy = busy || strings.Contains(text, s)
 		}
 		if code == 0 || !busy || i == 50 {
 			return out, errOut, code
