@@ -125,6 +125,7 @@ type serving struct {
 	stop     context.CancelFunc
 	active   atomic.Int64
 	activity chan struct{}
+	accepted atomic.Uint64 // numbers connections in accept order
 }
 
 func (sv *serving) touch() {

@@ -196,12 +196,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		sv.active.Add(1)
 		sv.touch()
+		seq := sv.accepted.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer sv.touch()
 			defer sv.active.Add(-1)
-			s.handle(ctx, sv, conn)
+			s.handle(ctx, sv, acceptedConn{Conn: conn, seq: seq})
 		}()
 	}
 }
@@ -243,13 +244,24 @@ func (m *chanMutex) unlock() { <-m.ch }
 
 // serverTest is a test between its control connection and its data streams.
 type serverTest struct {
-	streams   chan net.Conn // TCP data streams handed over by the acceptor
-	accepting bool          // under Server.mu
+	streams   chan acceptedConn // TCP data streams handed over by the acceptor
+	accepting bool              // under Server.mu
+}
+
+// acceptedConn is a connection numbered in the order Accept returned it.
+// Each connection reads its cookie in its own goroutine, so streams can
+// reach their test out of order; a test sorts them back by seq, because
+// iperf3 gives a stream its role (sending or receiving, in --bidir) by the
+// order in which it connected.
+type acceptedConn struct {
+	net.Conn
+	seq uint64
 }
 
 // handle reads a new connection's cookie and routes it: to a test that is
 // waiting for data streams, or to a new test.
-func (s *Server) handle(ctx context.Context, sv *serving, conn net.Conn) {
+func (s *Server) handle(ctx context.Context, sv *serving, ac acceptedConn) {
+	conn := ac.Conn
 	release, r, err := s.admit(conn)
 	if err != nil {
 		refuse(conn)
@@ -279,7 +291,7 @@ func (s *Server) handle(ctx context.Context, sv *serving, conn net.Conn) {
 	s.mu.Unlock()
 	if known {
 		release() // a data stream is not a test of its own
-		s.joinTest(ctx, t, accepting, conn)
+		s.joinTest(ctx, t, accepting, ac)
 		return
 	}
 	t, err = s.newTest(key)
@@ -294,7 +306,7 @@ func (s *Server) handle(ctx context.Context, sv *serving, conn net.Conn) {
 }
 
 // joinTest hands a data connection to its test.
-func (s *Server) joinTest(ctx context.Context, t *serverTest, accepting bool, conn net.Conn) {
+func (s *Server) joinTest(ctx context.Context, t *serverTest, accepting bool, conn acceptedConn) {
 	if !accepting {
 		_ = iperfwire.WriteState(conn, iperfwire.AccessDenied, time.Second)
 		_ = conn.Close()
@@ -318,7 +330,7 @@ func (s *Server) newTest(key string) (*serverTest, error) {
 	if len(s.tests) >= s.cfg.MaxTests {
 		return nil, fmt.Errorf("%w: %d tests running, MaxTests %d", ErrLimit, len(s.tests), s.cfg.MaxTests)
 	}
-	t := &serverTest{streams: make(chan net.Conn, 2*MaxStreams)}
+	t := &serverTest{streams: make(chan acceptedConn, 2*MaxStreams)}
 	s.tests[key] = t
 	return t, nil
 }

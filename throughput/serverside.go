@@ -1,11 +1,13 @@
 package throughput
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"syscall"
 	"time"
 
@@ -194,19 +196,24 @@ func (ss *serverSession) tcpStreams(ctx context.Context) error {
 	deadline := time.NewTimer(ss.srv.cfg.HandshakeTimeout)
 	defer deadline.Stop()
 	sends := ss.cfg.sends(true)
-	for i, send := range sends {
+	conns := make([]acceptedConn, 0, len(sends))
+	for len(conns) < len(sends) {
 		select {
 		case conn := <-ss.test.streams:
-			if !ss.track(conn) {
+			if !ss.track(conn.Conn) {
 				return net.ErrClosed
 			}
-			tuneTCP(conn, &ss.cfg)
-			ss.t.eng.streams = append(ss.t.eng.streams, &flowStream{id: streamID(i), send: send, conn: conn})
+			conns = append(conns, conn)
 		case <-deadline.C:
-			return ss.fail(iperfwire.IErrStreams, ReasonTimeout, fmt.Errorf("throughput: %d of %d streams arrived: %w", i, len(sends), errTimeout))
+			return ss.fail(iperfwire.IErrStreams, ReasonTimeout, fmt.Errorf("throughput: %d of %d streams arrived: %w", len(conns), len(sends), errTimeout))
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	slices.SortFunc(conns, func(a, b acceptedConn) int { return cmp.Compare(a.seq, b.seq) })
+	for i, send := range sends {
+		tuneTCP(conns[i].Conn, &ss.cfg)
+		ss.t.eng.streams = append(ss.t.eng.streams, &flowStream{id: streamID(i), send: send, conn: conns[i].Conn})
 	}
 	return nil
 }
