@@ -288,10 +288,11 @@ func TestIperf321BothRoles(t *testing.T) {
 		{Duration: time.Second, UDP: true, Bitrate: 50e6}, {Duration: time.Second, Bidir: true}} {
 		res, err := runRetry(t, stock, &cfg)
 		require.NoError(t, err, "%+v", cfg)
-		for _, s := range []*Summary{res.Upload, res.Download} {
-			if s != nil {
-				assert.LessOrEqual(t, s.Received.Bytes, s.Sent.Bytes, "%+v", cfg)
-			}
+		// Our sender counts every byte it writes, so its peer never receives
+		// more (iperf3 3.21's sender does not count its last writes, so in
+		// the other direction we may).
+		if s := res.Upload; s != nil {
+			assert.LessOrEqual(t, s.Received.Bytes, s.Sent.Bytes, "%+v", cfg)
 		}
 	}
 }
