@@ -161,7 +161,10 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 	if err != nil {
 		return nil, classify(PhaseConnect, addr, ctxCause(ctx, err))
 	}
-	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	// The cancel closes the TCP connection, which also ends a TLS session
+	// on it; it must not read nc, which the TLS phase replaces.
+	raw := nc
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
 	if d.ep.TLS {
 		tc, err := d.handshake(ctx, nc, addr, host, deadline)
 		if err != nil {

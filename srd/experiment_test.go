@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -251,9 +252,23 @@ func TestExperimentCancelEveryPhase(t *testing.T) {
 			// The phases before the cancelled one are short; the cancelled
 			// one would run for a minute.
 			long := map[bool]time.Duration{true: time.Minute, false: 300 * time.Millisecond}
+			// What each finished throughput phase measured, by stream count:
+			// a loaded machine can stall loopback data for a whole 300 ms
+			// phase, so the figure itself may be 0; the row must keep it.
+			var mu sync.Mutex
+			measured := map[int]float64{}
 			cfg := &ExperimentConfig{
 				SingleFlowDuration: long[phase == "1-flow"], MultiStreamDuration: long[phase == "n-stream"], Streams: 2,
 				RTTDuration: long[phase == "rtt"],
+				Throughput: func(ctx context.Context, addr string, streams int, d time.Duration) (float64, error) {
+					bps, err := runThroughput(ctx, addr, streams, d)
+					if err == nil {
+						mu.Lock()
+						measured[streams] = bps
+						mu.Unlock()
+					}
+					return bps, err
+				},
 				OnPhase: func(target, p string) {
 					if p != phase {
 						return
@@ -278,11 +293,14 @@ func TestExperimentCancelEveryPhase(t *testing.T) {
 			case "1-flow":
 				assert.Zero(t, row.MultiStreamBitsPerSecond)
 			case "n-stream":
-				assert.Positive(t, row.SingleFlowBitsPerSecond, "the finished phase is kept")
+				require.Contains(t, measured, 1, "the 1-flow phase finished")
+				assert.Equal(t, measured[1], row.SingleFlowBitsPerSecond, "the finished phase is kept")
 				assert.Zero(t, row.RTT.Observations)
 			case "rtt":
-				assert.Positive(t, row.SingleFlowBitsPerSecond)
-				assert.Positive(t, row.MultiStreamBitsPerSecond)
+				require.Contains(t, measured, 1, "the 1-flow phase finished")
+				require.Contains(t, measured, 2, "the n-stream phase finished")
+				assert.Equal(t, measured[1], row.SingleFlowBitsPerSecond)
+				assert.Equal(t, measured[2], row.MultiStreamBitsPerSecond)
 			}
 			assert.Equal(t, VerdictNoStatistics, row.SRD.Verdict, "the window's coverage is still computed")
 		})
