@@ -42,7 +42,7 @@ func (a ClientAuth) GoString() string { return a.String() }
 // outside the time skew threshold or whose user and password are not
 // authorized is refused as iperf3 3.21 refuses it, with SERVER_ERROR
 // "test authorization failed" (a stock client prints exactly that), and
-// the refusal reaches OnSessionError with ReasonDenied and ErrAuthFailed.
+// the refusal reaches OnFailure with ReasonDenied and ErrAuthFailed.
 type ServerAuth struct {
 	// PrivateKey decrypts the clients' tokens (ParseRSAPrivateKey reads
 	// iperf3's PEM files). Required.

@@ -249,7 +249,7 @@ func TestRunCancelStockServer(t *testing.T) {
 func TestServeCancelEveryPhase(t *testing.T) {
 	var mu sync.Mutex
 	reasons := map[Reason]int{}
-	srv, err := NewServer(&ServerConfig{MaxTests: 8, OnSessionError: func(e *SessionError) {
+	srv, err := NewServer(&ServerConfig{MaxTests: 8, OnFailure: func(e *SessionError) {
 		mu.Lock()
 		reasons[e.Reason]++
 		mu.Unlock()
@@ -327,7 +327,7 @@ func TestServeUnixListener(t *testing.T) {
 	ln, err := net.Listen("unix", path)
 	require.NoError(t, err)
 	got := make(chan *SessionError, 4)
-	srv, err := NewServer(&ServerConfig{OnSessionError: func(e *SessionError) { got <- e }})
+	srv, err := NewServer(&ServerConfig{OnFailure: func(e *SessionError) { got <- e }})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)

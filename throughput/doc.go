@@ -16,7 +16,7 @@
 //     reads, what the server builds from a client's parameters and what
 //     Result.Config reports with every default filled in. A nil *Config or
 //     *ServerConfig means defaults, and each field says what its zero means.
-//   - Callbacks (Config.OnInterval, ServerConfig.OnResult, OnSessionError,
+//   - Callbacks (Config.OnInterval, ServerConfig.OnResult, OnFailure,
 //     OnListen) are fields of the config struct; progress is reported
 //     through them, never printed.
 //   - Durations are time.Duration in Go, and integer nanoseconds in a
@@ -27,7 +27,7 @@
 //     addr) which reports the bound address through ServerConfig.OnListen.
 //     Any net.Listener works; UDP tests need a TCP listener and are refused
 //     with an error otherwise, never a panic. Every refused or failed
-//     session reaches ServerConfig.OnSessionError with a Reason and is
+//     session reaches ServerConfig.OnFailure with a Reason and is
 //     counted in Stats. Limits (tests at once, duration, streams, rate,
 //     message sizes) have safe defaults.
 //

@@ -51,7 +51,7 @@ func ExampleServer_ListenAndServe() {
 		OnResult: func(r *throughput.Result) {
 			fmt.Print(throughput.IperfText(r))
 		},
-		OnSessionError: func(e *throughput.SessionError) {
+		OnFailure: func(e *throughput.SessionError) {
 			log.Printf("%v: %s: %v", e.Remote, e.Reason, e.Err)
 		},
 	})

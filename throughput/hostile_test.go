@@ -64,7 +64,7 @@ func expectClosed(t *testing.T, c net.Conn) []byte {
 func hookedServer(t *testing.T, cfg ServerConfig) (string, *Server, <-chan *SessionError) {
 	t.Helper()
 	errs := make(chan *SessionError, 256)
-	cfg.OnSessionError = func(e *SessionError) { errs <- e }
+	cfg.OnFailure = func(e *SessionError) { errs <- e }
 	srv, err := NewServer(&cfg)
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

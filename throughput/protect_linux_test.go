@@ -33,7 +33,7 @@ func TestProtectionNetns(t *testing.T) {
 		return err
 	}))
 	errs := make(chan *SessionError, 64)
-	srv, err := NewServer(&ServerConfig{MaxTestsPerClient: 1, OnSessionError: func(e *SessionError) { errs <- e },
+	srv, err := NewServer(&ServerConfig{MaxTestsPerClient: 1, OnFailure: func(e *SessionError) { errs <- e },
 		AllowedClients: []netip.Prefix{netip.MustParsePrefix(v.PeerAddr + "/32"), netip.MustParsePrefix("10.231.0.6/32")}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -57,10 +57,10 @@ type ServerConfig struct {
 	// test. It is called from the test's goroutine and may run concurrently
 	// for concurrent tests.
 	OnResult func(*Result)
-	// OnSessionError, when set, receives every refused or failed
+	// OnFailure, when set, receives every refused or failed
 	// connection and test, with its Reason (Stats counts them too). It is
 	// called from the connection's goroutine, possibly concurrently.
-	OnSessionError func(*SessionError)
+	OnFailure func(*SessionError)
 
 	// Authentication and protection (iperf3 3.21 parity, issue 11).
 
@@ -69,13 +69,13 @@ type ServerConfig struct {
 	Auth *ServerAuth
 	// AllowedClients, when not empty, lists the client networks served;
 	// a connection from elsewhere gets ACCESS_DENIED before anything is
-	// read, and reaches OnSessionError with ReasonDenied (ErrAccessDenied).
+	// read, and reaches OnFailure with ReasonDenied (ErrAccessDenied).
 	AllowedClients []netip.Prefix
 	// MaxTestsPerClient caps one client IP's tests at once, counted from
 	// accept: a connection that has not yet sent its cookie counts, so one
 	// host cannot hold every slot with stalled handshakes (each held at
 	// most HandshakeTimeout). The data streams of its tests get in. Extra
-	// connections get ACCESS_DENIED and reach OnSessionError with
+	// connections get ACCESS_DENIED and reach OnFailure with
 	// ReasonLimit (ErrLimit). 0 means no cap.
 	MaxTestsPerClient int
 	// OneOff makes Serve return nil after its first test, successful or

@@ -11,7 +11,7 @@ import (
 	"syscall"
 )
 
-// Reason classifies a refused or failed session for ServerConfig.OnSessionError
+// Reason classifies a refused or failed session for ServerConfig.OnFailure
 // and ServerStats.
 type Reason string
 
@@ -45,7 +45,7 @@ const (
 )
 
 // SessionError is a refused or failed connection or test, as
-// ServerConfig.OnSessionError receives it.
+// ServerConfig.OnFailure receives it.
 type SessionError struct {
 	Remote net.Addr // the peer's address (nil when unknown)
 	Reason Reason
@@ -99,8 +99,8 @@ func (s *Server) failed(conn net.Conn, r Reason, err error) {
 	}
 	s.stats.failed[r]++
 	s.stats.mu.Unlock()
-	if s.cfg.OnSessionError != nil {
-		s.cfg.OnSessionError(&SessionError{Remote: conn.RemoteAddr(), Reason: r, Err: err})
+	if s.cfg.OnFailure != nil {
+		s.cfg.OnFailure(&SessionError{Remote: conn.RemoteAddr(), Reason: r, Err: err})
 	}
 }
 

@@ -62,7 +62,7 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 		// which this server does not need; with it, the server exits.
 		cfg.IdleTimeout = o.idleTimeout
 	}
-	cfg.OnSessionError = func(e *throughput.SessionError) {
+	cfg.OnFailure = func(e *throughput.SessionError) {
 		switch {
 		case errors.Is(e.Err, throughput.ErrAuthFailed):
 			fmt.Fprintf(errOut, "iperf3: error - test authorization failed\n")
