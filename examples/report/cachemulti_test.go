@@ -118,7 +118,19 @@ func TestReportCacheMultiEndpoint(t *testing.T) {
 	}
 	assert.Equal(t, want, pairs, "-cache-compare picks the pairs; a pair with a failed side is left out")
 
+	// The under-load row (issue 14): RPM and both probe distributions on
+	// every reachable endpoint, an error row for the dead one.
+	for _, ce := range []*CacheEndpoint{n1, n2, n3} {
+		require.NotNil(t, ce.UnderLoad, "%s: %s", ce.Label, ce.UnderLoadError)
+		assert.Positive(t, ce.UnderLoad.RPM, ce.Label)
+		assert.Positive(t, ce.UnderLoad.NewConnection.Probes, ce.Label)
+		assert.Positive(t, ce.UnderLoad.Loaded.Probes, ce.Label)
+	}
+	assert.Nil(t, x1.UnderLoad)
+	assert.NotEmpty(t, x1.UnderLoadError)
+
 	text := stdout.String()
+	assert.Contains(t, text, "E3 cache: under load")
 	assert.Regexp(t, `X1\s+5\s+5(\s+-){7}\n`, text)
 	assert.Regexp(t, `X1: probe error: all 5 probes failed: .*connect_refused`, text)
 	assert.Contains(t, text, "X1 resp: error: pool: ")

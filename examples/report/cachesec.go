@@ -42,6 +42,12 @@ type CacheEndpoint struct {
 	ProbeError string `json:"probe_error,omitempty"`
 	// Workloads holds one entry per engine.
 	Workloads []*CacheWorkload `json:"workloads"`
+	// UnderLoad is the endpoint's responsiveness while a pooled load
+	// saturates it (cache.Responsiveness): new connections and the loaded
+	// connections probed open-loop, and RPM.
+	UnderLoad *cache.ResponsivenessResult `json:"under_load,omitempty"`
+	// UnderLoadError is why the under-load row could not run.
+	UnderLoadError string `json:"under_load_error,omitempty"`
 }
 
 // CacheWorkload is one engine's pool and connect-per-op runs on one
@@ -160,7 +166,7 @@ func (o cacheOptions) probeTime() time.Duration {
 
 // plannedCache estimates how long E3 takes, for the progress display.
 func plannedCache(o cacheOptions, targets int) time.Duration {
-	return time.Duration(targets) * (o.probeTime() + time.Duration(len(o.Engines)*2*o.Runs)*o.Duration)
+	return time.Duration(targets) * (o.probeTime() + time.Duration(len(o.Engines)*2*o.Runs+1)*o.Duration)
 }
 
 // runCache probes every target, then runs the workloads on every target. A
@@ -178,6 +184,10 @@ func runCache(ctx context.Context, targets []cacheTarget, o cacheOptions, prog *
 	}
 	for i, t := range targets {
 		if err := runWorkloads(ctx, t, o, prog, sec.Endpoints[i]); err != nil {
+			sec.Comparisons = compareCache(sec.Endpoints, o)
+			return sec, err
+		}
+		if err := runUnderLoad(ctx, t, o, prog, sec.Endpoints[i]); err != nil {
 			sec.Comparisons = compareCache(sec.Endpoints, o)
 			return sec, err
 		}
@@ -254,6 +264,31 @@ func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 				break
 			}
 		}
+	}
+	return nil
+}
+
+// runUnderLoad fills ce's under-load row: a pooled load on the resp engine
+// for one workload duration, probed open-loop with new connections and on
+// the loaded connections. A failure is recorded in the row; only ctx ending
+// returns an error.
+func runUnderLoad(ctx context.Context, t cacheTarget, o cacheOptions, prog *progress, ce *CacheEndpoint) error {
+	if ce.Medians == nil {
+		ce.UnderLoadError = "skipped: the endpoint could not be probed"
+		return nil
+	}
+	prog.Start("E3 cache: "+t.Label+" responsiveness under load", o.Duration)
+	res, err := cache.Responsiveness(ctx, t.Endpoint, &cache.ResponsivenessConfig{
+		Load: &cache.WorkloadConfig{Workers: o.Workers, Duration: o.Duration},
+	})
+	if res != nil {
+		ce.UnderLoad = res
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("cache %s under load: %w", t.Label, ctx.Err())
+	}
+	if err != nil {
+		ce.UnderLoadError = err.Error()
 	}
 	return nil
 }

@@ -62,6 +62,9 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 	if err := writeCacheWorkloads(w, sec); err != nil {
 		return err
 	}
+	if err := writeUnderLoad(w, sec); err != nil {
+		return err
+	}
 	if len(sec.Comparisons) > 0 {
 		fmt.Fprintln(w, "\nE3 cache: ratios (other ÷ base; p50 1.15x means 15% slower, ops/s 0.32x a third of the rate)")
 		t = newTable(w, "kind", "base", "other", "p50", "p99", "ops/s")
@@ -138,4 +141,46 @@ func aggCells(a *cache.Aggregate) []string {
 // rangeText prints a median of runs with its range: "151 [148-160]".
 func rangeText(r latency.Range) string {
 	return fmt.Sprintf("%.0f [%.0f-%.0f]", r.Median, r.Min, r.Max)
+}
+
+// writeUnderLoad prints the under-load rows: RPM (as the IETF
+// responsiveness draft combines it) and the probes' 95% trimmed means and
+// p99 on new and on loaded connections while a pooled load runs.
+func writeUnderLoad(w io.Writer, sec *CacheSection) error {
+	var eps []*CacheEndpoint
+	for _, ce := range sec.Endpoints {
+		if ce.UnderLoad != nil || ce.UnderLoadError != "" {
+			eps = append(eps, ce)
+		}
+	}
+	if len(eps) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nE3 cache: under load (pooled load, probes open-loop; RPM = 60 s / weighted trimmed mean)")
+	t := newTable(w, "config", "RPM", "new conn mean (us)", "new conn p99 (us)", "loaded mean (us)", "loaded p99 (us)", "probe errors", "load ops/s")
+	var notes []string
+	for _, ce := range eps {
+		r := ce.UnderLoad
+		if r == nil {
+			t.row(ce.Label, "-", "-", "-", "-", "-", "-", "-")
+			notes = append(notes, fmt.Sprintf("%s: under load: %s", ce.Label, ce.UnderLoadError))
+			continue
+		}
+		ops := "-"
+		if r.Load != nil {
+			ops = fmt.Sprintf("%.0f", r.Load.OpsPerSec)
+		}
+		t.row(ce.Label, fmt.Sprintf("%.0f", r.RPM), us(r.NewConnection.TrimmedMeanUs), us(r.NewConnection.Latency.P99Us),
+			us(r.Loaded.TrimmedMeanUs), us(r.Loaded.Latency.P99Us), fmt.Sprint(r.NewConnection.Errors+r.Loaded.Errors), ops)
+		if ce.UnderLoadError != "" {
+			notes = append(notes, fmt.Sprintf("%s: under load: %s", ce.Label, ce.UnderLoadError))
+		}
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	return nil
 }
