@@ -8,10 +8,12 @@
 //	iperf3 --in-process [options]            test against an in-process server on loopback
 //
 // netperfkit adds --rtt HOST:PORT (RTT under load against a
-// sockperf-compatible UDP echo server, "local" with --in-process) and
-// --in-process. Options the library cannot carry out yet are parsed and
-// checked as iperf3 checks them; the tool then says so on stderr, and
-// refuses to run when ignoring one would be unsafe (authentication).
+// sockperf-compatible UDP echo server, "local" with --in-process),
+// --in-process, and for servers --allowed-clients and
+// --max-tests-per-client. Two of 3.21's options are parsed and checked as
+// iperf3 checks them but not carried out (see unsupported in server.go):
+// the /burst part of -b and --rcv-timeout; the tool says so on stderr and
+// the test runs without them.
 package main
 
 import (

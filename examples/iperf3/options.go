@@ -33,9 +33,9 @@ const (
 	iperfTCPBlockLen = 128 << 10 // iperf3's default TCP write length
 )
 
-// options is the whole command line. Fields the library cannot honour yet
-// are kept here, parsed and validated, so that they can be passed on once
-// it can (see the TODO list in the package comment of main.go).
+// options is the whole command line, parsed and validated as iperf3 3.21
+// does. The two options the tool does not carry out (burst, rcvTimeout)
+// are kept too, so that unsupported can name them.
 type options struct {
 	server, client bool
 	host           string // -c
