@@ -246,8 +246,16 @@ func (e *engine) closeAll() {
 // deadline refreshes a connection deadline at most every quarter timeout,
 // so a read or write never blocks longer than ioTimeout without paying for
 // a timer update per call.
+//
+// stop is the engine flag that ends the loop (stopping for readers,
+// sendStop for writers). The engine sets it and then puts the deadline in
+// the past; a refresh that lands after that would push the deadline out
+// again and leave the loop blocked for a whole timeout, so each refresh
+// reads the flag after it sets the deadline and, when it is set, puts the
+// deadline back in the past.
 type deadline struct {
 	last time.Time
+	stop *atomic.Bool
 }
 
 func (d *deadline) refresh(c net.Conn, timeout time.Duration, write bool) {
@@ -261,10 +269,13 @@ func (d *deadline) refreshAt(c net.Conn, now time.Time, timeout time.Duration, w
 		return
 	}
 	d.last = now
+	set := c.SetReadDeadline
 	if write {
-		_ = c.SetWriteDeadline(now.Add(timeout))
-	} else {
-		_ = c.SetReadDeadline(now.Add(timeout))
+		set = c.SetWriteDeadline
+	}
+	_ = set(now.Add(timeout))
+	if d.stop.Load() {
+		_ = set(now.Add(-time.Second))
 	}
 }
 
@@ -285,7 +296,7 @@ func (e *engine) sendTCP(s *flowStream) error {
 	}
 	p := newPacer(e.cfg.rate(), time.Now(), coarseSleep{quit: e.quit})
 	p.plain = true // TCP keeps its average rate; the kernel smooths its bursts
-	var dl deadline
+	dl := deadline{stop: &e.sendStop}
 	for !e.sendStop.Load() && e.reserve(len(buf)) {
 		now, _ := p.wait(len(buf))
 		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
@@ -311,7 +322,7 @@ func (e *engine) recvTCP(s *flowStream) error {
 			read = tr.read
 		}
 	}
-	var dl deadline
+	dl := deadline{stop: &e.stopping}
 	for i := 0; ; i++ {
 		// The clock is read every 64th read only: the deadline is a
 		// quarter timeout ahead, and a read that times out early is
@@ -377,7 +388,7 @@ func (e *engine) sendUDP(s *flowStream) error {
 	}
 	defer sl.close()
 	p := newPacer(e.cfg.rate(), time.Now(), sl)
-	var dl deadline
+	dl := deadline{stop: &e.sendStop}
 	var count uint64
 	for !e.sendStop.Load() {
 		n := 0
@@ -453,7 +464,7 @@ func (e *engine) recvUDP(s *flowStream) error {
 			read = tr.read
 		}
 	}
-	var dl deadline
+	dl := deadline{stop: &e.stopping}
 	now := time.Now()
 	for {
 		// now is when the previous read returned: one clock reading per

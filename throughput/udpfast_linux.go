@@ -59,7 +59,7 @@ func (e *engine) recvUDPFast(s *flowStream) error {
 	buf := make([]byte, 1<<16)
 	oob := make([]byte, unix.CmsgSpace(4)*4)
 	uc := s.conn.(*net.UDPConn) // the connection the fast path was set up on
-	var dl deadline
+	dl := deadline{stop: &e.stopping}
 	now := time.Now()
 	for {
 		// now is when the previous read returned: one clock reading per
@@ -148,7 +148,7 @@ func (e *engine) recvUDPStamped(s *flowStream) error {
 	buf := make([]byte, 1<<16)
 	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))*2)
 	uc := s.conn.(*net.UDPConn)
-	var dl deadline
+	dl := deadline{stop: &e.stopping}
 	now := time.Now()
 	for {
 		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, false)
