@@ -18,6 +18,9 @@ const DefaultPort = 5201
 // MaxStreams is iperf3's limit on parallel streams (per direction).
 const MaxStreams = 128
 
+// MaxBurst is the largest Config.Burst, iperf3's limit.
+const MaxBurst = 1000
+
 // Defaults, named once; Config's and ServerConfig's docs state them.
 const (
 	defaultDuration       = 10 * time.Second
@@ -28,6 +31,7 @@ const (
 	defaultInterval       = time.Second
 	defaultConnectTimeout = 10 * time.Second
 	defaultIOTimeout      = 10 * time.Second
+	defaultRecvTimeout    = 120 * time.Second
 	// defaultReadLen is the TCP receive read size, iperf3's. A stock
 	// iperf3 3.21 client into our server (docs/benchmarks.md, issue 10)
 	// got 1.4x the goodput at 0.63x the CPU per byte with 128 KiB reads
@@ -63,6 +67,11 @@ type Config struct {
 	// (1 Mbit/s, as 1024*1024, for UDP; unlimited for TCP), Unlimited (or
 	// any negative) means no limit.
 	Bitrate float64 `json:"bitrate_bits_per_second"`
+	// Burst, with a target rate, writes this many blocks (UDP datagrams)
+	// back to back and then waits for the rate to catch up, as iperf3's
+	// "-b rate/burst" does; 0 lets the pacer choose (at most 50 us of the
+	// rate per write). At most MaxBurst.
+	Burst int `json:"burst,omitempty"`
 	// ReadLen is the size of each TCP receive read; 0 means 128 KiB.
 	ReadLen int `json:"read_len_bytes,omitempty"`
 	// Window sets SO_SNDBUF and SO_RCVBUF on the data sockets; 0 leaves the OS default.
@@ -93,6 +102,11 @@ type Config struct {
 	// every data write; 0 means 10 s. Cancelling the context ends any of
 	// them at once: timeouts are for silent peers, not for stopping.
 	IOTimeout time.Duration `json:"-"`
+	// RecvTimeout fails a running test when this side receives nothing
+	// for so long (iperf3 --rcv-timeout, "idle timeout for receiving
+	// data"); it applies to the client's receiving streams (-R, --bidir).
+	// 0 means 120 s, iperf3's default; negative disables it.
+	RecvTimeout time.Duration `json:"recv_timeout_ns,omitempty"`
 	// DisableFastPath turns off UDP GSO and GRO on linux, whatever GSO and GRO say.
 	DisableFastPath bool `json:"disable_fast_path,omitempty"`
 	// Title is sent to the server as iperf3's title parameter.
@@ -279,6 +293,9 @@ func (c *Config) withDefaults() Config {
 	if d.IOTimeout <= 0 {
 		d.IOTimeout = defaultIOTimeout
 	}
+	if d.RecvTimeout == 0 {
+		d.RecvTimeout = defaultRecvTimeout
+	}
 	return d
 }
 
@@ -298,6 +315,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("throughput: TOS %d outside 0..255", c.TOS)
 	case c.SendTimeout < 0:
 		return errors.New("throughput: negative send timeout")
+	case c.Burst < 0 || c.Burst > MaxBurst:
+		return fmt.Errorf("throughput: burst %d outside 0..%d", c.Burst, MaxBurst)
 	case c.ClientPort < 0 || c.ClientPort > 65535:
 		return fmt.Errorf("throughput: client port %d", c.ClientPort)
 	case c.BindAddr != "" && net.ParseIP(c.BindAddr) == nil:
@@ -346,7 +365,7 @@ func (c *Config) params() *iperfwire.Params {
 		Len: w(int64(c.BlockLen)), Bandwidth: w(int64(c.rate())), MSS: w(int64(c.MSS)),
 		Window: w(int64(c.Window)), NoDelay: iperfwire.Flag(c.NoDelay), Reverse: iperfwire.Flag(c.Reverse),
 		Bidirectional: iperfwire.Flag(c.Bidir), Congestion: c.Congestion, Title: c.Title,
-		ClientVersion: "3.12", TOS: w(int64(c.TOS)), ExtraData: c.ExtraData,
+		ClientVersion: "3.12", TOS: w(int64(c.TOS)), ExtraData: c.ExtraData, Burst: w(int64(c.Burst)),
 	}
 	if c.RepeatingPayload {
 		p.RepeatingPayload = 1
@@ -396,6 +415,10 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 		TOS: int(p.TOS), ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, DontFragment: p.DontFragment != 0,
 		GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0,
 		ReadLen: sc.ReadLen, Interval: sc.Interval, IOTimeout: sc.IOTimeout, DisableFastPath: sc.DisableFastPath,
+		RecvTimeout: sc.RecvTimeout,
+	}
+	if b := int(p.Burst); b > 0 && b <= MaxBurst {
+		c.Burst = b
 	}
 	c.dataPathFromParams(p)
 	if c.BlockLen == 0 && !c.UDP {

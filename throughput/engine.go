@@ -3,13 +3,15 @@ package throughput
 import (
 	"errors"
 	"fmt"
-	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
 )
 
 // tcpInfo is the part of TCP_INFO the reports use.
@@ -170,6 +172,13 @@ func (e *engine) reserve(n int) bool {
 // start launches one goroutine per stream. Counting starts at once.
 func (e *engine) start() {
 	e.counting.Store(true)
+	if e.cfg.RecvTimeout > 0 && slices.ContainsFunc(e.streams, func(s *flowStream) bool { return !s.send }) {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			e.watchRecv(e.cfg.RecvTimeout)
+		}()
+	}
 	for _, s := range e.streams {
 		e.wg.Add(1)
 		if s.send {
@@ -195,6 +204,40 @@ func (e *engine) start() {
 				e.finish(fmt.Errorf("throughput: stream %d: %w", s.id, err))
 			}
 		}(s)
+	}
+}
+
+// watchRecv ends the test with ErrRecvIdle when the receiving streams take
+// in nothing for timeout, as iperf3 --rcv-timeout does; it returns when
+// the senders stop (the test's end).
+func (e *engine) watchRecv(timeout time.Duration) {
+	tick := min(max(timeout/8, 10*time.Millisecond), time.Second)
+	tk := time.NewTicker(tick)
+	defer tk.Stop()
+	received := func() (n int64) {
+		for _, s := range e.streams {
+			if !s.send {
+				n += s.bytes.Load()
+			}
+		}
+		return n
+	}
+	last, lastT := received(), time.Now()
+	for {
+		select {
+		case <-e.quit:
+			return
+		case now := <-tk.C:
+			if n := received(); n != last {
+				last, lastT = n, now
+				continue
+			}
+			if now.Sub(lastT) >= timeout {
+				e.finish(&reasonError{reason: ReasonTimeout,
+					err: fmt.Errorf("%w: nothing received for %v", ErrRecvIdle, now.Sub(lastT).Round(time.Millisecond))})
+				return
+			}
+		}
 	}
 }
 
@@ -297,8 +340,19 @@ func (e *engine) sendTCP(s *flowStream) error {
 	p := newPacer(e.cfg.rate(), time.Now(), coarseSleep{quit: e.quit})
 	p.plain = true // TCP keeps its average rate; the kernel smooths its bursts
 	dl := deadline{stop: &e.sendStop}
+	per, left := 1, 0 // writes per pacing slot (Config.Burst), and left in this one
+	if e.cfg.Burst > 0 {
+		per = e.cfg.Burst
+	}
+	var now time.Time
 	for !e.sendStop.Load() && e.reserve(len(buf)) {
-		now, _ := p.wait(len(buf))
+		if left == 0 {
+			now, _ = p.wait(per * len(buf))
+			left = per
+		} else {
+			now = time.Now() // a burst's writes may block: keep the deadline fresh
+		}
+		left--
 		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
 		n, err := write()
 		if n > 0 {
@@ -378,10 +432,15 @@ func (e *engine) sendUDP(s *flowStream) error {
 	if s.fast != nil && s.fast.gso {
 		k = e.gsoBatch()
 	}
+	// step is how many datagrams go per pacing slot: one write's worth, or
+	// a whole burst (Config.Burst), written k at a time without pause.
+	step, burst := k, e.cfg.Burst > 0 && e.cfg.rate() > 0
+	if burst {
+		step = e.cfg.Burst
+	}
 	l := e.cfg.BlockLen
 	buf := make([]byte, k*l)
 	fillPayload(buf)
-	hl := iperfwire.UDPHeaderLen(e.cfg.counters64())
 	var sl sleeper = coarseSleep{quit: e.quit}
 	if e.cfg.rate() > 0 {
 		sl = newSleeper(e.quit)
@@ -389,41 +448,88 @@ func (e *engine) sendUDP(s *flowStream) error {
 	defer sl.close()
 	p := newPacer(e.cfg.rate(), time.Now(), sl)
 	dl := deadline{stop: &e.sendStop}
-	var count uint64
+	w := udpWriter{e: e, s: s, buf: buf, l: l, k: k}
 	for !e.sendStop.Load() {
+		if !burst {
+			step = w.k // one datagram per write once the device cannot segment
+		}
 		n := 0
-		for n < k && e.reserve(l) {
+		for n < step && e.reserve(l) {
 			n++
 		}
 		if n == 0 {
 			return nil
 		}
 		now, slot := p.wait(n * l)
-		for i := range n {
-			sec, usec := e.stampAt(p.slotOf(now, slot, i, l))
-			h := iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: count + uint64(i) + 1}
-			iperfwire.PutUDPHeader(buf[i*l:i*l+hl], h, e.cfg.counters64())
-		}
-		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
-		w, err := s.conn.Write(buf[:n*l])
-		if err != nil {
-			switch {
-			case e.sendStop.Load():
-				return nil
-			case k > 1 && (errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EINVAL)):
-				k = 1 // the device cannot segment: one datagram per write
-				s.fast.gso = false
-			case transientUDP(err):
-			default:
+		for off := 0; off < n && !e.sendStop.Load(); {
+			m := min(w.k, n-off)
+			if burst && off > 0 {
+				now = time.Now()
+			}
+			for i := range m {
+				// A burst's datagrams leave back to back: each carries the
+				// time of its write, not a slot on the rate's schedule.
+				at := now
+				if !burst {
+					at = p.slotOf(now, slot, off+i, l)
+				}
+				w.stamp(i, at)
+			}
+			dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
+			sent, err := w.write(m)
+			if err != nil {
 				return err
 			}
-			continue
+			off += sent
+			if sent == 0 && !burst {
+				break // a transient error: the next slot carries on
+			}
 		}
-		count += uint64(n)
-		s.packets.Add(int64(n))
-		e.addBlocks(s, w, int64(n))
 	}
 	return nil
+}
+
+// udpWriter writes a UDP sender's datagrams, k (a GSO batch) per write.
+type udpWriter struct {
+	e     *engine
+	s     *flowStream
+	buf   []byte
+	l, k  int
+	count uint64 // datagrams sent so far: the next header's counter
+}
+
+// stamp writes the i-th datagram's header with send time at.
+func (w *udpWriter) stamp(i int, at time.Time) {
+	c64 := w.e.cfg.counters64()
+	hl := iperfwire.UDPHeaderLen(c64)
+	sec, usec := w.e.stampAt(at)
+	h := iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: w.count + uint64(i) + 1}
+	iperfwire.PutUDPHeader(w.buf[i*w.l:i*w.l+hl], h, c64)
+}
+
+// write sends the first m stamped datagrams in one write and returns how
+// many went: 0 after an error the sender rides out (a full buffer, a
+// device that cannot segment, which drops to one datagram per write), or
+// the error that ends the stream (nil once the senders are told to stop).
+func (w *udpWriter) write(m int) (int, error) {
+	n, err := w.s.conn.Write(w.buf[:m*w.l])
+	if err != nil {
+		switch {
+		case w.e.sendStop.Load():
+			return 0, nil
+		case w.k > 1 && (errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EINVAL)):
+			w.k = 1 // the device cannot segment: one datagram per write
+			w.s.fast.gso = false
+		case transientUDP(err):
+		default:
+			return 0, err
+		}
+		return 0, nil
+	}
+	w.count += uint64(m)
+	w.s.packets.Add(int64(m))
+	w.e.addBlocks(w.s, n, int64(m))
+	return m, nil
 }
 
 // stampAt is the sender timestamp for the clock reading now (from

@@ -25,6 +25,10 @@ var (
 	// offer (TCP_INFO, UDP GSO/GRO and MSS/congestion settings are
 	// linux-only); results carry it as a note, never as a test failure.
 	ErrNotAvailable = errors.New("throughput: not available on this platform")
+	// ErrRecvIdle: this side's receiving streams took in nothing for
+	// Config.RecvTimeout (ServerConfig.RecvTimeout on a server) while the
+	// test ran: iperf3's "idle timeout for receiving data".
+	ErrRecvIdle = errors.New("throughput: idle timeout for receiving data")
 )
 
 // ServerError is SERVER_ERROR with iperf3's i_errno and the system errno. It
@@ -38,10 +42,14 @@ func (e *ServerError) Error() string {
 	return fmt.Sprintf("throughput: server error: i_errno %d, errno %d", e.IErrno, e.Errno)
 }
 
-// Is makes errors.Is(err, ErrServerError) true, and for iperf3's "test
-// authorization failed" (i_errno 142) ErrAuthFailed and ErrAccessDenied too.
+// Is makes errors.Is(err, ErrServerError) true; for iperf3's "test
+// authorization failed" (i_errno 142) ErrAuthFailed and ErrAccessDenied
+// too, and for "idle timeout for receiving data" (144) ErrRecvIdle.
 func (e *ServerError) Is(target error) bool {
-	if e.IErrno == iperfwire.IErrAuth && (target == ErrAuthFailed || target == ErrAccessDenied) {
+	switch {
+	case e.IErrno == iperfwire.IErrAuth && (target == ErrAuthFailed || target == ErrAccessDenied):
+		return true
+	case e.IErrno == iperfwire.IErrNoMsg && target == ErrRecvIdle:
 		return true
 	}
 	return target == ErrServerError

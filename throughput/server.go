@@ -43,6 +43,10 @@ type ServerConfig struct {
 	// IOTimeout bounds every other control read and write and every data
 	// write; 0 means 10 s.
 	IOTimeout time.Duration
+	// RecvTimeout fails a running test whose streams this server receives
+	// on when nothing arrives for so long (iperf3 --rcv-timeout); 0 means
+	// 120 s, iperf3's default; negative disables it.
+	RecvTimeout time.Duration
 	// ReadLen is the size of each TCP receive read; 0 means 128 KiB.
 	ReadLen int
 	// Interval between the server's own interval reports (sent back with

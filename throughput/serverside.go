@@ -127,6 +127,8 @@ func (ss *serverSession) await(ctx context.Context, states <-chan stateMsg) erro
 	case <-ss.t.eng.done:
 		if m.err = ss.t.eng.failure(); m.err == nil {
 			m = <-states
+		} else if errors.Is(m.err, ErrRecvIdle) {
+			m.err = ss.fail(iperfwire.IErrNoMsg, ReasonTimeout, m.err) // 3.21 tells the client
 		}
 	case <-hard.C:
 		m.err = &reasonError{reason: ReasonLimit, err: fmt.Errorf("%w: test exceeded %v", ErrLimit, ss.srv.cfg.MaxDuration)}

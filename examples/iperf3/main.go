@@ -10,10 +10,7 @@
 // netperfkit adds --rtt HOST:PORT (RTT under load against a
 // sockperf-compatible UDP echo server, "local" with --in-process),
 // --in-process, and for servers --allowed-clients and
-// --max-tests-per-client. Two of 3.21's options are parsed and checked as
-// iperf3 checks them but not carried out (see unsupported in server.go):
-// the /burst part of -b and --rcv-timeout; the tool says so on stderr and
-// the test runs without them.
+// --max-tests-per-client.
 package main
 
 import (
@@ -88,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeLog()
 	applyDataPath(o)
-	warnUnsupported(o, errOut)
+	warnNotNeeded(o, errOut)
 	if err := loadAuth(o); err != nil {
 		var pe *paramError
 		if errors.As(err, &pe) {
@@ -230,6 +227,10 @@ func iperfMessage(err error) string {
 	switch {
 	case errors.Is(err, throughput.ErrAccessDenied):
 		return accessDenied(err)
+	case errors.Is(err, throughput.ErrRecvIdle):
+		return "idle timeout for receiving data"
+	case errors.Is(err, io.EOF):
+		return "control socket has closed unexpectedly"
 	case errors.As(err, &op) && op.Op == "dial":
 		cause := op.Err.Error()
 		if errors.As(op.Err, &errno) {

@@ -34,8 +34,7 @@ const (
 )
 
 // options is the whole command line, parsed and validated as iperf3 3.21
-// does. The two options the tool does not carry out (burst, rcvTimeout)
-// are kept too, so that unsupported can name them.
+// does.
 type options struct {
 	server, client bool
 	host           string // -c
@@ -519,6 +518,7 @@ func (o *options) finish(fs *pflag.FlagSet) error {
 		c.TOS = o.tos
 	}
 	c.DontFragment, c.SendTimeout = o.dontFragment, o.sndTimeout
+	c.Burst, c.RecvTimeout = o.burst, o.rcvTimeout
 	c.ExtraData, c.RepeatingPayload = o.extraData, o.repeatingPayload
 	if o.client {
 		c.BindAddr = o.bind

@@ -56,7 +56,7 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 	}
 	listening()
 	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OneOff: o.oneOff,
-		AllowedClients: o.allowedClients, MaxTestsPerClient: o.maxTestsPerClient}
+		AllowedClients: o.allowedClients, MaxTestsPerClient: o.maxTestsPerClient, RecvTimeout: o.rcvTimeout}
 	if o.oneOff {
 		// Without -1, 3.21's --idle-timeout restarts its one test slot,
 		// which this server does not need; with it, the server exits.
@@ -66,6 +66,8 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 		switch {
 		case errors.Is(e.Err, throughput.ErrAuthFailed):
 			fmt.Fprintf(errOut, "iperf3: error - test authorization failed\n")
+		case errors.Is(e.Err, throughput.ErrRecvIdle):
+			fmt.Fprintf(errOut, "iperf3: error - idle timeout for receiving data\n")
 		case o.verbose && (e.Reason == throughput.ReasonDenied || e.Reason == throughput.ReasonLimit):
 			fmt.Fprintf(errOut, "iperf3: refused %v: %v\n", e.Remote, e.Err)
 		}
@@ -115,21 +117,6 @@ func serverReport(o *options, r *throughput.Result, out io.Writer) {
 	txt.summary(r)
 }
 
-// unsupported lists the options the library cannot carry out yet, each with
-// whether it was given. They are parsed and validated; running without one
-// changes the test, so the tool says so.
-func unsupported(o *options) []string {
-	var names []string
-	add := func(given bool, name string) {
-		if given {
-			names = append(names, name)
-		}
-	}
-	add(o.burst != 0, "-b .../burst")
-	add(o.rcvTimeout != 0, "--rcv-timeout")
-	return names
-}
-
 // applyDataPath carries iperf3 3.19+'s data-path options into the test's
 // Config: the client sends them to the server in 3.21's parameters.
 func applyDataPath(o *options) {
@@ -141,15 +128,13 @@ func applyDataPath(o *options) {
 	o.cfg.FQRate = o.fqRate
 }
 
-func warnUnsupported(o *options, errOut io.Writer) {
+// warnNotNeeded says which options were taken and change nothing here.
+func warnNotNeeded(o *options, errOut io.Writer) {
 	if o.pacingTimer != 0 {
 		fmt.Fprintf(errOut, "iperf3: warning - --pacing-timer is accepted and not needed: netperfkit paces every write\n")
 	}
 	if o.dontFragment && !o.cfg.UDP {
 		fmt.Fprintf(errOut, "iperf3: warning - --dont-fragment applies to UDP tests only\n")
-	}
-	for _, n := range unsupported(o) {
-		fmt.Fprintf(errOut, "iperf3: warning - %s is not supported by netperfkit yet; the test runs without it\n", n)
 	}
 }
 

@@ -161,18 +161,27 @@ func TestDataPathOptions321(t *testing.T) {
 			out, errOut, code := runTool321(args...)
 			require.Equal(t, 0, code, errOut)
 			assert.NotContains(t, errOut, "not supported", "the option is carried out, not skipped")
-			var doc struct {
-				End struct {
-					SumReceived struct {
-						Bytes float64 `json:"bytes"`
-					} `json:"sum_received"`
-					Sum struct {
-						Bytes float64 `json:"bytes"`
-					} `json:"sum"`
-				} `json:"end"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+			doc := decodeEnd(t, out)
 			assert.Positive(t, doc.End.SumReceived.Bytes+doc.End.Sum.Bytes, out)
 		})
 	}
+}
+
+// endSums is the part of a -J document the option tests check.
+type endSums struct {
+	End struct {
+		SumReceived struct {
+			Bytes float64 `json:"bytes"`
+		} `json:"sum_received"`
+		Sum struct {
+			Bytes float64 `json:"bytes"`
+		} `json:"sum"`
+	} `json:"end"`
+}
+
+func decodeEnd(t *testing.T, out string) *endSums {
+	t.Helper()
+	var doc endSums
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+	return &doc
 }

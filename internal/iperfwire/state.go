@@ -82,6 +82,7 @@ const (
 	IErrListen     = 102 // IELISTEN: the UDP socket could not be bound
 	IErrRecvParams = 114 // IERECVPARAMS: parameters unreadable or too large
 	IErrAuth       = 142 // IEAUTHTEST: "test authorization failed"
+	IErrNoMsg      = 144 // IENOMSG: "idle timeout for receiving data"
 	IErrStreams    = 204 // IESTREAMACCEPT: streams did not arrive in time
 )
 
