@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,8 +55,18 @@ func ourServer(t *testing.T, args ...string) (int, *peertest.Buffer, *peertest.B
 		cancel()
 		<-done
 	})
+	// With -J or --json-stream the server prints nothing until a test
+	// ends: a connection that gets in tells it is up (it is then a silent
+	// client, which the server times out without a report).
+	jsonOut := slices.Contains(args, "-J") || slices.Contains(args, "--json-stream")
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(sout.String(), "Server listening") {
+		if jsonOut {
+			if c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+				c.Close()
+				break
+			}
+		}
 		require.True(t, time.Now().Before(deadline), "server did not start: %s", serr.String())
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -68,3 +68,42 @@ func TestRcvTimeoutBothRoles(t *testing.T) {
 		})
 	}
 }
+
+// TestServerPrintsLive checks that the server prints as the test runs, as
+// 3.21's does: the accepted connection and the first interval line reach
+// its output while the client is still sending, in text and --json-stream.
+func TestServerPrintsLive(t *testing.T) {
+	for _, tc := range []struct{ flags, accepted, interval string }{
+		{"", "Accepted connection from 127.0.0.1", "  0.00-1.00  "},
+		{"--json-stream", `{"event":"start"`, `{"event":"interval"`},
+	} {
+		t.Run("server "+tc.flags, func(t *testing.T) {
+			port, sout, _ := ourServer(t, strings.Fields(tc.flags)...)
+			done := make(chan int, 1)
+			go func() {
+				_, _, code := runTool(context.Background(), "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "4")
+				done <- code
+			}()
+			printed := func() bool {
+				s := sout.String()
+				return strings.Contains(s, tc.accepted) && strings.Contains(s, tc.interval)
+			}
+			require.Eventually(t, func() bool {
+				select {
+				case code := <-done:
+					done <- code
+					return true // the client ended: checked below
+				default:
+					return printed()
+				}
+			}, 20*time.Second, 10*time.Millisecond)
+			select {
+			case code := <-done:
+				t.Fatalf("the client ended (exit %d) before the server printed its first interval:\n%s", code, sout.String())
+			default:
+			}
+			require.Equal(t, 0, <-done)
+			assert.NotContains(t, sout.String(), `{"event":"error"`)
+		})
+	}
+}

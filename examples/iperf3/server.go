@@ -72,10 +72,14 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 			fmt.Fprintf(errOut, "iperf3: refused %v: %v\n", e.Remote, e.Err)
 		}
 	}
+	live := &liveReports{o: o, out: out, tests: map[string]*liveReport{}}
+	cfg.OnEvent = live.event
 	cfg.OnResult = func(r *throughput.Result) {
 		mu.Lock()
 		defer mu.Unlock()
-		serverReport(o, r, out)
+		if o.json && !o.jsonStream {
+			printJSON(out, r, nil) // -J prints one document when the test ends, as 3.21
+		}
 		tests++
 		if !o.oneOff {
 			listening()
@@ -84,37 +88,78 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 	return cfg
 }
 
-// serverReport prints one finished test from the server's side. The
-// library reports a server's test only when it ends (it has no live server
-// events yet), so the whole report comes at once.
-func serverReport(o *options, r *throughput.Result, out io.Writer) {
-	switch {
-	case o.jsonStream:
-		js := &jsonStream{w: out, skel: *r}
-		js.skel.Intervals, js.skel.Streams = nil, nil
-		for _, iv := range r.Intervals {
-			js.interval(iv)
-		}
-		js.end(r)
-		return
-	case o.json:
-		printJSON(out, r, nil)
+// liveReports prints each test's report on the server as it runs, as
+// 3.21's server does: the accepted connection and the streams when they
+// connect, an interval line each interval, the summary at the end. Tests
+// that run at the same time each keep their own report (by cookie); their
+// lines interleave, as they would from concurrent iperf3 servers.
+type liveReports struct {
+	o     *options
+	out   io.Writer
+	mu    sync.Mutex
+	tests map[string]*liveReport
+}
+
+// liveReport is one running test's text or --json-stream report.
+type liveReport struct {
+	txt *textReport
+	js  *jsonStream
+}
+
+func (l *liveReports) event(e throughput.Event) {
+	if l.o.json && !l.o.jsonStream {
 		return
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rep := l.tests[e.Cookie]
+	if e.Kind == throughput.EventStart {
+		rep = l.start(e.Result)
+		l.tests[e.Cookie] = rep
+		return
+	}
+	if rep == nil {
+		return // a test that failed before it started prints no report
+	}
+	switch e.Kind {
+	case throughput.EventInterval:
+		if rep.js != nil {
+			rep.js.interval(*e.Interval)
+		} else {
+			rep.txt.interval(*e.Interval)
+		}
+	case throughput.EventError:
+		if rep.js != nil {
+			rep.js.error("error - " + iperfMessage(e.Err))
+		}
+	case throughput.EventEnd:
+		delete(l.tests, e.Cookie)
+		if rep.js != nil {
+			rep.js.end(e.Result)
+		} else {
+			rep.txt.summary(e.Result)
+		}
+	}
+}
+
+// start prints a test's opening lines and returns its report.
+func (l *liveReports) start(r *throughput.Result) *liveReport {
+	if l.o.jsonStream {
+		js := &jsonStream{w: l.out, every: r.Config.Interval}
+		js.start(r)
+		return &liveReport{js: js}
+	}
 	h, p := hostPort(r.RemoteAddr)
-	fmt.Fprintf(out, "Accepted connection from %s, port %d\n", h, p)
-	so := *o
+	fmt.Fprintf(l.out, "Accepted connection from %s, port %d\n", h, p)
+	so := *l.o
 	so.cfg = r.Config
-	txt := newTextReport(out, &so)
+	txt := newTextReport(l.out, &so)
 	for _, s := range r.Streams {
 		if s.LocalAddr != "" {
 			txt.connected(s)
 		}
 	}
-	for _, iv := range r.Intervals {
-		txt.interval(iv)
-	}
-	txt.summary(r)
+	return &liveReport{txt: txt}
 }
 
 // applyDataPath carries iperf3 3.19+'s data-path options into the test's
