@@ -22,6 +22,8 @@ type tcpInfo struct {
 	RTTUs        int64
 	RTTVarUs     int64
 	PMTU         int64
+	SndWnd       int64 // tcpi_snd_wnd (linux 5.4+; 0 before)
+	ReordSeen    int64 // tcpi_reord_seen (linux 4.19+; 0 before)
 }
 
 // public is the reports' view of the TCP_INFO, nil when unknown.
@@ -30,7 +32,7 @@ func (ti tcpInfo) public() *TCPInfo {
 		return nil
 	}
 	return &TCPInfo{SndCwndBytes: ti.SndCwndBytes, RTT: time.Duration(ti.RTTUs) * time.Microsecond,
-		RTTVar: time.Duration(ti.RTTVarUs) * time.Microsecond, PMTU: ti.PMTU}
+		RTTVar: time.Duration(ti.RTTVarUs) * time.Microsecond, PMTU: ti.PMTU, SndWndBytes: ti.SndWnd, ReorderSeen: ti.ReordSeen}
 }
 
 // sockOpts are the per-socket options of a test.

@@ -52,6 +52,7 @@ type ijStart struct {
 	TCPMSSDefault      *int        `json:"tcp_mss_default,omitempty"`
 	TCPMSS             *int        `json:"tcp_mss,omitempty"`
 	TargetBitrate      float64     `json:"target_bitrate"`
+	FQRate             float64     `json:"fq_rate"`
 	SockBufsize        int         `json:"sock_bufsize"`
 	SndbufActual       int         `json:"sndbuf_actual"`
 	RcvbufActual       int         `json:"rcvbuf_actual"`
@@ -67,7 +68,10 @@ type ijStart struct {
 		TOS           int     `json:"tos"`
 		TargetBitrate float64 `json:"target_bitrate"`
 		Bidir         int     `json:"bidir"`
+		FQRate        float64 `json:"fqrate"`
 		Interval      float64 `json:"interval"`
+		GSO           int     `json:"gso"`
+		GRO           int     `json:"gro"`
 	} `json:"test_start"`
 }
 
@@ -86,7 +90,9 @@ type ijStream struct {
 	RTT           *int64   `json:"rtt,omitempty"`
 	RTTVar        *int64   `json:"rttvar,omitempty"`
 	PMTU          *int64   `json:"pmtu,omitempty"`
+	Reorder       *int64   `json:"reorder,omitempty"`
 	MaxSndCwnd    *int64   `json:"max_snd_cwnd,omitempty"`
+	MaxSndWnd     *int64   `json:"max_snd_wnd,omitempty"`
 	MaxRTT        *int64   `json:"max_rtt,omitempty"`
 	MinRTT        *int64   `json:"min_rtt,omitempty"`
 	MeanRTT       *int64   `json:"mean_rtt,omitempty"`
@@ -194,6 +200,9 @@ func ijStartOf(st *ijStart, r *Result) {
 	ts2.NumStreams, ts2.Blksize, ts2.Omit, ts2.Duration = c.Streams, c.BlockLen, secs(c.Omit), secs(c.Duration)
 	ts2.Bytes, ts2.Blocks, ts2.Reverse, ts2.TargetBitrate, ts2.Bidir = c.Bytes, c.Blocks, b2i(c.Reverse), c.rate(), b2i(c.Bidir)
 	ts2.TOS = c.TOS
+	st.FQRate, ts2.FQRate = c.FQRate, c.FQRate
+	// 3.21 reports the offloads the test asked for (--gsro), 0 or 1.
+	ts2.GSO, ts2.GRO = b2i(c.UDP && c.GSO == OffloadOn), b2i(c.UDP && c.GRO == OffloadOn)
 	if c.Interval > 0 {
 		ts2.Interval = secs(c.Interval)
 	}
@@ -224,7 +233,8 @@ func ijIntervalOf(r *Result, iv Interval, primary bool) ijInterval {
 			if ti == nil {
 				ti = &TCPInfo{}
 			}
-			e.Retransmits, e.SndCwnd, e.SndWnd, e.RTT, e.RTTVar, e.PMTU = pi(s.Retransmits), pi(ti.SndCwndBytes), pi(0), pi(micros(ti.RTT)), pi(micros(ti.RTTVar)), pi(ti.PMTU)
+			e.Retransmits, e.SndCwnd, e.SndWnd, e.RTT, e.RTTVar, e.PMTU = pi(s.Retransmits), pi(ti.SndCwndBytes), pi(ti.SndWndBytes), pi(micros(ti.RTT)), pi(micros(ti.RTTVar)), pi(ti.PMTU)
+			e.Reorder = pi(ti.ReorderSeen)
 		}
 		ijUDPCounts(&e, r.udp(), s.Sender, &s.Counts)
 		out.Streams = append(out.Streams, e)
@@ -318,6 +328,7 @@ func ijEndStreamOf(r *Result, s *StreamResult) ijEndStream {
 	}
 	if st := streamRTTStats(r, s.ID); st.maxRTT > 0 {
 		snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(st.maxCwnd), pi(micros(st.maxRTT)), pi(micros(st.minRTT)), pi(micros(st.avg))
+		snd.MaxSndWnd, snd.Reorder = pi(st.maxSndWnd), pi(st.reorder)
 	}
 	rcv := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Received.Bytes, BitsPerSecond: s.Received.BitsPerSecond, Sender: sender}
 	return ijEndStream{Sender: snd, Receiver: rcv}

@@ -29,7 +29,7 @@ func keyPaths(v any, prefix string, out map[string]bool) {
 
 // Keys of iperf3's document that this package does not produce: socket-level
 // details it has no portable source for.
-var ignoredIperfKeys = []string{"snd_wnd", "max_snd_wnd", "tcp_mss_default", ".tos", "system_info"}
+var ignoredIperfKeys = []string{"tcp_mss_default", ".tos", "system_info"}
 
 // TestIperfJSONShape checks that our -J document has every key a real
 // iperf3 3.12 document of the same kind has (fixtures in testdata/).
@@ -101,6 +101,18 @@ func TestIperfJSONShape(t *testing.T) {
 				require.NotNil(t, d.Intervals[0].Streams[0].RTT)
 				assert.Greater(t, *d.Intervals[0].Streams[0].RTT, int64(0))
 				require.NotNil(t, d.Intervals[0].Sum.Retransmits)
+			}
+			if !cfg.UDP && !cfg.Reverse && tcpInfoAvailable {
+				// 3.21's TCP_INFO keys carry the kernel's values: the
+				// peer's window is never 0 on a connection that moved data.
+				require.NotEmpty(t, d.Intervals)
+				s0 := d.Intervals[0].Streams[0]
+				require.NotNil(t, s0.SndWnd)
+				assert.Positive(t, *s0.SndWnd)
+				require.NotNil(t, s0.Reorder)
+				snd := d.End.Streams[0].Sender
+				require.NotNil(t, snd.MaxSndWnd)
+				assert.GreaterOrEqual(t, *snd.MaxSndWnd, *s0.SndWnd)
 			}
 		})
 	}

@@ -19,6 +19,8 @@ type serverOutput struct {
 			Sender      bool            `json:"sender"`
 			Retransmits *iperfwire.Int  `json:"retransmits"`
 			SndCwnd     *iperfwire.Int  `json:"snd_cwnd"`
+			SndWnd      *iperfwire.Int  `json:"snd_wnd"`
+			Reorder     *iperfwire.Int  `json:"reorder"`
 			RTT         *iperfwire.Int  `json:"rtt"`
 			RTTVar      *iperfwire.Int  `json:"rttvar"`
 			PMTU        *iperfwire.Int  `json:"pmtu"`
@@ -69,7 +71,8 @@ func mergeServerTCPInfo(r *Result, raw json.RawMessage) {
 			}
 			st.Retransmits = int64(*ss.Retransmits)
 			st.TCP = &TCPInfo{SndCwndBytes: intOr0(ss.SndCwnd), RTT: time.Duration(intOr0(ss.RTT)) * time.Microsecond,
-				RTTVar: time.Duration(intOr0(ss.RTTVar)) * time.Microsecond, PMTU: intOr0(ss.PMTU)}
+				RTTVar: time.Duration(intOr0(ss.RTTVar)) * time.Microsecond, PMTU: intOr0(ss.PMTU),
+				SndWndBytes: intOr0(ss.SndWnd), ReorderSeen: intOr0(ss.Reorder)}
 		}
 		sumDownloadRetransmits(iv)
 	}
@@ -92,7 +95,8 @@ func sumDownloadRetransmits(iv *Interval) {
 // rttStats are a stream's max/min/mean RTT and max cwnd over its interval
 // reports, as iperf3's end section gives them.
 type rttStats struct {
-	maxCwnd             int64
+	maxCwnd, maxSndWnd  int64
+	reorder             int64 // the last interval's, as iperf3 reports it
 	maxRTT, minRTT, avg time.Duration
 }
 
@@ -112,6 +116,8 @@ func streamRTTStats(r *Result, id int) rttStats {
 				st.minRTT = si.TCP.RTT
 			}
 			st.maxCwnd = max(st.maxCwnd, si.TCP.SndCwndBytes)
+			st.maxSndWnd = max(st.maxSndWnd, si.TCP.SndWndBytes)
+			st.reorder = si.TCP.ReorderSeen
 		}
 	}
 	if n > 0 {

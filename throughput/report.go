@@ -58,6 +58,12 @@ type TCPInfo struct {
 	RTT          time.Duration `json:"rtt_ns"`
 	RTTVar       time.Duration `json:"rttvar_ns"`
 	PMTU         int64         `json:"pmtu,omitempty"`
+	// SndWndBytes is the peer's advertised receive window (tcpi_snd_wnd;
+	// linux 5.4 and later, 0 elsewhere).
+	SndWndBytes int64 `json:"snd_wnd_bytes,omitempty"`
+	// ReorderSeen counts the reordering events the sender has seen
+	// (tcpi_reord_seen; linux 4.19 and later, 0 elsewhere).
+	ReorderSeen int64 `json:"reorder_seen,omitempty"`
 }
 
 // Totals are the final figures of one stream or one direction over the

@@ -44,6 +44,8 @@ func readTCPInfo(c net.Conn) (tcpInfo, error) {
 		RTTUs:        int64(ti.Rtt),
 		RTTVarUs:     int64(ti.Rttvar),
 		PMTU:         int64(ti.Pmtu),
+		SndWnd:       int64(ti.Snd_wnd),
+		ReordSeen:    int64(ti.Reord_seen),
 	}, nil
 }
 

@@ -55,18 +55,10 @@ func streamKeys(t *testing.T, out string) ([]string, map[string]map[string]bool)
 }
 
 // libraryGaps are the keys 3.21 writes that the library's iperf3 JSON
-// (throughput.IperfJSON, which follows 3.12) or its events do not carry
-// yet; each is listed in the report to the lead. The test fails if any
-// other key is missing, or if the tool writes a key 3.21 does not.
-var libraryGaps = map[string]bool{
-	// start: 3.21's newer keys.
-	// fq_rate, gso and gro belong to issue 10's options.
-	"start.fq_rate": true, "start.test_start.fqrate": true,
-	"start.test_start.gso": true, "start.test_start.gro": true,
-	// TCP_INFO fields the library does not read.
-	"interval.streams[].reorder":       true,
-	"end.streams[].sender.max_snd_wnd": true, "end.streams[].sender.reorder": true,
-}
+// (throughput.IperfJSON) or its events do not carry; the test fails if any
+// other key is missing, or if the tool writes a key 3.21 does not. None
+// are left.
+var libraryGaps = map[string]bool{}
 
 func sorted(m map[string]bool) []string {
 	var s []string
