@@ -1,0 +1,79 @@
+package throughput
+
+import (
+	"testing"
+	"time"
+
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/latencytest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestResponsiveness loads the path with TCP flows, upload and download,
+// against our server and a stock 3.21 one, and checks that both kinds of
+// probe are in the result and RPM follows the draft's weights: the loaded
+// connections' own RTT samples come from the sender's TCP_INFO, the
+// server's for -R.
+func TestResponsiveness(t *testing.T) {
+	echo := latencytest.NewServer(t, &latencytest.Config{Network: "tcp"})
+	ours, _ := startServer(t, nil)
+	// A stock server reports its senders' RTT to the client only in JSON,
+	// which it writes when started with -J.
+	servers := map[string]func(t *testing.T) string{
+		"netperfkit":   func(*testing.T) string { return ours },
+		"iperf3.21 -J": func(t *testing.T) string { return startIperf3ServerBin(t, iperf321(t), "-J") },
+	}
+	for name, server := range servers {
+		for _, reverse := range []bool{false, true} {
+			t.Run(name+map[bool]string{false: " upload", true: " download"}[reverse], func(t *testing.T) {
+				if !tcpInfoAvailable {
+					t.Skip("TCP_INFO is not available on this platform")
+				}
+				addr := server(t)
+				res, err := Responsiveness(ctxT(t, 30*time.Second), addr, &ResponsivenessConfig{
+					Flows:    Config{Duration: 2 * time.Second, Streams: 2, Reverse: reverse},
+					EchoAddr: echo.TCPAddr,
+					Probes:   latency.ResponsivenessConfig{ProbeRate: 20},
+				})
+				require.NoError(t, err)
+				require.NotNil(t, res.Flows)
+				require.NotNil(t, res.Probes)
+				lf := res.LoadedFlows
+				t.Logf("loaded flows: %d samples, trimmed mean %.0f us; new connections: %d probes, phases %v; RPM %.0f",
+					lf.Probes, lf.TrimmedMeanUs, res.Probes.NewConnection.Probes, res.Probes.NewConnectionPhasesUs, res.RPM)
+				// 2 streams x 20 intervals of 100 ms; a stock server
+				// sending (-R) reports its own every second only.
+				want := int64(10)
+				if reverse && name != "netperfkit" {
+					want = 2
+				}
+				assert.GreaterOrEqual(t, lf.Probes, want)
+				assert.Positive(t, lf.TrimmedMeanUs)
+				assert.LessOrEqual(t, lf.TrimmedMeanUs, lf.Latency.MaxUs)
+				assert.Positive(t, res.Probes.NewConnection.Probes)
+				conn, req := res.Probes.NewConnectionPhasesUs["connect"], res.Probes.NewConnectionPhasesUs["request"]
+				require.Positive(t, conn)
+				require.Positive(t, req)
+				assert.InEpsilon(t, 60e6/((conn+req)/4+lf.TrimmedMeanUs/2), res.RPM, 1e-3)
+				assert.Equal(t, "loaded_flows", res.SelfProbes)
+			})
+		}
+	}
+	t.Run("iperf3.21 text download", func(t *testing.T) {
+		// Without -J the stock server's report has no RTT: RPM takes the
+		// established connection's probes and says so.
+		addr := startIperf3ServerBin(t, iperf321(t))
+		res, err := Responsiveness(ctxT(t, 30*time.Second), addr, &ResponsivenessConfig{
+			Flows: Config{Duration: time.Second, Reverse: true}, EchoAddr: echo.TCPAddr,
+		})
+		require.NoError(t, err)
+		assert.Zero(t, res.LoadedFlows.Probes)
+		assert.Equal(t, "established_connection", res.SelfProbes)
+		assert.Positive(t, res.RPM)
+	})
+	t.Run("no echo server", func(t *testing.T) {
+		_, err := Responsiveness(ctxT(t, 5*time.Second), ours, &ResponsivenessConfig{})
+		require.ErrorContains(t, err, "echo server")
+	})
+}
