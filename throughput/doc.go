@@ -56,7 +56,16 @@
 // debt past 5 ms (256 KiB at slow rates). Every datagram carries its own slot as
 // its send time, and paced tests receive without GRO unless Config.GRO asks
 // for it, so jitter is measured per datagram as iperf3 measures it.
-// Unlimited tests keep 64 KiB GSO writes and GRO.
+// Unlimited tests keep 64 KiB GSO writes and GRO. Config.Burst (iperf3's
+// "-b rate/burst") sends that many datagrams or writes back to back per
+// pacing slot instead, each stamped with the time of its write.
+//
+// # Responsiveness
+//
+// Responsiveness runs flows and, beside them, the IETF responsiveness
+// draft's probes: new connections to an echo server (foreign probes) and
+// the loaded connections' own round trips from TCP_INFO (self probes),
+// combined into RPM.
 //
 // Linux-only measurements (TCP_INFO, UDP GSO/GRO, MSS and congestion
 // control) sit behind build tags; elsewhere results carry a "not available
