@@ -87,6 +87,9 @@ func jitter(r io.Reader) (int, float64, error) {
 		if incl > maxSnapshot {
 			return n, j, fmt.Errorf("record of %d bytes", incl)
 		}
+		if cap(pkt) < int(incl) {
+			pkt = make([]byte, incl)
+		}
 		pkt = pkt[:incl]
 		if _, err := io.ReadFull(r, pkt); err != nil {
 			return n, j, fmt.Errorf("record: %w", err)
