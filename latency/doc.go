@@ -41,7 +41,7 @@
 // within a few percent of sockperf's own client at the cost of a busy core.
 // Server is a sockperf-compatible echo server that stock `sockperf ping-pong`
 // and `sockperf under-load` clients can measure, with limits that keep hostile
-// peers from stopping it. Package latencytest starts in-process servers for
+// peers from stopping it and an optional allow-list of client networks. Package latencytest starts in-process servers for
 // tests and benchmarks.
 //
 // # Conventions
@@ -66,6 +66,7 @@
 //     error, never a panic. Refused connections and rejected messages reach
 //     ServerConfig.OnFailure and the counters of Server.Stats.
 //   - Errors start with "latency: " and wrap their causes; the errors.Is
-//     targets are ErrInvalidConfig, ErrSpinUnsupported, ErrTooManyConns,
-//     ErrMalformed, os.ErrDeadlineExceeded and the ctx errors.
+//     targets are ErrInvalidConfig, ErrSpinUnsupported, ErrAccessDenied,
+//     ErrTooManyConns, ErrMalformed, os.ErrDeadlineExceeded and the ctx
+//     errors.
 package latency

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"net/netip"
 	"os"
 	"sync"
 	"time"
@@ -118,14 +119,16 @@ func ExamplePingPong_underLoad() {
 }
 
 func ExampleServer() {
-	// Serve sockperf clients over UDP and TCP on port 11111 until ctx ends.
+	// Serve sockperf clients of 10.0.0.0/8 over UDP and TCP on port 11111
+	// until ctx ends.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv, err := latency.NewServer(&latency.ServerConfig{
-		MaxConns: 16,
-		OnListen: func(a net.Addr) { log.Printf("serving %s on %s", a.Network(), a) },
+		MaxConns:       16,
+		AllowedClients: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+		OnListen:       func(a net.Addr) { log.Printf("serving %s on %s", a.Network(), a) },
 		OnFailure: func(remote net.Addr, err error) {
-			if errors.Is(err, latency.ErrTooManyConns) {
+			if errors.Is(err, latency.ErrTooManyConns) || errors.Is(err, latency.ErrAccessDenied) {
 				log.Printf("refused %v: %v", remote, err)
 			}
 		},

@@ -42,6 +42,20 @@ type ServerConfig struct {
 	// in batches; a UDP reply may block for up to IdleTimeout+WriteTimeout
 	// and is then dropped.)
 	WriteTimeout time.Duration
+	// AllowedClients, when not empty, lists the client networks served.
+	// A stream connection from elsewhere is closed as soon as it is
+	// accepted, before anything is read and before it counts against
+	// MaxConns; a datagram from elsewhere is dropped without a reply. Both
+	// are counted in ServerStats.Denied and reported to OnFailure as
+	// ErrAccessDenied: every such connection, but datagrams only once per
+	// source IP address a minute and at most 1024 sources a minute for each
+	// ServePacket call, so that a flood cannot make the hook the
+	// bottleneck. Client addresses are compared without their zone and, for
+	// IPv4-mapped IPv6 ones, as the IPv4 address they carry; IPv4-mapped
+	// prefixes (::ffff:10.0.0.0/104) mean their IPv4 prefix. Peers without
+	// an IP address (unix sockets) are refused. NewServer copies the list;
+	// an invalid prefix is an ErrInvalidConfig.
+	AllowedClients []netip.Prefix
 	// OnListen, if set, is called by ListenAndServe with the bound address
 	// (which tells the port chosen for port 0) once clients can connect,
 	// before serving starts.
@@ -49,11 +63,12 @@ type ServerConfig struct {
 	// OnFailure, if set, is called for every refused connection, rejected
 	// message and connection closed on a timeout, in addition to the
 	// counters of Stats, with the peer's address (nil when unknown) and an
-	// error that tells which: it matches ErrTooManyConns (counted in
-	// ServerStats.ConnsRefused), ErrMalformed (ServerStats.Rejected) or
-	// os.ErrDeadlineExceeded (ServerStats.Timeouts). It is called from the
-	// serving goroutines, possibly concurrently, and for every bad datagram
-	// of a flood: keep it fast.
+	// error that tells which: it matches ErrAccessDenied (counted in
+	// ServerStats.Denied), ErrTooManyConns (ServerStats.ConnsRefused),
+	// ErrMalformed (ServerStats.Rejected) or os.ErrDeadlineExceeded
+	// (ServerStats.Timeouts). It is called from the serving goroutines,
+	// possibly concurrently, and for every malformed datagram of a flood:
+	// keep it fast.
 	OnFailure func(remote net.Addr, err error)
 }
 
@@ -85,6 +100,10 @@ type ServerStats struct {
 	// Timeouts is the number of stream connections closed by IdleTimeout or
 	// WriteTimeout.
 	Timeouts int64 `json:"timeouts"`
+	// Denied is the number of stream connections closed and datagrams
+	// dropped because their client is not in AllowedClients. Such
+	// datagrams count nowhere else.
+	Denied int64 `json:"denied"`
 }
 
 // Server is a sockperf-compatible echo server over UDP and TCP: it answers
@@ -104,11 +123,13 @@ type Server struct {
 	accepted atomic.Int64
 	refused  atomic.Int64
 	timeouts atomic.Int64
+	denied   atomic.Int64
 }
 
 // NewServer returns a Server with the limits and hooks of cfg (nil means
-// defaults). The error wraps ErrInvalidConfig for negative limits or a
-// MaxMessageSize below the 14-byte header.
+// defaults). The error wraps ErrInvalidConfig for negative limits, a
+// MaxMessageSize below the 14-byte header or an invalid AllowedClients
+// prefix.
 func NewServer(cfg *ServerConfig) (*Server, error) {
 	var c ServerConfig
 	if cfg != nil {
@@ -132,6 +153,11 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 	case c.MaxConns < 0 || c.IdleTimeout < 0 || c.WriteTimeout < 0:
 		return nil, fmt.Errorf("%w: negative server limit", ErrInvalidConfig)
 	}
+	allowed, err := normalizePrefixes(c.AllowedClients)
+	if err != nil {
+		return nil, err
+	}
+	c.AllowedClients = allowed
 	return &Server{cfg: c}, nil
 }
 
@@ -144,6 +170,7 @@ func (s *Server) Stats() ServerStats {
 		Conns:        s.accepted.Load(),
 		ConnsRefused: s.refused.Load(),
 		Timeouts:     s.timeouts.Load(),
+		Denied:       s.denied.Load(),
 	}
 }
 
@@ -191,7 +218,9 @@ func (s *Server) handle(msg []byte) (reply bool, err error) {
 // closes pc and returns ctx.Err(). It returns early, also closing pc, with
 // the error of a failed read, and at once with an error for a nil pc.
 // Malformed datagrams are ignored, counted in Stats().Rejected and reported
-// to OnFailure as ErrMalformed.
+// to OnFailure as ErrMalformed; datagrams from outside AllowedClients are
+// dropped, counted in Stats().Denied and reported as ErrAccessDenied (once
+// per source a minute).
 func (s *Server) ServePacket(ctx context.Context, pc net.PacketConn) error {
 	if pc == nil {
 		return errors.New("latency: ServePacket: nil net.PacketConn")
@@ -228,6 +257,8 @@ type packetLoop struct {
 	uc  *net.UDPConn // pc, when it is one: reads without allocating
 	buf []byte       // one byte more than the maximum, to detect longer datagrams
 	n   int          // datagrams read since the last renewal
+
+	denied deniedSources // sources outside AllowedClients already reported
 }
 
 func newPacketLoop(s *Server, pc net.PacketConn) *packetLoop {
@@ -266,6 +297,9 @@ func (p *packetLoop) serveOne() error {
 		return err
 	}
 	s := p.s
+	if len(s.cfg.AllowedClients) > 0 && !p.admits(ap, addr) {
+		return nil
+	}
 	var reply bool
 	if n > s.cfg.MaxMessageSize {
 		err = fmt.Errorf("datagram of %d bytes exceeds MaxMessageSize %d", n, s.cfg.MaxMessageSize)
@@ -297,13 +331,37 @@ func (p *packetLoop) serveOne() error {
 	return nil
 }
 
+// admits applies the allow-list to a datagram from ap (a *net.UDPConn's
+// read) or addr (any other's); it counts and reports a denied one.
+func (p *packetLoop) admits(ap netip.AddrPort, addr net.Addr) bool {
+	var ip netip.Addr
+	ok := ap.IsValid()
+	if ok {
+		ip = ap.Addr().Unmap().WithZone("")
+	} else {
+		ip, ok = peerIP(addr)
+	}
+	s := p.s
+	if s.admits(ip, ok) {
+		return true
+	}
+	s.denied.Add(1)
+	if s.cfg.OnFailure != nil && p.denied.first(ip, time.Now()) {
+		if addr == nil && ap.IsValid() {
+			addr = net.UDPAddrFromAddrPort(ap)
+		}
+		s.report(addr, fmt.Errorf("%w: datagram from %v", ErrAccessDenied, addr))
+	}
+	return false
+}
+
 // Serve accepts connections on ln and answers them until ctx ends, then
 // closes ln and every connection, waits for their goroutines and returns
 // ctx.Err(). Any stream listener works: TCP, unix sockets, or an in-memory
 // one; sockperf frames each message with its length field. Serve returns
 // early, having closed ln and its connections, with the error of a failed
-// Accept, and at once with an error for a nil ln. Connections beyond
-// MaxConns are closed at once; a connection that sends a malformed frame,
+// Accept, and at once with an error for a nil ln. Connections from outside
+// AllowedClients and beyond MaxConns are closed at once; a connection that sends a malformed frame,
 // stays silent for IdleTimeout or does not take a reply within WriteTimeout
 // is closed, without affecting the others. Each of these is counted in
 // Stats and reported to OnFailure.
@@ -330,6 +388,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				continue
 			}
 			return fmt.Errorf("latency: server: accept: %w", err)
+		}
+		if !s.admits(peerIP(c.RemoteAddr())) {
+			s.denyConn(c)
+			continue
 		}
 		if s.conns.Add(1) > int64(s.cfg.MaxConns) {
 			s.conns.Add(-1)

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -94,23 +96,33 @@ func TestAccessControlAuth(t *testing.T) {
 }
 
 // FuzzAccessControl feeds arbitrary -allow-clients lists and client
-// addresses to the parser and the check.
+// addresses to the parser: whatever it accepts, both servers take, and a
+// listed address is served.
 func FuzzAccessControl(f *testing.F) {
-	f.Add("10.0.0.0/8", "10.1.2.3:5201")
-	f.Add("::1,192.0.2.1", "[::ffff:192.0.2.1]:1")
+	f.Add("10.0.0.0/8", "10.1.2.3")
+	f.Add("::1,192.0.2.1", "::ffff:192.0.2.1")
+	f.Add("::ffff:10.0.0.0/104", "fe80::1%eth0")
 	f.Add("bad", "x")
 	f.Fuzz(func(t *testing.T, list, addr string) {
 		ac, err := newAccessControl(config{AllowClients: splitList(list)})
 		if err != nil {
 			return
 		}
-		a, err := net.ResolveTCPAddr("tcp", addr)
-		if err != nil || a.IP == nil {
+		for _, p := range ac.allowed {
+			if !p.IsValid() || p != p.Masked() || p.Addr().Is4In6() && p.Bits() >= 96 {
+				t.Fatalf("%q gave prefix %v", list, p)
+			}
+		}
+		if _, err := latency.NewServer(&latency.ServerConfig{AllowedClients: ac.allowed}); err != nil {
+			t.Fatalf("%q: the sockperf server refuses the list: %v", list, err)
+		}
+		ip, err := netip.ParseAddr(addr)
+		if err != nil {
 			return
 		}
-		got := ac.allows(a)
-		if len(ac.allowed) == 0 && !got {
-			t.Fatal("an empty allow-list refused a client")
+		ac, err = newAccessControl(config{AllowClients: []string{addr}})
+		if err != nil || len(ac.allowed) != 1 || !ac.allowed[0].Contains(ip.Unmap().WithZone("")) {
+			t.Fatalf("-allow-clients %q does not admit %v: %v %v", addr, ip, ac.allowed, err)
 		}
 	})
 }

@@ -43,6 +43,11 @@ func newAccessControl(cfg config) (accessControl, error) {
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
+		// Both servers compare IPv4 clients as IPv4 addresses: an
+		// IPv4-mapped entry means its IPv4 network.
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+		}
 		ac.allowed = append(ac.allowed, p.Masked())
 	}
 	if cfg.IperfKey != "" {
@@ -74,55 +79,6 @@ func probeAuth(cfg config) (*throughput.ClientAuth, error) {
 		return nil, fmt.Errorf("-iperf3-rsa-public-key: %w", err)
 	}
 	return &throughput.ClientAuth{User: cfg.IperfUser, Password: os.Getenv("NETPERFKIT_IPERF3_PASSWORD"), PublicKey: pub}, nil
-}
-
-// allows reports whether a client address may use the servers.
-func (ac accessControl) allows(a net.Addr) bool {
-	if len(ac.allowed) == 0 {
-		return true
-	}
-	ap, err := netip.ParseAddrPort(a.String())
-	if err != nil {
-		return false
-	}
-	for _, p := range ac.allowed {
-		if p.Contains(ap.Addr().Unmap()) {
-			return true
-		}
-	}
-	return false
-}
-
-// filteredListener closes connections from clients outside the allow-list
-// (the sockperf server has no allow-list of its own).
-type filteredListener struct {
-	net.Listener
-	ac accessControl
-}
-
-func (l filteredListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil || l.ac.allows(c.RemoteAddr()) {
-			return c, err
-		}
-		_ = c.Close()
-	}
-}
-
-// filteredPacketConn drops datagrams from clients outside the allow-list.
-type filteredPacketConn struct {
-	net.PacketConn
-	ac accessControl
-}
-
-func (p filteredPacketConn) ReadFrom(b []byte) (int, net.Addr, error) {
-	for {
-		n, a, err := p.PacketConn.ReadFrom(b)
-		if err != nil || p.ac.allows(a) {
-			return n, a, err
-		}
-	}
 }
 
 // rttProbe sends count UDP ping-pong messages to a sockperf-compatible
@@ -201,9 +157,10 @@ func serveIperf3(ctx context.Context, ln net.Listener, lim serverLimits, ac acce
 
 // listenSockperf binds the sockperf-compatible server on addr for network
 // ("udp" or "tcp") and returns the serve function that runs it until ctx
-// ends.
+// ends. Clients outside the allow-list get nothing: their connections are
+// closed and their datagrams dropped.
 func listenSockperf(ctx context.Context, network, addr string, lim serverLimits, ac accessControl) (net.Addr, func() error, error) {
-	s, err := latency.NewServer(&latency.ServerConfig{MaxConns: lim.maxConns})
+	s, err := latency.NewServer(&latency.ServerConfig{MaxConns: lim.maxConns, AllowedClients: ac.allowed})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -213,13 +170,13 @@ func listenSockperf(ctx context.Context, network, addr string, lim serverLimits,
 		if err != nil {
 			return nil, nil, err
 		}
-		return pc.LocalAddr(), func() error { return s.ServePacket(ctx, filteredPacketConn{pc, ac}) }, nil
+		return pc.LocalAddr(), func() error { return s.ServePacket(ctx, pc) }, nil
 	}
 	ln, err := lc.Listen(ctx, network, addr)
 	if err != nil {
 		return nil, nil, err
 	}
-	return ln.Addr(), func() error { return s.Serve(ctx, filteredListener{ln, ac}) }, nil
+	return ln.Addr(), func() error { return s.Serve(ctx, ln) }, nil
 }
 
 // cacheProber probes one cache endpoint.
