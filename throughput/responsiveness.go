@@ -114,7 +114,7 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 // counted interval of res.
 func loadedRTTs(res *Result) latency.ProbeStats {
 	rec, _ := latency.NewRecorder(nil) // the default configuration is valid
-	serverSent := false                 // the server's TCP_INFO was merged into the streams it sent
+	serverSent := false                // the server's TCP_INFO was merged into the streams it sent
 	for _, iv := range res.Intervals {
 		if iv.Omitted {
 			continue
