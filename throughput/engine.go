@@ -97,6 +97,7 @@ type engine struct {
 	resBlks  atomic.Int64 // blocks senders have claimed under cfg.Blocks
 	stopping atomic.Bool
 	sendStop atomic.Bool
+	lowatOff atomic.Bool // receivers' SO_RCVLOWAT is back to 1 (endLowat)
 	counting atomic.Bool
 	wg       sync.WaitGroup
 	sendWG   sync.WaitGroup
@@ -379,16 +380,22 @@ func (e *engine) recvTCP(s *flowStream) error {
 		}
 	}
 	dl := deadline{stop: &e.stopping}
+	lw := newLowat(s.conn, e.cfg, &e.lowatOff)
+	var got int64 // bytes read, counted or not, for the wake-up threshold
 	for i := 0; ; i++ {
-		// The clock is read every 64th read only: the deadline is a
-		// quarter timeout ahead, and a read that times out early is
-		// retried below.
-		if i%64 == 0 {
-			dl.refresh(s.conn, e.cfg.IOTimeout, false)
+		// The clock is read every 64th read only (every read while the
+		// wake-up threshold adapts: a few ns against a 128 KiB copy):
+		// the deadline is a quarter timeout ahead, and a read that times
+		// out early is retried below.
+		if i%64 == 0 || lw.enabled {
+			now := time.Now()
+			dl.refreshAt(s.conn, now, e.cfg.IOTimeout, false)
+			lw.adapt(now, got)
 		}
 		n, err := read()
 		if n > 0 {
 			e.add(s, n)
+			got += int64(n)
 		}
 		if err != nil {
 			if e.stopping.Load() {

@@ -301,3 +301,19 @@ func (fs *fileSender) write() (int, error) {
 }
 
 func (fs *fileSender) close() { _ = fs.file.Close() }
+
+// setRcvLowat sets SO_RCVLOWAT: the socket reads as ready only once n bytes
+// are queued (or the peer closed). Lowering it wakes a waiting reader.
+func setRcvLowat(c syscall.Conn, n int) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVLOWAT, n)
+	}); err != nil {
+		return err
+	}
+	return serr
+}

@@ -77,3 +77,6 @@ func newFileSender(net.Conn, []byte) (*fileSender, error) { return nil, ErrNotAv
 func (*fileSender) write() (int, error) { return 0, ErrNotAvailable }
 
 func (*fileSender) close() {}
+
+// setRcvLowat is linux-only here: elsewhere reads wake per arrival.
+func setRcvLowat(syscall.Conn, int) error { return ErrNotAvailable }

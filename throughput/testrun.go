@@ -223,6 +223,7 @@ func (t *testRun) end(ctx context.Context, stopRep func(), drain bool) {
 	t.endT = time.Now()
 	stopRep()
 	t.eng.stopSenders()
+	t.eng.endLowat()
 	if drain {
 		t.drain(ctx)
 	}
