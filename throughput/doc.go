@@ -53,12 +53,13 @@
 // 1400 bytes at 1 Gbit/s, 22 at 5 Gbit/s), the pacer sleeps precisely to
 // each write's slot, and a late sender sends at most 32 KiB at once (128
 // KiB below 100 Mbit/s) before catching up at twice the rate, forgiving
-// debt past 5 ms (256 KiB at slow rates). Every datagram carries its own slot as
-// its send time, and paced tests receive without GRO unless Config.GRO asks
-// for it, so jitter is measured per datagram as iperf3 measures it.
-// Unlimited tests keep 64 KiB GSO writes and GRO. Config.Burst (iperf3's
-// "-b rate/burst") sends that many datagrams or writes back to back per
-// pacing slot instead, each stamped with the time of its write.
+// debt past 5 ms (256 KiB at slow rates). Every datagram carries the time
+// of the write that sent it, and paced tests receive without GRO unless
+// Config.GRO asks for it, with the kernel's arrival time of each datagram
+// (SO_TIMESTAMPNS), so jitter is measured per datagram as iperf3 measures
+// it, without our receiver's wake-up in it. Unlimited tests keep 64 KiB GSO
+// writes and GRO. Config.Burst (iperf3's "-b rate/burst") sends that many
+// datagrams or writes back to back per pacing slot instead.
 //
 // # Responsiveness
 //

@@ -350,7 +350,7 @@ func (e *engine) sendTCP(s *flowStream) error {
 	var now time.Time
 	for !e.sendStop.Load() && e.reserve(len(buf)) {
 		if left == 0 {
-			now, _ = p.wait(per * len(buf))
+			now = p.wait(per * len(buf))
 			left = per
 		} else {
 			now = time.Now() // a burst's writes may block: keep the deadline fresh
@@ -435,7 +435,7 @@ func setupUDP(uc *net.UDPConn, c *Config, send bool) *udpFast {
 
 // sendUDP sends datagrams in writes of up to gsoBatch datagrams (one
 // GSO write each, when the socket has UDP_SEGMENT), each datagram stamped
-// with its own slot on the pacer's schedule.
+// with the time of its write.
 func (e *engine) sendUDP(s *flowStream) error {
 	k := 1
 	if s.fast != nil && s.fast.gso {
@@ -469,20 +469,20 @@ func (e *engine) sendUDP(s *flowStream) error {
 		if n == 0 {
 			return nil
 		}
-		now, slot := p.wait(n * l)
+		now := p.wait(n * l)
 		for off := 0; off < n && !e.sendStop.Load(); {
 			m := min(w.k, n-off)
 			if burst && off > 0 {
 				now = time.Now()
 			}
+			// Each datagram carries the time of the write that sends it:
+			// a batch leaves at once (GSO segments it on the wire, back
+			// to back), and stamping its datagrams with later slots on
+			// the rate's schedule would show the receiver a transit time
+			// falling by a slot per datagram -- jitter of our batching,
+			// not of the path (0.016 ms at 1 Gbit/s in 4-datagram batches).
 			for i := range m {
-				// A burst's datagrams leave back to back: each carries the
-				// time of its write, not a slot on the rate's schedule.
-				at := now
-				if !burst {
-					at = p.slotOf(now, slot, off+i, l)
-				}
-				w.stamp(i, at)
+				w.stamp(i, now)
 			}
 			dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
 			sent, err := w.write(m)

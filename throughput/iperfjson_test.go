@@ -133,3 +133,9 @@ func TestTextOutput(t *testing.T) {
 	assert.Equal(t, "10.2 Mbits/sec", fmtBits(10222593))
 	assert.Equal(t, " 896 KBytes", fmtBytes(896<<10))
 }
+
+func TestJitterText(t *testing.T) {
+	assert.Equal(t, "0.000", jitterText(0))
+	assert.Equal(t, "0.012", jitterText(0.0123))
+	assert.Equal(t, "0.00038", jitterText(0.00038), "a nonzero jitter never reads 0.000")
+}

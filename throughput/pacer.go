@@ -66,14 +66,13 @@ func newPacer(rate float64, start time.Time, sl sleeper) *pacer {
 }
 
 // wait blocks until n more bytes may be sent (it never blocks for an
-// unlimited pacer) and returns the time the send goes out and its slot on
-// the schedule: the slot is later than the send time by at most paceSlack
-// for a sender on time, earlier for a late one. A UDP sender stamps each
-// datagram of a batch with its own slot (slotOf).
-func (p *pacer) wait(n int) (now, slot time.Time) {
-	now = p.now()
+// unlimited pacer) and returns the time the send goes out: at most
+// paceSlack before its slot on the schedule for a sender on time, after it
+// for a late one. A UDP sender stamps every datagram of the write with it.
+func (p *pacer) wait(n int) time.Time {
+	now := p.now()
 	if p.rate <= 0 {
-		return now, now
+		return now
 	}
 	dur := p.dur(n)
 	if p.plain {
@@ -108,41 +107,25 @@ func (p *pacer) wait(n int) (now, slot time.Time) {
 		p.sleep(ahead)
 		now = p.now()
 	}
-	slot = p.next
 	p.next = p.next.Add(dur)
 	p.fast = p.fast.Add(dur / catchUp)
-	return now, slot
+	return now
 }
 
 // plainWait is wait for a plain pacer: it sleeps until the slot, whatever
 // the debt.
-func (p *pacer) plainWait(now time.Time, dur time.Duration) (time.Time, time.Time) {
+func (p *pacer) plainWait(now time.Time, dur time.Duration) time.Time {
 	if ahead := p.next.Sub(now); ahead > paceSlack {
 		p.sleep(ahead)
 		now = p.now()
 	}
-	slot := p.next
 	p.next = p.next.Add(dur)
-	return now, slot
+	return now
 }
 
 // dur is the time n bytes take at the rate.
 func (p *pacer) dur(n int) time.Duration {
 	return time.Duration(math.Round(float64(n) * 8 / p.rate * float64(time.Second)))
-}
-
-// slotOf is the send time stamped on the i-th datagram of l bytes of a
-// batch sent at now in the slot slot: its own place on the schedule, which
-// starts at now when the sender is late. A batch that leaves at once is
-// thus not one timestamp, which would hide it from the jitter.
-func (p *pacer) slotOf(now, slot time.Time, i, l int) time.Time {
-	if p.rate <= 0 {
-		return now
-	}
-	if slot.Before(now) {
-		slot = now
-	}
-	return slot.Add(p.dur(i * l))
 }
 
 // sleeper sleeps for a pacer. The linux one (newSleeper) is precise to a

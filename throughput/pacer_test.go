@@ -39,7 +39,7 @@ func paceRun(c *fakeClock, p *pacer, k, l int, d, cost, stallAt, stall time.Dura
 			c.now = c.now.Add(stall)
 			stalled = true
 		}
-		now, _ := p.wait(k * l)
+		now := p.wait(k * l)
 		out = append(out, send{at: now, n: k * l})
 		c.now = c.now.Add(cost)
 	}
@@ -132,30 +132,22 @@ func TestPacerStall(t *testing.T) {
 	assert.InDelta(t, want, total, 4*k*l)
 }
 
-func TestPacerSlots(t *testing.T) {
+func TestPacerSendTimes(t *testing.T) {
 	c := &fakeClock{now: time.Unix(1000, 0)}
 	p := c.pacer(8e6) // 1 MB/s: 1000 bytes take 1 ms
 	for range 1000 {
 		p.wait(1000)
 	}
 	assert.Equal(t, 999*time.Millisecond, c.slept, "1000 sends of 1000 bytes: the last goes at 999 ms")
-	now, slot := p.wait(4000)
-	assert.Equal(t, now, slot, "on time")
-	for i := range 4 {
-		assert.Equal(t, slot.Add(time.Duration(i)*time.Millisecond), p.slotOf(now, slot, i, 1000), "datagram %d has its own slot", i)
-	}
-	// A late sender's schedule for the batch starts when it sends it.
+	start := c.now
+	assert.Equal(t, start.Add(time.Millisecond), p.wait(4000), "a sender on time goes at its slot")
+	// A late sender goes when it can: the time it returns is the clock's.
 	c.now = c.now.Add(10 * time.Millisecond)
-	now, slot = p.wait(2000)
-	assert.True(t, slot.Before(now))
-	assert.Equal(t, now, p.slotOf(now, slot, 0, 1000))
-	assert.Equal(t, now.Add(time.Millisecond), p.slotOf(now, slot, 1, 1000))
-	// Unlimited never waits and has no schedule.
-	u := newPacer(0, c.now, coarseSleep{})
+	assert.Equal(t, c.now, p.wait(2000))
+	// Unlimited never waits.
+	u := c.pacer(0)
 	u.sleep = func(time.Duration) { t.Fatal("slept") }
-	now, slot = u.wait(1 << 20)
-	assert.Equal(t, now, slot)
-	assert.Equal(t, now, u.slotOf(now, slot, 3, 1000))
+	assert.Equal(t, c.now, u.wait(1<<20))
 }
 
 // TestSleepers checks that both sleepers sleep at least as asked and end
@@ -233,7 +225,7 @@ func TestPacerLoadedSlowRate(t *testing.T) {
 	start := c.now
 	var sends []send
 	for c.now.Sub(start) < 2*time.Second {
-		now, _ := p.wait(l)
+		now := p.wait(l)
 		sends = append(sends, send{at: now, n: l})
 	}
 	got := float64(len(sends)*l*8) / c.now.Sub(start).Seconds()

@@ -2,6 +2,7 @@ package throughput
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -51,7 +52,7 @@ func IntervalText(iv Interval, udp bool) string {
 		case udp && sender:
 			fmt.Fprintf(&b, "  %d", c.Packets)
 		case udp:
-			fmt.Fprintf(&b, "  %.3f ms  %d/%d (%.2g%%)", ms(c.Jitter), c.LostPackets, c.Packets, percent(c.LostPackets, c.Packets))
+			fmt.Fprintf(&b, "  %s ms  %d/%d (%.2g%%)", jitterText(ms(c.Jitter)), c.LostPackets, c.Packets, percent(c.LostPackets, c.Packets))
 		case ti != nil && ti.SndCwndBytes > 0:
 			fmt.Fprintf(&b, "  %4d   %s", c.Retransmits, fmtBytes(ti.SndCwndBytes))
 		case ti != nil:
@@ -107,7 +108,7 @@ func SummaryText(r *Result) string {
 		d := secs(t.Duration)
 		if udp {
 			line(tag, d, t.Sent.Bytes, t.Sent.BitsPerSecond, fmt.Sprintf("%.3f ms  %d/%d (0%%)", 0.0, 0, t.Sent.Packets), "sender")
-			line(tag, d, t.Received.Bytes, t.Received.BitsPerSecond, fmt.Sprintf("%.3f ms  %d/%d (%.2g%%)", ms(t.Received.Jitter), t.Received.LostPackets, t.Received.Packets, percent(t.Received.LostPackets, t.Received.Packets)), "receiver")
+			line(tag, d, t.Received.Bytes, t.Received.BitsPerSecond, fmt.Sprintf("%s ms  %d/%d (%.2g%%)", jitterText(ms(t.Received.Jitter)), t.Received.LostPackets, t.Received.Packets, percent(t.Received.LostPackets, t.Received.Packets)), "receiver")
 			return
 		}
 		r := "    "
@@ -152,4 +153,14 @@ func IperfText(r *Result) string {
 	}
 	b.WriteString(SummaryText(r))
 	return b.String()
+}
+
+// jitterText prints a jitter in milliseconds with iperf3's three decimals,
+// or two significant digits below 0.001 ms, so that a nonzero measurement
+// never reads 0.000.
+func jitterText(v float64) string {
+	if v <= 0 || v >= 0.001 {
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.*f", int(math.Ceil(-math.Log10(v)))+1, v)
 }

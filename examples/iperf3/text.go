@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"strings"
 	"time"
@@ -221,7 +222,7 @@ func (t *textReport) line(tag string, st, et float64, c *throughput.Counts, send
 	case t.udp && sender:
 		fmt.Fprintf(t.w, "%s %s %d  %s\n", head, t.zbuf(), c.Packets, end)
 	case t.udp:
-		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  %s\n", head, ms(c.Jitter), c.LostPackets, c.Packets, percent(c.LostPackets, c.Packets), end)
+		fmt.Fprintf(t.w, "%s  %s ms  %d/%d (%.2g%%)  %s\n", head, jitterText(ms(c.Jitter)), c.LostPackets, c.Packets, percent(c.LostPackets, c.Packets), end)
 	case sender && info && cwnd < 0:
 		fmt.Fprintf(t.w, "%s  %3d             %s\n", head, c.Retransmits, end)
 	case sender && info:
@@ -229,6 +230,17 @@ func (t *textReport) line(tag string, st, et float64, c *throughput.Counts, send
 	default:
 		fmt.Fprintf(t.w, "%s                  %s\n", head, end)
 	}
+}
+
+// jitterText prints a jitter in milliseconds as iperf3 does ("%5.3f"),
+// except that a measured value below 0.001 ms keeps two significant digits
+// instead of reading 0.000: kernel arrival times resolve sub-microsecond
+// jitter, and a nonzero measurement is never shown as none.
+func jitterText(v float64) string {
+	if v <= 0 || v >= 0.001 {
+		return fmt.Sprintf("%5.3f", v)
+	}
+	return fmt.Sprintf("%.*f", int(math.Ceil(-math.Log10(v)))+1, v)
 }
 
 // ms is a duration in milliseconds, as iperf3 prints jitter.
@@ -314,7 +326,7 @@ func (t *textReport) summaryPair(tag string, tot *throughput.Totals) {
 			sentPkts = rcv.Packets
 		}
 		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  sender\n", head(snd), 0.0, 0, sentPkts, 0.0)
-		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  receiver\n", head(rcv), ms(rcv.Jitter), rcv.LostPackets, rcv.Packets, percent(rcv.LostPackets, rcv.Packets))
+		fmt.Fprintf(t.w, "%s  %s ms  %d/%d (%.2g%%)  receiver\n", head(rcv), jitterText(ms(rcv.Jitter)), rcv.LostPackets, rcv.Packets, percent(rcv.LostPackets, rcv.Packets))
 		return
 	}
 	switch {
