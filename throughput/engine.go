@@ -457,7 +457,11 @@ func (e *engine) sendUDP(s *flowStream) error {
 	defer sl.close()
 	p := newPacer(e.cfg.rate(), time.Now(), sl)
 	dl := deadline{stop: &e.sendStop}
-	w := udpWriter{e: e, s: s, buf: buf, l: l, k: k}
+	w := udpWriter{e: e, s: s, send: s.conn.Write, buf: buf, l: l, k: k}
+	if send, closeFn, ok := udpSender(s.conn, &e.sendStop); ok {
+		w.send = send
+		defer closeFn()
+	}
 	for !e.sendStop.Load() {
 		if !burst {
 			step = w.k // one datagram per write once the device cannot segment
@@ -481,9 +485,7 @@ func (e *engine) sendUDP(s *flowStream) error {
 			// the rate's schedule would show the receiver a transit time
 			// falling by a slot per datagram -- jitter of our batching,
 			// not of the path (0.016 ms at 1 Gbit/s in 4-datagram batches).
-			for i := range m {
-				w.stamp(i, now)
-			}
+			w.stamp(m, now)
 			dl.refreshAt(s.conn, now, e.cfg.IOTimeout, true)
 			sent, err := w.write(m)
 			if err != nil {
@@ -502,18 +504,22 @@ func (e *engine) sendUDP(s *flowStream) error {
 type udpWriter struct {
 	e     *engine
 	s     *flowStream
+	send  func([]byte) (int, error) // udpSender's, or s.conn.Write
 	buf   []byte
 	l, k  int
 	count uint64 // datagrams sent so far: the next header's counter
 }
 
-// stamp writes the i-th datagram's header with send time at.
-func (w *udpWriter) stamp(i int, at time.Time) {
+// stamp writes the headers of the first m datagrams: send time at, and
+// each its counter.
+func (w *udpWriter) stamp(m int, at time.Time) {
 	c64 := w.e.cfg.counters64()
 	hl := iperfwire.UDPHeaderLen(c64)
 	sec, usec := w.e.stampAt(at)
-	h := iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: w.count + uint64(i) + 1}
-	iperfwire.PutUDPHeader(w.buf[i*w.l:i*w.l+hl], h, c64)
+	for i := range m {
+		h := iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: w.count + uint64(i) + 1}
+		iperfwire.PutUDPHeader(w.buf[i*w.l:i*w.l+hl], h, c64)
+	}
 }
 
 // write sends the first m stamped datagrams in one write and returns how
@@ -521,7 +527,7 @@ func (w *udpWriter) stamp(i int, at time.Time) {
 // device that cannot segment, which drops to one datagram per write), or
 // the error that ends the stream (nil once the senders are told to stop).
 func (w *udpWriter) write(m int) (int, error) {
-	n, err := w.s.conn.Write(w.buf[:m*w.l])
+	n, err := w.send(w.buf[:m*w.l])
 	if err != nil {
 		switch {
 		case w.e.sendStop.Load():

@@ -4,6 +4,7 @@ package throughput
 
 import (
 	"net"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -80,3 +81,8 @@ func (*fileSender) close() {}
 
 // setRcvLowat is linux-only here: elsewhere reads wake per arrival.
 func setRcvLowat(syscall.Conn, int) error { return ErrNotAvailable }
+
+// udpSender is linux-only: elsewhere a UDP sender writes through c.
+func udpSender(net.Conn, *atomic.Bool) (func([]byte) (int, error), func(), bool) {
+	return nil, nil, false
+}
