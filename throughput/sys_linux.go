@@ -335,22 +335,10 @@ func setRcvLowat(c syscall.Conn, n int) error {
 // that would block waits in poll(2) for at most 50 ms at a time, until it
 // can go or stop is set.
 func udpSender(c net.Conn, stop *atomic.Bool) (send func([]byte) (int, error), closeFn func(), ok bool) {
-	uc, isUDP := c.(*net.UDPConn)
-	if !isUDP {
+	fd, closeFn, ok := detachUDP(c)
+	if !ok {
 		return nil, nil, false
 	}
-	rc, err := uc.SyscallConn()
-	if err != nil {
-		return nil, nil, false
-	}
-	fd := -1
-	var derr error
-	if err := rc.Control(func(s uintptr) { fd, derr = unix.Dup(int(s)) }); err != nil || derr != nil {
-		return nil, nil, false
-	}
-	_ = uc.Close() // leaves the poller; the duplicate keeps the socket
-	var once sync.Once
-	closeFn = func() { once.Do(func() { _ = unix.Close(fd) }) }
 	send = func(b []byte) (int, error) {
 		if len(b) == 0 {
 			return 0, nil
@@ -367,9 +355,36 @@ func udpSender(c net.Conn, stop *atomic.Bool) (send func([]byte) (int, error), c
 			case stop.Load():
 				return 0, net.ErrClosed
 			}
-			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
-			_, _ = unix.Poll(pfd, 50)
+			waitFD(fd, unix.POLLOUT)
 		}
 	}
 	return send, closeFn, true
+}
+
+// detachUDP duplicates a UDP socket and closes c, which takes the socket
+// out of the Go poller (the duplicate keeps it open); closeFn closes the
+// duplicate, once.
+func detachUDP(c net.Conn) (fd int, closeFn func(), ok bool) {
+	uc, isUDP := c.(*net.UDPConn)
+	if !isUDP {
+		return -1, nil, false
+	}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return -1, nil, false
+	}
+	var derr error
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.Dup(int(s)) }); err != nil || derr != nil {
+		return -1, nil, false
+	}
+	_ = uc.Close()
+	var once sync.Once
+	return fd, func() { once.Do(func() { _ = unix.Close(fd) }) }, true
+}
+
+// waitFD waits in poll(2), at most 50 ms, for fd to be ready for events:
+// callers re-check their stop flag between waits.
+func waitFD(fd int, events int16) {
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: events}}
+	_, _ = unix.Poll(pfd, 50)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"net"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -58,14 +59,15 @@ func newUDPFast(uc *net.UDPConn, gso, gro bool, segSize int) (*udpFast, error) {
 func (e *engine) recvUDPFast(s *flowStream) error {
 	buf := make([]byte, 1<<16)
 	oob := make([]byte, unix.CmsgSpace(4)*4)
-	uc := s.conn.(*net.UDPConn) // the connection the fast path was set up on
+	read, closeFn := e.udpReadFunc(s.conn)
+	defer closeFn()
 	dl := deadline{stop: &e.stopping}
 	now := time.Now()
 	for {
 		// now is when the previous read returned: one clock reading per
 		// read serves its arrival time and the next deadline.
 		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, false)
-		n, oobn, _, _, err := uc.ReadMsgUDP(buf, oob)
+		n, oobn, err := read(buf, oob)
 		now = time.Now()
 		if err != nil {
 			if e.stopping.Load() {
@@ -147,12 +149,13 @@ func enableRxStamps(uc *net.UDPConn) bool {
 func (e *engine) recvUDPStamped(s *flowStream) error {
 	buf := make([]byte, 1<<16)
 	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))*2)
-	uc := s.conn.(*net.UDPConn)
+	read, closeFn := e.udpReadFunc(s.conn)
+	defer closeFn()
 	dl := deadline{stop: &e.stopping}
 	now := time.Now()
 	for {
 		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, false)
-		n, oobn, _, _, err := uc.ReadMsgUDPAddrPort(buf, oob)
+		n, oobn, err := read(buf, oob)
 		if err != nil {
 			if e.stopping.Load() {
 				return nil
@@ -189,4 +192,57 @@ func kernelStamp(oob []byte) (time.Time, bool) {
 		oob = oob[min(unix.CmsgSpace(l-hl), len(oob)):]
 	}
 	return time.Time{}, false
+}
+
+// udpReceiver takes a connected UDP socket's receiving out of the Go
+// poller, as udpSender does for sending, and returns the function that
+// reads one message (its data into buf, its control messages into oob) and
+// the one that closes the socket; ok is false (and c untouched) when it
+// cannot. A reader with nothing to read waits in poll(2), woken by the
+// kernel directly (no runtime thread in between), and returns net.ErrClosed
+// within 50 ms of stop being set. It reuses one message header: not safe
+// for concurrent use.
+func udpReceiver(c net.Conn, stop *atomic.Bool) (recv func(buf, oob []byte) (n, oobn int, err error), closeFn func(), ok bool) {
+	fd, closeFn, ok := detachUDP(c)
+	if !ok {
+		return nil, nil, false
+	}
+	var (
+		msg unix.Msghdr
+		iov unix.Iovec
+	)
+	recv = func(buf, oob []byte) (int, int, error) {
+		iov.Base = &buf[0]
+		iov.SetLen(len(buf))
+		msg.Iov = &iov
+		msg.SetIovlen(1)
+		msg.Control = &oob[0]
+		msg.SetControllen(len(oob))
+		for {
+			n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), 0)
+			switch {
+			case errno == 0:
+				return int(n), int(msg.Controllen), nil
+			case errno != unix.EAGAIN:
+				return 0, 0, errno
+			case stop.Load():
+				return 0, 0, net.ErrClosed
+			}
+			waitFD(fd, unix.POLLIN)
+		}
+	}
+	return recv, closeFn, true
+}
+
+// udpReadFunc is how a fast-path receiver reads: through udpReceiver, or
+// through c (which the fast path was set up on) when that fails.
+func (e *engine) udpReadFunc(c net.Conn) (read func(buf, oob []byte) (int, int, error), closeFn func()) {
+	if recv, cl, ok := udpReceiver(c, &e.stopping); ok {
+		return recv, cl
+	}
+	uc := c.(*net.UDPConn)
+	return func(buf, oob []byte) (int, int, error) {
+		n, oobn, _, _, err := uc.ReadMsgUDPAddrPort(buf, oob)
+		return n, oobn, err
+	}, func() {}
 }
