@@ -139,18 +139,7 @@ func TestRecvTimeoutServer(t *testing.T) {
 // expectRecvIdle waits for the server's hook to report an idle receiver.
 func expectRecvIdle(t *testing.T, srv *Server, errs <-chan *SessionError) {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case e := <-errs:
-			t.Logf("session error: %v", e)
-			if errors.Is(e.Err, ErrRecvIdle) {
-				assert.Equal(t, ReasonTimeout, e.Reason)
-				assert.Positive(t, srv.Stats().Failed[ReasonTimeout])
-				return
-			}
-		case <-timeout:
-			t.Fatal("no idle-receiver failure reached the hook")
-		}
-	}
+	e := expectFailure(t, errs, func(e *SessionError) bool { return errors.Is(e.Err, ErrRecvIdle) })
+	assert.Equal(t, ReasonTimeout, e.Reason)
+	assert.Positive(t, srv.Stats().Failed[ReasonTimeout])
 }

@@ -83,19 +83,26 @@ func hookedServer(t *testing.T, cfg ServerConfig) (string, *Server, <-chan *Sess
 // and checks the counter moved.
 func expectReason(t *testing.T, srv *Server, errs <-chan *SessionError, r Reason) {
 	t.Helper()
+	e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == r })
+	require.Error(t, e.Err)
+	require.NotNil(t, e.Remote)
+	assert.Positive(t, srv.Stats().Failed[r])
+}
+
+// expectFailure waits up to 10 s for a session error that match accepts,
+// logging and skipping the others.
+func expectFailure(t *testing.T, errs <-chan *SessionError, match func(*SessionError) bool) *SessionError {
+	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
 		case e := <-errs:
 			t.Logf("session error: %v", e)
-			if e.Reason == r {
-				require.Error(t, e.Err)
-				require.NotNil(t, e.Remote)
-				assert.Positive(t, srv.Stats().Failed[r])
-				return
+			if match(e) {
+				return e
 			}
 		case <-timeout:
-			t.Fatalf("no session error with reason %s reached the hook", r)
+			t.Fatalf("no matching session error reached the hook")
 		}
 	}
 }
