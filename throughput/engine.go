@@ -304,12 +304,8 @@ type deadline struct {
 	stop *atomic.Bool
 }
 
-func (d *deadline) refresh(c net.Conn, timeout time.Duration, write bool) {
-	d.refreshAt(c, time.Now(), timeout, write)
-}
-
-// refreshAt is refresh with the caller's clock reading, for loops that
-// already read the clock for their datagram timestamps.
+// refreshAt moves the deadline to now+timeout, at most every quarter
+// timeout; now is the caller's clock reading.
 func (d *deadline) refreshAt(c net.Conn, now time.Time, timeout time.Duration, write bool) {
 	if now.Sub(d.last) < timeout/4 {
 		return
