@@ -590,17 +590,28 @@ func (e *engine) recvUDP(s *flowStream) error {
 		n, err := read()
 		now = time.Now()
 		if err != nil {
-			if e.stopping.Load() {
-				return nil
+			if retry, err := e.udpReadFailed(err, &dl); !retry {
+				return err
 			}
-			if isTimeout(err) || transientUDP(err) {
-				dl.last = time.Time{}
-				continue
-			}
-			return err
+			continue
 		}
 		e.udpDatagram(s, buf[:n], now)
 	}
+}
+
+// udpReadFailed sorts a UDP receiver's read error: retry (a timeout, or an
+// error the receiver rides out, with the deadline refreshed on the next
+// read), or end the stream with the error returned (nil once the engine
+// is stopping).
+func (e *engine) udpReadFailed(err error, dl *deadline) (retry bool, _ error) {
+	switch {
+	case e.stopping.Load():
+		return false, nil
+	case isTimeout(err) || transientUDP(err):
+		dl.last = time.Time{}
+		return true, nil
+	}
+	return false, err
 }
 
 // udpDatagram accounts one received datagram that arrived at now.

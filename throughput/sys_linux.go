@@ -213,12 +213,18 @@ type truncReader struct {
 	fn  func(fd uintptr) bool
 }
 
-func newTruncReader(c net.Conn, buf []byte) (*truncReader, error) {
+// rawConn is c's syscall.RawConn, or ErrNotAvailable for a connection
+// without one.
+func rawConn(c any) (syscall.RawConn, error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return nil, ErrNotAvailable
 	}
-	rc, err := sc.SyscallConn()
+	return sc.SyscallConn()
+}
+
+func newTruncReader(c net.Conn, buf []byte) (*truncReader, error) {
+	rc, err := rawConn(c)
 	if err != nil {
 		return nil, err
 	}
@@ -261,11 +267,7 @@ type fileSender struct {
 }
 
 func newFileSender(c net.Conn, block []byte) (*fileSender, error) {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return nil, ErrNotAvailable
-	}
-	rc, err := sc.SyscallConn()
+	rc, err := rawConn(c)
 	if err != nil {
 		return nil, err
 	}
@@ -343,22 +345,32 @@ func udpSender(c net.Conn, stop *atomic.Bool) (send func([]byte) (int, error), c
 		if len(b) == 0 {
 			return 0, nil
 		}
-		for {
-			// Non-blocking: the call never sleeps, so it needs none of
-			// the scheduler's system-call bookkeeping.
+		n, err := retryRaw(fd, unix.POLLOUT, stop, func() (uintptr, syscall.Errno) {
 			n, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-			switch {
-			case errno == 0:
-				return int(n), nil
-			case errno != unix.EAGAIN:
-				return 0, errno
-			case stop.Load():
-				return 0, net.ErrClosed
-			}
-			waitFD(fd, unix.POLLOUT)
-		}
+			return n, errno
+		})
+		return int(n), err
 	}
 	return send, closeFn, true
+}
+
+// retryRaw makes call, a non-blocking system call on fd: the call never
+// sleeps, so it is made raw, without the scheduler's system-call
+// bookkeeping. When it would block it waits in poll(2) for events and
+// tries again, until stop is set (then net.ErrClosed).
+func retryRaw(fd int, events int16, stop *atomic.Bool, call func() (uintptr, syscall.Errno)) (uintptr, error) {
+	for {
+		n, errno := call()
+		switch {
+		case errno == 0:
+			return n, nil
+		case errno != unix.EAGAIN:
+			return 0, errno
+		case stop.Load():
+			return 0, net.ErrClosed
+		}
+		waitFD(fd, events)
+	}
 }
 
 // detachUDP duplicates a UDP socket and closes c, which takes the socket
@@ -369,7 +381,7 @@ func detachUDP(c net.Conn) (fd int, closeFn func(), ok bool) {
 	if !isUDP {
 		return -1, nil, false
 	}
-	rc, err := uc.SyscallConn()
+	rc, err := rawConn(uc)
 	if err != nil {
 		return -1, nil, false
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -70,14 +71,10 @@ func (e *engine) recvUDPFast(s *flowStream) error {
 		n, oobn, err := read(buf, oob)
 		now = time.Now()
 		if err != nil {
-			if e.stopping.Load() {
-				return nil
+			if retry, err := e.udpReadFailed(err, &dl); !retry {
+				return err
 			}
-			if isTimeout(err) || transientUDP(err) {
-				dl.last = time.Time{}
-				continue
-			}
-			return err
+			continue
 		}
 		seg := groSegment(oob[:oobn])
 		if seg <= 0 || seg >= n {
@@ -157,14 +154,10 @@ func (e *engine) recvUDPStamped(s *flowStream) error {
 		dl.refreshAt(s.conn, now, e.cfg.IOTimeout, false)
 		n, oobn, err := read(buf, oob)
 		if err != nil {
-			if e.stopping.Load() {
-				return nil
+			if retry, err := e.udpReadFailed(err, &dl); !retry {
+				return err
 			}
-			if isTimeout(err) || transientUDP(err) {
-				dl.last = time.Time{}
-				continue
-			}
-			return err
+			continue
 		}
 		var ok bool
 		if now, ok = kernelStamp(oob[:oobn]); !ok {
@@ -218,18 +211,14 @@ func udpReceiver(c net.Conn, stop *atomic.Bool) (recv func(buf, oob []byte) (n, 
 		msg.SetIovlen(1)
 		msg.Control = &oob[0]
 		msg.SetControllen(len(oob))
-		for {
+		n, err := retryRaw(fd, unix.POLLIN, stop, func() (uintptr, syscall.Errno) {
 			n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), 0)
-			switch {
-			case errno == 0:
-				return int(n), int(msg.Controllen), nil
-			case errno != unix.EAGAIN:
-				return 0, 0, errno
-			case stop.Load():
-				return 0, 0, net.ErrClosed
-			}
-			waitFD(fd, unix.POLLIN)
+			return n, errno
+		})
+		if err != nil {
+			return 0, 0, err
 		}
+		return int(n), int(msg.Controllen), nil
 	}
 	return recv, closeFn, true
 }
