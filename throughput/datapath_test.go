@@ -87,14 +87,23 @@ func TestDataPathOwnPeers(t *testing.T) {
 					continue
 				}
 				assert.Positive(t, s.Received.Bytes)
-				// The client ends the test: in reverse, the last bytes the
-				// server sent are in flight when the client stops counting.
 				switch {
-				case !cfg.UDP && !cfg.Reverse && !cfg.Bidir && !cfg.ZeroCopy:
+				case s == res.Download:
+					// The client ends the test: it stops counting when its
+					// timer fires, and the server sends until TEST_END
+					// reaches it, as iperf3's does. That tail is the control
+					// path's delay, which a loaded machine stretches (441 of
+					// 9477 datagrams at 200 Mbit/s once): bound it loosely.
+					sent, got := s.Sent.Bytes, s.Received.Bytes
+					if cfg.UDP {
+						sent, got = s.Sent.Packets, s.Received.Packets+s.Received.LostPackets
+					}
+					assert.LessOrEqual(t, got, sent, "the client never counts more than the server sent")
+					assert.Greater(t, got, sent/2, "what the client counted is most of what was sent")
+				case !cfg.UDP && !cfg.ZeroCopy:
 					assert.Equal(t, s.Sent.Bytes, s.Received.Bytes, "TCP: every byte sent is received")
 				case !cfg.UDP:
-					// sendfile queues a whole socket buffer at once: more
-					// of it is in flight when the client stops counting.
+					// sendfile counts a whole socket buffer as sent at once.
 					assert.InEpsilon(t, s.Sent.Bytes, s.Received.Bytes, 0.2)
 				case cfg.Bitrate == Unlimited:
 					assert.InEpsilon(t, s.Sent.Packets, s.Received.Packets+s.Received.LostPackets, 0.2)

@@ -103,12 +103,13 @@ func TestIperfJSONShape(t *testing.T) {
 				require.NotNil(t, d.Intervals[0].Sum.Retransmits)
 			}
 			if !cfg.UDP && !cfg.Reverse && tcpInfoAvailable {
-				// 3.21's TCP_INFO keys carry the kernel's values: the
-				// peer's window is never 0 on a connection that moved data.
+				// 3.21's TCP_INFO keys are there. Their values are the
+				// kernel's (TestReadTCPInfo): a sample may see a zero
+				// window when a starved receiver has filled its buffer.
 				require.NotEmpty(t, d.Intervals)
 				s0 := d.Intervals[0].Streams[0]
 				require.NotNil(t, s0.SndWnd)
-				assert.Positive(t, *s0.SndWnd)
+				assert.GreaterOrEqual(t, *s0.SndWnd, int64(0))
 				require.NotNil(t, s0.Reorder)
 				snd := d.End.Streams[0].Sender
 				require.NotNil(t, snd.MaxSndWnd)
