@@ -43,8 +43,9 @@
 // # Output
 //
 // Results are plain structs with snake_case JSON tags; IperfJSON renders a
-// Result as iperf3's -J document and IperfText, IntervalText and SummaryText
-// as its text, so scripts that parse iperf3 keep working.
+// Result as iperf3's -J document and IperfText as iperf3 3.21's text, so
+// scripts that parse iperf3 keep working. TextReport writes the same text
+// live from a run's events (Config.OnEvent), as examples/iperf3 does.
 //
 // # UDP pacing
 //

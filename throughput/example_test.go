@@ -97,24 +97,38 @@ func ExampleIperfText() {
 		Sent:     throughput.Counts{Bytes: 10 << 30, BitsPerSecond: 8.59e9, Retransmits: 3},
 		Received: throughput.Counts{Bytes: 10 << 30, BitsPerSecond: 8.59e9},
 	}}}}
-	fmt.Print(throughput.SummaryText(r))
+	fmt.Print(throughput.IperfText(r))
 	// Output:
 	// - - - - - - - - - - - - - - - - - - - - - - - - -
 	// [ ID] Interval           Transfer     Bitrate         Retr
-	// [  5]   0.00-10.00  sec  10.0 GBytes  8.59 Gbits/sec     3             sender
-	// [  5]   0.00-10.00  sec  10.0 GBytes  8.59 Gbits/sec                   receiver
+	// [  4]   0.00-10.00  sec  10.0 GBytes  8.59 Gbits/sec    3            sender
+	// [  4]   0.00-10.00  sec  10.0 GBytes  8.59 Gbits/sec                  receiver
 }
 
-// Print live interval lines like iperf3.
-func ExampleIntervalText() {
-	iv := throughput.Interval{Start: 0, End: time.Second, Streams: []throughput.StreamInterval{{
-		ID: 1, Sender: true, Counts: throughput.Counts{Bytes: 1 << 30, BitsPerSecond: 8.59e9, Retransmits: 2},
-		TCP: &throughput.TCPInfo{SndCwndBytes: 3 << 20},
-	}}}
-	fmt.Fprint(os.Stdout, throughput.IntervalHeader(&throughput.Result{}), throughput.IntervalText(iv, false))
+// Print iperf3's live report from a run's events.
+func ExampleTextReport() {
+	cfg := &throughput.Config{Duration: 10 * time.Second}
+	rep := throughput.NewTextReport(os.Stdout, cfg, throughput.TextOptions{Format: 'm'})
+	cfg.OnEvent = func(e throughput.Event) {
+		switch e.Kind {
+		case throughput.EventStart:
+			for _, s := range e.Result.Streams {
+				rep.Connected(s)
+			}
+		case throughput.EventInterval:
+			rep.Interval(*e.Interval)
+		case throughput.EventEnd:
+			rep.Summary(e.Result)
+		}
+	}
+	// As Run would call it:
+	cfg.OnEvent(throughput.Event{Kind: throughput.EventInterval, Interval: &throughput.Interval{End: time.Second,
+		Streams: []throughput.StreamInterval{{ID: 1, Sender: true,
+			Counts: throughput.Counts{Bytes: 1 << 30, BitsPerSecond: 8.59e9, Retransmits: 2},
+			TCP:    &throughput.TCPInfo{SndCwndBytes: 3 << 20}}}}})
 	// Output:
 	// [ ID] Interval           Transfer     Bitrate         Retr  Cwnd
-	// [  5]   0.00-1.00   sec  1.00 GBytes  8.59 Gbits/sec     2   3.00 MBytes
+	// [  4]   0.00-1.00   sec  1.00 GBytes  8590 Mbits/sec    2   3.00 MBytes
 }
 
 // Measure the RTT under load: a latency probe to a sockperf-compatible echo

@@ -119,24 +119,3 @@ func TestIperfJSONShape(t *testing.T) {
 	}
 }
 
-func TestTextOutput(t *testing.T) {
-	r := &Result{Streams: []StreamResult{{ID: 1, Totals: Totals{Duration: time.Second,
-		Sent:     Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9, Retransmits: 14},
-		Received: Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9}}}},
-		Intervals: []Interval{{Start: 0, End: time.Second, Streams: []StreamInterval{{ID: 1, Sender: true, Counts: Counts{Bytes: 3 << 30,
-			BitsPerSecond: 28.9e9, Retransmits: 14}, TCP: &TCPInfo{SndCwndBytes: 1023 << 10}}}}},
-	}
-	txt := IperfText(r)
-	assert.Contains(t, txt, "[  5]   0.00-1.00   sec  3.00 GBytes  28.9 Gbits/sec    14   1023 KBytes")
-	assert.Contains(t, txt, "sender")
-	assert.Contains(t, txt, "receiver")
-	assert.Equal(t, "1.22 MBytes", fmtBytes(1277952))
-	assert.Equal(t, "10.2 Mbits/sec", fmtBits(10222593))
-	assert.Equal(t, " 896 KBytes", fmtBytes(896<<10))
-}
-
-func TestJitterText(t *testing.T) {
-	assert.Equal(t, "0.000", jitterText(0))
-	assert.Equal(t, "0.012", jitterText(0.0123))
-	assert.Equal(t, "0.00038", jitterText(0.00038), "a nonzero jitter never reads 0.000")
-}

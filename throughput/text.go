@@ -2,165 +2,371 @@ package throughput
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"strings"
+	"time"
 )
 
-// iperf3's unit_snprintf: bytes in 1024 steps, bits in 1000 steps, three
-// significant digits.
-func unitFmt(v float64, base float64, units []string) string {
-	i := 0
-	for v >= base*0.99995 && i < len(units)-1 {
+// TextOptions choose how a TextReport reads.
+type TextOptions struct {
+	// Format is iperf3's -f: 'k', 'm', 'g', 't' show bitrates in a fixed
+	// unit of bits, 'K', 'M', 'G', 'T' in bytes; 0 or 'a' adapts the unit.
+	Format byte
+	// Server writes the server's view: roles, headers and [RX-S]/[TX-S]
+	// tags as a server prints them.
+	Server bool
+	// Verbose adds 3.21's -V lines ("Test Complete", CPU utilization).
+	Verbose bool
+}
+
+// TextReport writes iperf3 3.21's human-readable report (the report_*
+// formats of its src/iperf_locale.c): connection lines, interval lines
+// with [SUM] lines for several streams, and the sender/receiver summary.
+// Feed it the events of Config.OnEvent (or ServerConfig.OnEvent) as they
+// come, or a finished Result through IperfText. A TextReport is not safe
+// for concurrent use; the library delivers a test's events from one
+// goroutine.
+type TextReport struct {
+	w       io.Writer
+	format  byte
+	udp     bool
+	bidir   bool
+	reverse bool
+	client  bool
+	streams int     // streams per direction
+	omit    float64 // seconds; interval times restart after it
+	verbose bool
+	every   time.Duration
+
+	intervals int // interval groups written so far
+}
+
+const separator = "- - - - - - - - - - - - - - - - - - - - - - - - -\n"
+
+// NewTextReport returns a report of a test run with cfg (for a server, the
+// Config of the test's Result) that writes to w.
+func NewTextReport(w io.Writer, cfg *Config, o TextOptions) *TextReport {
+	f := o.Format
+	if f == 0 {
+		f = 'a'
+	}
+	return &TextReport{w: w, format: f, udp: cfg.UDP, bidir: cfg.Bidir, reverse: cfg.Reverse, client: !o.Server,
+		streams: max(cfg.Streams, 1), omit: cfg.Omit.Seconds(), verbose: o.Verbose, every: cfg.Interval}
+}
+
+// IperfText renders a whole result as iperf3 3.21's text report, from the
+// view of the result's Role: interval lines, the summary, and what
+// netperfkit adds (Extras).
+func IperfText(r *Result) string {
+	var b strings.Builder
+	t := NewTextReport(&b, &r.Config, TextOptions{Server: r.Role == "server"})
+	for _, iv := range r.Intervals {
+		t.Interval(iv)
+	}
+	t.Summary(r)
+	t.Extras(r)
+	return b.String()
+}
+
+// unitText is iperf3's unit_snprintf: a value in bytes shown in bits
+// (lower-case format) or bytes (upper-case), in a fixed unit or, for 'a' and
+// 'A', the largest unit that keeps it under 1000 (bits) or 1024 (bytes).
+// The caller appends "s" or "s/sec" as iperf3's formats do.
+func unitText(bytes float64, format byte) string {
+	bits := format >= 'a' && format <= 'z'
+	v, base := bytes, 1024.0
+	labels := []string{"Byte", "KByte", "MByte", "GByte", "TByte"}
+	if bits {
+		v, base = bytes*8, 1000
+		labels = []string{"bit", "Kbit", "Mbit", "Gbit", "Tbit"}
+	}
+	lf := format | 0x20 // lower case
+	conv := strings.IndexByte("bkmgt", lf)
+	if conv < 0 { // adaptive
+		conv = 0
+		for t := v; t >= base && conv < 4; conv++ {
+			t /= base
+		}
+	}
+	for range conv {
 		v /= base
-		i++
 	}
 	switch {
 	case v < 9.995:
-		return fmt.Sprintf("%4.2f %s", v, units[i])
+		return fmt.Sprintf("%4.2f %s", v, labels[conv])
 	case v < 99.95:
-		return fmt.Sprintf("%4.1f %s", v, units[i])
+		return fmt.Sprintf("%4.1f %s", v, labels[conv])
 	}
-	return fmt.Sprintf("%4.0f %s", v, units[i])
+	return fmt.Sprintf("%4.0f %s", v, labels[conv])
 }
 
-func fmtBytes(b int64) string {
-	return unitFmt(float64(b), 1024, []string{"Bytes", "KBytes", "MBytes", "GBytes", "TBytes"})
-}
-
-func fmtBits(bps float64) string {
-	return unitFmt(bps, 1000, []string{"bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec"})
-}
-
-// IntervalHeader is the column header iperf3 prints above interval lines.
-func IntervalHeader(r *Result) string {
-	if r != nil && r.Config.UDP {
-		return "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n"
+// Connecting writes what 3.21's client writes before its streams connect.
+func (t *TextReport) Connecting(host string, port int) {
+	fmt.Fprintf(t.w, "Connecting to host %s, port %d\n", host, port)
+	if t.reverse {
+		fmt.Fprintf(t.w, "Reverse mode, remote host %s is sending\n", host)
 	}
-	return "[ ID] Interval           Transfer     Bitrate         Retr  Cwnd\n"
 }
 
-func streamTag(id int) string { return fmt.Sprintf("[%3d]", socketOf(id)) }
+// Connected writes one "[  4] local A port P connected to B port Q" line.
+func (t *TextReport) Connected(s StreamResult) {
+	lh, lp := splitAddr(s.LocalAddr)
+	rh, rp := splitAddr(s.RemoteAddr)
+	fmt.Fprintf(t.w, "[%3d] local %s port %s connected to %s port %s\n", textID(s.ID), lh, lp, rh, rp)
+}
 
-// IntervalText formats one interval report as iperf3's text lines: one per
-// stream, then a [SUM] line per direction when there are several streams.
-// udp selects the UDP columns.
-func IntervalText(iv Interval, udp bool) string {
-	var b strings.Builder
-	line := func(tag string, c *Counts, sender bool, ti *TCPInfo) {
-		fmt.Fprintf(&b, "%s %6.2f-%-6.2f sec  %s  %s", tag, secs(iv.Start), secs(iv.End), fmtBytes(c.Bytes), fmtBits(c.BitsPerSecond))
-		switch {
-		case udp && sender:
-			fmt.Fprintf(&b, "  %d", c.Packets)
-		case udp:
-			fmt.Fprintf(&b, "  %s ms  %d/%d (%.2g%%)", jitterText(ms(c.Jitter)), c.LostPackets, c.Packets, percent(c.LostPackets, c.Packets))
-		case ti != nil && ti.SndCwndBytes > 0:
-			fmt.Fprintf(&b, "  %4d   %s", c.Retransmits, fmtBytes(ti.SndCwndBytes))
-		case ti != nil:
-			fmt.Fprintf(&b, "  %4d", c.Retransmits)
+func splitAddr(a string) (host, port string) {
+	h, p, err := net.SplitHostPort(a)
+	if err != nil {
+		return a, "0"
+	}
+	return h, p
+}
+
+// textID is the number iperf3's text shows in "[ ID]": its socket
+// descriptor. Streams are numbered 1, 3, 4, ... as the protocol does; a
+// fresh 3.21 client shows 4, 6, 7, ... for them (its -J, and 3.12's, 5, 7,
+// 8: socketOf), which keeps every column the same width.
+func textID(id int) int { return id + 3 }
+
+func (t *TextReport) roleTag(sender bool) string {
+	if !t.bidir {
+		return ""
+	}
+	side := "S"
+	if t.client {
+		side = "C"
+	}
+	if sender {
+		return "[TX-" + side + "]"
+	}
+	return "[RX-" + side + "]"
+}
+
+// localSends reports whether this side sends on a stream in direction rev.
+func (t *TextReport) localSends(rev bool) bool { return t.client != rev }
+
+// header is written above the first interval, as 3.21 chooses it.
+func (t *TextReport) header(iv Interval) string {
+	b := ""
+	if t.bidir {
+		b = "[Role]"
+	}
+	cols := "[ ID]" + b + " Interval           Transfer     Bitrate"
+	if t.udp {
+		if !t.bidir && t.localSends(t.reverse) {
+			return cols + "         Total Datagrams\n"
 		}
-		if iv.Omitted {
-			b.WriteString("  (omitted)")
-		}
-		b.WriteString("\n")
+		return cols + "         Jitter    Lost/Total Datagrams\n"
 	}
 	for _, s := range iv.Streams {
-		line(streamTag(s.ID), &s.Counts, s.Sender, s.TCP)
-	}
-	if len(iv.Streams) > 1 {
-		for _, d := range []struct {
-			sum *Counts
-			rev bool
-		}{{iv.Upload, false}, {iv.Download, true}} {
-			if d.sum == nil {
-				continue
-			}
-			sender := false
-			var info *TCPInfo
-			for _, s := range iv.Streams {
-				if s.Reverse == d.rev {
-					sender = s.Sender
-					if s.TCP != nil {
-						info = &TCPInfo{} // a retransmit column without a cwnd
-					}
-				}
-			}
-			line("[SUM]", d.sum, sender, info)
+		if s.Sender && s.TCP != nil {
+			return cols + "         Retr  Cwnd\n"
 		}
 	}
-	return b.String()
+	return cols + "\n"
 }
 
-// SummaryText formats the final sender and receiver lines as iperf3 does
-// after the dashed separator.
-func SummaryText(r *Result) string {
-	var b strings.Builder
-	b.WriteString("- - - - - - - - - - - - - - - - - - - - - - - - -\n")
-	udp := r.Config.UDP
-	if udp {
-		b.WriteString(IntervalHeader(r))
-	} else {
-		b.WriteString("[ ID] Interval           Transfer     Bitrate         Retr\n")
+func (t *TextReport) times(iv Interval) (float64, float64) {
+	st, et := iv.Start.Seconds(), iv.End.Seconds()
+	if iv.Omitted || t.omit == 0 {
+		return st, et
 	}
-	line := func(tag string, secs float64, bytes int64, bits float64, extra, role string) {
-		fmt.Fprintf(&b, "%s %6.2f-%-6.2f sec  %s  %s  %s  %s\n", tag, 0.0, secs, fmtBytes(bytes), fmtBits(bits), extra, role)
+	return max(st-t.omit, 0), max(et-t.omit, 0)
+}
+
+// Sliver reports whether iv is the short last interval of a test that
+// iperf3 3.21 leaves out of its reports (text and --json-stream): shorter
+// than a tenth of the reporting interval every (0: 1 s) and with no stream
+// moving data.
+func (iv Interval) Sliver(every time.Duration) bool {
+	if every <= 0 {
+		every = time.Second
 	}
-	emit := func(tag string, t *Totals) {
-		d := secs(t.Duration)
-		if udp {
-			line(tag, d, t.Sent.Bytes, t.Sent.BitsPerSecond, fmt.Sprintf("%.3f ms  %d/%d (0%%)", 0.0, 0, t.Sent.Packets), "sender")
-			line(tag, d, t.Received.Bytes, t.Received.BitsPerSecond, fmt.Sprintf("%s ms  %d/%d (%.2g%%)", jitterText(ms(t.Received.Jitter)), t.Received.LostPackets, t.Received.Packets, percent(t.Received.LostPackets, t.Received.Packets)), "receiver")
-			return
+	if iv.End-iv.Start >= every/10 {
+		return false
+	}
+	for _, s := range iv.Streams {
+		if s.Bytes > 0 {
+			return false
 		}
-		r := "    "
-		if t.Sent.Retransmits >= 0 {
-			r = fmt.Sprintf("%4d", t.Sent.Retransmits)
+	}
+	return true
+}
+
+// Interval writes one interval report: a line per stream and, with
+// several streams per direction, a [SUM] line per direction.
+func (t *TextReport) Interval(iv Interval) {
+	if iv.Sliver(t.every) {
+		return
+	}
+	if t.intervals == 0 {
+		fmt.Fprint(t.w, t.header(iv))
+	} else if t.streams > 1 {
+		fmt.Fprint(t.w, separator)
+	}
+	t.intervals++
+	st, et := t.times(iv)
+	omitted := ""
+	if iv.Omitted {
+		omitted = "(omitted)"
+	}
+	for _, s := range iv.Streams {
+		tag := fmt.Sprintf("[%3d]%s", textID(s.ID), t.roleTag(s.Sender))
+		var cwnd int64
+		if s.TCP != nil {
+			cwnd = s.TCP.SndCwndBytes
 		}
-		line(tag, d, t.Sent.Bytes, t.Sent.BitsPerSecond, r+"           ", "sender")
-		line(tag, d, t.Received.Bytes, t.Received.BitsPerSecond, "               ", "receiver")
+		t.line(tag, st, et, &s.Counts, s.Sender, s.TCP != nil, cwnd, omitted)
 	}
-	for _, s := range r.Streams {
-		emit(streamTag(s.ID), &s.Totals)
+	if t.streams < 2 {
+		return
 	}
-	for _, sm := range []*Summary{r.Upload, r.Download} {
-		if sm == nil || (sm.Streams < 2 && len(r.Streams) < 2) {
+	for _, d := range []struct {
+		sum *Counts
+		rev bool
+	}{{iv.Upload, false}, {iv.Download, true}} {
+		if d.sum == nil {
 			continue
 		}
-		emit("[SUM]", &sm.Totals)
-	}
-	for _, sm := range []*Summary{r.Upload, r.Download} {
-		if sm != nil && sm.SenderLimited {
-			fmt.Fprintf(&b, "note: the sender reached %s of a %s target: the generator, not the network, limited this test\n",
-				fmtBits(sm.Sent.BitsPerSecond), fmtBits(r.Config.rate()*float64(sm.Streams)))
+		sender := t.localSends(d.rev)
+		info := false
+		for _, s := range iv.Streams {
+			info = info || (s.Reverse == d.rev && s.TCP != nil)
 		}
+		tag := "[SUM]" + t.roleTag(sender)
+		t.line(tag, st, et, d.sum, sender, info, -1, omitted)
 	}
-	if l := r.Latency; l != nil {
-		fmt.Fprintf(&b, "RTT under load (%s, %d samples): p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us\n",
-			l.Network, l.Observations, l.P50Us, l.P99Us, l.P999Us, l.MaxUs)
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
-	}
-	return b.String()
 }
 
-// IperfText renders a whole result as iperf3's text report: header,
-// interval lines, separator and summary.
-func IperfText(r *Result) string {
-	var b strings.Builder
-	b.WriteString(IntervalHeader(r))
-	for _, iv := range r.Intervals {
-		b.WriteString(IntervalText(iv, r.Config.UDP))
+// line writes one interval line; cwnd < 0 marks a [SUM] line, which has
+// a retransmit column but no cwnd.
+func (t *TextReport) line(tag string, st, et float64, c *Counts, sender, info bool, cwnd int64, end string) {
+	head := fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, st, et, unitText(float64(c.Bytes), 'A'), unitText(c.BitsPerSecond/8, t.format))
+	switch {
+	case t.udp && sender:
+		fmt.Fprintf(t.w, "%s %s %d  %s\n", head, t.zbuf(), c.Packets, end)
+	case t.udp:
+		fmt.Fprintf(t.w, "%s  %s ms  %d/%d (%.2g%%)  %s\n", head, jitterText(ms(c.Jitter)), c.LostPackets, c.Packets, percent(c.LostPackets, c.Packets), end)
+	case sender && info && cwnd < 0:
+		fmt.Fprintf(t.w, "%s  %3d             %s\n", head, c.Retransmits, end)
+	case sender && info:
+		fmt.Fprintf(t.w, "%s  %3d   %ss       %s\n", head, c.Retransmits, unitText(float64(cwnd), 'A'), end)
+	default:
+		fmt.Fprintf(t.w, "%s                  %s\n", head, end)
 	}
-	b.WriteString(SummaryText(r))
-	return b.String()
 }
 
-// jitterText prints a jitter in milliseconds with iperf3's three decimals,
-// or two significant digits below 0.001 ms, so that a nonzero measurement
-// never reads 0.000.
+// jitterText writes a jitter in milliseconds as iperf3 does ("%5.3f"),
+// except that a measured value below 0.001 ms keeps two significant digits
+// instead of reading 0.000: kernel arrival times resolve sub-microsecond
+// jitter, and a nonzero measurement is never shown as none.
 func jitterText(v float64) string {
 	if v <= 0 || v >= 0.001 {
-		return fmt.Sprintf("%.3f", v)
+		return fmt.Sprintf("%5.3f", v)
 	}
 	return fmt.Sprintf("%.*f", int(math.Ceil(-math.Log10(v)))+1, v)
 }
+
+// zbuf is the blank column 3.21 puts before a UDP sender's datagram count
+// in bidirectional tests (and leaves empty otherwise).
+func (t *TextReport) zbuf() string {
+	if t.bidir {
+		return "          "
+	}
+	return ""
+}
+
+// Summary writes the separator, the summary header and each stream's
+// sender and receiver lines, then the [SUM] lines of each direction.
+func (t *TextReport) Summary(r *Result) {
+	fmt.Fprint(t.w, separator)
+	if t.verbose {
+		fmt.Fprint(t.w, "Test Complete. Summary Results:\n")
+	}
+	b := ""
+	if t.bidir {
+		b = "[Role]"
+	}
+	if t.udp {
+		fmt.Fprintf(t.w, "[ ID]%s Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n", b)
+	} else {
+		fmt.Fprintf(t.w, "[ ID]%s Interval           Transfer     Bitrate         Retr\n", b)
+	}
+	for _, rev := range []bool{false, true} {
+		n := 0
+		for _, s := range r.Streams {
+			if s.Reverse == rev {
+				tag := fmt.Sprintf("[%3d]%s", textID(s.ID), t.roleTag(t.localSends(s.Reverse)))
+				t.summaryPair(tag, &s.Totals)
+				n++
+			}
+		}
+		sum := r.Upload
+		if rev {
+			sum = r.Download
+		}
+		if sum != nil && n > 0 && t.streams > 1 {
+			t.summaryPair("[SUM]"+t.roleTag(t.localSends(rev)), &sum.Totals)
+		}
+	}
+	if t.verbose {
+		c := r.CPU
+		local, remote := "sender", "receiver"
+		if t.reverse != !t.client {
+			local, remote = remote, local
+		}
+		fmt.Fprintf(t.w, "CPU Utilization: local/%s %.1f%% (%.1f%%u/%.1f%%s), remote/%s %.1f%% (%.1f%%u/%.1f%%s)\n",
+			local, c.HostTotal, c.HostUser, c.HostSystem, remote, c.RemoteTotal, c.RemoteUser, c.RemoteSystem)
+	}
+}
+
+func (t *TextReport) summaryPair(tag string, tot *Totals) {
+	secs := tot.Duration.Seconds()
+	head := func(c *Counts) string {
+		return fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, 0.0, secs, unitText(float64(c.Bytes), 'A'), unitText(c.BitsPerSecond/8, t.format))
+	}
+	snd, rcv := &tot.Sent, &tot.Received
+	if t.udp {
+		sentPkts := snd.Packets
+		if sentPkts == 0 {
+			sentPkts = rcv.Packets
+		}
+		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  sender\n", head(snd), 0.0, 0, sentPkts, 0.0)
+		fmt.Fprintf(t.w, "%s  %s ms  %d/%d (%.2g%%)  receiver\n", head(rcv), jitterText(ms(rcv.Jitter)), rcv.LostPackets, rcv.Packets, percent(rcv.LostPackets, rcv.Packets))
+		return
+	}
+	switch {
+	case snd.Retransmits >= 0 && strings.HasPrefix(tag, "[SUM]"):
+		fmt.Fprintf(t.w, "%s  %3d             sender\n", head(snd), snd.Retransmits)
+	case snd.Retransmits >= 0:
+		fmt.Fprintf(t.w, "%s  %3d            sender\n", head(snd), snd.Retransmits)
+	default:
+		fmt.Fprintf(t.w, "%s                  sender\n", head(snd))
+	}
+	fmt.Fprintf(t.w, "%s                  receiver\n", head(rcv))
+}
+
+// Extras writes what netperfkit adds after iperf3's summary: a note when
+// the generator rather than the network limited a direction, the RTT
+// under load, and the result's notes.
+func (t *TextReport) Extras(r *Result) {
+	for _, sm := range []*Summary{r.Upload, r.Download} {
+		if sm != nil && sm.SenderLimited {
+			fmt.Fprintf(t.w, "note: the sender reached %ss/sec of a %ss/sec target: the generator, not the network, limited this test\n",
+				unitText(sm.Sent.BitsPerSecond/8, t.format), unitText(r.Config.rate()*float64(sm.Streams)/8, t.format))
+		}
+	}
+	if l := r.Latency; l != nil {
+		fmt.Fprintf(t.w, "RTT under load (%s, %d samples): p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us\n",
+			l.Network, l.Observations, l.P50Us, l.P99Us, l.P999Us, l.MaxUs)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(t.w, "note: %s\n", n)
+	}
+}
+
+// Done ends a client's report as 3.21 does.
+func (t *TextReport) Done() { fmt.Fprint(t.w, "\niperf Done.\n") }

@@ -71,7 +71,7 @@ func (j *jsonStream) start(r *throughput.Result) {
 }
 
 func (j *jsonStream) interval(iv throughput.Interval) {
-	if !keepInterval(iv, j.every) {
+	if iv.Sliver(j.every) {
 		return
 	}
 	j.start(nil)

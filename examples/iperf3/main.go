@@ -141,7 +141,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	case o.jsonStream:
 		stream = newJSONStream(out, o, addr)
 	case !o.json:
-		txt.connecting(host, o.port)
+		txt.Connecting(host, o.port)
 	}
 	cfg.OnEvent = func(e throughput.Event) {
 		switch {
@@ -153,10 +153,10 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 		case e.Kind == throughput.EventStart:
 			// 3.21 prints these as its streams connect.
 			for _, s := range e.Result.Streams {
-				txt.connected(s)
+				txt.Connected(s)
 			}
 		case e.Kind == throughput.EventInterval:
-			txt.interval(*e.Interval)
+			txt.Interval(*e.Interval)
 		}
 	}
 	res, err := throughput.Run(ctx, addr, &cfg)
@@ -175,7 +175,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 }
 
 // report prints the end of a client run in the chosen output format.
-func report(o *options, res *throughput.Result, out io.Writer, txt *textReport, stream *jsonStream, sig *signalError) {
+func report(o *options, res *throughput.Result, out io.Writer, txt *throughput.TextReport, stream *jsonStream, sig *signalError) {
 	switch {
 	case stream != nil:
 		if sig != nil {
@@ -185,23 +185,20 @@ func report(o *options, res *throughput.Result, out io.Writer, txt *textReport, 
 	case o.json:
 		printJSON(out, res, sig)
 	default:
-		txt.summary(res)
-		printExtras(out, res)
+		txt.Summary(res)
+		txt.Extras(res)
 		if res.ServerOutputText != "" {
 			fmt.Fprintf(out, "\nServer output:\n%s", res.ServerOutputText)
 		}
 		if sig == nil {
-			txt.done()
+			txt.Done()
 		}
 	}
 }
 
-// printExtras prints what netperfkit adds to iperf3's summary.
-func printExtras(out io.Writer, r *throughput.Result) {
-	if l := r.Latency; l != nil {
-		fmt.Fprintf(out, "RTT under load (%s, %d samples): p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us\n",
-			l.Network, l.Observations, l.P50Us, l.P99Us, l.P999Us, l.MaxUs)
-	}
+// newTextReport is the text report of this run's role and options.
+func newTextReport(w io.Writer, o *options) *throughput.TextReport {
+	return throughput.NewTextReport(w, &o.cfg, throughput.TextOptions{Format: o.format, Server: o.server, Verbose: o.verbose})
 }
 
 func printJSON(out io.Writer, res *throughput.Result, sig *signalError) {

@@ -92,15 +92,3 @@ func TestServerWith321Client(t *testing.T) {
 	assert.Contains(t, s, "CPU Utilization: local/sender")
 }
 
-func TestJitterText(t *testing.T) {
-	for v, want := range map[float64]string{
-		0:        "0.000",
-		0.0123:   "0.012",
-		1.5:      "1.500",
-		0.00038:  "0.00038",
-		0.000042: "0.000042",
-		0.00099:  "0.00099",
-	} {
-		assert.Equal(t, want, strings.TrimSpace(jitterText(v)), "%g ms", v)
-	}
-}

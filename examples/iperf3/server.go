@@ -102,7 +102,7 @@ type liveReports struct {
 
 // liveReport is one running test's text or --json-stream report.
 type liveReport struct {
-	txt *textReport
+	txt *throughput.TextReport
 	js  *jsonStream
 }
 
@@ -126,7 +126,7 @@ func (l *liveReports) event(e throughput.Event) {
 		if rep.js != nil {
 			rep.js.interval(*e.Interval)
 		} else {
-			rep.txt.interval(*e.Interval)
+			rep.txt.Interval(*e.Interval)
 		}
 	case throughput.EventError:
 		if rep.js != nil {
@@ -137,7 +137,7 @@ func (l *liveReports) event(e throughput.Event) {
 		if rep.js != nil {
 			rep.js.end(e.Result)
 		} else {
-			rep.txt.summary(e.Result)
+			rep.txt.Summary(e.Result)
 		}
 	}
 }
@@ -156,7 +156,7 @@ func (l *liveReports) start(r *throughput.Result) *liveReport {
 	txt := newTextReport(l.out, &so)
 	for _, s := range r.Streams {
 		if s.LocalAddr != "" {
-			txt.connected(s)
+			txt.Connected(s)
 		}
 	}
 	return &liveReport{txt: txt}

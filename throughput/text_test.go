@@ -1,0 +1,86 @@
+package throughput
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestTextOutput(t *testing.T) {
+	r := &Result{Streams: []StreamResult{{ID: 1, Totals: Totals{Duration: time.Second,
+		Sent:     Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9, Retransmits: 14},
+		Received: Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9}}}},
+		Intervals: []Interval{{Start: 0, End: time.Second, Streams: []StreamInterval{{ID: 1, Sender: true, Counts: Counts{Bytes: 3 << 30,
+			BitsPerSecond: 28.9e9, Retransmits: 14}, TCP: &TCPInfo{SndCwndBytes: 1023 << 10}}}}},
+		Notes: []string{"tcp_info: not available on this platform"},
+	}
+	assert.Equal(t, "[ ID] Interval           Transfer     Bitrate         Retr  Cwnd\n"+
+		"[  4]   0.00-1.00   sec  3.00 GBytes  28.9 Gbits/sec   14   1023 KBytes       \n"+
+		separator+
+		"[ ID] Interval           Transfer     Bitrate         Retr\n"+
+		"[  4]   0.00-1.00   sec  3.00 GBytes  28.9 Gbits/sec   14            sender\n"+
+		"[  4]   0.00-1.00   sec  3.00 GBytes  28.9 Gbits/sec                  receiver\n"+
+		"note: tcp_info: not available on this platform\n", IperfText(r))
+}
+
+// TestTextRoles checks the server's view of a bidirectional UDP test: role
+// tags, the UDP columns and a [SUM] line per direction.
+func TestTextRoles(t *testing.T) {
+	cfg := &Config{UDP: true, Bidir: true, Streams: 2, Interval: time.Second}
+	var b strings.Builder
+	rep := NewTextReport(&b, cfg, TextOptions{Server: true, Format: 'm'})
+	up, down := Counts{Bytes: 1250000, BitsPerSecond: 10e6, Packets: 1000, LostPackets: 10, Jitter: 20 * time.Microsecond}, Counts{Bytes: 1250000, BitsPerSecond: 10e6, Packets: 1000}
+	rep.Interval(Interval{End: time.Second, Upload: &up, Download: &down, Streams: []StreamInterval{
+		{ID: 1, Counts: up}, {ID: 3, Counts: up},
+		{ID: 4, Sender: true, Reverse: true, Counts: down}, {ID: 5, Sender: true, Reverse: true, Counts: down}}})
+	// A last, empty sliver of an interval is not reported, as in 3.21.
+	rep.Interval(Interval{Start: time.Second, End: time.Second + time.Millisecond, Streams: []StreamInterval{{ID: 1}}})
+	out := b.String()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	assert.Len(t, lines, 7, out)
+	assert.Equal(t, "[ ID][Role] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams", lines[0])
+	assert.Equal(t, "[  4][RX-S]   0.00-1.00   sec  1.19 MBytes  10.0 Mbits/sec  0.020 ms  10/1000 (1%)  ", lines[1])
+	assert.Equal(t, "[  7][TX-S]   0.00-1.00   sec  1.19 MBytes  10.0 Mbits/sec            1000  ", lines[3])
+	assert.Equal(t, "[SUM][RX-S]   0.00-1.00   sec  1.19 MBytes  10.0 Mbits/sec  0.020 ms  10/1000 (1%)  ", lines[5])
+	assert.True(t, strings.HasPrefix(lines[6], "[SUM][TX-S]"), lines[6])
+}
+
+func TestUnitText(t *testing.T) {
+	for _, tc := range []struct {
+		bytes  float64
+		format byte
+		want   string
+	}{
+		{0, 'a', "0.00 bit"},
+		{125, 'a', "1.00 Kbit"},
+		{2.8125e9, 'a', "22.5 Gbit"},
+		{1.5 * (1 << 30), 'A', "1.50 GByte"},
+		{712 << 20, 'A', " 712 MByte"},
+		{1018 << 20, 'A', "1018 MByte"},
+		{1 << 40, 'A', "1.00 TByte"},
+		{2.8125e9, 'm', "22500 Mbit"},
+		{2.8125e9, 'k', "22500000 Kbit"},
+		{1 << 30, 'M', "1024 MByte"},
+		{1 << 30, 'G', "1.00 GByte"},
+		{1 << 20, 'K', "1024 KByte"},
+		{1e12, 't', "8.00 Tbit"},
+		{1 << 50, 'A', "1024 TByte"},
+	} {
+		assert.Equal(t, tc.want, unitText(tc.bytes, tc.format), "%v %c", tc.bytes, tc.format)
+	}
+}
+
+func TestJitterText(t *testing.T) {
+	for v, want := range map[float64]string{
+		0:        "0.000",
+		0.0123:   "0.012",
+		1.5:      "1.500",
+		0.00038:  "0.00038",
+		0.000042: "0.000042",
+		0.00099:  "0.00099",
+	} {
+		assert.Equal(t, want, strings.TrimSpace(jitterText(v)), "%g ms: a nonzero jitter never reads 0.000", v)
+	}
+}
