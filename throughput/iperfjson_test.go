@@ -118,4 +118,3 @@ func TestIperfJSONShape(t *testing.T) {
 		})
 	}
 }
-

@@ -91,4 +91,3 @@ func TestServerWith321Client(t *testing.T) {
 	assert.Contains(t, s, "Test Complete. Summary Results:")
 	assert.Contains(t, s, "CPU Utilization: local/sender")
 }
-

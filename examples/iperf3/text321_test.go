@@ -127,7 +127,6 @@ func runTool321(args ...string) (string, string, int) {
 	}
 }
 
-
 // TestDataPathOptions321 carries -Z, --skip-rx-copy, --gsro and --fq-rate
 // to a 3.21 server (they were parsed and refused with a warning before the
 // library had them): each test runs, moves data, and warns about nothing.
