@@ -3,6 +3,7 @@ package latency
 import (
 	"errors"
 	"fmt"
+	"github.com/netperfkit/netperfkit/internal/allowlist"
 	"net"
 	"net/netip"
 	"time"
@@ -22,68 +23,10 @@ const (
 	deniedMaxSources = 1024
 )
 
-// normalizePrefixes checks an allow-list and returns a copy with IPv4-mapped
-// IPv6 prefixes turned into the IPv4 prefixes they mean (client addresses
-// are unmapped before the check) and host bits masked.
-func normalizePrefixes(in []netip.Prefix) ([]netip.Prefix, error) {
-	if len(in) == 0 {
-		return nil, nil
-	}
-	out := make([]netip.Prefix, 0, len(in))
-	for _, p := range in {
-		if !p.IsValid() {
-			return nil, fmt.Errorf("%w: AllowedClients has an invalid prefix %q", ErrInvalidConfig, p)
-		}
-		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
-			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
-		}
-		out = append(out, p.Masked())
-	}
-	return out, nil
-}
-
-// peerIP is the IP address of a peer, unmapped from IPv4-in-IPv6 and
-// without zone; ok is false for peers without one (unix sockets, unnamed
-// or unknown peers).
-func peerIP(a net.Addr) (ip netip.Addr, ok bool) {
-	switch a := a.(type) {
-	case nil:
-		return netip.Addr{}, false
-	case *net.TCPAddr:
-		if a == nil {
-			return netip.Addr{}, false
-		}
-		ip, ok = netip.AddrFromSlice(a.IP)
-	case *net.UDPAddr:
-		if a == nil {
-			return netip.Addr{}, false
-		}
-		ip, ok = netip.AddrFromSlice(a.IP)
-	default:
-		ap, err := netip.ParseAddrPort(a.String())
-		if err != nil {
-			return netip.Addr{}, false
-		}
-		ip, ok = ap.Addr(), true
-	}
-	return ip.Unmap().WithZone(""), ok
-}
-
 // admits reports whether the allow-list lets a peer in: always without an
 // allow-list, never for a peer without an IP address.
 func (s *Server) admits(ip netip.Addr, ok bool) bool {
-	if len(s.cfg.AllowedClients) == 0 {
-		return true
-	}
-	if !ok {
-		return false
-	}
-	for _, p := range s.cfg.AllowedClients {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return allowlist.Admits(s.cfg.AllowedClients, ip, ok)
 }
 
 // denyConn closes a stream connection from outside the allow-list before

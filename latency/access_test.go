@@ -2,6 +2,7 @@ package latency
 
 import (
 	"context"
+	"github.com/netperfkit/netperfkit/internal/allowlist"
 	"net"
 	"net/netip"
 	"os"
@@ -104,7 +105,7 @@ func requireDenied(t *testing.T, f *failures, n int) {
 		assert.ErrorIs(t, err, ErrAccessDenied)
 		assert.True(t, strings.HasPrefix(err.Error(), "latency: "), err.Error())
 		require.NotNil(t, remotes[i])
-		ip, ok := peerIP(remotes[i])
+		ip, ok := allowlist.PeerIP(remotes[i])
 		assert.True(t, ok)
 		assert.Equal(t, netip.MustParseAddr(outsider), ip)
 	}
@@ -246,48 +247,13 @@ func TestNewServerAllowedClients(t *testing.T) {
 		"10.1.2.3": true, "::ffff:10.1.2.3": true, "192.0.2.200": true, "::ffff:192.0.2.1": true,
 		"10.2.0.1": false, "192.0.3.1": false, "::1": false, "fe80::1%eth0": false,
 	} {
-		ip, ok := peerIP(&net.UDPAddr{IP: net.ParseIP(strings.Split(addr, "%")[0])})
+		ip, ok := allowlist.PeerIP(&net.UDPAddr{IP: net.ParseIP(strings.Split(addr, "%")[0])})
 		assert.Equal(t, want, s.admits(ip, ok), addr)
 	}
 	assert.False(t, s.admits(netip.Addr{}, false), "a peer without an IP address is refused")
 	open, err := NewServer(nil)
 	require.NoError(t, err)
 	assert.True(t, open.admits(netip.Addr{}, false), "without an allow-list every peer is served")
-}
-
-// namedAddr is a net.Addr of another kind, known only by its String.
-type namedAddr string
-
-func (a namedAddr) Network() string { return "x" }
-func (a namedAddr) String() string  { return string(a) }
-
-func TestPeerIP(t *testing.T) {
-	for _, tc := range []struct {
-		addr net.Addr
-		want string // "" for no IP
-	}{
-		{&net.TCPAddr{IP: net.ParseIP("127.0.0.2"), Port: 1}, "127.0.0.2"}, // 16-byte form
-		{&net.TCPAddr{IP: net.IPv4(10, 0, 0, 1).To4()}, "10.0.0.1"},
-		{&net.UDPAddr{IP: net.ParseIP("::ffff:192.0.2.1")}, "192.0.2.1"},
-		{&net.UDPAddr{IP: net.ParseIP("fe80::1"), Zone: "eth0"}, "fe80::1"},
-		{namedAddr("[fe80::2%eth0]:5"), "fe80::2"},
-		{namedAddr("[::ffff:10.9.8.7]:5"), "10.9.8.7"},
-		{&net.UnixAddr{Name: "/tmp/s", Net: "unix"}, ""},
-		{&net.UnixAddr{Net: "unixgram"}, ""},
-		{(*net.TCPAddr)(nil), ""},
-		{(*net.UDPAddr)(nil), ""},
-		{&net.TCPAddr{}, ""},
-		{nil, ""},
-		{namedAddr("pipe"), ""},
-	} {
-		ip, ok := peerIP(tc.addr)
-		if tc.want == "" {
-			assert.False(t, ok, "%#v", tc.addr)
-			continue
-		}
-		require.True(t, ok, "%#v", tc.addr)
-		assert.Equal(t, netip.MustParseAddr(tc.want), ip, "%#v", tc.addr)
-	}
 }
 
 func TestDeniedSources(t *testing.T) {

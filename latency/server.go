@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/netperfkit/netperfkit/internal/allowlist"
 	"io"
 	"net"
 	"net/netip"
@@ -153,9 +154,9 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 	case c.MaxConns < 0 || c.IdleTimeout < 0 || c.WriteTimeout < 0:
 		return nil, fmt.Errorf("%w: negative server limit", ErrInvalidConfig)
 	}
-	allowed, err := normalizePrefixes(c.AllowedClients)
+	allowed, err := allowlist.Normalize(c.AllowedClients)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
 	c.AllowedClients = allowed
 	return &Server{cfg: c}, nil
@@ -339,7 +340,7 @@ func (p *packetLoop) admits(ap netip.AddrPort, addr net.Addr) bool {
 	if ok {
 		ip = ap.Addr().Unmap().WithZone("")
 	} else {
-		ip, ok = peerIP(addr)
+		ip, ok = allowlist.PeerIP(addr)
 	}
 	s := p.s
 	if s.admits(ip, ok) {
@@ -389,7 +390,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("latency: server: accept: %w", err)
 		}
-		if !s.admits(peerIP(c.RemoteAddr())) {
+		if !s.admits(allowlist.PeerIP(c.RemoteAddr())) {
 			s.denyConn(c)
 			continue
 		}

@@ -9,25 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netperfkit/netperfkit/internal/allowlist"
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 )
-
-// clientIP is the IP address of a connection's peer, unmapped from
-// IPv4-in-IPv6; ok is false for peers without one (unix sockets).
-func clientIP(c net.Conn) (netip.Addr, bool) {
-	switch a := c.RemoteAddr().(type) {
-	case *net.TCPAddr:
-		ip, ok := netip.AddrFromSlice(a.IP)
-		return ip.Unmap(), ok
-	case nil:
-		return netip.Addr{}, false
-	}
-	ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	return ap.Addr().Unmap(), true
-}
 
 // perClient counts each client IP's connections from accept: those not yet
 // identified by their cookie and the tests they run. A data stream stops
@@ -42,8 +26,8 @@ type perClient struct {
 // It returns the release function to call once the connection stops
 // counting (idempotent), or the reason and error of a refusal.
 func (s *Server) admit(conn net.Conn) (release func(), r Reason, err error) {
-	ip, ok := clientIP(conn)
-	if len(s.cfg.AllowedClients) > 0 && !(ok && allowed(s.cfg.AllowedClients, ip)) {
+	ip, ok := allowlist.PeerIP(conn.RemoteAddr())
+	if !allowlist.Admits(s.cfg.AllowedClients, ip, ok) {
 		return nil, ReasonDenied, fmt.Errorf("%w: client %v is not in AllowedClients", ErrAccessDenied, conn.RemoteAddr())
 	}
 	limit := s.cfg.MaxTestsPerClient
@@ -74,19 +58,10 @@ func (s *Server) admit(conn net.Conn) (release func(), r Reason, err error) {
 	}, "", nil
 }
 
-func allowed(nets []netip.Prefix, ip netip.Addr) bool {
-	for _, n := range nets {
-		if n.Contains(ip) {
-			return true
-		}
-	}
-	return false
-}
-
 // streamsFrom marks that a test of conn's client is (v) or is no longer
 // waiting for its data streams.
 func (s *Server) streamsFrom(conn net.Conn, v bool) {
-	ip, ok := clientIP(conn)
+	ip, ok := allowlist.PeerIP(conn.RemoteAddr())
 	if !ok || s.cfg.MaxTestsPerClient == 0 {
 		return
 	}

@@ -151,3 +151,16 @@ func TestOneOffAndIdle(t *testing.T) {
 	require.NoError(t, err, "a test longer than the idle timeout runs to its end")
 	wait(done, "after the test and the idle timeout")
 }
+
+// TestAllowListMappedPrefix checks that an IPv4-mapped prefix means its IPv4
+// network (clients' mapped addresses are unmapped), and that an invalid
+// prefix fails NewServer instead of refusing everyone.
+func TestAllowListMappedPrefix(t *testing.T) {
+	addr, _, _ := hookedServer(t, ServerConfig{AllowedClients: []netip.Prefix{netip.MustParsePrefix("::ffff:127.0.0.0/104")}})
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 200 * time.Millisecond, Interval: -1})
+	require.NoError(t, err, "127.0.0.1 is in ::ffff:127.0.0.0/104")
+	assert.Positive(t, res.Upload.Received.Bytes)
+
+	_, err = NewServer(&ServerConfig{AllowedClients: []netip.Prefix{{}}})
+	assert.ErrorContains(t, err, "invalid prefix")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/netperfkit/netperfkit/internal/allowlist"
 	"io"
 	"net"
 	"net/netip"
@@ -74,6 +75,9 @@ type ServerConfig struct {
 	// AllowedClients, when not empty, lists the client networks served;
 	// a connection from elsewhere gets ACCESS_DENIED before anything is
 	// read, and reaches OnFailure with ReasonDenied (ErrAccessDenied).
+	// IPv4-mapped prefixes (::ffff:10.0.0.0/104) mean their IPv4 network,
+	// as clients' mapped addresses are unmapped; an invalid prefix fails
+	// NewServer.
 	AllowedClients []netip.Prefix
 	// MaxTestsPerClient caps one client IP's tests at once, counted from
 	// accept: a connection that has not yet sent its cookie counts, so one
@@ -110,6 +114,11 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 	if d.MaxStreams > MaxStreams {
 		return d, fmt.Errorf("throughput: server MaxStreams %d above %d", d.MaxStreams, MaxStreams)
 	}
+	allowed, err := allowlist.Normalize(d.AllowedClients)
+	if err != nil {
+		return d, fmt.Errorf("throughput: server: %w", err)
+	}
+	d.AllowedClients = allowed
 	def := func(v *time.Duration, x time.Duration) {
 		if *v == 0 {
 			*v = x
