@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"github.com/netperfkit/netperfkit/internal/peertest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,7 +80,7 @@ func wrongCreds(good, other *rsa.PrivateKey) map[string]*ClientAuth {
 }
 
 func TestAuthAgainst321Server(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t)
 	good, other := testKeys(t)
 	f := writeAuthFiles(t, good)
 	addr := startIperf3ServerBin(t, bin, "--rsa-private-key-path", f.priv, "--authorized-users-path", f.users)
@@ -160,7 +161,7 @@ func TestAuthConfigErrors(t *testing.T) {
 // TestAuth321Client runs iperf3 3.21's client against our server: the right
 // credentials, each wrong one, and no credentials at all.
 func TestAuth321Client(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t)
 	good, other := testKeys(t)
 	f := writeAuthFiles(t, good)
 	fo := writeAuthFiles(t, other)

@@ -99,7 +99,7 @@ func TestRecvTimeoutClient(t *testing.T) {
 	cases := map[string]func(t *testing.T) string{
 		"netperfkit": func(*testing.T) string { return ours },
 		"iperf3":     func(t *testing.T) string { return startIperf3Server(t) },
-		"iperf3.21":  func(t *testing.T) string { return startIperf3ServerBin(t, iperf321(t)) },
+		"iperf3.21":  func(t *testing.T) string { return startIperf3ServerBin(t, peertest.NewIPerf3(t)) },
 	}
 	for name, server := range cases {
 		t.Run(name, func(t *testing.T) {

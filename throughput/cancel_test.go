@@ -3,6 +3,7 @@ package throughput
 import (
 	"context"
 	"encoding/json"
+	"github.com/netperfkit/netperfkit/internal/peertest"
 	"io"
 	"net"
 	"sync"
@@ -215,7 +216,7 @@ func TestRunCancelStockServer(t *testing.T) {
 		name string
 		bin  func(testing.TB) string
 	}{{"3.12", func(tb testing.TB) string { return startIperf3Server(tb) }}, {"3.21", func(tb testing.TB) string {
-		return startIperf3ServerBin(tb, iperf321(tb))
+		return startIperf3ServerBin(tb, peertest.NewIPerf3(tb))
 	}}} {
 		t.Run(v.name, func(t *testing.T) {
 			addr := v.bin(t)

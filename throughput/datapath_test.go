@@ -2,6 +2,7 @@ package throughput
 
 import (
 	"encoding/json"
+	"github.com/netperfkit/netperfkit/internal/peertest"
 	"testing"
 	"time"
 
@@ -130,7 +131,7 @@ func TestDataPathOwnPeers(t *testing.T) {
 // TestIperf321DataPath runs iperf3 3.21 with its data-path options against
 // our server, and our client with ours against 3.21's server.
 func TestIperf321DataPath(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t)
 	addr, results := startServer(t, nil)
 	for _, args := range [][]string{
 		{"-t", "1", "--skip-rx-copy"},

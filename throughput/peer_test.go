@@ -25,17 +25,6 @@ func startIperf3Server(t testing.TB, extra ...string) string {
 	return startIperf3ServerBin(t, peertest.Binary(t, "apt-get install iperf3", "iperf3"), extra...)
 }
 
-// iperf321 is the path of an iperf3 3.21 build: $NETPERFKIT_IPERF3, or the
-// one shared/peers/build.sh leaves in the cache.
-func iperf321(t testing.TB) string {
-	t.Helper()
-	names := []string{"/root/.cache/netperfkit-peers/iperf-3.21/bin/iperf3"}
-	if p := os.Getenv("NETPERFKIT_IPERF3"); p != "" {
-		names = append([]string{p}, names...)
-	}
-	return peertest.Binary(t, "build it with shared/peers/build.sh iperf3", names...)
-}
-
 func startIperf3ServerBin(t testing.TB, bin string, extra ...string) string {
 	t.Helper()
 	for attempt := 0; ; attempt++ {

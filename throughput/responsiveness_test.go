@@ -1,6 +1,7 @@
 package throughput
 
 import (
+	"github.com/netperfkit/netperfkit/internal/peertest"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func TestResponsiveness(t *testing.T) {
 	// which it writes when started with -J.
 	servers := map[string]func(t *testing.T) string{
 		"netperfkit":   func(*testing.T) string { return ours },
-		"iperf3.21 -J": func(t *testing.T) string { return startIperf3ServerBin(t, iperf321(t), "-J") },
+		"iperf3.21 -J": func(t *testing.T) string { return startIperf3ServerBin(t, peertest.NewIPerf3(t), "-J") },
 	}
 	for name, server := range servers {
 		for _, reverse := range []bool{false, true} {
@@ -63,7 +64,7 @@ func TestResponsiveness(t *testing.T) {
 	t.Run("iperf3.21 text download", func(t *testing.T) {
 		// Without -J the stock server's report has no RTT: RPM takes the
 		// established connection's probes and says so.
-		addr := startIperf3ServerBin(t, iperf321(t))
+		addr := startIperf3ServerBin(t, peertest.NewIPerf3(t))
 		res, err := Responsiveness(ctxT(t, 30*time.Second), addr, &ResponsivenessConfig{
 			Flows: Config{Duration: time.Second, Reverse: true}, EchoAddr: echo.TCPAddr,
 		})

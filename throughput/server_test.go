@@ -255,7 +255,7 @@ func TestServerConcurrentTests(t *testing.T) {
 // TestIperf321BothRoles runs iperf3 3.21 against our server and our client
 // against iperf3 3.21's server, TCP and UDP, both directions.
 func TestIperf321BothRoles(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t)
 	addr, results := startServer(t, nil)
 	for _, args := range [][]string{{"-t", "1"}, {"-t", "1", "-R", "-P", "2"}, {"-t", "1", "-u", "-b", "50M"}, {"-t", "1", "--bidir"}} {
 		doc, _ := runIperf3ClientBin(t, bin, addr, args...)

@@ -96,7 +96,7 @@ func TestAuthOurClientOurServer(t *testing.T) {
 
 // TestAuth321 checks this tool against iperf3 3.21 in both roles.
 func TestAuth321(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t)
 	pub, priv, users := authSetup(t)
 	// 3.21's client against our server.
 	port, _, serr := ourServer(t, "--rsa-private-key-path", priv, "--authorized-users-path", users)

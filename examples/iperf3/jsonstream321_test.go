@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/netperfkit/netperfkit/internal/peertest"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,7 +73,7 @@ func sorted(m map[string]bool) []string {
 // TestJSONStreamMatches321 compares the --json-stream events of this tool
 // and of 3.21's client, key by key, for a TCP and a UDP run against 3.21.
 func TestJSONStreamMatches321(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t)
 	port := server321(t, bin)
 	for _, shape := range []string{"", "-u -b 5M"} {
 		t.Run(shape, func(t *testing.T) {

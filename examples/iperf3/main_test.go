@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -19,26 +18,6 @@ import (
 
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
-
-// iperf321 returns the iperf3 3.21 binary (../shared/peers/build.sh
-// iperf3), or skips.
-func iperf321(t *testing.T) string {
-	t.Helper()
-	cands := []string{os.Getenv("NETPERFKIT_IPERF3_321")}
-	if home, err := os.UserHomeDir(); err == nil {
-		cands = append(cands, filepath.Join(home, ".cache/netperfkit-peers/iperf-3.21/bin/iperf3"))
-	}
-	for _, p := range cands {
-		if p == "" {
-			continue
-		}
-		if out, err := exec.Command(p, "-v").Output(); err == nil && strings.Contains(string(out), "iperf 3.21") {
-			return p
-		}
-	}
-	peertest.Missing(t, "iperf3 3.21 not found", "../shared/peers/build.sh iperf3, or set NETPERFKIT_IPERF3_321")
-	return ""
-}
 
 // server321 starts `iperf3 -s` 3.21 on a free port for the test.
 func server321(t *testing.T, bin string) int {
@@ -188,7 +167,7 @@ func TestTitleAndTimestamps(t *testing.T) {
 // what ran, no "iperf Done.", "iperf3: interrupt - the client has
 // terminated by signal Interrupt(2)" on stderr, and exits 0.
 func TestInterrupt(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t)
 	port := server321(t, bin)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(1500*time.Millisecond, func() { cancel(&signalError{sig: syscall.SIGINT}) })

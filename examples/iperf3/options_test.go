@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/netperfkit/netperfkit/internal/peertest"
 	"os"
 	"os/exec"
 	"strings"
@@ -213,7 +214,7 @@ func FuzzParseOptions(f *testing.F) {
 // TestUsageErrorsMatch321 compares what this tool and iperf3 3.21 print,
 // and their exit statuses, for command lines both refuse before connecting.
 func TestUsageErrorsMatch321(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t)
 	for _, line := range []string{
 		"--bogus", "-x", "-c", "-t", "", "-s -c 127.0.0.1", "-c 127.0.0.1 -p 0", "-c 127.0.0.1 -f x",
 		"-c 127.0.0.1 -i 0.05", "-c 127.0.0.1 -P 0", "-c 127.0.0.1 -P 129", "-c 127.0.0.1 -t 86401",

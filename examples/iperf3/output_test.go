@@ -60,7 +60,7 @@ func TestLogfile(t *testing.T) {
 // TestServerWith321Client: a stock 3.21 client, with server options on
 // our side (-s -p -1 -V), runs a test and the server exits after it.
 func TestServerWith321Client(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t)
 	port := peertest.FreePort(t)
 	var sout, serr peertest.Buffer
 	done := make(chan int, 1)

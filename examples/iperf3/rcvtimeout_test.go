@@ -18,7 +18,7 @@ import (
 func stockBinaries(t *testing.T) map[string]string {
 	return map[string]string{
 		"3.12": peertest.Binary(t, "apt-get install iperf3", "iperf3"),
-		"3.21": iperf321(t),
+		"3.21": peertest.NewIPerf3(t),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/netperfkit/netperfkit/internal/peertest"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -65,7 +66,7 @@ func textShape(out string) (connected, intervals, summary []string) {
 // and with this tool against a 3.21 server and compares the kinds of lines
 // and their columns (not the numbers).
 func TestTextMatches321(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t)
 	port := server321(t, bin)
 	for _, shape := range []string{"", "-R", "-u -b 10M", "-u -R", "-P 2", "--bidir", "-O 1 -f m", "-f K", "-P 2 -u -b 2M"} {
 		t.Run(shape, func(t *testing.T) {
@@ -131,7 +132,7 @@ func runTool321(args ...string) (string, string, int) {
 // to a 3.21 server (they were parsed and refused with a warning before the
 // library had them): each test runs, moves data, and warns about nothing.
 func TestDataPathOptions321(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t)
 	port := server321(t, bin)
 	for _, shape := range []string{"-Z", "--skip-rx-copy", "-R --skip-rx-copy", "-u -b 100M --gsro", "--fq-rate 500M"} {
 		t.Run(shape, func(t *testing.T) {

@@ -33,27 +33,6 @@ const (
 	closedNoState      = -100 // not a state: the server closed the connection
 )
 
-// iperf321 returns the iperf3 3.21 binary built with authentication
-// (../shared/peers/build.sh iperf3), or skips.
-func iperf321(t *testing.T) string {
-	t.Helper()
-	cands := []string{os.Getenv("NETPERFKIT_IPERF3_321")}
-	if home, err := os.UserHomeDir(); err == nil {
-		cands = append(cands, filepath.Join(home, ".cache/netperfkit-peers/iperf-3.21/bin/iperf3"))
-	}
-	for _, p := range cands {
-		if p == "" {
-			continue
-		}
-		out, err := exec.Command(p, "-v").Output()
-		if err == nil && strings.Contains(string(out), "iperf 3.21") && strings.Contains(string(out), "authentication") {
-			return p
-		}
-	}
-	peertest.Missing(t, "iperf3 3.21 with authentication not found", "../shared/peers/build.sh iperf3, or set NETPERFKIT_IPERF3_321")
-	return ""
-}
-
 // keyFiles writes k as a SubjectPublicKeyInfo and a PKCS#1 private key PEM.
 func keyFiles(t *testing.T, k *rsa.PrivateKey) (pub, priv string) {
 	t.Helper()
@@ -70,7 +49,7 @@ func keyFiles(t *testing.T, k *rsa.PrivateKey) (pub, priv string) {
 // listener that speaks just enough of the protocol to receive its
 // parameters, and checks the token with this package.
 func TestInteropClient321(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t, "authentication")
 	for _, pw := range []string{"S3cret!-pw", "correct horse"} {
 		t.Run(pw, func(t *testing.T) { clientToken(t, bin, pw) })
 	}
@@ -152,7 +131,7 @@ func readParams(t *testing.T, ln net.Listener) map[string]any {
 // TestInteropClientPKCS1Refused321 records that a 3.21 client cannot send a
 // PKCS#1 v1.5 token at all: --use-pkcs1-padding is a server-only option.
 func TestInteropClientPKCS1Refused321(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t, "authentication")
 	out, err := exec.Command(bin, "-c", "127.0.0.1", "--use-pkcs1-padding").CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(out), "some option you are trying to set is server only")
@@ -163,7 +142,7 @@ func TestInteropClientPKCS1Refused321(t *testing.T) {
 // CREATE_STREAMS, every wrong one gets no test, and the server keeps
 // serving the next client.
 func TestInteropServer321(t *testing.T) {
-	bin := iperf321(t)
+	bin := peertest.NewIPerf3(t, "authentication")
 	k := key(t)
 	_, priv := keyFiles(t, k)
 	users := filepath.Join(t.TempDir(), "users.csv")

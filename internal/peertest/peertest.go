@@ -6,11 +6,13 @@
 package peertest
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -98,11 +100,28 @@ func joinNames(names []string) string {
 const NewIPerf3Env = "NETPERFKIT_IPERF3"
 
 // NewIPerf3 returns the path of the current iperf3 release: $NETPERFKIT_IPERF3,
-// or the default output of ../shared/peers/build.sh. When neither exists it
-// skips or fails the test through Missing.
-func NewIPerf3(tb testing.TB) string {
+// or the default output of ../shared/peers/build.sh. Each of features (such
+// as "authentication") must appear in its `iperf3 -v` output. When there is
+// no such build it skips or fails the test through Missing.
+func NewIPerf3(tb testing.TB, features ...string) string {
 	tb.Helper()
-	return builtPeer(tb, NewIPerf3Env, "iperf-3.21/bin/iperf3", "iperf3 3.21+", "../shared/peers/build.sh iperf3")
+	const hint = "../shared/peers/build.sh iperf3"
+	p := builtPeer(tb, NewIPerf3Env, "iperf-3.21/bin/iperf3", "iperf3 3.21+", hint)
+	if p == "" {
+		return ""
+	}
+	out, err := exec.Command(p, "-v").Output()
+	if err != nil {
+		Missing(tb, fmt.Sprintf("%s -v: %v", p, err), hint)
+		return ""
+	}
+	for _, f := range features {
+		if !strings.Contains(string(out), f) {
+			Missing(tb, fmt.Sprintf("%s was built without %s", p, f), hint)
+			return ""
+		}
+	}
+	return p
 }
 
 // ValkeyEnv names a valkey-server binary (8.0+, built by ../shared/peers/build.sh).

@@ -2,6 +2,8 @@ package peertest
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,4 +76,23 @@ func TestFreePort(t *testing.T) {
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 	require.NoError(t, err)
 	require.NoError(t, ln.Close())
+}
+
+// TestNewIPerf3Features points NETPERFKIT_IPERF3 at a script that prints a
+// version line, and checks that a feature it lacks makes the peer missing.
+func TestNewIPerf3Features(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "iperf3")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho 'iperf 3.21 (cJSON 1.7.15)'\necho 'Optional features available: CPU affinity setting, authentication'\n"), 0o755))
+	t.Setenv(NewIPerf3Env, bin)
+	t.Setenv(RequireEnv, "1")
+	f := &fakeTB{}
+	assert.Equal(t, bin, NewIPerf3(f, "authentication"))
+	assert.False(t, f.failed)
+	f = &fakeTB{}
+	assert.Empty(t, NewIPerf3(f, "authentication", "SCTP"))
+	assert.True(t, f.failed, "a build without SCTP is missing when peers are required")
+	t.Setenv(NewIPerf3Env, filepath.Join(t.TempDir(), "none"))
+	f = &fakeTB{}
+	assert.Empty(t, NewIPerf3(f))
+	assert.True(t, f.failed)
 }
