@@ -327,16 +327,7 @@ func TestServeUnixListener(t *testing.T) {
 	path := t.TempDir() + "/iperf.sock"
 	ln, err := net.Listen("unix", path)
 	require.NoError(t, err)
-	got := make(chan *SessionError, 4)
-	srv, err := NewServer(&ServerConfig{OnFailure: func(e *SessionError) { got <- e }})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-served)
-	})
+	_, srv, got := hookedServerOn(t, ln, ServerConfig{})
 
 	c, err := net.Dial("unix", path)
 	require.NoError(t, err)

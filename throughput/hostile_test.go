@@ -60,14 +60,22 @@ func expectClosed(t *testing.T, c net.Conn) []byte {
 	return b
 }
 
-// hookedServer starts a server whose failure hook feeds the returned channel.
+// hookedServer starts a server on loopback whose failure hook feeds the
+// returned channel.
 func hookedServer(t *testing.T, cfg ServerConfig) (string, *Server, <-chan *SessionError) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return hookedServerOn(t, ln, cfg)
+}
+
+// hookedServerOn serves ln with a server whose failure hook feeds the
+// returned channel; the server stops, and must return nil, when the test ends.
+func hookedServerOn(t *testing.T, ln net.Listener, cfg ServerConfig) (string, *Server, <-chan *SessionError) {
 	t.Helper()
 	errs := make(chan *SessionError, 256)
 	cfg.OnFailure = func(e *SessionError) { errs <- e }
 	srv, err := NewServer(&cfg)
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
