@@ -3,10 +3,11 @@ package latency
 import (
 	"errors"
 	"fmt"
-	"github.com/netperfkit/netperfkit/internal/allowlist"
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/allowlist"
 )
 
 // ErrAccessDenied is reported to ServerConfig.OnFailure for a connection

@@ -2,7 +2,6 @@ package latency
 
 import (
 	"context"
-	"github.com/netperfkit/netperfkit/internal/allowlist"
 	"net"
 	"net/netip"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/allowlist"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -5,12 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 )
 
 // Mode selects how the ping-pong client waits for replies.

@@ -3,12 +3,13 @@ package latency
 import (
 	"context"
 	"errors"
-	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

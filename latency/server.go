@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/netperfkit/netperfkit/internal/allowlist"
 	"io"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/allowlist"
 
 	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 )

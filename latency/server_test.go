@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"io"
 	"net"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

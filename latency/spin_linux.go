@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"io"
 	"net"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 
 	"golang.org/x/sys/unix"
 )

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"net"
 	"time"
+
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 )
 
 // transport moves whole sockperf messages. write may be called from one

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
-	"github.com/netperfkit/netperfkit/internal/peertest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -3,12 +3,13 @@ package throughput
 import (
 	"context"
 	"encoding/json"
-	"github.com/netperfkit/netperfkit/internal/peertest"
 	"io"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
 
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"github.com/stretchr/testify/assert"

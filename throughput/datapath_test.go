@@ -2,9 +2,10 @@ package throughput
 
 import (
 	"encoding/json"
-	"github.com/netperfkit/netperfkit/internal/peertest"
 	"testing"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
 
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"github.com/stretchr/testify/assert"

@@ -2,13 +2,14 @@ package throughput
 
 import (
 	"context"
-	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"io"
 	"net"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -1,9 +1,10 @@
 package throughput
 
 import (
-	"github.com/netperfkit/netperfkit/internal/peertest"
 	"testing"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
 
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/latencytest"

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/netperfkit/netperfkit/internal/allowlist"
 	"io"
 	"net"
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/allowlist"
 
 	"github.com/netperfkit/netperfkit/internal/iperfauth"
 	"github.com/netperfkit/netperfkit/internal/iperfwire"

@@ -5,12 +5,13 @@ package throughput
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/netperfkit/netperfkit/internal/iperfwire"
 	"net"
 	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
 
 	"golang.org/x/sys/unix"
 )

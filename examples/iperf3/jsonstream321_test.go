@@ -2,11 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/netperfkit/netperfkit/internal/peertest"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

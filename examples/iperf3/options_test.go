@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/netperfkit/netperfkit/internal/peertest"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/netperfkit/netperfkit/internal/peertest"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
