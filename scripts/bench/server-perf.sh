@@ -1,14 +1,11 @@
 #!/bin/bash
 # Counts context switches, CPU migrations and CPU time of our server and of a stock
 # server while a stock client sends to each (2 s mid-run, alternating, 2 rounds).
-# Our side is examples/iperf3 built to $NP3 (default /tmp/np3). Needs perf.
-# usage: server-perf.sh BIN [client args], for example: server-perf.sh iperf3-3.21 -P 4
+# Needs perf. usage: server-perf.sh BIN [client args], for example:
+# server-perf.sh ~/.cache/netperfkit-peers/iperf-3.21/bin/iperf3 -P 4  (our side: lib.sh)
+. "$(dirname "$0")/lib.sh"
 B=$1; shift
-P1=$(shuf -i 30000-35000 -n1); P2=$(shuf -i 35001-40000 -n1)
-${NP3:-/tmp/np3} -s -p $P1 >/dev/null 2>&1 & S1=$!
-$B -s -p $P2 >/dev/null 2>&1 & S2=$!
-trap 'kill $S1 $S2 2>/dev/null' EXIT
-sleep 0.5
+start_servers "$B"
 out=$(mktemp)
 for r in 1 2; do
  for which in ours stock; do

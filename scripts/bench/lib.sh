@@ -1,0 +1,37 @@
+# Sourced by the drivers in this folder: the binaries, the servers and a
+# retrying client run that every one of them needs.
+#   NP3               our side: examples/iperf3 (go build -o /tmp/np3 ./examples/iperf3)
+#   NETPERFKIT_IPERF3 iperf3 3.21 (the tests' variable; default: shared/peers/build.sh's output)
+NP3=${NP3:-/tmp/np3}
+I3=${NETPERFKIT_IPERF3:-$HOME/.cache/netperfkit-peers/iperf-3.21/bin/iperf3}
+
+# start_servers STOCK [PREFIX...]: our server on $P1 (pid $S1) and STOCK's on $P2
+# (pid $S2), each run under PREFIX (taskset, say); both are killed on exit.
+start_servers() {
+	local stock=$1; shift
+	P1=$(shuf -i 30000-35000 -n1); P2=$(shuf -i 35001-40000 -n1)
+	"$@" "$NP3" -s -p "$P1" >/dev/null 2>&1 & S1=$!
+	"$@" "$stock" -s -p "$P2" >/dev/null 2>&1 & S2=$!
+	trap 'kill $S1 $S2 2>/dev/null' EXIT
+	sleep 0.5
+}
+
+# start_server BIN: one server on $P (pid $S), killed on exit.
+start_server() {
+	P=$(shuf -i 30000-40000 -n1)
+	"$1" -s -p "$P" >/dev/null 2>&1 & S=$!
+	trap 'kill $S 2>/dev/null' EXIT
+	sleep 0.5
+}
+
+# client_json CMD...: runs a -J client, again up to 4 times while the server
+# is still busy with the previous test, and prints its document.
+client_json() {
+	local out try
+	for try in 1 2 3 4 5; do
+		out=$("$@" 2>&1)
+		echo "$out" | grep -q '"error"' || break
+		sleep 0.3
+	done
+	echo "$out"
+}
