@@ -49,7 +49,8 @@ type flowStream struct {
 	send bool // this side sends on it
 	udp  bool
 	conn net.Conn
-	fast *udpFast // linux GSO/GRO helper, nil when not in use
+	fast *udpFast    // linux GSO/GRO helper, nil when not in use
+	rt   *readThread // Config.ReadThreads' thread of a receiving TCP stream, or nil
 
 	bytes   atomic.Int64 // payload bytes sent or received while counting
 	blocks  atomic.Int64 // writes or reads
@@ -182,6 +183,7 @@ func (e *engine) start() {
 			e.watchRecv(e.cfg.RecvTimeout)
 		}()
 	}
+	e.startThreads()
 	for _, s := range e.streams {
 		e.wg.Add(1)
 		if s.send {
@@ -200,6 +202,8 @@ func (e *engine) start() {
 				err = e.sendTCP(s)
 			case s.udp:
 				err = e.recvUDP(s)
+			case s.rt != nil:
+				e.recvThread(s, s.rt)
 			default:
 				err = e.recvTCP(s)
 			}
@@ -278,6 +282,9 @@ func (e *engine) stop() {
 	past := time.Now().Add(-time.Second)
 	for _, s := range e.streams {
 		_ = s.conn.SetDeadline(past)
+		if s.rt != nil {
+			s.rt.wake()
+		}
 	}
 	e.wg.Wait()
 	e.doneOnce.Do(func() { close(e.done) })

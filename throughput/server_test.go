@@ -93,8 +93,18 @@ func runIperf3ClientBin(t *testing.T, bin, addr string, args ...string) (*iperfE
 	return &doc, string(out)
 }
 
+// TestServerWithIperf3Client runs a stock client against our server, its
+// receivers on the poller and on read threads (ServerConfig.ReadThreads).
 func TestServerWithIperf3Client(t *testing.T) {
-	addr, results := startServer(t, nil)
+	for _, threads := range []bool{false, true} {
+		t.Run(map[bool]string{false: "poller", true: "threads"}[threads], func(t *testing.T) {
+			testServerWithIperf3Client(t, &ServerConfig{ReadThreads: threads})
+		})
+	}
+}
+
+func testServerWithIperf3Client(t *testing.T, sc *ServerConfig) {
+	addr, results := startServer(t, sc)
 	cases := []struct {
 		name     string
 		args     []string
@@ -257,7 +267,13 @@ func TestServerConcurrentTests(t *testing.T) {
 func TestIperf321BothRoles(t *testing.T) {
 	bin := peertest.NewIPerf3(t)
 	addr, results := startServer(t, nil)
-	for _, args := range [][]string{{"-t", "1"}, {"-t", "1", "-R", "-P", "2"}, {"-t", "1", "-u", "-b", "50M"}, {"-t", "1", "--bidir"}} {
+	threaded, threadedResults := startServer(t, &ServerConfig{ReadThreads: true})
+	for _, args := range [][]string{{"-t", "1"}, {"-t", "1", "-R", "-P", "2"}, {"-t", "1", "-u", "-b", "50M"}, {"-t", "1", "--bidir"},
+		{"threads", "-t", "1", "-P", "4"}, {"threads", "-t", "1", "--bidir", "-P", "2"}} {
+		addr, results := addr, results
+		if args[0] == "threads" {
+			addr, results, args = threaded, threadedResults, args[1:]
+		}
 		doc, _ := runIperf3ClientBin(t, bin, addr, args...)
 		require.NotNil(t, doc.End.SumReceived, "%v", args)
 		require.NotNil(t, doc.End.SumSent, "%v", args)
@@ -285,7 +301,8 @@ func TestIperf321BothRoles(t *testing.T) {
 	}
 	stock := startIperf3ServerBin(t, bin)
 	for _, cfg := range []Config{{Duration: time.Second}, {Duration: time.Second, Reverse: true, Streams: 2},
-		{Duration: time.Second, UDP: true, Bitrate: 50e6}, {Duration: time.Second, Bidir: true}} {
+		{Duration: time.Second, UDP: true, Bitrate: 50e6}, {Duration: time.Second, Bidir: true},
+		{Duration: time.Second, Reverse: true, Streams: 4, ReadThreads: true}} {
 		res, err := runRetry(t, stock, &cfg)
 		require.NoError(t, err, "%+v", cfg)
 		// Our sender counts every byte it writes, so its peer never receives

@@ -9,7 +9,8 @@
 //
 // netperfkit adds --rtt HOST:PORT (RTT under load against a
 // sockperf-compatible UDP echo server, "local" with --in-process),
-// --in-process, and for servers --allowed-clients and
+// --in-process, --read-threads (on by default: each receiving TCP stream
+// gets an OS thread, as in 3.21), and for servers --allowed-clients and
 // --max-tests-per-client.
 package main
 
@@ -132,6 +133,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	}
 	defer stop()
 	cfg := o.cfg
+	cfg.ReadThreads = o.readThreads
 	if o.rtt != "" {
 		cfg.Latency = &throughput.LatencyProbe{Addr: o.rtt}
 	}
@@ -308,7 +310,7 @@ func inProcess(ctx context.Context, o *options) (host, addr string, stop func(),
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
-	srv, err := throughput.NewServer(nil)
+	srv, err := throughput.NewServer(&throughput.ServerConfig{ReadThreads: o.readThreads})
 	if err != nil {
 		cancel()
 		_ = ln.Close()

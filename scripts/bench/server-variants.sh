@@ -1,0 +1,42 @@
+#!/bin/bash
+# A stock client (-J, TCP) into several servers in turn, each round in the same
+# order, and the medians of goodput and of the server's CPU per byte (the
+# client's remote_total) as ratios to the stock server's.
+# usage: [ROUNDS=5] [CLIENT=BIN] [STOCK=BIN] server-variants.sh "NAME=SERVER CMD" ... -- [client args]
+#   CLIENT defaults to iperf3 3.21 (lib.sh), STOCK to CLIENT; each SERVER CMD gets -s -p PORT.
+# example: server-variants.sh "threads=/tmp/np3" "poller=/tmp/np3 --read-threads=false" -- -P 4
+. "$(dirname "$0")/lib.sh"
+CLIENT=${CLIENT:-$I3}; STOCK=${STOCK:-$CLIENT}
+names=(); pids=(); ports=()
+port=$(shuf -i 30000-39000 -n1)
+start() { $2 -s -p $port >/dev/null 2>&1 & pids+=($!); names+=("$1"); ports+=($port); port=$((port+1)); }
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do start "${1%%=*}" "${1#*=}"; shift; done
+shift
+start stock "$STOCK"
+trap 'kill ${pids[*]} 2>/dev/null' EXIT
+sleep 0.5
+out=$(mktemp)
+for r in $(seq "${ROUNDS:-5}"); do
+ for i in "${!names[@]}"; do
+  client_json "$CLIENT" -c 127.0.0.1 -p "${ports[$i]}" -t 3 -J "$@" | python3 -c "
+import json,sys
+e=json.load(sys.stdin)['end']; g=e['sum_received']['bits_per_second']/1e9; c=e['cpu_utilization_percent']
+print('$r ${names[$i]} %.2f %.1f %.1f' % (g, c['remote_total'], c['host_total']))" || echo "$r ${names[$i]} failed"
+  sleep 0.3
+ done
+done | tee "$out"
+python3 - "$out" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 5:
+        runs[f[1]].append((float(f[2]), float(f[3])))
+g0 = statistics.median(g for g, _ in runs['stock'])
+c0 = statistics.median(c / g for g, c in runs['stock'])
+for name, v in runs.items():
+    g = statistics.median(x for x, _ in v)
+    c = statistics.median(c / x for x, c in v)
+    print(f"{name}: median {g:.1f} Gbit/s = {g / g0:.2f}x stock, server CPU per byte {c / c0:.2f}x")
+PY
+rm -f "$out"
