@@ -1,7 +1,7 @@
 #!/bin/bash
 # A stock client (-J, TCP) into several servers in turn, each round in the same
-# order, and the medians of goodput and of the server's CPU per byte (the
-# client's remote_total) as ratios to the stock server's.
+# order; each server's goodput and CPU per byte (the client's remote_total) as a
+# ratio to the stock server's in the same round, and the median of those ratios.
 # usage: [ROUNDS=5] [CLIENT=BIN] [STOCK=BIN] server-variants.sh "NAME=SERVER CMD" ... -- [client args]
 #   CLIENT defaults to iperf3 3.21 (lib.sh), STOCK to CLIENT; each SERVER CMD gets -s -p PORT.
 # example: server-variants.sh "threads=/tmp/np3" "poller=/tmp/np3 --read-threads=false" -- -P 4
@@ -27,16 +27,18 @@ print('$r ${names[$i]} %.2f %.1f %.1f' % (g, c['remote_total'], c['host_total'])
 done | tee "$out"
 python3 - "$out" <<'PY'
 import collections, statistics, sys
-runs = collections.defaultdict(list)
+runs = collections.defaultdict(dict)  # name -> round -> (Gbit/s, server CPU %)
 for line in open(sys.argv[1]):
     f = line.split()
     if len(f) == 5:
-        runs[f[1]].append((float(f[2]), float(f[3])))
-g0 = statistics.median(g for g, _ in runs['stock'])
-c0 = statistics.median(c / g for g, c in runs['stock'])
+        runs[f[1]][f[0]] = (float(f[2]), float(f[3]))
+stock = runs['stock']
 for name, v in runs.items():
-    g = statistics.median(x for x, _ in v)
-    c = statistics.median(c / x for x, c in v)
-    print(f"{name}: median {g:.1f} Gbit/s = {g / g0:.2f}x stock, server CPU per byte {c / c0:.2f}x")
+    rounds = [r for r in v if r in stock]
+    g = [v[r][0] / stock[r][0] for r in rounds]
+    c = [(v[r][1] / v[r][0]) / (stock[r][1] / stock[r][0]) for r in rounds]
+    print(f"{name}: median {statistics.median(x for x, _ in v.values()):.1f} Gbit/s; per round against stock: "
+          f"goodput {statistics.median(g):.2f}x ({' '.join(f'{x:.2f}' for x in g)}), "
+          f"server CPU per byte {statistics.median(c):.2f}x")
 PY
 rm -f "$out"
