@@ -249,9 +249,17 @@ func TestRunCancelStockServer(t *testing.T) {
 // of a test (cookie, params, stream set-up, running, results exchange);
 // Serve must return at once and report each as canceled.
 func TestServeCancelEveryPhase(t *testing.T) {
+	for _, threads := range []bool{false, true} {
+		t.Run(map[bool]string{false: "poller", true: "threads"}[threads], func(t *testing.T) {
+			testServeCancelEveryPhase(t, threads)
+		})
+	}
+}
+
+func testServeCancelEveryPhase(t *testing.T, threads bool) {
 	var mu sync.Mutex
 	reasons := map[Reason]int{}
-	srv, err := NewServer(&ServerConfig{MaxTests: 8, OnFailure: func(e *SessionError) {
+	srv, err := NewServer(&ServerConfig{MaxTests: 8, ReadThreads: threads, OnFailure: func(e *SessionError) {
 		mu.Lock()
 		reasons[e.Reason]++
 		mu.Unlock()

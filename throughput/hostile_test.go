@@ -275,13 +275,25 @@ func TestServerLimits(t *testing.T) {
 	require.NoError(t, <-first)
 }
 
+// TestServeStopsWithoutLeaks stops a server with a test running and a
+// silent connection open: no goroutine outlives Serve, with the receivers
+// on the poller or on read threads.
 func TestServeStopsWithoutLeaks(t *testing.T) {
-	before := runtime.NumGoroutine()
+	for _, threads := range []bool{false, true} {
+		t.Run(map[bool]string{false: "poller", true: "threads"}[threads], func(t *testing.T) {
+			testServeStopsWithoutLeaks(t, threads)
+		})
+	}
+}
+
+// testServeStopsWithoutLeaks: with read threads, GOMAXPROCS is back too.
+func testServeStopsWithoutLeaks(t *testing.T, threads bool) {
+	before, procs := runtime.NumGoroutine(), runtime.GOMAXPROCS(0)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	srv, err := NewServer(nil)
+	srv, err := NewServer(&ServerConfig{ReadThreads: threads})
 	require.NoError(t, err)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	addr := ln.Addr().String()
@@ -320,4 +332,5 @@ func TestServeStopsWithoutLeaks(t *testing.T) {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
+	assert.Equal(t, procs, runtime.GOMAXPROCS(0), "the read threads' Ps are given back")
 }
