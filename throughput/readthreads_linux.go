@@ -135,7 +135,8 @@ const maxReadThreads = 32
 
 // lendPs raises GOMAXPROCS by up to want (within maxReadThreads) and
 // returns by how much; returnP gives one back. At the last return
-// GOMAXPROCS is what it was before the first loan.
+// GOMAXPROCS is what it was before the first loan, and the runtime's
+// default again when it was that.
 func lendPs(want int) int {
 	threadPs.Lock()
 	defer threadPs.Unlock()
@@ -155,7 +156,17 @@ func returnP() {
 	threadPs.Lock()
 	defer threadPs.Unlock()
 	threadPs.lent--
-	runtime.GOMAXPROCS(threadPs.base + threadPs.lent)
+	if threadPs.lent > 0 {
+		runtime.GOMAXPROCS(threadPs.base + threadPs.lent)
+		return
+	}
+	// Setting GOMAXPROCS ends the runtime's own updates of it (to CPU
+	// limits that change); when base was the runtime's value, give that
+	// back rather than a fixed number.
+	runtime.SetDefaultGOMAXPROCS()
+	if runtime.GOMAXPROCS(0) != threadPs.base {
+		runtime.GOMAXPROCS(threadPs.base)
+	}
 }
 
 // startThreads gives the engine's receiving TCP streams a read thread each
