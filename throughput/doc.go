@@ -77,8 +77,8 @@
 // runtime's stop requests by itself, so each read wakes on a signal or
 // after 50 ms and yields before it reads again. Off by default in the
 // library; on in examples/iperf3, where a stock 3.21 client with 4
-// streams gets 1.08x its own server's goodput from ours with it, 0.84x
-// without (docs/benchmarks.md).
+// streams gets 0.99-1.08x its own server's goodput from ours with it,
+// 0.80-0.84x without (docs/benchmarks.md).
 //
 // # Responsiveness
 //

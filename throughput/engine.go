@@ -203,7 +203,7 @@ func (e *engine) start() {
 			case s.udp:
 				err = e.recvUDP(s)
 			case s.rt != nil:
-				e.recvThread(s, s.rt)
+				e.recvThread(s)
 			default:
 				err = e.recvTCP(s)
 			}

@@ -40,12 +40,8 @@ func newReadThread(c net.Conn) *readThread {
 	if _, ok := c.(*net.TCPConn); !ok {
 		return nil
 	}
-	rc, err := rawConn(c)
-	if err != nil {
-		return nil
-	}
-	fd, derr := -1, error(nil)
-	if err := rc.Control(func(s uintptr) { fd, derr = unix.Dup(int(s)) }); err != nil || derr != nil {
+	fd, ok := dupSocket(c)
+	if !ok {
 		return nil
 	}
 	tv := unix.NsecToTimeval(threadSlice.Nanoseconds())
@@ -98,7 +94,8 @@ func (r *readThread) read(buf []byte, trunc bool) (int, unix.Errno) {
 // recvThread is recvTCP on the stream's read thread. A read that timed
 // out or was interrupted is retried until the test stops; EOF or an error ends
 // the stream, as in recvTCP.
-func (e *engine) recvThread(s *flowStream, rt *readThread) {
+func (e *engine) recvThread(s *flowStream) {
+	rt := s.rt
 	defer returnP()
 	defer rt.close()
 	runtime.LockOSThread()

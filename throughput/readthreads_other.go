@@ -10,4 +10,4 @@ func (*readThread) wake() {}
 
 func (e *engine) startThreads() {}
 
-func (e *engine) recvThread(*flowStream, *readThread) {}
+func (e *engine) recvThread(*flowStream) {}

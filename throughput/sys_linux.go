@@ -381,17 +381,26 @@ func detachUDP(c net.Conn) (fd int, closeFn func(), ok bool) {
 	if !isUDP {
 		return -1, nil, false
 	}
-	rc, err := rawConn(uc)
-	if err != nil {
-		return -1, nil, false
-	}
-	var derr error
-	if err := rc.Control(func(s uintptr) { fd, derr = unix.Dup(int(s)) }); err != nil || derr != nil {
+	if fd, ok = dupSocket(uc); !ok {
 		return -1, nil, false
 	}
 	_ = uc.Close()
 	var once sync.Once
 	return fd, func() { once.Do(func() { _ = unix.Close(fd) }) }, true
+}
+
+// dupSocket duplicates c's socket descriptor (for detachUDP and the TCP
+// read threads), leaving c as it was.
+func dupSocket(c net.Conn) (int, bool) {
+	rc, err := rawConn(c)
+	if err != nil {
+		return -1, false
+	}
+	fd, derr := -1, error(nil)
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.Dup(int(s)) }); err != nil || derr != nil {
+		return -1, false
+	}
+	return fd, true
 }
 
 // waitFD waits in poll(2), at most 50 ms, for fd to be ready for events:
