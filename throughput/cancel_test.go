@@ -259,7 +259,7 @@ func TestServeCancelEveryPhase(t *testing.T) {
 func testServeCancelEveryPhase(t *testing.T, threads bool) {
 	var mu sync.Mutex
 	reasons := map[Reason]int{}
-	srv, err := NewServer(&ServerConfig{MaxTests: 8, ReadThreads: threads, OnFailure: func(e *SessionError) {
+	srv, err := NewServer(&ServerConfig{MaxTests: 8, StreamThreads: threads, OnFailure: func(e *SessionError) {
 		mu.Lock()
 		reasons[e.Reason]++
 		mu.Unlock()

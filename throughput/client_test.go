@@ -2,6 +2,7 @@ package throughput
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,6 +114,12 @@ func TestClientAgainstIperf3(t *testing.T) {
 		{"len-window", Config{Duration: sec, BlockLen: 16 << 10, Window: 256 << 10}, 1, 0},
 		{"omit", Config{Duration: sec, Omit: sec}, 1, 0},
 		{"rate", Config{Duration: sec, Bitrate: 100e6, BlockLen: 128 << 10}, 1, 0},
+		// The same on stream threads (Config.StreamThreads).
+		{"threads-tcp-P4", Config{Duration: sec, Streams: 4, StreamThreads: true}, 4, 0},
+		{"threads-bidir-P2", Config{Duration: sec, Bidir: true, Streams: 2, StreamThreads: true}, 2, 2},
+		{"threads-bytes", Config{Bytes: 50 << 20, StreamThreads: true}, 1, 0},
+		{"threads-blocks", Config{Blocks: 100, BlockLen: 64 << 10, StreamThreads: true}, 1, 0},
+		{"threads-rate", Config{Duration: sec, Bitrate: 100e6, BlockLen: 128 << 10, StreamThreads: true}, 1, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,7 +128,7 @@ func TestClientAgainstIperf3(t *testing.T) {
 			res, wall, err := runTimed(t, addr, &cfg)
 			require.NoError(t, err)
 			checkTCPResult(t, res, tc.up, tc.down)
-			switch tc.name {
+			switch strings.TrimPrefix(tc.name, "threads-") {
 			case "bytes":
 				assert.GreaterOrEqual(t, res.Upload.Sent.Bytes, int64(50<<20))
 				assert.Less(t, res.Upload.Sent.Bytes, int64(50<<20)+int64(iperfTCPBlockLen)*2)

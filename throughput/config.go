@@ -74,12 +74,13 @@ type Config struct {
 	Burst int `json:"burst,omitempty"`
 	// ReadLen is the size of each TCP receive read; 0 means 128 KiB.
 	ReadLen int `json:"read_len_bytes,omitempty"`
-	// ReadThreads gives each TCP stream this side receives on its own OS
-	// thread, which sleeps in the kernel's read as iperf3 3.21's stream
+	// StreamThreads gives each TCP stream of this side its own OS thread,
+	// which sleeps in the kernel's read or write as iperf3 3.21's stream
 	// threads do, instead of the Go poller (linux; elsewhere it is
-	// ignored). While such a thread runs, GOMAXPROCS is one higher, so
-	// that Go code keeps as many Ps as before; see ReadThreads in doc.go.
-	ReadThreads bool `json:"read_threads,omitempty"`
+	// ignored; ZeroCopy senders keep sendfile). While such a thread runs,
+	// GOMAXPROCS is one higher, so that Go code keeps as many Ps as
+	// before; see StreamThreads in doc.go.
+	StreamThreads bool `json:"stream_threads,omitempty"`
 	// Window sets SO_SNDBUF and SO_RCVBUF on the data sockets; 0 leaves the OS default.
 	Window int `json:"window_bytes,omitempty"`
 	// MSS sets TCP_MAXSEG (linux); 0 leaves the default.
@@ -421,7 +422,7 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 		TOS: int(p.TOS), ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, DontFragment: p.DontFragment != 0,
 		GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0,
 		ReadLen: sc.ReadLen, Interval: sc.Interval, IOTimeout: sc.IOTimeout, DisableFastPath: sc.DisableFastPath,
-		RecvTimeout: sc.RecvTimeout, ReadThreads: sc.ReadThreads,
+		RecvTimeout: sc.RecvTimeout, StreamThreads: sc.StreamThreads,
 	}
 	if b := int(p.Burst); b > 0 && b <= MaxBurst {
 		c.Burst = b

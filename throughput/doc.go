@@ -62,18 +62,18 @@
 // writes and GRO. Config.Burst (iperf3's "-b rate/burst") sends that many
 // datagrams or writes back to back per pacing slot instead.
 //
-// # ReadThreads
+// # StreamThreads
 //
-// Config.ReadThreads (ServerConfig.ReadThreads for a server's tests) gives
-// each TCP stream a side receives on its own OS thread, as iperf3 3.21's
-// stream threads: it reads a blocking duplicate of the socket with raw
+// Config.StreamThreads (ServerConfig.StreamThreads for a server's tests) gives
+// each TCP stream of a side its own OS thread, as iperf3 3.21's stream
+// threads: it reads or writes a blocking duplicate of the socket with raw
 // system calls, so the kernel wakes that thread and no other, and the
 // thread keeps its P while it sleeps. To keep as many Ps for Go code, the
 // package raises GOMAXPROCS by one for each such thread while it runs (at
 // most 32 in a process; later streams read through the poller) and puts
 // it back when the last one ends. This is the one place the package
 // changes GOMAXPROCS; a program that sets GOMAXPROCS itself while tests
-// run should leave ReadThreads off. A raw sleep does not answer the
+// run should leave StreamThreads off. A raw sleep does not answer the
 // runtime's stop requests by itself, so each read wakes on a signal or
 // after 50 ms and yields before it reads again. Off by default in the
 // library; on in examples/iperf3, where a stock 3.21 client with 4

@@ -49,8 +49,8 @@ type flowStream struct {
 	send bool // this side sends on it
 	udp  bool
 	conn net.Conn
-	fast *udpFast    // linux GSO/GRO helper, nil when not in use
-	rt   *readThread // Config.ReadThreads' thread of a receiving TCP stream, or nil
+	fast *udpFast      // linux GSO/GRO helper, nil when not in use
+	rt   *streamThread // Config.StreamThreads' thread of a TCP stream, or nil
 
 	bytes   atomic.Int64 // payload bytes sent or received while counting
 	blocks  atomic.Int64 // writes or reads
@@ -337,7 +337,12 @@ func (e *engine) sendTCP(s *flowStream) error {
 	buf := make([]byte, e.cfg.BlockLen)
 	fillPayload(buf)
 	write := func() (int, error) { return s.conn.Write(buf) }
-	if e.cfg.ZeroCopy {
+	switch {
+	case s.rt != nil:
+		w, done := e.threadWriter(s, buf)
+		defer done()
+		write = w
+	case e.cfg.ZeroCopy:
 		if fs, err := newFileSender(s.conn, buf); err == nil {
 			defer fs.close()
 			write = fs.write

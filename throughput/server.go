@@ -51,10 +51,10 @@ type ServerConfig struct {
 	RecvTimeout time.Duration
 	// ReadLen is the size of each TCP receive read; 0 means 128 KiB.
 	ReadLen int
-	// ReadThreads is Config.ReadThreads for every test's receiving TCP
-	// streams: an OS thread each, GOMAXPROCS raised by their count while
-	// they run (linux).
-	ReadThreads bool
+	// StreamThreads is Config.StreamThreads for every test's TCP streams:
+	// an OS thread each, GOMAXPROCS raised by their count while they run
+	// (linux).
+	StreamThreads bool
 	// Interval between the server's own interval reports (sent back with
 	// get_server_output); 0 means 1 s. A netperfkit client's interval wins.
 	Interval time.Duration

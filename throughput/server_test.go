@@ -94,11 +94,11 @@ func runIperf3ClientBin(t *testing.T, bin, addr string, args ...string) (*iperfE
 }
 
 // TestServerWithIperf3Client runs a stock client against our server, its
-// receivers on the poller and on read threads (ServerConfig.ReadThreads).
+// receivers on the poller and on read threads (ServerConfig.StreamThreads).
 func TestServerWithIperf3Client(t *testing.T) {
 	for _, threads := range []bool{false, true} {
 		t.Run(map[bool]string{false: "poller", true: "threads"}[threads], func(t *testing.T) {
-			testServerWithIperf3Client(t, &ServerConfig{ReadThreads: threads})
+			testServerWithIperf3Client(t, &ServerConfig{StreamThreads: threads})
 		})
 	}
 }
@@ -267,9 +267,9 @@ func TestServerConcurrentTests(t *testing.T) {
 func TestIperf321BothRoles(t *testing.T) {
 	bin := peertest.NewIPerf3(t)
 	addr, results := startServer(t, nil)
-	threaded, threadedResults := startServer(t, &ServerConfig{ReadThreads: true})
+	threaded, threadedResults := startServer(t, &ServerConfig{StreamThreads: true})
 	for _, args := range [][]string{{"-t", "1"}, {"-t", "1", "-R", "-P", "2"}, {"-t", "1", "-u", "-b", "50M"}, {"-t", "1", "--bidir"},
-		{"threads", "-t", "1", "-P", "4"}, {"threads", "-t", "1", "--bidir", "-P", "2"}} {
+		{"threads", "-t", "1", "-P", "4"}, {"threads", "-t", "1", "--bidir", "-P", "2"}, {"threads", "-t", "1", "-R", "-P", "4"}} {
 		addr, results := addr, results
 		if args[0] == "threads" {
 			addr, results, args = threaded, threadedResults, args[1:]
@@ -302,7 +302,8 @@ func TestIperf321BothRoles(t *testing.T) {
 	stock := startIperf3ServerBin(t, bin)
 	for _, cfg := range []Config{{Duration: time.Second}, {Duration: time.Second, Reverse: true, Streams: 2},
 		{Duration: time.Second, UDP: true, Bitrate: 50e6}, {Duration: time.Second, Bidir: true},
-		{Duration: time.Second, Reverse: true, Streams: 4, ReadThreads: true}} {
+		{Duration: time.Second, Reverse: true, Streams: 4, StreamThreads: true},
+		{Duration: time.Second, Streams: 4, StreamThreads: true}, {Duration: time.Second, Bidir: true, StreamThreads: true}} {
 		res, err := runRetry(t, stock, &cfg)
 		require.NoError(t, err, "%+v", cfg)
 		// Our sender counts every byte it writes, so its peer never receives

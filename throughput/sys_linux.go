@@ -390,7 +390,7 @@ func detachUDP(c net.Conn) (fd int, closeFn func(), ok bool) {
 }
 
 // dupSocket duplicates c's socket descriptor (for detachUDP and the TCP
-// read threads), leaving c as it was.
+// stream threads), leaving c as it was.
 func dupSocket(c net.Conn) (int, bool) {
 	rc, err := rawConn(c)
 	if err != nil {

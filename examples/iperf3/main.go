@@ -9,8 +9,8 @@
 //
 // netperfkit adds --rtt HOST:PORT (RTT under load against a
 // sockperf-compatible UDP echo server, "local" with --in-process),
-// --in-process, --read-threads (on by default: each receiving TCP stream
-// gets an OS thread, as in 3.21), and for servers --allowed-clients and
+// --in-process, --stream-threads (on by default: each TCP stream gets an
+// OS thread, as in 3.21), and for servers --allowed-clients and
 // --max-tests-per-client.
 package main
 
@@ -133,7 +133,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	}
 	defer stop()
 	cfg := o.cfg
-	cfg.ReadThreads = o.readThreads
+	cfg.StreamThreads = o.streamThreads
 	if o.rtt != "" {
 		cfg.Latency = &throughput.LatencyProbe{Addr: o.rtt}
 	}
@@ -310,7 +310,7 @@ func inProcess(ctx context.Context, o *options) (host, addr string, stop func(),
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
-	srv, err := throughput.NewServer(&throughput.ServerConfig{ReadThreads: o.readThreads})
+	srv, err := throughput.NewServer(&throughput.ServerConfig{StreamThreads: o.streamThreads})
 	if err != nil {
 		cancel()
 		_ = ln.Close()

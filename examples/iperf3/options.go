@@ -40,7 +40,7 @@ type options struct {
 	host           string // -c
 	port           int
 	inProcess      bool // --in-process: ours, a loopback test against an in-process server
-	readThreads    bool // --read-threads: ours, Config.ReadThreads for both roles
+	streamThreads    bool // --stream-threads: ours, Config.StreamThreads for both roles
 
 	// Output.
 	format      byte // -f: 0 means adaptive
@@ -256,8 +256,8 @@ func defineCommon(fs *pflag.FlagSet, o *options) {
 		return nil
 	})
 	fs.BoolVar(&o.inProcess, "in-process", false, "run the test against an in-process server on loopback (netperfkit)")
-	fs.BoolVar(&o.readThreads, "read-threads", true,
-		"receive each TCP stream on its own OS thread, as iperf3 3.21 does; =false reads through the Go poller (linux) (netperfkit)")
+	fs.BoolVar(&o.streamThreads, "stream-threads", true,
+		"send and receive each TCP stream on its own OS thread, as iperf3 3.21 does; =false uses the Go poller (linux) (netperfkit)")
 }
 
 func defineClient(fs *pflag.FlagSet, o *options) {

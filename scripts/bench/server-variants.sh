@@ -4,7 +4,7 @@
 # ratio to the stock server's in the same round, and the median of those ratios.
 # usage: [ROUNDS=5] [CLIENT=BIN] [STOCK=BIN] server-variants.sh "NAME=SERVER CMD" ... -- [client args]
 #   CLIENT defaults to iperf3 3.21 (lib.sh), STOCK to CLIENT; each SERVER CMD gets -s -p PORT.
-# example: server-variants.sh "threads=/tmp/np3" "poller=/tmp/np3 --read-threads=false" -- -P 4
+# example: server-variants.sh "threads=/tmp/np3" "poller=/tmp/np3 --stream-threads=false" -- -P 4
 . "$(dirname "$0")/lib.sh"
 CLIENT=${CLIENT:-$I3}; STOCK=${STOCK:-$CLIENT}
 names=(); pids=(); ports=()

@@ -1,0 +1,264 @@
+package throughput
+
+import (
+	"errors"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// threadSlice is how long a stream thread's read or write sleeps
+// (SO_RCVTIMEO, SO_SNDTIMEO) before it checks whether the test is ending;
+// stop and close also wake a reader at once (shutdown(2)), and a writer
+// whose peer reads is never asleep for long.
+const threadSlice = 50 * time.Millisecond
+
+// streamThread is a TCP stream's own OS thread (Config.StreamThreads): it
+// reads or writes a blocking duplicate of the stream's socket with raw
+// system calls, so the kernel wakes exactly this thread when data or
+// buffer space comes and the Go scheduler takes no part. A thread asleep
+// in a raw call keeps its P; the P it holds was lent for it (lendPs), so
+// Go code keeps as many Ps as before.
+//
+// With a stock iperf3 3.21 client and 4 streams on 2 shared cores, reading
+// on such threads took our server from 0.86x to 1.05x of 3.21's own
+// server, at 0.89x its CPU per byte; reads through the poller, or blocking
+// reads in ordinary system calls (which give the P up while they sleep),
+// stayed at 0.84-0.88x. Writing on them took our client with 4 streams
+// from 0.73x to 0.94x of 3.21's client (docs/benchmarks.md, "Receive
+// path, fourth pass" and "Send path").
+type streamThread struct {
+	mu   sync.Mutex // guards fd against a wake after close
+	fd   int        // -1 once closed
+	send bool       // the stream sends: wake shuts the write side
+}
+
+// newStreamThread duplicates c's socket and makes it blocking, with reads
+// and writes that time out after threadSlice; nil when c is not a TCP
+// socket or a step fails (c is then untouched). The blocking flag is
+// shared with c's descriptor: c must not be read or written through the
+// poller afterwards.
+func newStreamThread(c net.Conn, send bool) *streamThread {
+	if _, ok := c.(*net.TCPConn); !ok {
+		return nil
+	}
+	fd, ok := dupSocket(c)
+	if !ok {
+		return nil
+	}
+	tv := unix.NsecToTimeval(threadSlice.Nanoseconds())
+	if unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv) != nil ||
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv) != nil ||
+		unix.SetNonblock(fd, false) != nil {
+		_ = unix.Close(fd)
+		return nil
+	}
+	return &streamThread{fd: fd, send: send}
+}
+
+// wake ends a sleeping or later read or write at once: a read returns 0
+// after the queued data, a write EPIPE. Safe after close.
+func (t *streamThread) wake() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	how := unix.SHUT_RD
+	if t.send {
+		how = unix.SHUT_WR
+	}
+	if t.fd >= 0 {
+		_ = unix.Shutdown(t.fd, how)
+	}
+}
+
+func (t *streamThread) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fd >= 0 {
+		_ = unix.Close(t.fd)
+		t.fd = -1
+	}
+}
+
+// read is one blocking read (recvfrom with MSG_TRUNC for skip-rx-copy),
+// made raw: the thread sleeps in the kernel holding its P. It returns
+// EAGAIN when nothing came for threadSlice, and EINTR when a signal ended
+// the sleep (SO_RCVTIMEO keeps the kernel from restarting it). A signal is
+// how the runtime asks a goroutine to stop, for the garbage collector or
+// because sysmon saw it run for 10 ms; nothing in a raw call would honour
+// that, so read yields first.
+func (t *streamThread) read(buf []byte, trunc bool) (int, unix.Errno) {
+	flags := uintptr(0)
+	if trunc {
+		flags = unix.MSG_TRUNC
+	}
+	return t.raw(unix.SYS_RECVFROM, buf, flags)
+}
+
+// write is one blocking send, raw as read is, with the same EAGAIN and
+// EINTR; it may write part of buf. MSG_NOSIGNAL: a closed peer is EPIPE,
+// never a signal.
+func (t *streamThread) write(buf []byte) (int, unix.Errno) {
+	return t.raw(unix.SYS_SENDTO, buf, unix.MSG_NOSIGNAL)
+}
+
+func (t *streamThread) raw(trap uintptr, buf []byte, flags uintptr) (int, unix.Errno) {
+	n, _, errno := unix.RawSyscall6(trap, uintptr(t.fd), uintptr(unsafe.Pointer(&buf[0])),
+		uintptr(len(buf)), flags, 0, 0)
+	if errno == unix.EINTR {
+		runtime.Gosched()
+	}
+	return int(n), errno
+}
+
+// writeAll writes all of buf, again after partial writes, timeouts and
+// signals. It gives up when stop is set, before it starts or while it
+// waits for room (errStopWrite), or when no byte went out for timeout
+// (os.ErrDeadlineExceeded, as a write through the poller past its
+// deadline), and returns how much it wrote.
+func (t *streamThread) writeAll(buf []byte, stop *atomic.Bool, timeout time.Duration) (int, error) {
+	if stop.Load() { // as a write through the poller after stopSenders' deadline
+		return 0, errStopWrite
+	}
+	var done int
+	var stalled time.Time // when a write first found no room, zero while bytes go out
+	for done < len(buf) {
+		n, errno := t.write(buf[done:])
+		switch {
+		case errno == 0:
+			done += n
+			stalled = time.Time{}
+		case errno == unix.EAGAIN || errno == unix.EINTR:
+			if stop.Load() {
+				return done, errStopWrite
+			}
+			if now := time.Now(); stalled.IsZero() {
+				stalled = now
+			} else if timeout > 0 && now.Sub(stalled) >= timeout {
+				return done, os.ErrDeadlineExceeded
+			}
+		default:
+			return done, os.NewSyscallError("sendto", errno)
+		}
+	}
+	return done, nil
+}
+
+// errStopWrite ends a thread's write when the test stops; sendTCP, which
+// sees sendStop set, returns nil for it.
+var errStopWrite = errors.New("throughput: write stopped")
+
+// recvThread is recvTCP on the stream's thread. A read that timed out or
+// was interrupted is retried until the test stops; EOF or an error ends
+// the stream, as in recvTCP.
+func (e *engine) recvThread(s *flowStream) {
+	rt := s.rt
+	defer returnP()
+	defer rt.close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	buf := make([]byte, e.cfg.ReadLen)
+	lw := newLowat(s.conn, e.cfg, &e.lowatOff)
+	var got int64
+	for !e.stopping.Load() {
+		if lw.enabled {
+			lw.adapt(time.Now(), got)
+		}
+		n, errno := rt.read(buf, e.cfg.SkipRxCopy)
+		switch {
+		case errno == unix.EAGAIN || errno == unix.EINTR:
+			continue
+		case errno != 0 || n == 0:
+			return
+		}
+		e.add(s, n)
+		got += int64(n)
+	}
+}
+
+// threadWriter is sendTCP's write on the stream's thread: it locks the
+// calling goroutine to its OS thread, and the returned done, which the
+// caller defers, unlocks it and gives the thread's P and socket back.
+func (e *engine) threadWriter(s *flowStream, buf []byte) (write func() (int, error), done func()) {
+	rt := s.rt
+	runtime.LockOSThread()
+	return func() (int, error) { return rt.writeAll(buf, &e.sendStop, e.cfg.IOTimeout) },
+		func() {
+			runtime.UnlockOSThread()
+			rt.close()
+			returnP()
+		}
+}
+
+// threadPs is the lending of Ps to stream threads: GOMAXPROCS is base plus
+// lent while any are out.
+var threadPs struct {
+	sync.Mutex
+	lent, base int
+}
+
+// maxStreamThreads caps the stream threads of a process; streams beyond it
+// read and write through the poller.
+const maxStreamThreads = 32
+
+// lendPs raises GOMAXPROCS by up to want (within maxStreamThreads) and
+// returns by how much; returnP gives one back. At the last return
+// GOMAXPROCS is what it was before the first loan, and the runtime's
+// default again when it was that.
+func lendPs(want int) int {
+	threadPs.Lock()
+	defer threadPs.Unlock()
+	n := min(want, maxStreamThreads-threadPs.lent)
+	if n <= 0 {
+		return 0
+	}
+	if threadPs.lent == 0 {
+		threadPs.base = runtime.GOMAXPROCS(0)
+	}
+	threadPs.lent += n
+	runtime.GOMAXPROCS(threadPs.base + threadPs.lent)
+	return n
+}
+
+func returnP() {
+	threadPs.Lock()
+	defer threadPs.Unlock()
+	threadPs.lent--
+	if threadPs.lent > 0 {
+		runtime.GOMAXPROCS(threadPs.base + threadPs.lent)
+		return
+	}
+	// Setting GOMAXPROCS ends the runtime's own updates of it (to CPU
+	// limits that change); when base was the runtime's value, give that
+	// back rather than a fixed number.
+	runtime.SetDefaultGOMAXPROCS()
+	if runtime.GOMAXPROCS(0) != threadPs.base {
+		runtime.GOMAXPROCS(threadPs.base)
+	}
+}
+
+// startThreads gives the engine's TCP streams a thread each
+// (flowStream.rt) when cfg.StreamThreads asks for them, as far as
+// maxStreamThreads allows; the others go through the poller. Sending
+// streams with ZeroCopy keep their sendfile path and get none.
+func (e *engine) startThreads() {
+	if !e.cfg.StreamThreads {
+		return
+	}
+	var want []*flowStream
+	for _, s := range e.streams {
+		if !s.udp && !(s.send && e.cfg.ZeroCopy) {
+			want = append(want, s)
+		}
+	}
+	for _, s := range want[:lendPs(len(want))] {
+		if s.rt = newStreamThread(s.conn, s.send); s.rt == nil {
+			returnP()
+		}
+	}
+}

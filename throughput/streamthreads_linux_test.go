@@ -1,0 +1,236 @@
+package throughput
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestStreamThreadsOwnPeers runs our client against our server with stream
+// threads on both sides: every byte sent is counted, GOMAXPROCS is raised
+// by the TCP streams of both sides while the test runs (sendfile senders
+// and UDP streams keep their own paths), and is back after.
+func TestStreamThreadsOwnPeers(t *testing.T) {
+	base := runtime.GOMAXPROCS(0)
+	addr, results := startServer(t, &ServerConfig{StreamThreads: true})
+	for name, tc := range map[string]struct {
+		cfg     Config
+		threads int // threaded TCP streams of both sides
+	}{
+		"upload-4":      {Config{Streams: 4}, 8},
+		"upload-skip":   {Config{Streams: 2, SkipRxCopy: true}, 4},
+		"upload-paced":  {Config{Streams: 2, Bitrate: 200e6}, 4},
+		"zerocopy-2":    {Config{Streams: 2, ZeroCopy: true}, 2},
+		"reverse-2":     {Config{Streams: 2, Reverse: true}, 4},
+		"reverse-blk1k": {Config{Reverse: true, BlockLen: 1000}, 2},
+		"bidir":         {Config{Bidir: true}, 4},
+		"udp":           {Config{UDP: true, Bitrate: 50e6}, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var most atomic.Int64
+			cfg := tc.cfg
+			cfg.Duration, cfg.Interval, cfg.StreamThreads = 600*time.Millisecond, 100*time.Millisecond, true
+			cfg.OnInterval = func(Interval) {
+				if n := int64(runtime.GOMAXPROCS(0)); n > most.Load() {
+					most.Store(n)
+				}
+			}
+			res, err := Run(ctxT(t, 30*time.Second), addr, &cfg)
+			require.NoError(t, err)
+			<-results
+			assert.Equal(t, int64(base+tc.threads), most.Load(), "GOMAXPROCS while the test ran")
+			assert.Eventually(t, func() bool { return runtime.GOMAXPROCS(0) == base }, 5*time.Second, time.Millisecond,
+				"GOMAXPROCS is back once the threads end")
+			if up := res.Upload; up != nil && !cfg.UDP {
+				assert.Equal(t, up.Sent.Bytes, up.Received.Bytes, "every byte sent is counted, the tail too")
+				assert.Positive(t, up.Received.Bytes)
+			}
+			if down := res.Download; down != nil {
+				assert.Positive(t, down.Received.Bytes)
+				assert.LessOrEqual(t, down.Received.Bytes, down.Sent.Bytes)
+			}
+			if rate := cfg.Bitrate * float64(cfg.Streams); rate > 0 && !cfg.UDP {
+				// Unpaced, these streams send tens of Gbit/s.
+				assert.Less(t, res.Upload.Sent.BitsPerSecond, 1.5*rate, "paced streams keep their rate on threads")
+			}
+		})
+	}
+}
+
+// TestReadThreadWake reads a blocking duplicate directly: an idle read
+// times out (the thread can look at the stop flag), data is read, and wake
+// ends a sleeping read at once with end of stream.
+func TestReadThreadWake(t *testing.T) {
+	a, b := tcpPair(t)
+	rt := newStreamThread(a, false)
+	require.NotNil(t, rt)
+	defer rt.close()
+	buf := make([]byte, 64)
+	// read is rt.read made again after a signal (the runtime's preemption
+	// requests), as recvThread does.
+	read := func(trunc bool) (int, unix.Errno) {
+		for {
+			if n, errno := rt.read(buf, trunc); errno != unix.EINTR {
+				return n, errno
+			}
+		}
+	}
+	idle := func() bool {
+		_, errno := rt.read(buf, false)
+		return errno == unix.EAGAIN || errno == unix.EINTR
+	}
+
+	assert.True(t, idle(), "an idle read comes back (after threadSlice or a signal)")
+
+	_, err := b.Write([]byte("hello"))
+	require.NoError(t, err)
+	n, errno := read(false)
+	require.Zero(t, errno)
+	assert.Equal(t, "hello", string(buf[:n]))
+
+	_, err = b.Write([]byte("truncated"))
+	require.NoError(t, err)
+	n, errno = read(true)
+	require.Zero(t, errno)
+	assert.Equal(t, 9, n, "MSG_TRUNC consumes the bytes")
+	assert.Equal(t, "hello", string(buf[:5]), "and copies none")
+
+	type result struct {
+		n     int
+		errno unix.Errno
+	}
+	got := make(chan result, 1)
+	go func() {
+		for {
+			if n, errno := rt.read(buf, false); errno != unix.EAGAIN && errno != unix.EINTR {
+				got <- result{n, errno}
+				return
+			}
+		}
+	}()
+	time.Sleep(2 * threadSlice)
+	select {
+	case r := <-got:
+		t.Fatalf("read returned %+v before wake", r)
+	default:
+	}
+	rt.wake()
+	r := <-got
+	assert.Equal(t, result{0, 0}, r, "wake ends the read with end of stream")
+	rt.close()
+	rt.wake() // after close: a no-op, never a stray shutdown of a reused descriptor
+}
+
+// TestStreamThreadWrite writes a blocking duplicate directly: all of a
+// block goes out while the peer reads; with a peer that stops reading the
+// write gives up when told to stop, or when nothing went out for the
+// timeout, saying how much it wrote; wake ends a blocked write at once, and
+// a closed peer is an error, not a signal.
+func TestStreamThreadWrite(t *testing.T) {
+	a, b := tcpPair(t)
+	wt := newStreamThread(a, true)
+	require.NotNil(t, wt)
+	defer wt.close()
+	var stop atomic.Bool
+	block := make([]byte, 4<<20)
+
+	stop.Store(true)
+	n, err := wt.writeAll(block, &stop, time.Minute)
+	assert.ErrorIs(t, err, errStopWrite)
+	assert.Zero(t, n, "nothing is written once the test stops, room or not")
+	stop.Store(false)
+
+	read := make(chan int64, 1)
+	go func() {
+		n, _ := io.CopyN(io.Discard, b, int64(len(block)))
+		read <- n
+	}()
+	n, err = wt.writeAll(block, &stop, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, len(block), n)
+	assert.Equal(t, int64(len(block)), <-read, "the peer got every byte")
+
+	// Nobody reads b now: the socket buffers (at most some MiB) fill and
+	// the write sleeps.
+	block = make([]byte, 64<<20)
+	type result struct {
+		n   int
+		err error
+	}
+	got := make(chan result, 1)
+	write := func(timeout time.Duration) {
+		n, err := wt.writeAll(block, &stop, timeout)
+		got <- result{n, err}
+	}
+	go write(time.Minute)
+	time.Sleep(3 * threadSlice)
+	stop.Store(true)
+	r := <-got
+	require.ErrorIs(t, r.err, errStopWrite)
+	assert.Less(t, r.n, len(block), "a stopped write says how much went out")
+
+	stop.Store(false)
+	go write(3 * threadSlice)
+	r = <-got
+	assert.ErrorIs(t, r.err, os.ErrDeadlineExceeded, "no room for the timeout")
+	assert.Zero(t, r.n)
+
+	go write(time.Minute)
+	time.Sleep(2 * threadSlice)
+	select {
+	case r := <-got:
+		t.Fatalf("write returned %+v before wake", r)
+	default:
+	}
+	wt.wake()
+	r = <-got
+	assert.ErrorIs(t, r.err, unix.EPIPE, "wake shuts the write side")
+
+	c, d := tcpPair(t)
+	wt2 := newStreamThread(c, true)
+	require.NotNil(t, wt2)
+	defer wt2.close()
+	require.NoError(t, d.Close())
+	for range 100 { // the first writes after the close may still be taken
+		if _, err = wt2.writeAll(block[:64<<10], &stop, time.Minute); err != nil {
+			break
+		}
+	}
+	var errno unix.Errno
+	require.ErrorAs(t, err, &errno, "a closed peer")
+	assert.Contains(t, []unix.Errno{unix.EPIPE, unix.ECONNRESET}, errno)
+}
+
+// TestLendPs lends Ps up to maxStreamThreads and puts GOMAXPROCS back after
+// the last one returns; an engine that gets none reads through the poller.
+func TestLendPs(t *testing.T) {
+	base := runtime.GOMAXPROCS(0)
+	require.Equal(t, maxStreamThreads, lendPs(maxStreamThreads+5))
+	assert.Equal(t, base+maxStreamThreads, runtime.GOMAXPROCS(0))
+	assert.Zero(t, lendPs(1), "no more than maxStreamThreads at once")
+
+	a, _ := tcpPair(t)
+	e := newEngine(&Config{StreamThreads: true}, false)
+	e.streams = []*flowStream{{conn: a}}
+	e.startThreads()
+	assert.Nil(t, e.streams[0].rt, "without a P to lend, the stream reads through the poller")
+
+	for range maxStreamThreads {
+		returnP()
+	}
+	assert.Equal(t, base, runtime.GOMAXPROCS(0))
+
+	e.startThreads()
+	require.NotNil(t, e.streams[0].rt)
+	assert.Equal(t, base+1, runtime.GOMAXPROCS(0))
+	e.streams[0].rt.close()
+	returnP()
+	assert.Equal(t, base, runtime.GOMAXPROCS(0))
+}

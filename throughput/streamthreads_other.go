@@ -1,0 +1,15 @@
+//go:build !linux
+
+package throughput
+
+// streamThread is linux-only: elsewhere Config.StreamThreads is ignored and
+// every stream reads and writes through the poller.
+type streamThread struct{}
+
+func (*streamThread) wake() {}
+
+func (e *engine) startThreads() {}
+
+func (e *engine) recvThread(*flowStream) {}
+
+func (e *engine) threadWriter(*flowStream, []byte) (func() (int, error), func()) { return nil, nil }
