@@ -43,6 +43,18 @@ type sockOpts struct {
 	pacing     float64 // SO_MAX_PACING_RATE in bits/s, 0: leave it
 }
 
+// tcpSocket is c as a socket when c is a TCP stream: a *net.TCPConn, or a
+// socket a stream thread took over (Config.StreamThreads).
+func tcpSocket(c net.Conn) (syscall.Conn, bool) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		return tc, true
+	}
+	if threaded(c) {
+		return c.(syscall.Conn), true
+	}
+	return nil, false
+}
+
 // flowStream is one data stream of a running test, seen from this side.
 type flowStream struct {
 	id   int

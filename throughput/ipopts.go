@@ -114,7 +114,7 @@ func (c *Config) ctrlControl() func(network, address string, rc syscall.RawConn)
 
 // connMSS is a TCP connection's MSS (linux), 0 when unknown.
 func connMSS(c net.Conn) int {
-	sc, ok := c.(*net.TCPConn)
+	sc, ok := tcpSocket(c)
 	if !ok {
 		return 0
 	}

@@ -38,9 +38,8 @@ type lowat struct {
 }
 
 func newLowat(conn net.Conn, c *Config, off *atomic.Bool) *lowat {
-	sc, ok := conn.(syscall.Conn)
-	_, tcp := conn.(*net.TCPConn)
-	return &lowat{conn: sc, off: off, cur: 1, enabled: ok && tcp && c.rate() == 0 && c.Window == 0}
+	sc, tcp := tcpSocket(conn)
+	return &lowat{conn: sc, off: off, cur: 1, enabled: tcp && c.rate() == 0 && c.Window == 0}
 }
 
 // adapt sets the threshold to lowatSpan of the rate seen over the last
@@ -89,7 +88,7 @@ func (l *lowat) set(n int) {
 func (e *engine) endLowat() {
 	e.lowatOff.Store(true)
 	for _, s := range e.streams {
-		if sc, ok := s.conn.(*net.TCPConn); ok && !s.send {
+		if sc, tcp := tcpSocket(s.conn); tcp && !s.send {
 			_ = setRcvLowat(sc, 1)
 		}
 	}

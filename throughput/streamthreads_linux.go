@@ -26,6 +26,13 @@ const threadSlice = 50 * time.Millisecond
 // in a raw call keeps its P; the P it holds was lent for it (lendPs), so
 // Go code keeps as many Ps as before.
 //
+// It takes the socket over from the Go poller: the stream's net.Conn is
+// closed (its descriptor leaves the poller's epoll set) and the
+// streamThread is the stream's conn from then on. Left in the epoll set,
+// the socket woke the poller at every edge of data or buffer space, which
+// doubled our client's context switches and cost it 1.15x 3.21's CPU per
+// byte with 4 streams; taken out, 0.96x.
+//
 // With a stock iperf3 3.21 client and 4 streams on 2 shared cores, reading
 // on such threads took our server from 0.86x to 1.05x of 3.21's own
 // server, at 0.89x its CPU per byte; reads through the poller, or blocking
@@ -34,16 +41,16 @@ const threadSlice = 50 * time.Millisecond
 // from 0.73x to 0.94x of 3.21's client (docs/benchmarks.md, "Receive
 // path, fourth pass" and "Send path").
 type streamThread struct {
-	mu   sync.Mutex // guards fd against a wake after close
-	fd   int        // -1 once closed
-	send bool       // the stream sends: wake shuts the write side
+	mu           sync.Mutex // guards fd against a wake or Control after Close
+	fd           int        // -1 once closed
+	send         bool       // the stream sends: wake shuts the write side
+	laddr, raddr net.Addr
 }
 
-// newStreamThread duplicates c's socket and makes it blocking, with reads
-// and writes that time out after threadSlice; nil when c is not a TCP
-// socket or a step fails (c is then untouched). The blocking flag is
-// shared with c's descriptor: c must not be read or written through the
-// poller afterwards.
+// newStreamThread takes c's socket over: it duplicates it, makes the
+// duplicate blocking, with reads and writes that time out after
+// threadSlice, and closes c. It returns nil, with c untouched, when c is
+// not a TCP socket or a step fails.
 func newStreamThread(c net.Conn, send bool) *streamThread {
 	if _, ok := c.(*net.TCPConn); !ok {
 		return nil
@@ -59,11 +66,13 @@ func newStreamThread(c net.Conn, send bool) *streamThread {
 		_ = unix.Close(fd)
 		return nil
 	}
-	return &streamThread{fd: fd, send: send}
+	t := &streamThread{fd: fd, send: send, laddr: c.LocalAddr(), raddr: c.RemoteAddr()}
+	_ = c.Close() // the duplicate keeps the connection open
+	return t
 }
 
 // wake ends a sleeping or later read or write at once: a read returns 0
-// after the queued data, a write EPIPE. Safe after close.
+// after the queued data, a write EPIPE. Safe after Close.
 func (t *streamThread) wake() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -73,15 +82,6 @@ func (t *streamThread) wake() {
 	}
 	if t.fd >= 0 {
 		_ = unix.Shutdown(t.fd, how)
-	}
-}
-
-func (t *streamThread) close() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.fd >= 0 {
-		_ = unix.Close(t.fd)
-		t.fd = -1
 	}
 }
 
@@ -159,7 +159,6 @@ var errStopWrite = errors.New("throughput: write stopped")
 func (e *engine) recvThread(s *flowStream) {
 	rt := s.rt
 	defer returnP()
-	defer rt.close()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	buf := make([]byte, e.cfg.ReadLen)
@@ -183,14 +182,14 @@ func (e *engine) recvThread(s *flowStream) {
 
 // threadWriter is sendTCP's write on the stream's thread: it locks the
 // calling goroutine to its OS thread, and the returned done, which the
-// caller defers, unlocks it and gives the thread's P and socket back.
+// caller defers, unlocks it and gives the thread's P back. (The socket
+// stays open for TCP_INFO until the engine closes its streams.)
 func (e *engine) threadWriter(s *flowStream, buf []byte) (write func() (int, error), done func()) {
 	rt := s.rt
 	runtime.LockOSThread()
 	return func() (int, error) { return rt.writeAll(buf, &e.sendStop, e.cfg.IOTimeout) },
 		func() {
 			runtime.UnlockOSThread()
-			rt.close()
 			returnP()
 		}
 }
@@ -259,6 +258,8 @@ func (e *engine) startThreads() {
 	for _, s := range want[:lendPs(len(want))] {
 		if s.rt = newStreamThread(s.conn, s.send); s.rt == nil {
 			returnP()
+			continue
 		}
+		s.conn = s.rt
 	}
 }

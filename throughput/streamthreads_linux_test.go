@@ -2,6 +2,7 @@ package throughput
 
 import (
 	"io"
+	"net"
 	"os"
 	"runtime"
 	"sync/atomic"
@@ -44,7 +45,7 @@ func TestStreamThreadsOwnPeers(t *testing.T) {
 			}
 			res, err := Run(ctxT(t, 30*time.Second), addr, &cfg)
 			require.NoError(t, err)
-			<-results
+			srv := <-results
 			assert.Equal(t, int64(base+tc.threads), most.Load(), "GOMAXPROCS while the test ran")
 			assert.Eventually(t, func() bool { return runtime.GOMAXPROCS(0) == base }, 5*time.Second, time.Millisecond,
 				"GOMAXPROCS is back once the threads end")
@@ -55,6 +56,19 @@ func TestStreamThreadsOwnPeers(t *testing.T) {
 			if down := res.Download; down != nil {
 				assert.Positive(t, down.Received.Bytes)
 				assert.LessOrEqual(t, down.Received.Bytes, down.Sent.Bytes)
+			}
+			// Each side's sending streams carry their socket's TCP_INFO.
+			for side, r := range map[string]*Result{"client": res, "server": srv} {
+				for _, st := range r.Streams {
+					if cfg.UDP {
+						continue
+					}
+					assert.NotEmpty(t, st.LocalAddr, "%s: a thread's stream keeps its addresses", side)
+					if sent := st.Reverse == (side == "server"); sent {
+						require.NotNil(t, st.TCP, "%s stream %d: TCP_INFO of a thread's socket", side, st.ID)
+						assert.Positive(t, st.TCP.SndCwndBytes)
+					}
+				}
 			}
 			if rate := cfg.Bitrate * float64(cfg.Streams); rate > 0 && !cfg.UDP {
 				// Unpaced, these streams send tens of Gbit/s.
@@ -71,7 +85,7 @@ func TestReadThreadWake(t *testing.T) {
 	a, b := tcpPair(t)
 	rt := newStreamThread(a, false)
 	require.NotNil(t, rt)
-	defer rt.close()
+	defer rt.Close()
 	buf := make([]byte, 64)
 	// read is rt.read made again after a signal (the runtime's preemption
 	// requests), as recvThread does.
@@ -124,7 +138,7 @@ func TestReadThreadWake(t *testing.T) {
 	rt.wake()
 	r := <-got
 	assert.Equal(t, result{0, 0}, r, "wake ends the read with end of stream")
-	rt.close()
+	_ = rt.Close()
 	rt.wake() // after close: a no-op, never a stray shutdown of a reused descriptor
 }
 
@@ -137,7 +151,7 @@ func TestStreamThreadWrite(t *testing.T) {
 	a, b := tcpPair(t)
 	wt := newStreamThread(a, true)
 	require.NotNil(t, wt)
-	defer wt.close()
+	defer wt.Close()
 	var stop atomic.Bool
 	block := make([]byte, 4<<20)
 
@@ -196,7 +210,7 @@ func TestStreamThreadWrite(t *testing.T) {
 	c, d := tcpPair(t)
 	wt2 := newStreamThread(c, true)
 	require.NotNil(t, wt2)
-	defer wt2.close()
+	defer wt2.Close()
 	require.NoError(t, d.Close())
 	for range 100 { // the first writes after the close may still be taken
 		if _, err = wt2.writeAll(block[:64<<10], &stop, time.Minute); err != nil {
@@ -206,6 +220,49 @@ func TestStreamThreadWrite(t *testing.T) {
 	var errno unix.Errno
 	require.ErrorAs(t, err, &errno, "a closed peer")
 	assert.Contains(t, []unix.Errno{unix.EPIPE, unix.ECONNRESET}, errno)
+}
+
+// TestStreamThreadConn: a stream thread takes its socket over from the
+// poller (the old conn is closed, the connection is not) and is the
+// stream's net.Conn from then on: data both ways, TCP_INFO and socket
+// options through Control, and one Close.
+func TestStreamThreadConn(t *testing.T) {
+	a, b := tcpPair(t)
+	st := newStreamThread(a, false)
+	require.NotNil(t, st)
+	var c net.Conn = st
+	_, err := a.Write([]byte("x"))
+	assert.ErrorIs(t, err, net.ErrClosed, "the poller's conn is closed")
+	assert.Equal(t, a.LocalAddr(), c.LocalAddr())
+	assert.Equal(t, a.RemoteAddr(), c.RemoteAddr())
+
+	_, err = b.Write([]byte("ping"))
+	require.NoError(t, err)
+	buf := make([]byte, 16)
+	n, err := c.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "ping", string(buf[:n]))
+	n, err = c.Write([]byte("pong"))
+	require.NoError(t, err)
+	assert.Equal(t, 4, n)
+	n, err = io.ReadFull(b, buf[:4])
+	require.NoError(t, err)
+	assert.Equal(t, "pong", string(buf[:n]))
+
+	ti, err := readTCPInfo(c)
+	require.NoError(t, err)
+	assert.Positive(t, ti.RTTUs, "TCP_INFO of the same socket")
+	require.NoError(t, setRcvLowat(st, 1000))
+	assert.NoError(t, c.SetDeadline(time.Now()), "deadlines are the thread's business")
+
+	require.NoError(t, b.Close())
+	_, err = c.Read(buf)
+	assert.ErrorIs(t, err, io.EOF)
+	require.NoError(t, c.Close())
+	assert.ErrorIs(t, c.Close(), net.ErrClosed)
+	_, err = readTCPInfo(c)
+	assert.ErrorIs(t, err, net.ErrClosed)
+	assert.ErrorIs(t, setRcvLowat(st, 1), net.ErrClosed)
 }
 
 // TestLendPs lends Ps up to maxStreamThreads and puts GOMAXPROCS back after
@@ -230,7 +287,7 @@ func TestLendPs(t *testing.T) {
 	e.startThreads()
 	require.NotNil(t, e.streams[0].rt)
 	assert.Equal(t, base+1, runtime.GOMAXPROCS(0))
-	e.streams[0].rt.close()
+	_ = e.streams[0].rt.Close()
 	returnP()
 	assert.Equal(t, base, runtime.GOMAXPROCS(0))
 }

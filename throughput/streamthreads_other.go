@@ -2,6 +2,8 @@
 
 package throughput
 
+import "net"
+
 // streamThread is linux-only: elsewhere Config.StreamThreads is ignored and
 // every stream reads and writes through the poller.
 type streamThread struct{}
@@ -13,3 +15,5 @@ func (e *engine) startThreads() {}
 func (e *engine) recvThread(*flowStream) {}
 
 func (e *engine) threadWriter(*flowStream, []byte) (func() (int, error), func()) { return nil, nil }
+
+func threaded(net.Conn) bool { return false }

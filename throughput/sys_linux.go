@@ -21,7 +21,7 @@ const tcpInfoAvailable = true
 
 // readTCPInfo samples TCP_INFO from a TCP connection.
 func readTCPInfo(c net.Conn) (tcpInfo, error) {
-	tc, ok := c.(*net.TCPConn)
+	tc, ok := tcpSocket(c)
 	if !ok {
 		return tcpInfo{}, fmt.Errorf("throughput: tcp_info: not a TCP connection")
 	}
@@ -111,7 +111,7 @@ func socketBuffers(c syscall.Conn) (snd, rcv int) {
 
 // tcpCongestion returns the congestion control algorithm of a TCP connection.
 func tcpCongestion(c net.Conn) string {
-	tc, ok := c.(*net.TCPConn)
+	tc, ok := tcpSocket(c)
 	if !ok {
 		return ""
 	}

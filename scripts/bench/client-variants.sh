@@ -1,0 +1,41 @@
+#!/bin/bash
+# Several clients (-J, TCP) against one stock server, each round in the same
+# order; each client's goodput and CPU per byte (its own host_total) as a ratio
+# to the stock client's in the same round, and the median of those ratios.
+# usage: [ROUNDS=5] [STOCK=BIN] client-variants.sh "NAME=CLIENT CMD" ... -- [client args]
+#   STOCK (the server, and the reference client) defaults to iperf3 3.21 (lib.sh).
+# example: client-variants.sh "threads=/tmp/np3" "poller=/tmp/np3 --stream-threads=false" -- -l 128K -P 4
+. "$(dirname "$0")/lib.sh"
+STOCK=${STOCK:-$I3}
+names=(); cmds=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do names+=("${1%%=*}"); cmds+=("${1#*=}"); shift; done
+shift
+names+=(stock); cmds+=("$STOCK")
+start_server "$STOCK"
+out=$(mktemp)
+for r in $(seq "${ROUNDS:-5}"); do
+ for i in "${!names[@]}"; do
+  client_json ${cmds[$i]} -c 127.0.0.1 -p "$P" -t 3 -J "$@" | python3 -c "
+import json,sys
+e=json.load(sys.stdin)['end']; g=e['sum_received']['bits_per_second']/1e9; c=e['cpu_utilization_percent']
+print('$r ${names[$i]} %.2f %.1f' % (g, c['host_total']))" || echo "$r ${names[$i]} failed"
+  sleep 0.3
+ done
+done | tee "$out"
+python3 - "$out" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(dict)  # name -> round -> (Gbit/s, client CPU %)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 4:
+        runs[f[1]][f[0]] = (float(f[2]), float(f[3]))
+stock = runs['stock']
+for name, v in runs.items():
+    rounds = [r for r in v if r in stock]
+    g = [v[r][0] / stock[r][0] for r in rounds]
+    c = [(v[r][1] / v[r][0]) / (stock[r][1] / stock[r][0]) for r in rounds]
+    print(f"{name}: median {statistics.median(x for x, _ in v.values()):.1f} Gbit/s; per round against stock: "
+          f"goodput {statistics.median(g):.2f}x ({' '.join(f'{x:.2f}' for x in g)}), "
+          f"client CPU per byte {statistics.median(c):.2f}x")
+PY
+rm -f "$out"
