@@ -68,17 +68,22 @@
 // each TCP stream of a side its own OS thread, as iperf3 3.21's stream
 // threads: it reads or writes a blocking duplicate of the socket with raw
 // system calls, so the kernel wakes that thread and no other, and the
-// thread keeps its P while it sleeps. To keep as many Ps for Go code, the
-// package raises GOMAXPROCS by one for each such thread while it runs (at
-// most 32 in a process; later streams read through the poller) and puts
-// it back when the last one ends. This is the one place the package
-// changes GOMAXPROCS; a program that sets GOMAXPROCS itself while tests
-// run should leave StreamThreads off. A raw sleep does not answer the
-// runtime's stop requests by itself, so each read wakes on a signal or
-// after 50 ms and yields before it reads again. Off by default in the
-// library; on in examples/iperf3, where a stock 3.21 client with 4
-// streams gets 0.99-1.08x its own server's goodput from ours with it,
-// 0.80-0.84x without (docs/benchmarks.md).
+// thread keeps its P while it sleeps. The thread takes the socket out of
+// the Go poller (the stream's original net.Conn is closed; the connection
+// stays open), so that data and buffer space wake that thread and not the
+// poller too. To keep as many Ps for Go code, the package raises
+// GOMAXPROCS by one for each such thread while it runs (at most 32 in a
+// process; later streams use the poller) and puts it back when the last
+// one ends. This is the one place the package changes GOMAXPROCS; a
+// program that sets GOMAXPROCS itself while tests run should leave
+// StreamThreads off. A raw sleep does not answer the runtime's stop
+// requests by itself, so each read or write wakes on a signal or after
+// 50 ms and yields before it goes on. ZeroCopy senders keep sendfile and
+// get no thread. Off by default in the library; on in examples/iperf3. With
+// 4 streams on 2 shared cores, a stock 3.21 client gets 1.09-1.14x its own
+// server's goodput from ours with threads, at 0.70-0.81x its CPU per byte
+// (0.85x without), and our client sends 1.00x what 3.21's does (0.80x
+// without); see docs/benchmarks.md.
 //
 // # Responsiveness
 //

@@ -35,11 +35,12 @@ const threadSlice = 50 * time.Millisecond
 //
 // With a stock iperf3 3.21 client and 4 streams on 2 shared cores, reading
 // on such threads took our server from 0.86x to 1.05x of 3.21's own
-// server, at 0.89x its CPU per byte; reads through the poller, or blocking
-// reads in ordinary system calls (which give the P up while they sleep),
-// stayed at 0.84-0.88x. Writing on them took our client with 4 streams
-// from 0.73x to 0.94x of 3.21's client (docs/benchmarks.md, "Receive
-// path, fourth pass" and "Send path").
+// server; reads through the poller, or blocking reads in ordinary system
+// calls (which give the P up while they sleep), stayed at 0.84-0.88x.
+// Taking the sockets out of the poller then brought it to 1.09-1.14x at
+// 0.70-0.81x 3.21's CPU per byte, and our 4-stream client to 1.00x 3.21's
+// client (0.80x through the poller). See docs/benchmarks.md, "Receive
+// path, fourth pass" and "Stream threads, fifth pass".
 type streamThread struct {
 	mu           sync.Mutex // guards fd against a wake or Control after Close
 	fd           int        // -1 once closed
