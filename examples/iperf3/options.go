@@ -40,7 +40,7 @@ type options struct {
 	host           string // -c
 	port           int
 	inProcess      bool // --in-process: ours, a loopback test against an in-process server
-	streamThreads    bool // --stream-threads: ours, Config.StreamThreads for both roles
+	streamThreads  bool // --stream-threads: ours, Config.StreamThreads for both roles
 
 	// Output.
 	format      byte // -f: 0 means adaptive
