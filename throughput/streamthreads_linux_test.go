@@ -129,17 +129,25 @@ func TestReadThreadWake(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(2 * threadSlice)
-	select {
-	case r := <-got:
-		t.Fatalf("read returned %+v before wake", r)
-	default:
-	}
-	rt.wake()
-	r := <-got
+	r := untilWake(t, "read", got, rt.wake)
 	assert.Equal(t, result{0, 0}, r, "wake ends the read with end of stream")
 	_ = rt.Close()
 	rt.wake() // after close: a no-op, never a stray shutdown of a reused descriptor
+}
+
+// untilWake checks that got stays empty for two thread slices (a sleeping
+// read or write does not come back by itself), then wakes it and returns
+// what it gives.
+func untilWake[T any](t *testing.T, what string, got <-chan T, wake func()) T {
+	t.Helper()
+	time.Sleep(2 * threadSlice)
+	select {
+	case r := <-got:
+		t.Fatalf("%s returned %+v before wake", what, r)
+	default:
+	}
+	wake()
+	return <-got
 }
 
 // TestStreamThreadWrite writes a blocking duplicate directly: all of a
@@ -197,14 +205,7 @@ func TestStreamThreadWrite(t *testing.T) {
 	assert.Zero(t, r.n)
 
 	go write(time.Minute)
-	time.Sleep(2 * threadSlice)
-	select {
-	case r := <-got:
-		t.Fatalf("write returned %+v before wake", r)
-	default:
-	}
-	wt.wake()
-	r = <-got
+	r = untilWake(t, "write", got, wt.wake)
 	assert.ErrorIs(t, r.err, unix.EPIPE, "wake shuts the write side")
 
 	c, d := tcpPair(t)

@@ -22,20 +22,5 @@ print('$r ${names[$i]} %.2f %.1f' % (g, c['host_total']))" || echo "$r ${names[$
   sleep 0.3
  done
 done | tee "$out"
-python3 - "$out" <<'PY'
-import collections, statistics, sys
-runs = collections.defaultdict(dict)  # name -> round -> (Gbit/s, client CPU %)
-for line in open(sys.argv[1]):
-    f = line.split()
-    if len(f) == 4:
-        runs[f[1]][f[0]] = (float(f[2]), float(f[3]))
-stock = runs['stock']
-for name, v in runs.items():
-    rounds = [r for r in v if r in stock]
-    g = [v[r][0] / stock[r][0] for r in rounds]
-    c = [(v[r][1] / v[r][0]) / (stock[r][1] / stock[r][0]) for r in rounds]
-    print(f"{name}: median {statistics.median(x for x, _ in v.values()):.1f} Gbit/s; per round against stock: "
-          f"goodput {statistics.median(g):.2f}x ({' '.join(f'{x:.2f}' for x in g)}), "
-          f"client CPU per byte {statistics.median(c):.2f}x")
-PY
+python3 "$(dirname "$0")/ratios.py" "$out" client
 rm -f "$out"
