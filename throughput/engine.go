@@ -63,6 +63,7 @@ type flowStream struct {
 	conn net.Conn
 	fast *udpFast      // linux GSO/GRO helper, nil when not in use
 	rt   *streamThread // Config.StreamThreads' thread of a TCP stream, or nil
+	peer net.Addr      // the remote address where conn has none: a server's UDP stream, connected by connect(2)
 
 	bytes   atomic.Int64 // payload bytes sent or received while counting
 	blocks  atomic.Int64 // writes or reads
@@ -78,6 +79,18 @@ type flowStream struct {
 	lastRetran int64
 	final      streamSnap
 	finalInfo  tcpInfo
+}
+
+// addrs are the stream's local and remote addresses, "" when unknown.
+func (s *flowStream) addrs() (local, remote string) {
+	la, ra := s.conn.LocalAddr(), s.conn.RemoteAddr()
+	if ra == nil {
+		ra = s.peer
+	}
+	if la == nil || ra == nil {
+		return "", ""
+	}
+	return la.String(), ra.String()
 }
 
 // streamSnap is a copy of a stream's counters at one instant.

@@ -43,9 +43,7 @@ func (s *session) startResult() *Result {
 	r.Config.OnInterval, r.Config.OnEvent, r.Config.Latency, r.Config.Auth = nil, nil, nil, nil
 	for _, fs := range t.eng.streams {
 		sr := StreamResult{ID: fs.id, Reverse: t.streamReverse(fs)}
-		if la, ra := fs.conn.LocalAddr(), fs.conn.RemoteAddr(); la != nil && ra != nil {
-			sr.LocalAddr, sr.RemoteAddr = la.String(), ra.String()
-		}
+		sr.LocalAddr, sr.RemoteAddr = fs.addrs()
 		r.Streams = append(r.Streams, sr)
 	}
 	return r

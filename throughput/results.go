@@ -111,9 +111,7 @@ func (t *testRun) streamResult(s *flowStream, ws *iperfwire.Stream, remoteRetr b
 	bytes, packets, errs, ooo := t.localCounts(s)
 	sr := StreamResult{ID: s.id, Reverse: t.streamReverse(s)}
 	sr.Duration, sr.Sent.Retransmits = d, -1
-	if la, ra := s.conn.LocalAddr(), s.conn.RemoteAddr(); la != nil && ra != nil {
-		sr.LocalAddr, sr.RemoteAddr = la.String(), ra.String()
-	}
+	sr.LocalAddr, sr.RemoteAddr = s.addrs()
 	omitted := func(v *iperfwire.Int) int64 {
 		if v == nil {
 			return 0

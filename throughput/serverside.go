@@ -281,7 +281,7 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 			return ss.fail(iperfwire.IErrStreams, ReasonStream, err)
 		}
 		ss.cfg.applyExtra(cur, "udp")
-		s := &flowStream{id: streamID(i), send: send, udp: true, conn: cur, fast: setupUDP(cur, &ss.cfg, send)}
+		s := &flowStream{id: streamID(i), send: send, udp: true, conn: cur, fast: setupUDP(cur, &ss.cfg, send), peer: from}
 		ss.t.eng.streams = append(ss.t.eng.streams, s)
 		cur = next
 	}

@@ -57,13 +57,20 @@ func TestStreamThreadsOwnPeers(t *testing.T) {
 				assert.Positive(t, down.Received.Bytes)
 				assert.LessOrEqual(t, down.Received.Bytes, down.Sent.Bytes)
 			}
+			// Each stream's addresses, on both sides (a thread's socket
+			// keeps them; a server's UDP stream is connected by connect(2)).
+			require.Len(t, srv.Streams, len(res.Streams))
+			for i, st := range res.Streams {
+				require.NotEmpty(t, st.LocalAddr)
+				assert.Equal(t, st.LocalAddr, srv.Streams[i].RemoteAddr, "stream %d", st.ID)
+				assert.Equal(t, st.RemoteAddr, srv.Streams[i].LocalAddr, "stream %d", st.ID)
+			}
 			// Each side's sending streams carry their socket's TCP_INFO.
 			for side, r := range map[string]*Result{"client": res, "server": srv} {
 				for _, st := range r.Streams {
 					if cfg.UDP {
 						continue
 					}
-					assert.NotEmpty(t, st.LocalAddr, "%s: a thread's stream keeps its addresses", side)
 					if sent := st.Reverse == (side == "server"); sent {
 						require.NotNil(t, st.TCP, "%s stream %d: TCP_INFO of a thread's socket", side, st.ID)
 						assert.Positive(t, st.TCP.SndCwndBytes)
