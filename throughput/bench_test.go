@@ -92,48 +92,62 @@ func (p *pair) report(b *testing.B) {
 
 // BenchmarkTCPClientVsIperf3 runs our client and iperf3's, alternating,
 // against one stock iperf3 server (of the same build): at iperf3's block
-// length (128 KiB) and with our default (1 MiB), for 1 and 4 streams.
+// length (128 KiB) and with our default (1 MiB), for 1 and 4 streams,
+// through the poller and on stream threads (Config.StreamThreads).
 func BenchmarkTCPClientVsIperf3(b *testing.B) {
 	for _, peer := range benchPeers(b) {
 		addr := startIperf3ServerBin(b, peer.bin)
 		for _, streams := range []int{1, 4} {
 			for _, blk := range []int{iperfTCPBlockLen, 0} {
-				name := peer.name + "/P" + strconv.Itoa(streams) + "-len128K"
-				if blk == 0 {
-					name = peer.name + "/P" + strconv.Itoa(streams) + "-ourdefaults"
-				}
-				b.Run(name, func(b *testing.B) {
-					var p pair
-					for i := 0; i < b.N; i++ {
-						o, _ := ourClient(b, addr, Config{Streams: streams, BlockLen: blk})
-						t, _ := iperf3Client(b, peer.bin, addr, "-P", strconv.Itoa(streams), "-l", "128K")
-						p.ours += o
-						p.theirs += t
+				for _, threads := range []bool{false, true} {
+					name := peer.name + "/P" + strconv.Itoa(streams) + "-len128K"
+					if blk == 0 {
+						name = peer.name + "/P" + strconv.Itoa(streams) + "-ourdefaults"
 					}
-					p.report(b)
-				})
+					if threads {
+						name += "-threads"
+					}
+					b.Run(name, func(b *testing.B) {
+						var p pair
+						for i := 0; i < b.N; i++ {
+							o, _ := ourClient(b, addr, Config{Streams: streams, BlockLen: blk, StreamThreads: threads})
+							t, _ := iperf3Client(b, peer.bin, addr, "-P", strconv.Itoa(streams), "-l", "128K")
+							p.ours += o
+							p.theirs += t
+						}
+						p.report(b)
+					})
+				}
 			}
 		}
 	}
 }
 
 // BenchmarkServerVsIperf3Server runs the stock iperf3 client against our
-// server and against iperf3's own (of the same build), alternating.
+// server and against iperf3's own (of the same build), alternating; ours
+// through the poller and on stream threads (ServerConfig.StreamThreads).
 func BenchmarkServerVsIperf3Server(b *testing.B) {
-	ours, _ := startServer(b, nil)
+	poller, _ := startServer(b, nil)
+	threaded, _ := startServer(b, &ServerConfig{StreamThreads: true})
 	for _, peer := range benchPeers(b) {
 		theirs := startIperf3ServerBin(b, peer.bin)
 		for _, streams := range []int{1, 4} {
-			b.Run(peer.name+"/P"+strconv.Itoa(streams), func(b *testing.B) {
-				var p pair
-				for i := 0; i < b.N; i++ {
-					o, _ := iperf3Client(b, peer.bin, ours, "-P", strconv.Itoa(streams))
-					t, _ := iperf3Client(b, peer.bin, theirs, "-P", strconv.Itoa(streams))
-					p.ours += o
-					p.theirs += t
+			for _, ours := range []string{poller, threaded} {
+				name := peer.name + "/P" + strconv.Itoa(streams)
+				if ours == threaded {
+					name += "-threads"
 				}
-				p.report(b)
-			})
+				b.Run(name, func(b *testing.B) {
+					var p pair
+					for i := 0; i < b.N; i++ {
+						o, _ := iperf3Client(b, peer.bin, ours, "-P", strconv.Itoa(streams))
+						t, _ := iperf3Client(b, peer.bin, theirs, "-P", strconv.Itoa(streams))
+						p.ours += o
+						p.theirs += t
+					}
+					p.report(b)
+				})
+			}
 		}
 	}
 }
