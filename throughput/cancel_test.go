@@ -177,19 +177,42 @@ func (p *stallingPeer) serve(ctrl net.Conn, keep func(net.Conn)) {
 
 // TestRunCancelEveryPhase cancels Run in each phase against a peer that
 // stops answering there, and checks that Run returns at once with the
-// partial result and the context's error.
+// partial result and the context's error; with the stream sent through the
+// poller and on a stream thread (which the stalled peer leaves asleep in
+// a full socket's write).
 func TestRunCancelEveryPhase(t *testing.T) {
+	for _, threads := range []bool{false, true} {
+		t.Run(map[bool]string{false: "poller", true: "threads"}[threads], func(t *testing.T) {
+			testRunCancelEveryPhase(t, threads)
+		})
+	}
+}
+
+func testRunCancelEveryPhase(t *testing.T, threads bool) {
 	for _, phase := range []string{"connect", "cookie", "params", "streams", "running", "results", "display"} {
 		t.Run(phase, func(t *testing.T) {
 			p := newStallingPeer(t, phase)
 			// The test ends on a byte count, beyond the 64 KiB the peer waits
 			// for before it goes on: a timed one may move nothing on a
 			// loaded machine.
-			cfg := &Config{Bytes: 1 << 20, Bitrate: 100e6, Interval: 100 * time.Millisecond}
+			cfg := &Config{Bytes: 1 << 20, Bitrate: 100e6, Interval: 100 * time.Millisecond, StreamThreads: threads}
 			if phase == "running" {
 				cfg.Bytes, cfg.Duration = 0, time.Minute
 			}
-			res, took, err := runAndCancel(t, p.ln.Addr().String(), cfg, p.reached)
+			reached := p.reached
+			if phase == "running" {
+				// Unpaced, and cancelled a while after the peer stopped
+				// reading: the socket is full and the write asleep.
+				cfg.Bitrate = Unlimited
+				later := make(chan struct{})
+				go func() {
+					<-p.reached
+					time.Sleep(300 * time.Millisecond)
+					close(later)
+				}()
+				reached = later
+			}
+			res, took, err := runAndCancel(t, p.ln.Addr().String(), cfg, reached)
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Less(t, took, cancelBound)
 			if phase == "connect" && res == nil {

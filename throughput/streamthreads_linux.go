@@ -143,8 +143,8 @@ func (t *streamThread) writeAll(buf []byte, stop *atomic.Bool, timeout time.Dura
 			} else if timeout > 0 && now.Sub(stalled) >= timeout {
 				return done, os.ErrDeadlineExceeded
 			}
-		default:
-			return done, os.NewSyscallError("sendto", errno)
+		default: // as the poller's write would say it
+			return done, &net.OpError{Op: "write", Net: "tcp", Source: t.laddr, Addr: t.raddr, Err: os.NewSyscallError("sendto", errno)}
 		}
 	}
 	return done, nil

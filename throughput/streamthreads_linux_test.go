@@ -228,6 +228,7 @@ func TestStreamThreadWrite(t *testing.T) {
 	var errno unix.Errno
 	require.ErrorAs(t, err, &errno, "a closed peer")
 	assert.Contains(t, []unix.Errno{unix.EPIPE, unix.ECONNRESET}, errno)
+	assert.Contains(t, err.Error(), "write tcp "+c.LocalAddr().String()+"->", "named as a write through the poller is")
 }
 
 // TestStreamThreadConn: a stream thread takes its socket over from the
@@ -271,6 +272,31 @@ func TestStreamThreadConn(t *testing.T) {
 	_, err = readTCPInfo(c)
 	assert.ErrorIs(t, err, net.ErrClosed)
 	assert.ErrorIs(t, setRcvLowat(st, 1), net.ErrClosed)
+}
+
+// TestStalledPeerEndsTheSend: a peer that stops reading ends a sending
+// stream with a timeout after IOTimeout, through the poller (the write
+// deadline) and on a stream thread (writeAll's own clock) alike, and
+// the bytes written before it are counted.
+func TestStalledPeerEndsTheSend(t *testing.T) {
+	for _, threads := range []bool{false, true} {
+		t.Run(map[bool]string{false: "poller", true: "threads"}[threads], func(t *testing.T) {
+			a, _ := tcpPair(t) // nobody reads the other end
+			cfg := (&Config{IOTimeout: 300 * time.Millisecond, Duration: time.Minute, StreamThreads: threads}).withDefaults()
+			e := newEngine(&cfg, false)
+			s := &flowStream{conn: a, send: true}
+			e.streams = []*flowStream{s}
+			e.startThreads()
+			assert.Equal(t, threads, s.rt != nil)
+			e.counting.Store(true)
+			err := e.sendTCP(s)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+			assert.True(t, isTimeout(err), "a net.Error timeout, as the session reports it")
+			assert.Positive(t, s.bytes.Load(), "what went out before the stall is counted")
+			_ = s.conn.Close()
+		})
+	}
 }
 
 // TestLendPs lends Ps up to maxStreamThreads and puts GOMAXPROCS back after
