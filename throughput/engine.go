@@ -49,7 +49,7 @@ func tcpSocket(c net.Conn) (syscall.Conn, bool) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		return tc, true
 	}
-	if threaded(c) {
+	if threadOf(c) != nil {
 		return c.(syscall.Conn), true
 	}
 	return nil, false
@@ -61,9 +61,8 @@ type flowStream struct {
 	send bool // this side sends on it
 	udp  bool
 	conn net.Conn
-	fast *udpFast      // linux GSO/GRO helper, nil when not in use
-	rt   *streamThread // Config.StreamThreads' thread of a TCP stream, or nil
-	peer net.Addr      // the remote address where conn has none: a server's UDP stream, connected by connect(2)
+	fast *udpFast // linux GSO/GRO helper, nil when not in use
+	peer net.Addr // the remote address where conn has none: a server's UDP stream, connected by connect(2)
 
 	bytes   atomic.Int64 // payload bytes sent or received while counting
 	blocks  atomic.Int64 // writes or reads
@@ -227,7 +226,7 @@ func (e *engine) start() {
 				err = e.sendTCP(s)
 			case s.udp:
 				err = e.recvUDP(s)
-			case s.rt != nil:
+			case threadOf(s.conn) != nil:
 				e.recvThread(s)
 			default:
 				err = e.recvTCP(s)
@@ -307,8 +306,8 @@ func (e *engine) stop() {
 	past := time.Now().Add(-time.Second)
 	for _, s := range e.streams {
 		_ = s.conn.SetDeadline(past)
-		if s.rt != nil {
-			s.rt.wake()
+		if rt := threadOf(s.conn); rt != nil {
+			rt.wake()
 		}
 	}
 	e.wg.Wait()
@@ -363,7 +362,7 @@ func (e *engine) sendTCP(s *flowStream) error {
 	fillPayload(buf)
 	write := func() (int, error) { return s.conn.Write(buf) }
 	switch {
-	case s.rt != nil:
+	case threadOf(s.conn) != nil:
 		w, done := e.threadWriter(s, buf)
 		defer done()
 		write = w

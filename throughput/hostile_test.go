@@ -276,8 +276,8 @@ func TestServerLimits(t *testing.T) {
 }
 
 // TestServeStopsWithoutLeaks stops a server with a test running and a
-// silent connection open: no goroutine outlives Serve, with the receivers
-// on the poller or on read threads.
+// silent connection open: no goroutine outlives Serve, with the streams
+// on the poller or on stream threads.
 func TestServeStopsWithoutLeaks(t *testing.T) {
 	for _, threads := range []bool{false, true} {
 		t.Run(map[bool]string{false: "poller", true: "threads"}[threads], func(t *testing.T) {
@@ -286,7 +286,7 @@ func TestServeStopsWithoutLeaks(t *testing.T) {
 	}
 }
 
-// testServeStopsWithoutLeaks: with read threads, GOMAXPROCS is back too.
+// testServeStopsWithoutLeaks: with stream threads, GOMAXPROCS is back too.
 func testServeStopsWithoutLeaks(t *testing.T, threads bool) {
 	before, procs := runtime.NumGoroutine(), runtime.GOMAXPROCS(0)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -332,5 +332,5 @@ func testServeStopsWithoutLeaks(t *testing.T, threads bool) {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
-	assert.Equal(t, procs, runtime.GOMAXPROCS(0), "the read threads' Ps are given back")
+	assert.Equal(t, procs, runtime.GOMAXPROCS(0), "the stream threads' Ps are given back")
 }

@@ -94,7 +94,7 @@ func runIperf3ClientBin(t *testing.T, bin, addr string, args ...string) (*iperfE
 }
 
 // TestServerWithIperf3Client runs a stock client against our server, its
-// receivers on the poller and on read threads (ServerConfig.StreamThreads).
+// streams on the poller and on stream threads (ServerConfig.StreamThreads).
 func TestServerWithIperf3Client(t *testing.T) {
 	for _, threads := range []bool{false, true} {
 		t.Run(map[bool]string{false: "poller", true: "threads"}[threads], func(t *testing.T) {

@@ -92,8 +92,8 @@ func (c threadRawConn) Control(f func(fd uintptr)) error {
 func (threadRawConn) Read(func(fd uintptr) bool) error  { return ErrNotAvailable }
 func (threadRawConn) Write(func(fd uintptr) bool) error { return ErrNotAvailable }
 
-// threaded reports whether c is a socket a stream thread took over.
-func threaded(c net.Conn) bool {
-	_, ok := c.(*streamThread)
-	return ok
+// threadOf is the stream thread that took c's socket over, or nil.
+func threadOf(c net.Conn) *streamThread {
+	t, _ := c.(*streamThread)
+	return t
 }

@@ -158,7 +158,7 @@ var errStopWrite = errors.New("throughput: write stopped")
 // was interrupted is retried until the test stops; EOF or an error ends
 // the stream, as in recvTCP.
 func (e *engine) recvThread(s *flowStream) {
-	rt := s.rt
+	rt := threadOf(s.conn)
 	defer returnP()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -186,7 +186,7 @@ func (e *engine) recvThread(s *flowStream) {
 // caller defers, unlocks it and gives the thread's P back. (The socket
 // stays open for TCP_INFO until the engine closes its streams.)
 func (e *engine) threadWriter(s *flowStream, buf []byte) (write func() (int, error), done func()) {
-	rt := s.rt
+	rt := threadOf(s.conn)
 	runtime.LockOSThread()
 	return func() (int, error) { return rt.writeAll(buf, &e.sendStop, e.cfg.IOTimeout) },
 		func() {
@@ -242,9 +242,9 @@ func returnP() {
 	}
 }
 
-// startThreads gives the engine's TCP streams a thread each
-// (flowStream.rt) when cfg.StreamThreads asks for them, as far as
-// maxStreamThreads allows; the others go through the poller. Sending
+// startThreads gives the engine's TCP streams a thread each, which is the
+// stream's conn from then on, when cfg.StreamThreads asks for them, as far
+// as maxStreamThreads allows; the others go through the poller. Sending
 // streams with ZeroCopy keep their sendfile path and get none.
 func (e *engine) startThreads() {
 	if !e.cfg.StreamThreads {
@@ -257,10 +257,11 @@ func (e *engine) startThreads() {
 		}
 	}
 	for _, s := range want[:lendPs(len(want))] {
-		if s.rt = newStreamThread(s.conn, s.send); s.rt == nil {
+		rt := newStreamThread(s.conn, s.send)
+		if rt == nil {
 			returnP()
 			continue
 		}
-		s.conn = s.rt
+		s.conn = rt
 	}
 }

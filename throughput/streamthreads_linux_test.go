@@ -287,7 +287,7 @@ func TestStalledPeerEndsTheSend(t *testing.T) {
 			s := &flowStream{conn: a, send: true}
 			e.streams = []*flowStream{s}
 			e.startThreads()
-			assert.Equal(t, threads, s.rt != nil)
+			assert.Equal(t, threads, threadOf(s.conn) != nil)
 			e.counting.Store(true)
 			err := e.sendTCP(s)
 			require.Error(t, err)
@@ -311,7 +311,7 @@ func TestLendPs(t *testing.T) {
 	e := newEngine(&Config{StreamThreads: true}, false)
 	e.streams = []*flowStream{{conn: a}}
 	e.startThreads()
-	assert.Nil(t, e.streams[0].rt, "without a P to lend, the stream reads through the poller")
+	assert.Nil(t, threadOf(e.streams[0].conn), "without a P to lend, the stream reads through the poller")
 
 	for range maxStreamThreads {
 		returnP()
@@ -319,9 +319,9 @@ func TestLendPs(t *testing.T) {
 	assert.Equal(t, base, runtime.GOMAXPROCS(0))
 
 	e.startThreads()
-	require.NotNil(t, e.streams[0].rt)
+	require.NotNil(t, threadOf(e.streams[0].conn))
 	assert.Equal(t, base+1, runtime.GOMAXPROCS(0))
-	_ = e.streams[0].rt.Close()
+	_ = e.streams[0].conn.Close()
 	returnP()
 	assert.Equal(t, base, runtime.GOMAXPROCS(0))
 }

@@ -16,4 +16,4 @@ func (e *engine) recvThread(*flowStream) {}
 
 func (e *engine) threadWriter(*flowStream, []byte) (func() (int, error), func()) { return nil, nil }
 
-func threaded(net.Conn) bool { return false }
+func threadOf(net.Conn) *streamThread { return nil }
