@@ -205,11 +205,20 @@ func TestStreamThreadWrite(t *testing.T) {
 	require.ErrorIs(t, r.err, errStopWrite)
 	assert.Less(t, r.n, len(block), "a stopped write says how much went out")
 
+	// The kernel may still open some room after the stop (the peer's
+	// window grows, a delayed ACK lands): such a write takes it and then
+	// times out. Once the buffers are full, a write takes nothing.
 	stop.Store(false)
-	go write(3 * threadSlice)
-	r = <-got
-	assert.ErrorIs(t, r.err, os.ErrDeadlineExceeded, "no room for the timeout")
-	assert.Zero(t, r.n)
+	for range 20 {
+		go write(3 * threadSlice)
+		r = <-got
+		require.ErrorIs(t, r.err, os.ErrDeadlineExceeded, "no room for the timeout")
+		require.Less(t, r.n, len(block))
+		if r.n == 0 {
+			break
+		}
+	}
+	assert.Zero(t, r.n, "a write into full buffers takes nothing before it times out")
 
 	go write(time.Minute)
 	r = untilWake(t, "write", got, wt.wake)
