@@ -153,8 +153,10 @@ func (r *Reader) readAggregate(typ byte, body []byte, depth int) (Value, error) 
 	if n == -1 && typ == Array {
 		return Value{Type: typ, Null: true}, nil
 	}
+	// n is bounded before it is doubled: a map of 2^62 pairs is not
+	// 2^63 elements but a negative count.
 	elems := n
-	if typ == Map || typ == Attribute {
+	if n >= 0 && n <= int64(r.lim.MaxElems) && (typ == Map || typ == Attribute) {
 		elems = 2 * n
 	}
 	if n < 0 || elems > int64(r.lim.MaxElems) {

@@ -60,6 +60,8 @@ func TestReadErrors(t *testing.T) {
 		"overflow number":   {"*99999999999999999999\r\n", ErrProtocol},
 		"array too big":     {"*5\r\n", ErrProtocol},
 		"map too big":       {"%3\r\n", ErrProtocol},
+		"map count wraps":   {"%7000000000000000000\r\n", ErrProtocol}, // 2n < 0
+		"attribute wraps":   {"|4611686018427387904\r\n", ErrProtocol},
 		"too deep":          {"*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", ErrProtocol},
 		"attribute chain":   {strings.Repeat("|0\r\n", 10) + ":1\r\n", ErrProtocol},
 		"bulk no CRLF":      {"$2\r\nabcd", ErrProtocol},
