@@ -77,7 +77,7 @@ type Config struct {
 	// StreamThreads gives each TCP stream of this side its own OS thread,
 	// which sleeps in the kernel's read or write as iperf3 3.21's stream
 	// threads do, instead of the Go poller (linux; elsewhere it is
-	// ignored; ZeroCopy senders keep sendfile). While such a thread runs,
+	// ignored; ZeroCopy senders use sendfile there). While such a thread runs,
 	// GOMAXPROCS is one higher, so that Go code keeps as many Ps as
 	// before; see StreamThreads in doc.go.
 	StreamThreads bool `json:"stream_threads,omitempty"`
@@ -176,7 +176,7 @@ type Config struct {
 	// instead of copying it (iperf3 --skip-rx-copy; UDP reads only the
 	// datagram header). GRO reads ignore it, as iperf3's do.
 	SkipRxCopy bool `json:"skip_rx_copy,omitempty"`
-	// ZeroCopy sends TCP data with sendfile from an in-memory file instead
+	// ZeroCopy sends TCP data with sendfile from a temporary file instead
 	// of copying every write (iperf3 -Z). UDP ignores it, as iperf3 does.
 	ZeroCopy bool `json:"zerocopy,omitempty"`
 	// FQRate caps each data socket's pacing in the kernel

@@ -78,8 +78,8 @@
 // program that sets GOMAXPROCS itself while tests run should leave
 // StreamThreads off. A raw sleep does not answer the runtime's stop
 // requests by itself, so each read or write wakes on a signal or after
-// 50 ms and yields before it goes on. ZeroCopy senders keep sendfile and
-// get no thread. Off by default in the library; on in examples/iperf3. With
+// 50 ms and yields before it goes on. ZeroCopy senders call sendfile on
+// their thread. Off by default in the library; on in examples/iperf3. With
 // 4 streams on 2 shared cores, a stock 3.21 client gets 1.09-1.14x its own
 // server's goodput from ours with threads, at 0.70-0.81x its CPU per byte
 // (0.85x without), and our client sends 1.00x what 3.21's does (0.80x

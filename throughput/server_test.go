@@ -269,7 +269,8 @@ func TestIperf321BothRoles(t *testing.T) {
 	addr, results := startServer(t, nil)
 	threaded, threadedResults := startServer(t, &ServerConfig{StreamThreads: true})
 	for _, args := range [][]string{{"-t", "1"}, {"-t", "1", "-R", "-P", "2"}, {"-t", "1", "-u", "-b", "50M"}, {"-t", "1", "--bidir"},
-		{"threads", "-t", "1", "-P", "4"}, {"threads", "-t", "1", "--bidir", "-P", "2"}, {"threads", "-t", "1", "-R", "-P", "4"}} {
+		{"threads", "-t", "1", "-P", "4"}, {"threads", "-t", "1", "--bidir", "-P", "2"}, {"threads", "-t", "1", "-R", "-P", "4"},
+		{"threads", "-t", "1", "-R", "-P", "2", "-Z"}} {
 		addr, results := addr, results
 		if args[0] == "threads" {
 			addr, results, args = threaded, threadedResults, args[1:]
@@ -303,7 +304,8 @@ func TestIperf321BothRoles(t *testing.T) {
 	for _, cfg := range []Config{{Duration: time.Second}, {Duration: time.Second, Reverse: true, Streams: 2},
 		{Duration: time.Second, UDP: true, Bitrate: 50e6}, {Duration: time.Second, Bidir: true},
 		{Duration: time.Second, Reverse: true, Streams: 4, StreamThreads: true},
-		{Duration: time.Second, Streams: 4, StreamThreads: true}, {Duration: time.Second, Bidir: true, StreamThreads: true}} {
+		{Duration: time.Second, Streams: 4, StreamThreads: true}, {Duration: time.Second, Bidir: true, StreamThreads: true},
+		{Duration: time.Second, Streams: 2, ZeroCopy: true, StreamThreads: true}} {
 		res, err := runRetry(t, stock, &cfg)
 		require.NoError(t, err, "%+v", cfg)
 		// Our sender counts every byte it writes, so its peer never receives

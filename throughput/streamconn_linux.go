@@ -50,7 +50,7 @@ func (t *streamThread) Write(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	return t.writeAll(b, &neverStop, 0)
+	return t.writeAll(t.sendto(b), &neverStop, 0)
 }
 
 // Close closes the socket; a second Close is net.ErrClosed.

@@ -101,35 +101,65 @@ func (t *streamThread) read(buf []byte, trunc bool) (int, unix.Errno) {
 	return t.raw(unix.SYS_RECVFROM, buf, flags)
 }
 
-// write is one blocking send, raw as read is, with the same EAGAIN and
-// EINTR; it may write part of buf. MSG_NOSIGNAL: a closed peer is EPIPE,
+// blockSend is one blocking send of a block from an offset on, raw as
+// read is, with the same EAGAIN and EINTR; it may send part of the rest.
+// syscall names it in errors.
+type blockSend struct {
+	len     int
+	syscall string
+	send    func(off int) (int, unix.Errno)
+}
+
+// sendto sends buf from memory. MSG_NOSIGNAL: a closed peer is EPIPE,
 // never a signal.
-func (t *streamThread) write(buf []byte) (int, unix.Errno) {
-	return t.raw(unix.SYS_SENDTO, buf, unix.MSG_NOSIGNAL)
+func (t *streamThread) sendto(buf []byte) blockSend {
+	return blockSend{len(buf), "sendto", func(off int) (int, unix.Errno) {
+		return t.raw(unix.SYS_SENDTO, buf[off:], unix.MSG_NOSIGNAL)
+	}}
+}
+
+// sendfile sends the first n bytes of f, the file that holds the block
+// (ZeroCopy), so the payload is never copied from user space. A closed
+// peer is EPIPE here too: the runtime ignores SIGPIPE on any descriptor
+// but 1 and 2.
+func (t *streamThread) sendfile(f *os.File, n int) blockSend {
+	src := f.Fd()
+	return blockSend{n, "sendfile", func(off int) (int, unix.Errno) {
+		pos := int64(off)
+		r, _, errno := unix.RawSyscall6(unix.SYS_SENDFILE, uintptr(t.fd), src,
+			uintptr(unsafe.Pointer(&pos)), uintptr(n-off), 0, 0)
+		return int(r), yieldOnEINTR(errno)
+	}}
 }
 
 func (t *streamThread) raw(trap uintptr, buf []byte, flags uintptr) (int, unix.Errno) {
 	n, _, errno := unix.RawSyscall6(trap, uintptr(t.fd), uintptr(unsafe.Pointer(&buf[0])),
 		uintptr(len(buf)), flags, 0, 0)
+	return int(n), yieldOnEINTR(errno)
+}
+
+// yieldOnEINTR yields when a signal ended a raw call: the signal was the
+// runtime asking this goroutine to stop.
+func yieldOnEINTR(errno unix.Errno) unix.Errno {
 	if errno == unix.EINTR {
 		runtime.Gosched()
 	}
-	return int(n), errno
+	return errno
 }
 
-// writeAll writes all of buf, again after partial writes, timeouts and
+// writeAll sends all of b, again after partial sends, timeouts and
 // signals. It gives up when stop is set, before it starts or while it
 // waits for room (errStopWrite), or when no byte went out for timeout
 // (os.ErrDeadlineExceeded, as a write through the poller past its
-// deadline), and returns how much it wrote.
-func (t *streamThread) writeAll(buf []byte, stop *atomic.Bool, timeout time.Duration) (int, error) {
+// deadline), and returns how much it sent.
+func (t *streamThread) writeAll(b blockSend, stop *atomic.Bool, timeout time.Duration) (int, error) {
 	if stop.Load() { // as a write through the poller after stopSenders' deadline
 		return 0, errStopWrite
 	}
 	var done int
-	var stalled time.Time // when a write first found no room, zero while bytes go out
-	for done < len(buf) {
-		n, errno := t.write(buf[done:])
+	var stalled time.Time // when a send first found no room, zero while bytes go out
+	for done < b.len {
+		n, errno := b.send(done)
 		switch {
 		case errno == 0:
 			done += n
@@ -144,7 +174,7 @@ func (t *streamThread) writeAll(buf []byte, stop *atomic.Bool, timeout time.Dura
 				return done, os.ErrDeadlineExceeded
 			}
 		default: // as the poller's write would say it
-			return done, &net.OpError{Op: "write", Net: "tcp", Source: t.laddr, Addr: t.raddr, Err: os.NewSyscallError("sendto", errno)}
+			return done, &net.OpError{Op: "write", Net: "tcp", Source: t.laddr, Addr: t.raddr, Err: os.NewSyscallError(b.syscall, errno)}
 		}
 	}
 	return done, nil
@@ -184,14 +214,28 @@ func (e *engine) recvThread(s *flowStream) {
 // threadWriter is sendTCP's write on the stream's thread: it locks the
 // calling goroutine to its OS thread, and the returned done, which the
 // caller defers, unlocks it and gives the thread's P back. (The socket
-// stays open for TCP_INFO until the engine closes its streams.)
+// stays open for TCP_INFO until the engine closes its streams.) With
+// ZeroCopy it sends with sendfile from a file that holds buf
+// (payloadFile), or from buf itself when that file cannot be made, as the
+// poller's path does.
 func (e *engine) threadWriter(s *flowStream, buf []byte) (write func() (int, error), done func()) {
 	rt := threadOf(s.conn)
+	b := rt.sendto(buf)
+	var f *os.File
+	if e.cfg.ZeroCopy {
+		var err error
+		if f, err = payloadFile(buf); err == nil {
+			b = rt.sendfile(f, len(buf))
+		}
+	}
 	runtime.LockOSThread()
-	return func() (int, error) { return rt.writeAll(buf, &e.sendStop, e.cfg.IOTimeout) },
+	return func() (int, error) { return rt.writeAll(b, &e.sendStop, e.cfg.IOTimeout) },
 		func() {
 			runtime.UnlockOSThread()
 			returnP()
+			if f != nil {
+				_ = f.Close()
+			}
 		}
 }
 
@@ -244,15 +288,14 @@ func returnP() {
 
 // startThreads gives the engine's TCP streams a thread each, which is the
 // stream's conn from then on, when cfg.StreamThreads asks for them, as far
-// as maxStreamThreads allows; the others go through the poller. Sending
-// streams with ZeroCopy keep their sendfile path and get none.
+// as maxStreamThreads allows; the others go through the poller.
 func (e *engine) startThreads() {
 	if !e.cfg.StreamThreads {
 		return
 	}
 	var want []*flowStream
 	for _, s := range e.streams {
-		if !s.udp && !(s.send && e.cfg.ZeroCopy) {
+		if !s.udp {
 			want = append(want, s)
 		}
 	}

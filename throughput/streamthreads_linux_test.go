@@ -1,6 +1,7 @@
 package throughput
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"os"
@@ -17,7 +18,7 @@ import (
 // TestStreamThreadsOwnPeers runs our client against our server with stream
 // threads on both sides: every byte sent is counted, GOMAXPROCS is raised
 // by the TCP streams of both sides while the test runs (sendfile senders
-// and UDP streams keep their own paths), and is back after.
+// included; UDP streams keep their own path), and is back after.
 func TestStreamThreadsOwnPeers(t *testing.T) {
 	base := runtime.GOMAXPROCS(0)
 	addr, results := startServer(t, &ServerConfig{StreamThreads: true})
@@ -28,7 +29,7 @@ func TestStreamThreadsOwnPeers(t *testing.T) {
 		"upload-4":      {Config{Streams: 4}, 8},
 		"upload-skip":   {Config{Streams: 2, SkipRxCopy: true}, 4},
 		"upload-paced":  {Config{Streams: 2, Bitrate: 200e6}, 4},
-		"zerocopy-2":    {Config{Streams: 2, ZeroCopy: true}, 2},
+		"zerocopy-2":    {Config{Streams: 2, ZeroCopy: true}, 4},
 		"reverse-2":     {Config{Streams: 2, Reverse: true}, 4},
 		"reverse-blk1k": {Config{Reverse: true, BlockLen: 1000}, 2},
 		"bidir":         {Config{Bidir: true}, 4},
@@ -157,45 +158,64 @@ func untilWake[T any](t *testing.T, what string, got <-chan T, wake func()) T {
 	return <-got
 }
 
-// TestStreamThreadWrite writes a blocking duplicate directly: all of a
-// block goes out while the peer reads; with a peer that stops reading the
-// write gives up when told to stop, or when nothing went out for the
-// timeout, saying how much it wrote; wake ends a blocked write at once, and
-// a closed peer is an error, not a signal.
+// TestStreamThreadWrite sends on a blocking duplicate directly, from
+// memory (sendto) and from the block's file (sendfile, for
+// ZeroCopy): all of a block goes out, byte for byte, while the peer reads;
+// with a peer that stops reading the send gives up when told to stop, or
+// when nothing went out for the timeout, saying how much it sent; wake
+// ends a blocked send at once, and a closed peer is an error, not a
+// signal.
 func TestStreamThreadWrite(t *testing.T) {
+	for name, from := range map[string]func(*testing.T, *streamThread, []byte) blockSend{
+		"sendto": func(_ *testing.T, wt *streamThread, b []byte) blockSend { return wt.sendto(b) },
+		"sendfile": func(t *testing.T, wt *streamThread, b []byte) blockSend {
+			f, err := payloadFile(b)
+			require.NoError(t, err)
+			t.Cleanup(func() { f.Close() })
+			return wt.sendfile(f, len(b))
+		},
+	} {
+		t.Run(name, func(t *testing.T) { testThreadSend(t, from) })
+	}
+}
+
+func testThreadSend(t *testing.T, from func(*testing.T, *streamThread, []byte) blockSend) {
 	a, b := tcpPair(t)
 	wt := newStreamThread(a, true)
 	require.NotNil(t, wt)
 	defer wt.Close()
 	var stop atomic.Bool
 	block := make([]byte, 4<<20)
+	fillPayload(block)
+	send := from(t, wt, block)
 
 	stop.Store(true)
-	n, err := wt.writeAll(block, &stop, time.Minute)
+	n, err := wt.writeAll(send, &stop, time.Minute)
 	assert.ErrorIs(t, err, errStopWrite)
-	assert.Zero(t, n, "nothing is written once the test stops, room or not")
+	assert.Zero(t, n, "nothing is sent once the test stops, room or not")
 	stop.Store(false)
 
-	read := make(chan int64, 1)
+	read := make(chan []byte, 1)
 	go func() {
-		n, _ := io.CopyN(io.Discard, b, int64(len(block)))
-		read <- n
+		got := make([]byte, len(block))
+		n, _ := io.ReadFull(b, got)
+		read <- got[:n]
 	}()
-	n, err = wt.writeAll(block, &stop, time.Minute)
+	n, err = wt.writeAll(send, &stop, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, len(block), n)
-	assert.Equal(t, int64(len(block)), <-read, "the peer got every byte")
+	assert.True(t, bytes.Equal(block, <-read), "the peer got every byte, in order")
 
 	// Nobody reads b now: the socket buffers (at most some MiB) fill and
-	// the write sleeps.
-	block = make([]byte, 64<<20)
+	// the send sleeps.
+	send = from(t, wt, make([]byte, 64<<20))
 	type result struct {
 		n   int
 		err error
 	}
 	got := make(chan result, 1)
 	write := func(timeout time.Duration) {
-		n, err := wt.writeAll(block, &stop, timeout)
+		n, err := wt.writeAll(send, &stop, timeout)
 		got <- result{n, err}
 	}
 	go write(time.Minute)
@@ -203,25 +223,25 @@ func TestStreamThreadWrite(t *testing.T) {
 	stop.Store(true)
 	r := <-got
 	require.ErrorIs(t, r.err, errStopWrite)
-	assert.Less(t, r.n, len(block), "a stopped write says how much went out")
+	assert.Less(t, r.n, send.len, "a stopped send says how much went out")
 
 	// The kernel may still open some room after the stop (the peer's
-	// window grows, a delayed ACK lands): such a write takes it and then
-	// times out. Once the buffers are full, a write takes nothing.
+	// window grows, a delayed ACK lands): such a send takes it and then
+	// times out. Once the buffers are full, a send takes nothing.
 	stop.Store(false)
 	for range 20 {
 		go write(3 * threadSlice)
 		r = <-got
 		require.ErrorIs(t, r.err, os.ErrDeadlineExceeded, "no room for the timeout")
-		require.Less(t, r.n, len(block))
+		require.Less(t, r.n, send.len)
 		if r.n == 0 {
 			break
 		}
 	}
-	assert.Zero(t, r.n, "a write into full buffers takes nothing before it times out")
+	assert.Zero(t, r.n, "a send into full buffers takes nothing before it times out")
 
 	go write(time.Minute)
-	r = untilWake(t, "write", got, wt.wake)
+	r = untilWake(t, "send", got, wt.wake)
 	assert.ErrorIs(t, r.err, unix.EPIPE, "wake shuts the write side")
 
 	c, d := tcpPair(t)
@@ -229,8 +249,9 @@ func TestStreamThreadWrite(t *testing.T) {
 	require.NotNil(t, wt2)
 	defer wt2.Close()
 	require.NoError(t, d.Close())
-	for range 100 { // the first writes after the close may still be taken
-		if _, err = wt2.writeAll(block[:64<<10], &stop, time.Minute); err != nil {
+	send = from(t, wt2, block[:64<<10])
+	for range 100 { // the first sends after the close may still be taken
+		if _, err = wt2.writeAll(send, &stop, time.Minute); err != nil {
 			break
 		}
 	}
@@ -285,13 +306,18 @@ func TestStreamThreadConn(t *testing.T) {
 
 // TestStalledPeerEndsTheSend: a peer that stops reading ends a sending
 // stream with a timeout after IOTimeout, through the poller (the write
-// deadline) and on a stream thread (writeAll's own clock) alike, and
-// the bytes written before it are counted.
+// deadline) and on a stream thread (writeAll's own clock) alike, from
+// memory or with sendfile (ZeroCopy), and the bytes written before it are
+// counted.
 func TestStalledPeerEndsTheSend(t *testing.T) {
-	for _, threads := range []bool{false, true} {
-		t.Run(map[bool]string{false: "poller", true: "threads"}[threads], func(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		threads, zerocopy bool
+	}{{"poller", false, false}, {"threads", true, false}, {"poller-zerocopy", false, true}, {"threads-zerocopy", true, true}} {
+		threads := tc.threads
+		t.Run(tc.name, func(t *testing.T) {
 			a, _ := tcpPair(t) // nobody reads the other end
-			cfg := (&Config{IOTimeout: 300 * time.Millisecond, Duration: time.Minute, StreamThreads: threads}).withDefaults()
+			cfg := (&Config{IOTimeout: 300 * time.Millisecond, Duration: time.Minute, StreamThreads: threads, ZeroCopy: tc.zerocopy}).withDefaults()
 			e := newEngine(&cfg, false)
 			s := &flowStream{conn: a, send: true}
 			e.streams = []*flowStream{s}
