@@ -128,6 +128,7 @@ func (t *streamThread) sendfile(f *os.File, n int) blockSend {
 		pos := int64(off)
 		r, _, errno := unix.RawSyscall6(unix.SYS_SENDFILE, uintptr(t.fd), src,
 			uintptr(unsafe.Pointer(&pos)), uintptr(n-off), 0, 0)
+		runtime.KeepAlive(f) // its finalizer would close src
 		return int(r), yieldOnEINTR(errno)
 	}}
 }
