@@ -2,10 +2,13 @@ package throughput
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -259,6 +262,42 @@ func testThreadSend(t *testing.T, from func(*testing.T, *streamThread, []byte) b
 	require.ErrorAs(t, err, &errno, "a closed peer")
 	assert.Contains(t, []unix.Errno{unix.EPIPE, unix.ECONNRESET}, errno)
 	assert.Contains(t, err.Error(), "write tcp "+c.LocalAddr().String()+"->", "named as a write through the poller is")
+}
+
+// TestPayloadFile: the block's file for sendfile holds the block, in an
+// unnamed file of the temporary directory, or in memory where that
+// directory is missing.
+func TestPayloadFile(t *testing.T) {
+	block := make([]byte, 128<<10)
+	fillPayload(block)
+	for name, dir := range map[string]string{"tmpdir": t.TempDir(), "missing-dir": filepath.Join(t.TempDir(), "gone")} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("TMPDIR", dir)
+			f, err := payloadFile(block)
+			require.NoError(t, err)
+			defer f.Close()
+			got := make([]byte, len(block)+1)
+			n, err := f.ReadAt(got, 0)
+			assert.ErrorIs(t, err, io.EOF)
+			assert.Equal(t, block, got[:n], "the file holds the block and nothing else")
+			link, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+			require.NoError(t, err)
+			if name == "tmpdir" {
+				if fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR, 0o600); err != nil {
+					t.Skipf("%s cannot hold an unnamed file (%v): the memfd case covers the rest", dir, err)
+				} else {
+					_ = unix.Close(fd)
+				}
+				assert.True(t, strings.HasPrefix(link, dir+"/"), "%s: an unnamed file in TMPDIR", link)
+			} else {
+				assert.True(t, strings.HasPrefix(link, "/memfd:"), "%s: a memfd", link)
+			}
+			entries, err := os.ReadDir(os.TempDir())
+			if err == nil {
+				assert.Empty(t, entries, "the file has no name to leave behind")
+			}
+		})
+	}
 }
 
 // TestStreamThreadConn: a stream thread takes its socket over from the
