@@ -162,6 +162,19 @@ func (p *stallingPeer) serve(ctrl net.Conn, keep func(net.Conn)) {
 	if p.stall("running") {
 		return
 	}
+	if p.phase == "early" {
+		// EXCHANGE_RESULTS before the client's TEST_END: the client takes
+		// it as the end of the test, sends TEST_END and its results, and
+		// must then not wait for a second state that never comes.
+		_ = iperfwire.WriteState(ctrl, iperfwire.ExchangeResults, time.Second)
+		if s, err := iperfwire.ReadState(ctrl, 0); err != nil || s != iperfwire.TestEnd {
+			return
+		}
+		if _, err := iperfwire.ReadJSON(ctrl, 1<<20, 0); err == nil {
+			p.stall("early")
+		}
+		return
+	}
 	if s, err := iperfwire.ReadState(ctrl, 0); err != nil || s != iperfwire.TestEnd {
 		return
 	}
@@ -189,15 +202,15 @@ func TestRunCancelEveryPhase(t *testing.T) {
 }
 
 func testRunCancelEveryPhase(t *testing.T, threads bool) {
-	for _, phase := range []string{"connect", "cookie", "params", "streams", "running", "results", "display"} {
+	for _, phase := range []string{"connect", "cookie", "params", "streams", "running", "early", "results", "display"} {
 		t.Run(phase, func(t *testing.T) {
 			p := newStallingPeer(t, phase)
 			// The test ends on a byte count, beyond the 64 KiB the peer waits
 			// for before it goes on: a timed one may move nothing on a
 			// loaded machine.
 			cfg := &Config{Bytes: 1 << 20, Bitrate: 100e6, Interval: 100 * time.Millisecond, StreamThreads: threads}
-			if phase == "running" {
-				cfg.Bytes, cfg.Duration = 0, time.Minute
+			if phase == "running" || phase == "early" {
+				cfg.Bytes, cfg.Duration = 0, time.Minute // only the peer ends it
 			}
 			reached := p.reached
 			if phase == "running" {
@@ -223,7 +236,7 @@ func testRunCancelEveryPhase(t *testing.T, threads bool) {
 			assert.Equal(t, 1, res.Config.Streams)
 			assert.NotEmpty(t, res.RemoteAddr)
 			switch phase {
-			case "running", "results", "display":
+			case "running", "early", "results", "display":
 				require.NotNil(t, res.Upload, "counts from the streams that ran")
 				assert.Greater(t, res.Upload.Sent.Bytes, int64(0))
 			case "connect", "cookie", "params":

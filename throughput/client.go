@@ -48,6 +48,9 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 type client struct {
 	session
 	addr string
+	// early is the state the server sent before TEST_END, which await has
+	// taken off states: watch delivers exactly one.
+	early *stateMsg
 }
 
 func (cl *client) expect(want iperfwire.State) error {
@@ -149,6 +152,7 @@ func (cl *client) await(ctx context.Context, states <-chan stateMsg) error {
 		if m.err != nil {
 			return m.err
 		}
+		cl.early = &m
 		return cl.check(m.s, iperfwire.ExchangeResults)
 	}
 	return nil
@@ -166,7 +170,12 @@ func (cl *client) exchange(states <-chan stateMsg) (*iperfwire.Results, error) {
 	// Receivers keep draining (without counting) until the server has closed
 	// its streams: closing a socket with unread data resets the connection,
 	// and a stock iperf3 server that is still writing exits on that error.
-	m := <-states
+	var m stateMsg
+	if cl.early != nil {
+		m = *cl.early
+	} else {
+		m = <-states
+	}
 	cl.closeStreams()
 	if m.err != nil {
 		return nil, m.err

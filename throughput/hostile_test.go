@@ -334,3 +334,61 @@ func testServeStopsWithoutLeaks(t *testing.T, threads bool) {
 	}
 	assert.Equal(t, procs, runtime.GOMAXPROCS(0), "the stream threads' Ps are given back")
 }
+
+// TestCheckParamsBoundsBeforeArithmetic feeds values that used to wrap the
+// server's limit arithmetic: 2^62 bidirectional streams wrapped the stream
+// count negative (and the server then ran out of memory making 2^62 stream
+// slots), and a time of 9.3e9 s wrapped the duration negative.
+func TestCheckParamsBoundsBeforeArithmetic(t *testing.T) {
+	sc, err := (&ServerConfig{}).withDefaults()
+	require.NoError(t, err)
+	cases := []struct {
+		name string
+		p    iperfwire.Params
+		code int
+	}{
+		{"bidir streams wrap", iperfwire.Params{Parallel: 1 << 62, Bidirectional: true, Time: 1}, iperfwire.IErrNumStreams},
+		{"streams past int64", iperfwire.Params{Parallel: -1 << 63, Time: 1}, iperfwire.IErrNumStreams},
+		{"bidir doubles past the limit", iperfwire.Params{Parallel: 65, Bidirectional: true, Time: 1}, iperfwire.IErrNumStreams},
+		{"time wraps the duration", iperfwire.Params{Parallel: 1, Time: 9_300_000_000}, iperfwire.IErrDuration},
+		{"time plus omit wraps", iperfwire.Params{Parallel: 1, Time: 1<<63 - 1, Omit: 600}, iperfwire.IErrDuration},
+		{"block above iperf3's 1 MiB", iperfwire.Params{Parallel: 128, Reverse: true, Time: 1, Len: 16 << 20}, iperfwire.IErrBlockSize},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, err := checkParams(&sc, &c.p)
+			require.ErrorIs(t, err, ErrLimit)
+			assert.Equal(t, c.code, code)
+		})
+	}
+	code, err := checkParams(&sc, &iperfwire.Params{Parallel: 64, Bidirectional: true, Time: 3600, Len: 1 << 20})
+	require.NoError(t, err, "the largest legal test")
+	assert.Zero(t, code)
+}
+
+// TestServerSilentAfterStreamsEnd: a client closes its data stream and then
+// never sends TEST_END, keeping its control connection open. The test's
+// slot must come free at the hard limit (MaxDuration + IOTimeout), not be
+// held until the server stops.
+func TestServerSilentAfterStreamsEnd(t *testing.T) {
+	addr, srv, errs := hookedServer(t, ServerConfig{MaxDuration: time.Second, IOTimeout: 500 * time.Millisecond})
+	c, cookie := rawHandshake(t, addr)
+	require.NoError(t, iperfwire.WriteJSON(c, []byte(`{"tcp":true,"time":1,"parallel":1,"len":1024}`), time.Second))
+	s, err := iperfwire.ReadState(c, 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, iperfwire.CreateStreams, s)
+	d := dialRaw(t, addr)
+	_, err = d.Write(cookie)
+	require.NoError(t, err)
+	for _, want := range []iperfwire.State{iperfwire.TestStart, iperfwire.TestRunning} {
+		s, err := iperfwire.ReadState(c, 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, want, s)
+	}
+	require.NoError(t, d.Close())
+	e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == ReasonLimit })
+	assert.ErrorIs(t, e.Err, ErrLimit)
+	assert.Zero(t, srv.Stats().Completed)
+	goodRunDone := goodRun(t, addr)
+	require.NoError(t, <-goodRunDone, "the server still serves")
+}

@@ -46,11 +46,38 @@ func TestUDPAccounting(t *testing.T) {
 	j += (0.003 - j) / 16
 	assert.InDelta(t, j, s.Jitter, 1e-12)
 
-	// When packet 1 is lost the seed is zero, as in iperf3.
+	// When packet 1 is lost the first datagram received still seeds the
+	// transit series, as in iperf3 (iperf_udp_recv's first_packet is
+	// bytes_received == 0): a constant one-way delay, a clock offset
+	// between the hosts included, is no jitter.
 	s = udpRecvStats{}
-	s.add(2, 0, 0.010, 1)
-	assert.InDelta(t, 0.010/16, s.Jitter, 1e-12)
+	for c := uint64(2); c <= 5; c++ {
+		s.add(c, float64(c), float64(c)+0.5, 1)
+	}
+	assert.Zero(t, s.Jitter)
 	assert.Equal(t, int64(1), s.Errors)
+
+	// The end of the omit period starts the estimate afresh, as iperf3's
+	// iperf_reset_stats: a new delay is no jitter either.
+	s.add(6, 6, 6.6, 1)
+	require.Positive(t, s.Jitter)
+	s.restartJitter()
+	assert.Zero(t, s.Jitter)
+	s.add(7, 7, 7.9, 1)
+	s.add(8, 8, 8.9, 1)
+	assert.Zero(t, s.Jitter)
+	assert.Equal(t, uint64(8), s.Highest, "the sequence accounting carries on")
+
+	// A forged count near 2^64 must not wrap Highest+1 and turn every
+	// later datagram into a loss.
+	s = udpRecvStats{}
+	s.add(1, 0, 0, 1)
+	s.add(^uint64(0), 0, 0, 1)
+	s.add(2, 0, 0, 1)
+	s.add(3, 0, 0, 1)
+	assert.Equal(t, uint64(3), s.Highest)
+	assert.Zero(t, s.Errors)
+	assert.Equal(t, int64(4), s.Datagrams)
 }
 
 // FuzzServerOutput feeds arbitrary server_output_json documents to the

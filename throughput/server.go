@@ -22,6 +22,13 @@ const (
 	defaultMaxDuration      = time.Hour
 	defaultHandshakeTimeout = 10 * time.Second
 	maxParamsBytes          = 8 << 10 // iperf3's limit on the parameters JSON
+	// maxTCPBlockLen is iperf3's MAX_BLOCKSIZE: each sending stream holds
+	// a block, so 128 streams of it cost 128 MiB.
+	maxTCPBlockLen = 1 << 20
+	maxOmitSecs    = 600
+	// maxTimeSecs bounds a test's time before it is converted to a
+	// Duration (100 years); MaxDuration is the real limit.
+	maxTimeSecs = 100 * 365 * 24 * 3600
 )
 
 // ServerConfig sets a server's limits and hooks. A nil *ServerConfig means
@@ -305,11 +312,10 @@ func (s *Server) handle(ctx context.Context, sv *serving, ac acceptedConn) {
 	key := string(cookie)
 	s.mu.Lock()
 	t, known := s.tests[key]
-	accepting := known && t.accepting
 	s.mu.Unlock()
 	if known {
 		release() // a data stream is not a test of its own
-		s.joinTest(ctx, t, accepting, ac)
+		s.joinTest(t, ac)
 		return
 	}
 	t, err = s.newTest(key)
@@ -323,22 +329,24 @@ func (s *Server) handle(ctx context.Context, sv *serving, ac acceptedConn) {
 	s.runTest(ctx, sv, conn, cookie, t)
 }
 
-// joinTest hands a data connection to its test.
-func (s *Server) joinTest(ctx context.Context, t *serverTest, accepting bool, conn acceptedConn) {
-	if !accepting {
+// joinTest hands a data connection to its test. The hand-off happens under
+// s.mu, where stopAccepting closes the door, so no connection is left in
+// the channel of a test that no longer reads it.
+func (s *Server) joinTest(t *serverTest, conn acceptedConn) {
+	s.mu.Lock()
+	ok := t.accepting
+	if ok {
+		select {
+		case t.streams <- conn:
+		default:
+			ok = false // more streams than any test takes
+		}
+	}
+	s.mu.Unlock()
+	if !ok {
 		_ = iperfwire.WriteState(conn, iperfwire.AccessDenied, time.Second)
 		_ = conn.Close()
 		s.failed(conn, ReasonBadCookie, fmt.Errorf("%w: a stream for a test that is not accepting streams", ErrProtocol))
-		return
-	}
-	tm := time.NewTimer(s.cfg.HandshakeTimeout)
-	defer tm.Stop()
-	select {
-	case t.streams <- conn:
-	case <-tm.C:
-		_ = conn.Close()
-	case <-ctx.Done():
-		_ = conn.Close()
 	}
 }
 
@@ -353,10 +361,26 @@ func (s *Server) newTest(key string) (*serverTest, error) {
 	return t, nil
 }
 
-// endTest forgets a test and closes streams that arrived too late.
+// endTest forgets a test.
 func (s *Server) endTest(key string, t *serverTest) {
+	s.stopAccepting(t)
 	s.mu.Lock()
 	delete(s.tests, key)
+	s.mu.Unlock()
+}
+
+// startAccepting lets data connections with t's cookie join t.
+func (s *Server) startAccepting(t *serverTest) {
+	s.mu.Lock()
+	t.accepting = true
+	s.mu.Unlock()
+}
+
+// stopAccepting refuses t's further data connections and closes those that
+// arrived but were not taken (more than the test asked for).
+func (s *Server) stopAccepting(t *serverTest) {
+	s.mu.Lock()
+	t.accepting = false
 	s.mu.Unlock()
 	for {
 		select {
@@ -366,12 +390,6 @@ func (s *Server) endTest(key string, t *serverTest) {
 			return
 		}
 	}
-}
-
-func (s *Server) setAccepting(t *serverTest, v bool) {
-	s.mu.Lock()
-	t.accepting = v
-	s.mu.Unlock()
 }
 
 // runTest runs one test on its control connection and reports the outcome.

@@ -69,24 +69,26 @@ func (ss *serverSession) handshake(ctx context.Context) error {
 // checkParams applies the server's limits to a client's parameters and
 // returns iperf3's error code for the first one exceeded.
 func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
-	n := int(p.Parallel)
-	if p.Bidirectional {
+	// Every value is a peer's int64: bound each one before any arithmetic,
+	// so that nothing wraps past a limit.
+	n := int64(p.Parallel)
+	if p.Bidirectional && n <= MaxStreams {
 		n *= 2
 	}
 	udp := bool(p.UDP)
-	dur := time.Duration(p.Time+p.Omit) * time.Second
 	switch {
-	case p.Parallel < 1 || n > c.MaxStreams:
+	case n < 1 || n > int64(c.MaxStreams):
 		return iperfwire.IErrNumStreams, fmt.Errorf("%w: %d streams, limit %d", ErrLimit, n, c.MaxStreams)
-	case p.Omit < 0 || p.Omit > 600:
+	case p.Omit < 0 || p.Omit > maxOmitSecs:
 		return iperfwire.IErrOmit, fmt.Errorf("%w: omit %d s", ErrLimit, p.Omit)
-	case p.Time < 0 || dur > c.MaxDuration:
+	case p.Time < 0 || p.Time > maxTimeSecs ||
+		time.Duration(p.Time+p.Omit)*time.Second > c.MaxDuration:
 		return iperfwire.IErrDuration, fmt.Errorf("%w: omit %d s + time %d s, limit %v", ErrLimit, p.Omit, p.Time, c.MaxDuration)
 	case p.Num < 0 || p.BlockCount < 0:
 		return iperfwire.IErrDuration, fmt.Errorf("%w: negative bytes or blocks", ErrLimit)
 	case udp && p.Len != 0 && (p.Len < iperfwire.MinUDPLen || p.Len > iperfwire.MaxUDPLen):
 		return iperfwire.IErrBlockSize, fmt.Errorf("%w: udp length %d", ErrLimit, p.Len)
-	case !udp && (p.Len < 0 || p.Len > 16<<20):
+	case !udp && (p.Len < 0 || p.Len > maxTCPBlockLen):
 		return iperfwire.IErrBlockSize, fmt.Errorf("%w: block length %d", ErrLimit, p.Len)
 	case p.Window < 0 || p.Window > 512<<20:
 		return iperfwire.IErrBufSize, fmt.Errorf("%w: window %d", ErrLimit, p.Window)
@@ -121,17 +123,26 @@ func (ss *serverSession) started() error {
 func (ss *serverSession) await(ctx context.Context, states <-chan stateMsg) error {
 	hard := time.NewTimer(ss.srv.cfg.MaxDuration + ss.cfg.IOTimeout)
 	defer hard.Stop()
+	overtime := &reasonError{reason: ReasonLimit, err: fmt.Errorf("%w: test exceeded %v", ErrLimit, ss.srv.cfg.MaxDuration)}
 	var m stateMsg
 	select {
 	case m = <-states:
 	case <-ss.t.eng.done:
 		if m.err = ss.t.eng.failure(); m.err == nil {
-			m = <-states
+			// The streams ended before the client's TEST_END: it still
+			// has until the hard limit to send it.
+			select {
+			case m = <-states:
+			case <-hard.C:
+				m.err = overtime
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		} else if errors.Is(m.err, ErrRecvIdle) {
 			m.err = ss.fail(iperfwire.IErrNoMsg, ReasonTimeout, m.err) // 3.21 tells the client
 		}
 	case <-hard.C:
-		m.err = &reasonError{reason: ReasonLimit, err: fmt.Errorf("%w: test exceeded %v", ErrLimit, ss.srv.cfg.MaxDuration)}
+		m.err = overtime
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -188,10 +199,10 @@ func (ss *serverSession) finish(res *Result, _ *iperfwire.Results) error {
 }
 
 func (ss *serverSession) tcpStreams(ctx context.Context) error {
-	ss.srv.setAccepting(ss.test, true)
+	ss.srv.startAccepting(ss.test)
 	ss.srv.streamsFrom(ss.ctrl, true)
 	defer ss.srv.streamsFrom(ss.ctrl, false)
-	defer ss.srv.setAccepting(ss.test, false)
+	defer ss.srv.stopAccepting(ss.test)
 	if err := iperfwire.WriteState(ss.ctrl, iperfwire.CreateStreams, ss.cfg.IOTimeout); err != nil {
 		return err
 	}

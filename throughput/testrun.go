@@ -154,6 +154,11 @@ func (t *testRun) restartCounting(at time.Duration) {
 	for _, s := range t.eng.streams {
 		s.omitSnap = s.last
 		s.retransAt = s.lastRetran
+		if s.udp && !s.send {
+			s.mu.Lock()
+			s.rstats.restartJitter()
+			s.mu.Unlock()
+		}
 	}
 }
 

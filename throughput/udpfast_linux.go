@@ -108,19 +108,20 @@ func (e *engine) udpBatch(s *flowStream, b []byte, seg int, now time.Time) {
 		return
 	}
 	arr := e.arrivalAt(now)
-	var blocks int64
+	var blocks, bytes int64
 	s.mu.Lock()
 	for off := 0; off < len(b); off += seg {
 		end := min(off+seg, len(b))
 		h, err := iperfwire.ParseUDPHeader(b[off:end], e.cfg.counters64())
 		if err != nil {
-			continue
+			continue // as udpDatagram: a datagram too short for a header is not counted
 		}
 		s.rstats.add(h.Count, float64(h.Sec)+float64(h.Usec)/1e6, arr, end-off)
 		blocks++
+		bytes += int64(end - off)
 	}
 	s.mu.Unlock()
-	e.addBlocks(s, len(b), blocks)
+	e.addBlocks(s, int(bytes), blocks)
 }
 
 // enableRxStamps asks the kernel for each datagram's receive time
@@ -158,6 +159,9 @@ func (e *engine) recvUDPStamped(s *flowStream) error {
 			if retry, err := e.udpReadFailed(err, &dl); !retry {
 				return err
 			}
+			// The next deadline counts from now, not from the last
+			// datagram's arrival: that one may be long past.
+			now = time.Now()
 			continue
 		}
 		var ok bool

@@ -9,21 +9,28 @@ type udpRecvStats struct {
 	OutOfOrder  int64   // packets whose count was at or below the highest seen
 	Jitter      float64 // seconds, RFC 1889 smoothing
 	prevTransit float64
+	seeded      bool  // prevTransit holds a datagram's transit time
 	Datagrams   int64 // datagrams received
 	Bytes       int64
 }
+
+// maxCount is the largest packet count taken into the sequence accounting:
+// a real flow never gets near it, and above it a forged count would wrap
+// Highest+1 and int64 conversions.
+const maxCount = 1 << 62
 
 // add accounts one datagram with counter count, the sender's timestamp and
 // the local arrival time (both in seconds since any epoch).
 func (s *udpRecvStats) add(count uint64, sent, arrival float64, n int) {
 	s.Datagrams++
 	s.Bytes += int64(n)
-	if count >= s.Highest+1 {
-		if count > s.Highest+1 {
-			s.Errors += int64(count-1) - int64(s.Highest)
-		}
+	switch {
+	case count > maxCount:
+		// Forged: counted as received bytes only.
+	case count > s.Highest:
+		s.Errors += int64(count - 1 - s.Highest)
 		s.Highest = count
-	} else {
+	default:
 		s.OutOfOrder++
 		if s.Errors > 0 {
 			s.Errors--
@@ -34,8 +41,11 @@ func (s *udpRecvStats) add(count uint64, sent, arrival float64, n int) {
 	if transit < 0 {
 		transit = -transit
 	}
-	if s.Highest == 1 {
-		s.prevTransit = transit
+	if !s.seeded {
+		// As iperf3, the first datagram received (whatever its count)
+		// starts the transit series: a lost first datagram must not turn
+		// the whole one-way delay into jitter.
+		s.prevTransit, s.seeded = transit, true
 	}
 	d := transit - s.prevTransit
 	if d < 0 {
@@ -43,4 +53,10 @@ func (s *udpRecvStats) add(count uint64, sent, arrival float64, n int) {
 	}
 	s.prevTransit = transit
 	s.Jitter += (d - s.Jitter) / 16.0
+}
+
+// restartJitter starts the jitter estimate afresh from the next datagram,
+// as iperf3 does when its omit period ends (iperf_reset_stats).
+func (s *udpRecvStats) restartJitter() {
+	s.Jitter, s.seeded = 0, false
 }
