@@ -224,7 +224,12 @@ func (c *Config) pacingRate() float64 {
 }
 
 // dataPathParams adds the data-path options to a client's parameters, in
-// 3.21's keys (it sends gso and gro with every UDP test).
+// 3.21's keys (it sends gso and gro with every UDP test). As a 3.21 client,
+// it asks the server for GSO and GRO only when they are switched on
+// (--gsro): a 3.21 server takes gso 1 at its word and sends GSO batches of
+// gso_bf_size bytes, which it leaves at 64 KiB when not told, more segments
+// than the kernel takes in one send for datagrams below 1 KiB, so that it
+// sends nothing. When on, gso_bf_size is the batch this side sends too.
 func (c *Config) dataPathParams(p *iperfwire.Params) {
 	flag := func(b bool) *iperfwire.Int {
 		if b {
@@ -233,9 +238,11 @@ func (c *Config) dataPathParams(p *iperfwire.Params) {
 		return iperfwire.PtrInt(0)
 	}
 	if c.UDP {
-		p.GSO, p.GRO = flag(c.useGSO()), flag(c.useGRO())
-		if c.useGSO() {
+		gso := c.GSO == OffloadOn && c.useGSO()
+		p.GSO, p.GRO = flag(gso), flag(c.GRO == OffloadOn && c.useGRO())
+		if gso {
 			p.GSODgSize = iperfwire.Int(c.BlockLen)
+			p.GSOBfSize = iperfwire.Int(maxGSOBatch(c.BlockLen) * c.BlockLen)
 		}
 	}
 	if c.SkipRxCopy {
@@ -248,17 +255,16 @@ func (c *Config) dataPathParams(p *iperfwire.Params) {
 }
 
 // dataPathFromParams sets the data-path options from a client's
-// parameters: a client that does not send gso or gro (before 3.21) leaves
-// them to the server.
+// parameters. A gso or gro of 1 is a request (--gsro); 0, which every 3.21
+// client sends without --gsro, and an absent key (before 3.21) leave the
+// choice to this side, as for a Config's OffloadAuto: GSO and GRO change how
+// this side writes and reads, not the datagrams on the wire.
 func (c *Config) dataPathFromParams(p *iperfwire.Params) {
 	on := func(v *iperfwire.Int) Offload {
-		switch {
-		case v == nil:
-			return OffloadAuto
-		case *v != 0:
+		if v != nil && *v > 0 {
 			return OffloadOn
 		}
-		return OffloadOff
+		return OffloadAuto
 	}
 	c.GSO, c.GRO = on(p.GSO), on(p.GRO)
 	c.SkipRxCopy, c.ZeroCopy = p.SkipRxCopy != 0, p.ZeroCopy != 0

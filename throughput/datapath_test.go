@@ -32,17 +32,30 @@ func TestDataPathParams(t *testing.T) {
 	assert.Equal(t, 2e9, got.FQRate)
 	assert.True(t, got.useGRO())
 
-	// Defaults: a paced test asks the server for no GRO, an unlimited one for it.
-	paced := (&Config{UDP: true, Bitrate: 1e9}).withDefaults()
-	b, _ = json.Marshal(paced.params())
-	assert.Contains(t, string(b), `"gro":0`)
-	assert.Contains(t, string(b), `"gso":1`)
-	p, _ = iperfwire.DecodeParams(b)
-	srvPaced := configFromParams(p, &ServerConfig{})
-	assert.False(t, srvPaced.useGRO())
-	unl := (&Config{UDP: true, Bitrate: Unlimited}).withDefaults()
-	b, _ = json.Marshal(unl.params())
-	assert.Contains(t, string(b), `"gro":1`)
+	// Defaults ask for nothing, as a 3.21 client without --gsro: the
+	// server decides (GRO only without a rate), and a 3.21 server is not
+	// pushed into GSO batches it cannot send.
+	for _, rate := range []float64{1e9, Unlimited} {
+		def := (&Config{UDP: true, Bitrate: rate}).withDefaults()
+		b, _ = json.Marshal(def.params())
+		assert.Contains(t, string(b), `"gro":0`)
+		assert.Contains(t, string(b), `"gso":0`)
+		assert.NotContains(t, string(b), `"gso_dg_size"`)
+		p, _ = iperfwire.DecodeParams(b)
+		srv := configFromParams(p, &ServerConfig{})
+		assert.Equal(t, OffloadAuto, srv.GSO)
+		assert.Equal(t, OffloadAuto, srv.GRO)
+		assert.Equal(t, rate == Unlimited, srv.useGRO())
+		assert.True(t, srv.useGSO())
+	}
+	// Switched on with small datagrams, the batch a 3.21 server is told to
+	// send stays within the kernel's 64 segments (65507 bytes of 100-byte
+	// datagrams would be 655).
+	small := (&Config{UDP: true, Bitrate: 1e6, BlockLen: 100, GSO: OffloadOn}).withDefaults()
+	assert.Equal(t, iperfwire.Int(64*100), small.params().GSOBfSize)
+	assert.Equal(t, iperfwire.Int(100), small.params().GSODgSize)
+	big := (&Config{UDP: true, Bitrate: 1e6, BlockLen: 1400, GSO: OffloadOn}).withDefaults()
+	assert.Equal(t, iperfwire.Int(46*1400), big.params().GSOBfSize)
 	tcp := (&Config{}).withDefaults()
 	b, _ = json.Marshal(tcp.params())
 	assert.NotContains(t, string(b), `"gso"`, "3.21 sends gso and gro with UDP tests only")
@@ -181,7 +194,7 @@ func TestIperf321DataPath(t *testing.T) {
 		assert.Equal(t, has("--skip-rx-copy"), srv.Config.SkipRxCopy, "%v", args)
 		assert.Equal(t, has("-Z"), srv.Config.ZeroCopy, "%v", args)
 		if srv.Config.UDP {
-			want := OffloadOff
+			want := OffloadAuto // a 3.21 client sends 0: ours decides
 			if has("--gsro") {
 				want = OffloadOn
 			}
@@ -199,6 +212,10 @@ func TestIperf321DataPath(t *testing.T) {
 		{UDP: true, Bitrate: 200e6, BlockLen: 1400, GSO: OffloadOn, GRO: OffloadOn},
 		{UDP: true, Bitrate: 200e6, BlockLen: 1400, GSO: OffloadOn, GRO: OffloadOn, Reverse: true},
 		{UDP: true, Bitrate: 100e6, SkipRxCopy: true}, {UDP: true, Bitrate: 50e6, Bidir: true},
+		// Small datagrams from a 3.21 server: it sent none when asked for
+		// GSO without a batch size that fits the kernel's segment limit.
+		{UDP: true, Bitrate: 1e6, BlockLen: 100, Reverse: true},
+		{UDP: true, Bitrate: 1e6, BlockLen: 100, Reverse: true, GSO: OffloadOn, GRO: OffloadOn},
 	} {
 		cfg.Duration, cfg.Interval = time.Second, -1
 		res, err := runRetry(t, stock, &cfg)

@@ -680,11 +680,14 @@ func fillPayload(b []byte) {
 // maxGSOSegments is the kernel's limit on segments per GSO send (UDP_MAX_SEGMENTS).
 const maxGSOSegments = 64
 
+// maxGSOBatch is the most datagrams of n bytes one GSO send may carry.
+func maxGSOBatch(n int) int { return max(min(65000/n, maxGSOSegments), 1) }
+
 // gsoBatch is how many datagrams one GSO write carries: at most 64
 // segments and 64 KiB, and with a target rate no more than maxBatchTime of
 // it (at least one datagram), so that pacing stays smooth.
 func (e *engine) gsoBatch() int {
-	k := min(65000/e.cfg.BlockLen, maxGSOSegments)
+	k := maxGSOBatch(e.cfg.BlockLen)
 	if rate := e.cfg.rate(); rate > 0 {
 		byRate := int(rate * maxBatchTime.Seconds() / (8 * float64(e.cfg.BlockLen)))
 		k = min(k, byRate)
