@@ -8,9 +8,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,9 +26,16 @@ import (
 // (a few milliseconds), short enough not to delay a run elsewhere.
 const DefaultIMDSTimeout = time.Second
 
-// NotOnEC2 is Metadata.EC2Note's prefix when no instance metadata service
-// answered.
+// NotOnEC2 is Metadata.EC2Note's prefix when the instance metadata service
+// did not answer (or was not asked) and the host's firmware (DMI) data says
+// it is not Amazon hardware: positive evidence, not an absence of answer.
 const NotOnEC2 = "not on EC2"
+
+// EC2Unknown is Metadata.EC2Note's prefix when the instance metadata
+// service did not answer (or was not asked) and nothing proves the host is
+// not on EC2: EC2 with IMDS disabled, or a container behind the IMDSv2 hop
+// limit, looks the same as no EC2 at all. The reason follows in brackets.
+const EC2Unknown = "unknown"
 
 // modulePath is netperfkit's module, whose version Collect reports.
 const modulePath = "github.com/netperfkit/netperfkit"
@@ -51,6 +60,10 @@ type Config struct {
 	SkipIMDS bool
 }
 
+// sysRoot is where Collect reads /sys from; tests point collect at
+// fixtures instead.
+const sysRoot = "/"
+
 // Metadata is the description of one run's environment.
 type Metadata struct {
 	Host              string `json:"host"`
@@ -64,7 +77,8 @@ type Metadata struct {
 	// Interface is nil when Config.Interface was "".
 	Interface *Interface `json:"interface,omitempty"`
 	// EC2 is nil when no instance metadata service answered; EC2Note then
-	// says why, starting with NotOnEC2.
+	// says why, starting with NotOnEC2 when the firmware data shows the host
+	// is not Amazon hardware and with EC2Unknown otherwise.
 	EC2      *EC2              `json:"ec2,omitempty"`
 	EC2Note  string            `json:"ec2_note,omitempty"`
 	Settings map[string]string `json:"settings,omitempty"`
@@ -91,6 +105,11 @@ type EC2 struct {
 // Collect gathers the metadata. It never fails: what cannot be read is left
 // empty, and the EC2 part says why it is missing.
 func Collect(ctx context.Context, cfg *Config) *Metadata {
+	return collect(ctx, cfg, sysRoot)
+}
+
+// collect is Collect reading the DMI data under root.
+func collect(ctx context.Context, cfg *Config, root string) *Metadata {
 	var c Config
 	if cfg != nil {
 		c = *cfg
@@ -111,16 +130,68 @@ func Collect(ctx context.Context, cfg *Config) *Metadata {
 		m.Interface = readInterface(c.Interface)
 	}
 	if c.SkipIMDS {
-		m.EC2Note = NotOnEC2 + ": the instance metadata service was not asked"
+		m.EC2Note = ec2Note(readDMI(root), "the instance metadata service was not asked")
 		return m
 	}
 	ec2, err := readEC2(ctx, c)
 	if err != nil {
-		m.EC2Note = NotOnEC2 + ": " + err.Error()
+		m.EC2Note = ec2Note(readDMI(root), err.Error())
 		return m
 	}
 	m.EC2 = ec2
 	return m
+}
+
+// ec2Note says why the EC2 part is missing: "not on EC2" only when the
+// firmware data proves it, "unknown (...)" otherwise.
+func ec2Note(d dmiEvidence, why string) string {
+	switch {
+	case d.amazon != "":
+		return EC2Unknown + " (" + why + "; the firmware says Amazon EC2: " + d.amazon + ")"
+	case d.vendor != "":
+		return NotOnEC2 + ": the firmware's sys_vendor is " + strconv.Quote(d.vendor) + "; " + why
+	}
+	return EC2Unknown + " (" + why + ")"
+}
+
+// dmiEvidence is what the firmware (DMI) says of the host's maker.
+type dmiEvidence struct {
+	// amazon names the file and value that show Amazon hardware, "" when
+	// none does.
+	amazon string
+	// vendor is sys_vendor when it could be read, "" otherwise.
+	vendor string
+}
+
+// readDMI reads the DMI identity files (linux; elsewhere they do not exist
+// and nothing is known). Nitro instances say sys_vendor "Amazon EC2" and
+// carry the instance id in board_asset_tag; Xen instances say "Xen" but
+// "amazon" in bios_version, and /sys/hypervisor/uuid starts with "ec2".
+func readDMI(root string) dmiEvidence {
+	var d dmiEvidence
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	const dir = "sys/class/dmi/id/"
+	d.vendor = read(dir + "sys_vendor")
+	for _, f := range []string{"sys_vendor", "bios_vendor", "bios_version", "product_name", "product_version", "board_vendor"} {
+		if v := read(dir + f); strings.Contains(strings.ToLower(v), "amazon") {
+			d.amazon = f + " " + strconv.Quote(v)
+			return d
+		}
+	}
+	if v := read(dir + "board_asset_tag"); strings.HasPrefix(v, "i-") {
+		d.amazon = "board_asset_tag " + strconv.Quote(v)
+		return d
+	}
+	if v := read("sys/hypervisor/uuid"); strings.HasPrefix(strings.ToLower(v), "ec2") {
+		d.amazon = "hypervisor uuid " + strconv.Quote(v)
+	}
+	return d
 }
 
 // Version is netperfkit's module version as the running binary was built
@@ -172,12 +243,15 @@ func readInterface(name string) *Interface {
 // readEC2 asks IMDSv2 (a session token, then the instance identity
 // document) within the timeout; the SDK client neither retries nor falls
 // back to IMDSv1.
-func readEC2(ctx context.Context, c Config) (*EC2, error) {
+func readEC2(parent context.Context, c Config) (*EC2, error) {
 	timeout := c.IMDSTimeout
 	if timeout <= 0 {
 		timeout = DefaultIMDSTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	if err := parent.Err(); err != nil {
+		return nil, fmt.Errorf("the instance metadata service was not asked: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	client := imds.New(imds.Options{
 		Endpoint:       c.IMDSEndpoint,
@@ -186,6 +260,10 @@ func readEC2(ctx context.Context, c Config) (*EC2, error) {
 	})
 	out, err := client.GetInstanceIdentityDocument(ctx, &imds.GetInstanceIdentityDocumentInput{})
 	if err != nil {
+		if perr := parent.Err(); perr != nil {
+			// The caller gave up, not the service: the timeout did not run out.
+			return nil, fmt.Errorf("the instance metadata request was cut short: %w", perr)
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("no instance metadata service answered within %s", timeout)
 		}
@@ -286,7 +364,14 @@ func (m *Metadata) WriteText(w io.Writer) error {
 		line("ec2", fmt.Sprintf("%s in %s (%s), %s", e.InstanceType, e.AvailabilityZone, e.Region, e.InstanceID))
 	} else {
 		// The note's first clause says it; the SDK's wording follows in JSON.
-		note, _, _ := strings.Cut(m.EC2Note, ": operation error")
+		note, rest, cut := strings.Cut(m.EC2Note, ": operation error")
+		if cut && strings.HasPrefix(note, EC2Unknown+" (") {
+			if _, tail, ok := strings.Cut(rest, "; the firmware"); ok {
+				note += "; the firmware" + tail
+			} else {
+				note += ")"
+			}
+		}
 		line("ec2", note)
 	}
 	if len(m.Settings) > 0 {

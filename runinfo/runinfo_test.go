@@ -88,7 +88,7 @@ func TestCollectOnEC2(t *testing.T) {
 	assert.Contains(t, b.String(), "settings     d=2s")
 }
 
-func TestCollectNotOnEC2(t *testing.T) {
+func TestCollectWithoutIMDS(t *testing.T) {
 	// A closed port: the connection is refused at once.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -96,7 +96,10 @@ func TestCollectNotOnEC2(t *testing.T) {
 	require.NoError(t, ln.Close())
 	m := runinfo.Collect(context.Background(), &runinfo.Config{IMDSEndpoint: closed})
 	assert.Nil(t, m.EC2)
-	assert.True(t, strings.HasPrefix(m.EC2Note, runinfo.NotOnEC2+": "), m.EC2Note)
+	// "not on EC2" needs the host's firmware to say so (see ec2note_test.go);
+	// a refused connection alone is "unknown".
+	assert.True(t, strings.HasPrefix(m.EC2Note, runinfo.NotOnEC2+": ") || strings.HasPrefix(m.EC2Note, runinfo.EC2Unknown+" ("), m.EC2Note)
+	assert.Contains(t, m.EC2Note, "no IMDSv2 answer")
 
 	// A service that accepts and never answers: the timeout ends it.
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
@@ -115,10 +118,10 @@ func TestCollectNotOnEC2(t *testing.T) {
 	m = runinfo.Collect(context.Background(), &runinfo.Config{IMDSEndpoint: "http://" + silent.Addr().String(), IMDSTimeout: 200 * time.Millisecond})
 	assert.Less(t, time.Since(start), 5*time.Second, "the IMDS timeout bounds Collect")
 	assert.Nil(t, m.EC2)
-	assert.Equal(t, runinfo.NotOnEC2+": no instance metadata service answered within 200ms", m.EC2Note)
+	assert.Contains(t, m.EC2Note, "no instance metadata service answered within 200ms")
 
 	m = runinfo.Collect(context.Background(), &runinfo.Config{SkipIMDS: true})
-	assert.Equal(t, runinfo.NotOnEC2+": the instance metadata service was not asked", m.EC2Note)
+	assert.Contains(t, m.EC2Note, "the instance metadata service was not asked")
 }
 
 func TestCollectHost(t *testing.T) {
@@ -135,5 +138,5 @@ func TestCollectHost(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, m.WriteText(&b))
 	assert.True(t, strings.HasPrefix(b.String(), "run metadata\n"))
-	assert.Contains(t, b.String(), "not on EC2")
+	assert.Regexp(t, `\n  ec2 +(not on EC2|unknown) `, b.String())
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/internal/peertest"
@@ -212,9 +214,26 @@ func errorsFor(mfs map[string]*dto.MetricFamily, peer, kind string) float64 {
 }
 
 func TestAgentRefusesBadStart(t *testing.T) {
-	ln := peertest.FreePort(t)
-	// A metrics address already taken by the agent's own server.
-	err := run(context.Background(), []string{"-metrics", "256.0.0.1:1", "-iperf3-port", itoa(ln), "-sockperf-port", "0"}, &peertest.Buffer{}, nil)
+	// A metrics address that is already taken.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	err = run(context.Background(), []string{"-metrics", taken.Addr().String(), "-listen", "127.0.0.1",
+		"-iperf3-port", itoa(peertest.FreePort(t)), "-sockperf-port", "0", "-iface", "lo"}, &peertest.Buffer{}, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "metrics")
+	assert.ErrorIs(t, err, syscall.EADDRINUSE)
+
+	// The port-only form takes the -listen host, and that port is taken.
+	_, port, err := net.SplitHostPort(taken.Addr().String())
+	require.NoError(t, err)
+	err = run(context.Background(), []string{"-metrics", port, "-listen", "127.0.0.1",
+		"-iperf3-port", "0", "-sockperf-port", "0", "-iface", "lo"}, &peertest.Buffer{}, nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, syscall.EADDRINUSE)
+
+	// A metrics address that cannot be bound at all.
+	err = run(context.Background(), []string{"-metrics", "256.0.0.1:1", "-iperf3-port", "0", "-sockperf-port", "0", "-iface", "lo"}, &peertest.Buffer{}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "metrics")
 	err = run(context.Background(), []string{"-peers", "h:notaport"}, &peertest.Buffer{}, nil)
@@ -261,6 +280,34 @@ func TestAgentKeepsSecretsOutOfLogsAndMetrics(t *testing.T) {
 	assert.NotContains(t, body, `phase="total"`, "a failed probe has no total")
 }
 
+// TestAgentKeepsWrongPasswordOutOfLogsAndMetrics sends a wrong password to a
+// real server that requires an ACL user, at debug level, so the password
+// goes over the wire and the server's WRONGPASS reply reaches the logs, and
+// looks for the password everywhere the agent writes.
+func TestAgentKeepsWrongPasswordOutOfLogsAndMetrics(t *testing.T) {
+	srv := cachetest.NewServer(t, &cachetest.Config{User: "probe", Password: "the-Right-pw-41"})
+	const wrong = "wr0ng-Pa55word-qz"
+	t.Setenv("NETPERFKIT_CACHE_PASSWORD", wrong)
+	url, log, _ := startAgent(t, nil, "-iperf3-port", "0", "-sockperf-port", "0", "-iface", "lo",
+		"-cache", srv.Addr, "-cache-user", "probe", "-cache-every", "50ms", "-probe-timeout", "2s")
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		body = string(b)
+		return errorsFor(scrape(t, url), srv.Addr, string(cache.ErrWrongPass)) >= 2
+	}, 15*time.Second, 50*time.Millisecond, "log:\n%s", log)
+	assert.Contains(t, log.String(), "cache probe failed", "the failure itself is logged")
+	assert.Contains(t, log.String(), string(cache.ErrWrongPass))
+	for _, secret := range []string{wrong, "the-Right-pw-41"} {
+		assert.NotContains(t, body, secret)
+		assert.NotContains(t, log.String(), secret)
+	}
+}
+
 // TestAgentCacheProbeTLSAndACL probes a real redis-server or valkey-server
 // that speaks TLS only and requires an ACL user, and checks every phase of
 // the connection reaches netperfkit_cache_phase_seconds.
@@ -295,4 +342,32 @@ func TestAgentCacheProbeTLSAndACL(t *testing.T) {
 		assert.Zero(t, m.GetCounter().GetValue(), "%v", m.GetLabel())
 	}
 	assert.NotContains(t, log.String(), password)
+}
+
+// TestErrorsHelpNamesEveryKind checks that netperfkit_probe_errors_total's
+// HELP names every kind the agent records, as the README does.
+func TestErrorsHelpNamesEveryKind(t *testing.T) {
+	m := newMetrics()
+	m.probeError("p", "busy")
+	mfs, err := m.reg.Gather()
+	require.NoError(t, err)
+	var help string
+	for _, mf := range mfs {
+		if mf.GetName() == "netperfkit_probe_errors_total" {
+			help = mf.GetHelp()
+		}
+	}
+	require.NotEmpty(t, help)
+	kinds := []string{"timeout", "refused", "unreachable", "dns", "busy", "other", "lost"}
+	for _, k := range []cache.ErrorKind{cache.ErrDNS, cache.ErrConnectRefused, cache.ErrConnectTimeout, cache.ErrConnect,
+		cache.ErrTLSVerify, cache.ErrTLSHandshake, cache.ErrWrongPass, cache.ErrNoAuth, cache.ErrAuth, cache.ErrCluster,
+		cache.ErrCommand, cache.ErrTimeout, cache.ErrConnection, cache.ErrClosing, cache.ErrRecovery, cache.ErrServer} {
+		kinds = append(kinds, string(k))
+	}
+	for _, k := range kinds {
+		assert.Regexp(t, `\b`+k+`\b`, help, k)
+	}
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "`busy`")
 }

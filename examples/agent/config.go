@@ -96,8 +96,15 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// listFlag is a comma-separated list flag.
-type listFlag struct{ p *[]string }
+// listFlag is a comma-separated list flag that may be repeated: "-peers a
+// -peers b,c" is a, b and c. The first use on the command line replaces the
+// list the -config file gave (flags win over the file); later uses append.
+type listFlag struct {
+	p   *[]string
+	set *bool // the flag was given already in this parse
+}
+
+func newListFlag(p *[]string) listFlag { return listFlag{p: p, set: new(bool)} }
 
 func (l listFlag) String() string {
 	if l.p == nil {
@@ -107,7 +114,11 @@ func (l listFlag) String() string {
 }
 
 func (l listFlag) Set(s string) error {
-	*l.p = splitList(s)
+	if !*l.set {
+		*l.p = nil
+		*l.set = true
+	}
+	*l.p = append(*l.p, splitList(s)...)
 	return nil
 }
 
@@ -144,11 +155,11 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(file, "config", "", "read settings from JSON `file` (flags given win)")
-	fs.StringVar(&c.Metrics, "metrics", c.Metrics, "serve /metrics on `addr`")
+	fs.StringVar(&c.Metrics, "metrics", c.Metrics, "serve /metrics on `addr`: host:port, [ipv6]:port, :port (all addresses) or a port alone (the -listen host)")
 	fs.IntVar(&c.IperfPort, "iperf3-port", c.IperfPort, "iperf3-compatible server `port` (0: off)")
 	fs.IntVar(&c.SockperfPort, "sockperf-port", c.SockperfPort, "sockperf-compatible server `port`, UDP and TCP (0: off)")
 	fs.StringVar(&c.Listen, "listen", c.Listen, "`host` the iperf3 and sockperf servers bind (default: all)")
-	fs.Var(listFlag{&c.Peers}, "peers", "peers to probe: `host[:iperf3port[:sockperfport]],...`")
+	fs.Var(newListFlag(&c.Peers), "peers", "peers to probe: `host[:iperf3port[:sockperfport]],...` (repeatable)")
 	fs.StringVar(&c.PeersFile, "peers-file", c.PeersFile, "read more peers from `file` (one per line, # comments), again on SIGHUP")
 	fs.Var(durFlag{&c.RTTEvery}, "rtt-every", "RTT probe `interval` per peer (0: off)")
 	fs.IntVar(&c.RTTCount, "rtt-count", c.RTTCount, "UDP ping-pong `messages` per RTT probe")
@@ -160,14 +171,14 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.MaxProbes, "max-probes", c.MaxProbes, "probes running at once, all peers together")
 	fs.StringVar(&c.Iface, "iface", c.Iface, "interface whose ethtool statistics are exported (default: the default-route interface)")
 	fs.Var(durFlag{&c.SRDWindow}, "srd-window", "window of netperfkit_srd_coverage_ratio")
-	fs.Var(listFlag{&c.Cache}, "cache", "cache endpoints to probe: `host:port,...`")
+	fs.Var(newListFlag(&c.Cache), "cache", "cache endpoints to probe: `host:port,...` (repeatable)")
 	fs.BoolVar(&c.CacheTLS, "cache-tls", c.CacheTLS, "use TLS to the cache endpoints")
 	fs.StringVar(&c.CacheCAFile, "cache-ca", c.CacheCAFile, "PEM `file` of the CAs that sign the cache endpoints' certificates (default: system roots)")
 	fs.StringVar(&c.CacheUser, "cache-user", c.CacheUser, "ACL `user` for the cache endpoints (password from $NETPERFKIT_CACHE_PASSWORD)")
 	fs.Var(durFlag{&c.CacheEvery}, "cache-every", "cache probe `interval` per endpoint")
 	fs.IntVar(&c.MaxTests, "iperf3-max-tests", c.MaxTests, "iperf3 tests served at once")
 	fs.IntVar(&c.MaxConns, "sockperf-max-conns", c.MaxConns, "sockperf TCP connections served at once")
-	fs.Var(listFlag{&c.AllowClients}, "allow-clients", "serve only clients in these networks, iperf3 and sockperf: `CIDR,...` (default: all)")
+	fs.Var(newListFlag(&c.AllowClients), "allow-clients", "serve only clients in these networks, iperf3 and sockperf: `CIDR,...` (repeatable; default: all)")
 	fs.IntVar(&c.MaxTestsPerClient, "iperf3-max-tests-per-client", c.MaxTestsPerClient, "iperf3 tests one client IP may run at once, counted from accept (0: no cap)")
 	fs.StringVar(&c.IperfKey, "iperf3-rsa-private-key", c.IperfKey, "require iperf3 RSA authentication with this private key PEM `file`")
 	fs.StringVar(&c.IperfUsers, "iperf3-authorized-users", c.IperfUsers, "iperf3 authorized users `file` (user,sha256 lines) for -iperf3-rsa-private-key")
@@ -236,6 +247,10 @@ func (c *config) validate() error {
 		return errors.New("-rtt-count must be 1..1000")
 	case c.TputBytes <= 0 || c.TputBudget < 0:
 		return errors.New("-tput-bytes must be positive and -tput-budget not negative")
+	case c.TputEvery > 0 && c.TputBytes > c.TputBudget:
+		// A probe reserves -tput-bytes before it starts: a budget smaller
+		// than one probe would skip every probe, forever.
+		return fmt.Errorf("-tput-bytes %d is more than the hourly -tput-budget %d: every throughput probe would be skipped", c.TputBytes, c.TputBudget)
 	case c.TputDuration < duration(time.Second):
 		return errors.New("-tput-duration must be at least 1s")
 	case c.ProbeTimeout <= 0:
@@ -255,6 +270,9 @@ func (c *config) validate() error {
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("-log-format %q: want text or json", c.LogFormat)
 	}
+	if _, err := c.metricsAddr(); err != nil {
+		return err
+	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err
 	}
@@ -267,6 +285,31 @@ func (c *config) validate() error {
 		}
 	}
 	return nil
+}
+
+// listenHost is -listen without the brackets an IPv6 address may come in,
+// ready for net.JoinHostPort; "" means every address.
+func (c *config) listenHost() string {
+	return strings.TrimSuffix(strings.TrimPrefix(c.Listen, "["), "]")
+}
+
+// metricsAddr is where /metrics is served: -metrics as given, or, when it
+// is a port alone ("9469"), that port on the -listen host. The port-only
+// form serves manifests that know the node's address only as a variable:
+// "$(NODE_IP):9469" cannot be split when NODE_IP is an IPv6 address, while
+// "-listen=$(NODE_IP) -metrics=9469" works for both families.
+func (c *config) metricsAddr() (string, error) {
+	if c.Metrics != "" && strings.Trim(c.Metrics, "0123456789") == "" {
+		p, err := strconv.Atoi(c.Metrics)
+		if err != nil || !validPort(p, true) {
+			return "", fmt.Errorf("-metrics %q: not a port 0..65535", c.Metrics)
+		}
+		return net.JoinHostPort(c.listenHost(), c.Metrics), nil
+	}
+	if _, _, err := net.SplitHostPort(c.Metrics); err != nil {
+		return "", fmt.Errorf("-metrics %q: want host:port, [ipv6]:port, :port or a port alone (on the -listen host): %w", c.Metrics, err)
+	}
+	return c.Metrics, nil
 }
 
 func validPort(p int, zeroOK bool) bool { return p <= 65535 && (p > 0 || zeroOK && p == 0) }

@@ -28,7 +28,7 @@ func TestParseConfigFlags(t *testing.T) {
 	c, err := parseConfig([]string{
 		"-metrics", ":9999", "-iperf3-port", "5301", "-sockperf-port", "11112",
 		"-peers", "10.0.0.1,10.0.0.2:6000,[2001:db8::1]:6001:12000", "-rtt-every", "200ms",
-		"-tput-every", "1m", "-iface", "ens5", "-cache", "c1:6379,c2:6380", "-tput-budget", "1000",
+		"-tput-every", "1m", "-iface", "ens5", "-cache", "c1:6379,c2:6380", "-tput-budget", "1000", "-tput-bytes", "500",
 	}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, ":9999", c.Metrics)
@@ -51,7 +51,7 @@ func TestParseConfigFileThenFlagsWin(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "agent.json")
 	require.NoError(t, os.WriteFile(file, []byte(`{
 		"metrics": "0.0.0.0:9469", "peers": ["a", "b:1:2"], "rtt_every": "3s",
-		"tput_every": "5m", "tput_budget_bytes_per_hour": 12345, "log_format": "json"
+		"tput_every": "5m", "tput_budget_bytes_per_hour": 12345, "tput_bytes": 1000, "log_format": "json"
 	}`), 0o600))
 	c, err := parseConfig([]string{"-config", file, "-rtt-every", "1s"}, io.Discard)
 	require.NoError(t, err)
@@ -222,4 +222,70 @@ func FuzzReadPeersFile(f *testing.F) {
 		}
 		_, _ = parsePeers(entries, 5201, 11111) // must not panic
 	})
+}
+
+func TestListFlagsAppend(t *testing.T) {
+	c, err := parseConfig([]string{"-peers", "a", "-peers", "b,c", "-cache", "c1:1", "-cache", "c2:2",
+		"-allow-clients", "10.0.0.0/8", "-allow-clients", "192.168.0.0/16"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "c"}, c.Peers, "a repeated -peers adds to the list")
+	assert.Equal(t, []string{"c1:1", "c2:2"}, c.Cache)
+	assert.Equal(t, []string{"10.0.0.0/8", "192.168.0.0/16"}, c.AllowClients)
+
+	// On the command line the list replaces the file's; repeats still add.
+	file := filepath.Join(t.TempDir(), "agent.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"peers": ["f1", "f2"]}`), 0o600))
+	c, err = parseConfig([]string{"-config", file, "-peers", "a", "-peers", "b"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, c.Peers)
+	c, err = parseConfig([]string{"-config", file}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"f1", "f2"}, c.Peers)
+}
+
+func TestTputBytesWithinBudget(t *testing.T) {
+	_, err := parseConfig([]string{"-tput-every", "1m", "-tput-bytes", "2000", "-tput-budget", "1000"}, io.Discard)
+	require.Error(t, err, "a probe larger than the budget would be skipped forever")
+	assert.Contains(t, err.Error(), "-tput-budget")
+	_, err = parseConfig([]string{"-tput-every", "1m", "-tput-budget", "0"}, io.Discard)
+	require.Error(t, err, "a zero budget allows no probe")
+	_, err = parseConfig([]string{"-tput-every", "1m", "-tput-bytes", "1000", "-tput-budget", "1000"}, io.Discard)
+	require.NoError(t, err)
+	_, err = parseConfig([]string{"-tput-bytes", "2000", "-tput-budget", "1000"}, io.Discard)
+	require.NoError(t, err, "throughput probes off: the budget does not matter")
+}
+
+func TestRTTReplyTimeout(t *testing.T) {
+	c, err := parseConfig([]string{"-rtt-count", "1000", "-probe-timeout", "5s"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, rttReplyTimeout(c), "each reply gets its own bound, not a share of the probe's")
+	c, err = parseConfig([]string{"-rtt-count", "1000", "-probe-timeout", "300ms"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 300*time.Millisecond, rttReplyTimeout(c))
+}
+
+func TestMetricsAddr(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "127.0.0.1:9469"},
+		{[]string{"-metrics", ":9469"}, ":9469"},
+		{[]string{"-metrics", "[2001:db8::1]:9469"}, "[2001:db8::1]:9469"},
+		{[]string{"-metrics", "9469"}, ":9469"},
+		{[]string{"-metrics", "9469", "-listen", "10.0.0.5"}, "10.0.0.5:9469"},
+		{[]string{"-metrics", "9469", "-listen", "2001:db8::5"}, "[2001:db8::5]:9469"},
+		{[]string{"-metrics", "9469", "-listen", "[2001:db8::5]"}, "[2001:db8::5]:9469"},
+		{[]string{"-metrics", "0", "-listen", "127.0.0.1"}, "127.0.0.1:0"},
+	} {
+		c, err := parseConfig(tc.args, io.Discard)
+		require.NoError(t, err, "%q", tc.args)
+		got, err := c.metricsAddr()
+		require.NoError(t, err, "%q", tc.args)
+		assert.Equal(t, tc.want, got, "%q", tc.args)
+	}
+	for _, bad := range []string{"2001:db8::5:9469", "70000", "host", "10.0.0.5"} {
+		_, err := parseConfig([]string{"-metrics", bad}, io.Discard)
+		assert.Error(t, err, bad)
+	}
 }

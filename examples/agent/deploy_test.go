@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,7 +110,9 @@ func TestDeployKubernetes(t *testing.T) {
 	assert.Equal(t, cfg.IperfPort, ports["iperf3-udp"])
 	assert.Equal(t, cfg.SockperfPort, ports["sockperf"])
 	assert.Equal(t, cfg.SockperfPort, ports["sockperf-tcp"])
-	assert.True(t, strings.HasSuffix(cfg.Metrics, ":9469"))
+	metricsAddr, err := cfg.metricsAddr()
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(metricsAddr, ":9469"))
 	assert.Equal(t, 9469, ports["metrics"])
 
 	// The peers file comes from the ConfigMap.
@@ -192,4 +196,84 @@ func TestDeployExampleConfigIsValid(t *testing.T) {
 	c := defaults()
 	require.NoError(t, decodeConfig(b, &c))
 	require.NoError(t, c.validate())
+}
+
+// TestDeployIPv6Node runs the DaemonSet's arguments with an IPv6 node
+// address in $(NODE_IP), as Kubernetes expands it: every address the agent
+// binds must parse.
+func TestDeployIPv6Node(t *testing.T) {
+	objs := readK8s(t)
+	c := objs["DaemonSet"].Spec.Template.Spec.Containers[0]
+	for _, ip := range []string{"10.0.1.10", "fd00:10::7"} {
+		args := make([]string, len(c.Args))
+		for i, a := range c.Args {
+			args[i] = strings.ReplaceAll(a, "$(NODE_IP)", ip)
+		}
+		cfg, err := parseConfig(args, io.Discard)
+		require.NoError(t, err, "node %s: args %q", ip, args)
+		addr, err := cfg.metricsAddr()
+		require.NoError(t, err)
+		host, port, err := net.SplitHostPort(addr)
+		require.NoError(t, err, "node %s: -metrics %q", ip, addr)
+		assert.Equal(t, ip, host)
+		assert.Equal(t, "9469", port)
+	}
+}
+
+// TestDeployNoCPUCap: a CPU quota throttles the servers peers measure.
+func TestDeployNoCPUCap(t *testing.T) {
+	u := readUnit(t, filepath.Join(deployDir, "netperfkit-agent.service"))
+	s := u["Service"]
+	assert.NotContains(t, s, "CPUQuota", "a CFS quota distorts what peers measure")
+	assert.NotEmpty(t, s["MemoryMax"], "memory stays capped")
+	b, err := os.ReadFile(filepath.Join(deployDir, "kubernetes.yaml"))
+	require.NoError(t, err)
+	var limits struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []struct {
+						Resources struct {
+							Limits map[string]string
+						}
+					}
+				}
+			}
+		}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	for {
+		err := dec.Decode(&limits)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		for _, c := range limits.Spec.Template.Spec.Containers {
+			assert.NotContains(t, c.Resources.Limits, "cpu")
+		}
+	}
+}
+
+// TestDeployExampleConfigRestrictsAccess: the example settings bind the
+// servers and /metrics to one address and serve private networks only.
+func TestDeployExampleConfigRestrictsAccess(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(deployDir, "agent.json"))
+	require.NoError(t, err)
+	c := defaults()
+	require.NoError(t, decodeConfig(b, &c))
+	require.NotEmpty(t, c.Listen)
+	require.NotEmpty(t, c.AllowClients)
+	for _, s := range c.AllowClients {
+		p, err := netip.ParsePrefix(s)
+		require.NoError(t, err, s)
+		assert.True(t, p.Addr().IsPrivate(), "%s is a private range", s)
+	}
+	addr, err := c.metricsAddr()
+	require.NoError(t, err)
+	host, _, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	assert.Equal(t, c.Listen, host, "/metrics on the listen address, not every interface")
+	unit, err := os.ReadFile(filepath.Join(deployDir, "netperfkit-agent.service"))
+	require.NoError(t, err)
+	assert.Contains(t, string(unit), "allow_clients")
 }

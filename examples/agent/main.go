@@ -111,7 +111,11 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 		return fail(err)
 	}
 
-	srv, err := startHTTP(ctx, &bg, cfg.Metrics, m, log)
+	metricsAddr, err := cfg.metricsAddr()
+	if err != nil {
+		return fail(err)
+	}
+	srv, err := startHTTP(ctx, &bg, metricsAddr, m, log)
 	if err != nil {
 		return fail(err)
 	}
@@ -183,7 +187,7 @@ func agentProbes(cfg config) (probeFuncs, error) {
 	if err != nil {
 		return probeFuncs{}, err
 	}
-	perReply := min(time.Second, time.Duration(cfg.ProbeTimeout)/time.Duration(cfg.RTTCount+1))
+	perReply := rttReplyTimeout(cfg)
 	return probeFuncs{
 		rtt: func(ctx context.Context, p peer) ([]time.Duration, int64, error) {
 			return rttProbe(ctx, p.sockperfAddr(), cfg.RTTCount, perReply)
@@ -192,6 +196,16 @@ func agentProbes(cfg config) (probeFuncs, error) {
 			return tputProbe(ctx, p.iperfAddr(), maxBytes, time.Duration(cfg.TputDuration), time.Duration(cfg.ProbeTimeout), auth)
 		},
 	}, nil
+}
+
+// rttReplyTimeout is how long an RTT probe waits for each reply before it
+// counts the message as lost: min(1 s, -probe-timeout). The whole probe is
+// bounded by -probe-timeout (the mesh's context), so a silent peer still
+// costs one bounded probe; splitting -probe-timeout over the messages instead
+// would leave 5 ms per reply at -rtt-count 1000, and any slower round trip
+// would count as a loss.
+func rttReplyTimeout(cfg config) time.Duration {
+	return min(time.Second, time.Duration(cfg.ProbeTimeout))
 }
 
 // startServers binds the iperf3- and sockperf-compatible servers and serves
@@ -203,7 +217,7 @@ func startServers(ctx context.Context, bg *sync.WaitGroup, cfg config, log *slog
 		return err
 	}
 	if cfg.IperfPort > 0 {
-		addr := net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.IperfPort))
+		addr := net.JoinHostPort(cfg.listenHost(), strconv.Itoa(cfg.IperfPort))
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			return fmt.Errorf("iperf3 server: %w", err)
@@ -216,7 +230,7 @@ func startServers(ctx context.Context, bg *sync.WaitGroup, cfg config, log *slog
 		})
 	}
 	if cfg.SockperfPort > 0 {
-		addr := net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.SockperfPort))
+		addr := net.JoinHostPort(cfg.listenHost(), strconv.Itoa(cfg.SockperfPort))
 		for _, network := range []string{"udp", "tcp"} {
 			a, serve, err := listenSockperf(ctx, network, addr, lim, ac)
 			if err != nil {

@@ -41,7 +41,7 @@ func newMetrics() *metrics {
 		}, []string{"peer"}),
 		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "netperfkit_probe_errors_total",
-			Help: "Failed probes by peer (host, or cache endpoint) and kind: timeout, refused, unreachable, dns, other; lost counts RTT replies that never came.",
+			Help: "Failed probes by peer (host, or cache endpoint) and kind: timeout, refused, unreachable, dns, busy (the peer's iperf3 server was running its limit of tests), other; lost counts RTT replies that never came; for cache endpoints, the cache package's error kinds (dns, connect_refused, connect_timeout, connect, tls_verify, tls_handshake, auth_wrongpass, auth_noauth, auth, cluster, command, timeout, connection, closing, recovery, server_error).",
 		}, []string{"peer", "kind"}),
 		tput: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "netperfkit_probe_throughput_bits_per_second",

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,6 +135,53 @@ func localCacheTargets(ctx context.Context) ([]cacheTarget, func(), error) {
 		return nil, cleanup, errors.Join(errs...)
 	}
 	return targets, cleanup, nil
+}
+
+// cacheComparePairs parses -cache-compare: BASE/OTHER label pairs.
+func cacheComparePairs(s string) ([][2]string, error) {
+	var out [][2]string
+	for _, p := range splitList(s) {
+		base, other, ok := strings.Cut(p, "/")
+		base, other = strings.TrimSpace(base), strings.TrimSpace(other)
+		if !ok || base == "" || other == "" {
+			return nil, fmt.Errorf("-cache-compare: %q is not BASE/OTHER", p)
+		}
+		out = append(out, [2]string{base, other})
+	}
+	return out, nil
+}
+
+// checkCacheCompare checks, before anything runs, that every label of
+// -cache-compare names an E3 endpoint: the -cache / -cache-config labels,
+// or without them those of the local servers. A pair naming an unknown
+// label would otherwise yield no ratio row and no word why.
+func checkCacheCompare(o *options) error {
+	pairs, err := cacheComparePairs(o.cacheCompare)
+	if err != nil || len(pairs) == 0 || o.skipped("cache") {
+		return err
+	}
+	targets, err := o.cache.Targets(o.cacheConfig)
+	if err != nil {
+		return fmt.Errorf("-cache: %w", err)
+	}
+	var labels []string
+	for _, t := range targets {
+		labels = append(labels, t.Label)
+	}
+	if len(targets) == 0 {
+		for _, bin := range localServerBinaries() {
+			name := strings.TrimSuffix(filepath.Base(bin), "-server")
+			labels = append(labels, name, name+" TLS+ACL")
+		}
+	}
+	for _, p := range pairs {
+		for _, l := range p {
+			if !slices.Contains(labels, l) {
+				return fmt.Errorf("-cache-compare: no endpoint is labelled %q (labels: %s)", l, strings.Join(labels, ", "))
+			}
+		}
+	}
+	return nil
 }
 
 // cacheOptions is what the command line sets for E3.

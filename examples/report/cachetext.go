@@ -49,7 +49,9 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 			continue
 		}
 		m, s := ce.Medians, ce.Probe
-		t.row(ce.Label, fmt.Sprint(s.Probes), fmt.Sprint(s.Probes-s.Succeeded), us(m.DNSUs), us(m.TCPUs), us(m.TLSUs), us(m.AuthUs), us(m.ClusterSlotsUs), us(m.GetUs), us(m.TotalUs))
+		ph := func(p cache.Phase, v float64) string { return phaseCell(s, p, v) }
+		t.row(ce.Label, fmt.Sprint(s.Probes), fmt.Sprint(s.Probes-s.Succeeded), ph(cache.PhaseDNS, m.DNSUs), ph(cache.PhaseConnect, m.TCPUs),
+			ph(cache.PhaseTLS, m.TLSUs), ph(cache.PhaseAuth, m.AuthUs), ph(cache.PhaseClusterSlots, m.ClusterSlotsUs), ph(cache.PhaseCommand, m.GetUs), us(m.TotalUs))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -77,6 +79,17 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// phaseCell prints a phase's median, or "-" when no probe went through the
+// phase (DNS for an IP address, TLS and AUTH on a plain endpoint without a
+// user, CLUSTER SLOTS off-cluster): a phase that did not happen was not
+// measured as 0 µs.
+func phaseCell(s *cache.ProbeSummary, p cache.Phase, medianUs float64) string {
+	if s == nil || s.Phases[p].Observations == 0 {
+		return "-"
+	}
+	return us(medianUs)
 }
 
 // writeCacheWorkloads prints one row per configuration and engine: pool and

@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.lport, "lport", 11111, "sockperf server (UDP) port of the -paths targets")
 	fs.StringVar(&o.matrix, "matrix", "", "E2 target host[:port] running an iperf3 server (default: in-process server on loopback)")
 	fs.StringVar(&o.iface, "iface", "", "interface whose ENA/SRD counters E1 reads (default: the interface of the default route)")
-	fs.StringVar(&o.limit, "limit", "5G", "the limit E2 judges results against, bits/s with K/M/G suffix (for example the instance's 5G burst)")
+	fs.StringVar(&o.limit, "limit", "5G", "the limit E2 judges results against, bits/s with a K, M, G or T suffix (for example the instance's 5G burst)")
 	fs.StringVar(&o.rates, "rates", "1G,5G", "E2 UDP target rates")
 	fs.DurationVar(&o.d, "d", 2*time.Second, "duration of each throughput run (the field studies used 15-30s)")
 	fs.DurationVar(&o.rttD, "rtt-d", 2*time.Second, "duration of each UDP ping-pong RTT run")
@@ -125,7 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of tables")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (when a terminal), on, off")
 	fs.StringVar(&o.imds, "imds", "", "EC2 instance metadata endpoint for the metadata block (default: the SDK's, 169.254.169.254); off skips it")
-	fs.DurationVar(&o.imdsTimeout, "imds-timeout", runinfo.DefaultIMDSTimeout, "how long to wait for the EC2 instance metadata service before saying \"not on EC2\"")
+	fs.DurationVar(&o.imdsTimeout, "imds-timeout", runinfo.DefaultIMDSTimeout, "how long to wait for the EC2 instance metadata service; without an answer the metadata says \"unknown\", or \"not on EC2\" when the firmware (DMI) shows other hardware")
 	fs.BoolVar(&o.compare, "compare", false, "compare two reports instead of running one: report -compare OLD.json NEW.json (with -json, -label)")
 	fs.StringVar(&o.label, "label", "", "with -compare: names of the two runs, OLD,NEW (default: the file names)")
 	if err := fs.Parse(args); err != nil {
@@ -206,6 +206,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	}
+	if err := checkCacheCompare(o); err != nil {
+		fmt.Fprintln(stderr, "report:", err)
+		return 2
 	}
 	return execute(ctx, o, stdout, stderr)
 }
@@ -295,12 +299,8 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	}
 	scs := matrixScenarios(o.mstreams, rates)
 	copts := cacheOptions{Probes: o.probes, Duration: o.cacheD, Runs: o.runs, Workers: o.workers, Engines: engines}
-	for _, p := range splitList(o.cacheCompare) {
-		base, other, ok := strings.Cut(p, "/")
-		if !ok || base == "" || other == "" {
-			return nil, fmt.Errorf("-cache-compare: %q is not BASE/OTHER", p)
-		}
-		copts.Compare = append(copts.Compare, [2]string{base, other})
+	if copts.Compare, err = cacheComparePairs(o.cacheCompare); err != nil {
+		return nil, err
 	}
 
 	var planned time.Duration
@@ -321,7 +321,8 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	defer prog.Close()
 
 	rep := &Report{StartedAt: time.Now(), Metadata: collectMetadata(ctx, o)}
-	err = runSections(ctx, rep, o, sectionPlan{targets: targets, pathLimits: pathLimits, matrixAddr: matrixAddr, limit: limit, scs: scs, copts: copts}, prog)
+	err = runSections(ctx, rep, o, sectionPlan{targets: targets, pathLimits: pathLimits, matrixAddr: matrixAddr, matrixInProcess: o.matrix == "",
+		limit: limit, scs: scs, copts: copts}, prog)
 	rep.DurationSeconds = time.Since(rep.StartedAt).Seconds()
 	return rep, err
 }
@@ -331,9 +332,11 @@ type sectionPlan struct {
 	targets    []srd.Target
 	pathLimits map[string]float64
 	matrixAddr string
-	limit      float64
-	scs        []matrixScenario
-	copts      cacheOptions
+	// matrixInProcess says matrixAddr is the in-process server.
+	matrixInProcess bool
+	limit           float64
+	scs             []matrixScenario
+	copts           cacheOptions
 }
 
 // runSections runs the parts that are not skipped, in order. A section that
@@ -347,7 +350,7 @@ func runSections(ctx context.Context, rep *Report, o *options, p sectionPlan, pr
 		}
 	}
 	if !o.skipped("matrix") {
-		if rep.Matrix, err = runMatrix(ctx, p.matrixAddr, p.limit, o.d, o.interval, p.scs, prog); err != nil {
+		if rep.Matrix, err = runMatrix(ctx, p.matrixAddr, p.matrixInProcess, p.limit, o.d, o.interval, p.scs, prog); err != nil {
 			return err
 		}
 	}

@@ -17,7 +17,12 @@ type MatrixSection struct {
 	LimitBitsPerSecond float64 `json:"limit_bits_per_second"`
 	DurationSeconds    float64 `json:"duration_seconds"`
 	// IntervalSeconds is the interval of each row's series (-i).
-	IntervalSeconds float64     `json:"interval_seconds"`
+	IntervalSeconds float64 `json:"interval_seconds"`
+	// InProcessServer is set when the target was the report's own
+	// iperf3-compatible server: client and server then share one process,
+	// whose CPU use (getrusage) counts both and the GC, so no row has a
+	// sender CPU figure and none is judged generator-CPU-limited.
+	InProcessServer bool        `json:"in_process_server,omitempty"`
 	Rows            []MatrixRow `json:"rows"`
 }
 
@@ -51,14 +56,20 @@ type MatrixRow struct {
 	// GeneratorLimited is true when the sender, not the path, limited the
 	// result: it did not reach its target rate.
 	GeneratorLimited bool `json:"generator_limited"`
-	// SenderCPUPercent is the sending side's CPU use (percent of one CPU).
+	// SenderCPUPercent is the sending side's CPU use (percent of one CPU),
+	// -1 when unknown (the target is the in-process server).
 	SenderCPUPercent float64 `json:"sender_cpu_percent"`
+	// ProcessCPUPercent is, with the in-process server, the whole report
+	// process's CPU use: client, server and GC together.
+	ProcessCPUPercent float64 `json:"process_cpu_percent,omitempty"`
 	// DeliveredPercent is, for UDP, the received rate as a percentage of
 	// the target: what reached the receiver, not what was sent.
 	DeliveredPercent float64 `json:"delivered_percent_of_target,omitempty"`
 	// LimitedBy names what limited the row: "generator CPU",
-	// "retransmits", "limit", for UDP "generator" or "loss", or "" when
-	// nothing did. LimitedByDetail says by how much.
+	// "retransmits", "limit" (within 90-110% of it), for UDP "generator" or
+	// "loss"; "above the stated limit" when the row went past it (the limit
+	// was not in effect) and nothing else limited it; or "" when nothing
+	// did. LimitedByDetail says by how much.
 	LimitedBy       string `json:"limited_by"`
 	LimitedByDetail string `json:"limited_by_detail,omitempty"`
 	// Intervals is the throughput series (-i), for burst-credit depletion.
@@ -90,8 +101,9 @@ func matrixScenarios(streams int, rates []float64) []matrixScenario {
 
 // runMatrix runs the scenarios in turn. When ctx ends it returns the rows
 // so far, the interrupted one holding what it measured, with ctx.Err().
-func runMatrix(ctx context.Context, addr string, limit float64, d, interval time.Duration, scs []matrixScenario, prog *progress) (*MatrixSection, error) {
-	sec := &MatrixSection{Target: addr, LimitBitsPerSecond: limit, DurationSeconds: d.Seconds(), IntervalSeconds: interval.Seconds()}
+// inProcess says addr is the report's own server.
+func runMatrix(ctx context.Context, addr string, inProcess bool, limit float64, d, interval time.Duration, scs []matrixScenario, prog *progress) (*MatrixSection, error) {
+	sec := &MatrixSection{Target: addr, LimitBitsPerSecond: limit, DurationSeconds: d.Seconds(), IntervalSeconds: interval.Seconds(), InProcessServer: inProcess}
 	for _, s := range scs {
 		row := MatrixRow{Scenario: s.name, Direction: "upload", Protocol: "tcp", Streams: s.streams, Retransmits: -1}
 		if s.reverse {
@@ -118,7 +130,7 @@ func runMatrix(ctx context.Context, addr string, limit float64, d, interval time
 		if err != nil {
 			row.Error = "interrupted: " + err.Error()
 		}
-		fillRow(&row, res, s.reverse, limit)
+		fillRow(&row, res, s.reverse, inProcess, limit)
 		sec.Rows = append(sec.Rows, row)
 		if err := ctx.Err(); err != nil {
 			return sec, err
@@ -127,8 +139,10 @@ func runMatrix(ctx context.Context, addr string, limit float64, d, interval time
 	return sec, nil
 }
 
-// fillRow copies a run's summary, series and verdict into row.
-func fillRow(row *MatrixRow, res *throughput.Result, reverse bool, limit float64) {
+// fillRow copies a run's summary, series and verdict into row. With the
+// in-process server (inProcess), either side's CPU figure is the whole
+// process's, so it goes to ProcessCPUPercent and the sender's is unknown.
+func fillRow(row *MatrixRow, res *throughput.Result, reverse, inProcess bool, limit float64) {
 	sum, cpu := res.Upload, res.CPU.HostTotal
 	if reverse {
 		sum, cpu = res.Download, res.CPU.RemoteTotal
@@ -142,6 +156,9 @@ func fillRow(row *MatrixRow, res *throughput.Result, reverse bool, limit float64
 		row.GeneratorLimited = sum.SenderLimited
 	}
 	row.SenderCPUPercent = cpu
+	if inProcess {
+		row.SenderCPUPercent, row.ProcessCPUPercent = -1, cpu
+	}
 	if limit > 0 {
 		row.PercentOfLimit = 100 * row.ReceivedBitsPerSecond / limit
 	}
@@ -168,40 +185,65 @@ func fillRow(row *MatrixRow, res *throughput.Result, reverse bool, limit float64
 
 // Thresholds of limitedBy.
 const (
-	nearLimit      = 0.9  // at 90% of the limit, the limit is what limits
+	nearLimit      = 0.9  // from 90% of the limit, the limit is what limits...
+	overLimit      = 1.1  // ...up to 110%; beyond, the limit was not in effect
 	cpuSaturated   = 90.0 // percent of each core the sender could use
 	maxUDPLossPerc = 1.0  // more UDP loss than this is the path's or receiver's
 )
 
 // limitedBy judges a row: what delivered traffic shows, not only whether
-// the sender reached its target. A sender's cores are min(streams, CPUs).
+// the sender reached its target. A sender's cores are min(streams, CPUs);
+// a negative SenderCPUPercent (unknown) is never judged. A row within
+// 90-110% of the limit is limited by it; a row above that band shows the
+// stated limit was not in effect, and the other checks go on.
 func limitedBy(r *MatrixRow, limit float64, cpus int) (string, string) {
+	band := ""
+	if limit > 0 {
+		switch recv := r.ReceivedBitsPerSecond; {
+		case recv > overLimit*limit:
+			band = "above"
+		case recv >= nearLimit*limit:
+			band = "near"
+		}
+	}
+	by, detail := "", ""
 	if r.Protocol == "udp" {
 		switch {
 		case r.GeneratorLimited:
-			return "generator", fmt.Sprintf("sent %s of %s Gbit/s", gbit(r.SentBitsPerSecond), gbit(r.TargetBitsPerSecond))
+			by, detail = "generator", fmt.Sprintf("sent %s of %s Gbit/s", gbit(r.SentBitsPerSecond), gbit(r.TargetBitsPerSecond))
 		case r.LostPercent > maxUDPLossPerc:
-			return "loss", fmt.Sprintf("%.1f%% lost: %s of %s Gbit/s delivered", r.LostPercent, gbit(r.ReceivedBitsPerSecond), gbit(r.TargetBitsPerSecond))
-		case limit > 0 && r.ReceivedBitsPerSecond >= nearLimit*limit:
+			by, detail = "loss", fmt.Sprintf("%.1f%% lost: %s of %s Gbit/s delivered", r.LostPercent, gbit(r.ReceivedBitsPerSecond), gbit(r.TargetBitsPerSecond))
+		case band == "near":
 			return "limit", fmt.Sprintf("%.0f%% of it", r.PercentOfLimit)
 		}
-		return "", ""
+	} else {
+		cores := max(1, min(r.Streams, cpus))
+		switch {
+		case band == "near":
+			return "limit", fmt.Sprintf("%.0f%% of it", r.PercentOfLimit)
+		case r.SenderCPUPercent >= 0 && r.SenderCPUPercent >= cpuSaturated*float64(cores):
+			by, detail = "generator CPU", fmt.Sprintf("%.0f%% of %d core(s)", r.SenderCPUPercent, cores)
+		case r.Retransmits > 0:
+			by, detail = "retransmits", fmt.Sprintf("%d", r.Retransmits)
+		}
 	}
-	cores := max(1, min(r.Streams, cpus))
-	switch {
-	case limit > 0 && r.ReceivedBitsPerSecond >= nearLimit*limit:
-		return "limit", fmt.Sprintf("%.0f%% of it", r.PercentOfLimit)
-	case r.SenderCPUPercent >= cpuSaturated*float64(cores):
-		return "generator CPU", fmt.Sprintf("%.0f%% of %d core(s)", r.SenderCPUPercent, cores)
-	case r.Retransmits > 0:
-		return "retransmits", fmt.Sprintf("%d", r.Retransmits)
+	if band != "above" {
+		return by, detail
 	}
-	return "", ""
+	above := fmt.Sprintf("%.0f%% of the stated limit: it was not in effect", r.PercentOfLimit)
+	if by == "" {
+		return "above the stated limit", above
+	}
+	return by, detail + "; " + above
 }
 
 func writeMatrixText(w io.Writer, sec *MatrixSection) error {
 	fmt.Fprintf(w, "E2 matrix: %s, %g s runs, judged against a limit of %s bits/s\n", sec.Target, sec.DurationSeconds, formatRate(sec.LimitBitsPerSecond))
-	t := newTable(w, "scenario", "direction", "received Gbit/s", "% of limit", "% of target", "sender CPU %", "retransmits", "loss %", "jitter (ms)", "limited by")
+	cpuHead := "sender CPU %"
+	if sec.InProcessServer {
+		cpuHead = "process CPU % (client+server)"
+	}
+	t := newTable(w, "scenario", "direction", "received Gbit/s", "% of limit", "% of target", cpuHead, "retransmits", "loss %", "jitter (ms)", "limited by")
 	for _, r := range sec.Rows {
 		if r.Error != "" {
 			if r.ReceivedBitsPerSecond == 0 {
@@ -227,10 +269,20 @@ func writeMatrixText(w io.Writer, sec *MatrixSection) error {
 		if r.TargetBitsPerSecond > 0 {
 			target = pct(r.DeliveredPercent)
 		}
-		t.row(r.Scenario, r.Direction, gbit(r.ReceivedBitsPerSecond), pct(r.PercentOfLimit), target, pct(r.SenderCPUPercent), retr, loss, jit, by)
+		cpu := "-"
+		switch {
+		case sec.InProcessServer:
+			cpu = pct(r.ProcessCPUPercent)
+		case r.SenderCPUPercent >= 0:
+			cpu = pct(r.SenderCPUPercent)
+		}
+		t.row(r.Scenario, r.Direction, gbit(r.ReceivedBitsPerSecond), pct(r.PercentOfLimit), target, cpu, retr, loss, jit, by)
 	}
 	if err := t.flush(); err != nil {
 		return err
+	}
+	if sec.InProcessServer {
+		fmt.Fprintln(w, "CPU: the target is this process's own server, so the CPU column counts client, server and GC together; no row is judged by generator CPU (point -matrix at a remote server for the sender's)")
 	}
 	fmt.Fprintln(w)
 	return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
@@ -90,7 +91,11 @@ func runPaths(ctx context.Context, targets []srd.Target, limits map[string]float
 		mode = latency.ModeSpin
 	}
 	iface := o.iface
-	if iface == "" {
+	if iface == "" && allLoopback(targets) {
+		// Loopback traffic never reaches a NIC: the default-route NIC's
+		// counters would only credit unrelated traffic to the test.
+		sec.CountersNote = loopbackCountersNote
+	} else if iface == "" {
 		var err error
 		if iface, err = defaultRouteInterface(); err != nil {
 			sec.CountersNote = "no NIC counters: " + err.Error()
@@ -147,6 +152,31 @@ func runPaths(ctx context.Context, targets []srd.Target, limits map[string]float
 		return sec, fmt.Errorf("paths: %w", err)
 	}
 	return sec, nil
+}
+
+// loopbackCountersNote is E1's counters note when every target is on
+// loopback and no -iface was named.
+const loopbackCountersNote = "loopback targets: NIC counters not relevant"
+
+// allLoopback reports whether every target's addresses are loopback
+// addresses (the in-process servers, 127.0.0.0/8, ::1 or localhost).
+func allLoopback(targets []srd.Target) bool {
+	for _, t := range targets {
+		for _, addr := range []string{t.ThroughputAddr, t.PingPongAddr} {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				return false
+			}
+			if strings.EqualFold(host, "localhost") {
+				continue
+			}
+			ip, err := netip.ParseAddr(host)
+			if err != nil || !ip.Unmap().IsLoopback() {
+				return false
+			}
+		}
+	}
+	return len(targets) > 0
 }
 
 // snapshotSource is where E1 reads its counter snapshots.

@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// parseRate reads a bit rate with an optional K, M or G suffix (decimal, as
+// parseRate reads a bit rate with an optional K, M, G or T suffix (decimal, as
 // iperf3's -b does): "5G" is 5e9 bits/s.
 func parseRate(s string) (float64, error) {
 	s = strings.TrimSpace(s)
+	orig := s
 	if s == "" {
 		return 0, fmt.Errorf("empty rate")
 	}
@@ -29,7 +30,7 @@ func parseRate(s string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || v < 0 {
-		return 0, fmt.Errorf("bad rate %q: want a number with an optional K, M or G suffix", s)
+		return 0, fmt.Errorf("bad rate %q: want a number with an optional K, M, G or T suffix", orig)
 	}
 	return v * mult, nil
 }
