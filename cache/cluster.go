@@ -165,8 +165,13 @@ func crc16(s string) uint16 {
 	return crc
 }
 
-// parseRedirect parses "MOVED 3999 127.0.0.1:6381" or "ASK ...".
-func parseRedirect(msg string) (ask bool, slot int, addr string, ok bool) {
+// parseRedirect parses "MOVED 3999 127.0.0.1:6381" or "ASK ..." sent by
+// the node at from. An empty or "?" host, which a server sends when it does
+// not know the target's address (Redis 7 with
+// cluster-preferred-endpoint-type unknown-endpoint replies
+// "MOVED 12182 :44509"), is taken to be from's host, as parseSlotRanges
+// does for CLUSTER SLOTS.
+func parseRedirect(msg, from string) (ask bool, slot int, addr string, ok bool) {
 	f := strings.Fields(msg)
 	if len(f) != 3 || (f[0] != "MOVED" && f[0] != "ASK") {
 		return false, 0, "", false
@@ -175,7 +180,16 @@ func parseRedirect(msg string) (ask bool, slot int, addr string, ok bool) {
 	if err != nil || n < 0 || n >= numSlots {
 		return false, 0, "", false
 	}
-	return f[0] == "ASK", n, f[2], true
+	host, port, err := net.SplitHostPort(f[2])
+	if err != nil || port == "" {
+		return false, 0, "", false
+	}
+	if host == "" || host == "?" {
+		if host, _, err = net.SplitHostPort(from); err != nil {
+			return false, 0, "", false
+		}
+	}
+	return f[0] == "ASK", n, net.JoinHostPort(host, port), true
 }
 
 var errTooManyRedirects = errors.New("cache: too many MOVED/ASK redirects")

@@ -50,3 +50,36 @@ func BenchmarkSlotMap(b *testing.B) {
 		}
 	}
 }
+
+// A redirect names its target; an empty or "?" host means the sender's.
+func TestParseRedirect(t *testing.T) {
+	for _, tc := range []struct {
+		msg, from string
+		ask       bool
+		slot      int
+		addr      string
+		ok        bool
+	}{
+		{"MOVED 3999 127.0.0.1:6381", "10.0.0.1:6379", false, 3999, "127.0.0.1:6381", true},
+		{"ASK 0 cache.internal:7000", "10.0.0.1:6379", true, 0, "cache.internal:7000", true},
+		{"MOVED 12182 :44509", "127.0.0.2:7001", false, 12182, "127.0.0.2:44509", true},
+		{"MOVED 12182 ?:44509", "node-a.internal:7001", false, 12182, "node-a.internal:44509", true},
+		{"ASK 5 :7002", "[::1]:7000", true, 5, "[::1]:7002", true},
+		{"MOVED 16383 [fe80::1]:7000", "a:1", false, 16383, "[fe80::1]:7000", true},
+		{"MOVED 16384 a:1", "b:1", false, 0, "", false},
+		{"MOVED -1 a:1", "b:1", false, 0, "", false},
+		{"MOVED 1 a", "b:1", false, 0, "", false},
+		{"MOVED 1 a:", "b:1", false, 0, "", false},
+		{"MOVED 1 :7000", "not-an-address", false, 0, "", false},
+		{"ERR 1 a:1", "b:1", false, 0, "", false},
+		{"MOVED 1", "b:1", false, 0, "", false},
+	} {
+		ask, slot, addr, ok := parseRedirect(tc.msg, tc.from)
+		require.Equal(t, tc.ok, ok, tc.msg)
+		if ok {
+			require.Equal(t, tc.ask, ask, tc.msg)
+			require.Equal(t, tc.slot, slot, tc.msg)
+			require.Equal(t, tc.addr, addr, tc.msg)
+		}
+	}
+}

@@ -120,13 +120,20 @@ func (c *conn) do(ctx context.Context, p Phase, args ...string) (resp.Value, err
 
 // ctxCause returns ctx's error in place of err when ctx has ended: a
 // connection closed because its context ended failed because of the context,
-// not because of the endpoint.
+// not because of the endpoint. A timeout at or after ctx's deadline is the
+// deadline's doing too, even before ctx reports it: the set-up phases put
+// ctx's deadline on the socket (or a derived context), so they can time out
+// an instant before ctx's own timer fires, and the caller must still see
+// context.DeadlineExceeded.
 func ctxCause(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) && isTimeout(err) {
+		return context.DeadlineExceeded
 	}
 	return err
 }

@@ -50,9 +50,14 @@
 //     context (bounded by Endpoint.ConnectTimeout).
 //   - Callbacks are fields of the config structs: ProbeConfig.OnProbe,
 //     WorkloadConfig.OnRun, and the hooks of ClientTrace.
-//   - Durations are time.Duration in Go; microseconds appear as floats only in
-//     the JSON and text forms (fields named ..._us), including latency.Summary
-//     and latency.Range.
+//   - Durations are time.Duration in Go. In JSON, latency statistics are
+//     microseconds as floats in fields named ..._us: latency.Summary's
+//     (p50_us, p99_us...), Aggregate's p50_us and p99_us (latency.Range
+//     values) and ResponsivenessResult's trimmed means. Single measured
+//     durations are integer nanoseconds, time.Duration's own encoding, in
+//     fields named ..._ns: ProbeResult's phases_ns (an object keyed by phase
+//     name) and total_ns, and RunResult's (and latency.ScheduleResult's)
+//     elapsed_ns and window_ns. Text output prints microseconds.
 //   - Medians of N runs use latency's type family: Aggregate's P50Us, P99Us
 //     and OpsPerSec are latency.Range values computed by latency.AggregateFunc.
 //   - Errors start with "cache: " and wrap their cause. A failure of a probe or

@@ -57,8 +57,9 @@ type Endpoint struct {
 	// RequestTimeout bounds each command after connection set-up, including
 	// CLUSTER SLOTS. Zero means 5 s.
 	RequestTimeout time.Duration
-	// Resolver resolves host names. Nil means net.DefaultResolver.
-	Resolver *net.Resolver
+	// Resolver resolves host names. Nil means net.DefaultResolver. It is
+	// left out of JSON (its Dial hook cannot be marshalled).
+	Resolver *net.Resolver `json:"-"`
 }
 
 // String describes the endpoint without secrets.
@@ -269,7 +270,7 @@ func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
 			tok, err := d.tokens.Token(tctx)
 			cancel()
 			if err != nil {
-				return err
+				return ctxCause(ctx, err)
 			}
 			pw = tok
 		}

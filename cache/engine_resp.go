@@ -117,7 +117,7 @@ func (c *respClient) do(ctx context.Context, key string, args ...string) error {
 		if !errors.As(err, &se) || c.slots == nil {
 			return err
 		}
-		isAsk, slot, to, ok := parseRedirect(se.Msg)
+		isAsk, slot, to, ok := parseRedirect(se.Msg, cn.addr)
 		if !ok {
 			return err
 		}

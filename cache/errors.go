@@ -40,7 +40,7 @@ func (k ErrorKind) Error() string { return "cache: " + string(k) }
 const (
 	ErrDNS            ErrorKind = "dns"             // name resolution failed
 	ErrConnectRefused ErrorKind = "connect_refused" // nothing listens (ECONNREFUSED), or the server reset the connection during set-up
-	ErrConnectTimeout ErrorKind = "connect_timeout" // TCP connect did not finish in time
+	ErrConnectTimeout ErrorKind = "connect_timeout" // TCP connect did not finish in time (ConnectTimeout or ctx's deadline)
 	ErrConnect        ErrorKind = "connect"         // other TCP connect failures (unreachable...)
 	ErrTLSVerify      ErrorKind = "tls_verify"      // the server certificate did not verify
 	ErrTLSHandshake   ErrorKind = "tls_handshake"   // any other TLS handshake failure
@@ -49,7 +49,7 @@ const (
 	ErrAuth           ErrorKind = "auth"            // other AUTH failures, including IAM token errors
 	ErrCluster        ErrorKind = "cluster"         // CLUSTER SLOTS failed or routing could not settle
 	ErrCommand        ErrorKind = "command"         // the server answered the command with an error
-	ErrTimeout        ErrorKind = "timeout"         // a read, write or request timed out
+	ErrTimeout        ErrorKind = "timeout"         // a read, write or request timed out, or ctx's deadline passed outside the TCP connect
 	ErrConnection     ErrorKind = "connection"      // the connection broke (reset, EOF, protocol)
 	ErrClosing        ErrorKind = "closing"         // the client was closed under the operation
 	ErrRecovery       ErrorKind = "recovery"        // the client was reconnecting ("Connection in recovery")
@@ -150,10 +150,14 @@ func kindFor(phase Phase, err error) ErrorKind {
 	if errors.Is(err, net.ErrClosed) {
 		return ErrClosing
 	}
-	timeout := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		timeout = true
+	timeout := isTimeout(err)
+	var dnsErr *net.DNSError
+	if phase != PhaseConnect && errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &dnsErr) {
+		// The caller's deadline (ctxCause gives it bare) is a timeout in
+		// every phase but connect, which has ErrConnectTimeout. A lookup
+		// that ran out of the connect timeout is a DNSError and stays
+		// ErrDNS.
+		return ErrTimeout
 	}
 	if isSetup(phase) && isReset(err) {
 		// A reset while the connection is being set up (connect, TLS
@@ -199,6 +203,15 @@ func kindFor(phase Phase, err error) ErrorKind {
 		return ErrConnectRefused
 	}
 	return ErrConnection
+}
+
+// isTimeout reports whether err is a deadline or timeout.
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // isSetup reports whether phase is part of setting a connection up.

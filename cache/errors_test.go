@@ -10,6 +10,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -32,7 +33,17 @@ func TestClassify(t *testing.T) {
 		{PhaseDNS, &net.DNSError{Err: "no such host", IsNotFound: true}, ErrDNS},
 		{PhaseConnect, opErr(os.NewSyscallError("connect", syscall.ECONNREFUSED)), ErrConnectRefused},
 		{PhaseConnect, opErr(timeoutErr{}), ErrConnectTimeout},
+		// The caller's deadline: ErrConnectTimeout while connecting,
+		// ErrTimeout in every other phase, as Probe documents; a lookup
+		// that ran out of the connect timeout stays a DNS failure.
 		{PhaseConnect, context.DeadlineExceeded, ErrConnectTimeout},
+		{PhaseDNS, context.DeadlineExceeded, ErrTimeout},
+		{PhaseTLS, context.DeadlineExceeded, ErrTimeout},
+		{PhaseAuth, context.DeadlineExceeded, ErrTimeout},
+		{PhaseClusterSlots, context.DeadlineExceeded, ErrTimeout},
+		{PhaseCommand, context.DeadlineExceeded, ErrTimeout},
+		{PhaseDNS, &net.DNSError{Err: "i/o timeout", Name: "x", IsTimeout: true, UnwrapErr: context.DeadlineExceeded}, ErrDNS},
+		{PhaseTLS, opErr(timeoutErr{}), ErrTLSHandshake},
 		{PhaseConnect, opErr(os.NewSyscallError("connect", syscall.ENETUNREACH)), ErrConnect},
 		{PhaseConnect, opErr(os.NewSyscallError("connect", syscall.EHOSTUNREACH)), ErrConnect},
 		// A reset during set-up is a refusal (issue 15); after set-up it is a
@@ -69,4 +80,33 @@ func TestClassify(t *testing.T) {
 	inner := classify(PhaseAuth, "", &ServerError{Msg: "WRONGPASS x"})
 	assert.Same(t, inner, classify(PhaseCommand, "", inner), "an *Error keeps its first classification")
 	assert.Equal(t, "WRONGPASS", (&ServerError{Msg: "WRONGPASS x y"}).code())
+}
+
+// lateCtx is a context whose deadline has passed but whose timer has not
+// fired yet: Err is still nil, as it is for an instant after the deadline.
+type lateCtx struct{ context.Context }
+
+func (lateCtx) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+// A timeout at ctx's deadline is the deadline's doing even before ctx
+// reports it, so the DNS and TLS phases (whose socket or lookup deadline is
+// ctx's) report context.DeadlineExceeded, not a bare i/o timeout.
+func TestCtxCauseDeadlineReached(t *testing.T) {
+	late := lateCtx{context.Background()}
+	for _, err := range []error{os.ErrDeadlineExceeded, &net.OpError{Op: "read", Net: "tcp", Err: timeoutErr{}},
+		&net.DNSError{Err: "i/o timeout", IsTimeout: true}} {
+		got := ctxCause(late, err)
+		assert.ErrorIs(t, got, context.DeadlineExceeded, "%v", err)
+		assert.Equal(t, ErrTimeout, kindOf(classify(PhaseDNS, "a:1", got)))
+		assert.Equal(t, ErrTimeout, kindOf(classify(PhaseTLS, "a:1", got)))
+		assert.Equal(t, ErrConnectTimeout, kindOf(classify(PhaseConnect, "a:1", got)))
+	}
+	// Other failures keep their cause, deadline or not.
+	refused := os.NewSyscallError("connect", syscall.ECONNREFUSED)
+	assert.Same(t, refused, ctxCause(late, refused))
+	// Before the deadline a timeout is the endpoint's (ConnectTimeout).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	assert.Equal(t, os.ErrDeadlineExceeded, ctxCause(ctx, os.ErrDeadlineExceeded))
+	assert.Nil(t, ctxCause(late, nil))
 }

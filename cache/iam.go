@@ -2,8 +2,10 @@ package cache
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -37,11 +39,51 @@ type IAMConfig struct {
 	Serverless bool
 	// Credentials supplies AWS credentials. Nil means the standard chain of
 	// aws-sdk-go-v2's config.LoadDefaultConfig (environment, shared files, SSO,
-	// web identity, container and instance roles).
-	Credentials aws.CredentialsProvider
+	// web identity, container and instance roles). A provider may hold its
+	// secret key in exported fields (credentials.StaticCredentialsProvider
+	// does), so it is never printed, logged or marshalled: IAMConfig's
+	// Format, LogValue and MarshalJSON show only whether it is set.
+	Credentials aws.CredentialsProvider `json:"-"`
 	// Refresh is the age at which a token is replaced by a fresh one. Zero
 	// means 10 minutes; tokens are valid for 15.
 	Refresh time.Duration
+}
+
+// credentialsShown is what IAMConfig shows of its Credentials.
+func (c IAMConfig) credentialsShown() string {
+	if c.Credentials == nil {
+		return "default"
+	}
+	return redacted
+}
+
+// Format implements fmt.Formatter: every verb (%v, %+v, %#v, %s...) shows
+// the configuration with its credentials redacted.
+func (c IAMConfig) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = fmt.Fprintf(f, "cache.IAMConfig{CacheName:%q, Region:%q, Serverless:%t, Credentials:%q, Refresh:%d}",
+			c.CacheName, c.Region, c.Serverless, c.credentialsShown(), int64(c.Refresh))
+		return
+	}
+	_, _ = fmt.Fprintf(f, "{CacheName:%s Region:%s Serverless:%t Credentials:%s Refresh:%s}",
+		c.CacheName, c.Region, c.Serverless, c.credentialsShown(), c.Refresh)
+}
+
+// LogValue implements slog.LogValuer with the credentials redacted.
+func (c IAMConfig) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("cache_name", c.CacheName), slog.String("region", c.Region),
+		slog.Bool("serverless", c.Serverless), slog.String("credentials", c.credentialsShown()),
+		slog.Duration("refresh", c.Refresh))
+}
+
+// MarshalJSON implements json.Marshaler: the fields by their names, and
+// Credentials as "[redacted]" when set ("default" when nil).
+func (c IAMConfig) MarshalJSON() ([]byte, error) {
+	type plain IAMConfig // without the methods; Credentials stays json:"-"
+	return json.Marshal(struct {
+		plain
+		Credentials string
+	}{plain(c), c.credentialsShown()})
 }
 
 // tokenLifetime is the X-Amz-Expires of the token: ElastiCache accepts 15 min.
@@ -60,6 +102,9 @@ type IAMTokenSource struct {
 	mu      sync.Mutex
 	token   Secret
 	created time.Time
+	// expires is when the credentials the token was signed with expire;
+	// zero when they do not.
+	expires time.Time
 }
 
 // NewIAMTokenSource returns a token source for user on the cache described by
@@ -111,28 +156,49 @@ func (s *IAMTokenSource) String() string {
 	return fmt.Sprintf("IAMTokenSource{user=%s cache=%s region=%s serverless=%t}", s.user, s.cacheName, s.region, s.serverless)
 }
 
+// Format implements fmt.Formatter so that every verb, %#v included (which
+// would otherwise print the cached token and the credentials provider
+// field by field), shows String.
+func (s *IAMTokenSource) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
+
+// LogValue implements slog.LogValuer as String.
+func (s *IAMTokenSource) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
 // Token returns a valid token, presigning a new one when none is cached, the
-// cached one is older than the refresh age, or its credentials have expired.
+// cached one is older than the refresh age, or the credentials it was signed
+// with have expired (aws.Credentials' CanExpire and Expires): a token signed
+// with expired temporary credentials is refused.
 func (s *IAMTokenSource) Token(ctx context.Context) (Secret, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	if s.token != "" && now.Sub(s.created) < s.refresh {
+	if s.token != "" && now.Sub(s.created) < s.refresh && (s.expires.IsZero() || now.Before(s.expires)) {
 		return s.token, nil
 	}
-	tok, err := s.presign(ctx, now)
+	tok, expires, err := s.presign(ctx, now)
 	if err != nil {
 		return "", err
 	}
-	s.token, s.created = tok, now
+	s.token, s.created, s.expires = tok, now, expires
 	return tok, nil
 }
 
-func (s *IAMTokenSource) presign(ctx context.Context, now time.Time) (Secret, error) {
+// presign signs a token at now and returns it with its credentials' expiry
+// (zero when they do not expire).
+func (s *IAMTokenSource) presign(ctx context.Context, now time.Time) (Secret, time.Time, error) {
 	creds, err := s.creds.Retrieve(ctx)
 	if err != nil {
-		return "", fmt.Errorf("%w: retrieve credentials: %w", errIAM, err)
+		return "", time.Time{}, fmt.Errorf("%w: retrieve credentials: %w", errIAM, err)
 	}
+	var expires time.Time
+	if creds.CanExpire {
+		expires = creds.Expires
+	}
+	tok, err := s.sign(ctx, creds, now)
+	return tok, expires, err
+}
+
+func (s *IAMTokenSource) sign(ctx context.Context, creds aws.Credentials, now time.Time) (Secret, error) {
 	q := url.Values{}
 	q.Set("Action", "connect")
 	q.Set("User", s.user)

@@ -171,6 +171,50 @@ func TestIAMTokenRefresh(t *testing.T) {
 	assert.Equal(t, "20260101T001100Z", parseQuery(t, t3.Reveal()).Get("X-Amz-Date"))
 }
 
+// expiringCreds hands out temporary credentials that expire ttl after the
+// test clock's now.
+type expiringCreds struct {
+	n   int
+	now *time.Time
+	ttl time.Duration
+}
+
+func (c *expiringCreds) Retrieve(context.Context) (aws.Credentials, error) {
+	c.n++
+	return aws.Credentials{AccessKeyID: "ASIAEXAMPLE", SecretAccessKey: "SECRET", SessionToken: fmt.Sprint("session-", c.n),
+		CanExpire: true, Expires: c.now.Add(c.ttl)}, nil
+}
+
+// A token signed with temporary credentials is replaced once they expire,
+// even while it is younger than the refresh age.
+func TestIAMTokenReplacedWhenCredentialsExpire(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	creds := &expiringCreds{now: &now, ttl: 2 * time.Minute}
+	src, err := NewIAMTokenSource(context.Background(), "u", &IAMConfig{CacheName: "c", Region: "us-west-2", Credentials: creds})
+	require.NoError(t, err)
+	src.now = func() time.Time { return now }
+	t1, err := src.Token(context.Background())
+	require.NoError(t, err)
+	now = now.Add(time.Minute)
+	t2, err := src.Token(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, t1, t2, "cached while its credentials are valid")
+	assert.Equal(t, 1, creds.n)
+
+	now = now.Add(90 * time.Second) // 2.5 min: credentials expired, token 2.5 min old
+	t3, err := src.Token(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 2, creds.n, "fresh credentials retrieved")
+	assert.NotEqual(t, t1.Reveal(), t3.Reveal())
+	assert.Equal(t, "session-2", parseQuery(t, t3.Reveal()).Get("X-Amz-Security-Token"))
+
+	now = now.Add(time.Minute) // the new credentials are still valid
+	t4, err := src.Token(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, t3, t4)
+	assert.Equal(t, 2, creds.n)
+}
+
 func TestIAMConfigErrors(t *testing.T) {
 	_, err := NewIAMTokenSource(context.Background(), "u", &IAMConfig{})
 	require.ErrorIs(t, err, errIAM)
@@ -202,4 +246,55 @@ func TestSecretNeverPrinted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"password":"[redacted]"}`, string(b))
 	assert.Equal(t, "hunter2", s.Reveal())
+}
+
+// No secret of an endpoint (password, AWS secret key, session token, IAM
+// token) shows through json, slog's text and JSON handlers, or any fmt verb,
+// whether the Endpoint, its IAMConfig or the token source is printed, by
+// value or by pointer.
+func TestEndpointSecretsNeverPrinted(t *testing.T) {
+	const (
+		password = "pw-hunter2"
+		akid     = "AKIDEXAMPLE"
+		secret   = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+		session  = "FQoGZXIvYXdzSessionTokenExample"
+	)
+	iam := &IAMConfig{CacheName: "c", Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider(akid, secret, session)}
+	ep := Endpoint{Addr: "c.example:6379", TLS: true, User: "app", Password: password, IAM: iam}
+	src, err := NewIAMTokenSource(context.Background(), "app", iam)
+	require.NoError(t, err)
+	tok, err := src.Token(context.Background())
+	require.NoError(t, err)
+	sig := parseQuery(t, tok.Reveal()).Get("X-Amz-Signature")
+	require.NotEmpty(t, sig)
+
+	var outs []string
+	for _, v := range []any{ep, &ep, *iam, iam, src} {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+			outs = append(outs, fmt.Sprintf(verb, v))
+		}
+		b, err := json.Marshal(v)
+		if _, isSrc := v.(*IAMTokenSource); !isSrc {
+			require.NoError(t, err)
+		}
+		outs = append(outs, string(b))
+		outs = append(outs, slogged(slog.NewTextHandler, v), slogged(slog.NewJSONHandler, v))
+		var tb, jb bytes.Buffer
+		slog.New(slog.NewTextHandler(&tb, nil)).Info("x", "v", v)
+		slog.New(slog.NewJSONHandler(&jb, nil)).Info("x", "v", v)
+		outs = append(outs, tb.String(), jb.String())
+	}
+	for _, out := range outs {
+		for _, s := range []string{password, secret, session, sig, tok.Reveal()} {
+			require.NotContains(t, out, s)
+			require.NotContains(t, out, hex.EncodeToString([]byte(s)))
+		}
+	}
+	// What is shown still says what the configuration is.
+	b, err := json.Marshal(ep)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"IAM":{"CacheName":"c","Region":"us-east-1","Serverless":false,"Refresh":0,"Credentials":"[redacted]"}`)
+	assert.Contains(t, fmt.Sprintf("%+v", iam), "Region:us-east-1")
+	assert.Contains(t, fmt.Sprintf("%#v", ep), `Credentials:"[redacted]"`)
 }

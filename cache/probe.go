@@ -69,8 +69,11 @@ type ProbeResult struct {
 // command (GET netperfkit:probe), and close. The trace in ctx, if any, is
 // called as well as the prober's own. It returns the result, with the phases
 // that completed, and the classified error (*Error, also in the result's
-// Err). When ctx ends the connection is closed at once and the error is
-// ErrCanceled (or ErrTimeout for ctx's deadline), wrapping ctx.Err().
+// Err). When ctx ends the connection is closed at once and the error wraps
+// ctx.Err(): its kind is ErrCanceled when ctx is cancelled, and when ctx's
+// deadline passes ErrTimeout, in whichever phase it passes (DNS, TLS, AUTH,
+// CLUSTER SLOTS, the command), except the TCP connect, where it is
+// ErrConnectTimeout as for the endpoint's ConnectTimeout.
 func (p *Prober) Probe(ctx context.Context) (*ProbeResult, error) {
 	return p.probe(ctx, []string{"GET", defaultProbeKey})
 }

@@ -148,10 +148,10 @@ func TestProbeDNSFailure(t *testing.T) {
 	assert.Equal(t, cache.PhaseDNS, r.ErrorPhase)
 }
 
-func TestProbeConnectTimeout(t *testing.T) {
-	// A listener whose backlog is never accepted still completes TCP
-	// handshakes, so use a server that accepts and never answers instead: the
-	// command must time out, classified as a timeout, not a refusal.
+// A server that accepts and never answers: the command times out,
+// classified as a timeout, not a refusal. (TestProbeConnectTimeout, on
+// linux, times out the TCP connect itself.)
+func TestProbeCommandTimeout(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
@@ -278,4 +278,44 @@ func TestProbeTLSToPlainServer(t *testing.T) {
 	r, err := probeOnce(t, ep)
 	require.ErrorIs(t, err, cache.ErrTLSHandshake)
 	assert.Equal(t, cache.PhaseTLS, r.ErrorPhase)
+}
+
+// stallingResolver is a resolver whose DNS server never answers: a lookup
+// lasts until its context ends.
+func stallingResolver() *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+}
+
+// When ctx's deadline passes, Probe's error is ErrTimeout wrapping
+// context.DeadlineExceeded in every phase, DNS and TLS included, whose
+// deadlines are ctx's own (the connect timeout is a minute).
+func TestProbeCtxDeadlineEveryPhase(t *testing.T) {
+	addr := silentListener(t)
+	_, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		phase cache.Phase
+		ep    *cache.Endpoint
+	}{
+		{cache.PhaseDNS, &cache.Endpoint{Addr: "cache.example.com:" + port, Resolver: stallingResolver()}},
+		{cache.PhaseTLS, &cache.Endpoint{Addr: addr, TLS: true, InsecureSkipVerify: true}},
+		{cache.PhaseAuth, &cache.Endpoint{Addr: addr, Password: "pw"}},
+		{cache.PhaseCommand, &cache.Endpoint{Addr: addr}},
+	} {
+		t.Run(string(tc.phase), func(t *testing.T) {
+			tc.ep.ConnectTimeout, tc.ep.RequestTimeout = time.Minute, time.Minute
+			p, err := cache.NewProber(context.Background(), tc.ep)
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			r, err := p.Probe(ctx)
+			require.ErrorIs(t, err, cache.ErrTimeout)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Equal(t, tc.phase, r.ErrorPhase)
+			assert.Equal(t, cache.ErrTimeout, r.ErrorKind)
+		})
+	}
 }

@@ -98,8 +98,8 @@ type WorkloadConfig struct {
 	// (the zero value) or latency.ArrivalPoisson.
 	Arrival latency.Arrival
 	// Duration is how long operations are started for. Zero means 20 s.
-	// Operations in flight at the end finish (bounded by the Endpoint's
-	// RequestTimeout; creating a client by its ConnectTimeout).
+	// Operations in flight at the end finish, within the Endpoint's
+	// timeouts as Run details (cluster redirects can add several).
 	Duration time.Duration
 	// MaxOps, when positive, also stops the run after that many attempts in
 	// total (benchmarks use it with b.N).
@@ -230,9 +230,22 @@ type newClientFunc = func(context.Context) (Client, error)
 // operations are counted, not fatal: Run returns an error only for an invalid
 // configuration, when the endpoint cannot be reached before the run starts
 // (the error then says why: refused, TLS verification, wrong password...), or
-// when ctx ends, with the partial result. It returns within Duration plus
-// about one RequestTimeout (or ConnectTimeout in connect mode), and within
-// about 100 ms of ctx ending on the resp engine.
+// when ctx ends, with the partial result. It returns within about 100 ms of
+// ctx ending on the resp engine. Otherwise it returns within the endpoint
+// check (one connection set-up: ConnectTimeout), plus Duration, plus the
+// longest operation in flight when the window ends. On the resp engine an
+// operation that creates a client (every one in connect mode; in pool mode
+// a worker's first, and the next after its connection broke) first takes up
+// to ConnectTimeout to set a connection up (DNS, TCP, TLS, AUTH) and, in
+// cluster mode, RequestTimeout for CLUSTER SLOTS. Its command then takes up
+// to RequestTimeout standalone; in cluster mode it follows MOVED and ASK
+// redirects for up to 5 tries, each of which may set up a connection to the
+// node it goes to (ConnectTimeout) and, after an ASK, sends ASKING before
+// the command: up to 5 × ConnectTimeout + 9 × RequestTimeout. With the
+// 5 s defaults a cluster operation is bounded by 70 s (80 s when it creates
+// its client), a standalone one by 5 s (10 s); against nodes that refuse or
+// answer, each step ends much sooner. Other engines bound their operations
+// with their own clients' timeouts, set from the same Endpoint.
 func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, error) {
 	if ep == nil {
 		return nil, errors.New("cache: nil endpoint")
@@ -431,12 +444,18 @@ func (st *client) close() {
 }
 
 // failed counts a failed attempt that started at t0 and took took; a
-// refused reconnect, which fails in microseconds, is paced so that a dead
-// server is not spun on.
+// refused reconnect or a failed lookup, which fail in microseconds, are
+// paced so that a dead server or its resolver is not spun on.
 func (wk *worker) failed(ctx context.Context, err error, t0 time.Time, took time.Duration) {
-	if k := wk.t.fail(err); took < time.Millisecond && (k == ErrConnectRefused || k == ErrConnect) {
+	if k := wk.t.fail(err); took < time.Millisecond && isFastFailure(k) {
 		sleepUntil(ctx, t0.Add(time.Millisecond))
 	}
+}
+
+// isFastFailure reports whether k is a failure to reach the endpoint that
+// can come back at once, attempt after attempt.
+func isFastFailure(k ErrorKind) bool {
+	return k == ErrConnectRefused || k == ErrConnect || k == ErrDNS
 }
 
 // run is one worker's loop: attempts until the run ends, each recorded.

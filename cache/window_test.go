@@ -22,24 +22,25 @@ func debugServer(t *testing.T) *cachetest.Server {
 
 // stallAt makes the server stop answering for stall, from at after the
 // first command of the run that ctx traces (DEBUG SLEEP blocks the whole
-// server). The returned context carries the trace.
+// server). The connection that sends DEBUG SLEEP is opened now, before the
+// run, so that the timer only writes one command: no dial can push the
+// stall later on a starved machine. The returned context carries the trace.
 func stallAt(t *testing.T, s *cachetest.Server, at, stall time.Duration) context.Context {
+	c, err := net.Dial("tcp", s.Addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	cmd := fmt.Sprintf("DEBUG SLEEP %g\r\n", stall.Seconds())
 	var once sync.Once
 	return cache.WithClientTrace(context.Background(), &cache.ClientTrace{Start: func(i cache.PhaseInfo) {
 		if i.Phase != cache.PhaseCommand {
 			return
 		}
 		once.Do(func() {
-			time.AfterFunc(at, func() {
-				c, err := net.Dial("tcp", s.Addr)
-				if err != nil {
-					t.Errorf("stall: %v", err)
-					return
-				}
-				t.Cleanup(func() { c.Close() })
-				_, err = fmt.Fprintf(c, "DEBUG SLEEP %g\r\n", stall.Seconds())
+			tm := time.AfterFunc(at, func() {
+				_, err := c.Write([]byte(cmd))
 				assert.NoError(t, err)
 			})
+			t.Cleanup(func() { tm.Stop() })
 		})
 	}})
 }
@@ -53,12 +54,13 @@ func TestOpsPerSecOverWindowNotDrain(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			s := debugServer(t)
 			ep := endpointFor(s)
-			ep.RequestTimeout, ep.ConnectTimeout = time.Second, time.Second
+			ep.RequestTimeout, ep.ConnectTimeout = 1500*time.Millisecond, 1500*time.Millisecond
 			cfg := shortRun(mode)
 			cfg.Duration = time.Second
-			// The server sleeps from 0.7 s to 2.7 s: the operations in
-			// flight then time out at about 1.7 s, after the window.
-			ctx := stallAt(t, s, 700*time.Millisecond, 2*time.Second)
+			// The server sleeps from 0.4 s to 2.4 s, well inside the 1 s
+			// window even when the timer fires late: the operations in
+			// flight then time out at about 1.9 s, after the window.
+			ctx := stallAt(t, s, 400*time.Millisecond, 2*time.Second)
 			r, err := cache.Run(ctx, ep, cfg)
 			require.NoError(t, err)
 			t.Logf("%s: elapsed %v, window %v, %d attempts, %d errors %v, %.0f ops/s",

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,6 +120,14 @@ const defaultStartTimeout = 20 * time.Second
 // Start starts the server described by cfg and waits until it answers (and, for
 // a cluster, until cluster_state is ok). ctx bounds start-up only; the server
 // runs until Close. On error nothing is left running.
+//
+// On linux the kernel kills the servers if the process dies without Close
+// (a parent-death signal). That signal is tied to the thread that forked a
+// server rather than to the process (Go issue 27505), and the Go runtime
+// ends a thread when a goroutine locked to it (runtime.LockOSThread) returns
+// still locked, so Start forks each server from a goroutine of its own that
+// keeps its thread locked until the server exits: Start may be called from
+// any goroutine, a locked one included.
 func Start(ctx context.Context, cfg *Config) (*Server, error) {
 	if cfg == nil {
 		cfg = &Config{}
@@ -300,14 +309,10 @@ func (s *Server) startNode(ctx context.Context, cfg *Config, i int, certFile, ke
 		cmd := exec.Command(s.Binary, args...)
 		cmd.Stdout, cmd.Stderr = nil, nil
 		dieWithParent(cmd)
-		if err := cmd.Start(); err != nil {
+		nd := &node{port: port, cmd: cmd, done: make(chan struct{}), log: filepath.Join(ndir, "server.log")}
+		if err := startAndWait(nd); err != nil {
 			return nil, fmt.Errorf("cachetest: start %s: %w", s.Binary, err)
 		}
-		nd := &node{port: port, cmd: cmd, done: make(chan struct{}), log: filepath.Join(ndir, "server.log")}
-		go func() {
-			nd.err = cmd.Wait()
-			close(nd.done)
-		}()
 		s.mu.Lock()
 		s.nodes = append(s.nodes, nd)
 		s.mu.Unlock()
@@ -323,6 +328,30 @@ func (s *Server) startNode(ctx context.Context, cfg *Config, i int, certFile, ke
 		return nd, nil
 	}
 	return nil, lastErr
+}
+
+// startAndWait starts nd's process and waits for it in a goroutine, which
+// closes nd.done when it exits. The goroutine stays locked to the OS thread
+// that forked the process until then: the parent-death signal of
+// dieWithParent is tied to that thread, not to the process (Go issue
+// 27505), and a thread exits when a goroutine locked to it returns without
+// unlocking. Holding the thread keeps any other goroutine from locking it
+// and taking the server down with it; it costs nothing, since waiting for
+// the process blocks a thread in wait4 anyway.
+func startAndWait(nd *node) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := nd.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		nd.err = nd.cmd.Wait()
+		close(nd.done)
+	}()
+	return <-started
 }
 
 // waitReady polls until the node answers PING (NOAUTH counts as an answer).

@@ -24,6 +24,11 @@
 // start, free of coordinated omission; the table adds the achieved rate,
 // the late and unstarted operations and the service-time p99.
 //
+// On Ctrl-C or SIGTERM the tool stops within about 100 ms, prints the results
+// it has, the interrupted run or search included, marked as partial
+// ("interrupted": true in JSON, a note above the tables), and exits with
+// status 130, as a shell reports an interrupted command.
+//
 // With -engine both, each mode also reports glide relative to resp on the same
 // endpoint: the client library's own overhead. Without -addr a local server
 // is started. The glide engine needs cgo: in a binary built without it,
@@ -55,6 +60,10 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// exitInterrupted is the exit status after Ctrl-C or SIGTERM: 128 + SIGINT,
+// as shells report an interrupted command.
+const exitInterrupted = 130
+
 type output struct {
 	Endpoint    string             `json:"endpoint"`
 	Workers     int                `json:"workers"`
@@ -66,6 +75,9 @@ type output struct {
 	Results     []*cache.Aggregate `json:"results,omitempty"`
 	Searches    []*search          `json:"searches,omitempty"`
 	Comparisons []cache.Comparison `json:"comparisons,omitempty"`
+	// Interrupted marks partial results: the tool was stopped (Ctrl-C,
+	// SIGTERM) and the last run or search is cut short.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // options is the parsed command line.
@@ -168,6 +180,13 @@ func choices(v, both string, all ...string) ([]string, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runCtx(ctx, args, stdout, stderr)
+}
+
+// runCtx is run until ctx ends, which Ctrl-C and SIGTERM do.
+func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintln(stderr, "cachebench:", err)
 		return code
@@ -183,8 +202,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(2, err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if ep.Addr == "" {
 		srv, err := localcache.Start(ctx, o.ef, ep)
 		if err != nil {
@@ -198,8 +215,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		benchFn = searchAll
 	}
 	out, err := benchFn(ctx, ep, o, stderr)
-	if err != nil {
+	if err != nil && (out == nil || !out.Interrupted) {
 		return fail(1, err)
+	}
+	if out.Interrupted {
+		fmt.Fprintf(stderr, "cachebench: interrupted (%v): the results below are partial\n", err)
 	}
 	if o.asJSON {
 		enc := json.NewEncoder(stdout)
@@ -211,6 +231,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printTables(stdout, out)
 	}
 	printErrors(stderr, out)
+	if out.Interrupted {
+		return exitInterrupted
+	}
 	return 0
 }
 
@@ -234,7 +257,16 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 			}
 			agg, err := cache.RunRepeated(ctx, ep, cfg)
 			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", cachecli.Name(engine), mode, err)
+				err = fmt.Errorf("%s %s: %w", cachecli.Name(engine), mode, err)
+				if ctx.Err() == nil {
+					return nil, err
+				}
+				// Stopped: keep the runs so far, the cut one included.
+				if agg != nil {
+					out.Results = append(out.Results, agg)
+				}
+				out.Interrupted = true
+				return out, err
 			}
 			out.Results = append(out.Results, agg)
 			byKey[key(agg.Engine, mode)] = agg
@@ -257,7 +289,7 @@ func printErrors(stderr io.Writer, out *output) {
 		if a.Errors > 0 {
 			kinds := make([]string, 0, len(a.ErrorsByKind))
 			for k, n := range a.ErrorsByKind {
-				kinds = append(kinds, fmt.Sprintf("%s=%d", k, n))
+				kinds = append(kinds, fmt.Sprintf("%s=%d", string(k), n)) // k's Error() would add "cache: "
 			}
 			sort.Strings(kinds)
 			fmt.Fprintf(stderr, "cachebench: %s %s errors: %v\n", a.Engine, a.Mode, kinds)
@@ -266,6 +298,9 @@ func printErrors(stderr io.Writer, out *output) {
 }
 
 func printTables(w io.Writer, o *output) {
+	if o.Interrupted {
+		fmt.Fprintln(w, "INTERRUPTED: partial results, the last run or search was cut short")
+	}
 	if len(o.Searches) > 0 {
 		printSearches(w, o)
 		return

@@ -2,15 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
 )
 
@@ -163,4 +167,96 @@ func TestCachebenchSLO(t *testing.T) {
 
 	out.Reset()
 	assert.Equal(t, 2, run([]string{"-slo", "p99"}, &out, &errb))
+}
+
+// cancelOn is a stderr that cancels when a line containing marker is
+// written, as Ctrl-C would once the tool is under way.
+type cancelOn struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if strings.Contains(string(p), c.marker) {
+		c.cancel()
+	}
+	return c.b.Write(p)
+}
+
+func (c *cancelOn) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
+}
+
+// Stopped (Ctrl-C, SIGTERM) after its first run, the tool prints the runs
+// so far marked as partial and exits 130, in JSON and as tables.
+func TestCachebenchInterruptedPrintsPartial(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	for _, asJSON := range []bool{true, false} {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		errb := &cancelOn{marker: "resp pool:", cancel: cancel}
+		var out bytes.Buffer
+		args := []string{"-addr", s.Addr, "-engine", "resp", "-mode", "both", "-workers", "1", "-d", "100ms", "-runs", "1000"}
+		if asJSON {
+			args = append(args, "-json")
+		}
+		rc := runCtx(ctx, args, &out, errb)
+		require.Equal(t, exitInterrupted, rc, errb.String())
+		assert.Contains(t, errb.String(), "interrupted")
+		if !asJSON {
+			assert.Contains(t, out.String(), "INTERRUPTED: partial results")
+			assert.Regexp(t, `resp\s+pool`, out.String())
+			continue
+		}
+		var o struct {
+			Interrupted bool `json:"interrupted"`
+			Results     []struct {
+				Mode     string           `json:"mode"`
+				Attempts int64            `json:"attempts"`
+				Runs     []map[string]any `json:"runs_detail"`
+			} `json:"results"`
+		}
+		require.NoError(t, json.Unmarshal(out.Bytes(), &o), out.String())
+		assert.True(t, o.Interrupted)
+		require.Len(t, o.Results, 1, "the pool runs so far; connect mode never started")
+		assert.Equal(t, "pool", o.Results[0].Mode)
+		assert.GreaterOrEqual(t, len(o.Results[0].Runs), 1)
+		assert.Positive(t, o.Results[0].Attempts)
+	}
+}
+
+// An SLO search stopped after its first step prints the steps so far.
+func TestCachebenchSLOInterruptedPrintsPartial(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errb := &cancelOn{marker: "grow:", cancel: cancel}
+	var out bytes.Buffer
+	rc := runCtx(ctx, []string{"-addr", s.Addr, "-engine", "resp", "-mode", "pool", "-slo", "p99=1s",
+		"-start", "100", "-step", "100ms", "-json"}, &out, errb)
+	require.Equal(t, exitInterrupted, rc, errb.String())
+	var o struct {
+		Interrupted bool `json:"interrupted"`
+		Searches    []struct {
+			Steps []map[string]any `json:"steps"`
+		} `json:"searches"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &o), out.String())
+	assert.True(t, o.Interrupted)
+	require.Len(t, o.Searches, 1)
+	assert.NotEmpty(t, o.Searches[0].Steps)
+}
+
+// Error kinds print as their names, not as errors ("cache: timeout").
+func TestPrintErrorsKindNames(t *testing.T) {
+	var b bytes.Buffer
+	printErrors(&b, &output{Results: []*cache.Aggregate{{Engine: "resp", Mode: cache.ModePool, Errors: 4,
+		ErrorsByKind: map[cache.ErrorKind]int64{cache.ErrTimeout: 3, cache.ErrConnectRefused: 1}}}})
+	assert.Equal(t, "cachebench: resp pool errors: [connect_refused=1 timeout=3]\n", b.String())
 }

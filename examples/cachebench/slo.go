@@ -31,7 +31,16 @@ func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Wr
 						name, mode, st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, st.PercentileUs, st.Failed, metWord(st.Met))
 				}})
 			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", name, mode, err)
+				err = fmt.Errorf("%s %s: %w", name, mode, err)
+				if ctx.Err() == nil {
+					return nil, err
+				}
+				// Stopped: keep the steps so far.
+				if res != nil {
+					out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, SearchResult: res})
+				}
+				out.Interrupted = true
+				return out, err
 			}
 			out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, SearchResult: res})
 		}

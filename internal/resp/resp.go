@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -32,19 +33,53 @@ const (
 )
 
 // Limits bound what a Reader accepts so that a hostile or broken peer cannot
-// make it allocate without bound or recurse without end.
+// make it allocate without bound or recurse without end. MaxBulk, MaxElems,
+// MaxDepth and MaxLine bound one string, aggregate, nesting or line; the
+// per-reply budgets MaxReplyElems and MaxReplyBytes bound what one Read
+// accepts in total, since per-aggregate limits alone let nesting multiply
+// them (an array of 1,024 arrays of 1,024 nulls is 3 MiB on the wire and a
+// million decoded values).
 type Limits struct {
 	MaxBulk  int // bytes in one bulk/verbatim/blob-error string
 	MaxElems int // elements in one aggregate (a map counts key and value)
 	MaxDepth int // nesting of aggregates
 	MaxLine  int // bytes in one simple line
+	// MaxReplyElems bounds the elements of one reply, every level of
+	// nesting counted (a map counts key and value; attributes count). Zero
+	// means DefaultLimits.MaxReplyElems.
+	MaxReplyElems int
+	// MaxReplyBytes bounds the bytes of one reply on the wire: every line
+	// and every string with their CRLFs. Zero means
+	// DefaultLimits.MaxReplyBytes.
+	MaxReplyBytes int
 }
 
 // DefaultLimits are generous for replies to GET, SET, AUTH and CLUSTER SLOTS.
-var DefaultLimits = Limits{MaxBulk: 64 << 20, MaxElems: 1 << 20, MaxDepth: 32, MaxLine: 64 << 10}
+//
+// MaxReplyElems, 512 Ki elements, is 15 times the CLUSTER SLOTS reply of a
+// 1,000-node cluster (500 primaries with a replica each, every one owning
+// four slot ranges: 17 elements per range with Redis 7's node metadata,
+// 34,000 in all), and still holds the largest reply a cluster can send
+// short of more than three replicas per primary: 16,384 ranges of one slot
+// each, 31 elements per range (507,904). A decoded element holds 72 bytes,
+// and about as much again is allocated while the arrays holding it grow, so
+// one reply allocates at most about 120 MiB for its elements. MaxReplyBytes,
+// 128 MiB, holds the largest value a GET may return (MaxBulk) twice over.
+var DefaultLimits = Limits{MaxBulk: 64 << 20, MaxElems: 1 << 20, MaxDepth: 32, MaxLine: 64 << 10,
+	MaxReplyElems: 1 << 19, MaxReplyBytes: 128 << 20}
 
 // ErrProtocol is wrapped by every malformed-reply error.
 var ErrProtocol = errors.New("cache: RESP protocol error")
+
+// ErrReplyTooLarge is wrapped by the error of a reply that exceeds
+// Limits.MaxReplyElems or Limits.MaxReplyBytes. It wraps ErrProtocol: the
+// connection cannot be read further.
+var ErrReplyTooLarge = fmt.Errorf("%w: reply too large", ErrProtocol)
+
+// bulkChunk is the most readBulk allocates ahead of the bytes that arrived:
+// a peer announcing a 64 MiB string and sending nothing costs 64 KiB, not
+// 64 MiB.
+const bulkChunk = 64 << 10
 
 // Value is one decoded RESP value. Aggregates hold their elements in Elems (a
 // map or attribute as key, value, key, value...).
@@ -67,16 +102,38 @@ func (v Value) Text() string { return string(v.Str) }
 type Reader struct {
 	br  *bufio.Reader
 	lim Limits
+	// elems and bytes are what remains of the current reply's budgets.
+	elems, bytes int
 }
 
-// NewReader returns a Reader of br within lim.
-func NewReader(br *bufio.Reader, lim Limits) *Reader { return &Reader{br: br, lim: lim} }
+// NewReader returns a Reader of br within lim (a zero per-reply budget
+// taking its default).
+func NewReader(br *bufio.Reader, lim Limits) *Reader {
+	if lim.MaxReplyElems <= 0 {
+		lim.MaxReplyElems = DefaultLimits.MaxReplyElems
+	}
+	if lim.MaxReplyBytes <= 0 {
+		lim.MaxReplyBytes = DefaultLimits.MaxReplyBytes
+	}
+	return &Reader{br: br, lim: lim}
+}
 
 // Read decodes the next value. An attribute preceding a value is read and
 // dropped. Errors from the stream are returned as is (io.EOF,
-// io.ErrUnexpectedEOF, net errors); malformed input wraps ErrProtocol.
+// io.ErrUnexpectedEOF, net errors); malformed input wraps ErrProtocol, and a
+// reply beyond the per-reply budgets wraps ErrReplyTooLarge too.
 func (r *Reader) Read() (Value, error) {
+	r.elems, r.bytes = r.lim.MaxReplyElems, r.lim.MaxReplyBytes
 	return r.read(0)
+}
+
+// spend takes n bytes from the reply's byte budget.
+func (r *Reader) spend(n int64) error {
+	if n > int64(r.bytes) {
+		return fmt.Errorf("%w: more than %d bytes in one reply", ErrReplyTooLarge, r.lim.MaxReplyBytes)
+	}
+	r.bytes -= int(n)
+	return nil
 }
 
 func (r *Reader) read(depth int) (Value, error) {
@@ -85,6 +142,9 @@ func (r *Reader) read(depth int) (Value, error) {
 	}
 	line, err := r.line()
 	if err != nil {
+		return Value{}, err
+	}
+	if err := r.spend(int64(len(line)) + 2); err != nil {
 		return Value{}, err
 	}
 	if len(line) == 0 {
@@ -132,9 +192,18 @@ func (r *Reader) readBulk(typ byte, body []byte) (Value, error) {
 	if n < 0 || n > int64(r.lim.MaxBulk) {
 		return Value{}, fmt.Errorf("%w: bulk length %d outside 0..%d", ErrProtocol, n, r.lim.MaxBulk)
 	}
-	buf := make([]byte, int(n)+2)
-	if _, err := io.ReadFull(r.br, buf); err != nil {
-		return Value{}, unexpectedEOF(err)
+	if err := r.spend(n + 2); err != nil {
+		return Value{}, err
+	}
+	// Grow as the bytes arrive rather than trusting the announced length.
+	want := int(n) + 2
+	buf := make([]byte, 0, min(want, bulkChunk))
+	for len(buf) < want {
+		have := len(buf)
+		buf = slices.Grow(buf, min(want-have, bulkChunk))[:have+min(want-have, bulkChunk)]
+		if _, err := io.ReadFull(r.br, buf[have:]); err != nil {
+			return Value{}, unexpectedEOF(err)
+		}
 	}
 	if buf[n] != '\r' || buf[n+1] != '\n' {
 		return Value{}, fmt.Errorf("%w: bulk string not terminated by CRLF", ErrProtocol)
@@ -162,6 +231,10 @@ func (r *Reader) readAggregate(typ byte, body []byte, depth int) (Value, error) 
 	if n < 0 || elems > int64(r.lim.MaxElems) {
 		return Value{}, fmt.Errorf("%w: aggregate size %d outside 0..%d", ErrProtocol, n, r.lim.MaxElems)
 	}
+	if elems > int64(r.elems) {
+		return Value{}, fmt.Errorf("%w: more than %d elements in one reply", ErrReplyTooLarge, r.lim.MaxReplyElems)
+	}
+	r.elems -= int(elems)
 	v := Value{Type: typ}
 	// Grow as elements arrive rather than trusting the announced size.
 	v.Elems = make([]Value, 0, min(int(elems), 64))

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,6 +83,120 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
+// A bulk header announcing MaxBulk bytes followed by a few bytes and then
+// nothing must not cost MaxBulk: the buffer grows as bytes arrive.
+func TestReadBulkGrowsAsBytesArrive(t *testing.T) {
+	in := "$67108863\r\n" + strings.Repeat("x", 100)
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	_, err := newTestReader(strings.NewReader(in), DefaultLimits).Read()
+	runtime.ReadMemStats(&m1)
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	assert.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(4<<20), "allocated for 100 bytes received")
+
+	// A string longer than one chunk still arrives whole.
+	long := strings.Repeat("abcdefgh", 3*bulkChunk/8+5)
+	v := readAll(t, "$"+strconv.Itoa(len(long))+"\r\n"+long+"\r\n")
+	assert.Equal(t, long, v.Text())
+	_, err = newTestReader(strings.NewReader("$"+strconv.Itoa(len(long))+"\r\n"+long+"ab"), DefaultLimits).Read()
+	require.ErrorIs(t, err, ErrProtocol, "not terminated by CRLF")
+}
+
+// nested returns an array of n arrays of n RESP3 nulls.
+func nested(n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", n)
+	for range n {
+		fmt.Fprintf(&b, "*%d\r\n", n)
+		for range n {
+			b.WriteString("_\r\n")
+		}
+	}
+	return b.String()
+}
+
+// Nesting multiplies the per-aggregate limit: the per-reply budgets bound
+// the total, and the reader stops as soon as an announced size would
+// exceed them.
+func TestReadReplyBudget(t *testing.T) {
+	in := nested(1024) // 3 MiB on the wire, a million values decoded
+	_, err := newTestReader(strings.NewReader(in), DefaultLimits).Read()
+	require.ErrorIs(t, err, ErrReplyTooLarge)
+	require.ErrorIs(t, err, ErrProtocol)
+	// What the reader allocates is bounded by the budget, whatever the
+	// per-aggregate limits let through (without one: over 200 MiB).
+	small := DefaultLimits
+	small.MaxReplyElems = 1 << 16
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	_, err = newTestReader(strings.NewReader(in), small).Read()
+	runtime.ReadMemStats(&m1)
+	require.ErrorIs(t, err, ErrReplyTooLarge)
+	assert.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64<<20), "the budget stops the reader early")
+
+	lim := Limits{MaxBulk: 100, MaxElems: 10, MaxDepth: 4, MaxLine: 100, MaxReplyElems: 12, MaxReplyBytes: 64}
+	for name, tc := range map[string]struct {
+		in   string
+		want error
+	}{
+		"elements fit":     {nested(3), nil},                                                                               // 3 + 9 = 12
+		"elements over":    {"*5\r\n" + strings.Repeat("*2\r\n:1\r\n:2\r\n", 5), ErrReplyTooLarge},                         // 5 + 10
+		"map pairs count":  {"%2\r\n" + strings.Repeat("+k\r\n*5\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n", 2), ErrReplyTooLarge}, // 4 + 10
+		"attribute counts": {"|5\r\n" + strings.Repeat("+k\r\n+v\r\n", 5) + "*3\r\n:1\r\n:2\r\n:3\r\n", ErrReplyTooLarge},
+		"bytes fit":        {"*2\r\n$20\r\n" + strings.Repeat("x", 20) + "\r\n$20\r\n" + strings.Repeat("y", 20) + "\r\n", nil},
+		"bulk bytes over":  {"*2\r\n$30\r\n" + strings.Repeat("x", 30) + "\r\n$30\r\n" + strings.Repeat("y", 30) + "\r\n", ErrReplyTooLarge},
+		"line bytes over":  {"*3\r\n+" + strings.Repeat("a", 30) + "\r\n+" + strings.Repeat("b", 30) + "\r\n:1\r\n", ErrReplyTooLarge},
+		"one bulk over":    {"$99\r\n", ErrReplyTooLarge},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := newTestReader(strings.NewReader(tc.in), lim).Read()
+			if tc.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.want)
+			require.ErrorIs(t, err, ErrProtocol)
+		})
+	}
+
+	// The budget is per reply: the next Read starts afresh.
+	r := newTestReader(strings.NewReader(nested(3)+nested(3)), lim)
+	for range 2 {
+		v, err := r.Read()
+		require.NoError(t, err)
+		require.Len(t, v.Elems, 3)
+	}
+}
+
+// clusterSlotsReply is a Redis 7 CLUSTER SLOTS reply: ranges of width
+// slots, each served by a primary and replicas replicas, every node as
+// host, port, id and a hostname metadata map.
+func clusterSlotsReply(width, replicas int) string {
+	var b strings.Builder
+	ranges := (16384 + width - 1) / width
+	fmt.Fprintf(&b, "*%d\r\n", ranges)
+	for i := range ranges {
+		lo, hi := i*width, min(i*width+width, 16384)-1
+		fmt.Fprintf(&b, "*%d\r\n:%d\r\n:%d\r\n", 3+replicas, lo, hi)
+		for n := range 1 + replicas {
+			id := fmt.Sprintf("%040d", i*8+n)
+			fmt.Fprintf(&b, "*4\r\n$9\r\n127.0.0.1\r\n:%d\r\n$40\r\n%s\r\n%%1\r\n$8\r\nhostname\r\n$14\r\nnode.cache.int\r\n", 7000+n, id)
+		}
+	}
+	return b.String()
+}
+
+// The default budgets hold the largest CLUSTER SLOTS reply DefaultLimits
+// documents: every slot its own range, three replicas per primary.
+func TestDefaultBudgetHoldsClusterSlots(t *testing.T) {
+	v := readAll(t, clusterSlotsReply(1, 3))
+	require.Len(t, v.Elems, 16384)
+	require.Len(t, v.Elems[16383].Elems, 6)
+	assert.Equal(t, "127.0.0.1", v.Elems[16383].Elems[5].Elems[0].Text())
+}
+
 func TestAppendCommand(t *testing.T) {
 	got := AppendCommand(nil, "SET", "k", "")
 	assert.Equal(t, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n", string(got))
@@ -99,10 +215,17 @@ func FuzzReader(f *testing.F) {
 		"|1\r\n+a\r\n+b\r\n:1\r\n", ">2\r\n+p\r\n:1\r\n", "=7\r\ntxt:abc\r\n", "(123\r\n",
 		"!2\r\nno\r\n", "*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", "$99999999999\r\n", "*2147483648\r\n",
 		"$5\r\nab", "*3\r\n:1\r\n", "+no-crlf\n",
+		// Hostile: a huge announced bulk that never arrives; nesting that
+		// multiplies elements past the per-reply budget; strings that
+		// together pass the byte budget; a map whose pairs pass it.
+		"$67108863\r\n", "$1000\r\nabc", nested(4), nested(9),
+		"*3\r\n$1000\r\n" + strings.Repeat("x", 1000) + "\r\n$1000\r\n" + strings.Repeat("y", 1000) + "\r\n$1000\r\n",
+		"%40\r\n" + strings.Repeat("+k\r\n*2\r\n:1\r\n:2\r\n", 40),
+		clusterSlotsReply(8192, 1),
 	} {
 		f.Add([]byte(s))
 	}
-	lim := Limits{MaxBulk: 1 << 10, MaxElems: 1 << 10, MaxDepth: 8, MaxLine: 256}
+	lim := Limits{MaxBulk: 1 << 10, MaxElems: 1 << 10, MaxDepth: 8, MaxLine: 256, MaxReplyElems: 64, MaxReplyBytes: 2500}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := newTestReader(bufio.NewReaderSize(bytes.NewReader(data), 64), lim)
 		for i := 0; i < 16; i++ {
@@ -114,6 +237,9 @@ func FuzzReader(f *testing.F) {
 				return
 			}
 			checkLimits(t, v, lim, 0)
+			if n := countElems(v); n > lim.MaxReplyElems {
+				t.Fatalf("%d elements in one reply, budget %d", n, lim.MaxReplyElems)
+			}
 			enc := appendValue(nil, v)
 			again, err := newTestReader(bytes.NewReader(enc), lim).Read()
 			if err != nil {
@@ -133,6 +259,15 @@ func checkLimits(t *testing.T, v Value, lim Limits, depth int) {
 	for _, e := range v.Elems {
 		checkLimits(t, e, lim, depth+1)
 	}
+}
+
+// countElems returns the number of elements v holds at every level.
+func countElems(v Value) int {
+	n := len(v.Elems)
+	for _, e := range v.Elems {
+		n += countElems(e)
+	}
+	return n
 }
 
 // newTestReader returns a reader of r (buffering it unless it is a
