@@ -81,9 +81,10 @@ type PingPongConfig struct {
 	// MPS, when positive, makes this an under-load run like `sockperf
 	// under-load`: messages are sent at a fixed rate of MPS per second and
 	// only every ReplyEvery-th one asks for a reply. Zero means ping-pong.
-	// Like sockperf, the sender busy-waits (yielding to other goroutines)
-	// for gaps under 2 ms, so an under-load run above ~500 messages per
-	// second keeps a core busy.
+	// Like sockperf, the sender busy-waits for gaps under 2 ms when
+	// GOMAXPROCS is above 1, so an under-load run above ~500 messages per
+	// second keeps a core busy; with GOMAXPROCS 1 it sleeps, and messages
+	// go out up to ~1 ms late (counted in Late).
 	MPS int
 	// Arrival spaces the under-load send times: ArrivalUniform (the zero
 	// value, like sockperf) or ArrivalPoisson.
@@ -125,7 +126,8 @@ type PingPongResult struct {
 	MessageSizeBytes int `json:"message_size_bytes"`
 	// Sent and Received count every message sent and every reply received
 	// during the whole run (not only the measurement window), without the
-	// warm-up messages sockperf's protocol sends first.
+	// warm-up messages sockperf's protocol sends first (over UDP: eight, or
+	// as many as fit in 64 KiB, at least one).
 	Sent     int64 `json:"sent"`
 	Received int64 `json:"received"`
 	// RunSeconds is the length of the whole run; ValidSeconds that of the
@@ -302,6 +304,21 @@ func (r *run) message() []byte {
 	return msg
 }
 
+// Warm-up burst: at most warmUpMessages messages and, beyond one message,
+// warmUpBytes in all.
+const (
+	warmUpMessages = 8
+	warmUpBytes    = 64 << 10
+)
+
+// warmUpCount is the number of UDP warm-up messages of size bytes. Sent back
+// to back, eight 32 KB datagrams overflow a server's default receive buffer
+// (they are charged their whole buffers) and the first measured message is
+// dropped behind them, so large messages get fewer, and at least one.
+func warmUpCount(size int) int {
+	return min(max(warmUpBytes/max(size, 1), 1), warmUpMessages)
+}
+
 // warmUp sends a few UDP messages flagged warm-up (which get no reply), as
 // sockperf does before a test, so that the path is set up before measuring.
 // Over TCP the connection is already set up, and sockperf 3.7's TCP server
@@ -311,7 +328,7 @@ func (r *run) warmUp(msg []byte, seq *uint64) error {
 	if r.res.Network[:3] == "tcp" {
 		return nil
 	}
-	for range 8 {
+	for range warmUpCount(len(msg)) {
 		*seq++
 		wire.Header{Seq: *seq, Flags: wire.FlagClient | wire.FlagWarmup, Length: uint32(len(msg))}.Put(msg)
 		if err := r.tr.write(msg); err != nil {
@@ -500,7 +517,11 @@ func (r *run) underLoad(ctx context.Context) error {
 func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 	r := l.run
 	size := uint32(len(msg))
-	clk := &realClock{start: r.base, spin: int64(defaultSpin), timer: time.NewTimer(time.Hour)}
+	clk := newRealClock(r.base, defaultSpin, runtime.GOMAXPROCS(0))
+	// ModeSpin's receiver spins on a P of its own and reads its socket
+	// without the poller: a sender that kept the other P would starve the
+	// rest of the process, and yielding costs the replies nothing.
+	clk.yield = r.cfg.Mode == ModeSpin
 	defer clk.timer.Stop()
 	pc := newPacer(r.start, float64(r.cfg.MPS), r.cfg.Arrival, 0)
 	lateAfter := min(int64(time.Second)/int64(r.cfg.MPS), int64(maxLateAfter))

@@ -36,31 +36,37 @@ type ResponsivenessConfig struct {
 }
 
 // ProbeStats is the distribution of one kind of responsiveness probe, in
-// the form of the IETF responsiveness draft.
+// the form of the IETF responsiveness draft. Only the probes that succeeded
+// are measured: a failed probe may have failed at once (a refused or broken
+// connection) or at its timeout, and neither says how long a round trip
+// takes. Read Errors beside RPM: a path that loses most probes can show a
+// high RPM from the few that got through.
 type ProbeStats struct {
+	// Probes counts the probes that succeeded, which Latency summarises;
+	// Errors those that failed.
 	Probes int64 `json:"probes"`
 	Errors int64 `json:"errors"`
-	// Latency summarises the probes' round trips, measured from each
-	// probe's intended start (probes run open-loop on Schedule).
+	// Latency summarises the successful probes' round trips, measured
+	// from each probe's intended start (probes run open-loop on Schedule).
 	Latency Summary `json:"latency"`
 	// TrimmedMeanUs is the mean of the fastest 95% (RPMTrim), and RPM 60 s
-	// divided by it.
+	// divided by it; both are zero when no probe succeeded.
 	TrimmedMeanUs float64 `json:"trimmed_mean_us"`
 	RPM           float64 `json:"rpm"`
-	// Histogram holds the round trips in nanoseconds.
+	// Histogram holds the successful round trips in nanoseconds.
 	Histogram *hdrhistogram.Histogram `json:"-"`
 }
 
-// ProbeStatsOf returns the probe statistics of a schedule of probes: its
-// response times, failures, trimmed mean and RPM. A nil schedule gives the
-// zero value.
+// ProbeStatsOf returns the probe statistics of a schedule of probes: the
+// response times of those that succeeded, their trimmed mean and RPM, and
+// the number that failed. A nil schedule gives the zero value.
 func ProbeStatsOf(s *ScheduleResult) ProbeStats {
 	if s == nil {
 		return ProbeStats{}
 	}
-	tm := TrimmedMean(s.ResponseHistogram, RPMTrim)
-	return ProbeStats{Probes: s.Response.Observations, Errors: s.Failed, Latency: s.Response,
-		TrimmedMeanUs: float64(tm) / 1e3, RPM: RPM(tm), Histogram: s.ResponseHistogram}
+	tm := TrimmedMean(s.SuccessResponseHistogram, RPMTrim)
+	return ProbeStats{Probes: s.SuccessResponse.Observations, Errors: s.Failed, Latency: s.SuccessResponse,
+		TrimmedMeanUs: float64(tm) / 1e3, RPM: RPM(tm), Histogram: s.SuccessResponseHistogram}
 }
 
 // ResponsivenessResult is the outcome of Responsiveness.
@@ -72,14 +78,18 @@ type ResponsivenessResult struct {
 	// "connect" and "request" (the first echo).
 	NewConnectionPhasesUs map[string]float64 `json:"new_connection_phases_trimmed_mean_us"`
 	// Established probes send one echo request each on one connection
-	// opened at the start.
+	// opened at the start. A probe that fails leaves the stream out of step
+	// (its reply may still come), so it closes the connection and opens a
+	// new one for the next; a probe that finds no connection (the reopening
+	// failed) tries again and counts as failed.
 	Established ProbeStats `json:"established_connection"`
 	// RPM combines them as the IETF responsiveness draft does without TLS:
 	// 60 s divided by 1/4 x (connect + request) + 1/2 x established, each a
-	// 95% trimmed mean. The draft's self probes travel on the loaded
-	// connections; here the established connection is the probe's own, so
-	// load it with flows beside it (throughput.Run) and read Established as
-	// the latency those flows add to a waiting connection.
+	// 95% trimmed mean of the successful probes; it is zero unless both
+	// kinds had successful probes. The draft's self probes travel on the
+	// loaded connections; here the established connection is the probe's
+	// own, so load it with flows beside it (throughput.Run) and read
+	// Established as the latency those flows add to a waiting connection.
 	RPM float64 `json:"rpm"`
 }
 
@@ -112,13 +122,11 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 	if c.Timeout <= 0 {
 		c.Timeout = defaultProbeTimeout
 	}
-	est, err := dialNet(ctx, c.Network, addr, defaultMessageSize, c.Timeout)
-	if err != nil {
+	est := &estConn{cfg: &c, addr: addr}
+	if err := est.dial(ctx); err != nil {
 		return nil, err
 	}
 	defer est.close()
-	stop := context.AfterFunc(ctx, est.abort)
-	defer stop()
 	sc := func(workers int) *ScheduleConfig {
 		return &ScheduleConfig{Rate: c.ProbeRate, Workers: workers, Duration: c.Duration, Spin: -1}
 	}
@@ -127,30 +135,15 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 		phases[name], _ = NewRecorder(nil) // the default configuration is valid
 	}
 	var (
-		wg       sync.WaitGroup
-		fresh    *ScheduleResult
-		seq      uint64
-		estMu    sync.Mutex
-		estFails bool
+		wg    sync.WaitGroup
+		fresh *ScheduleResult
 	)
 	wg.Go(func() {
 		fresh, _ = Schedule(ctx, sc(respNewConnWorkers), func(ctx context.Context, _ *Request) error {
 			return newConnProbe(ctx, &c, addr, phases)
 		})
 	})
-	estab, _ := Schedule(ctx, sc(respEstablishWorkers), func(context.Context, *Request) error {
-		estMu.Lock()
-		defer estMu.Unlock()
-		if estFails {
-			return errBrokenConn
-		}
-		seq++
-		if err := echo(est, seq, c.Timeout); err != nil {
-			estFails = true // a TCP stream out of step cannot be reused
-			return err
-		}
-		return nil
-	})
+	estab, _ := Schedule(ctx, sc(respEstablishWorkers), est.probe)
 	wg.Wait()
 	res := &ResponsivenessResult{NewConnection: ProbeStatsOf(fresh), Established: ProbeStatsOf(estab),
 		NewConnectionPhasesUs: map[string]float64{}}
@@ -166,8 +159,66 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 	return res, ctx.Err()
 }
 
-// errBrokenConn fails the established probes after one of them failed.
+// errBrokenConn fails an established probe that found no connection.
 var errBrokenConn = errors.New("latency: the established probe connection failed earlier")
+
+// estConn is the established connection of Responsiveness.
+type estConn struct {
+	cfg  *ResponsivenessConfig
+	addr string
+
+	mu  sync.Mutex // one probe at a time
+	tr  *netTransport
+	seq uint64
+}
+
+func (e *estConn) dial(ctx context.Context) error {
+	tr, err := dialNet(ctx, e.cfg.Network, e.addr, defaultMessageSize, e.cfg.Timeout)
+	if err != nil {
+		return err
+	}
+	e.tr = tr
+	return nil
+}
+
+// probe echoes one message on the connection. After a failure the stream
+// may still carry the late reply, so the connection is replaced; the
+// reconnection is part of the failed probe, not of the next one's round
+// trip (though the next may wait for it, which its response time shows).
+func (e *estConn) probe(ctx context.Context, _ *Request) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.tr == nil {
+		err := e.dial(ctx)
+		if err == nil {
+			err = errors.New("reconnected")
+		}
+		return fmt.Errorf("%w: %w", errBrokenConn, err)
+	}
+	stop := context.AfterFunc(ctx, e.tr.abort)
+	defer stop()
+	e.seq++
+	err := echo(e.tr, e.seq, e.cfg.Timeout)
+	if err != nil {
+		e.tr.close()
+		e.tr = nil
+		if ctx.Err() == nil {
+			dctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+			_ = e.dial(dctx) // on failure the next probe tries again
+			cancel()
+		}
+	}
+	return err
+}
+
+func (e *estConn) close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.tr != nil {
+		e.tr.close()
+		e.tr = nil
+	}
+}
 
 // newConnProbe opens a connection, echoes one message and closes it,
 // recording the connect and request phases.

@@ -75,12 +75,14 @@ type ScheduleConfig struct {
 	// before it counts as late. Zero means one interval (1/Rate), at most
 	// 1 ms.
 	LateAfter time.Duration
-	// Spin is the wait below which the dispatcher busy-waits (yielding to
-	// other goroutines) for the next intended start: Go's timers wake up
-	// about 1 ms late. Longer waits sleep until Spin before the intended
-	// start. Zero means 2 ms, which keeps a core busy above ~500
-	// requests per second; negative means never spin (requests then start
-	// up to ~1 ms late, which StartLateness shows).
+	// Spin is the wait below which the dispatcher busy-waits for the next
+	// intended start, because Go's timers wake up to about 1 ms late;
+	// longer waits sleep until Spin/2 before the intended start. The
+	// busy-wait does not yield, so that the other goroutines' network
+	// wake-ups are not delayed, and therefore happens only when GOMAXPROCS
+	// is above 1. Zero means 2 ms, which keeps a core busy above ~500
+	// requests per second; negative means never spin. Without spinning,
+	// requests start up to ~1 ms late, which StartLateness shows.
 	Spin time.Duration
 	// Seed seeds ArrivalPoisson's gaps; zero means a fixed default, so
 	// schedules repeat.
@@ -105,7 +107,8 @@ type Request struct {
 // ScheduleResult is the outcome of Schedule. Response times run from each
 // request's intended start to its end, so that a stalled server cannot hide
 // the requests it kept from being sent (coordinated omission); service times
-// run from its actual start. Both include failed requests.
+// run from its actual start. Both include failed requests; SuccessResponse
+// leaves them out.
 type ScheduleResult struct {
 	TargetRate float64 `json:"target_rate"`
 	Arrival    string  `json:"arrival"`
@@ -138,10 +141,15 @@ type ScheduleResult struct {
 	Response      Summary `json:"response"`
 	Service       Summary `json:"service"`
 	StartLateness Summary `json:"start_lateness"`
+	// SuccessResponse summarises the response times of the requests that
+	// succeeded: a request that fails fast (a refused connection, a
+	// broken one) would otherwise pull Response's statistics down.
+	SuccessResponse Summary `json:"success_response"`
 	// The histograms, in nanoseconds; nil when nothing was recorded.
-	ResponseHistogram *hdrhistogram.Histogram `json:"-"`
-	ServiceHistogram  *hdrhistogram.Histogram `json:"-"`
-	LatenessHistogram *hdrhistogram.Histogram `json:"-"`
+	ResponseHistogram        *hdrhistogram.Histogram `json:"-"`
+	ServiceHistogram         *hdrhistogram.Histogram `json:"-"`
+	LatenessHistogram        *hdrhistogram.Histogram `json:"-"`
+	SuccessResponseHistogram *hdrhistogram.Histogram `json:"-"`
 }
 
 // clock is the scheduler's time source: ns since a base. Tests use a fake.
@@ -154,29 +162,58 @@ type clock interface {
 	after(t int64) (<-chan struct{}, func())
 }
 
-// realClock is the monotonic clock, spinning for waits under spin.
+// realClock is the monotonic clock. A wait longer than spin sleeps on a
+// timer, which Go fires up to about 1 ms late, until spin/2 before its
+// target; the rest is a busy-wait.
+//
+// The busy-wait never yields. runtime.Gosched would put the goroutine on the
+// global run queue, which the scheduler serves before it polls the network,
+// so every network wake-up in the process would wait for sysmon's poll (up
+// to 10 ms): the replies to an under-load run measured 0.1-1 ms instead of
+// 20 us. A spinner that keeps its P leaves the network to the other Ps; with
+// GOMAXPROCS 1 there is no other P, so the clock never busy-waits and waits
+// start up to ~1 ms late instead.
 type realClock struct {
 	start time.Time
-	spin  int64
+	spin  int64 // 0: never busy-wait
 	timer *time.Timer
+	// yield makes the busy-wait yield to other goroutines, for a process
+	// whose network waits do not go through the poller (ModeSpin's
+	// receiver reads its socket itself).
+	yield bool
+
+	// nowFn and sleepFn, set only by tests, replace the monotonic clock
+	// and the timer.
+	nowFn   func() int64
+	sleepFn func(ctx context.Context, d time.Duration) bool
 }
 
-func newRealClock(spin time.Duration) *realClock {
+// newRealClock returns a clock counting from start that busy-waits the
+// last spin of its waits (zero means defaultSpin, negative never) when
+// procs, the GOMAXPROCS it runs under, leaves another P to poll the
+// network.
+func newRealClock(start time.Time, spin time.Duration, procs int) *realClock {
 	if spin == 0 {
 		spin = defaultSpin
 	}
-	return &realClock{start: time.Now(), spin: max(int64(spin), 0), timer: time.NewTimer(time.Hour)}
+	if procs < 2 {
+		spin = 0
+	}
+	return &realClock{start: start, spin: max(int64(spin), 0), timer: time.NewTimer(time.Hour)}
 }
 
 func (c *realClock) base() time.Time { return c.start }
-func (c *realClock) now() int64      { return int64(time.Since(c.start)) }
+
+func (c *realClock) now() int64 {
+	if c.nowFn != nil {
+		return c.nowFn()
+	}
+	return int64(time.Since(c.start))
+}
 
 func (c *realClock) waitUntil(ctx context.Context, t int64) bool {
 	if wait := t - c.now(); wait > c.spin {
-		c.timer.Reset(time.Duration(wait - c.spin/2))
-		select {
-		case <-c.timer.C:
-		case <-ctx.Done():
+		if !c.sleep(ctx, time.Duration(wait-c.spin/2)) {
 			return false
 		}
 	}
@@ -184,9 +221,25 @@ func (c *realClock) waitUntil(ctx context.Context, t int64) bool {
 		if i&63 == 0 && ctx.Err() != nil {
 			return false
 		}
-		runtime.Gosched()
+		if c.yield {
+			runtime.Gosched()
+		}
 	}
 	return ctx.Err() == nil
+}
+
+// sleep waits for d on the timer; false when ctx ended first.
+func (c *realClock) sleep(ctx context.Context, d time.Duration) bool {
+	if c.sleepFn != nil {
+		return c.sleepFn(ctx, d)
+	}
+	c.timer.Reset(d)
+	select {
+	case <-c.timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func (c *realClock) after(t int64) (<-chan struct{}, func()) {
@@ -272,7 +325,9 @@ func Schedule(ctx context.Context, cfg *ScheduleConfig, do func(context.Context,
 	if err != nil {
 		return nil, err
 	}
-	return schedule(ctx, &c, newRealClock(c.Spin), do)
+	clk := newRealClock(time.Now(), c.Spin, runtime.GOMAXPROCS(0))
+	defer clk.timer.Stop()
+	return schedule(ctx, &c, clk, do)
 }
 
 // sched is the state of one Schedule call.
@@ -284,16 +339,16 @@ type sched struct {
 	end     int64 // window end (ns since base); MaxInt64 without Duration
 	lateAft int64
 
-	resp, serv, lat *Recorder
-	idle            chan int
-	work            []chan Request
+	resp, serv, lat, ok *Recorder
+	idle                chan int
+	work                []chan Request
 
 	started, late, failed, okIn atomic.Int64
 }
 
 func schedule(ctx context.Context, c *ScheduleConfig, clk clock, do func(context.Context, *Request) error) (*ScheduleResult, error) {
 	s := &sched{cfg: c, clk: clk, do: do, lateAft: int64(c.LateAfter), idle: make(chan int, c.Workers)}
-	for _, r := range []**Recorder{&s.resp, &s.serv, &s.lat} {
+	for _, r := range []**Recorder{&s.resp, &s.serv, &s.lat, &s.ok} {
 		rec, err := NewRecorder(c.Recorder)
 		if err != nil {
 			return nil, err
@@ -381,7 +436,7 @@ func (s *sched) countDue(p *pacer, n int64) int64 {
 
 // worker runs the requests given to worker id.
 func (s *sched) worker(ctx context.Context, id int) {
-	resp, serv := s.resp.Worker(), s.serv.Worker()
+	resp, serv, ok := s.resp.Worker(), s.serv.Worker(), s.ok.Worker()
 	base := s.clk.base()
 	for req := range s.work[id] {
 		err := s.do(ctx, &req)
@@ -390,12 +445,16 @@ func (s *sched) worker(ctx context.Context, id int) {
 			s.idle <- id
 			continue // cut short by the caller
 		}
-		resp.Record(time.Duration(done) - req.Intended.Sub(base))
+		response := time.Duration(done) - req.Intended.Sub(base)
+		resp.Record(response)
 		serv.Record(time.Duration(done) - req.Start.Sub(base))
 		if err != nil {
 			s.failed.Add(1)
-		} else if done <= s.end {
-			s.okIn.Add(1)
+		} else {
+			ok.Record(response)
+			if done <= s.end {
+				s.okIn.Add(1)
+			}
 		}
 		s.idle <- id
 	}
@@ -416,7 +475,10 @@ func (s *sched) result(due, stoppedAt int64) *ScheduleResult {
 		rec *Recorder
 		h   **hdrhistogram.Histogram
 		sum *Summary
-	}{{s.resp, &r.ResponseHistogram, &r.Response}, {s.serv, &r.ServiceHistogram, &r.Service}, {s.lat, &r.LatenessHistogram, &r.StartLateness}} {
+	}{
+		{s.resp, &r.ResponseHistogram, &r.Response}, {s.serv, &r.ServiceHistogram, &r.Service},
+		{s.lat, &r.LatenessHistogram, &r.StartLateness}, {s.ok, &r.SuccessResponseHistogram, &r.SuccessResponse},
+	} {
 		if x.rec.Count() > 0 {
 			*x.h = x.rec.Snapshot()
 			*x.sum = SummarizeHistogram(*x.h, s.cfg.Summary)

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,4 +236,98 @@ func TestScheduleRealClockCancelAndFailures(t *testing.T) {
 	// when the cancel cut them short.
 	assert.InDelta(t, res.Started, res.Response.Observations, 2)
 	assert.Equal(t, res.Response.Observations, res.Service.Observations)
+}
+
+// fakeRealClock is a realClock on virtual time: every clock read moves it
+// 1 us forward, as a busy-wait would see it, and a sleep of d moves it d
+// plus the timer's lateness. It records the sleeps and the reads made after
+// the last one.
+type fakeRealClock struct {
+	*realClock
+	t          int64
+	late       int64
+	sleeps     []time.Duration
+	readsAfter int
+}
+
+func newFakeRealClock(spin time.Duration, procs int) *fakeRealClock {
+	f := &fakeRealClock{realClock: newRealClock(fakeBase, spin, procs), late: int64(300 * time.Microsecond)}
+	f.nowFn = func() int64 {
+		f.readsAfter++
+		f.t += int64(time.Microsecond)
+		return f.t
+	}
+	f.sleepFn = func(ctx context.Context, d time.Duration) bool {
+		f.sleeps = append(f.sleeps, d)
+		f.readsAfter = 0
+		f.t += int64(d) + f.late
+		return ctx.Err() == nil
+	}
+	return f
+}
+
+// A long wait sleeps on the timer until spin/2 before its target, then
+// busy-waits, but only when another P can poll the network; with
+// GOMAXPROCS 1 it sleeps through the target and never busy-waits.
+func TestRealClockSleepsThenSpins(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	ctx := context.Background()
+
+	f := newFakeRealClock(2*time.Millisecond, 2)
+	require.True(t, f.waitUntil(ctx, 10*ms))
+	require.Len(t, f.sleeps, 1)
+	assert.Equal(t, time.Duration(9*ms-int64(time.Microsecond)), f.sleeps[0], "wakes 1 ms early")
+	assert.GreaterOrEqual(t, f.t, 10*ms, "never returns early")
+	assert.Greater(t, f.readsAfter, 500, "busy-waits the last 0.7 ms")
+
+	f = newFakeRealClock(2*time.Millisecond, 2)
+	require.True(t, f.waitUntil(ctx, ms))
+	assert.Empty(t, f.sleeps, "a wait under spin is all busy-wait")
+	assert.GreaterOrEqual(t, f.t, ms)
+
+	for _, wait := range []int64{10 * ms, ms} {
+		f = newFakeRealClock(2*time.Millisecond, 1)
+		require.True(t, f.waitUntil(ctx, wait))
+		require.Len(t, f.sleeps, 1, "GOMAXPROCS 1: wait %v", time.Duration(wait))
+		assert.Equal(t, time.Duration(wait-int64(time.Microsecond)), f.sleeps[0], "sleeps through the target")
+		assert.LessOrEqual(t, f.readsAfter, 1, "no busy-wait")
+	}
+
+	f = newFakeRealClock(-1, 4)
+	require.True(t, f.waitUntil(ctx, ms))
+	assert.Len(t, f.sleeps, 1, "negative Spin never busy-waits")
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, wait := range []int64{10 * ms, ms} {
+		f = newFakeRealClock(2*time.Millisecond, 2)
+		assert.False(t, f.waitUntil(cctx, wait))
+		assert.Less(t, f.t, wait, "a cancelled wait ends early")
+	}
+}
+
+// The busy-wait must keep its P: a yielding spinner (runtime.Gosched) sits
+// in the global run queue, which the scheduler serves before it polls the
+// network, and holds up every network wake-up of the process. With one P, a
+// goroutine made runnable before the wait can run during it only if the
+// spinner yields.
+func TestRealClockBusyWaitDoesNotYield(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	f := newFakeRealClock(2*time.Millisecond, 2) // as if another P polled the network
+	var ran atomic.Bool
+	var ranDuringWait bool
+	reads := f.nowFn
+	f.nowFn = func() int64 {
+		ranDuringWait = ranDuringWait || ran.Load()
+		return reads()
+	}
+	done := make(chan struct{})
+	go func() {
+		ran.Store(true)
+		close(done)
+	}()
+	require.True(t, f.waitUntil(context.Background(), int64(200*time.Microsecond)))
+	assert.Empty(t, f.sleeps)
+	assert.False(t, ranDuringWait, "the busy-wait yielded to another goroutine")
+	<-done
 }

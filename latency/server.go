@@ -67,10 +67,11 @@ type ServerConfig struct {
 	// counters of Stats, with the peer's address (nil when unknown) and an
 	// error that tells which: it matches ErrAccessDenied (counted in
 	// ServerStats.Denied), ErrTooManyConns (ServerStats.ConnsRefused),
-	// ErrMalformed (ServerStats.Rejected) or os.ErrDeadlineExceeded
-	// (ServerStats.Timeouts). It is called from the serving goroutines,
-	// possibly concurrently, and for every malformed datagram of a flood:
-	// keep it fast.
+	// ErrMalformed (ServerStats.Rejected), os.ErrDeadlineExceeded
+	// (ServerStats.Timeouts) or ErrAccept (ServerStats.AcceptErrors, with
+	// a nil address). It is called from the serving goroutines, possibly
+	// concurrently, and for every malformed datagram of a flood: keep it
+	// fast.
 	OnFailure func(remote net.Addr, err error)
 }
 
@@ -83,6 +84,11 @@ var ErrTooManyConns = errors.New("latency: server: too many connections")
 // stream connection whose length field is bad is then closed; other
 // malformed messages are ignored.
 var ErrMalformed = errors.New("latency: server: malformed message")
+
+// ErrAccept is reported to ServerConfig.OnFailure, wrapping the cause, for
+// a temporary failure of Accept (such as EMFILE, out of file descriptors)
+// after which Serve waits and accepts again.
+var ErrAccept = errors.New("latency: server: accept failed")
 
 // ServerStats counts what a Server has seen. All counts are cumulative.
 type ServerStats struct {
@@ -106,6 +112,9 @@ type ServerStats struct {
 	// dropped because their client is not in AllowedClients. Such
 	// datagrams count nowhere else.
 	Denied int64 `json:"denied"`
+	// AcceptErrors is the number of temporary Accept failures Serve
+	// waited out.
+	AcceptErrors int64 `json:"accept_errors"`
 }
 
 // Server is a sockperf-compatible echo server over UDP and TCP: it answers
@@ -126,6 +135,9 @@ type Server struct {
 	refused  atomic.Int64
 	timeouts atomic.Int64
 	denied   atomic.Int64
+	acceptEr atomic.Int64
+
+	sleepFn func(ctx context.Context, d time.Duration) bool // tests only
 }
 
 // NewServer returns a Server with the limits and hooks of cfg (nil means
@@ -173,19 +185,31 @@ func (s *Server) Stats() ServerStats {
 		ConnsRefused: s.refused.Load(),
 		Timeouts:     s.timeouts.Load(),
 		Denied:       s.denied.Load(),
+		AcceptErrors: s.acceptEr.Load(),
 	}
 }
 
 // reject counts a malformed message and reports it.
 func (s *Server) reject(remote net.Addr, err error) {
-	s.rejected.Add(1)
-	s.report(remote, fmt.Errorf("%w: %w", ErrMalformed, err))
+	s.rejectLater(remote, err)()
 }
 
-// timedOut counts a connection closed on a timeout and reports it.
-func (s *Server) timedOut(remote net.Addr, err error) {
-	s.timeouts.Add(1)
-	s.report(remote, fmt.Errorf("latency: server: %w", err))
+// rejectLater returns the counting and reporting of a malformed message,
+// for a connection that reports only once it has given back its slot.
+func (s *Server) rejectLater(remote net.Addr, err error) func() {
+	return func() {
+		s.rejected.Add(1)
+		s.report(remote, fmt.Errorf("%w: %w", ErrMalformed, err))
+	}
+}
+
+// timedOutLater returns the counting and reporting of a connection closed
+// on a timeout.
+func (s *Server) timedOutLater(remote net.Addr, err error) func() {
+	return func() {
+		s.timeouts.Add(1)
+		s.report(remote, fmt.Errorf("latency: server: %w", err))
+	}
 }
 
 func (s *Server) report(remote net.Addr, err error) {
@@ -360,13 +384,22 @@ func (p *packetLoop) admits(ap netip.AddrPort, addr net.Addr) bool {
 // Serve accepts connections on ln and answers them until ctx ends, then
 // closes ln and every connection, waits for their goroutines and returns
 // ctx.Err(). Any stream listener works: TCP, unix sockets, or an in-memory
-// one; sockperf frames each message with its length field. Serve returns
-// early, having closed ln and its connections, with the error of a failed
-// Accept, and at once with an error for a nil ln. Connections from outside
-// AllowedClients and beyond MaxConns are closed at once; a connection that sends a malformed frame,
-// stays silent for IdleTimeout or does not take a reply within WriteTimeout
-// is closed, without affecting the others. Each of these is counted in
-// Stats and reported to OnFailure.
+// one; sockperf frames each message with its length field.
+//
+// A temporary Accept failure (an error with a Temporary method that
+// returns true, such as EMFILE when the process is out of file descriptors,
+// or a timeout) is counted in Stats().AcceptErrors and reported to
+// OnFailure as ErrAccept; Serve then waits, 5 ms after the first failure
+// and twice as long after each next one up to 1 s, as net/http does, and
+// accepts again. Any other Accept failure (ln closed) makes Serve return
+// early, having closed ln and its connections, with the error; a nil ln
+// returns an error at once.
+//
+// Connections from outside AllowedClients and beyond MaxConns are closed at
+// once; a connection that sends a malformed frame, stays silent for
+// IdleTimeout or does not take a reply within WriteTimeout is closed,
+// without affecting the others. Each of these is counted in Stats and
+// reported to OnFailure once the connection's MaxConns slot is free again.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if ln == nil {
 		return errors.New("latency: Serve: nil net.Listener")
@@ -380,17 +413,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	defer ln.Close()
+	var backoff time.Duration
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if isTimeout(err) {
-				continue
+			if !isTemporary(err) {
+				return fmt.Errorf("latency: server: accept: %w", err)
 			}
-			return fmt.Errorf("latency: server: accept: %w", err)
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.acceptEr.Add(1)
+			s.report(nil, fmt.Errorf("%w: %w (retrying in %v)", ErrAccept, err, backoff))
+			if !s.sleep(ctx, backoff) {
+				return ctx.Err()
+			}
+			continue
 		}
+		backoff = 0
 		if !s.admits(allowlist.PeerIP(c.RemoteAddr())) {
 			s.denyConn(c)
 			continue
@@ -404,9 +445,39 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		s.accepted.Add(1)
 		wg.Go(func() {
-			defer s.conns.Add(-1)
-			s.serveConn(ctx, c)
+			if fail := s.serveConn(ctx, c); fail != nil {
+				// Reported after the slot is free, so that a client told
+				// of the failure may connect again at once.
+				s.conns.Add(-1)
+				fail()
+				return
+			}
+			s.conns.Add(-1)
 		})
+	}
+}
+
+// isTemporary reports whether an Accept error is worth waiting out, as
+// net/http decides: EMFILE, ENFILE, EINTR and timeouts say so through the
+// Temporary method of their net.Error and syscall.Errno.
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// sleep waits d or until ctx ends; false in the latter case. The server's
+// tests replace it to run the accept backoff in no time.
+func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
+	if s.sleepFn != nil {
+		return s.sleepFn(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -424,7 +495,10 @@ func (d deadlineReader) Read(b []byte) (int, error) {
 	return d.c.Read(b)
 }
 
-func (s *Server) serveConn(ctx context.Context, c net.Conn) {
+// serveConn answers c until it fails or ctx ends, and closes it. It
+// returns the counting and reporting of the failure that closed c, if any,
+// for the caller to run once c's MaxConns slot is free.
+func (s *Server) serveConn(ctx context.Context, c net.Conn) (fail func()) {
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	defer c.Close()
@@ -434,17 +508,32 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	fr := wire.NewFrameReader(deadlineReader{c, s.cfg.IdleTimeout}, s.cfg.MaxMessageSize)
 	var out []byte
 	var pending int64
+	flush := func() error {
+		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		s.replies.Add(pending)
+		_, err := c.Write(out)
+		if err != nil {
+			s.replies.Add(-pending)
+		}
+		out, pending = out[:0], 0
+		return err
+	}
 	for {
 		_, msg, err := fr.Next()
 		if err != nil {
+			if len(out) > 0 && ctx.Err() == nil {
+				// The messages before the bad frame or the end were
+				// good: answer them, as far as the peer takes them.
+				_ = flush()
+			}
 			switch {
 			case ctx.Err() != nil:
 			case errors.Is(err, wire.ErrBadLength), errors.Is(err, io.ErrUnexpectedEOF):
-				s.reject(c.RemoteAddr(), err)
+				return s.rejectLater(c.RemoteAddr(), err)
 			case isTimeout(err):
-				s.timedOut(c.RemoteAddr(), err)
+				return s.timedOutLater(c.RemoteAddr(), err)
 			}
-			return
+			return nil
 		}
 		reply, err := s.handle(msg)
 		if err != nil {
@@ -457,16 +546,12 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		// Several messages may share one read: reply to all of them in one
 		// write before the next read could block.
 		if len(out) > 0 && (len(out) >= 64<<10 || !fr.Whole()) {
-			_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-			s.replies.Add(pending)
-			if _, err := c.Write(out); err != nil {
-				s.replies.Add(-pending)
+			if err := flush(); err != nil {
 				if isTimeout(err) && ctx.Err() == nil {
-					s.timedOut(c.RemoteAddr(), err)
+					return s.timedOutLater(c.RemoteAddr(), err)
 				}
-				return
+				return nil
 			}
-			out, pending = out[:0], 0
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -394,6 +395,7 @@ func TestServerOnFailure(t *testing.T) {
 	_, err = first.Write(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: 1000}))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return srv.Stats().Rejected == 1 }, 5*time.Second, 5*time.Millisecond)
+	// The first connection gave its slot back before Rejected counted it.
 	third, err := net.Dial("tcp", addr) // now alone: served, then silent
 	require.NoError(t, err)
 	defer third.Close()
@@ -427,4 +429,188 @@ func TestServerUDPSlowTrafficAcrossDeadlines(t *testing.T) {
 		time.Sleep(80 * time.Millisecond)
 	}
 	assert.Equal(t, int64(6), srv.Stats().Replies)
+}
+
+// flakyListener fails its first fails Accepts with err, then hands out the
+// connections sent on conns until it is closed.
+type flakyListener struct {
+	mu    sync.Mutex
+	fails int
+	err   error
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newFlakyListener(fails int, err error) *flakyListener {
+	return &flakyListener{fails: fails, err: err, conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	if l.fails > 0 {
+		l.fails--
+		l.mu.Unlock()
+		return nil, l.err
+	}
+	l.mu.Unlock()
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *flakyListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *flakyListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+// Out of file descriptors, Accept fails for a while: Serve reports each
+// failure, waits 5 ms doubling up to 1 s, and serves again once Accept
+// works, as net/http does.
+func TestServerAcceptTemporaryError(t *testing.T) {
+	emfile := &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	var mu sync.Mutex
+	var reported []error
+	s, err := NewServer(&ServerConfig{OnFailure: func(remote net.Addr, err error) {
+		assert.Nil(t, remote)
+		mu.Lock()
+		reported = append(reported, err)
+		mu.Unlock()
+	}})
+	require.NoError(t, err)
+	var waits []time.Duration
+	s.sleepFn = func(ctx context.Context, d time.Duration) bool {
+		waits = append(waits, d) // only Serve's goroutine sleeps
+		return ctx.Err() == nil
+	}
+	ln := newFlakyListener(10, emfile)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+
+	client, server := net.Pipe()
+	defer client.Close()
+	select {
+	case ln.conns <- server:
+	case err := <-served:
+		t.Fatalf("Serve returned on a temporary Accept error: %v", err)
+	}
+	msg := wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: wire.HeaderSize})
+	require.NoError(t, client.SetDeadline(time.Now().Add(5*time.Second)))
+	_, err = client.Write(msg)
+	require.NoError(t, err)
+	reply := make([]byte, len(msg))
+	_, err = io.ReadFull(client, reply)
+	require.NoError(t, err, "served after the failures")
+
+	ms := time.Millisecond
+	assert.Equal(t, []time.Duration{5 * ms, 10 * ms, 20 * ms, 40 * ms, 80 * ms, 160 * ms, 320 * ms, 640 * ms, time.Second, time.Second}, waits)
+	assert.Equal(t, int64(10), s.Stats().AcceptErrors)
+	mu.Lock()
+	require.Len(t, reported, 10)
+	for _, err := range reported {
+		assert.ErrorIs(t, err, ErrAccept)
+		assert.ErrorIs(t, err, syscall.EMFILE)
+		assert.ErrorContains(t, err, "latency: ")
+	}
+	mu.Unlock()
+
+	cancel()
+	select {
+	case err := <-served:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(time.Second):
+		t.Fatal("Serve did not return within 1 s of ctx ending")
+	}
+}
+
+// Cancelled while it waits out Accept failures, Serve returns at once; a
+// closed listener (a permanent error) still ends it.
+func TestServerAcceptBackoffCancel(t *testing.T) {
+	s, err := NewServer(nil)
+	require.NoError(t, err)
+	ln := newFlakyListener(1<<30, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.ENFILE)})
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	require.Eventually(t, func() bool { return s.Stats().AcceptErrors >= 3 }, 5*time.Second, time.Millisecond)
+	cancel()
+	select {
+	case err := <-served:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(time.Second):
+		t.Fatal("Serve did not return within 1 s of ctx ending")
+	}
+
+	ln = newFlakyListener(0, nil)
+	ln.Close()
+	err = s.Serve(context.Background(), ln)
+	assert.ErrorIs(t, err, net.ErrClosed)
+}
+
+// A connection closed for a malformed frame gives its MaxConns slot back
+// before OnFailure hears of it, so that a client told of the failure can
+// connect again at once. The hook holds the report until the next
+// connection has been accepted or refused.
+func TestServerReportsAfterFreeingSlot(t *testing.T) {
+	reported, release := make(chan struct{}), make(chan struct{})
+	addr, srv := startServer(t, "tcp", &ServerConfig{MaxConns: 1, MaxMessageSize: 100, OnFailure: func(_ net.Addr, err error) {
+		if errors.Is(err, ErrMalformed) {
+			close(reported)
+			<-release
+		}
+	}})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	first, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer first.Close()
+	_, err = first.Write(wire.AppendHeader(nil, wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: 1000}))
+	require.NoError(t, err)
+	select {
+	case <-reported:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the malformed frame was not reported")
+	}
+	second, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer second.Close()
+	require.Eventually(t, func() bool { st := srv.Stats(); return st.Conns == 2 || st.ConnsRefused > 0 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, int64(0), srv.Stats().ConnsRefused, "the reported connection still held its slot")
+	close(release)
+}
+
+// Good messages that share a read with a frame whose length is bad are
+// answered before the connection is closed.
+func TestServerAnswersBeforeBadFrame(t *testing.T) {
+	addr, srv := startServer(t, "tcp", &ServerConfig{MaxMessageSize: 100})
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	var b []byte
+	for seq := range uint64(2) {
+		b = wire.AppendHeader(b, wire.Header{Seq: seq + 1, Flags: wire.FlagClient | wire.FlagPong, Length: wire.HeaderSize})
+	}
+	b = wire.AppendHeader(b, wire.Header{Seq: 3, Flags: wire.FlagClient | wire.FlagPong, Length: 1000})
+	_, err = c.Write(b) // one write: most likely one read on the server
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	got, err := io.ReadAll(c)
+	require.NoError(t, err, "closed after the replies")
+	require.Len(t, got, 2*wire.HeaderSize, "both good messages answered")
+	for i := range 2 {
+		h, err := wire.DecodeHeader(got[i*wire.HeaderSize:])
+		require.NoError(t, err)
+		assert.Equal(t, uint64(i+1), h.Seq)
+		assert.Zero(t, h.Flags&wire.FlagClient)
+	}
+	require.Eventually(t, func() bool { return srv.Stats().Rejected == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, int64(2), srv.Stats().Replies)
 }

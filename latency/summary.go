@@ -212,9 +212,22 @@ func weightedMedian(b []bucket, n int64) float64 {
 // for the middle of its bucket's equivalent range (as HdrHistogram's Mean
 // does), except that the percentiles use HdrHistogram's ValueAtPercentile, whose
 // rank is sockperf's int(0.5 + p*n) and whose value is the highest equivalent
-// value of the bucket, and min and max use the bucket bounds. With the default
-// 3 significant figures every statistic is within 0.1% of the exact one. h is
-// only read; cfg may be nil.
+// value of the bucket, and min and max use the bucket bounds. h is only read;
+// cfg may be nil.
+//
+// Precision: with 3 significant figures (the default) a bucket is at most
+// 1/1024 of its values wide, so the statistics of location (min, max, avg,
+// the percentiles and the CI bounds) are within 0.1% of the exact ones. The
+// statistics of spread are accurate to a bucket width, not to a fraction of
+// themselves: std-dev and siqr may be off by up to half a bucket width at
+// the largest values, mean-ad by a whole width and median-ad by 1.5 widths;
+// std-error by half a width over the square root of the count, the CI's
+// half-width by its z score times that, and cv by std-dev's error over avg.
+// When the values spread over few buckets (a spread near 0.1% of the
+// values, as in a quiet loopback ping-pong), these can be off by 100% or
+// more: a median-ad of 0 for an exact 0.019 us, a doubled std-dev.
+// Summarise the raw samples (SummarizeSamples) when spread at that scale
+// matters.
 func SummarizeHistogram(h *hdrhistogram.Histogram, cfg *SummaryConfig) Summary {
 	level := cfg.level()
 	if h == nil || h.TotalCount() == 0 {
