@@ -202,3 +202,31 @@ func TestClientUDPAgainstIperf3(t *testing.T) {
 		})
 	}
 }
+
+// TestLastIntervalReachesTheEnd: the interval that reaches a timed test's
+// end is cut once the senders have stopped, so the blocks written between
+// the end's tick and the stop do not make a "1.00-1.00 sec" interval of
+// their own (iperf3 3.21 cuts it in the same timer pass that ends the
+// test). Only an end that comes a tenth of an interval late may leave one.
+func TestLastIntervalReachesTheEnd(t *testing.T) {
+	addr, results := startServer(t, &ServerConfig{Interval: 500 * time.Millisecond})
+	for _, cfg := range []Config{
+		{Duration: time.Second, Bitrate: 200e6},
+		{Duration: time.Second, Bitrate: 200e6, Reverse: true},
+		{Duration: time.Second, UDP: true, Bitrate: 50e6},
+	} {
+		cfg.Interval = 500 * time.Millisecond
+		res, err := runRetry(t, addr, &cfg)
+		require.NoError(t, err)
+		srv := <-results
+		for _, r := range []*Result{res, srv} {
+			require.NotEmpty(t, r.Intervals, "%s %+v", r.Role, cfg)
+			for _, iv := range r.Intervals {
+				assert.False(t, iv.Start >= time.Second && iv.Start < time.Second+cfg.Interval/10,
+					"%s %+v: an interval starts at the end: %v-%v", r.Role, cfg, iv.Start, iv.End)
+			}
+			last := r.Intervals[len(r.Intervals)-1]
+			assert.GreaterOrEqual(t, last.End, time.Second-cfg.Interval/10, "%s: the intervals reach the end", r.Role)
+		}
+	}
+}

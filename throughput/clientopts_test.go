@@ -60,8 +60,9 @@ func TestSocketOptionsReachServer(t *testing.T) {
 }
 
 func freeTCPPort(t *testing.T) int {
-	// Two consecutive free ports: try a few bases.
-	for range 20 {
+	// Two consecutive free ports: try many bases, as other programs on a
+	// busy machine hold ports in the ephemeral range.
+	for range 500 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		p := ln.Addr().(*net.TCPAddr).Port

@@ -61,7 +61,9 @@ type Config struct {
 	// Bidir makes both sides send at once (iperf3 --bidir).
 	Bidir bool `json:"bidir"`
 	// BlockLen is the write length; 0 means 1 MiB for TCP (iperf3 uses 128
-	// KiB; larger writes cost fewer system calls) and 1460 bytes for UDP.
+	// KiB; larger writes cost fewer system calls) and, for UDP, the control
+	// connection's TCP MSS as iperf3 3.21 picks it (8949 bytes on a
+	// 9001-byte MTU), or 1460 bytes when that is unknown.
 	BlockLen int `json:"block_len_bytes"`
 	// Bitrate is the per-stream target in bits/s; 0 means iperf3's default
 	// (1 Mbit/s, as 1024*1024, for UDP; unlimited for TCP), Unlimited (or

@@ -392,3 +392,32 @@ func TestServerSilentAfterStreamsEnd(t *testing.T) {
 	goodRunDone := goodRun(t, addr)
 	require.NoError(t, <-goodRunDone, "the server still serves")
 }
+
+// TestServerClientLeavesDuringStreams: a stock client that cannot connect
+// a stream (its --cport taken) sends IPERF_DONE, shuts its side and waits
+// for the server to close. The server must close at once, not when the
+// handshake timeout ends.
+func TestServerClientLeavesDuringStreams(t *testing.T) {
+	addr, srv, errs := hookedServer(t, ServerConfig{HandshakeTimeout: 30 * time.Second})
+	for _, params := range []string{`{"tcp":true,"time":1,"parallel":2,"len":1024}`, `{"udp":true,"time":1,"parallel":1,"len":1400,"bandwidth":1000000}`} {
+		c, cookie := rawHandshake(t, addr)
+		require.NoError(t, iperfwire.WriteJSON(c, []byte(params), time.Second))
+		s, err := iperfwire.ReadState(c, 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, iperfwire.CreateStreams, s)
+		if strings.Contains(params, "tcp") {
+			d := dialRaw(t, addr) // one of two streams connects
+			_, err = d.Write(cookie)
+			require.NoError(t, err)
+		}
+		require.NoError(t, iperfwire.WriteState(c, iperfwire.IperfDone, time.Second))
+		require.NoError(t, c.(*net.TCPConn).CloseWrite())
+		start := time.Now()
+		expectClosed(t, c)
+		assert.Less(t, time.Since(start), 10*time.Second, "closed long before the 30 s handshake timeout")
+		e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == ReasonPeerGone })
+		assert.ErrorContains(t, e.Err, "while its streams connected")
+	}
+	require.NoError(t, <-goodRun(t, addr), "the server still serves")
+	assert.Equal(t, int64(2), srv.Stats().Failed[ReasonPeerGone])
+}

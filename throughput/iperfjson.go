@@ -289,16 +289,16 @@ func ijEndOf(en *ijEnd, r *Result, primary bool) {
 	en.SumSentBidirReverse, en.SumReceivedBidirReverse = ijSums(r, sec, !priRev)
 	if r.udp() {
 		// iperf3's UDP "sum": the sender's bytes with the receiver's loss and jitter.
-		udpSum := func(sm *Summary, sent, recv *ijStream) *ijStream {
+		udpSum := func(sm *Summary, recv *ijStream, rev bool) *ijStream {
 			if sm == nil {
 				return nil
 			}
 			s := *recv
-			s.Bytes, s.BitsPerSecond, s.Sender = sm.Sent.Bytes, sm.Sent.BitsPerSecond, sent.Sender
+			s.Bytes, s.BitsPerSecond, s.Sender = sm.Sent.Bytes, sm.Sent.BitsPerSecond, r.localSends(rev)
 			return &s
 		}
-		en.Sum = udpSum(pri, en.SumSent, en.SumReceived)
-		en.SumBidirReverse = udpSum(sec, en.SumSentBidirReverse, en.SumReceivedBidirReverse)
+		en.Sum = udpSum(pri, en.SumReceived, priRev)
+		en.SumBidirReverse = udpSum(sec, en.SumReceivedBidirReverse, !priRev)
 	}
 	en.CPU = r.CPU
 	if !r.udp() {
@@ -326,10 +326,15 @@ func ijEndStreamOf(r *Result, s *StreamResult) ijEndStream {
 	if s.Sent.Retransmits >= 0 {
 		snd.Retransmits = pi(s.Sent.Retransmits)
 	}
-	if st := streamRTTStats(r, s.ID); st.maxRTT > 0 {
-		snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(st.maxCwnd), pi(micros(st.maxRTT)), pi(micros(st.minRTT)), pi(micros(st.avg))
-		snd.MaxSndWnd, snd.Reorder = pi(st.maxSndWnd), pi(st.reorder)
+	// 3.21 writes these keys for every TCP sender, 0 when it has no
+	// TCP_INFO for the stream (the client of a -R test): jq scripts read
+	// them unconditionally.
+	st := streamRTTStats(r, s.ID)
+	if st.maxRTT <= 0 {
+		st = rttStats{}
 	}
+	snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(st.maxCwnd), pi(micros(st.maxRTT)), pi(micros(st.minRTT)), pi(micros(st.avg))
+	snd.MaxSndWnd, snd.Reorder = pi(st.maxSndWnd), pi(st.reorder)
 	rcv := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Received.Bytes, BitsPerSecond: s.Received.BitsPerSecond, Sender: sender}
 	return ijEndStream{Sender: snd, Receiver: rcv}
 }
@@ -346,6 +351,10 @@ func ijSums(r *Result, sm *Summary, reverse bool) (sent, recv *ijStream) {
 		sent.Retransmits = pi(sm.Sent.Retransmits)
 	}
 	if r.udp() {
+		// 3.21 marks a UDP sum_sent as the sender's and a sum_received as
+		// the receiver's, whichever side writes them (its TCP sums carry
+		// this side's role).
+		sent.Sender, recv.Sender = true, false
 		sent.JitterMs, sent.LostPackets, sent.Packets, sent.LostPercent = pf(0), pi(0), pi(sm.Sent.Packets), pf(0)
 		recv.JitterMs, recv.LostPackets, recv.Packets, recv.LostPercent = pf(ms(sm.Received.Jitter)), pi(sm.Received.LostPackets), pi(sm.Received.Packets), pf(sm.Received.LostPercent)
 	}

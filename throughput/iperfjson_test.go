@@ -80,6 +80,12 @@ func TestIperfJSONShape(t *testing.T) {
 				require.NotNil(t, d.End.Sum)
 				assert.Equal(t, *d.End.Sum.Packets, *d.End.SumReceived.Packets)
 				assert.GreaterOrEqual(t, *d.End.Sum.LostPercent, 0.0)
+				// 3.21's flags: UDP sum_sent is the sender's, sum_received
+				// the receiver's, whichever way the data went; sum is this
+				// side's role.
+				assert.True(t, d.End.SumSent.Sender)
+				assert.False(t, d.End.SumReceived.Sender)
+				assert.Equal(t, !cfg.Reverse, d.End.Sum.Sender)
 			} else {
 				require.NotNil(t, d.End.SumSent)
 				s := res.Upload
@@ -116,5 +122,30 @@ func TestIperfJSONShape(t *testing.T) {
 				assert.GreaterOrEqual(t, *snd.MaxSndWnd, *s0.SndWnd)
 			}
 		})
+	}
+}
+
+// TestIperfJSONSenderKeysWithoutTCPInfo: a TCP sender's summary carries
+// 3.21's max_snd_cwnd, max_snd_wnd, max_rtt, min_rtt, mean_rtt and reorder
+// keys even when no TCP_INFO reached this side (the client of a -R test
+// against a server that sends none): 3.21 writes 0 there, and jq scripts
+// read the keys unconditionally.
+func TestIperfJSONSenderKeysWithoutTCPInfo(t *testing.T) {
+	r := &Result{Role: "client", Config: Config{Reverse: true, Duration: time.Second},
+		Streams: []StreamResult{{ID: 1, Reverse: true, Totals: Totals{Duration: time.Second,
+			Sent: Counts{Bytes: 1 << 20, Retransmits: 2}, Received: Counts{Bytes: 1 << 20}}}}}
+	doc, err := IperfJSON(r)
+	require.NoError(t, err)
+	var d struct {
+		End struct {
+			Streams []struct {
+				Sender map[string]any `json:"sender"`
+			} `json:"streams"`
+		} `json:"end"`
+	}
+	require.NoError(t, json.Unmarshal(doc, &d))
+	require.Len(t, d.End.Streams, 1)
+	for _, k := range []string{"max_snd_cwnd", "max_snd_wnd", "max_rtt", "min_rtt", "mean_rtt", "reorder"} {
+		assert.Equal(t, 0.0, d.End.Streams[0].Sender[k], k)
 	}
 }

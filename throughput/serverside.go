@@ -105,10 +105,52 @@ func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
 }
 
 func (ss *serverSession) openStreams(ctx context.Context) error {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	left := watchControl(ss.ctrl, cancel)
+	var err error
 	if ss.cfg.UDP {
-		return ss.udpStreams(ctx)
+		err = ss.udpStreams(sctx)
+	} else {
+		err = ss.tcpStreams(sctx)
 	}
-	return ss.tcpStreams(ctx)
+	if gone := left(); gone != nil {
+		return gone
+	}
+	return err
+}
+
+// watchControl reads the control connection while a test's streams
+// connect, when a client has nothing to say: a stock client that cannot
+// connect a stream sends IPERF_DONE and waits for the server to close,
+// which must not take the handshake timeout. A byte or the end of the
+// connection calls cancel; left stops the watch and returns why the
+// client left, or nil.
+func watchControl(c net.Conn, cancel context.CancelFunc) (left func() error) {
+	_ = c.SetReadDeadline(time.Time{})
+	var gone error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var b [1]byte
+		n, err := c.Read(b[:])
+		switch {
+		case n == 1:
+			gone = fmt.Errorf("throughput: the client sent %v while its streams connected", iperfwire.State(b[0]))
+		case isTimeout(err): // left() stopped the watch
+			return
+		default:
+			gone = fmt.Errorf("throughput: the client left while its streams connected: %w", err)
+		}
+		gone = &reasonError{reason: ReasonPeerGone, err: gone}
+		cancel()
+	}()
+	return func() error {
+		_ = c.SetReadDeadline(time.Now().Add(-time.Second))
+		<-done
+		_ = c.SetReadDeadline(time.Time{})
+		return gone
+	}
 }
 
 func (ss *serverSession) started() error {
@@ -277,7 +319,7 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 	}
 	dl, _ := hctx.Deadline()
 	for i, send := range ss.cfg.sends(true) {
-		from, err := awaitHello(cur, peer.IP, dl)
+		from, err := awaitHello(ctx, cur, peer.IP, dl)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -323,12 +365,17 @@ func (ss *serverSession) listenUDP(ctx context.Context, laddr *net.TCPAddr) (*ne
 
 // awaitHello reads until a hello from ip arrives; stray datagrams are
 // skipped (the client retries lost hellos).
-func awaitHello(uc *net.UDPConn, ip net.IP, deadline time.Time) (*net.UDPAddr, error) {
+func awaitHello(ctx context.Context, uc *net.UDPConn, ip net.IP, deadline time.Time) (*net.UDPAddr, error) {
 	buf := make([]byte, 64)
+	_ = uc.SetReadDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = uc.SetReadDeadline(time.Now().Add(-time.Second)) })
+	defer stop()
 	for {
-		_ = uc.SetReadDeadline(deadline)
 		n, from, err := uc.ReadFromUDP(buf)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, err
 		}
 		if from.IP.Equal(ip) && iperfwire.IsConnectMsg(buf[:n]) {

@@ -99,6 +99,10 @@ func (t *testRun) report(quit, done chan struct{}) {
 	prev := time.Duration(0)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	planned := time.Duration(-1) // when a timed test ends
+	if t.cfg.Duration > 0 {
+		planned = t.cfg.Omit + t.cfg.Duration
+	}
 	for {
 		next := time.Duration(-1)
 		if t.cfg.Omit > 0 && prev < t.cfg.Omit {
@@ -113,18 +117,30 @@ func (t *testRun) report(quit, done chan struct{}) {
 			<-quit
 			return
 		}
-		timer.Reset(time.Until(t.startT.Add(next)))
+		// The interval that reaches the test's end is end's to cut, once
+		// the senders have stopped: cut here on time, it would leave the
+		// blocks written in between for a "2.00-2.00 sec" line of their
+		// own. Only a test that runs on past its end by a tenth of an
+		// interval gets it cut here, where it is.
+		fire, to := next, next
+		if planned > 0 && next >= planned && next > t.cfg.Omit {
+			fire = next + t.cfg.Interval/10
+		}
+		timer.Reset(time.Until(t.startT.Add(fire)))
 		select {
 		case <-quit:
 			return
 		case <-timer.C:
 		}
+		if fire != next {
+			to = time.Since(t.startT)
+		}
 		omitted := t.cfg.Omit > 0 && next <= t.cfg.Omit
-		iv := t.cut(prev, next, omitted)
+		iv := t.cut(prev, to, omitted)
 		if next == t.cfg.Omit && t.cfg.Omit > 0 {
 			t.restartCounting(next)
 		}
-		prev = next
+		prev = to
 		if t.cfg.Interval > 0 {
 			t.emit(iv)
 		}

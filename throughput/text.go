@@ -114,7 +114,7 @@ func (t *TextReport) Connecting(host string, port int) {
 func (t *TextReport) Connected(s StreamResult) {
 	lh, lp := splitAddr(s.LocalAddr)
 	rh, rp := splitAddr(s.RemoteAddr)
-	fmt.Fprintf(t.w, "[%3d] local %s port %s connected to %s port %s\n", textID(s.ID), lh, lp, rh, rp)
+	fmt.Fprintf(t.w, "[%3d] local %s port %s connected to %s port %s\n", t.id(s.ID), lh, lp, rh, rp)
 }
 
 func splitAddr(a string) (host, port string) {
@@ -130,6 +130,16 @@ func splitAddr(a string) (host, port string) {
 // fresh 3.21 client shows 4, 6, 7, ... for them (its -J, and 3.12's, 5, 7,
 // 8: socketOf), which keeps every column the same width.
 func textID(id int) int { return id + 3 }
+
+// id is the number this side's text shows for stream id: a 3.21 server's
+// descriptors start one higher than a client's (its listener holds one),
+// so its first stream is [  5].
+func (t *TextReport) id(id int) int {
+	if t.client {
+		return textID(id)
+	}
+	return textID(id) + 1
+}
 
 func (t *TextReport) roleTag(sender bool) string {
 	if !t.bidir {
@@ -214,7 +224,7 @@ func (t *TextReport) Interval(iv Interval) {
 		omitted = "(omitted)"
 	}
 	for _, s := range iv.Streams {
-		tag := fmt.Sprintf("[%3d]%s", textID(s.ID), t.roleTag(s.Sender))
+		tag := fmt.Sprintf("[%3d]%s", t.id(s.ID), t.roleTag(s.Sender))
 		var cwnd int64
 		if s.TCP != nil {
 			cwnd = s.TCP.SndCwndBytes
@@ -290,17 +300,19 @@ func (t *TextReport) Summary(r *Result) {
 	if t.bidir {
 		b = "[Role]"
 	}
-	if t.udp {
+	switch {
+	case t.udp:
 		fmt.Fprintf(t.w, "[ ID]%s Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n", b)
-	} else {
+	case t.client || t.localSends(t.reverse) || t.bidir:
 		fmt.Fprintf(t.w, "[ ID]%s Interval           Transfer     Bitrate         Retr\n", b)
+	default: // a server that only receives has no retransmits to show
+		fmt.Fprintf(t.w, "[ ID]%s Interval           Transfer     Bitrate\n", b)
 	}
 	for _, rev := range []bool{false, true} {
 		n := 0
 		for _, s := range r.Streams {
 			if s.Reverse == rev {
-				tag := fmt.Sprintf("[%3d]%s", textID(s.ID), t.roleTag(t.localSends(s.Reverse)))
-				t.summaryPair(tag, &s.Totals)
+				t.summaryPair(fmt.Sprintf("[%3d]", t.id(s.ID)), t.roleTag(t.localSends(rev)), &s.Totals, t.localSends(rev))
 				n++
 			}
 		}
@@ -309,7 +321,7 @@ func (t *TextReport) Summary(r *Result) {
 			sum = r.Download
 		}
 		if sum != nil && n > 0 && t.streams > 1 {
-			t.summaryPair("[SUM]"+t.roleTag(t.localSends(rev)), &sum.Totals)
+			t.summaryPair("[SUM]", t.roleTag(t.localSends(rev)), &sum.Totals, t.localSends(rev))
 		}
 	}
 	if t.verbose {
@@ -323,30 +335,49 @@ func (t *TextReport) Summary(r *Result) {
 	}
 }
 
-func (t *TextReport) summaryPair(tag string, tot *Totals) {
+// summaryPair writes a stream's (or a [SUM]'s) summary lines: a client
+// writes the sender's and the receiver's, a server only its own side's, as
+// 3.21's server does (with -V, a line saying the other side's statistics
+// are not available). id is "[  4]" or "[SUM]", role the bidirectional
+// role tag, which a "not available" line goes without.
+func (t *TextReport) summaryPair(id, role string, tot *Totals, localSends bool) {
+	sumLine := id == "[SUM]"
+	tag := id + role
 	secs := tot.Duration.Seconds()
 	head := func(c *Counts) string {
 		return fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, 0.0, secs, unitText(float64(c.Bytes), 'A'), unitText(c.BitsPerSecond/8, t.format))
 	}
 	snd, rcv := &tot.Sent, &tot.Received
-	if t.udp {
-		sentPkts := snd.Packets
-		if sentPkts == 0 {
-			sentPkts = rcv.Packets
+	showSender, showReceiver := t.client || localSends, t.client || !localSends
+	if !showSender && t.verbose {
+		fmt.Fprintf(t.w, "%s (sender statistics not available)\n", id)
+	}
+	if showSender {
+		switch {
+		case t.udp:
+			sentPkts := snd.Packets
+			if sentPkts == 0 {
+				sentPkts = rcv.Packets
+			}
+			fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  sender\n", head(snd), 0.0, 0, sentPkts, 0.0)
+		case snd.Retransmits >= 0 && sumLine:
+			fmt.Fprintf(t.w, "%s  %3d             sender\n", head(snd), snd.Retransmits)
+		case snd.Retransmits >= 0:
+			fmt.Fprintf(t.w, "%s  %3d            sender\n", head(snd), snd.Retransmits)
+		default:
+			fmt.Fprintf(t.w, "%s                  sender\n", head(snd))
 		}
-		fmt.Fprintf(t.w, "%s  %5.3f ms  %d/%d (%.2g%%)  sender\n", head(snd), 0.0, 0, sentPkts, 0.0)
-		fmt.Fprintf(t.w, "%s  %s ms  %d/%d (%.2g%%)  receiver\n", head(rcv), jitterText(ms(rcv.Jitter)), rcv.LostPackets, rcv.Packets, percent(rcv.LostPackets, rcv.Packets))
-		return
 	}
-	switch {
-	case snd.Retransmits >= 0 && strings.HasPrefix(tag, "[SUM]"):
-		fmt.Fprintf(t.w, "%s  %3d             sender\n", head(snd), snd.Retransmits)
-	case snd.Retransmits >= 0:
-		fmt.Fprintf(t.w, "%s  %3d            sender\n", head(snd), snd.Retransmits)
-	default:
-		fmt.Fprintf(t.w, "%s                  sender\n", head(snd))
+	if !showReceiver && t.verbose {
+		fmt.Fprintf(t.w, "%s (receiver statistics not available)\n", id)
 	}
-	fmt.Fprintf(t.w, "%s                  receiver\n", head(rcv))
+	if showReceiver {
+		if t.udp {
+			fmt.Fprintf(t.w, "%s  %s ms  %d/%d (%.2g%%)  receiver\n", head(rcv), jitterText(ms(rcv.Jitter)), rcv.LostPackets, rcv.Packets, percent(rcv.LostPackets, rcv.Packets))
+		} else {
+			fmt.Fprintf(t.w, "%s                  receiver\n", head(rcv))
+		}
+	}
 }
 
 // Extras writes what netperfkit adds after iperf3's summary: a note when

@@ -41,10 +41,39 @@ func TestTextRoles(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	assert.Len(t, lines, 7, out)
 	assert.Equal(t, "[ ID][Role] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams", lines[0])
-	assert.Equal(t, "[  4][RX-S]   0.00-1.00   sec  1.19 MBytes  10.0 Mbits/sec  0.020 ms  10/1000 (1%)  ", lines[1])
-	assert.Equal(t, "[  7][TX-S]   0.00-1.00   sec  1.19 MBytes  10.0 Mbits/sec            1000  ", lines[3])
+	// A 3.21 server's first stream is [  5]: its listener holds a descriptor.
+	assert.Equal(t, "[  5][RX-S]   0.00-1.00   sec  1.19 MBytes  10.0 Mbits/sec  0.020 ms  10/1000 (1%)  ", lines[1])
+	assert.Equal(t, "[  8][TX-S]   0.00-1.00   sec  1.19 MBytes  10.0 Mbits/sec            1000  ", lines[3])
 	assert.Equal(t, "[SUM][RX-S]   0.00-1.00   sec  1.19 MBytes  10.0 Mbits/sec  0.020 ms  10/1000 (1%)  ", lines[5])
 	assert.True(t, strings.HasPrefix(lines[6], "[SUM][TX-S]"), lines[6])
+}
+
+// TestTextServerSummary: a server writes only its own side's summary line,
+// as 3.21's server does, and with -V says the other side's is not there.
+func TestTextServerSummary(t *testing.T) {
+	tot := Totals{Duration: time.Second,
+		Sent:     Counts{Bytes: 1 << 30, BitsPerSecond: 8.6e9, Retransmits: 3, Packets: 40},
+		Received: Counts{Bytes: 1 << 30, BitsPerSecond: 8.6e9, Packets: 40, LostPackets: 1, Jitter: 6 * time.Microsecond}}
+	summary := func(cfg Config, verbose bool) []string {
+		var b strings.Builder
+		rep := NewTextReport(&b, &cfg, TextOptions{Server: true, Verbose: verbose})
+		rep.Summary(&Result{Config: cfg, Streams: []StreamResult{{ID: 1, Reverse: cfg.Reverse, Totals: tot}}})
+		return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	}
+	got := summary(Config{}, false)
+	assert.Equal(t, []string{strings.TrimSuffix(separator, "\n"),
+		"[ ID] Interval           Transfer     Bitrate",
+		"[  5]   0.00-1.00   sec  1.00 GBytes  8.60 Gbits/sec                  receiver"}, got)
+	got = summary(Config{Reverse: true}, false)
+	assert.Equal(t, []string{strings.TrimSuffix(separator, "\n"),
+		"[ ID] Interval           Transfer     Bitrate         Retr",
+		"[  5]   0.00-1.00   sec  1.00 GBytes  8.60 Gbits/sec    3            sender"}, got)
+	got = summary(Config{}, true)
+	assert.Contains(t, got, "[  5] (sender statistics not available)")
+	assert.Len(t, got, 6, "separator, Test Complete, header, not available, receiver, CPU")
+	got = summary(Config{UDP: true}, false)
+	assert.Equal(t, "[  5]   0.00-1.00   sec  1.00 GBytes  8.60 Gbits/sec  0.006 ms  1/40 (2.5%)  receiver", got[2])
+	assert.Len(t, got, 3)
 }
 
 func TestUnitText(t *testing.T) {
