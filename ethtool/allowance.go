@@ -2,7 +2,9 @@ package ethtool
 
 // AllowanceDelta is the change of the ENI allowance counters over a window:
 // how many packets were queued or dropped because the instance exceeded
-// one of its limits. Its JSON keys are the counter names.
+// one of its limits. Its JSON keys are the counter names. A counter named
+// in Reset holds a lower bound: at least that many packets were shaped in
+// the window.
 type AllowanceDelta struct {
 	BWInExceeded      uint64 `json:"bw_in_allowance_exceeded"`
 	BWOutExceeded     uint64 `json:"bw_out_allowance_exceeded"`
@@ -14,8 +16,16 @@ type AllowanceDelta struct {
 	// the driver does not report it (older than 2.8.1).
 	ConntrackAvailable       *uint64 `json:"conntrack_allowance_available,omitempty"`
 	ConntrackAvailableBefore *uint64 `json:"conntrack_allowance_available_before,omitempty"`
-	// Reset names the allowance counters that went backwards (a driver
-	// reset): their delta is unknown and reads 0.
+	// Reset names the allowance counters that restarted from zero in the
+	// window, in the order of AllowanceCounters: those that went
+	// backwards, and all of them when total_resets rose or went backwards
+	// (the counters count since the last driver reset, so a reset
+	// restarted every one of them, and one may have climbed past its old
+	// value, which After-Before would understate). What they counted
+	// before the reset is lost, so their field holds After, the packets
+	// shaped since the reset: the window's delta is at least that. A
+	// lower bound above 0 still proves the allowance was hit, so Exceeded
+	// names it.
 	Reset []string `json:"allowance_counters_reset,omitempty"`
 }
 
@@ -25,27 +35,30 @@ var AllowanceCounters = []string{statBWIn, statBWOut, statPPS, statConntrack, st
 
 // Allowance returns the change of the allowance counters in d. ok is false
 // when the window has no allowance counters (not ENA, or a driver older
-// than 2.2): then there is no delta to show, not a zero one.
+// than 2.2): then there is no delta to show, not a zero one. Counters that
+// restarted in the window (see AllowanceDelta.Reset) give lower bounds.
 func (d *Delta) Allowance() (a AllowanceDelta, ok bool) {
 	if _, has := d.Get(statPPS); !has {
 		return a, false
 	}
-	for name, dst := range map[string]*uint64{
-		statBWIn: &a.BWInExceeded, statBWOut: &a.BWOutExceeded, statPPS: &a.PPSExceeded,
-		statConntrack: &a.ConntrackExceeded, statLinklocal: &a.LinklocalExceeded,
-	} {
+	// A driver reset restarts every allowance counter, whether or not it
+	// has climbed back past its old value by the end of the window.
+	r, has := d.Get(statTotalResets)
+	driverReset := has && (r.Increase > 0 || r.Reset)
+	for i, dst := range []*uint64{&a.BWInExceeded, &a.BWOutExceeded, &a.PPSExceeded, &a.ConntrackExceeded, &a.LinklocalExceeded} {
+		name := AllowanceCounters[i]
 		c, has := d.Get(name)
 		if !has {
 			continue
 		}
-		if c.Reset {
+		if c.Reset || driverReset {
+			// max(After-Before, After) when the counter did not go
+			// backwards: After.
 			a.Reset = append(a.Reset, name)
+			*dst = c.After
+			continue
 		}
 		*dst = c.Increase
-	}
-	if len(a.Reset) > 1 {
-		// Keep the order of AllowanceCounters, not the map's.
-		a.Reset = inOrder(a.Reset)
 	}
 	if c, has := d.Get(statConntrackAvl); has {
 		after, before := c.After, c.Before
@@ -58,25 +71,14 @@ func (d *Delta) Allowance() (a AllowanceDelta, ok bool) {
 }
 
 // Exceeded names the allowance counters that grew in the window, in the
-// order of AllowanceCounters; empty (not nil) when none did. This is the
-// "limited by" verdict every netperfkit tool prints.
+// order of AllowanceCounters; empty (not nil) when none did. A counter in
+// Reset counts when its lower bound is above 0. This is the "limited by"
+// verdict every netperfkit tool prints.
 func (a AllowanceDelta) Exceeded() []string {
 	out := []string{}
 	for i, v := range []uint64{a.BWInExceeded, a.BWOutExceeded, a.PPSExceeded, a.ConntrackExceeded, a.LinklocalExceeded} {
 		if v > 0 {
 			out = append(out, AllowanceCounters[i])
-		}
-	}
-	return out
-}
-
-func inOrder(names []string) []string {
-	out := make([]string, 0, len(names))
-	for _, n := range AllowanceCounters {
-		for _, m := range names {
-			if m == n {
-				out = append(out, n)
-			}
 		}
 	}
 	return out

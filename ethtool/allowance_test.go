@@ -50,3 +50,51 @@ func TestAllowanceExceededOrder(t *testing.T) {
 	a := ethtool.AllowanceDelta{LinklocalExceeded: 1, BWInExceeded: 2, ConntrackExceeded: 3}
 	assert.Equal(t, []string{"bw_in_allowance_exceeded", "conntrack_allowance_exceeded", "linklocal_allowance_exceeded"}, a.Exceeded())
 }
+
+// allowanceStats is a window end with the five allowance counters, pps at
+// pps, and total_resets at resets.
+func allowanceStats(pps, resets uint64) ethtool.Stats {
+	return ethtool.Stats{{Name: "total_resets", Value: resets},
+		{Name: "bw_in_allowance_exceeded"}, {Name: "bw_out_allowance_exceeded", Value: 7},
+		{Name: "pps_allowance_exceeded", Value: pps}, {Name: "conntrack_allowance_exceeded"},
+		{Name: "linklocal_allowance_exceeded"}}
+}
+
+func TestAllowanceResetCounterIsLowerBound(t *testing.T) {
+	// pps went from 5000 to 300: it restarted, and 300 packets were shaped
+	// since, inside the window.
+	before := &ethtool.Snapshot{Stats: allowanceStats(5000, 0)}
+	after := &ethtool.Snapshot{Stats: allowanceStats(300, 0)}
+	a, ok := ethtool.Diff(before, after).Allowance()
+	require.True(t, ok)
+	assert.Equal(t, uint64(300), a.PPSExceeded, "at least the count since the reset")
+	assert.Equal(t, []string{"pps_allowance_exceeded"}, a.Reset)
+	assert.Equal(t, []string{"pps_allowance_exceeded"}, a.Exceeded())
+	assert.Zero(t, a.BWOutExceeded, "bw_out did not move and there was no driver reset")
+
+	// Restarted and nothing shaped since: nothing proves a limit was hit.
+	a, ok = ethtool.Diff(before, &ethtool.Snapshot{Stats: allowanceStats(0, 0)}).Allowance()
+	require.True(t, ok)
+	assert.Equal(t, []string{"pps_allowance_exceeded"}, a.Reset)
+	assert.Equal(t, []string{}, a.Exceeded())
+}
+
+func TestAllowanceAfterDriverReset(t *testing.T) {
+	// total_resets rose: pps restarted from 0 and climbed to 150, past its
+	// old 100, so After-Before (50) understates it; bw_out restarted and
+	// is back at 7.
+	before := &ethtool.Snapshot{Stats: allowanceStats(100, 0)}
+	after := &ethtool.Snapshot{Stats: allowanceStats(150, 1)}
+	a, ok := ethtool.Diff(before, after).Allowance()
+	require.True(t, ok)
+	assert.Equal(t, uint64(150), a.PPSExceeded)
+	assert.Equal(t, uint64(7), a.BWOutExceeded)
+	assert.Equal(t, ethtool.AllowanceCounters, a.Reset, "every allowance counter restarted")
+	assert.Equal(t, []string{"bw_out_allowance_exceeded", "pps_allowance_exceeded"}, a.Exceeded())
+
+	// total_resets going backwards (driver reload) restarts them too.
+	a, ok = ethtool.Diff(&ethtool.Snapshot{Stats: allowanceStats(100, 3)}, &ethtool.Snapshot{Stats: allowanceStats(150, 0)}).Allowance()
+	require.True(t, ok)
+	assert.Equal(t, uint64(150), a.PPSExceeded)
+	assert.Equal(t, ethtool.AllowanceCounters, a.Reset)
+}

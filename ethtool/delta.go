@@ -36,7 +36,8 @@ type Delta struct {
 	Seconds float64 `json:"seconds"`
 	// Counters follows the order of the later snapshot.
 	Counters []Counter `json:"counters"`
-	// Removed names the statistics present only in the earlier snapshot.
+	// Removed names the statistics present only in the earlier snapshot,
+	// in its order (a duplicated name once per missing occurrence).
 	Removed []string `json:"removed,omitempty"`
 	// Resets counts the counters that went backwards.
 	Resets int `json:"resets"`
@@ -56,6 +57,9 @@ func IsGauge(name string) bool {
 }
 
 // Diff returns the change from before to after, matching statistics by name.
+// A name a driver reports more than once is matched by occurrence: its k-th
+// statistic after with its k-th before; occurrences only after are New, and
+// occurrences only before are Removed.
 func Diff(before, after *Snapshot) *Delta {
 	d := &Delta{}
 	d.compute(before, after)
@@ -86,22 +90,32 @@ func (d *Delta) compute(before, after *Snapshot) {
 		}
 		return
 	}
-	idx := make(map[string]int, len(b))
+	// The k-th statistic of a name is matched with the k-th of that name
+	// before: next[i] chains the entries of b with b[i]'s name, and
+	// first[name] is the earliest one not matched yet (-1 when all are).
+	const matched = -2
+	first := make(map[string]int, len(b))
+	next := make([]int, len(b))
 	for i := len(b) - 1; i >= 0; i-- {
-		idx[b[i].Name] = i
-	}
-	seen := make(map[string]bool, len(a))
-	for _, st := range a {
-		seen[st.Name] = true
-		if i, ok := idx[st.Name]; ok {
-			d.add(st.Name, b[i].Value, st.Value, false)
-		} else {
-			d.add(st.Name, 0, st.Value, true)
+		n, ok := first[b[i].Name]
+		if !ok {
+			n = -1
 		}
+		next[i] = n
+		first[b[i].Name] = i
 	}
-	for _, st := range b {
-		if !seen[st.Name] {
-			seen[st.Name] = true
+	for _, st := range a {
+		i, ok := first[st.Name]
+		if !ok || i < 0 {
+			d.add(st.Name, 0, st.Value, true)
+			continue
+		}
+		first[st.Name] = next[i]
+		next[i] = matched
+		d.add(st.Name, b[i].Value, st.Value, false)
+	}
+	for i, st := range b {
+		if next[i] != matched {
 			d.Removed = append(d.Removed, st.Name)
 		}
 	}

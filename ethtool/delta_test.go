@@ -203,3 +203,24 @@ func TestSnapshotJSONAndText(t *testing.T) {
 	c.Stats[0].Value = 42
 	assert.Zero(t, s.Stats[0].Value)
 }
+
+func TestDiffDuplicateNamesByOccurrence(t *testing.T) {
+	before := Stats{{"a", 1}, {"a", 100}, {"gone", 5}, {"x", 1}, {"x", 2}}
+	// One more statistic, so the names differ and matching is by name.
+	after := Stats{{"a", 2}, {"new", 0}, {"a", 101}, {"a", 7}, {"x", 3}}
+	d := Diff(snap(0, before), snap(time.Second, after))
+	assert.Equal(t, []Counter{
+		{Name: "a", Before: 1, After: 2, Increase: 1, PerSecond: 1},
+		{Name: "new", New: true},
+		{Name: "a", Before: 100, After: 101, Increase: 1, PerSecond: 1},
+		{Name: "a", After: 7, Increase: 7, PerSecond: 7, New: true},
+		{Name: "x", Before: 1, After: 3, Increase: 2, PerSecond: 2},
+	}, d.Counters)
+	assert.Equal(t, []string{"gone", "x"}, d.Removed, "the second x is gone")
+	assert.Zero(t, d.Resets)
+
+	// Same names in the same order (the fast path) agree.
+	same := Diff(snap(0, Stats{{"a", 1}, {"a", 100}}), snap(time.Second, Stats{{"a", 2}, {"a", 101}}))
+	grown := Diff(snap(0, Stats{{"a", 1}, {"a", 100}}), snap(time.Second, Stats{{"a", 2}, {"a", 101}, {"b", 0}}))
+	assert.Equal(t, same.Counters, grown.Counters[:2])
+}

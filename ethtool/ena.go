@@ -10,7 +10,8 @@ import (
 type ENA struct {
 	// Allowance is nil on drivers without the ENI allowance counters.
 	Allowance *Allowance `json:"allowance,omitempty"`
-	// SRD is nil unless the device reports ENA Express (SRD) information.
+	// SRD is nil unless the device reports ENA Express (SRD) information:
+	// both ena_srd_tx_pkts and ena_srd_eligible_tx_pkts.
 	SRD *SRD `json:"srd,omitempty"`
 	// Health holds the reset and timeout counters; the ones a driver
 	// version lacks read 0.
@@ -66,6 +67,7 @@ const (
 	statSRDEligibleTx = "ena_srd_eligible_tx_pkts"
 	statSRDRx         = "ena_srd_rx_pkts"
 	statSRDUtil       = "ena_srd_resource_utilization"
+	statTotalResets   = "total_resets"
 )
 
 // NewENA reads the ENA view out of s. ok is false when s has none of ENA's
@@ -82,7 +84,11 @@ func NewENA(s Stats) (e ENA, ok bool) {
 			e.Allowance.ConntrackAvailable = &v
 		}
 	}
-	if _, has := m[statSRDTx]; has {
+	// Without both packet counters there is no coverage to judge: a
+	// missing eligible counter would read as no eligible traffic.
+	_, hasTx := m[statSRDTx]
+	_, hasEligible := m[statSRDEligibleTx]
+	if hasTx && hasEligible {
 		ok = true
 		e.SRD = &SRD{
 			Mode: m[statSRDMode], TxPkts: m[statSRDTx], EligibleTxPkts: m[statSRDEligibleTx],
@@ -96,7 +102,7 @@ func NewENA(s Stats) (e ENA, ok bool) {
 		}
 	}
 	e.Health = Health{
-		TotalResets: m["total_resets"], ResetFail: m["reset_fail"], TxTimeout: m["tx_timeout"], WdExpired: m["wd_expired"],
+		TotalResets: m[statTotalResets], ResetFail: m["reset_fail"], TxTimeout: m["tx_timeout"], WdExpired: m["wd_expired"],
 	}
 	return e, ok
 }
@@ -140,7 +146,7 @@ var counterMeanings = []struct {
 	{statPPS, SeverityWarning, "packets were shaped by the PPS allowance (bidirectional packets per second above the instance's limit)"},
 	{statConntrack, SeverityCritical, "packets were dropped because connection tracking reached the instance's maximum of tracked connections"},
 	{statLinklocal, SeverityWarning, "packets to link-local services (Route 53 Resolver DNS, instance metadata, Time Sync) were dropped by their PPS limit"},
-	{"total_resets", SeverityCritical, "the driver reset the device; other counters may have restarted from zero"},
+	{statTotalResets, SeverityCritical, "the driver reset the device; other counters may have restarted from zero"},
 	{"reset_fail", SeverityCritical, "a device reset failed"},
 	{"tx_timeout", SeverityCritical, "a transmit queue stalled and the kernel's netdev watchdog fired"},
 	{"wd_expired", SeverityCritical, "the device's keep-alive watchdog expired (the device stopped answering)"},

@@ -87,6 +87,20 @@ func TestNewENA(t *testing.T) {
 	assert.False(t, ok)
 }
 
+func TestNewENASRDNeedsBothPacketCounters(t *testing.T) {
+	// Without ena_srd_eligible_tx_pkts the SRD view would read 0 eligible
+	// packets though SRD sent 500.
+	e, ok := NewENA(Stats{{"ena_srd_mode", 1}, {"ena_srd_tx_pkts", 500}})
+	assert.False(t, ok)
+	assert.Nil(t, e.SRD)
+	e, _ = NewENA(Stats{{"ena_srd_mode", 1}, {"ena_srd_eligible_tx_pkts", 500}})
+	assert.Nil(t, e.SRD)
+	e, ok = NewENA(Stats{{"ena_srd_tx_pkts", 5}, {"ena_srd_eligible_tx_pkts", 6}})
+	assert.True(t, ok)
+	require.NotNil(t, e.SRD)
+	assert.Equal(t, SRD{TxPkts: 5, EligibleTxPkts: 6}, *e.SRD)
+}
+
 func TestExplain(t *testing.T) {
 	before := snap(0, parseFile(t, "ena-2.17-cross-az-before.txt"))
 	after := snap(20*time.Second, parseFile(t, "ena-2.17-cross-az-after.txt"))

@@ -27,6 +27,27 @@ type fakeKernel struct {
 	// ethtool_ringparam in kernel order.
 	rings *[8]uint32
 	calls map[uint32]int
+	// c is the client whose buffers the kernel writes into. A write past
+	// their end, which a real kernel would make (corrupting the heap), is
+	// refused with EFAULT and counted in overflows.
+	c         *client
+	overflows int
+}
+
+// fits reports whether the client's buffer at data holds size bytes.
+func (k *fakeKernel) fits(data unsafe.Pointer, size int) bool {
+	var room int
+	switch {
+	case len(k.c.strBuf) > 0 && data == unsafe.Pointer(&k.c.strBuf[0]):
+		room = cap(k.c.strBuf)
+	case len(k.c.statBuf) > 0 && data == unsafe.Pointer(&k.c.statBuf[0]):
+		room = cap(k.c.statBuf) * 8
+	}
+	if size > room {
+		k.overflows++
+		return false
+	}
+	return true
 }
 
 func (k *fakeKernel) ioctl(iface string, data unsafe.Pointer) unix.Errno {
@@ -50,6 +71,9 @@ func (k *fakeKernel) ioctl(iface string, data unsafe.Pointer) unix.Errno {
 			}
 			*lenp = uint32(n)
 		}
+		if !k.fits(data, 12+n*ethGStringLen) {
+			return unix.EFAULT
+		}
 		buf := unsafe.Slice((*byte)(unsafe.Add(data, 12)), n*ethGStringLen)
 		for i := range n {
 			copy(buf[i*ethGStringLen:], "stat_"+itoa(i)+"\x00")
@@ -63,6 +87,9 @@ func (k *fakeKernel) ioctl(iface string, data unsafe.Pointer) unix.Errno {
 				return 0
 			}
 			*np = uint32(n)
+		}
+		if !k.fits(data, 8+n*8) {
+			return unix.EFAULT
 		}
 		vals := unsafe.Slice((*uint64)(unsafe.Add(data, 8)), n)
 		for i := range n {
@@ -84,7 +111,8 @@ func (k *fakeKernel) ioctl(iface string, data unsafe.Pointer) unix.Errno {
 
 func fakeClient(k *fakeKernel) *Client {
 	k.calls = map[uint32]int{}
-	return &Client{c: &client{kernel: k.ioctl}, now: func() (t0 time.Time) { return }}
+	k.c = &client{kernel: k.ioctl}
+	return &Client{c: k.c, now: func() (t0 time.Time) { return }}
 }
 
 func want(n int) Stats {
@@ -125,12 +153,26 @@ func TestStaleCountBetweenStringsAndStats(t *testing.T) {
 }
 
 func TestOldKernelWritingMoreThanAsked(t *testing.T) {
-	// An old kernel copies the driver's 40 names into a buffer sized for
-	// 30; the slack absorbs them and the mismatch triggers a re-read.
+	// An old kernel copies the driver's 40 names whatever was asked for
+	// 30: the buffers hold maxStats entries whatever the request, so they
+	// land inside them, and the mismatch triggers a re-read.
 	k := &fakeKernel{counts: []int{30, 40}, actual: func() int { return 40 }, oldKernel: true}
 	s, err := fakeClient(k).Stats("eth0")
 	require.NoError(t, err)
 	assert.Equal(t, want(40), s)
+}
+
+func TestOldKernelENAQueuesGrowMidRead(t *testing.T) {
+	// ENA with one queue declares 45 statistics; `ethtool -L eth0
+	// combined 8` between GSSET_INFO and GSTRINGS makes it 241, which an
+	// old kernel writes whatever was asked: more than any margin over 45
+	// (the old n+n/2+64 was 131 entries) and past the end of the buffer.
+	k := &fakeKernel{counts: []int{45, 241}, actual: func() int { return 241 }, oldKernel: true}
+	s, err := fakeClient(k).Stats("eth0")
+	require.NoError(t, err)
+	assert.Zero(t, k.overflows, "the kernel wrote past the buffer")
+	assert.Equal(t, want(241), s)
+	assert.Equal(t, 2, k.calls[unix.ETHTOOL_GSSET_INFO], "the stale count is read again")
 }
 
 func TestCountKeepsChanging(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"unicode/utf8"
 )
 
 // maxLine bounds one input line; anything longer is not ethtool output.
@@ -19,10 +18,17 @@ const maxLine = 4096
 // follows the last colon) and are at most 32 bytes; values are unsigned
 // 64-bit decimals; names must be valid UTF-8. Blank lines are ignored and
 // unknown names are kept. A malformed line gives an error naming its line
-// number ("ethtool: line 3: ..."). Input that holds no statistic, including ethtool's
-// "no stats available", gives an error matching ErrNoStats and
-// os.ErrNotExist.
+// number ("ethtool: line 3: ..."), and so does the statistic past the
+// 65536th: no interface has that many, so the input is not `ethtool -S`
+// output. Input that holds no statistic, including ethtool's "no stats
+// available", gives an error matching ErrNoStats and os.ErrNotExist.
 func ParseText(r io.Reader) (Stats, error) {
+	return parseText(r, 0)
+}
+
+// parseText is ParseText for input whose first skipped lines were already
+// consumed, so that line numbers count from the true start.
+func parseText(r io.Reader, skipped int) (Stats, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 512), maxLine)
 	// Names are gathered in one buffer and become one string at the end,
@@ -33,7 +39,7 @@ func ParseText(r io.Reader) (Stats, error) {
 		names []byte
 		ends  []int
 	)
-	line, seen := 0, false
+	line, seen := skipped, false
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
@@ -49,6 +55,9 @@ func ParseText(r io.Reader) (Stats, error) {
 			return nil, fmt.Errorf("ethtool: %w (input says %q)", ErrNoStats, b)
 		}
 		name, v, reason := parseLine(b)
+		if reason == "" && len(out) == maxStats {
+			reason = fmt.Sprintf("more than %d statistics", maxStats)
+		}
 		if reason != "" {
 			return nil, &parseError{Line: line, Text: cut(sc.Text(), 64), Reason: reason}
 		}
@@ -82,15 +91,11 @@ func parseLine(b []byte) (name []byte, v uint64, reason string) {
 	}
 	name = bytes.TrimSpace(b[:i])
 	val := bytes.TrimSpace(b[i+1:])
-	switch {
-	case len(name) == 0:
-		return nil, 0, "empty statistic name"
-	case len(name) > maxNameLen:
-		return nil, 0, fmt.Sprintf("statistic name longer than %d bytes", maxNameLen)
-	case len(val) == 0:
+	if why := nameProblem(name); why != "" {
+		return nil, 0, why
+	}
+	if len(val) == 0 {
 		return nil, 0, "missing value"
-	case !utf8.Valid(name):
-		return nil, 0, "statistic name is not valid UTF-8"
 	}
 	v, err := strconv.ParseUint(string(val), 10, 64)
 	if err != nil {

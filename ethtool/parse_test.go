@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,6 +200,7 @@ func FuzzParseText(f *testing.F) {
 	f.Add("a: 18446744073709551616")
 	f.Add("no stats available\n")
 	f.Add(" : :\n\r\n")
+	f.Add(strings.Repeat("a: 1\n", maxStats+1)) // one past the limit
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := ParseText(strings.NewReader(in))
 		if err != nil {
@@ -206,6 +208,7 @@ func FuzzParseText(f *testing.F) {
 			return
 		}
 		require.NotEmpty(t, s)
+		require.LessOrEqual(t, len(s), maxStats)
 		// Whatever parsed must print and parse back to the same list.
 		var b strings.Builder
 		b.WriteString("NIC statistics:\n")
@@ -240,6 +243,12 @@ func FuzzParseSnapshot(f *testing.F) {
 	f.Add(`{"stats":{"a":1,"a":2}}`)
 	f.Add("NIC statistics:\n     a: 1\n")
 	f.Add(`{"stats":[]}`)
+	f.Add(`{"stats":{"a":1}} trailing {{{`)
+	f.Add(`{"stats":{"":1}}`)
+	f.Add(`{"stats":{" padded ":1}}`)
+	f.Add(`{"stats":{"this_name_is_much_longer_than_thirty_two_bytes":2}}`)
+	f.Add(`{"stats":{"a\nb":1}}`)
+	f.Add("\n\n\nNIC statistics:\n     a: 1\n     b: x\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := ParseSnapshot(strings.NewReader(in))
 		if err != nil {
@@ -247,6 +256,7 @@ func FuzzParseSnapshot(f *testing.F) {
 			return
 		}
 		require.NotEmpty(t, s.Stats)
+		require.LessOrEqual(t, len(s.Stats), maxStats)
 		// A parsed snapshot survives a JSON round trip unchanged.
 		b, err := json.Marshal(s)
 		require.NoError(t, err)
@@ -254,5 +264,120 @@ func FuzzParseSnapshot(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, s.Stats, back.Stats)
 		require.Equal(t, s.Interface, back.Interface)
+		// And through text, as WriteText promises.
+		var txt bytes.Buffer
+		require.NoError(t, s.WriteText(&txt))
+		fromText, err := ParseText(&txt)
+		require.NoError(t, err)
+		require.Equal(t, s.Stats, fromText)
 	})
+}
+
+func TestParseSnapshotLineNumbers(t *testing.T) {
+	for _, in := range []string{
+		"\n\n\nNIC statistics:\n     a: 1\n     b: x\n",
+		"\r\n \t\n\n\tNIC statistics:\n     a: 1\n     b: x\n",
+		"\n\n\n\n\nb: x\n", // the bad line comes first
+	} {
+		_, textErr := ParseText(strings.NewReader(in))
+		_, snapErr := ParseSnapshot(strings.NewReader(in))
+		var pt, ps *parseError
+		require.ErrorAs(t, textErr, &pt, "%q", in)
+		require.ErrorAs(t, snapErr, &ps, "%q", in)
+		assert.Equal(t, pt.Line, ps.Line, "%q", in)
+		assert.Equal(t, strings.Count(in, "\n"), ps.Line, "%q: the last line is bad", in)
+	}
+}
+
+func TestParseTextTooManyStats(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("NIC statistics:\n")
+	for i := range maxStats {
+		b.WriteString("     s" + itoa(i) + ": 1\n")
+	}
+	s, err := ParseText(strings.NewReader(b.String()))
+	require.NoError(t, err, "exactly the limit is fine")
+	assert.Len(t, s, maxStats)
+
+	b.WriteString("     one_more: 1\n")
+	_, err = ParseText(strings.NewReader(b.String()))
+	var pe *parseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, maxStats+2, pe.Line)
+	assert.ErrorContains(t, err, "more than 65536 statistics")
+	_, err = ParseSnapshot(strings.NewReader(b.String()))
+	assert.ErrorContains(t, err, "more than 65536 statistics")
+
+	_, err = ParseText(strings.NewReader(strings.Repeat("a: 1\n", 2_000_000)))
+	assert.ErrorContains(t, err, "more than 65536 statistics")
+}
+
+func TestParseSnapshotJSONBounds(t *testing.T) {
+	_, err := ParseSnapshot(strings.NewReader(`{"stats":{"a":1}} trailing garbage {{{`))
+	assert.ErrorContains(t, err, "ethtool: snapshot JSON")
+	_, err = ParseSnapshot(strings.NewReader(`{"stats":{"a":1}}{"stats":{"b":1}}`))
+	assert.Error(t, err, "two values")
+	s, err := ParseSnapshot(strings.NewReader(" {\"stats\":{\"a\":1}}\n\n"))
+	require.NoError(t, err, "white space after the value is fine")
+	assert.Equal(t, Stats{{"a", 1}}, s.Stats)
+
+	// A JSON value that does not end within MaxSnapshotJSON bytes is not
+	// read to its end.
+	huge := io.MultiReader(strings.NewReader(`{"interface":"`), &repeatReader{b: 'x', n: MaxSnapshotJSON + 10})
+	_, err = ParseSnapshot(huge)
+	assert.ErrorContains(t, err, "larger than 33554432 bytes")
+
+	var b strings.Builder
+	b.WriteString(`{"stats":{`)
+	for i := range maxStats + 1 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"s` + itoa(i) + `":1`)
+	}
+	b.WriteString("}}")
+	_, err = ParseSnapshot(strings.NewReader(b.String()))
+	assert.ErrorContains(t, err, "more than 65536 statistics")
+}
+
+// repeatReader reads n copies of b.
+type repeatReader struct {
+	b byte
+	n int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), r.n)
+	p[0] = r.b
+	for i := 1; i < n; i *= 2 {
+		copy(p[i:n], p[:i])
+	}
+	r.n -= n
+	return n, nil
+}
+
+func TestStatsJSONNamesFollowParseText(t *testing.T) {
+	for _, name := range []string{"", " padded", "padded ", "\tx", "this_name_is_much_longer_than_thirty_two_bytes", "a\nb"} {
+		var s Stats
+		js, err := json.Marshal(map[string]int{name: 1})
+		require.NoError(t, err)
+		err = s.UnmarshalJSON(js)
+		assert.ErrorContains(t, err, "ethtool: stats JSON", "%q", name)
+		_, err = ParseText(strings.NewReader(name + ": 1\n"))
+		if name != " padded" && name != "padded " && name != "\tx" {
+			assert.Error(t, err, "%q: ParseText rejects it too", name)
+		}
+		assert.Error(t, (&Snapshot{Stats: Stats{{name, 1}}}).WriteText(io.Discard), "%q", name)
+	}
+	// Names with spaces or colons inside, and at the limit, are fine.
+	var s Stats
+	require.NoError(t, s.UnmarshalJSON([]byte(`{"rx queue 0: drops":1,"a:":2,"abcdefghijklmnopqrstuvwxyz012345":3}`)))
+	var txt bytes.Buffer
+	require.NoError(t, (&Snapshot{Stats: s}).WriteText(&txt))
+	back, err := ParseText(&txt)
+	require.NoError(t, err)
+	assert.Equal(t, s, back)
 }

@@ -134,9 +134,13 @@ func renameWord(s, w, long string) string {
 	return string(append(b, s[last:]...))
 }
 
+// infoName is the name of node_exporter's info metric; no statistic may
+// take it.
+const infoName = "node_ethtool_info"
+
 // infoDesc is node_exporter's node_ethtool_info, a constant 1 labelled with
 // the driver information.
-var infoDesc = prometheus.NewDesc("node_ethtool_info",
+var infoDesc = prometheus.NewDesc(infoName,
 	"A metric with a constant '1' value labeled by bus_info, device, driver, expansion_rom_version, firmware_version, version.",
 	[]string{"bus_info", "device", "driver", "expansion_rom_version", "firmware_version", "version"}, nil)
 
@@ -150,8 +154,10 @@ var infoDesc = prometheus.NewDesc("node_ethtool_info",
 // text format, not OpenMetrics, which would append _total to counters.
 //
 // As in node_exporter, when several statistics of one device map to the same
-// metric name, all of them are left out. A metric name takes its help text
-// and type from the first statistic seen with it.
+// metric name, all of them are left out; so is a statistic whose name maps
+// to node_ethtool_info ("info", "Info", ":info"...), which would clash with
+// the info metric and fail the whole scrape. A metric name takes its help
+// text and type from the first statistic seen with it.
 //
 // The metric names depend on the driver, so Describe sends nothing: register
 // the Collector as an unchecked collector (prometheus.Registry.Register does
@@ -254,7 +260,7 @@ func (c *Collector) collectSnapshot(ch chan<- prometheus.Metric, s *Snapshot) {
 	ms := make([]statMetric, len(s.Stats))
 	for i, st := range s.Stats {
 		name := c.names[st.Name]
-		if c.seen[name] != 1 {
+		if c.seen[name] != 1 || name == infoName {
 			continue
 		}
 		desc, typ := c.entry(name, st.Name)

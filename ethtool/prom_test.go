@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -66,6 +67,25 @@ func TestCollectorDropsCollidingNamesLikeNodeExporter(t *testing.T) {
 	assert.Equal(t, "Network interface tx_x", mfs["node_ethtool_transmitted_x"].GetHelp())
 }
 
+func TestCollectorDropsStatisticNamedInfo(t *testing.T) {
+	// "info" and ":Info" would both be node_ethtool_info, the driver
+	// information metric: they are left out, the rest is scraped.
+	for _, stat := range []string{"info", ":Info"} {
+		s := &Snapshot{Interface: "eth0", Driver: "x", Stats: Stats{{stat, 7}, {"rx_packets", 1}}}
+		mfs := gather(t, NewSnapshotCollector(s))
+		require.Contains(t, mfs, "node_ethtool_info", stat)
+		info := mfs["node_ethtool_info"]
+		assert.Equal(t, dto.MetricType_GAUGE, info.GetType(), stat)
+		require.Len(t, info.GetMetric(), 1, stat)
+		assert.Equal(t, 1.0, info.GetMetric()[0].GetGauge().GetValue(), stat)
+		assert.Contains(t, mfs, "node_ethtool_received_packets_total", stat)
+
+		var buf bytes.Buffer
+		require.NoError(t, WritePrometheus(&buf, s), stat)
+		assert.NotContains(t, buf.String(), "} 7\n", stat)
+	}
+}
+
 func TestCollectorMetricNameFromTwoSpellingsAcrossDevices(t *testing.T) {
 	// Two devices spell one statistic differently: one family, one help.
 	a := &Snapshot{Interface: "eth0", Stats: Stats{{"Tx Errors Phy", 1}}}
@@ -117,7 +137,7 @@ func TestCollectorReusesNamesBetweenScrapes(t *testing.T) {
 }
 
 func FuzzCollector(f *testing.F) {
-	for _, s := range []string{"rx_bytes", "Queue[0] AllocFails", "[3]: tx_bytes", "", "__", "\xff", "tx-tx"} {
+	for _, s := range []string{"rx_bytes", "Queue[0] AllocFails", "[3]: tx_bytes", "", "__", "\xff", "tx-tx", "info", "_Info"} {
 		f.Add(s, "eth0", uint64(3))
 	}
 	f.Fuzz(func(t *testing.T, stat, iface string, v uint64) {
@@ -125,9 +145,11 @@ func FuzzCollector(f *testing.F) {
 		reg := prometheus.NewRegistry()
 		require.NoError(t, reg.Register(NewSnapshotCollector(s)))
 		mfs, err := reg.Gather()
-		if err != nil {
-			return // an invalid label value is reported, never a panic
+		if !utf8.ValidString(iface) {
+			require.Error(t, err) // an invalid label value is reported, never a panic
+			return
 		}
+		require.NoError(t, err, "no statistic name fails the scrape")
 		for _, mf := range mfs {
 			require.True(t, strings.HasPrefix(mf.GetName(), "node_ethtool_"), mf.GetName())
 			require.NotEqual(t, dto.MetricType_UNTYPED, mf.GetType())

@@ -27,46 +27,75 @@ func (s *Snapshot) Clone() *Snapshot {
 	return &c
 }
 
+// MaxSnapshotJSON is the most bytes ParseSnapshot reads of a JSON snapshot:
+// room for 65536 statistics with the longest names escaped, indented. A
+// 335-statistic ENA snapshot takes about 12 KiB.
+const MaxSnapshotJSON = 32 << 20
+
 // ParseSnapshot reads a snapshot saved either as the JSON of a Snapshot or as
 // `ethtool -S` text; text gives a Snapshot with only Stats set. It returns the
-// errors of ParseText, or a JSON syntax error.
+// errors of ParseText, with line numbers counted from the start of r, or an
+// error for JSON that is malformed, larger than MaxSnapshotJSON, followed by
+// anything but white space, or holding more than 65536 statistics or a name
+// ParseText would reject. JSON without statistics gives an error matching
+// ErrNoStats.
 func ParseSnapshot(r io.Reader) (*Snapshot, error) {
 	br := bufio.NewReader(r)
+	skipped := 0 // lines consumed before the text starts
 	for {
 		b, err := br.Peek(1)
 		if err != nil || len(b) == 0 {
 			break
 		}
 		if b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r' {
+			if b[0] == '\n' {
+				skipped++
+			}
 			_, _ = br.ReadByte()
 			continue
 		}
 		if b[0] == '{' {
-			var s Snapshot
-			dec := json.NewDecoder(br)
-			if err := dec.Decode(&s); err != nil {
-				return nil, fmt.Errorf("ethtool: snapshot JSON: %w", err)
-			}
-			if len(s.Stats) == 0 {
-				return nil, fmt.Errorf("ethtool: snapshot JSON: %w", ErrNoStats)
-			}
-			return &s, nil
+			return parseSnapshotJSON(br)
 		}
 		break
 	}
-	st, err := ParseText(br)
+	st, err := parseText(br, skipped)
 	if err != nil {
 		return nil, err
 	}
 	return &Snapshot{Stats: st}, nil
 }
 
+func parseSnapshotJSON(r io.Reader) (*Snapshot, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxSnapshotJSON+1))
+	if err != nil {
+		return nil, fmt.Errorf("ethtool: snapshot JSON: %w", err)
+	}
+	if len(data) > MaxSnapshotJSON {
+		return nil, fmt.Errorf("ethtool: snapshot JSON: larger than %d bytes", MaxSnapshotJSON)
+	}
+	var s Snapshot
+	// Unmarshal, unlike a Decoder, rejects anything after the value.
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("ethtool: snapshot JSON: %w", err)
+	}
+	if len(s.Stats) == 0 {
+		return nil, fmt.Errorf("ethtool: snapshot JSON: %w", ErrNoStats)
+	}
+	return &s, nil
+}
+
 // WriteText writes the statistics the way `ethtool -S` prints them, so that
-// ParseText reads them back.
+// ParseText reads them back. A name ParseText would reject (which neither
+// ParseText nor ParseSnapshot returns) gives an error and nothing is
+// written.
 func (s *Snapshot) WriteText(w io.Writer) error {
 	var b bytes.Buffer
 	b.WriteString("NIC statistics:\n")
 	for _, st := range s.Stats {
+		if why := nameProblem([]byte(st.Name)); why != "" {
+			return fmt.Errorf("ethtool: write text: %q: %s", st.Name, why)
+		}
 		fmt.Fprintf(&b, "     %s: %d\n", st.Name, st.Value)
 	}
 	_, err := w.Write(b.Bytes())

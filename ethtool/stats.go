@@ -5,11 +5,36 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // maxNameLen is the longest statistic name the kernel can report
 // (ETH_GSTRING_LEN).
 const maxNameLen = 32
+
+// maxStats is the most statistics one interface is taken to have: a count
+// above it from a driver is nonsensical, and the parsers reject input with
+// more. ENA with 32 queues has about 800.
+const maxStats = 1 << 16
+
+// nameProblem says what makes name unfit as a statistic name, "" when
+// nothing does: the rules ParseText applies, so that a name accepted
+// anywhere prints as a line ParseText reads back (see Snapshot.WriteText).
+func nameProblem(name []byte) string {
+	switch {
+	case len(name) == 0:
+		return "empty statistic name"
+	case len(name) > maxNameLen:
+		return fmt.Sprintf("statistic name longer than %d bytes", maxNameLen)
+	case !utf8.Valid(name):
+		return "statistic name is not valid UTF-8"
+	case len(bytes.TrimSpace(name)) != len(name):
+		return "statistic name starts or ends with white space"
+	case bytes.IndexByte(name, '\n') >= 0:
+		return "statistic name holds a line break"
+	}
+	return ""
+}
 
 // Stat is one named driver statistic.
 type Stat struct {
@@ -78,7 +103,9 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the object form written by MarshalJSON, keeping the
-// order of the keys.
+// order of the keys. Names must follow ParseText's rules (1 to 32 bytes of
+// UTF-8, no white space at either end, no line break), and there may be at
+// most 65536 statistics.
 func (s *Stats) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -100,6 +127,12 @@ func (s *Stats) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("ethtool: stats JSON: %w", err)
 		}
 		name, _ := tok.(string)
+		if why := nameProblem([]byte(name)); why != "" {
+			return fmt.Errorf("ethtool: stats JSON: %q: %s", name, why)
+		}
+		if len(out) == maxStats {
+			return fmt.Errorf("ethtool: stats JSON: more than %d statistics", maxStats)
+		}
 		tok, err = dec.Token()
 		if err != nil {
 			return fmt.Errorf("ethtool: stats JSON: %w", err)

@@ -20,7 +20,9 @@ const (
 	VerdictCarried Verdict = "srd_carried_traffic"
 	// VerdictPartialFallback: some eligible packets went over plain ENA.
 	VerdictPartialFallback Verdict = "partial_fallback"
-	// VerdictDisabled: ena_srd_mode says ENA Express is off.
+	// VerdictDisabled: ena_srd_mode says ENA Express is off, and it was
+	// not switched off during a window with eligible traffic (that window
+	// is judged; see Coverage).
 	VerdictDisabled Verdict = "srd_disabled"
 	// VerdictCountersReset: an SRD counter went backwards between the
 	// snapshots (reboot, stop/start or ENI reattach), so no delta exists.
@@ -31,6 +33,12 @@ const (
 	// VerdictNoTraffic: ENA Express is on but no eligible packet was sent
 	// in the window, so there is nothing to judge.
 	VerdictNoTraffic Verdict = "no_eligible_traffic"
+	// VerdictInconsistent: ena_srd_tx_pkts grew more than
+	// ena_srd_eligible_tx_pkts, which cannot happen within one interface
+	// (every packet sent over SRD is eligible): the snapshots are mixed up
+	// (another interface or instance, or edited), so there is no coverage
+	// to judge.
+	VerdictInconsistent Verdict = "inconsistent_counters"
 )
 
 // CoverageReport is how much of the eligible traffic SRD carried over a
@@ -51,8 +59,8 @@ type CoverageReport struct {
 	// FallbackPkts is eligible minus tx: packets that could have used SRD
 	// and went over plain ENA.
 	FallbackPkts uint64 `json:"fallback_pkts"`
-	// Coverage is TxPktsDelta / EligibleTxPktsDelta, 0 when nothing was
-	// eligible.
+	// Coverage is TxPktsDelta / EligibleTxPktsDelta, at most 1; 0 when
+	// nothing was eligible or the counters are inconsistent.
 	Coverage float64 `json:"coverage"`
 	// ResourceUtilizationPercent is ena_srd_resource_utilization at the
 	// start and end of the window.
@@ -65,6 +73,14 @@ type CoverageReport struct {
 // Coverage compares the SRD counters of two snapshots of one interface and
 // says whether SRD carried the eligible traffic of the window, and if not,
 // why.
+//
+// When ena_srd_mode changed during the window (ModeChanged) and packets were
+// eligible, the verdict judges the window's coverage
+// (VerdictCarried or VerdictPartialFallback) whatever the mode at its end, and
+// Reason says how the mode changed (and that ENA Express is off now, if it
+// is): the window's traffic was sent partly under each mode. Without a
+// change, or without eligible packets, a mode with ENA Express off gives
+// VerdictDisabled.
 func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 	r := CoverageReport{Interface: after.Interface}
 	if r.Interface == "" {
@@ -119,14 +135,24 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 		r.Reason = strings.Join(reset, ", ") + " went backwards: the counters were reset between the snapshots (reboot, stop/start or ENI detach); take both snapshots again"
 		return r
 	}
-	if r.EligibleTxPktsDelta > r.TxPktsDelta {
-		r.FallbackPkts = r.EligibleTxPktsDelta - r.TxPktsDelta
+	if r.TxPktsDelta > r.EligibleTxPktsDelta {
+		r.Verdict = VerdictInconsistent
+		r.Reason = fmt.Sprintf("ena_srd_tx_pkts grew by %d but ena_srd_eligible_tx_pkts only by %d, though every packet sent over SRD is eligible: the snapshots are not of one interface in order (mixed up or edited); take both snapshots again", r.TxPktsDelta, r.EligibleTxPktsDelta)
+		return r
 	}
+	r.FallbackPkts = r.EligibleTxPktsDelta - r.TxPktsDelta
 	if r.EligibleTxPktsDelta > 0 {
 		r.Coverage = float64(r.TxPktsDelta) / float64(r.EligibleTxPktsDelta)
 	}
+	modeChange := ""
+	if r.ModeChanged {
+		modeChange = fmt.Sprintf("ena_srd_mode changed from %d (%s) to %d (%s) during the window", b.Mode, Mode(b.Mode), uint64(r.Mode), r.ModeText)
+		if !r.ExpressEnabled {
+			modeChange += ", so ENA Express is off now"
+		}
+	}
 	switch {
-	case !r.ExpressEnabled:
+	case !r.ExpressEnabled && (!r.ModeChanged || r.EligibleTxPktsDelta == 0):
 		r.Verdict = VerdictDisabled
 		r.Reason = fmt.Sprintf("ena_srd_mode is %d (%s): enable ENA Express on the ENI attachment (EnaSrdSpecification) of both instances", uint64(r.Mode), r.ModeText)
 	case r.EligibleTxPktsDelta == 0:
@@ -135,22 +161,30 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 	case r.Coverage >= minCoverage:
 		r.Verdict = VerdictCarried
 		r.Reason = fmt.Sprintf("SRD carried %d of %d eligible packets (%s%%)", r.TxPktsDelta, r.EligibleTxPktsDelta, coveragePercent(r.TxPktsDelta, r.EligibleTxPktsDelta))
+		if modeChange != "" {
+			r.Reason += "; " + modeChange
+		}
 	default:
 		r.Verdict = VerdictPartialFallback
 		// Below minCoverage the fallback share is at least 0.1%: three
 		// decimals show it.
-		r.Reason = fmt.Sprintf("%d of %d eligible packets (%.3f%%) fell back to plain ENA", r.FallbackPkts, r.EligibleTxPktsDelta, 100*(1-r.Coverage)) + fallbackCause(r)
+		r.Reason = fmt.Sprintf("%d of %d eligible packets (%.3f%%) fell back to plain ENA", r.FallbackPkts, r.EligibleTxPktsDelta, 100*(1-r.Coverage)) + fallbackCause(r, modeChange)
 	}
 	return r
 }
 
-// fallbackCause names the likely cause of a fallback.
-func fallbackCause(r CoverageReport) string {
+// fallbackCause names the likely cause of a fallback; modeChange, when not
+// empty, says how ena_srd_mode changed in the window.
+func fallbackCause(r CoverageReport, modeChange string) string {
 	if r.ResourceUtilizationPercent >= ethtool.SRDUtilizationHigh || r.ResourceUtilizationBeforePercent >= ethtool.SRDUtilizationHigh {
-		return fmt.Sprintf(": SRD resources are %d%% used, so SRD ran out of connection memory", max(r.ResourceUtilizationPercent, r.ResourceUtilizationBeforePercent))
+		cause := fmt.Sprintf(": SRD resources are %d%% used, so SRD ran out of connection memory", max(r.ResourceUtilizationPercent, r.ResourceUtilizationBeforePercent))
+		if modeChange != "" {
+			cause += "; " + modeChange
+		}
+		return cause
 	}
-	if r.ModeChanged {
-		return ": ena_srd_mode changed during the window"
+	if modeChange != "" {
+		return ": " + modeChange
 	}
 	return ": likely packets larger than the SRD MTU of 8900, a peer without ENA Express, or a live update"
 }

@@ -40,7 +40,8 @@ type Check struct {
 // ReadinessConfig tunes Readiness. A nil *ReadinessConfig means all defaults.
 type ReadinessConfig struct {
 	// Root is prepended to /proc and /sys paths, so tests can point it at a
-	// directory of fixtures. "" means "/".
+	// directory of fixtures. "" means "/". As in sysfs, the interface's
+	// directory under Root must hold an ifindex file.
 	Root string
 	// HighRTT raises tcp_limit_output_bytes to 4 MiB, as AWS recommends for
 	// high-RTT (cross-AZ) paths. The buffer and congestion control checks
@@ -72,8 +73,12 @@ const (
 // min(8192, max), tcp_rmem/tcp_wmem max >= 8 MiB, net.core.[rw]mem_default
 // >= 4 MiB and _max >= 8 MiB, cubic congestion control with
 // hystart_detect 0. A value that cannot be read gives a warn check, not an
-// error. The error is non-nil only when iface does not exist under Root
-// (matching os.ErrNotExist).
+// error. The error is non-nil only when iface itself cannot be checked: it
+// matches os.ErrNotExist when iface is not a valid interface name (empty,
+// "." or "..", longer than 15 bytes, or holding '/', ':' or white space,
+// which the kernel refuses) or names no interface under Root (no directory
+// in sys/class/net, or one without an ifindex file), and os.ErrPermission
+// when the interface's directory cannot be read.
 func Readiness(iface string, cfg *ReadinessConfig) ([]Check, error) {
 	var c ReadinessConfig
 	if cfg != nil {
@@ -84,12 +89,12 @@ func Readiness(iface string, cfg *ReadinessConfig) ([]Check, error) {
 		root = "/"
 	}
 	p := func(parts ...string) string { return filepath.Join(append([]string{root}, parts...)...) }
-	netDir := p("sys", "class", "net", iface)
-	if iface == "" || strings.ContainsAny(iface, "/\x00") {
-		return nil, fmt.Errorf("srd: readiness: invalid interface name %q: %w", iface, os.ErrNotExist)
+	if why := invalidInterfaceName(iface); why != "" {
+		return nil, fmt.Errorf("srd: readiness: invalid interface name %q (%s): %w", iface, why, os.ErrNotExist)
 	}
-	if _, err := os.Stat(netDir); err != nil {
-		return nil, fmt.Errorf("srd: readiness: interface %s: %w", iface, err)
+	netDir := p("sys", "class", "net", iface)
+	if err := isInterface(iface, netDir); err != nil {
+		return nil, err
 	}
 
 	var out []Check
@@ -127,6 +132,47 @@ func Readiness(iface string, cfg *ReadinessConfig) ([]Check, error) {
 	out = append(out, intCheck("tcp_cubic hystart_detect", p("sys", "module", "tcp_cubic", "parameters", "hystart_detect"), "0", false,
 		func(v int64) bool { return v == 0 }, "HyStart leaves slow start early on SRD's variable RTT"))
 	return out, nil
+}
+
+// maxInterfaceName is the longest interface name, IFNAMSIZ less its NUL.
+const maxInterfaceName = 15
+
+// invalidInterfaceName says why the kernel would refuse name as an
+// interface name (dev_valid_name), "" when it would not. Such a name would
+// otherwise reach another directory of sys/class/net, or outside it.
+func invalidInterfaceName(name string) string {
+	switch {
+	case name == "":
+		return "empty"
+	case name == "." || name == "..":
+		return "a directory name"
+	case len(name) > maxInterfaceName:
+		return fmt.Sprintf("longer than %d bytes", maxInterfaceName)
+	case strings.ContainsAny(name, "/:\x00 \t\n\v\f\r"):
+		return "holds '/', ':', NUL or white space"
+	}
+	return ""
+}
+
+// isInterface checks that dir, sys/class/net/iface, is an interface's: it
+// exists and has the ifindex every interface has. The error matches
+// os.ErrPermission when dir cannot be read and os.ErrNotExist otherwise.
+func isInterface(iface, dir string) error {
+	_, err := os.Stat(filepath.Join(dir, "ifindex"))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("srd: readiness: interface %s: %w", iface, err)
+	}
+	if _, derr := os.Stat(dir); derr != nil {
+		if errors.Is(derr, os.ErrPermission) || errors.Is(derr, os.ErrNotExist) {
+			return fmt.Errorf("srd: readiness: interface %s: %w", iface, derr)
+		}
+		// ENOTDIR, ELOOP...: whatever is there is no interface.
+		return fmt.Errorf("srd: readiness: interface %s: %w (%w)", iface, os.ErrNotExist, derr)
+	}
+	return fmt.Errorf("srd: readiness: %s is not a network interface: %s has no ifindex: %w", iface, dir, os.ErrNotExist)
 }
 
 func readTrim(path string) (string, error) {

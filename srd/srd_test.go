@@ -200,7 +200,22 @@ func TestCoverageVerdicts(t *testing.T) {
 		{"fallback from exhaustion", srdSnap(0, 1, 0, 0, 0, 60), srdSnap(time.Second, 1, 500, 1000, 0, 99), VerdictPartialFallback,
 			"SRD resources are 99% used"},
 		{"fallback when mode changed", srdSnap(0, 1, 0, 0, 0, 0), srdSnap(time.Second, 3, 500, 1000, 0, 0), VerdictPartialFallback,
-			"ena_srd_mode changed during the window"},
+			"fell back to plain ENA: ena_srd_mode changed from 1 (ENA Express on, UDP off) to 3 (ENA Express on, UDP on) during the window"},
+		// ENA Express switched off during the window: the window's SRD
+		// traffic is judged, and the reason says the mode changed.
+		{"switched off after carrying", srdSnap(0, 3, 0, 0, 0, 0), srdSnap(time.Second, 0, 1000, 1000, 0, 0), VerdictCarried,
+			"SRD carried 1000 of 1000 eligible packets (100%); ena_srd_mode changed from 3 (ENA Express on, UDP on) to 0 (ENA Express off, UDP off) during the window, so ENA Express is off now"},
+		{"switched off with fallback", srdSnap(0, 3, 0, 0, 0, 0), srdSnap(time.Second, 0, 900, 1000, 0, 0), VerdictPartialFallback,
+			"100 of 1000 eligible packets (10.000%) fell back to plain ENA: ena_srd_mode changed from 3"},
+		{"switched off under exhaustion", srdSnap(0, 1, 0, 0, 0, 95), srdSnap(time.Second, 2, 900, 1000, 0, 0), VerdictPartialFallback,
+			"SRD resources are 95% used, so SRD ran out of connection memory; ena_srd_mode changed from 1"},
+		{"switched off without traffic", srdSnap(0, 3, 5, 5, 0, 0), srdSnap(time.Second, 0, 5, 5, 0, 0), VerdictDisabled, "ena_srd_mode is 0"},
+		{"switched on after carrying", srdSnap(0, 0, 0, 0, 0, 0), srdSnap(time.Second, 1, 10, 10, 0, 0), VerdictCarried, "; ena_srd_mode changed from 0"},
+		{"tx above eligible", srdSnap(0, 3, 0, 0, 0, 0), srdSnap(time.Second, 3, 10, 5, 0, 0), VerdictInconsistent,
+			"ena_srd_tx_pkts grew by 10 but ena_srd_eligible_tx_pkts only by 5"},
+		{"tx without eligible", srdSnap(0, 0, 0, 0, 0, 0), srdSnap(time.Second, 0, 10, 0, 0, 0), VerdictInconsistent, "take both snapshots again"},
+		{"no eligible counter", &ethtool.Snapshot{Stats: ethtool.Stats{{Name: "ena_srd_mode", Value: 1}, {Name: "ena_srd_tx_pkts"}}},
+			&ethtool.Snapshot{Stats: ethtool.Stats{{Name: "ena_srd_mode", Value: 1}, {Name: "ena_srd_tx_pkts", Value: 500}}}, VerdictNoStatistics, "in either snapshot"},
 		{"disabled", srdSnap(0, 0, 5, 5, 5, 0), srdSnap(time.Second, 0, 5, 5, 5, 0), VerdictDisabled, "ena_srd_mode is 0 (ENA Express off, UDP off)"},
 		{"mode 2 is disabled", srdSnap(0, 2, 5, 5, 5, 0), srdSnap(time.Second, 2, 5, 5, 5, 0), VerdictDisabled, "ena_srd_mode is 2"},
 		{"reset", srdSnap(0, 3, 1000, 1000, 1000, 0), srdSnap(time.Second, 3, 10, 10, 2000, 0), VerdictCountersReset,
@@ -220,6 +235,11 @@ func TestCoverageVerdicts(t *testing.T) {
 			if tt.verdict == VerdictCountersReset {
 				assert.Zero(t, r.TxPktsDelta, "never a wrapped number")
 				assert.Zero(t, r.RxPktsDelta)
+			}
+			if tt.verdict == VerdictInconsistent {
+				assert.False(t, r.HasSRD())
+				assert.Equal(t, "-", r.Percent(), "never above 100%")
+				assert.NotContains(t, r.Reason, "carried")
 			}
 		})
 	}
@@ -293,10 +313,11 @@ func TestReadinessMissing(t *testing.T) {
 	_, err = Readiness("../x", nil)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
-	// An interface directory with nothing else: every check warns, none
-	// errors.
+	// An interface directory with nothing but its ifindex: every check
+	// warns, none errors.
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys", "class", "net", "eth0"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "sys", "class", "net", "eth0", "ifindex"), []byte("2\n"), 0o644))
 	checks, err := Readiness("eth0", &ReadinessConfig{Root: root, Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, errors.New("no") }})
 	require.NoError(t, err)
 	for _, c := range checks {
@@ -304,6 +325,53 @@ func TestReadinessMissing(t *testing.T) {
 		assert.Equal(t, "unreadable", c.Value, c.Name)
 		assert.NotEmpty(t, c.Detail, c.Name)
 	}
+}
+
+func TestReadinessInvalidInterfaceNames(t *testing.T) {
+	// "." and ".." would name sys/class/net and sys/class themselves.
+	ready := &ReadinessConfig{Root: filepath.Join("testdata", "host-ready"),
+		Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }}
+	for _, iface := range []string{"", ".", "..", "../eth0", "eth0/", "eth0:1", "eth 0", "a23456789012345x", "x\x00"} {
+		checks, err := Readiness(iface, ready)
+		assert.ErrorIs(t, err, os.ErrNotExist, "%q", iface)
+		assert.ErrorContains(t, err, "srd: readiness: invalid interface name", "%q", iface)
+		assert.Nil(t, checks, "%q", iface)
+	}
+	_, err := Readiness("a23456789012345", ready)
+	assert.ErrorIs(t, err, os.ErrNotExist, "15 bytes is a valid name, but there is no such interface")
+	assert.NotContains(t, err.Error(), "invalid interface name")
+}
+
+func TestReadinessNeedsAnInterfaceDirectory(t *testing.T) {
+	root := t.TempDir()
+	classNet := filepath.Join(root, "sys", "class", "net")
+	// A directory that is not an interface's (no ifindex), and a file
+	// (sysfs has bonding_masters there).
+	require.NoError(t, os.MkdirAll(filepath.Join(classNet, "notif"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(classNet, "bonding_masters"), []byte("\n"), 0o644))
+	cfg := &ReadinessConfig{Root: root, Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }}
+	_, err := Readiness("notif", cfg)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.ErrorContains(t, err, "is not a network interface")
+	_, err = Readiness("bonding_masters", cfg)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	// A path component that is a file (ENOTDIR) is no interface either.
+	_, err = Readiness("eth0", &ReadinessConfig{Root: filepath.Join(classNet, "bonding_masters"), Rings: cfg.Rings})
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	// An interface directory that cannot be read matches os.ErrPermission.
+	if os.Geteuid() == 0 {
+		t.Skip("running as root, which reads any directory: cannot test EACCES")
+	}
+	locked := filepath.Join(classNet, "eth1")
+	require.NoError(t, os.MkdirAll(locked, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(locked, "ifindex"), []byte("3\n"), 0o644))
+	require.NoError(t, os.Chmod(locked, 0))
+	t.Cleanup(func() { _ = os.Chmod(locked, 0o755) })
+	_, err = Readiness("eth1", cfg)
+	assert.ErrorIs(t, err, os.ErrPermission)
+	assert.ErrorContains(t, err, "srd: readiness: interface eth1")
 }
 
 func TestReadinessThisHost(t *testing.T) {

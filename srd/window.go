@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +30,9 @@ type Window struct {
 	AllowanceNote string `json:"allowance_note,omitempty"`
 	// LimitedBy names the allowance counters that grew in the window
 	// (ethtool.AllowanceDelta.Exceeded): empty when none did or when there
-	// are no allowance counters.
+	// are no allowance counters. A counter that restarted in the window
+	// (listed in Reset) is named when it counted packets since the
+	// restart: its delta is a lower bound above 0.
 	LimitedBy []string `json:"limited_by"`
 }
 
@@ -66,16 +69,21 @@ func (w Window) LimitedByText() string {
 }
 
 // HasSRD reports whether the window has SRD counter deltas to show: the
-// snapshots had ena_srd_* statistics and none was reset in between.
+// snapshots had ena_srd_* statistics, none was reset in between and they
+// are consistent.
 func (r CoverageReport) HasSRD() bool {
-	return r.Verdict != VerdictNoStatistics && r.Verdict != VerdictCountersReset && r.Verdict != ""
+	switch r.Verdict {
+	case VerdictNoStatistics, VerdictCountersReset, VerdictInconsistent, "":
+		return false
+	}
+	return true
 }
 
 // Percent is the coverage as a percentage with as many decimals as it
 // takes for a fallback to show: it is truncated, never rounded up, so 17
 // fallback packets in 28 million read 99.999939, not 100. It is "100" when
 // nothing fell back, and "-" when there is nothing to judge (no SRD
-// statistics, reset counters or no eligible packet).
+// statistics, reset or inconsistent counters, or no eligible packet).
 func (r CoverageReport) Percent() string {
 	if !r.HasSRD() || r.EligibleTxPktsDelta == 0 {
 		return "-"
@@ -148,7 +156,7 @@ func (r *ExperimentResult) WriteWindows(w io.Writer) error {
 			if !win.HasAllowance() {
 				note("allowances: " + win.AllowanceNote)
 			} else if len(win.Reset) > 0 {
-				note("allowances: " + strings.Join(win.Reset, ", ") + " went backwards (driver reset): their delta is unknown")
+				note("allowances: " + strings.Join(win.Reset, ", ") + " restarted in the window (driver reset): their deltas (>=) are lower bounds, the packets counted since the restart")
 			}
 		}
 	}
@@ -184,8 +192,12 @@ func (win Window) allowanceCells() []string {
 		avail = strconv.FormatUint(*a.ConntrackAvailable, 10)
 	}
 	cells := []string{}
-	for _, v := range []uint64{a.BWInExceeded, a.BWOutExceeded, a.PPSExceeded, a.ConntrackExceeded, a.LinklocalExceeded} {
-		cells = append(cells, "+"+strconv.FormatUint(v, 10))
+	for i, v := range []uint64{a.BWInExceeded, a.BWOutExceeded, a.PPSExceeded, a.ConntrackExceeded, a.LinklocalExceeded} {
+		cell := "+" + strconv.FormatUint(v, 10)
+		if slices.Contains(a.Reset, ethtool.AllowanceCounters[i]) {
+			cell = ">=" + cell // at least: the counter restarted in the window
+		}
+		cells = append(cells, cell)
 	}
 	return append(cells, avail, win.LimitedByText())
 }

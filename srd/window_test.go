@@ -148,3 +148,34 @@ func TestReplay(t *testing.T) {
 	_, err = src("eth0")
 	assert.ErrorContains(t, err, "srd: replay: eth0: all 2 snapshots were used")
 }
+
+// TestWindowAllowanceReset: an allowance counter that restarted in the
+// window is a lower bound; above 0 it proves the limit was hit, and the
+// table and its note say "at least".
+func TestWindowAllowanceReset(t *testing.T) {
+	mk := func(at time.Duration, pps, resets uint64) *ethtool.Snapshot {
+		return &ethtool.Snapshot{Time: time.Unix(0, 0).Add(at), Interface: "eth0", Stats: ethtool.Stats{
+			{Name: "total_resets", Value: resets},
+			{Name: "bw_in_allowance_exceeded"}, {Name: "bw_out_allowance_exceeded"},
+			{Name: "pps_allowance_exceeded", Value: pps}, {Name: "conntrack_allowance_exceeded"},
+			{Name: "linklocal_allowance_exceeded"}}}
+	}
+	// Went backwards: 300 packets shaped since the restart.
+	w := NewWindow(mk(0, 5000, 0), mk(time.Second, 300, 0))
+	assert.Equal(t, uint64(300), w.PPSExceeded)
+	assert.Equal(t, []string{"pps_allowance_exceeded"}, w.LimitedBy)
+	assert.Equal(t, "pps", w.LimitedByText())
+
+	// A driver reset, and pps climbed past its old value.
+	w = NewWindow(mk(0, 100, 0), mk(time.Second, 150, 1))
+	assert.Equal(t, uint64(150), w.PPSExceeded)
+	assert.Equal(t, ethtool.AllowanceCounters, w.Reset)
+	assert.Equal(t, []string{"pps_allowance_exceeded"}, w.LimitedBy)
+
+	res := &ExperimentResult{Targets: []TargetResult{{Target: Target{Name: "reset"}, Windows: []Window{w}}}}
+	var buf bytes.Buffer
+	require.NoError(t, res.WriteWindows(&buf))
+	out := buf.String()
+	assert.Regexp(t, `>=\+0\s+>=\+0\s+>=\+150\s+>=\+0\s+>=\+0\s+-\s+pps`, out)
+	assert.Contains(t, out, "restarted in the window (driver reset): their deltas (>=) are lower bounds")
+}

@@ -12,8 +12,9 @@
 //	enastat -before a.txt -after b.txt  # what changed between two saved snapshots, and which allowance was hit
 //
 // Flags: -i IFACE, -f FILE, -before FILE -after FILE, -watch INTERVAL (with
-// -i), -n COUNT (stop after COUNT intervals), -queues (per-queue table with
-// totals), -prom, -json. A window (-before/-after, and each -watch interval)
+// -i), -n COUNT (with -watch: stop after COUNT intervals), -queues (per-queue
+// table with totals), -prom, -json; -watch and -before/-after exclude -prom
+// and -queues, and a flag that would be ignored is a usage error. A window (-before/-after, and each -watch interval)
 // ends with "limited by": the allowance counters that grew
 // (ethtool.AllowanceDelta.Exceeded, the verdict srdcheck and the srd package
 // give); with -json, -before/-after prints the allowance deltas under their
@@ -31,6 +32,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -73,6 +75,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	countSet := false
+	fs.Visit(func(f *flag.Flag) { countSet = countSet || f.Name == "n" })
 	switch {
 	case fs.NArg() > 0:
 		return o, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -86,6 +90,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-watch and -n must not be negative")
 	case o.watch > 0 && o.file != "":
 		return o, errors.New("-watch needs a live interface (-i), not -f")
+	case o.watch > 0 && (o.prom || o.queues):
+		return o, errors.New("-watch excludes -prom and -queues")
+	case countSet && o.watch == 0:
+		return o, errors.New("-n needs -watch")
 	case o.prom && o.json:
 		return o, errors.New("-prom and -json exclude each other")
 	}
@@ -278,8 +286,23 @@ func printDelta(w io.Writer, d *ethtool.Delta) error {
 	}
 	if a, ok := d.Allowance(); ok {
 		fmt.Fprintf(w, "  limited by: %s\n", limitedByText(a.Exceeded()))
+		if len(a.Reset) > 0 {
+			fmt.Fprintf(w, "  allowance counters restarted in the window (driver reset), so their deltas are lower bounds: %s\n", lowerBounds(a))
+		}
 	}
 	return err
+}
+
+// lowerBounds lists the restarted allowance counters with the packets they
+// counted since the restart, "pps_allowance_exceeded at least +300".
+func lowerBounds(a ethtool.AllowanceDelta) string {
+	var out []string
+	for i, v := range []uint64{a.BWInExceeded, a.BWOutExceeded, a.PPSExceeded, a.ConntrackExceeded, a.LinklocalExceeded} {
+		if name := ethtool.AllowanceCounters[i]; slices.Contains(a.Reset, name) {
+			out = append(out, fmt.Sprintf("%s at least +%d", name, v))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func limitedByText(names []string) string {

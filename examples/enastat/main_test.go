@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,31 @@ func TestUsage(t *testing.T) {
 		assert.Equal(t, 2, code, "%v", args)
 		assert.NotEmpty(t, stderr, "%v", args)
 	}
+}
+
+// TestUsageIgnoredFlags: a flag the mode would ignore is refused, not
+// dropped silently.
+func TestUsageIgnoredFlags(t *testing.T) {
+	// No such interface: the usage error must come before any read (and a
+	// wrongly accepted -watch ends at once instead of watching eth0).
+	const iface = "npk-none0"
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-i", iface, "-watch", "1s", "-prom"}, "-watch excludes -prom and -queues"},
+		{[]string{"-i", iface, "-watch", "1s", "-queues"}, "-watch excludes -prom and -queues"},
+		{[]string{"-i", iface, "-n", "3"}, "-n needs -watch"},
+		{[]string{"-i", iface, "-n", "0"}, "-n needs -watch"},
+		{[]string{"-f", fixture("veth.txt"), "-n", "2"}, "-n needs -watch"},
+	} {
+		code, out, stderr := runArgs(t, c.args...)
+		assert.Equal(t, 2, code, "%v", c.args)
+		assert.Contains(t, stderr, c.msg, "%v", c.args)
+		assert.Empty(t, out, "%v", c.args)
+	}
+	_, err := parseFlags([]string{"-i", "eth0", "-watch", "1s", "-n", "3", "-json"}, io.Discard)
+	assert.NoError(t, err)
 }
 
 func TestFileJSON(t *testing.T) {

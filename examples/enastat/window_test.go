@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/netperfkit/netperfkit/ethtool"
@@ -60,4 +62,37 @@ func TestWindowSameVerdictAsSRD(t *testing.T) {
 	code, _, stderr := runArgs(t, "-before", fixture("veth.txt"))
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "-before and -after go together")
+}
+
+// resetWindow writes two `ethtool -S` texts of a window in which the driver
+// reset (total_resets 0 -> 1) and pps_allowance_exceeded restarted from 5000
+// and counted 300 packets since.
+func resetWindow(t *testing.T) (before, after string) {
+	dir := t.TempDir()
+	write := func(name string, resets, pps int) string {
+		p := filepath.Join(dir, name)
+		text := fmt.Sprintf("NIC statistics:\n     total_resets: %d\n     bw_in_allowance_exceeded: 0\n     bw_out_allowance_exceeded: 0\n"+
+			"     pps_allowance_exceeded: %d\n     conntrack_allowance_exceeded: 0\n     linklocal_allowance_exceeded: 0\n", resets, pps)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	return write("before.txt", 0, 5000), write("after.txt", 1, 300)
+}
+
+// TestWindowAllowanceReset: restarted allowance counters read as lower
+// bounds, and the one that counted since the restart is the limit.
+func TestWindowAllowanceReset(t *testing.T) {
+	before, after := resetWindow(t)
+	code, text, stderr := runArgs(t, "-before", before, "-after", after)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, text, "  limited by: pps_allowance_exceeded\n")
+	assert.Contains(t, text, "deltas are lower bounds: bw_in_allowance_exceeded at least +0, bw_out_allowance_exceeded at least +0, pps_allowance_exceeded at least +300,")
+
+	code, out, _ := runArgs(t, "-before", before, "-after", after, "-json")
+	require.Equal(t, 0, code)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, 300.0, got["pps_allowance_exceeded"])
+	assert.Equal(t, []any{"pps_allowance_exceeded"}, got["limited_by"])
+	assert.Len(t, got["allowance_counters_reset"], 5)
 }

@@ -5,9 +5,12 @@
 //
 //	srdcheck -i eth0 -window 30s             # snapshot, wait, snapshot, verdict
 //	srdcheck -before a.txt -after b.txt      # saved `ethtool -S` text or enastat -json
-//	srdcheck -readiness -i eth0 [-high-rtt]  # host settings, like check-ena-express-settings.sh
-//	srdcheck -i eth0 -window 10s -readiness -json
+//	srdcheck -readiness -i eth0 [-high-rtt]  # host settings only, like check-ena-express-settings.sh
+//	srdcheck -i eth0 -window 10s -readiness -json  # a 10 s window and the host settings
 //	srdcheck -i eth0 -eni enis.json          # also compare with `aws ec2 describe-network-interfaces`
+//
+// -readiness alone checks only the host; it takes the window as well when
+// -window, -eni or -before/-after is given.
 //
 // With -json it prints one object with srd_mode, express_enabled,
 // udp_enabled, tx_pkts_delta, eligible_tx_pkts_delta, rx_pkts_delta,
@@ -30,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +58,15 @@ type options struct {
 	eni           string
 	mac           string
 	json          bool
+	// windowSet is set when -window was given, even at its default.
+	windowSet bool
+}
+
+// coverage reports whether the options ask for a coverage window: always
+// without -readiness, and with it when a window was asked for explicitly
+// (-window, saved snapshots) or -eni needs the window's ena_srd_mode.
+func (o options) coverage() bool {
+	return !o.readiness || o.windowSet || o.before != "" || o.eni != ""
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -61,10 +74,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("srdcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.iface, "i", "", "`interface` to snapshot (and to check with -readiness)")
-	fs.DurationVar(&o.window, "window", 10*time.Second, "with -i: time between the two snapshots")
+	fs.DurationVar(&o.window, "window", 10*time.Second, "with -i: time between the two snapshots (given with -readiness, the window is taken too)")
 	fs.StringVar(&o.before, "before", "", "saved snapshot `file` from the start of the window (ethtool -S text or enastat -json)")
 	fs.StringVar(&o.after, "after", "", "saved snapshot `file` from the end of the window")
-	fs.BoolVar(&o.readiness, "readiness", false, "check the host's settings for ENA Express (needs -i)")
+	fs.BoolVar(&o.readiness, "readiness", false, "check the host's settings for ENA Express (needs -i); alone, without a coverage window")
 	fs.BoolVar(&o.highRTT, "high-rtt", false, "with -readiness: use the high-RTT (cross-AZ) thresholds")
 	fs.StringVar(&o.root, "root", "/", "with -readiness: read /proc and /sys under `dir`")
 	fs.StringVar(&o.eni, "eni", "", "`file` with the JSON of `aws ec2 describe-network-interfaces`: check its EnaSrdSpecification against ena_srd_mode")
@@ -73,6 +86,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "window" {
+			o.windowSet = true
+		}
+	})
 	files := o.before != "" || o.after != ""
 	switch {
 	case fs.NArg() > 0:
@@ -107,16 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var out output
-	coverageWanted := o.before != "" || !o.readiness
-	if coverageWanted {
-		before, after, err := snapshots(ctx, o)
-		if err != nil {
-			fmt.Fprintln(stderr, "srdcheck:", err)
-			return 1
-		}
-		w := srd.NewWindow(before, after)
-		out.Window = &w
-	}
+	// Readiness first: its errors need not wait for the window.
 	if o.readiness {
 		if o.iface == "" {
 			fmt.Fprintln(stderr, "srdcheck: -readiness needs -i IFACE")
@@ -128,6 +137,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		out.Readiness, out.ReadinessStatus = checks, srd.Worst(checks)
+	}
+	if o.coverage() {
+		before, after, err := snapshots(ctx, o)
+		if err != nil {
+			fmt.Fprintln(stderr, "srdcheck:", err)
+			return 1
+		}
+		w := srd.NewWindow(before, after)
+		out.Window = &w
 	}
 	if o.eni != "" && out.Window != nil {
 		c, err := specCheck(o, &out.CoverageReport)
@@ -281,8 +299,19 @@ func printAllowance(w io.Writer, r *srd.Window) {
 		return
 	}
 	a := r.AllowanceDelta
-	fmt.Fprintf(w, "allowances     bw_in +%d, bw_out +%d, pps +%d, conntrack +%d, linklocal +%d\n",
-		a.BWInExceeded, a.BWOutExceeded, a.PPSExceeded, a.ConntrackExceeded, a.LinklocalExceeded)
+	cells := make([]string, len(ethtool.AllowanceCounters))
+	for i, v := range []uint64{a.BWInExceeded, a.BWOutExceeded, a.PPSExceeded, a.ConntrackExceeded, a.LinklocalExceeded} {
+		name := ethtool.AllowanceCounters[i]
+		at := ""
+		if slices.Contains(a.Reset, name) {
+			at = "at least "
+		}
+		cells[i] = fmt.Sprintf("%s %s+%d", strings.TrimSuffix(name, "_allowance_exceeded"), at, v)
+	}
+	fmt.Fprintf(w, "allowances     %s\n", strings.Join(cells, ", "))
+	if len(a.Reset) > 0 {
+		fmt.Fprintf(w, "restarted      %s (driver reset): their deltas are lower bounds\n", strings.Join(a.Reset, ", "))
+	}
 	if a.ConntrackAvailable != nil {
 		fmt.Fprintf(w, "conntrack room %d\n", *a.ConntrackAvailable)
 	}

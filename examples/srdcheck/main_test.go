@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -94,6 +96,76 @@ func TestReadinessFixture(t *testing.T) {
 	code, _, stderr = runArgs(t, "-readiness", "-i", "eth7", "-root", root)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "eth7")
+
+	// A window and the readiness checks side by side, with the EC2 check
+	// that needs the window's ena_srd_mode.
+	enis := filepath.Join("..", "..", "srd", "testdata", "describe-network-interfaces.json")
+	code, out, stderr = runArgs(t, "-readiness", "-i", "eth0", "-root", root, "-json", "-eni", enis, "-mac", "0e:12:34:56:78:9a",
+		"-before", fixture("ena-2.17-same-az-before.txt"), "-after", fixture("ena-2.17-same-az-after.txt"))
+	require.Equal(t, 3, code, stderr)
+	got = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, "srd_carried_traffic", got["verdict"])
+	assert.Equal(t, "fail", got["readiness_status"])
+	assert.Contains(t, got, "spec_check")
+}
+
+func TestReadinessTakesTheWindowWhenAsked(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		window bool
+	}{
+		{[]string{"-readiness", "-i", "eth0"}, false},
+		{[]string{"-readiness", "-i", "eth0", "-window", "10s"}, true}, // the default value, given explicitly
+		{[]string{"-readiness", "-i", "eth0", "-window", "1s", "-json"}, true},
+		{[]string{"-readiness", "-i", "eth0", "-eni", "enis.json"}, true},
+		{[]string{"-readiness", "-i", "eth0", "-before", "a", "-after", "b"}, true},
+		{[]string{"-i", "eth0"}, true},
+		{[]string{"-i", "eth0", "-eni", "enis.json"}, true},
+	} {
+		o, err := parseFlags(c.args, io.Discard)
+		require.NoError(t, err, "%v", c.args)
+		assert.Equal(t, c.window, o.coverage(), "%v", c.args)
+	}
+}
+
+// TestLiveReadinessWithWindow runs the documented
+// `srdcheck -i IFACE -window 10s -readiness -json` (with a shorter window)
+// on a veth, with a fixture root holding the host settings under its name:
+// the window is taken and judged next to the readiness checks.
+func TestLiveReadinessWithWindow(t *testing.T) {
+	v := ethtooltest.NewVeth(t)
+	root := t.TempDir()
+	require.NoError(t, os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "srd", "testdata", "host-ready"))))
+	require.NoError(t, os.Rename(filepath.Join(root, "sys", "class", "net", "eth0"), filepath.Join(root, "sys", "class", "net", v.Name)))
+
+	var code int
+	var out, errb bytes.Buffer
+	require.NoError(t, ethtooltest.InNetns(v.NetnsPath(), func() error {
+		code = run(context.Background(), []string{"-i", v.Name, "-window", "50ms", "-readiness", "-root", root, "-json"}, &out, &errb)
+		return nil
+	}))
+	require.Equal(t, 3, code, errb.String())
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	assert.Equal(t, "no_srd_statistics", got["verdict"], "the window was taken")
+	assert.Greater(t, got["window_seconds"], 0.04)
+	assert.Contains(t, []any{"pass", "warn"}, got["readiness_status"])
+	assert.NotEmpty(t, got["readiness"])
+
+	// -eni with -readiness needs the window's ena_srd_mode: without
+	// -window it waits the default 10 s, which the cancel cuts short.
+	enis := filepath.Join("..", "..", "srd", "testdata", "describe-network-interfaces.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	out.Reset()
+	errb.Reset()
+	require.NoError(t, ethtooltest.InNetns(v.NetnsPath(), func() error {
+		code = run(ctx, []string{"-i", v.Name, "-readiness", "-root", root, "-eni", enis, "-mac", "0e:12:34:56:78:9a"}, &out, &errb)
+		return nil
+	}))
+	assert.Equal(t, 1, code, out.String())
+	assert.Contains(t, errb.String(), "interrupted before the window ended")
 }
 
 func TestLiveVethHasNoSRD(t *testing.T) {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/netperfkit/netperfkit/ethtool"
@@ -41,4 +43,29 @@ func TestAllowanceVerdictMatchesSRD(t *testing.T) {
 		_, text, _ := runArgs(t, "-before", fixture(c.before), "-after", fixture(c.after))
 		assert.Contains(t, text, c.limitText, c.before)
 	}
+}
+
+// TestAllowanceResetReadsAtLeast: a driver reset in the window makes the
+// allowance deltas lower bounds; the text says so and names the limit the
+// restarted pps counter proves.
+func TestAllowanceResetReadsAtLeast(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, resets, pps int) string {
+		p := filepath.Join(dir, name)
+		text := fmt.Sprintf("NIC statistics:\n     total_resets: %d\n     bw_in_allowance_exceeded: 0\n     bw_out_allowance_exceeded: 0\n"+
+			"     pps_allowance_exceeded: %d\n     conntrack_allowance_exceeded: 0\n     linklocal_allowance_exceeded: 0\n", resets, pps)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	before, after := write("before.txt", 0, 100), write("after.txt", 1, 150)
+	_, text, stderr := runArgs(t, "-before", before, "-after", after)
+	require.Empty(t, stderr)
+	assert.Contains(t, text, "allowances     bw_in at least +0, bw_out at least +0, pps at least +150, conntrack at least +0, linklocal at least +0\n")
+	assert.Contains(t, text, "restarted      bw_in_allowance_exceeded, bw_out_allowance_exceeded, pps_allowance_exceeded, conntrack_allowance_exceeded, linklocal_allowance_exceeded (driver reset): their deltas are lower bounds\n")
+	assert.Contains(t, text, "limited by     pps\n")
+
+	// Without a reset the text stays as it was.
+	_, text, _ = runArgs(t, "-before", fixture("ena-2.17-cross-az-before.txt"), "-after", fixture("ena-2.17-cross-az-after.txt"))
+	assert.Contains(t, text, "allowances     bw_in +0, bw_out +0, pps +1234, conntrack +0, linklocal +0\n")
+	assert.NotContains(t, text, "restarted")
 }
