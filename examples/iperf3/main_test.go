@@ -77,7 +77,9 @@ func TestInProcessJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
 	assert.NotNil(t, doc.End.Sum.JitterMs)
 	assert.NotNil(t, doc.End.Sum.LostPercent)
-	assert.Greater(t, doc.End.Sum.Packets, int64(800))
+	// 10 Mbit/s for a second in datagrams of the control connection's MSS,
+	// as 3.21 picks them (tens of KiB on loopback): a few dozen.
+	assert.Greater(t, doc.End.Sum.Packets, int64(10))
 	assert.Contains(t, doc.End.CPU, "remote_total")
 }
 
