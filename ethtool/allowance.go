@@ -16,16 +16,18 @@ type AllowanceDelta struct {
 	// the driver does not report it (older than 2.8.1).
 	ConntrackAvailable       *uint64 `json:"conntrack_allowance_available,omitempty"`
 	ConntrackAvailableBefore *uint64 `json:"conntrack_allowance_available_before,omitempty"`
-	// Reset names the allowance counters that restarted from zero in the
-	// window, in the order of AllowanceCounters: those that went
-	// backwards, and all of them when total_resets rose or went backwards
-	// (the counters count since the last driver reset, so a reset
-	// restarted every one of them, and one may have climbed past its old
-	// value, which After-Before would understate). What they counted
-	// before the reset is lost, so their field holds After, the packets
-	// shaped since the reset: the window's delta is at least that. A
-	// lower bound above 0 still proves the allowance was hit, so Exceeded
-	// names it.
+	// Reset names the allowance counters that restarted, or may have
+	// restarted, in the window, in the order of AllowanceCounters. One
+	// that went backwards restarted: what it counted before is lost, and
+	// its field holds After, the packets shaped since, which the window's
+	// delta is at least. When total_resets rose or went backwards, every
+	// counter may have restarted (they count since the last driver reset)
+	// and climbed back past its old value, so After-Before may understate
+	// it; their fields keep After-Before, the one figure that is a lower
+	// bound whether or not they restarted (After alone would count what
+	// came before the window for a counter the reset left alone). Every
+	// field is thus a lower bound, and one above 0 proves the allowance was
+	// hit, so Exceeded names it.
 	Reset []string `json:"allowance_counters_reset,omitempty"`
 }
 
@@ -51,14 +53,16 @@ func (d *Delta) Allowance() (a AllowanceDelta, ok bool) {
 		if !has {
 			continue
 		}
-		if c.Reset || driverReset {
-			// max(After-Before, After) when the counter did not go
-			// backwards: After.
+		switch {
+		case c.Reset:
 			a.Reset = append(a.Reset, name)
 			*dst = c.After
-			continue
+		case driverReset:
+			a.Reset = append(a.Reset, name)
+			*dst = c.Increase
+		default:
+			*dst = c.Increase
 		}
-		*dst = c.Increase
 	}
 	if c, has := d.Get(statConntrackAvl); has {
 		after, before := c.After, c.Before

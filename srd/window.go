@@ -156,7 +156,7 @@ func (r *ExperimentResult) WriteWindows(w io.Writer) error {
 			if !win.HasAllowance() {
 				note("allowances: " + win.AllowanceNote)
 			} else if len(win.Reset) > 0 {
-				note("allowances: " + strings.Join(win.Reset, ", ") + " restarted in the window (driver reset): their deltas (>=) are lower bounds, the packets counted since the restart")
+				note("allowances: " + strings.Join(win.Reset, ", ") + " restarted, or may have (a driver reset), in the window: their deltas (>=) are lower bounds")
 			}
 		}
 	}

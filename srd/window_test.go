@@ -166,9 +166,10 @@ func TestWindowAllowanceReset(t *testing.T) {
 	assert.Equal(t, []string{"pps_allowance_exceeded"}, w.LimitedBy)
 	assert.Equal(t, "pps", w.LimitedByText())
 
-	// A driver reset, and pps climbed past its old value.
+	// A driver reset: pps may have restarted and climbed past its old
+	// value; at least 50 were shaped either way.
 	w = NewWindow(mk(0, 100, 0), mk(time.Second, 150, 1))
-	assert.Equal(t, uint64(150), w.PPSExceeded)
+	assert.Equal(t, uint64(50), w.PPSExceeded)
 	assert.Equal(t, ethtool.AllowanceCounters, w.Reset)
 	assert.Equal(t, []string{"pps_allowance_exceeded"}, w.LimitedBy)
 
@@ -176,6 +177,6 @@ func TestWindowAllowanceReset(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, res.WriteWindows(&buf))
 	out := buf.String()
-	assert.Regexp(t, `>=\+0\s+>=\+0\s+>=\+150\s+>=\+0\s+>=\+0\s+-\s+pps`, out)
-	assert.Contains(t, out, "restarted in the window (driver reset): their deltas (>=) are lower bounds")
+	assert.Regexp(t, `>=\+0\s+>=\+0\s+>=\+50\s+>=\+0\s+>=\+0\s+-\s+pps`, out)
+	assert.Contains(t, out, "restarted, or may have (a driver reset), in the window: their deltas (>=) are lower bounds")
 }

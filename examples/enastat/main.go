@@ -287,7 +287,7 @@ func printDelta(w io.Writer, d *ethtool.Delta) error {
 	if a, ok := d.Allowance(); ok {
 		fmt.Fprintf(w, "  limited by: %s\n", limitedByText(a.Exceeded()))
 		if len(a.Reset) > 0 {
-			fmt.Fprintf(w, "  allowance counters restarted in the window (driver reset), so their deltas are lower bounds: %s\n", lowerBounds(a))
+			fmt.Fprintf(w, "  allowance counters restarted, or may have after a driver reset, in the window, so their deltas are lower bounds: %s\n", lowerBounds(a))
 		}
 	}
 	return err

@@ -310,7 +310,7 @@ func printAllowance(w io.Writer, r *srd.Window) {
 	}
 	fmt.Fprintf(w, "allowances     %s\n", strings.Join(cells, ", "))
 	if len(a.Reset) > 0 {
-		fmt.Fprintf(w, "restarted      %s (driver reset): their deltas are lower bounds\n", strings.Join(a.Reset, ", "))
+		fmt.Fprintf(w, "restarted      %s (or may have, after a driver reset): their deltas are lower bounds\n", strings.Join(a.Reset, ", "))
 	}
 	if a.ConntrackAvailable != nil {
 		fmt.Fprintf(w, "conntrack room %d\n", *a.ConntrackAvailable)
