@@ -31,6 +31,9 @@ const (
 	defaultTimestamp = "%c "
 	iperfUDPBitrate  = 1 << 20   // iperf3's default UDP rate, 1 Mbit/s as 1024*1024
 	iperfTCPBlockLen = 128 << 10 // iperf3's default TCP write length
+	// wholeTest is -i 0's interval: longer than any test (-t at most a
+	// day, -n and -k bounded by a server's duration cap).
+	wholeTest = 365 * 24 * time.Hour
 )
 
 // options is the whole command line, parsed and validated as iperf3 3.21
@@ -94,6 +97,10 @@ type options struct {
 	skewThreshold       time.Duration
 	usePKCS1Padding     bool
 	serverAuth          *throughput.ServerAuth // loaded by loadAuth
+
+	// 3.21's options that the library carries out in part or not yet.
+	compat
+	noIntervals bool // -i 0: one interval line for the whole test, as 3.21
 }
 
 // paramError is iperf3's "parameter error - ..." (a value it refuses).
@@ -149,9 +156,9 @@ var (
 	clientOnly = []string{"udp", "bitrate", "bandwidth", "time", "bytes", "blockcount", "length", "parallel", "reverse", "bidir",
 		"window", "set-mss", "no-delay", "tos", "dscp", "extra-data", "zerocopy", "repeating-payload", "omit", "title",
 		"congestion", "get-server-output", "udp-counters-64bit", "fq-rate", "dont-fragment", "skip-rx-copy",
-		"pacing-timer", "connect-timeout", "username", "rsa-public-key-path", "gsro", "rtt"}
+		"pacing-timer", "connect-timeout", "username", "rsa-public-key-path", "gsro", "rtt", "flowlabel", "no-fq-socket-pacing"}
 	serverOnly = []string{"one-off", "idle-timeout", "server-max-duration", "rsa-private-key-path", "time-skew-threshold", "use-pkcs1-padding",
-		"allowed-clients", "max-tests-per-client"}
+		"allowed-clients", "max-tests-per-client", "daemon", "server-bitrate-limit", "max-tests"}
 )
 
 // parseOptions parses args (without the program name) as iperf3 3.21 does.
@@ -160,13 +167,7 @@ var (
 func parseOptions(args []string) (*options, error) {
 	o := &options{port: throughput.DefaultPort, tos: -1}
 	o.cfg.Duration = 10 * time.Second
-	fs := pflag.NewFlagSet("iperf3", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.SortFlags = false
-	defineCommon(fs, o)
-	defineClient(fs, o)
-	defineServerAndAuth(fs, o)
+	fs := newFlagSet(o)
 	if err := fs.Parse(args); err != nil {
 		return nil, translate(err)
 	}
@@ -178,6 +179,19 @@ func parseOptions(args []string) (*options, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// newFlagSet defines every option on o.
+func newFlagSet(o *options) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("iperf3", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.SortFlags = false
+	defineCommon(fs, o)
+	defineClient(fs, o)
+	defineServerAndAuth(fs, o)
+	define321(fs, o)
+	return fs
 }
 
 func defineCommon(fs *pflag.FlagSet, o *options) {
@@ -201,9 +215,11 @@ func defineCommon(fs *pflag.FlagSet, o *options) {
 		if err != nil || (v != 0 && (v < minInterval || v > maxInterval)) {
 			return errInterval
 		}
-		o.cfg.Interval = time.Duration(v * float64(time.Second))
+		o.cfg.Interval, o.noIntervals = time.Duration(v*float64(time.Second)), v == 0
 		if v == 0 {
-			o.cfg.Interval = -1
+			// 3.21 reports the whole test as one interval at its end:
+			// an interval longer than any test gives the same line.
+			o.cfg.Interval = wholeTest
 		}
 		return nil
 	})
@@ -233,10 +249,20 @@ func defineCommon(fs *pflag.FlagSet, o *options) {
 		if o.server {
 			return errServClient
 		}
-		o.client, o.host = true, s
+		o.client = true
+		var dev string
+		if o.host, dev = splitDevice(s); dev != "" {
+			o.compat.bindDev = dev
+		}
 		return nil
 	})
-	fs.StringVarP(&o.bind, "bind", "B", "", "bind to the interface associated with the address <host>")
+	fs.FuncP("bind", "B", "bind to the interface associated with the address <host>", func(s string) error {
+		var dev string
+		if o.bind, dev = splitDevice(s); dev != "" {
+			o.compat.bindDev = dev
+		}
+		return nil
+	})
 	fs.BoolVarP(&o.ipv4, "version4", "4", false, "only use IPv4")
 	fs.BoolVarP(&o.ipv6, "version6", "6", false, "only use IPv6")
 	fs.Func("rcv-timeout", "idle timeout for receiving data (default 120000 ms)", func(s string) error {
@@ -493,6 +519,9 @@ func (o *options) finish(fs *pflag.FlagSet) error {
 	if err := o.checkBlockLen(); err != nil {
 		return err
 	}
+	if err := o.finish321(fs); err != nil {
+		return err
+	}
 	c := &o.cfg
 	if !o.rateSet && c.UDP {
 		c.Bitrate = iperfUDPBitrate
@@ -547,7 +576,8 @@ func (o *options) checkAuth() error {
 
 func (o *options) checkBlockLen() error {
 	c := &o.cfg
-	if !o.blockLenSet {
+	if !o.blockLenSet || c.BlockLen == 0 {
+		// -l 0 is 3.21's default too: 128 KiB for TCP, dynamic for UDP.
 		if !c.UDP {
 			// iperf3's default TCP length, not the library's larger one.
 			c.BlockLen = iperfTCPBlockLen

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/netperfkit/netperfkit/internal/peertest"
 
 	"github.com/stretchr/testify/assert"
@@ -48,7 +50,50 @@ func TestParseOptionsAccepted(t *testing.T) {
 			assert.Equal(t, 500*time.Millisecond, o.cfg.Interval)
 			assert.Equal(t, 6000, o.port)
 		}},
-		{"-c h -i 0", func(t *testing.T, o *options) { assert.Negative(t, o.cfg.Interval, "-i 0 turns interval reports off") }},
+		{"-c h -i 0", func(t *testing.T, o *options) {
+			assert.True(t, o.noIntervals)
+			assert.Equal(t, wholeTest, o.cfg.Interval, "-i 0: one interval for the whole test, as 3.21")
+		}},
+		{"-c h -l 0", func(t *testing.T, o *options) {
+			assert.Equal(t, iperfTCPBlockLen, o.cfg.BlockLen, "-l 0 is 3.21's default")
+		}},
+		{"-c h -u -l 0", func(t *testing.T, o *options) { assert.Zero(t, o.cfg.BlockLen, "-l 0: UDP length left to the library") }},
+		{"-c h -I p.pid -d -A 0 -F none --json-stream --json-stream-full-output -L 0x5 -m --bind-dev lo --cntl-ka=30/5/3 --no-fq-socket-pacing", func(t *testing.T, o *options) {
+			assert.Equal(t, "p.pid", o.pidfile)
+			assert.Equal(t, debugMax, o.debug)
+			assert.Equal(t, 0, o.affinity)
+			assert.Equal(t, -1, o.serverAffinity)
+			assert.Equal(t, "none", o.file)
+			assert.True(t, o.jsonStreamFull && o.mptcp && o.cntlKA && o.noFQPacing)
+			assert.Equal(t, 5, o.flowLabel)
+			assert.Equal(t, "lo", o.bindDev)
+			assert.Equal(t, []int{30, 5, 3}, []int{o.kaIdle, o.kaIntv, o.kaCount})
+		}},
+		{"-c h --debug=2 -A 1,3 --cntl-ka", func(t *testing.T, o *options) {
+			assert.Equal(t, 2, o.debug)
+			assert.Equal(t, 1, o.affinity)
+			assert.Equal(t, 3, o.serverAffinity)
+			assert.True(t, o.cntlKA)
+			assert.Zero(t, o.kaIdle+o.kaIntv+o.kaCount, "bare --cntl-ka: system defaults")
+		}},
+		{"-c h --debug 2", func(t *testing.T, o *options) {
+			assert.Equal(t, debugMax, o.debug, "as getopt's optional_argument: a separate word is not the level")
+		}},
+		{"-s -D --server-bitrate-limit 1G/2 --max-tests 1", func(t *testing.T, o *options) {
+			assert.True(t, o.daemon)
+			assert.Equal(t, 1e9, o.serverRate)
+			assert.Equal(t, 2*time.Second, o.serverRateWin)
+			assert.Equal(t, 1, o.maxTests)
+		}},
+		{"-c h%eth0 -B 10.0.0.1%lo", func(t *testing.T, o *options) {
+			assert.Equal(t, "h", o.host)
+			assert.Equal(t, "10.0.0.1", o.bind)
+			assert.Equal(t, "lo", o.bindDev)
+		}},
+		{"-c fe80::1%eth0", func(t *testing.T, o *options) {
+			assert.Equal(t, "fe80::1%eth0", o.host, "a link-local literal keeps its zone")
+			assert.Empty(t, o.bindDev)
+		}},
 		{"-c h -b 0", func(t *testing.T, o *options) { assert.Equal(t, float64(throughput.Unlimited), o.cfg.Bitrate) }},
 		{"-c h -b 10M/20", func(t *testing.T, o *options) {
 			assert.Equal(t, 10e6, o.cfg.Bitrate)
@@ -168,6 +213,18 @@ func TestParseOptionsRefused(t *testing.T) {
 		{"-c h --rcv-timeout 50", "parameter error - receive timeout value is incorrect or not in range"},
 		{"-c h --rcv-timeout 5000", "parameter error - client receive timeout is valid only in receiving mode"},
 		{"-c h --snd-timeout -1", "parameter error - send timeout value is incorrect or not in range"},
+		{"-c h -D", "parameter error - some option you are trying to set is server only"},
+		{"-c h --max-tests 2", "parameter error - some option you are trying to set is server only"},
+		{"-s -A 1,2", "parameter error - some option you are trying to set is client only"},
+		{"-s -L 5", "parameter error - some option you are trying to set is client only"},
+		{"-c h -A x", "parameter error - unable to set CPU affinity"},
+		{"-c h -A 1025", "parameter error - unable to set CPU affinity"},
+		{"-c h -L 0", "parameter error - unable to set IPv6 flow label"},
+		{"-c h -L 0x100000", "parameter error - unable to set IPv6 flow label"},
+		{"-c h --cntl-ka=5/2/3", "parameter error - control connection Keepalive period should be larger"},
+		{"-s --server-bitrate-limit 1M/0.01", "parameter error - invalid time interval for calculating average data rate"},
+		{"-c h -u -F x", "parameter error - cannot transfer file using UDP"},
+		{"-s --max-tests 0", "parameter error - --max-tests must be a positive number"},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			_, err := parseOptions(strings.Fields(tc.args))
@@ -225,6 +282,9 @@ func TestUsageErrorsMatch321(t *testing.T) {
 		"-c 127.0.0.1 -1", "-s -u", "-s -P 2", "-c 127.0.0.1 --username u", "-s --rsa-private-key-path k",
 		"-s --time-skew-threshold 0", "-s --idle-timeout 0", "-c 127.0.0.1 --rcv-timeout 50",
 		"-c 127.0.0.1 --rcv-timeout 5000", "-c 127.0.0.1 --use-pkcs1-padding",
+		"-c 127.0.0.1 -D", "-s -A 1,2", "-c 127.0.0.1 -A x", "-c 127.0.0.1 -A 1,2000", "-c 127.0.0.1 -L 0",
+		"-c 127.0.0.1 --cntl-ka=5/2/3", "-s --server-bitrate-limit 1M/0.01", "-s --server-bitrate-limit 1X",
+		"-c 127.0.0.1 -u -F x", "-s -L 5", "-c 127.0.0.1 -d3",
 	} {
 		t.Run(line, func(t *testing.T) {
 			args := strings.Fields(line)
@@ -253,4 +313,15 @@ func TestUsageErrorsMatch321(t *testing.T) {
 			assert.Equal(t, want.String(), got.String())
 		})
 	}
+}
+
+// TestHelpListsEveryOption: every option the parser accepts is in --help.
+func TestHelpListsEveryOption(t *testing.T) {
+	fs := newFlagSet(&options{})
+	fs.VisitAll(func(f *pflag.Flag) {
+		assert.Contains(t, usageLong, "--"+f.Name, "--help does not list --%s", f.Name)
+		if f.Shorthand != "" {
+			assert.Contains(t, usageLong, "  -"+f.Shorthand+", --"+f.Name, "--help does not list -%s", f.Shorthand)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/netperfkit/netperfkit/throughput"
 )
@@ -16,16 +17,26 @@ import (
 const banner = "-----------------------------------------------------------\n"
 
 func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
-	ln, err := net.Listen("tcp", net.JoinHostPort(o.bind, strconv.Itoa(o.port)))
+	ln, err := listenConfig(o).Listen(ctx, "tcp", net.JoinHostPort(o.bind, strconv.Itoa(o.port)))
 	if err != nil {
-		fmt.Fprintf(errOut, "iperf3: error - unable to start listener for connections: %v\n", err)
-		fmt.Fprintf(errOut, "iperf3: exiting\n")
+		msg := "error - unable to start listener for connections: " + errnoText(err)
+		switch {
+		case o.jsonStream:
+			js := &jsonStream{w: out}
+			js.error(msg)
+			js.event("end", struct{}{})
+		case o.json:
+			printErrorJSON(out, o, msg)
+		default:
+			fmt.Fprintf(errOut, "iperf3: %s\n", msg)
+			fmt.Fprintf(errOut, "iperf3: exiting\n")
+		}
 		return 1
 	}
 	srv, err := throughput.NewServer(serverConfig(o, out, errOut))
 	if err != nil {
 		_ = ln.Close()
-		fmt.Fprintf(errOut, "iperf3: error - %v\n", err)
+		fmt.Fprintf(errOut, "iperf3: error - %s\n", iperfMessage(err))
 		return 1
 	}
 	err = srv.Serve(ctx, ln)
@@ -35,10 +46,36 @@ func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(errOut, "iperf3: error - %v\n", err)
+		fmt.Fprintf(errOut, "iperf3: error - %s\n", iperfMessage(err))
 		return 1
 	}
 	return 0
+}
+
+// listenConfig is the server's listener: MPTCP (-m), keepalive on the
+// accepted connections (--cntl-ka; 3.21 sets it on the control connection
+// only, here TCP data streams get it too, which an active stream never
+// triggers) and SO_BINDTODEVICE (--bind-dev, linux).
+func listenConfig(o *options) *net.ListenConfig {
+	lc := &net.ListenConfig{}
+	if o.mptcp {
+		lc.SetMultipathTCP(true)
+	}
+	if o.cntlKA {
+		// 3.21's 0 is the system's value; Go leaves a negative one alone.
+		sys := func(v int) int {
+			if v == 0 {
+				return -1
+			}
+			return v
+		}
+		lc.KeepAliveConfig = net.KeepAliveConfig{Enable: true, Idle: time.Duration(sys(o.kaIdle)) * time.Second,
+			Interval: time.Duration(sys(o.kaIntv)) * time.Second, Count: sys(o.kaCount)}
+	}
+	if o.bindDev != "" {
+		lc.Control = bindToDevice(o.bindDev)
+	}
+	return lc
 }
 
 // serverConfig is the library's server for the options: 3.21's banner
@@ -57,13 +94,15 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 	listening()
 	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OneOff: o.oneOff,
 		AllowedClients: o.allowedClients, MaxTestsPerClient: o.maxTestsPerClient, RecvTimeout: o.rcvTimeout,
-		StreamThreads: o.streamThreads}
+		StreamThreads: o.streamThreads, MaxTests: o.maxTests}
 	if o.oneOff {
 		// Without -1, 3.21's --idle-timeout restarts its one test slot,
 		// which this server does not need; with it, the server exits.
 		cfg.IdleTimeout = o.idleTimeout
 	}
+	dbg := newDebugLog(out, o.debug, "server")
 	cfg.OnFailure = func(e *throughput.SessionError) {
+		dbg.failure(e)
 		switch {
 		case errors.Is(e.Err, throughput.ErrAuthFailed):
 			fmt.Fprintf(errOut, "iperf3: error - test authorization failed\n")
@@ -74,12 +113,15 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 		}
 	}
 	live := &liveReports{o: o, out: out, tests: map[string]*liveReport{}}
-	cfg.OnEvent = live.event
+	cfg.OnEvent = func(e throughput.Event) {
+		dbg.event(e)
+		live.event(e)
+	}
 	cfg.OnResult = func(r *throughput.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		if o.json && !o.jsonStream {
-			printJSON(out, r, nil) // -J prints one document when the test ends, as 3.21
+			printJSON(out, r, "") // -J prints one document when the test ends, as 3.21
 		}
 		tests++
 		if !o.oneOff {
@@ -176,6 +218,11 @@ func applyDataPath(o *options) {
 
 // warnNotNeeded says which options were taken and change nothing here.
 func warnNotNeeded(o *options, errOut io.Writer) {
+	if o.noFQPacing {
+		// 3.21's words (it prints them on stdout, while parsing).
+		fmt.Fprintf(errOut, "Warning:  --no-fq-socket-pacing is deprecated\n")
+		o.cfg.FQRate = 0
+	}
 	if o.pacingTimer != 0 {
 		fmt.Fprintf(errOut, "iperf3: warning - --pacing-timer is accepted and not needed: netperfkit paces every write\n")
 	}

@@ -99,8 +99,9 @@ func run321(t *testing.T, bin string, args ...string) string {
 			return out.String()
 		}
 		retry := false
+		// With -J or --json-stream 3.21 writes the error to stdout.
 		for _, s := range []string{"busy", "Connection refused", "unable to receive control message"} {
-			retry = retry || strings.Contains(errOut.String(), s)
+			retry = retry || strings.Contains(errOut.String()+out.String(), s)
 		}
 		require.True(t, retry && i < 50, "%v: %s", err, errOut.String())
 		time.Sleep(100 * time.Millisecond)

@@ -26,9 +26,14 @@ func printParseError(w io.Writer, prog string, err error) {
 }
 
 func printVersion(w io.Writer) {
-	fmt.Fprintf(w, "iperf %s (netperfkit examples/iperf3, %s)\n", compatVersion, runtime.Version())
-	fmt.Fprintf(w, "%s %s\n", runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(w, "Optional features available: TCP congestion algorithm setting (linux), authentication with RSA, POSIX threads, GSO/GRO support (linux)\n")
+	fmt.Fprintf(w, "%s\n", versionLine())
+	fmt.Fprintf(w, "%s\n", systemInfo())
+	fmt.Fprintf(w, "Optional features available: TCP congestion algorithm setting (linux), authentication with RSA, POSIX threads, GSO/GRO support (linux), CPU affinity setting (linux), bind to device (server, linux), MPTCP (server)\n")
+}
+
+// versionLine is 3.21's version string, naming this tool.
+func versionLine() string {
+	return fmt.Sprintf("iperf %s (netperfkit examples/iperf3, %s)", compatVersion, runtime.Version())
 }
 
 // usageLong follows the layout of 3.21's --help, listing the options this
@@ -41,23 +46,51 @@ Server or Client:
   -p, --port      #         server port to listen on/connect to
   -f, --format   [kmgtKMGT] format to report: Kbits, Mbits, Gbits, Tbits
   -i, --interval  #         seconds between periodic throughput reports
-  -B, --bind <host>         bind to the interface associated with the address <host>
+                            (0: none; one line for the whole test at its end)
+  -I, --pidfile file        write PID file (removed at exit)
+  -F, --file name           xmit/recv the specified file (*: the test sends the
+                            file's size of netperfkit's payload; the file is not read or written)
+  -A, --affinity n[,m]      set CPU affinity core number to n (the core the process will use)
+                             (optional Client only m - the Server's core number for this test (*))
+                            (linux; elsewhere an error says it is not available)
+  -B, --bind <host>[%<dev>] bind to the interface associated with the address <host>
+                            (optional <dev> equivalent to '--bind-dev <dev>')
+  --bind-dev <dev>          bind to the network interface with SO_BINDTODEVICE
+                            (server's TCP listener, linux; (*) for the client and UDP sockets)
   -V, --verbose             more detailed output
   -J, --json                output in JSON format
   --json-stream             output in line-delimited JSON format
+  --json-stream-full-output output in JSON format with JSON streams enabled
+                            (with --json-stream, the whole -J document follows the
+                            "end" event; without it, no change)
   --logfile f               send output to a log file
   --forceflush              force flushing output at every interval
   --timestamps<=format>     emit a timestamp at the start of each output line
                             (optional "=" and format string as per strftime(3))
   --rcv-timeout #           idle timeout for receiving data (default 120000 ms) (*)
   --snd-timeout #           timeout for unacknowledged TCP data (in ms) (linux)
+  --cntl-ka[=#/#/#]         use control connection TCP keepalive - KEEPIDLE/KEEPINTV/KEEPCNT
+                            each value is optional with system settings default
+                            (server: on every accepted connection; (*) for the client)
+  -m, --mptcp               use MPTCP rather than plain TCP (server's listener; (*) for the client)
+  -d, --debug[=#]           emit debugging output (optional "=" and debug level: 1-4.
+                            Default is 4 - all messages): 1 failures, 2 also refused
+                            connections, 3 also test state changes, 4 also the test's
+                            parameters, every interval and the results, as the library
+                            reports them
   -v, --version             show version information and quit
   -h, --help                show this message and quit
 Server specific:
   -s, --server              run in server mode
+  -D, --daemon              run the server as a daemon (linux, darwin: started again
+                            in the background, in a new session)
   -1, --one-off             handle one client connection then exit
+  --server-bitrate-limit #[KMG][/#]   server's total bit rate limit (default 0 = no limit)
+                            (optional slash and number of secs interval for averaging
+                            total data rate.  Default is 5 seconds) (*)
   --idle-timeout #          restart idle server after # seconds
-                            (with -1: exit after # idle seconds; without, there is nothing to restart)
+                            (with -1: exit after # idle seconds; without, there is
+                            nothing to restart and the tool says so)
   --server-max-duration #   max time, in seconds, that an iperf test can run against the server
   --rsa-private-key-path    path to the RSA private key used to decrypt
                             authentication credentials
@@ -67,32 +100,36 @@ Server specific:
                             and client during the authentication process
   --use-pkcs1-padding       use pkcs1 padding at your own risk
 Client specific:
-  -c, --client <host>       run in client mode, connecting to <host>
+  -c, --client <host>[%<dev>] run in client mode, connecting to <host>
+                              (option <dev> equivalent to '--bind-dev <dev>')
   -u, --udp                 use UDP rather than TCP
   --connect-timeout #       timeout for control connection setup (ms)
   -b, --bitrate #[KMG][/#]  target bitrate in bits/sec (0 for unlimited)
                             (default 1 Mbit/sec for UDP, unlimited for TCP)
-                            (optional slash and packet count for burst mode (*))
+                            (optional slash and packet count for burst mode; --bandwidth is the same)
   --pacing-timer #[KMG]     set the Server timing for pacing, in microseconds
                             (accepted; not needed: netperfkit paces every write)
-  --fq-rate #[KMG]          enable fair-queuing based socket pacing in bits/sec (*)
+  --fq-rate #[KMG]          enable fair-queuing based socket pacing in bits/sec
+  --no-fq-socket-pacing     deprecated: the same as --fq-rate 0
   -t, --time      #         time in seconds to transmit for (default 10 secs)
   -n, --bytes     #[KMG]    number of bytes to transmit (instead of -t or -k)
   -k, --blockcount #[KMG]   number of blocks (packets) to transmit (instead of -t or -n)
   -l, --length    #[KMG]    length of buffer to read or write
-                            (default 128 KB for TCP, dynamic or 1460 for UDP)
+                            (default 128 KB for TCP, dynamic or 1460 for UDP; 0 is the default)
   --cport         <port>    bind to a specific client port
   -P, --parallel  #         number of parallel client streams to run
   -R, --reverse             run in reverse mode (server sends, client receives)
   --bidir                   run in bidirectional mode.
                             Client and server send and receive data.
   -w, --window    #[KMG]    set send/receive socket buffer sizes
-  -C, --congestion <algo>   set TCP congestion control algorithm (Linux only)
+  -C, --congestion <algo>   set TCP congestion control algorithm (Linux only;
+                            --linux-congestion is the same)
   -M, --set-mss   #         set TCP maximum segment size (MTU - 40 bytes)
   -N, --no-delay            set TCP no delay, disabling Nagle's Algorithm
   -4, --version4            only use IPv4
   -6, --version6            only use IPv6
   -S, --tos N               set the IP type of service, 0-255
+  -L, --flowlabel N         set the IPv6 flow label (*)
   --dscp N or --dscp val    set the IP dscp value, either 0-63 or symbolic
   -Z, --zerocopy            use a 'zero copy' method of sending data (*)
   --skip-rx-copy            ignore received messages using MSG_TRUNC option (*)
@@ -113,9 +150,13 @@ netperfkit additions:
                             get "access denied" (iperf3's busy answer) before anything is read
   --max-tests-per-client #  (server) most tests one client IP may run at once, counted from
                             accept, so one host cannot hold every slot with stalled handshakes
+  --max-tests #             (server) most tests run at once (default 4; iperf3 runs one:
+                            --max-tests 1 answers others "the server is busy running a test")
   --rtt host:port           measure RTT under load against a sockperf-compatible UDP
                             echo server ("local" with --in-process)
   --in-process              test against an in-process server on loopback
+  --stream-threads[=false]  send and receive each TCP stream on its own OS thread, as
+                            iperf3 3.21 does (default); =false uses the Go poller (linux)
 
 [KMG] indicates options that support a K/M/G suffix for kilo-, mega-, or giga-
 (*) parsed and checked as iperf3 does, not yet carried out: the tool says so and stops

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// warnNotCarriedOut says which of 3.21's options were accepted and are
+// carried out in part or not at all, and why: the throughput package has no
+// setting for them yet (see README.md, "Options the library does not carry
+// out yet").
+func warnNotCarriedOut(o *options, errOut io.Writer) {
+	c := &o.compat
+	warn := func(opt, why string) {
+		fmt.Fprintf(errOut, "iperf3: warning - %s is accepted, not carried out: %s\n", opt, why)
+	}
+	if c.serverAffinity >= 0 {
+		warn("-A n,m (the server's core m)", "the library sends no server_affinity parameter")
+	}
+	if c.file != "" {
+		warn("-F", "the data is netperfkit's own payload, not the file's, and received data is not written to it"+
+			map[bool]string{true: " (the test sends the file's size)", false: ""}[c.fileSize > 0])
+	}
+	if c.flowLabel != 0 {
+		warn("-L", "the library has no IPv6 flow label setting")
+	}
+	if c.serverRate > 0 {
+		warn("--server-bitrate-limit", "the library's server has no total rate limit over a time window")
+	}
+	if !o.server {
+		if c.mptcp {
+			warn("-m", "the library's client dials plain TCP")
+		}
+		if c.bindDev != "" {
+			warn("--bind-dev (or host%dev)", "the library's client has no SO_BINDTODEVICE setting")
+		}
+		if c.cntlKA {
+			warn("--cntl-ka", "the library's client has no keepalive setting for its control connection")
+		}
+	}
+	if o.server {
+		if c.bindDev != "" {
+			fmt.Fprintf(errOut, "iperf3: warning - --bind-dev applies to the server's TCP listener only: UDP tests' sockets are not bound to %s\n", c.bindDev)
+		}
+		if o.idleTimeout > 0 && !o.oneOff {
+			warn("--idle-timeout without -1", "this server never holds a stuck test slot to restart (every step has a deadline); with -1 it exits after that long idle")
+		}
+	}
+}
+
+// fileError is 3.21's IEFILE.
+type fileError struct{ err error }
+
+func (e *fileError) Error() string { return "unable to open -F file: " + errnoText(e.err) }
+
+// openFile checks, as 3.21 does when its streams start, that a client that
+// sends can read its -F file.
+func openFile(o *options) error {
+	if o.file == "" || o.cfg.Reverse {
+		return nil
+	}
+	f, err := os.Open(o.file)
+	if err != nil {
+		return &fileError{err: err}
+	}
+	return f.Close()
+}
