@@ -144,9 +144,16 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 	if r.EligibleTxPktsDelta > 0 {
 		r.Coverage = float64(r.TxPktsDelta) / float64(r.EligibleTxPktsDelta)
 	}
+	r.judge(Mode(b.Mode))
+	return r
+}
+
+// judge sets the verdict of a window whose deltas are known; from is the
+// mode at the window's start.
+func (r *CoverageReport) judge(from Mode) {
 	modeChange := ""
 	if r.ModeChanged {
-		modeChange = fmt.Sprintf("ena_srd_mode changed from %d (%s) to %d (%s) during the window", b.Mode, Mode(b.Mode), uint64(r.Mode), r.ModeText)
+		modeChange = fmt.Sprintf("ena_srd_mode changed from %d (%s) to %d (%s) during the window", uint64(from), from, uint64(r.Mode), r.ModeText)
 		if !r.ExpressEnabled {
 			modeChange += ", so ENA Express is off now"
 		}
@@ -168,9 +175,8 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 		r.Verdict = VerdictPartialFallback
 		// Below minCoverage the fallback share is at least 0.1%: three
 		// decimals show it.
-		r.Reason = fmt.Sprintf("%d of %d eligible packets (%.3f%%) fell back to plain ENA", r.FallbackPkts, r.EligibleTxPktsDelta, 100*(1-r.Coverage)) + fallbackCause(r, modeChange)
+		r.Reason = fmt.Sprintf("%d of %d eligible packets (%.3f%%) fell back to plain ENA", r.FallbackPkts, r.EligibleTxPktsDelta, 100*(1-r.Coverage)) + fallbackCause(*r, modeChange)
 	}
-	return r
 }
 
 // fallbackCause names the likely cause of a fallback; modeChange, when not

@@ -33,6 +33,10 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 		addr = net.JoinHostPort(addr, strconv.Itoa(DefaultPort))
 	}
 	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: c.localAddr("tcp", 0), Control: c.ctrlControl()}
+	d.SetMultipathTCP(c.MPTCP)
+	if ka := c.ControlKeepAlive; ka != nil {
+		d.KeepAliveConfig = *ka
+	}
 	ctrl, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -78,7 +82,7 @@ func (cl *client) check(s, want iperfwire.State) error {
 	case s == iperfwire.ServerError:
 		return readServerError(cl.ctrl, cl.cfg.IOTimeout)
 	case s == iperfwire.ServerTerminate:
-		return fmt.Errorf("%w: server terminated the test", ErrServerError)
+		return ErrServerTerminated
 	}
 	return fmt.Errorf("%w: got state %v, want %v", ErrProtocol, s, want)
 }
@@ -240,6 +244,7 @@ func (cl *client) openTCP(ctx context.Context, id int, send bool) (*flowStream, 
 	opts := sockOpts{window: c.Window, mss: c.MSS, congestion: c.Congestion, pacing: c.pacingRate()}
 	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: c.localAddr("tcp", c.streamPort(id)),
 		Control: c.dialControl(func(fd uintptr) error { return controlTCP(fd, opts) })}
+	d.SetMultipathTCP(c.MPTCP)
 	conn, err := d.DialContext(ctx, "tcp", cl.addr)
 	if err != nil {
 		return nil, fmt.Errorf("throughput: stream %d: %w", id, err)

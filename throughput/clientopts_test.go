@@ -1,6 +1,7 @@
 package throughput
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"runtime"
@@ -78,3 +79,46 @@ func freeTCPPort(t *testing.T) int {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestBindDeviceAndMPTCP: a client bound to lo (--bind-dev) and dialling
+// MPTCP (-m) runs against a server that listens with MPTCP on lo; the
+// server learns of -m as a 3.21 server does; a device that does not exist
+// fails the run with the kernel's word, and a bound server's UDP test runs.
+func TestBindDeviceAndMPTCP(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		_, err := Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &Config{BindDevice: "lo"})
+		require.ErrorIs(t, err, ErrNotAvailable)
+		return
+	}
+	results := make(chan *Result, 4)
+	addrs := make(chan net.Addr, 1)
+	srv, err := NewServer(&ServerConfig{BindDevice: "lo", MPTCP: true,
+		OnListen: func(a net.Addr) { addrs <- a }, OnResult: func(r *Result) { results <- r }})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ListenAndServe(ctx, "127.0.0.1:0") }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done)
+	})
+	addr := (<-addrs).String()
+	for _, cfg := range []Config{
+		{Duration: 300 * time.Millisecond, BindDevice: "lo", MPTCP: true, ControlKeepAlive: &net.KeepAliveConfig{Enable: true, Idle: time.Second, Interval: time.Second, Count: 3}},
+		{Duration: 300 * time.Millisecond, UDP: true, Bitrate: 10e6, BindDevice: "lo"},
+	} {
+		res, err := Run(ctxT(t, 20*time.Second), addr, &cfg)
+		require.NoError(t, err, "%+v", cfg)
+		s := res.Upload
+		assert.Positive(t, s.Received.Bytes)
+		sr := <-results
+		assert.Equal(t, cfg.MPTCP, sr.Config.MPTCP, "the server is told of -m")
+	}
+	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{Duration: time.Second, BindDevice: "nosuchdev0"})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "bind to device nosuchdev0")
+	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{BindDevice: "a-name-longer-than-15"})
+	assert.ErrorContains(t, err, "longer than 15 bytes")
+	_, err = NewServer(&ServerConfig{BindDevice: "a-name-longer-than-15"})
+	assert.ErrorContains(t, err, "longer than 15 bytes")
+}

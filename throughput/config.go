@@ -153,6 +153,19 @@ type Config struct {
 	// unacknowledged before the kernel drops the connection
 	// (TCP_USER_TIMEOUT, iperf3 --snd-timeout; linux); 0 leaves the default.
 	SendTimeout time.Duration `json:"send_timeout_ns,omitempty"`
+	// BindDevice binds every socket of the test, control and data, to this
+	// network interface (SO_BINDTODEVICE, iperf3 --bind-dev or -B addr%dev;
+	// linux: elsewhere Run fails with ErrNotAvailable); "" leaves routing
+	// to choose.
+	BindDevice string `json:"bind_device,omitempty"`
+	// MPTCP dials the control and TCP data connections with Multipath TCP
+	// (iperf3 -m) and tells the server, as a 3.21 client does. Where the
+	// kernel or the server has no MPTCP, the connections fall back to TCP.
+	MPTCP bool `json:"mptcp,omitempty"`
+	// ControlKeepAlive, when set, turns on TCP keepalive probes on the
+	// control connection with these settings (iperf3 --cntl-ka), so that a
+	// path that silently drops an idle connection is noticed.
+	ControlKeepAlive *net.KeepAliveConfig `json:"-"`
 	// ExtraData is sent to the server and written as "extra_data" in both
 	// ends' iperf3 documents (iperf3 --extra-data).
 	ExtraData string `json:"extra_data,omitempty"`
@@ -336,6 +349,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("throughput: client port %d", c.ClientPort)
 	case c.BindAddr != "" && net.ParseIP(c.BindAddr) == nil:
 		return fmt.Errorf("throughput: bind address %q is not an IP address", c.BindAddr)
+	case c.BindDevice != "" && !bindDeviceAvailable:
+		return fmt.Errorf("throughput: bind device: %w", ErrNotAvailable)
+	case len(c.BindDevice) > maxIfaceName:
+		return fmt.Errorf("throughput: bind device %q: longer than %d bytes", c.BindDevice, maxIfaceName)
 	}
 	return c.Auth.validate()
 }
@@ -388,6 +405,7 @@ func (c *Config) params() *iperfwire.Params {
 	if c.DontFragment {
 		p.DontFragment = 1
 	}
+	p.MPTCP = iperfwire.Flag(c.MPTCP)
 	// iperf3 only knows whole seconds; a sub-second duration rounds up so
 	// the server does not end first.
 	if c.Duration%time.Second != 0 {
@@ -427,7 +445,7 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 		Bytes: int64(p.Num), Blocks: int64(p.BlockCount), Reverse: bool(p.Reverse), Bidir: bool(p.Bidirectional),
 		BlockLen: int(p.Len), Bitrate: float64(p.Bandwidth), Window: int(p.Window), MSS: int(p.MSS),
 		NoDelay: bool(p.NoDelay), Congestion: p.Congestion, Title: p.Title,
-		TOS: int(p.TOS), ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, DontFragment: p.DontFragment != 0,
+		TOS: int(p.TOS), ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, DontFragment: p.DontFragment != 0, MPTCP: bool(p.MPTCP),
 		GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0,
 		ReadLen: sc.ReadLen, Interval: sc.Interval, IOTimeout: sc.IOTimeout, DisableFastPath: sc.DisableFastPath,
 		RecvTimeout: sc.RecvTimeout, StreamThreads: sc.StreamThreads,

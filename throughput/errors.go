@@ -16,6 +16,10 @@ var (
 	ErrAccessDenied = errors.New("throughput: access denied by server")
 	// ErrServerError: the server sent SERVER_ERROR; the error is a *ServerError with iperf3's codes.
 	ErrServerError = errors.New("throughput: server error")
+	// ErrServerTerminated: the server ended the test (SERVER_TERMINATE,
+	// iperf3's "the server has terminated": it was stopped). It matches
+	// ErrServerError too.
+	ErrServerTerminated = fmt.Errorf("%w: server terminated the test", ErrServerError)
 	// ErrProtocol: the peer sent something the protocol does not allow,
 	// including a message above its size limit.
 	ErrProtocol = iperfwire.ErrProtocol

@@ -45,7 +45,8 @@ func (c *Config) dialControl(more func(fd uintptr) error) func(network, address 
 		}
 		var serr error
 		if err := rc.Control(func(fd uintptr) {
-			if more != nil {
+			serr = c.bindDevice(fd)
+			if serr == nil && more != nil {
 				serr = more(fd)
 			}
 			if serr == nil {
@@ -96,12 +97,15 @@ func ipOptsNotAvailable(c *Config) []string {
 // ctrlControl is the control connection's Control: the send timeout only
 // (TOS and don't-fragment are for the data streams, as in iperf3).
 func (c *Config) ctrlControl() func(network, address string, rc syscall.RawConn) error {
-	if c.SendTimeout <= 0 {
+	if c.SendTimeout <= 0 && c.BindDevice == "" {
 		return nil
 	}
 	return func(_, _ string, rc syscall.RawConn) error {
 		var serr error
 		if err := rc.Control(func(fd uintptr) {
+			if serr = c.bindDevice(fd); serr != nil || c.SendTimeout <= 0 {
+				return
+			}
 			if err := setUserTimeout(fd, c.SendTimeout); err != nil && err != ErrNotAvailable {
 				serr = fmt.Errorf("throughput: TCP_USER_TIMEOUT: %w", err)
 			}
@@ -125,4 +129,24 @@ func connMSS(c net.Conn) int {
 	mss := 0
 	_ = rc.Control(func(fd uintptr) { mss = tcpMSS(fd) })
 	return mss
+}
+
+// maxIfaceName is the longest interface name the kernel takes (IFNAMSIZ-1).
+const maxIfaceName = 15
+
+// bindDevice binds a socket to Config.BindDevice, when set.
+func (c *Config) bindDevice(fd uintptr) error {
+	return bindToDevice(fd, c.BindDevice)
+}
+
+// bindToDevice binds fd to the interface dev (SO_BINDTODEVICE); "" does
+// nothing.
+func bindToDevice(fd uintptr, dev string) error {
+	if dev == "" {
+		return nil
+	}
+	if err := setBindToDevice(fd, dev); err != nil {
+		return fmt.Errorf("throughput: bind to device %s: %w", dev, err)
+	}
+	return nil
 }

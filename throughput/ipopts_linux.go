@@ -11,7 +11,13 @@ import (
 const (
 	dontFragmentAvailable = true
 	userTimeoutAvailable  = true
+	bindDeviceAvailable   = true
 )
+
+// setBindToDevice is SO_BINDTODEVICE (iperf3 --bind-dev).
+func setBindToDevice(fd uintptr, dev string) error {
+	return unix.BindToDevice(int(fd), dev)
+}
 
 // setDontFragment sets the IPv4 DF bit on every datagram (path MTU
 // discovery "do"), as iperf3 --dont-fragment does.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/allowlist"
@@ -67,6 +68,14 @@ type ServerConfig struct {
 	Interval time.Duration
 	// DisableFastPath turns off UDP GSO/GRO on linux.
 	DisableFastPath bool
+	// BindDevice binds the server's sockets to this network interface
+	// (SO_BINDTODEVICE, iperf3 --bind-dev; linux, elsewhere NewServer
+	// fails with ErrNotAvailable): ListenAndServe's listener and every UDP
+	// test's sockets. Serve's listener is the caller's to bind.
+	BindDevice string
+	// MPTCP makes ListenAndServe listen with Multipath TCP (iperf3 -m), so
+	// that MPTCP clients keep it; plain TCP clients connect as before.
+	MPTCP bool
 	// OnListen, when set, is called by ListenAndServe with the bound
 	// address before the first Accept.
 	OnListen func(net.Addr)
@@ -122,6 +131,12 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 		d.HandshakeTimeout < 0 || d.IOTimeout < 0 || d.ReadLen < 0 || d.Interval < 0 ||
 		d.MaxTestsPerClient < 0 || d.IdleTimeout < 0 {
 		return d, errors.New("throughput: negative server limit")
+	}
+	if d.BindDevice != "" && !bindDeviceAvailable {
+		return d, fmt.Errorf("throughput: server bind device: %w", ErrNotAvailable)
+	}
+	if len(d.BindDevice) > maxIfaceName {
+		return d, fmt.Errorf("throughput: server bind device %q: longer than %d bytes", d.BindDevice, maxIfaceName)
 	}
 	if d.MaxStreams > MaxStreams {
 		return d, fmt.Errorf("throughput: server MaxStreams %d above %d", d.MaxStreams, MaxStreams)
@@ -239,6 +254,16 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 		addr = fmt.Sprintf(":%d", DefaultPort)
 	}
 	var lc net.ListenConfig
+	lc.SetMultipathTCP(s.cfg.MPTCP)
+	if dev := s.cfg.BindDevice; dev != "" {
+		lc.Control = func(_, _ string, rc syscall.RawConn) error {
+			var serr error
+			if err := rc.Control(func(fd uintptr) { serr = bindToDevice(fd, dev) }); err != nil {
+				return err
+			}
+			return serr
+		}
+	}
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("throughput: listen: %w", err)

@@ -347,7 +347,11 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 func (ss *serverSession) listenUDP(ctx context.Context, laddr *net.TCPAddr) (*net.UDPConn, error) {
 	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
-		if err := rc.Control(func(fd uintptr) { serr = reuseAddr(fd) }); err != nil {
+		if err := rc.Control(func(fd uintptr) {
+			if serr = reuseAddr(fd); serr == nil {
+				serr = bindToDevice(fd, ss.srv.cfg.BindDevice)
+			}
+		}); err != nil {
 			return err
 		}
 		return serr

@@ -399,5 +399,10 @@ func (t *TextReport) Extras(r *Result) {
 	}
 }
 
-// Done ends a client's report as 3.21 does.
-func (t *TextReport) Done() { fmt.Fprint(t.w, "\niperf Done.\n") }
+// Done ends a client's report as 3.21 does, in two writes as 3.21 makes
+// them, so that a writer which prefixes each (-T, --timestamps) prefixes
+// "iperf Done." too.
+func (t *TextReport) Done() {
+	fmt.Fprint(t.w, "\n")
+	fmt.Fprint(t.w, "iperf Done.\n")
+}

@@ -44,7 +44,7 @@ func iperfMessage(err error) string {
 		return accessDenied(err)
 	case errors.Is(err, throughput.ErrRecvIdle):
 		return "idle timeout for receiving data"
-	case serverTerminated(err):
+	case errors.Is(err, throughput.ErrServerTerminated):
 		return msgServerTerm
 	case errors.Is(err, io.EOF):
 		return "control socket has closed unexpectedly"
@@ -64,23 +64,6 @@ func iperfMessage(err error) string {
 		return fmt.Sprintf("server error: i_errno %d, errno %d", se.IErrno, se.Errno)
 	}
 	return strings.TrimPrefix(err.Error(), throughputErrText)
-}
-
-// serverTerminated reports whether err is the server's SERVER_TERMINATE
-// (3.21's IESERVERTERM). The library has no sentinel for it: it is the one
-// ErrServerError that is neither a *ServerError nor wraps a second cause
-// (SERVER_ERROR with unreadable codes wraps the read's error too).
-func serverTerminated(err error) bool {
-	var se *throughput.ServerError
-	if !errors.Is(err, throughput.ErrServerError) || errors.As(err, &se) {
-		return false
-	}
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if m, ok := e.(interface{ Unwrap() []error }); ok {
-			return len(m.Unwrap()) == 1
-		}
-	}
-	return true
 }
 
 // dnsCause is getaddrinfo's gai_strerror text for a failed lookup.

@@ -105,6 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeLog()
 	applyDataPath(o)
+	applyCompat(o)
 	warnNotNeeded(o, errOut)
 	warnNotCarriedOut(o, errOut)
 	if err := loadAuth(o); err != nil {
@@ -219,7 +220,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 		if res != nil && (!errors.Is(err, throughput.ErrAccessDenied) || errors.Is(err, throughput.ErrAuthFailed)) {
 			announce(res) // refused only after the parameters, as 3.21's on_connect
 		}
-		if res != nil && serverTerminated(err) && len(res.Streams) > 0 {
+		if res != nil && errors.Is(err, throughput.ErrServerTerminated) && len(res.Streams) > 0 {
 			// As 3.21: the summary of what ran, then the error.
 			return terminated(o, o.view(res), out, errOut, txt, stream)
 		}

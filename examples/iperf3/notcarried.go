@@ -6,6 +6,19 @@ import (
 	"os"
 )
 
+// applyCompat carries the 3.21 options the library takes into the
+// client's Config: -m, --bind-dev (or host%dev) and --cntl-ka. A server
+// takes them in listenConfig and serverConfig.
+func applyCompat(o *options) {
+	c := &o.compat
+	o.cfg.MPTCP = c.mptcp
+	o.cfg.BindDevice = c.bindDev
+	if c.cntlKA {
+		ka := keepAlive(o)
+		o.cfg.ControlKeepAlive = &ka
+	}
+}
+
 // warnNotCarriedOut says which of 3.21's options were accepted and are
 // carried out in part or not at all, and why: the throughput package has no
 // setting for them yet (see README.md, "Options the library does not carry
@@ -28,21 +41,7 @@ func warnNotCarriedOut(o *options, errOut io.Writer) {
 	if c.serverRate > 0 {
 		warn("--server-bitrate-limit", "the library's server has no total rate limit over a time window")
 	}
-	if !o.server {
-		if c.mptcp {
-			warn("-m", "the library's client dials plain TCP")
-		}
-		if c.bindDev != "" {
-			warn("--bind-dev (or host%dev)", "the library's client has no SO_BINDTODEVICE setting")
-		}
-		if c.cntlKA {
-			warn("--cntl-ka", "the library's client has no keepalive setting for its control connection")
-		}
-	}
 	if o.server {
-		if c.bindDev != "" {
-			fmt.Fprintf(errOut, "iperf3: warning - --bind-dev applies to the server's TCP listener only: UDP tests' sockets are not bound to %s\n", c.bindDev)
-		}
 		if o.idleTimeout > 0 && !o.oneOff {
 			warn("--idle-timeout without -1", "this server never holds a stuck test slot to restart (every step has a deadline); with -1 it exits after that long idle")
 		}

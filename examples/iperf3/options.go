@@ -188,6 +188,7 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.Usage = func() {}
 	fs.SortFlags = false
 	defineCommon(fs, o)
+	defineOutput(fs, o)
 	defineClient(fs, o)
 	defineServerAndAuth(fs, o)
 	define321(fs, o)
@@ -223,21 +224,6 @@ func defineCommon(fs *pflag.FlagSet, o *options) {
 		}
 		return nil
 	})
-	fs.BoolVarP(&o.verbose, "verbose", "V", false, "more detailed output")
-	fs.BoolVarP(&o.json, "json", "J", false, "output in JSON format")
-	fs.BoolFunc("json-stream", "output in line-delimited JSON format", func(string) error {
-		o.json, o.jsonStream = true, true
-		return nil
-	})
-	fs.StringVar(&o.logfile, "logfile", "", "send output to a log file")
-	fs.BoolVar(&o.forceFlush, "forceflush", false, "force flushing output at every interval")
-	fs.Func("timestamps", "emit a timestamp at the start of each output line", func(s string) error {
-		o.timestamps = s
-		return nil
-	})
-	fs.Lookup("timestamps").NoOptDefVal = defaultTimestamp
-	fs.BoolVarP(&o.showVersion, "version", "v", false, "show version information and quit")
-	fs.BoolVarP(&o.help, "help", "h", false, "show this message and quit")
 	fs.BoolFuncP("server", "s", "run in server mode", func(string) error {
 		if o.client {
 			return errServClient
@@ -284,6 +270,25 @@ func defineCommon(fs *pflag.FlagSet, o *options) {
 	fs.BoolVar(&o.inProcess, "in-process", false, "run the test against an in-process server on loopback (netperfkit)")
 	fs.BoolVar(&o.streamThreads, "stream-threads", true,
 		"send and receive each TCP stream on its own OS thread, as iperf3 3.21 does; =false uses the Go poller (linux) (netperfkit)")
+}
+
+// defineOutput defines the options that shape what is written and where.
+func defineOutput(fs *pflag.FlagSet, o *options) {
+	fs.BoolVarP(&o.verbose, "verbose", "V", false, "more detailed output")
+	fs.BoolVarP(&o.json, "json", "J", false, "output in JSON format")
+	fs.BoolFunc("json-stream", "output in line-delimited JSON format", func(string) error {
+		o.json, o.jsonStream = true, true
+		return nil
+	})
+	fs.StringVar(&o.logfile, "logfile", "", "send output to a log file")
+	fs.BoolVar(&o.forceFlush, "forceflush", false, "force flushing output at every interval")
+	fs.Func("timestamps", "emit a timestamp at the start of each output line", func(s string) error {
+		o.timestamps = s
+		return nil
+	})
+	fs.Lookup("timestamps").NoOptDefVal = defaultTimestamp
+	fs.BoolVarP(&o.showVersion, "version", "v", false, "show version information and quit")
+	fs.BoolVarP(&o.help, "help", "h", false, "show this message and quit")
 }
 
 func defineClient(fs *pflag.FlagSet, o *options) {

@@ -102,6 +102,12 @@ func define321(fs *pflag.FlagSet, o *options) {
 		c.flowLabel = int(v)
 		return nil
 	})
+	defineSockets321(fs, c)
+}
+
+// defineSockets321 defines 3.21's socket options: -m, --bind-dev,
+// --cntl-ka, and the server's --server-bitrate-limit and --max-tests.
+func defineSockets321(fs *pflag.FlagSet, c *compat) {
 	fs.BoolVarP(&c.mptcp, "mptcp", "m", false, "use MPTCP rather than plain TCP")
 	fs.StringVar(&c.bindDev, "bind-dev", "", "bind to the network interface with SO_BINDTODEVICE")
 	fs.Func("cntl-ka", "use control connection TCP keepalive - KEEPIDLE/KEEPINTV/KEEPCNT", func(s string) error {

@@ -62,20 +62,25 @@ func listenConfig(o *options) *net.ListenConfig {
 		lc.SetMultipathTCP(true)
 	}
 	if o.cntlKA {
-		// 3.21's 0 is the system's value; Go leaves a negative one alone.
-		sys := func(v int) int {
-			if v == 0 {
-				return -1
-			}
-			return v
-		}
-		lc.KeepAliveConfig = net.KeepAliveConfig{Enable: true, Idle: time.Duration(sys(o.kaIdle)) * time.Second,
-			Interval: time.Duration(sys(o.kaIntv)) * time.Second, Count: sys(o.kaCount)}
+		lc.KeepAliveConfig = keepAlive(o)
 	}
 	if o.bindDev != "" {
 		lc.Control = bindToDevice(o.bindDev)
 	}
 	return lc
+}
+
+// keepAlive is --cntl-ka's KEEPIDLE/KEEPINTV/KEEPCNT as Go's settings.
+func keepAlive(o *options) net.KeepAliveConfig {
+	// 3.21's 0 is the system's value; Go leaves a negative one alone.
+	sys := func(v int) int {
+		if v == 0 {
+			return -1
+		}
+		return v
+	}
+	return net.KeepAliveConfig{Enable: true, Idle: time.Duration(sys(o.kaIdle)) * time.Second,
+		Interval: time.Duration(sys(o.kaIntv)) * time.Second, Count: sys(o.kaCount)}
 }
 
 // serverConfig is the library's server for the options: 3.21's banner
@@ -94,7 +99,7 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 	listening()
 	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OneOff: o.oneOff,
 		AllowedClients: o.allowedClients, MaxTestsPerClient: o.maxTestsPerClient, RecvTimeout: o.rcvTimeout,
-		StreamThreads: o.streamThreads, MaxTests: o.maxTests}
+		StreamThreads: o.streamThreads, MaxTests: o.maxTests, BindDevice: o.bindDev}
 	if o.oneOff {
 		// Without -1, 3.21's --idle-timeout restarts its one test slot,
 		// which this server does not need; with it, the server exits.

@@ -56,7 +56,7 @@ Server or Client:
   -B, --bind <host>[%<dev>] bind to the interface associated with the address <host>
                             (optional <dev> equivalent to '--bind-dev <dev>')
   --bind-dev <dev>          bind to the network interface with SO_BINDTODEVICE
-                            (server's TCP listener, linux; (*) for the client and UDP sockets)
+                            (every socket of a test, client or server; linux)
   -V, --verbose             more detailed output
   -J, --json                output in JSON format
   --json-stream             output in line-delimited JSON format
@@ -71,8 +71,8 @@ Server or Client:
   --snd-timeout #           timeout for unacknowledged TCP data (in ms) (linux)
   --cntl-ka[=#/#/#]         use control connection TCP keepalive - KEEPIDLE/KEEPINTV/KEEPCNT
                             each value is optional with system settings default
-                            (server: on every accepted connection; (*) for the client)
-  -m, --mptcp               use MPTCP rather than plain TCP (server's listener; (*) for the client)
+                            (client: its control connection; server: every accepted connection)
+  -m, --mptcp               use MPTCP rather than plain TCP
   -d, --debug[=#]           emit debugging output (optional "=" and debug level: 1-4.
                             Default is 4 - all messages): 1 failures, 2 also refused
                             connections, 3 also test state changes, 4 also the test's
