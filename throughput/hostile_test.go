@@ -51,6 +51,26 @@ func rawHandshake(t *testing.T, addr string) (net.Conn, []byte) {
 	return c, cookie
 }
 
+// rawRunning starts a one-stream test with params by hand and returns its
+// control connection and data stream once the server says it runs.
+func rawRunning(t *testing.T, addr, params string) (ctrl, data net.Conn) {
+	t.Helper()
+	c, cookie := rawHandshake(t, addr)
+	require.NoError(t, iperfwire.WriteJSON(c, []byte(params), time.Second))
+	s, err := iperfwire.ReadState(c, 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, iperfwire.CreateStreams, s)
+	d := dialRaw(t, addr)
+	_, err = d.Write(cookie)
+	require.NoError(t, err)
+	for _, want := range []iperfwire.State{iperfwire.TestStart, iperfwire.TestRunning} {
+		s, err := iperfwire.ReadState(c, 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, want, s)
+	}
+	return c, d
+}
+
 // expectClosed reads until the server closes, returning what it sent.
 func expectClosed(t *testing.T, c net.Conn) []byte {
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -185,20 +205,8 @@ func TestServerHostilePeers(t *testing.T) {
 	})
 	t.Run("garbage-state-and-vanish", func(t *testing.T) {
 		good := goodRun(t, addr)
-		c, cookie := rawHandshake(t, addr)
-		require.NoError(t, iperfwire.WriteJSON(c, []byte(`{"tcp":true,"time":30,"parallel":1,"len":1000}`), time.Second))
-		s, err := iperfwire.ReadState(c, 5*time.Second)
-		require.NoError(t, err)
-		require.Equal(t, iperfwire.CreateStreams, s)
-		d := dialRaw(t, addr)
-		_, err = d.Write(cookie)
-		require.NoError(t, err)
-		for _, want := range []iperfwire.State{iperfwire.TestStart, iperfwire.TestRunning} {
-			s, err := iperfwire.ReadState(c, 5*time.Second)
-			require.NoError(t, err)
-			require.Equal(t, want, s)
-		}
-		_, err = c.Write([]byte{0x07, 0x42})
+		c, d := rawRunning(t, addr, `{"tcp":true,"time":30,"parallel":1,"len":1000}`)
+		_, err := c.Write([]byte{0x07, 0x42})
 		require.NoError(t, err)
 		expectClosed(t, c)
 		expectClosed(t, d)
@@ -372,19 +380,7 @@ func TestCheckParamsBoundsBeforeArithmetic(t *testing.T) {
 // held until the server stops.
 func TestServerSilentAfterStreamsEnd(t *testing.T) {
 	addr, srv, errs := hookedServer(t, ServerConfig{MaxDuration: time.Second, IOTimeout: 500 * time.Millisecond})
-	c, cookie := rawHandshake(t, addr)
-	require.NoError(t, iperfwire.WriteJSON(c, []byte(`{"tcp":true,"time":1,"parallel":1,"len":1024}`), time.Second))
-	s, err := iperfwire.ReadState(c, 5*time.Second)
-	require.NoError(t, err)
-	require.Equal(t, iperfwire.CreateStreams, s)
-	d := dialRaw(t, addr)
-	_, err = d.Write(cookie)
-	require.NoError(t, err)
-	for _, want := range []iperfwire.State{iperfwire.TestStart, iperfwire.TestRunning} {
-		s, err := iperfwire.ReadState(c, 5*time.Second)
-		require.NoError(t, err)
-		require.Equal(t, want, s)
-	}
+	_, d := rawRunning(t, addr, `{"tcp":true,"time":1,"parallel":1,"len":1024}`)
 	require.NoError(t, d.Close())
 	e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == ReasonLimit })
 	assert.ErrorIs(t, e.Err, ErrLimit)
