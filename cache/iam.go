@@ -172,7 +172,7 @@ func (s *IAMTokenSource) Token(ctx context.Context) (Secret, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	if s.token != "" && now.Sub(s.created) < s.refresh && (s.expires.IsZero() || now.Before(s.expires)) {
+	if s.token != "" && now.Sub(s.created) < s.refresh && (s.expires.IsZero() || now.Before(s.expires.Add(-credentialsMargin))) {
 		return s.token, nil
 	}
 	tok, expires, err := s.presign(ctx, now)
@@ -182,6 +182,10 @@ func (s *IAMTokenSource) Token(ctx context.Context) (Secret, error) {
 	s.token, s.created, s.expires = tok, now, expires
 	return tok, nil
 }
+
+// credentialsMargin is how long before its credentials expire a token is
+// replaced: one handed out at the last moment would reach AUTH expired.
+const credentialsMargin = time.Minute
 
 // presign signs a token at now and returns it with its credentials' expiry
 // (zero when they do not expire).

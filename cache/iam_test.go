@@ -189,26 +189,29 @@ func (c *expiringCreds) Retrieve(context.Context) (aws.Credentials, error) {
 // even while it is younger than the refresh age.
 func TestIAMTokenReplacedWhenCredentialsExpire(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	creds := &expiringCreds{now: &now, ttl: 2 * time.Minute}
+	creds := &expiringCreds{now: &now, ttl: 6 * time.Minute}
 	src, err := NewIAMTokenSource(context.Background(), "u", &IAMConfig{CacheName: "c", Region: "us-west-2", Credentials: creds})
 	require.NoError(t, err)
 	src.now = func() time.Time { return now }
 	t1, err := src.Token(context.Background())
 	require.NoError(t, err)
-	now = now.Add(time.Minute)
+	now = now.Add(4 * time.Minute)
 	t2, err := src.Token(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, t1, t2, "cached while its credentials are valid")
 	assert.Equal(t, 1, creds.n)
 
-	now = now.Add(90 * time.Second) // 2.5 min: credentials expired, token 2.5 min old
+	// 5.5 min: the credentials expire at 6, within the minute's margin (a
+	// token handed out now would reach AUTH expired); the token is only
+	// 5.5 min old.
+	now = now.Add(90 * time.Second)
 	t3, err := src.Token(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 2, creds.n, "fresh credentials retrieved")
 	assert.NotEqual(t, t1.Reveal(), t3.Reveal())
 	assert.Equal(t, "session-2", parseQuery(t, t3.Reveal()).Get("X-Amz-Security-Token"))
 
-	now = now.Add(time.Minute) // the new credentials are still valid
+	now = now.Add(4 * time.Minute) // the new credentials are valid until 11.5 min
 	t4, err := src.Token(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, t3, t4)

@@ -46,7 +46,7 @@ func (d *Delta) Allowance() (a AllowanceDelta, ok bool) {
 	// A driver reset restarts every allowance counter, whether or not it
 	// has climbed back past its old value by the end of the window.
 	r, has := d.Get(statTotalResets)
-	driverReset := has && (r.Increase > 0 || r.Reset)
+	driverReset := has && !r.New && (r.Increase > 0 || r.Reset)
 	for i, dst := range []*uint64{&a.BWInExceeded, &a.BWOutExceeded, &a.PPSExceeded, &a.ConntrackExceeded, &a.LinklocalExceeded} {
 		name := AllowanceCounters[i]
 		c, has := d.Get(name)

@@ -104,3 +104,13 @@ func TestAllowanceAfterDriverReset(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, uint64(30), a.PPSExceeded)
 }
+
+// TestAllowanceTotalResetsNew: total_resets only in the later snapshot is
+// a counter that appeared, not a reset in the window.
+func TestAllowanceTotalResetsNew(t *testing.T) {
+	before := allowanceStats(100, 0)[1:] // without total_resets
+	a, ok := ethtool.Diff(&ethtool.Snapshot{Stats: before}, &ethtool.Snapshot{Stats: allowanceStats(150, 3)}).Allowance()
+	require.True(t, ok)
+	assert.Empty(t, a.Reset)
+	assert.Equal(t, uint64(50), a.PPSExceeded)
+}

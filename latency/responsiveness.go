@@ -172,7 +172,11 @@ type estConn struct {
 	seq uint64
 }
 
+// dial connects within Timeout: a probe holds e.mu while it dials, and
+// the run waits for its probes.
 func (e *estConn) dial(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
 	tr, err := dialNet(ctx, e.cfg.Network, e.addr, defaultMessageSize, e.cfg.Timeout)
 	if err != nil {
 		return err
@@ -203,9 +207,7 @@ func (e *estConn) probe(ctx context.Context, _ *Request) error {
 		e.tr.close()
 		e.tr = nil
 		if ctx.Err() == nil {
-			dctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-			_ = e.dial(dctx) // on failure the next probe tries again
-			cancel()
+			_ = e.dial(ctx) // on failure the next probe tries again
 		}
 	}
 	return err

@@ -36,6 +36,7 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	d.SetMultipathTCP(c.MPTCP)
 	if ka := c.ControlKeepAlive; ka != nil {
 		d.KeepAliveConfig = *ka
+		d.KeepAliveConfig.Enable = true // Go replaces a disabled one with its defaults
 	}
 	ctrl, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -176,8 +177,12 @@ func (cl *client) exchange(states <-chan stateMsg) (*iperfwire.Results, error) {
 		_ = iperfwire.WriteState(cl.ctrl, iperfwire.ClientTerminate, c.IOTimeout)
 		return nil, err
 	}
-	if err := iperfwire.WriteState(cl.ctrl, iperfwire.TestEnd, c.IOTimeout); err != nil {
-		return nil, err
+	// After an early EXCHANGE_RESULTS a 3.21 client sends its results at
+	// once, without TEST_END: the server is past waiting for it.
+	if cl.early == nil {
+		if err := iperfwire.WriteState(cl.ctrl, iperfwire.TestEnd, c.IOTimeout); err != nil {
+			return nil, err
+		}
 	}
 	// Receivers keep draining (without counting) until the server has closed
 	// its streams: closing a socket with unread data resets the connection,

@@ -162,9 +162,11 @@ type Config struct {
 	// (iperf3 -m) and tells the server, as a 3.21 client does. Where the
 	// kernel or the server has no MPTCP, the connections fall back to TCP.
 	MPTCP bool `json:"mptcp,omitempty"`
-	// ControlKeepAlive, when set, turns on TCP keepalive probes on the
-	// control connection with these settings (iperf3 --cntl-ka), so that a
-	// path that silently drops an idle connection is noticed.
+	// ControlKeepAlive, when set, gives the control connection's TCP
+	// keepalive probes these settings (iperf3 --cntl-ka; Enable is implied,
+	// and a zero or negative field keeps Go's or the system's value), so
+	// that a path that silently drops an idle connection is noticed soon.
+	// Nil keeps Go's defaults (probes after 15 s idle).
 	ControlKeepAlive *net.KeepAliveConfig `json:"-"`
 	// ExtraData is sent to the server and written as "extra_data" in both
 	// ends' iperf3 documents (iperf3 --extra-data).

@@ -326,15 +326,16 @@ func ijEndStreamOf(r *Result, s *StreamResult) ijEndStream {
 	if s.Sent.Retransmits >= 0 {
 		snd.Retransmits = pi(s.Sent.Retransmits)
 	}
-	// 3.21 writes these keys for every TCP sender, 0 when it has no
-	// TCP_INFO for the stream (the client of a -R test): jq scripts read
-	// them unconditionally.
-	st := streamRTTStats(r, s.ID)
-	if st.maxRTT <= 0 {
-		st = rttStats{}
+	// 3.21 writes these keys with retransmits (its sender-has-retransmits
+	// branch), 0 when it has no TCP_INFO for the stream (the client of a
+	// -R test): jq scripts read them unconditionally.
+	if st := streamRTTStats(r, s.ID); s.Sent.Retransmits >= 0 {
+		if st.maxRTT <= 0 {
+			st = rttStats{}
+		}
+		snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(st.maxCwnd), pi(micros(st.maxRTT)), pi(micros(st.minRTT)), pi(micros(st.avg))
+		snd.MaxSndWnd, snd.Reorder = pi(st.maxSndWnd), pi(st.reorder)
 	}
-	snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(st.maxCwnd), pi(micros(st.maxRTT)), pi(micros(st.minRTT)), pi(micros(st.avg))
-	snd.MaxSndWnd, snd.Reorder = pi(st.maxSndWnd), pi(st.reorder)
 	rcv := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Received.Bytes, BitsPerSecond: s.Received.BitsPerSecond, Sender: sender}
 	return ijEndStream{Sender: snd, Receiver: rcv}
 }

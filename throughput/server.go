@@ -75,6 +75,7 @@ type ServerConfig struct {
 	BindDevice string
 	// MPTCP makes ListenAndServe listen with Multipath TCP (iperf3 -m), so
 	// that MPTCP clients keep it; plain TCP clients connect as before.
+	// False leaves Go's default (which GODEBUG=multipathtcp sets).
 	MPTCP bool
 	// OnListen, when set, is called by ListenAndServe with the bound
 	// address before the first Accept.
@@ -254,7 +255,9 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 		addr = fmt.Sprintf(":%d", DefaultPort)
 	}
 	var lc net.ListenConfig
-	lc.SetMultipathTCP(s.cfg.MPTCP)
+	if s.cfg.MPTCP {
+		lc.SetMultipathTCP(true) // false would also refuse Go's default
+	}
 	if dev := s.cfg.BindDevice; dev != "" {
 		lc.Control = func(_, _ string, rc syscall.RawConn) error {
 			var serr error

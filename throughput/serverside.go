@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"syscall"
 	"time"
@@ -124,7 +125,8 @@ func (ss *serverSession) openStreams(ctx context.Context) error {
 // connect, when a client has nothing to say: a stock client that cannot
 // connect a stream sends IPERF_DONE and waits for the server to close,
 // which must not take the handshake timeout. A byte or the end of the
-// connection calls cancel; left stops the watch and returns why the
+// connection calls cancel; left stops the watch (with a read deadline, which
+// every net.Conn of the standard library honours) and returns why the
 // client left, or nil.
 func watchControl(c net.Conn, cancel context.CancelFunc) (left func() error) {
 	_ = c.SetReadDeadline(time.Time{})
@@ -137,7 +139,7 @@ func watchControl(c net.Conn, cancel context.CancelFunc) (left func() error) {
 		switch {
 		case n == 1:
 			gone = fmt.Errorf("throughput: the client sent %v while its streams connected", iperfwire.State(b[0]))
-		case isTimeout(err): // left() stopped the watch
+		case errors.Is(err, os.ErrDeadlineExceeded): // left() stopped the watch
 			return
 		default:
 			gone = fmt.Errorf("throughput: the client left while its streams connected: %w", err)

@@ -241,8 +241,8 @@ func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Se
 
 // end freezes the counters, closes the last partial interval and takes the CPU reading.
 func (t *testRun) end(ctx context.Context, stopRep func(), drain bool) {
+	stopRep() // first: a late cut of the reporter's may not pass endT
 	t.endT = time.Now()
-	stopRep()
 	t.eng.stopSenders()
 	t.eng.endLowat()
 	if drain {

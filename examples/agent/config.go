@@ -294,7 +294,9 @@ func (c *config) listenHost() string {
 }
 
 // metricsAddr is where /metrics is served: -metrics as given, or, when it
-// is a port alone ("9469"), that port on the -listen host. The port-only
+// is a port alone ("9469"), that port on the -listen host, which without
+// -listen is every address, as for the servers (the default -metrics,
+// 127.0.0.1:9469, stays on loopback). The port-only
 // form serves manifests that know the node's address only as a variable:
 // "$(NODE_IP):9469" cannot be split when NODE_IP is an IPv6 address, while
 // "-listen=$(NODE_IP) -metrics=9469" works for both families.

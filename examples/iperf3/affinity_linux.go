@@ -17,19 +17,31 @@ func setAffinity(cpu int) error {
 	return setAllThreads(&set)
 }
 
+// setAllThreads sets every thread's mask. A thread started during a pass
+// by one not yet set inherits the old mask, so the passes go on until one
+// finds no thread it has not set (a few at most: the runtime starts threads
+// rarely).
 func setAllThreads(set *unix.CPUSet) error {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return unix.SchedSetaffinity(0, set)
-	}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
+	done := map[int]bool{}
+	for range 8 {
+		tasks, err := os.ReadDir("/proc/self/task")
 		if err != nil {
-			continue
+			return unix.SchedSetaffinity(0, set)
 		}
-		// A thread that has exited since the listing is not an error.
-		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
-			return err
+		fresh := false
+		for _, t := range tasks {
+			tid, err := strconv.Atoi(t.Name())
+			if err != nil || done[tid] {
+				continue
+			}
+			// A thread that has exited since the listing is not an error.
+			if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
+				return err
+			}
+			done[tid], fresh = true, true
+		}
+		if !fresh {
+			return nil
 		}
 	}
 	return nil

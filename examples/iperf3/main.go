@@ -21,9 +21,9 @@
 // significant digits instead of 0.000 (kernel timestamps resolve it);
 // stream ids are numbered, not file descriptors; -D re-executes the tool
 // in a new session (Go cannot fork); -d prints what the library's events
-// report. Options the library cannot carry out yet (-F's contents, -L, the
-// client's -m, --bind-dev and --cntl-ka, -A's server core,
-// --server-bitrate-limit) are accepted and warn when given.
+// report. Options the library cannot carry out yet (-F's contents, -L,
+// -A's server core, --server-bitrate-limit) are accepted and warn when
+// given.
 package main
 
 import (

@@ -29,9 +29,10 @@ var (
 	defaultRateWin = 5 * time.Second // --server-bitrate-limit's averaging window
 )
 
-// compat holds 3.21's options that this tool accepts and carries out only
-// in part, or not at all because the throughput package has no setting for
-// them yet; warnNotCarriedOut says which, when they are given.
+// compat holds 3.21's options that came with its later releases: those
+// carried out (applyCompat, listenConfig, serverConfig) and those the
+// throughput package has no setting for yet, which warnNotCarriedOut names
+// when they are given.
 type compat struct {
 	pidfile        string // -I
 	daemon         bool   // -D

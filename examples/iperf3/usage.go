@@ -28,7 +28,7 @@ func printParseError(w io.Writer, prog string, err error) {
 func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "%s\n", versionLine())
 	fmt.Fprintf(w, "%s\n", systemInfo())
-	fmt.Fprintf(w, "Optional features available: TCP congestion algorithm setting (linux), authentication with RSA, POSIX threads, GSO/GRO support (linux), CPU affinity setting (linux), bind to device (server, linux), MPTCP (server)\n")
+	fmt.Fprintf(w, "Optional features available: TCP congestion algorithm setting (linux), authentication with RSA, POSIX threads, GSO/GRO support (linux), CPU affinity setting (linux), bind to device (linux), MPTCP\n")
 }
 
 // versionLine is 3.21's version string, naming this tool.

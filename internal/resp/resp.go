@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 )
 
@@ -56,17 +55,18 @@ type Limits struct {
 
 // DefaultLimits are generous for replies to GET, SET, AUTH and CLUSTER SLOTS.
 //
-// MaxReplyElems, 512 Ki elements, is 15 times the CLUSTER SLOTS reply of a
+// MaxReplyElems, 1 Mi elements, is 30 times the CLUSTER SLOTS reply of a
 // 1,000-node cluster (500 primaries with a replica each, every one owning
 // four slot ranges: 17 elements per range with Redis 7's node metadata,
-// 34,000 in all), and still holds the largest reply a cluster can send
-// short of more than three replicas per primary: 16,384 ranges of one slot
-// each, 31 elements per range (507,904). A decoded element holds 72 bytes,
-// and about as much again is allocated while the arrays holding it grow, so
-// one reply allocates at most about 120 MiB for its elements. MaxReplyBytes,
-// 128 MiB, holds the largest value a GET may return (MaxBulk) twice over.
+// 34,000 in all), and holds the largest reply a cluster sends with up to
+// five replicas per primary and two metadata pairs per node (hostname and
+// one more): 16,384 ranges of one slot each, 3 + 6 x 9 = 57 elements per
+// range (933,888). A decoded element holds 72 bytes, and about as much again is
+// allocated while the arrays holding it grow, so one reply allocates at
+// most about 240 MiB for its elements. MaxReplyBytes, 128 MiB, holds the
+// largest value a GET may return (MaxBulk) twice over.
 var DefaultLimits = Limits{MaxBulk: 64 << 20, MaxElems: 1 << 20, MaxDepth: 32, MaxLine: 64 << 10,
-	MaxReplyElems: 1 << 19, MaxReplyBytes: 128 << 20}
+	MaxReplyElems: 1 << 20, MaxReplyBytes: 128 << 20}
 
 // ErrProtocol is wrapped by every malformed-reply error.
 var ErrProtocol = errors.New("cache: RESP protocol error")
@@ -195,12 +195,20 @@ func (r *Reader) readBulk(typ byte, body []byte) (Value, error) {
 	if err := r.spend(n + 2); err != nil {
 		return Value{}, err
 	}
-	// Grow as the bytes arrive rather than trusting the announced length.
+	// Grow as the bytes arrive rather than trusting the announced length,
+	// doubling what arrived: a value costs a few copies, and a peer that
+	// announces much and sends little gets at most twice what it sent
+	// (bulkChunk at first) allocated ahead.
 	want := int(n) + 2
 	buf := make([]byte, 0, min(want, bulkChunk))
 	for len(buf) < want {
 		have := len(buf)
-		buf = slices.Grow(buf, min(want-have, bulkChunk))[:have+min(want-have, bulkChunk)]
+		if have == cap(buf) {
+			grown := make([]byte, have, min(want, 2*have))
+			copy(grown, buf)
+			buf = grown
+		}
+		buf = buf[:cap(buf)]
 		if _, err := io.ReadFull(r.br, buf[have:]); err != nil {
 			return Value{}, unexpectedEOF(err)
 		}
