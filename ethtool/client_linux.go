@@ -204,21 +204,20 @@ func (c *client) count(iface string) (int, error) {
 	return int(si.data[0]), nil
 }
 
-// room is how many entries a buffer holds for a request of n: maxStats,
-// whatever n. Kernels before 7b07be1ff1cb write the driver's current count
-// whatever was asked, and a driver's count can grow without bound between
-// GSSET_INFO and the read (ENA's with its queues: 45 statistics with one
-// queue, about 240 with eight), so no margin over n is safe; maxStats is
-// the most any count is taken to be. The buffers are allocated once per
-// client, and pages the kernel never writes are never touched.
-func room(n int) int { return max(n, maxStats) }
+// Both buffers hold maxStats entries, whatever was asked: kernels before
+// 7b07be1ff1cb write the driver's current count whatever the request said,
+// and a driver's count can grow without bound between GSSET_INFO and the
+// read (ENA's with its queues: 45 statistics with one queue, about 240 with
+// eight), so no margin over the request is safe; maxStats is the most any
+// count is taken to be (count refuses more). The buffers are allocated once
+// per client, and pages the kernel never writes are never touched.
 
 // readNames reads n names (ETHTOOL_GSTRINGS) into c.names. It reports false
 // when the kernel answered with a different count, which newer kernels do
 // (returning 0) when the requested count is stale.
 func (c *client) readNames(iface string, n int) (bool, error) {
 	const hdr = 12 // cmd, string_set, len
-	size := hdr + room(n)*ethGStringLen
+	size := hdr + maxStats*ethGStringLen
 	if cap(c.strBuf) < size {
 		c.strBuf = make([]byte, size)
 	}
@@ -249,7 +248,7 @@ func (c *client) readNames(iface string, n int) (bool, error) {
 
 // readValues reads n values (ETHTOOL_GSTATS); false as for readNames.
 func (c *client) readValues(iface string, n int) ([]uint64, bool, error) {
-	size := 1 + room(n) // one word of cmd and n_stats, then the values
+	size := 1 + maxStats // one word of cmd and n_stats, then the values
 	if cap(c.statBuf) < size {
 		c.statBuf = make([]uint64, size)
 	}

@@ -132,12 +132,25 @@ func readyAddr(log string) string {
 
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
+	return parseMetrics(t, fetch(t, url))
+}
+
+// fetch is the text /metrics serves at url.
+func fetch(t *testing.T, url string) string {
+	t.Helper()
 	resp, err := http.Get(url)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func parseMetrics(t *testing.T, body string) map[string]*dto.MetricFamily {
+	t.Helper()
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(resp.Body)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(body))
 	require.NoError(t, err)
 	return mfs
 }
@@ -266,13 +279,8 @@ func TestAgentKeepsSecretsOutOfLogsAndMetrics(t *testing.T) {
 		"-cache", dead, "-cache-user", "probe", "-cache-every", "50ms", "-probe-timeout", "1s")
 	var body string
 	require.Eventually(t, func() bool {
-		resp, err := http.Get(url)
-		require.NoError(t, err)
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		require.NoError(t, err)
-		body = string(b)
-		return errorsFor(scrape(t, url), dead, "connect_refused") >= 2
+		body = fetch(t, url)
+		return errorsFor(parseMetrics(t, body), dead, "connect_refused") >= 2
 	}, 10*time.Second, 50*time.Millisecond, "log:\n%s", log)
 	assert.NotContains(t, body, pw)
 	assert.NotContains(t, log.String(), pw)
@@ -292,13 +300,8 @@ func TestAgentKeepsWrongPasswordOutOfLogsAndMetrics(t *testing.T) {
 		"-cache", srv.Addr, "-cache-user", "probe", "-cache-every", "50ms", "-probe-timeout", "2s")
 	var body string
 	require.Eventually(t, func() bool {
-		resp, err := http.Get(url)
-		require.NoError(t, err)
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		require.NoError(t, err)
-		body = string(b)
-		return errorsFor(scrape(t, url), srv.Addr, string(cache.ErrWrongPass)) >= 2
+		body = fetch(t, url)
+		return errorsFor(parseMetrics(t, body), srv.Addr, string(cache.ErrWrongPass)) >= 2
 	}, 15*time.Second, 50*time.Millisecond, "log:\n%s", log)
 	assert.Contains(t, log.String(), "cache probe failed", "the failure itself is logged")
 	assert.Contains(t, log.String(), string(cache.ErrWrongPass))

@@ -31,11 +31,7 @@ func TestIntervalZero321(t *testing.T) {
 	want := run321(t, bin, args...)
 	got, errOut, code := runTool321(args...)
 	require.Equal(t, 0, code, errOut)
-	wc, wi, ws := textShape(want)
-	gc, gi, gs := textShape(got)
-	assert.Equal(t, wc, gc, "3.21:\n%s\nours:\n%s", want, got)
-	assert.Equal(t, wi, gi, "3.21:\n%s\nours:\n%s", want, got)
-	assert.Equal(t, ws, gs, "3.21:\n%s\nours:\n%s", want, got)
+	sameShape(t, want, got)
 	assert.Equal(t, 3, strings.Count(got, " sec "), "one interval line, then sender and receiver: %s", got)
 
 	out, errOut, code := runTool321(append(args, "-J")...)

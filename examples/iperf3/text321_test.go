@@ -75,12 +75,7 @@ func TestTextMatches321(t *testing.T) {
 			want := run321(t, bin, args...)
 			got, errOut, code := runTool321(args...)
 			require.Equal(t, 0, code, errOut)
-			wc, wi, ws := textShape(want)
-			gc, gi, gs := textShape(got)
-			// Same connected lines, printed as the streams connect.
-			assert.Equal(t, wc, gc, "connected lines\n3.21:\n%s\nours:\n%s", want, got)
-			assert.Equal(t, wi, gi, "interval section\n3.21:\n%s\nours:\n%s", want, got)
-			assert.Equal(t, ws, gs, "summary section\n3.21:\n%s\nours:\n%s", want, got)
+			sameShape(t, want, got)
 		})
 	}
 }
@@ -165,4 +160,16 @@ func decodeEnd(t *testing.T, out string) *endSums {
 	var doc endSums
 	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
 	return &doc
+}
+
+// sameShape checks that our text has 3.21's shape: the same connected
+// lines, printed as the streams connect, then the same interval and
+// summary sections (textShape).
+func sameShape(t *testing.T, want, got string) {
+	t.Helper()
+	wc, wi, ws := textShape(want)
+	gc, gi, gs := textShape(got)
+	assert.Equal(t, wc, gc, "connected lines\n3.21:\n%s\nours:\n%s", want, got)
+	assert.Equal(t, wi, gi, "interval section\n3.21:\n%s\nours:\n%s", want, got)
+	assert.Equal(t, ws, gs, "summary section\n3.21:\n%s\nours:\n%s", want, got)
 }
