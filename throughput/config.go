@@ -189,6 +189,10 @@ type Config struct {
 	// it only without a target rate: a paced test reads datagram by
 	// datagram, so each has its own arrival time for the jitter.
 	GRO Offload `json:"gro,omitempty"`
+	// JitterClock is the clock this side's UDP receivers take each
+	// datagram's arrival time from for the jitter (a server's tests take
+	// ServerConfig.JitterClock). The default is the kernel's.
+	JitterClock JitterClock `json:"jitter_clock,omitempty"`
 	// SkipRxCopy receives with MSG_TRUNC, so the kernel drops the payload
 	// instead of copying it (iperf3 --skip-rx-copy; UDP reads only the
 	// datagram header). GRO reads ignore it, as iperf3's do.
@@ -212,6 +216,50 @@ const (
 	OffloadOn
 	OffloadOff
 )
+
+// JitterClock is where a UDP receiver's arrival times come from. The
+// jitter is RFC 3550's interarrival jitter, as iperf3 computes it: a
+// running mean of the change in transit time (arrival minus the sender's
+// stamp) from one datagram to the next.
+type JitterClock int8
+
+const (
+	// JitterKernel takes the time each datagram reached the socket
+	// (SO_TIMESTAMPNS, linux), so the figure is the path's: a packet
+	// capture of the flow gives the same. Where the kernel's time is not
+	// available (GRO reads, SkipRxCopy, other platforms) it is the time the
+	// read returned.
+	JitterKernel JitterClock = iota
+	// JitterRead takes the time the receiver's read returned, as iperf3's
+	// receiver does. The figure then includes the receiver's own wake-ups
+	// and reads behind a queue (on an idle loopback, a few microseconds
+	// where the path's is under one): use it to compare with jitter that
+	// iperf3 measured. Linux reads datagram by datagram outside the Go
+	// poller, as an iperf3 thread does, so the wake-ups are the kernel's,
+	// not the runtime's.
+	JitterRead
+)
+
+// String returns "kernel" or "read".
+func (c JitterClock) String() string {
+	switch c {
+	case JitterKernel:
+		return "kernel"
+	case JitterRead:
+		return "read"
+	}
+	return fmt.Sprintf("JitterClock(%d)", int8(c))
+}
+
+// ParseJitterClock parses "kernel" or "read" (String's forms).
+func ParseJitterClock(s string) (JitterClock, error) {
+	for _, c := range []JitterClock{JitterKernel, JitterRead} {
+		if s == c.String() {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("throughput: jitter clock %q: want kernel or read", s)
+}
 
 // useGSO reports whether UDP senders try GSO.
 func (c *Config) useGSO() bool { return !c.DisableFastPath && c.GSO != OffloadOff }
@@ -450,7 +498,7 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 		TOS: int(p.TOS), ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, DontFragment: p.DontFragment != 0, MPTCP: bool(p.MPTCP),
 		GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0,
 		ReadLen: sc.ReadLen, Interval: sc.Interval, IOTimeout: sc.IOTimeout, DisableFastPath: sc.DisableFastPath,
-		RecvTimeout: sc.RecvTimeout, StreamThreads: sc.StreamThreads,
+		RecvTimeout: sc.RecvTimeout, StreamThreads: sc.StreamThreads, JitterClock: sc.JitterClock,
 	}
 	if b := int(p.Burst); b > 0 && b <= MaxBurst {
 		c.Burst = b

@@ -445,7 +445,8 @@ func (e *engine) recvTCP(s *flowStream) error {
 
 // setupUDP prepares a UDP data socket: its buffers, the kernel's pacing cap
 // for a sender, the offload this side uses, and for a receiver without GRO
-// the kernel's receive times (nil: none of these).
+// a datagram-by-datagram read with each one's arrival time, the kernel's
+// unless c.JitterClock is JitterRead (nil: none of these).
 func setupUDP(uc *net.UDPConn, c *Config, send bool) *udpFast {
 	gso, gro := send && c.useGSO(), !send && c.useGRO()
 	tuneUDP(uc, c.Window, send, gro)
@@ -456,7 +457,8 @@ func setupUDP(uc *net.UDPConn, c *Config, send bool) *udpFast {
 	if gso || gro {
 		f, _ = newUDPFast(uc, gso, gro, c.BlockLen)
 	}
-	if !send && (f == nil || !f.gro) && !c.SkipRxCopy && enableRxStamps(uc) {
+	if !send && (f == nil || !f.gro) && !c.SkipRxCopy && udpFastAvailable &&
+		(c.JitterClock == JitterRead || enableRxStamps(uc)) {
 		if f == nil {
 			f = &udpFast{}
 		}

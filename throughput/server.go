@@ -63,6 +63,9 @@ type ServerConfig struct {
 	// an OS thread each, GOMAXPROCS raised by their count while they run
 	// (linux).
 	StreamThreads bool
+	// JitterClock is Config.JitterClock for every test's UDP receivers:
+	// the kernel's arrival times by default, JitterRead for iperf3's.
+	JitterClock JitterClock
 	// Interval between the server's own interval reports (sent back with
 	// get_server_output); 0 means 1 s. A netperfkit client's interval wins.
 	Interval time.Duration

@@ -24,7 +24,7 @@ import (
 type udpFast struct {
 	gso    bool
 	gro    bool
-	stamps bool // SO_TIMESTAMPNS: each datagram comes with its kernel receive time
+	stamps bool // one datagram per read, outside the poller; with SO_TIMESTAMPNS, its kernel receive time
 }
 
 const udpFastAvailable = true
@@ -144,7 +144,8 @@ func enableRxStamps(uc *net.UDPConn) bool {
 // from the kernel (SO_TIMESTAMPNS): when it reached the socket, not when
 // this goroutine woke up. The Go netpoller's wake-up costs microseconds,
 // the scale of a fast flow's jitter, where a thread blocked in recv (as
-// iperf3's) wakes faster.
+// iperf3's) wakes faster. Without SO_TIMESTAMPNS (JitterRead) the arrival
+// is the time the read returned, as iperf3 takes it.
 func (e *engine) recvUDPStamped(s *flowStream) error {
 	buf := make([]byte, 1<<16)
 	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))*2)

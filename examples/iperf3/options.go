@@ -42,8 +42,9 @@ type options struct {
 	server, client bool
 	host           string // -c
 	port           int
-	inProcess      bool // --in-process: ours, a loopback test against an in-process server
-	streamThreads  bool // --stream-threads: ours, Config.StreamThreads for both roles
+	inProcess      bool                   // --in-process: ours, a loopback test against an in-process server
+	streamThreads  bool                   // --stream-threads: ours, Config.StreamThreads for both roles
+	jitterClock    throughput.JitterClock // --jitter-clock: ours, Config.JitterClock for both roles
 
 	// Output.
 	format      byte // -f: 0 means adaptive
@@ -270,6 +271,14 @@ func defineCommon(fs *pflag.FlagSet, o *options) {
 	fs.BoolVar(&o.inProcess, "in-process", false, "run the test against an in-process server on loopback (netperfkit)")
 	fs.BoolVar(&o.streamThreads, "stream-threads", true,
 		"send and receive each TCP stream on its own OS thread, as iperf3 3.21 does; =false uses the Go poller (linux) (netperfkit)")
+	fs.Func("jitter-clock", "UDP arrival times for the jitter: kernel (the path's, default) or read (iperf3's) (netperfkit)", func(s string) error {
+		c, err := throughput.ParseJitterClock(s)
+		if err != nil {
+			return errors.New(strings.TrimPrefix(err.Error(), "throughput: "))
+		}
+		o.jitterClock = c
+		return nil
+	})
 }
 
 // defineOutput defines the options that shape what is written and where.

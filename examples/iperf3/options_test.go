@@ -58,6 +58,8 @@ func TestParseOptionsAccepted(t *testing.T) {
 			assert.Equal(t, iperfTCPBlockLen, o.cfg.BlockLen, "-l 0 is 3.21's default")
 		}},
 		{"-c h -u -l 0", func(t *testing.T, o *options) { assert.Zero(t, o.cfg.BlockLen, "-l 0: UDP length left to the library") }},
+		{"-c h -u --jitter-clock read", func(t *testing.T, o *options) { assert.Equal(t, throughput.JitterRead, o.jitterClock) }},
+		{"-s --jitter-clock=kernel", func(t *testing.T, o *options) { assert.Equal(t, throughput.JitterKernel, o.jitterClock) }},
 		{"-c h -I p.pid -d -A 0 -F none --json-stream --json-stream-full-output -L 0x5 -m --bind-dev lo --cntl-ka=30/5/3 --no-fq-socket-pacing", func(t *testing.T, o *options) {
 			assert.Equal(t, "p.pid", o.pidfile)
 			assert.Equal(t, debugMax, o.debug)
@@ -196,6 +198,7 @@ func TestParseOptionsRefused(t *testing.T) {
 		{"-c h -S 256", "parameter error - bad TOS value (must be between 0 and 255 inclusive)"},
 		{"-c h --dscp zz", "parameter error - bad DSCP value"},
 		{"-c h -O 601", "parameter error - bogus value for --omit (maximum = 600 seconds)"},
+		{"-c h --jitter-clock wall", `jitter clock "wall": want kernel or read`},
 		{"-c h -l 2M", "parameter error - block size too large (maximum = 1048576 bytes)"},
 		{"-c h -u -l 8", "parameter error - block size invalid (minimum = 16 bytes, maximum = 65507 bytes)"},
 		{"-c h -t 5 -n 1M", "parameter error - only one test end condition (-t, -n, -k) may be specified"},

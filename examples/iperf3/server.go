@@ -99,7 +99,7 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 	listening()
 	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OneOff: o.oneOff,
 		AllowedClients: o.allowedClients, MaxTestsPerClient: o.maxTestsPerClient, RecvTimeout: o.rcvTimeout,
-		StreamThreads: o.streamThreads, MaxTests: o.maxTests, BindDevice: o.bindDev}
+		StreamThreads: o.streamThreads, MaxTests: o.maxTests, BindDevice: o.bindDev, JitterClock: o.jitterClock}
 	if o.oneOff {
 		// Without -1, 3.21's --idle-timeout restarts its one test slot,
 		// which this server does not need; with it, the server exits.

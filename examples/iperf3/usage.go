@@ -157,6 +157,9 @@ netperfkit additions:
   --in-process              test against an in-process server on loopback
   --stream-threads[=false]  send and receive each TCP stream on its own OS thread, as
                             iperf3 3.21 does (default); =false uses the Go poller (linux)
+  --jitter-clock kernel|read  where a UDP receiver's arrival times come from: kernel
+                            (when each datagram reached the socket: the path's jitter,
+                            default) or read (when the read returned, as iperf3 measures)
 
 [KMG] indicates options that support a K/M/G suffix for kilo-, mega-, or giga-
 (*) parsed and checked as iperf3 does, not yet carried out: the tool says so and stops
