@@ -251,6 +251,18 @@ func (c JitterClock) String() string {
 	return fmt.Sprintf("JitterClock(%d)", int8(c))
 }
 
+// MarshalText writes String's form, so results name the clock.
+func (c JitterClock) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText reads String's form.
+func (c *JitterClock) UnmarshalText(b []byte) error {
+	v, err := ParseJitterClock(string(b))
+	if err == nil {
+		*c = v
+	}
+	return err
+}
+
 // ParseJitterClock parses "kernel" or "read" (String's forms).
 func ParseJitterClock(s string) (JitterClock, error) {
 	for _, c := range []JitterClock{JitterKernel, JitterRead} {

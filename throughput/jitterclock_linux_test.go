@@ -1,6 +1,7 @@
 package throughput
 
 import (
+	"encoding/json"
 	"net"
 	"testing"
 	"time"
@@ -68,4 +69,14 @@ func TestParseJitterClock(t *testing.T) {
 	_, err := ParseJitterClock("wall")
 	assert.ErrorContains(t, err, `jitter clock "wall": want kernel or read`)
 	assert.Equal(t, "JitterClock(7)", JitterClock(7).String())
+
+	b, err := json.Marshal(Config{JitterClock: JitterRead})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"jitter_clock":"read"`, "results name the clock")
+	var c Config
+	require.NoError(t, json.Unmarshal(b, &c))
+	assert.Equal(t, JitterRead, c.JitterClock)
+	b, err = json.Marshal(Config{})
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "jitter_clock", "the default is left out")
 }
