@@ -280,6 +280,13 @@ func jitterText(v float64) string {
 	return fmt.Sprintf("%.*f", int(math.Ceil(-math.Log10(v)))+1, v)
 }
 
+// FormatJitter writes a jitter in milliseconds as the text reports do:
+// three decimals, and two significant digits below 0.001 ms, so that a
+// measured jitter never reads as 0.000.
+func FormatJitter(j time.Duration) string {
+	return strings.TrimSpace(jitterText(float64(j) / float64(time.Millisecond)))
+}
+
 // zbuf is the blank column 3.21 puts before a UDP sender's datagram count
 // in bidirectional tests (and leaves empty otherwise).
 func (t *TextReport) zbuf() string {

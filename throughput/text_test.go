@@ -112,4 +112,6 @@ func TestJitterText(t *testing.T) {
 	} {
 		assert.Equal(t, want, strings.TrimSpace(jitterText(v)), "%g ms: a nonzero jitter never reads 0.000", v)
 	}
+	assert.Equal(t, "0.00042", FormatJitter(420*time.Nanosecond))
+	assert.Equal(t, "1.500", FormatJitter(1500*time.Microsecond))
 }

@@ -256,7 +256,7 @@ func writeMatrixText(w io.Writer, sec *MatrixSection) error {
 			retr = fmt.Sprint(r.Retransmits)
 		}
 		if r.Protocol == "udp" {
-			loss, jit = pct(r.LostPercent), fmt.Sprintf("%.3f", r.JitterMs)
+			loss, jit = pct(r.LostPercent), throughput.FormatJitter(time.Duration(r.JitterMs*float64(time.Millisecond)))
 		}
 		by := "-"
 		if r.LimitedBy != "" {

@@ -161,3 +161,21 @@ func TestParseRateErrorNamesEverySuffix(t *testing.T) {
 	assert.Contains(t, err.Error(), "K, M, G or T")
 	assert.Contains(t, err.Error(), `"5X"`)
 }
+
+// TestMatrixJitterNeverReadsZero: a UDP row's sub-microsecond jitter (the
+// kernel's arrival times resolve it on loopback) keeps two significant
+// digits instead of printing 0.000; a TCP row has none.
+func TestMatrixJitterNeverReadsZero(t *testing.T) {
+	sec := &MatrixSection{Target: "127.0.0.1:1", LimitBitsPerSecond: 5e9, Rows: []MatrixRow{
+		{Scenario: "UDP 1G", Direction: "upload", Protocol: "udp", JitterMs: 0.00042},
+		{Scenario: "UDP 5G", Direction: "upload", Protocol: "udp", JitterMs: 0.0123},
+		{Scenario: "TCP 1 stream", Direction: "upload", Protocol: "tcp", Retransmits: -1},
+	}}
+	var b bytes.Buffer
+	require.NoError(t, writeMatrixText(&b, sec))
+	lines := strings.Split(b.String(), "\n")
+	require.GreaterOrEqual(t, len(lines), 5, b.String())
+	assert.Contains(t, lines[2], "0.00042", b.String())
+	assert.Contains(t, lines[3], "0.012", b.String())
+	assert.NotContains(t, b.String(), "0.000 ", "a measured jitter never reads 0.000")
+}
