@@ -39,6 +39,10 @@
 // Network: PingPong is a ping-pong and under-load client over UDP and TCP
 // that works against a stock `sockperf server`; its opt-in ModeSpin gets
 // within a few percent of sockperf's own client at the cost of a busy core.
+// Its opt-in AdaptiveTimeout awaits each ping-pong reply for TCP's
+// retransmission timeout of the round trips so far (RFC 6298) instead of a
+// fixed ReadTimeout, so a lossy path costs a few round trips per loss; late
+// replies are matched to their own messages and recorded, not dropped.
 // Server is a sockperf-compatible echo server that stock `sockperf ping-pong`
 // and `sockperf under-load` clients can measure, with limits that keep hostile
 // peers from stopping it and an optional allow-list of client networks. Package latencytest starts in-process servers for

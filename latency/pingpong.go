@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,8 +94,28 @@ type PingPongConfig struct {
 	ReplyEvery int
 	// ReadTimeout is how long a reply is awaited before the message counts
 	// as dropped, so a silent server ends the run with drops rather than a
-	// hang; it also bounds every write. Zero means 1 s.
+	// hang; it also bounds every write. With AdaptiveTimeout it is the
+	// longest wait. Zero means 1 s.
 	ReadTimeout time.Duration
+	// AdaptiveTimeout makes a ping-pong run wait for each reply only as long
+	// as the round trips so far suggest, as TCP's retransmission timer does
+	// (RFC 6298): srtt + 4·rttvar, at least MinReadTimeout, doubled after
+	// each timeout until the next reply, at most ReadTimeout, and
+	// ReadTimeout until the first reply. A lost reply then costs a few
+	// round trips rather than ReadTimeout. A reply that comes after its
+	// timeout but within ReadTimeout of its message is late, not lost: its
+	// round trip is recorded (in Samples at its message's place), it
+	// counts in LateReplies and not in Dropped, and it feeds the estimate.
+	// After the last message the run waits one more timeout for such
+	// replies. Replies are matched to messages by sequence number, so a
+	// late reply is never taken for a later message's. Under-load runs
+	// (MPS > 0) refuse it.
+	AdaptiveTimeout bool
+	// MinReadTimeout is the floor of the adaptive timeout: below it, the
+	// next message would often go out while the reply to the last one is
+	// merely held up by scheduling on either host. Zero means 10 ms, or
+	// ReadTimeout if that is shorter.
+	MinReadTimeout time.Duration
 	// WarmUp excludes the messages sent in this first part of a timed run
 	// from the statistics, and CoolDown those sent in its last part, as
 	// sockperf does. Zero means 400 ms of warm-up and 50 ms of cool-down;
@@ -144,6 +165,10 @@ type PingPongResult struct {
 	// most 1 ms) after their intended time; they are sent, not skipped, and
 	// their round trips are measured from the intended time.
 	Late int64 `json:"late,omitempty"`
+	// LateReplies counts the measured messages of an AdaptiveTimeout run
+	// whose reply came after their timeout and was still recorded (see
+	// PingPongConfig.AdaptiveTimeout); they are not in Dropped.
+	LateReplies int64 `json:"late_replies,omitempty"`
 	// Raw summarises the send-to-reply times of an under-load run.
 	Raw *Summary `json:"raw,omitempty"`
 	// Samples holds every measured round trip in send order, unless
@@ -183,6 +208,9 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 	if c.CoolDown == 0 {
 		c.CoolDown = defaultCoolDown
 	}
+	if c.MinReadTimeout == 0 {
+		c.MinReadTimeout = min(defaultMinReadTimeout, c.ReadTimeout)
+	}
 	c.WarmUp, c.CoolDown = max(c.WarmUp, 0), max(c.CoolDown, 0)
 	switch c.Network {
 	case "udp", "udp4", "udp6":
@@ -199,8 +227,12 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 	switch {
 	case c.MessageSize < wire.HeaderSize:
 		return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MessageSize, wire.HeaderSize)
-	case c.Duration < 0, c.MPS < 0, c.ReplyEvery < 0, c.ReadTimeout < 0, c.SpinTimeout < 0:
+	case c.Duration < 0, c.MPS < 0, c.ReplyEvery < 0, c.ReadTimeout < 0, c.SpinTimeout < 0, c.MinReadTimeout < 0:
 		return PingPongConfig{}, fmt.Errorf("%w: negative duration, rate or timeout", ErrInvalidConfig)
+	case c.AdaptiveTimeout && c.MPS > 0:
+		return PingPongConfig{}, fmt.Errorf("%w: AdaptiveTimeout is for ping-pong, not under-load (MPS %d)", ErrInvalidConfig, c.MPS)
+	case c.AdaptiveTimeout && c.MinReadTimeout > c.ReadTimeout:
+		return PingPongConfig{}, fmt.Errorf("%w: MinReadTimeout %v exceeds ReadTimeout %v", ErrInvalidConfig, c.MinReadTimeout, c.ReadTimeout)
 	case c.Count <= 0 && c.WarmUp+c.CoolDown >= c.Duration:
 		return PingPongConfig{}, fmt.Errorf("%w: Duration %v leaves no measurement window after WarmUp %v and CoolDown %v", ErrInvalidConfig, c.Duration, c.WarmUp, c.CoolDown)
 	case c.Arrival != ArrivalUniform && c.Arrival != ArrivalPoisson:
@@ -289,8 +321,8 @@ type run struct {
 	winStart, winEnd int64
 	start, end       int64
 
-	dropped, dup, ooo int64
-	samples, raw      []time.Duration
+	dropped, dup, ooo, late int64
+	samples, raw            []time.Duration
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
@@ -360,35 +392,18 @@ func (r *run) keep(d time.Duration) {
 	}
 }
 
-// seen remembers recently received sequence numbers to tell duplicates from
-// out-of-order replies.
-type seen [4096]uint64
-
-func (s *seen) add(seq uint64) (dup bool) {
-	i := seq & (uint64(len(s)) - 1)
-	dup = s[i] == seq
-	s[i] = seq
-	return dup
-}
-
 func (r *run) pingPong(ctx context.Context) error {
 	msg := r.message()
 	var seq uint64
 	if err := r.warmUp(msg, &seq); err != nil {
 		return err
 	}
-	var recv seen
+	w := newWaiter(r)
 	size := uint32(len(msg))
 	r.setWindow()
-	var measured int64
-	timeout := int64(r.cfg.ReadTimeout)
 	// Every way out of the loop but a failure, cancellation included, goes
 	// through its end, which times the run.
-loop:
-	for i := 0; ; i++ {
-		if r.cfg.Count > 0 && measured >= r.cfg.Count {
-			break
-		}
+	for i := int64(0); r.cfg.Count <= 0 || i < r.cfg.Count; i++ {
 		if i&255 == 0 && (ctx.Err() != nil || r.cancelled.Load()) {
 			break
 		}
@@ -400,50 +415,22 @@ loop:
 		}
 		if err := r.tr.write(msg); err != nil {
 			if r.cancelled.Load() {
-				break loop
+				break
 			}
 			return err
 		}
 		r.res.Sent++
-		measured++
-		in := r.inWindow(tx)
-		deadline := r.base.Add(time.Duration(tx + timeout))
-		for {
-			m, err := r.tr.read(deadline)
-			if err != nil {
-				if isTimeout(err) {
-					if in {
-						r.dropped++
-					}
-					break
-				}
-				if r.cancelled.Load() {
-					break loop
-				}
-				return err
-			}
-			rx := r.now()
-			h, err := wire.DecodeHeader(m)
-			if err != nil || h.Flags&wire.FlagClient != 0 {
-				continue // not a reply
-			}
-			r.res.Received++
-			switch {
-			case h.Seq == seq:
-				recv.add(seq)
-				if in {
-					r.keep(time.Duration(rx - tx))
-				}
-			case h.Seq > seq:
-				return fmt.Errorf("latency: reply with sequence number %d, beyond the last sent (%d)", h.Seq, seq)
-			case recv.add(h.Seq):
-				r.dup++
-				continue
-			default:
-				r.ooo++ // a late reply to a message already counted as dropped
-				continue
-			}
+		cancelled, err := w.await(seq, tx)
+		if err != nil {
+			return err
+		}
+		if cancelled {
 			break
+		}
+	}
+	if !r.cancelled.Load() {
+		if err := w.drain(seq); err != nil {
+			return err
 		}
 	}
 	r.res.RunSeconds = time.Duration(r.now() - r.start).Seconds()
@@ -655,6 +642,8 @@ func (r *run) finish() {
 	if r.cfg.DiscardSamples {
 		res.Summary = res.Recorder.Summary(r.cfg.Summary)
 	} else {
+		// Places kept for late replies that never came.
+		r.samples = slices.DeleteFunc(r.samples, func(d time.Duration) bool { return d < 0 })
 		res.Summary = SummarizeSamples(r.samples, r.cfg.Summary)
 		res.Samples = r.samples
 	}
@@ -668,7 +657,7 @@ func (r *run) finish() {
 		}
 		res.Raw = &raw
 	}
-	res.Dropped, res.Duplicated, res.OutOfOrder = r.dropped, r.dup, r.ooo
+	res.Dropped, res.Duplicated, res.OutOfOrder, res.LateReplies = r.dropped, r.dup, r.ooo, r.late
 	if res.Raw != nil {
 		res.Raw.Dropped, res.Raw.Duplicated, res.Raw.OutOfOrder = r.dropped, r.dup, r.ooo
 	}

@@ -214,6 +214,9 @@ func TestPingPongInvalidConfig(t *testing.T) {
 		{Mode: Mode(7)},
 		{Duration: 400 * time.Millisecond},
 		{Duration: time.Second, WarmUp: time.Second, CoolDown: -1},
+		{AdaptiveTimeout: true, MPS: 1000},
+		{AdaptiveTimeout: true, ReadTimeout: time.Millisecond, MinReadTimeout: 2 * time.Millisecond},
+		{MinReadTimeout: -1},
 	} {
 		_, err := PingPong(context.Background(), "127.0.0.1:1", cfg)
 		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", cfg)

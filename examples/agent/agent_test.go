@@ -29,7 +29,7 @@ import (
 
 func TestMetricsNamesAndTypes(t *testing.T) {
 	m := newMetrics()
-	m.observeRTT("p", []time.Duration{time.Millisecond}, 2)
+	m.observeRTT("p", rttResult{samples: []time.Duration{time.Millisecond}, lost: 2})
 	m.probeError("p", "timeout")
 	m.tput.WithLabelValues("p").Set(1e9)
 	m.tputBytes.WithLabelValues("p").Add(10)
@@ -47,6 +47,8 @@ func TestMetricsNamesAndTypes(t *testing.T) {
 	}
 	for name, typ := range map[string]dto.MetricType{
 		"netperfkit_probe_rtt_seconds":                 dto.MetricType_HISTOGRAM,
+		"netperfkit_probe_rtt_messages_total":          dto.MetricType_COUNTER,
+		"netperfkit_probe_rtt_loss_ratio":              dto.MetricType_GAUGE,
 		"netperfkit_probe_errors_total":                dto.MetricType_COUNTER,
 		"netperfkit_probe_throughput_bits_per_second":  dto.MetricType_GAUGE,
 		"netperfkit_probe_throughput_sent_bytes_total": dto.MetricType_COUNTER,

@@ -162,7 +162,7 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs.Var(newListFlag(&c.Peers), "peers", "peers to probe: `host[:iperf3port[:sockperfport]],...` (repeatable)")
 	fs.StringVar(&c.PeersFile, "peers-file", c.PeersFile, "read more peers from `file` (one per line, # comments), again on SIGHUP")
 	fs.Var(durFlag{&c.RTTEvery}, "rtt-every", "RTT probe `interval` per peer (0: off)")
-	fs.IntVar(&c.RTTCount, "rtt-count", c.RTTCount, "UDP ping-pong `messages` per RTT probe")
+	fs.IntVar(&c.RTTCount, "rtt-count", c.RTTCount, "UDP ping-pong `messages` per RTT probe; each reply is awaited for an adaptive timeout of at most min(1s, -probe-timeout)")
 	fs.Var(durFlag{&c.TputEvery}, "tput-every", "TCP throughput probe `interval` per peer (0: off)")
 	fs.Int64Var(&c.TputBytes, "tput-bytes", c.TputBytes, "most `bytes` one throughput probe sends")
 	fs.Var(durFlag{&c.TputDuration}, "tput-duration", "longest `time` one throughput probe sends")

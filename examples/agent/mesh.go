@@ -11,7 +11,7 @@ import (
 // probeFuncs are the probes the mesh runs; the adapters of parts.go in the
 // agent, fakes in tests.
 type probeFuncs struct {
-	rtt  func(ctx context.Context, p peer) ([]time.Duration, int64, error)
+	rtt  func(ctx context.Context, p peer) (rttResult, error)
 	tput func(ctx context.Context, p peer, maxBytes int64) (tputResult, error)
 }
 
@@ -91,6 +91,9 @@ func (m *mesh) setPeers(peers []peer) {
 		for _, kind := range []string{"timeout", "refused", "lost"} {
 			m.cfg.metrics.errs.WithLabelValues(name, kind)
 		}
+		if m.cfg.rttEvery > 0 {
+			m.cfg.metrics.rttMessages.WithLabelValues(name)
+		}
 		m.cfg.log.Info("peer added", "peer", name, "iperf3_port", p.IperfPort, "sockperf_port", p.SockperfPort)
 		m.wg.Add(1)
 		go func() {
@@ -168,15 +171,17 @@ func (m *mesh) probeRTT(ctx context.Context, p peer) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, m.cfg.rttTimeout)
 	defer cancel()
-	samples, lost, err := m.cfg.probes.rtt(pctx, p)
+	r, err := m.cfg.probes.rtt(pctx, p)
 	if ctx.Err() != nil {
 		return // shutting down or removed: not the peer's fault
 	}
-	m.cfg.metrics.observeRTT(p.Name(), samples, lost)
-	if err != nil && len(samples) == 0 {
+	// A probe that rttTimeout cut short still reports what it measured,
+	// and counts as a timeout as well.
+	m.cfg.metrics.observeRTT(p.Name(), r)
+	if err != nil {
 		kind := probeErrorKind(err)
 		m.cfg.metrics.probeError(p.Name(), kind)
-		m.cfg.log.Debug("rtt probe failed", "peer", p.Name(), "kind", kind, "err", err)
+		m.cfg.log.Debug("rtt probe failed", "peer", p.Name(), "kind", kind, "answered", len(r.samples), "lost", r.lost, "err", err)
 	}
 }
 

@@ -31,12 +31,12 @@ func TestMeshDownPeerCountsErrorsWithoutStallingOthers(t *testing.T) {
 	m := newMetrics()
 	cfg := testMeshConfig(m)
 	cfg.maxProbes = 1 // the down peer's probes compete for the only slot
-	cfg.probes.rtt = func(ctx context.Context, p peer) ([]time.Duration, int64, error) {
+	cfg.probes.rtt = func(ctx context.Context, p peer) (rttResult, error) {
 		if p.Host == "down" {
 			<-ctx.Done() // a silent peer: only the probe bound ends the wait
-			return nil, 0, ctx.Err()
+			return rttResult{}, ctx.Err()
 		}
-		return []time.Duration{100 * time.Microsecond, 200 * time.Microsecond}, 1, nil
+		return rttResult{samples: []time.Duration{100 * time.Microsecond, 200 * time.Microsecond}, lost: 1}, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ms := newMesh(ctx, cfg)
@@ -169,9 +169,9 @@ func TestMeshSetPeersAddsRemovesAndForgets(t *testing.T) {
 	m := newMetrics()
 	cfg := testMeshConfig(m)
 	var started sync.Map
-	cfg.probes.rtt = func(ctx context.Context, p peer) ([]time.Duration, int64, error) {
+	cfg.probes.rtt = func(ctx context.Context, p peer) (rttResult, error) {
 		started.Store(p.Host, true)
-		return []time.Duration{time.Millisecond}, 0, nil
+		return rttResult{samples: []time.Duration{time.Millisecond}}, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

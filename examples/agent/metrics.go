@@ -3,7 +3,6 @@ package main
 import (
 	"runtime"
 	"runtime/debug"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -12,14 +11,16 @@ import (
 // metrics holds the agent's own metrics in their registry. Every field is
 // safe for concurrent use.
 type metrics struct {
-	reg        *prometheus.Registry
-	rtt        *prometheus.HistogramVec
-	errs       *prometheus.CounterVec
-	tput       *prometheus.GaugeVec
-	tputBytes  *prometheus.CounterVec
-	cachePhase *prometheus.HistogramVec
-	srdRatio   *prometheus.GaugeVec
-	skipped    *prometheus.CounterVec
+	reg         *prometheus.Registry
+	rtt         *prometheus.HistogramVec
+	rttMessages *prometheus.CounterVec
+	rttLoss     *prometheus.GaugeVec
+	errs        *prometheus.CounterVec
+	tput        *prometheus.GaugeVec
+	tputBytes   *prometheus.CounterVec
+	cachePhase  *prometheus.HistogramVec
+	srdRatio    *prometheus.GaugeVec
+	skipped     *prometheus.CounterVec
 }
 
 // rttBuckets span 25 µs (same rack) to 2.5 s (a stalled path) in steps
@@ -36,12 +37,20 @@ func newMetrics() *metrics {
 		reg: prometheus.NewRegistry(),
 		rtt: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "netperfkit_probe_rtt_seconds",
-			Help:    "UDP ping-pong round-trip time to the peer's sockperf-compatible server, one observation per reply.",
+			Help:    "UDP ping-pong round-trip time to the peer's sockperf-compatible server, one observation per answered message, late replies (after their adaptive timeout, within its cap) included.",
 			Buckets: rttBuckets,
+		}, []string{"peer"}),
+		rttMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "netperfkit_probe_rtt_messages_total",
+			Help: "RTT probe messages answered or lost, by peer: netperfkit_probe_rtt_seconds_count plus netperfkit_probe_errors_total{kind=\"lost\"}, so the loss ratio over a window is the rate of the one over the rate of this. A message still awaited when -probe-timeout ended its probe is in neither.",
+		}, []string{"peer"}),
+		rttLoss: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "netperfkit_probe_rtt_loss_ratio",
+			Help: "Lost over answered-or-lost messages of the peer's last RTT probe (0 to 1). Each reply is awaited for an adaptive timeout, srtt + 4*rttvar of the probe's round trips so far (TCP's RTO, RFC 6298), at least 10 ms, doubled after each loss until the next reply, at most min(1 s, -probe-timeout) and that cap until the first reply; a reply later than its timeout but within the cap is late, not lost, and its round trip is observed.",
 		}, []string{"peer"}),
 		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "netperfkit_probe_errors_total",
-			Help: "Failed probes by peer (host, or cache endpoint) and kind: timeout, refused, unreachable, dns, busy (the peer's iperf3 server was running its limit of tests), other; lost counts RTT replies that never came; for cache endpoints, the cache package's error kinds (dns, connect_refused, connect_timeout, connect, tls_verify, tls_handshake, auth_wrongpass, auth_noauth, auth, cluster, command, timeout, connection, closing, recovery, server_error).",
+			Help: "Failed probes by peer (host, or cache endpoint) and kind: timeout, refused, unreachable, dns, busy (the peer's iperf3 server was running its limit of tests), other; lost counts RTT messages whose reply did not come within the reply timeout's cap (see netperfkit_probe_rtt_loss_ratio); an RTT probe that -probe-timeout ended before its last message counts as a timeout, and what it measured is still exported; for cache endpoints, the cache package's error kinds (dns, connect_refused, connect_timeout, connect, tls_verify, tls_handshake, auth_wrongpass, auth_noauth, auth, cluster, command, timeout, connection, closing, recovery, server_error).",
 		}, []string{"peer", "kind"}),
 		tput: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "netperfkit_probe_throughput_bits_per_second",
@@ -65,7 +74,7 @@ func newMetrics() *metrics {
 			Help: "Probes not run, by reason: budget (throughput byte budget spent).",
 		}, []string{"peer", "reason"}),
 	}
-	m.reg.MustRegister(m.rtt, m.errs, m.tput, m.tputBytes, m.cachePhase, m.srdRatio, m.skipped,
+	m.reg.MustRegister(m.rtt, m.rttMessages, m.rttLoss, m.errs, m.tput, m.tputBytes, m.cachePhase, m.srdRatio, m.skipped,
 		buildInfo(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -95,16 +104,22 @@ func buildInfo() prometheus.Collector {
 	return g
 }
 
-// observeRTT records one RTT probe.
-func (m *metrics) observeRTT(peer string, samples []time.Duration, lost int64) {
-	if len(samples) > 0 {
+// observeRTT records one RTT probe: its round trips, its lost messages and
+// its loss ratio (left as it was by a probe that ended before any message
+// was answered or lost).
+func (m *metrics) observeRTT(peer string, r rttResult) {
+	if len(r.samples) > 0 {
 		h := m.rtt.WithLabelValues(peer)
-		for _, d := range samples {
+		for _, d := range r.samples {
 			h.Observe(d.Seconds())
 		}
 	}
-	if lost > 0 {
-		m.errs.WithLabelValues(peer, "lost").Add(float64(lost))
+	if r.lost > 0 {
+		m.errs.WithLabelValues(peer, "lost").Add(float64(r.lost))
+	}
+	if n := r.messages(); n > 0 {
+		m.rttMessages.WithLabelValues(peer).Add(float64(n))
+		m.rttLoss.WithLabelValues(peer).Set(float64(r.lost) / float64(n))
 	}
 }
 
@@ -114,6 +129,8 @@ func (m *metrics) probeError(peer, kind string) { m.errs.WithLabelValues(peer, k
 func (m *metrics) forgetPeer(peer string) {
 	l := prometheus.Labels{"peer": peer}
 	m.rtt.DeletePartialMatch(l)
+	m.rttMessages.DeletePartialMatch(l)
+	m.rttLoss.DeletePartialMatch(l)
 	m.errs.DeletePartialMatch(l)
 	m.tput.DeletePartialMatch(l)
 	m.tputBytes.DeletePartialMatch(l)

@@ -81,22 +81,35 @@ func probeAuth(cfg config) (*throughput.ClientAuth, error) {
 	return &throughput.ClientAuth{User: cfg.IperfUser, Password: os.Getenv("NETPERFKIT_IPERF3_PASSWORD"), PublicKey: pub}, nil
 }
 
+// rttResult is what one RTT probe measured.
+type rttResult struct {
+	samples []time.Duration // one round trip per answered message, late replies included
+	lost    int64           // messages whose reply never came within the reply timeout's cap
+}
+
+// messages is how many messages were answered or lost: a message whose
+// reply was still awaited when the probe ended is neither.
+func (r rttResult) messages() int64 { return int64(len(r.samples)) + r.lost }
+
 // rttProbe sends count UDP ping-pong messages to a sockperf-compatible
-// server and returns the round trips it measured and how many replies were
-// lost. timeout bounds the wait for each reply.
-func rttProbe(ctx context.Context, addr string, count int, timeout time.Duration) ([]time.Duration, int64, error) {
+// server, one after the other, and returns what it measured. Each reply is
+// awaited for latency's adaptive timeout, at most maxWait (see
+// rttReplyTimeout). When ctx ends first, the result so far comes with
+// ctx.Err().
+func rttProbe(ctx context.Context, addr string, count int, maxWait time.Duration) (rttResult, error) {
 	res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{
-		Count:       int64(count),
-		ReadTimeout: timeout,
+		Count:           int64(count),
+		ReadTimeout:     maxWait,
+		AdaptiveTimeout: true,
+		MinReadTimeout:  min(rttMinReplyTimeout, maxWait),
 		// A few messages a probe: a small histogram is enough and keeps
 		// each probe's allocation small.
 		Recorder: &latency.RecorderConfig{Highest: 10 * time.Second, SignificantFigures: 2},
 	})
 	if res == nil {
-		return nil, 0, err
+		return rttResult{}, err
 	}
-	lost := res.Sent - res.Received
-	return res.Samples, max(lost, 0), err
+	return rttResult{samples: res.Samples, lost: res.Dropped}, err
 }
 
 // tputResult is what one throughput probe measured.

@@ -24,10 +24,11 @@
 // start, free of coordinated omission; the table adds the achieved rate,
 // the late and unstarted operations and the service-time p99.
 //
-// On Ctrl-C or SIGTERM the tool stops within about 100 ms, prints the results
-// it has, the interrupted run or search included, marked as partial
-// ("interrupted": true in JSON, a note above the tables), and exits with
-// status 130, as a shell reports an interrupted command.
+// On Ctrl-C (SIGINT) or SIGTERM the tool stops within about 100 ms, prints
+// the results it has, the interrupted run or search included, marked as
+// partial ("interrupted": true in JSON, a note above the tables), and exits
+// with status 128 + the signal's number, as a shell reports a command that
+// signal ended: 130 after SIGINT, 143 after SIGTERM.
 //
 // With -engine both, each mode also reports glide relative to resp on the same
 // endpoint: the client library's own overhead. Without -addr a local server
@@ -46,6 +47,7 @@ import (
 	"os/signal"
 	"slices"
 	"sort"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -60,8 +62,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// exitInterrupted is the exit status after Ctrl-C or SIGTERM: 128 + SIGINT,
-// as shells report an interrupted command.
+// exitInterrupted is the exit status of a run stopped without a signal
+// (runCtx's ctx cancelled): that of Ctrl-C, 128 + SIGINT.
 const exitInterrupted = 130
 
 type output struct {
@@ -180,9 +182,54 @@ func choices(v, both string, all ...string) ([]string, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyStop(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return runCtx(ctx, args, stdout, stderr)
+}
+
+// stopSignal is the cause of the run's context when a signal stopped it.
+type stopSignal struct{ sig syscall.Signal }
+
+func (s stopSignal) Error() string { return "cachebench: stopped by " + s.sig.String() }
+
+// notifyStop returns a context that the first of sigs to arrive cancels,
+// with a stopSignal cause, and the function that stops listening. Until
+// then, later signals are caught too: the tool ends on its own, with its
+// partial results, rather than being killed while it writes them.
+func notifyStop(parent context.Context, sigs ...os.Signal) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case s := <-ch:
+			sig, ok := s.(syscall.Signal)
+			if !ok {
+				sig = syscall.SIGINT
+			}
+			cancel(stopSignal{sig})
+		case <-done:
+		}
+	})
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		wg.Wait()
+		cancel(nil)
+	}
+}
+
+// stoppedStatus is the exit status of a run stopped before its end: 128 +
+// the number of the signal that stopped it, as shells report it, or
+// exitInterrupted when ctx ended without a signal.
+func stoppedStatus(ctx context.Context) int {
+	var s stopSignal
+	if errors.As(context.Cause(ctx), &s) {
+		return 128 + int(s.sig)
+	}
+	return exitInterrupted
 }
 
 // runCtx is run until ctx ends, which Ctrl-C and SIGTERM do.
@@ -232,7 +279,7 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	printErrors(stderr, out)
 	if out.Interrupted {
-		return exitInterrupted
+		return stoppedStatus(ctx)
 	}
 	return 0
 }

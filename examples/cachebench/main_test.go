@@ -7,15 +7,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
 func TestCachebenchJSON(t *testing.T) {
@@ -229,6 +233,63 @@ func TestCachebenchInterruptedPrintsPartial(t *testing.T) {
 		assert.GreaterOrEqual(t, len(o.Results[0].Runs), 1)
 		assert.Positive(t, o.Results[0].Attempts)
 	}
+}
+
+// A signal sent to the process after its first run stops it with the runs
+// so far, marked as partial, and exit status 128 + the signal's number, as
+// a shell reports it: 130 for SIGINT (Ctrl-C), 143 for SIGTERM.
+func TestCachebenchSignalExitStatus(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGTERM to send on windows")
+	}
+	s := cachetest.NewServer(t, nil)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		peertest.Missing(t, "the go command is not on PATH, needed to build cachebench", "")
+	}
+	bin := filepath.Join(t.TempDir(), "cachebench")
+	out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			var stdout, stderr peertest.Buffer
+			cmd := exec.Command(bin, "-addr", s.Addr, "-engine", "resp", "-mode", "pool", "-workers", "1",
+				"-d", "100ms", "-runs", "1000", "-json")
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.NoError(t, cmd.Start())
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+			require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "resp pool:") },
+				30*time.Second, 10*time.Millisecond, "no run finished: %s", stderr.String())
+			require.NoError(t, cmd.Process.Signal(sig))
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("still running 10 s after %v", sig)
+			}
+			assert.Equal(t, 128+int(sig), cmd.ProcessState.ExitCode(), stderr.String())
+			var o struct {
+				Interrupted bool `json:"interrupted"`
+				Results     []struct {
+					Runs []map[string]any `json:"runs_detail"`
+				} `json:"results"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(stdout.String()), &o), stdout.String())
+			assert.True(t, o.Interrupted)
+			require.Len(t, o.Results, 1)
+			assert.NotEmpty(t, o.Results[0].Runs, "the runs before the signal")
+		})
+	}
+}
+
+func TestStoppedStatus(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.Equal(t, exitInterrupted, stoppedStatus(ctx), "cancelled without a signal: as Ctrl-C")
+	cctx, ccancel := context.WithCancelCause(context.Background())
+	ccancel(stopSignal{syscall.SIGTERM})
+	assert.Equal(t, 143, stoppedStatus(cctx))
 }
 
 // An SLO search stopped after its first step prints the steps so far.

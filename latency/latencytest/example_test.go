@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/latencytest"
@@ -20,6 +21,25 @@ func ExampleNewServer() {
 	}
 	fmt.Println(res.Observations, res.Dropped)
 	// Output: 100 0
+}
+
+// A path that loses every tenth reply, for a test of what a client makes of
+// loss.
+func ExampleConfig_impair() {
+	t := &testing.T{} // in a real test, the *testing.T of the test
+	var n int
+	srv := latencytest.NewServer(t, &latencytest.Config{Network: "udp", Impair: func(uint64) (time.Duration, bool) {
+		n++
+		return 0, n%10 == 0
+	}})
+	defer srv.Close()
+	res, err := latency.PingPong(context.Background(), srv.UDPAddr, &latency.PingPongConfig{Count: 100, AdaptiveTimeout: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Observations, res.Dropped)
+	// Output: 90 10
 }
 
 func ExampleBenchmark() {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
 )
@@ -22,6 +23,14 @@ type Config struct {
 	Host string
 	// Server sets the server's limits (nil means defaults).
 	Server *latency.ServerConfig
+	// Impair, when set, makes the UDP listener's path lossy or slow, for
+	// tests of clients on a bad path without netem. It is called with the
+	// sequence number of every UDP reply, in order and from the server's
+	// goroutine, and says whether to drop the reply or how long to hold it
+	// back (0: send it at once). A held-back reply is sent from a goroutine
+	// of its own, so later replies may overtake it; Close drops those
+	// still held. TCP replies, a byte stream, are never impaired.
+	Impair func(seq uint64) (delay time.Duration, drop bool)
 }
 
 // Server is a running in-process latency.Server.
@@ -68,6 +77,9 @@ func NewServer(tb testing.TB, cfg *Config) *Server {
 				tb.Fatalf("latencytest: %v", err)
 			}
 			s.UDPAddr = pc.LocalAddr().String()
+			if c.Impair != nil {
+				pc = newImpairedConn(pc, c.Impair)
+			}
 			serve = func() error { return srv.ServePacket(ctx, pc) }
 		} else {
 			ln, err := net.Listen(network, addr)

@@ -2,7 +2,9 @@ package latencytest_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/latencytest"
@@ -30,6 +32,43 @@ func TestNewServerTCPOnly(t *testing.T) {
 	res, err := latency.PingPong(context.Background(), s.TCPAddr, &latency.PingPongConfig{Network: "tcp", Count: 5})
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), res.Observations)
+}
+
+func TestNewServerImpair(t *testing.T) {
+	var mu sync.Mutex
+	var seqs []uint64
+	s := latencytest.NewServer(t, &latencytest.Config{Impair: func(seq uint64) (time.Duration, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		seqs = append(seqs, seq)
+		switch len(seqs) {
+		case 2, 4:
+			return 0, true
+		case 6:
+			return time.Hour, false // still held when the server closes
+		}
+		return 0, false
+	}})
+	res, err := latency.PingPong(context.Background(), s.UDPAddr, &latency.PingPongConfig{Count: 6, ReadTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), res.Observations)
+	assert.Equal(t, int64(3), res.Dropped)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seqs, 6, "one call per reply, warm-up messages get none")
+	for i := 1; i < len(seqs); i++ {
+		assert.Equal(t, seqs[i-1]+1, seqs[i], "the replies' sequence numbers, in order")
+	}
+	res, err = latency.PingPong(context.Background(), s.TCPAddr, &latency.PingPongConfig{Network: "tcp", Count: 6})
+	require.NoError(t, err)
+	assert.Equal(t, int64(6), res.Observations, "TCP is never impaired")
+	done := make(chan struct{})
+	go func() { s.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waits for a reply held back an hour")
+	}
 }
 
 func BenchmarkLoopbackUDP(b *testing.B) {

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/latency/latencytest"
+)
+
+// lossySockperf starts a sockperf-compatible UDP server on loopback that
+// drops the reply to the n-th measured message it serves (n from 1, warm-up
+// messages get no reply) when drop(n) says so; there is no netem here. It
+// returns the server's port.
+func lossySockperf(t *testing.T, drop func(n int) bool) int {
+	t.Helper()
+	var mu sync.Mutex
+	n := 0
+	srv := latencytest.NewServer(t, &latencytest.Config{Network: "udp", Impair: func(uint64) (time.Duration, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return 0, drop(n)
+	}})
+	_, port, err := net.SplitHostPort(srv.UDPAddr)
+	require.NoError(t, err)
+	p, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	return p
+}
+
+// peerValue is the value of the series of name for peer (and kind, when not
+// empty) in mfs: a counter's or gauge's value, a histogram's count.
+func peerValue(mfs map[string]*dto.MetricFamily, name, peer, kind string) (float64, bool) {
+	for _, m := range mfs[name].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["peer"] != peer || kind != "" && labels["kind"] != kind {
+			continue
+		}
+		switch {
+		case m.GetHistogram() != nil:
+			return float64(m.GetHistogram().GetSampleCount()), true
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue(), true
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// TestAgentRTTOnLossyPath runs the agent against a peer that loses every
+// tenth reply, with 1000 messages a probe. Each probe must measure all of
+// them within -probe-timeout and export 900 round trips, 100 lost messages
+// and a loss ratio of 0.1. With a whole second per loss, a probe hit
+// -probe-timeout after about 50 messages.
+func TestAgentRTTOnLossyPath(t *testing.T) {
+	port := lossySockperf(t, func(n int) bool { return n%10 == 0 })
+	self := "127.0.0.1:1:" + itoa(port)
+	url, log, _ := startAgent(t, nil, "-iperf3-port", "0", "-sockperf-port", "0", "-iface", "lo",
+		"-peers", self, "-rtt-every", "200ms", "-rtt-count", "1000", "-probe-timeout", "5s")
+	name := "127.0.0.1"
+	var mfs map[string]*dto.MetricFamily
+	require.Eventually(t, func() bool {
+		mfs = scrape(t, url)
+		n, _ := peerValue(mfs, "netperfkit_probe_rtt_seconds", name, "")
+		return n >= 900
+	}, 30*time.Second, 100*time.Millisecond, "no probe measured 900 round trips:\n%s", log.String())
+	// One probe or more ended; each adds the same numbers.
+	answered, _ := peerValue(mfs, "netperfkit_probe_rtt_seconds", name, "")
+	lost, _ := peerValue(mfs, "netperfkit_probe_errors_total", name, "lost")
+	messages, ok := peerValue(mfs, "netperfkit_probe_rtt_messages_total", name, "")
+	require.True(t, ok, "netperfkit_probe_rtt_messages_total")
+	ratio, ok := peerValue(mfs, "netperfkit_probe_rtt_loss_ratio", name, "")
+	require.True(t, ok, "netperfkit_probe_rtt_loss_ratio")
+	probes := messages / 1000
+	assert.Positive(t, probes)
+	assert.Equal(t, 900*probes, answered)
+	assert.Equal(t, 100*probes, lost)
+	assert.InDelta(t, 0.1, ratio, 1e-9)
+	timeouts, _ := peerValue(mfs, "netperfkit_probe_errors_total", name, "timeout")
+	assert.Zero(t, timeouts, "every probe ended before -probe-timeout")
+}
+
+// TestRTTProbeCutShortByProbeTimeout: the path dies after 20 replies. The
+// probe ends at -probe-timeout, exports the 20 round trips and the lost
+// messages, and counts as a timeout.
+func TestRTTProbeCutShortByProbeTimeout(t *testing.T) {
+	port := lossySockperf(t, func(n int) bool { return n > 20 })
+	c := defaults()
+	c.RTTCount, c.ProbeTimeout = 1000, duration(2*time.Second)
+	probes, err := agentProbes(c)
+	require.NoError(t, err)
+	m := newMetrics()
+	ms := newMesh(context.Background(), meshConfig{rttTimeout: time.Duration(c.ProbeTimeout), metrics: m,
+		log: slog.New(slog.DiscardHandler), probes: probes})
+	start := time.Now()
+	ms.probeRTT(context.Background(), peer{Host: "127.0.0.1", SockperfPort: port})
+	assert.Less(t, time.Since(start), 4*time.Second, "bounded by -probe-timeout (2 s)")
+
+	mfs, err := m.reg.Gather()
+	require.NoError(t, err)
+	byName := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		byName[mf.GetName()] = mf
+	}
+	answered, _ := peerValue(byName, "netperfkit_probe_rtt_seconds", "127.0.0.1", "")
+	lost, _ := peerValue(byName, "netperfkit_probe_errors_total", "127.0.0.1", "lost")
+	timeouts, _ := peerValue(byName, "netperfkit_probe_errors_total", "127.0.0.1", "timeout")
+	messages, _ := peerValue(byName, "netperfkit_probe_rtt_messages_total", "127.0.0.1", "")
+	assert.Equal(t, 20.0, answered)
+	assert.Positive(t, lost, "the replies that stopped coming")
+	assert.Equal(t, answered+lost, messages)
+	assert.Equal(t, 1.0, timeouts, "the probe did not finish its 1000 messages")
+}

@@ -1,0 +1,96 @@
+package latency_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/latencytest"
+)
+
+// impairEvery starts a UDP server that drops, or holds back by delay, the
+// reply to every k-th measured message (warm-up messages get no reply);
+// impaired returns the indexes of those messages.
+func impairEvery(t *testing.T, k int, delay time.Duration) (addr string, impaired func() []int) {
+	t.Helper()
+	var mu sync.Mutex
+	var n int
+	var idx []int
+	srv := latencytest.NewServer(t, &latencytest.Config{Network: "udp", Impair: func(uint64) (time.Duration, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if n++; n%k != 0 {
+			return 0, false
+		}
+		idx = append(idx, n-1)
+		return delay, delay == 0
+	}})
+	return srv.UDPAddr, func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(idx)
+	}
+}
+
+// TestPingPongAdaptiveTimeoutLoss: every tenth reply is lost. With the
+// adaptive timeout each loss costs a few round trips (10 ms, the floor),
+// not ReadTimeout, and every other message is measured.
+func TestPingPongAdaptiveTimeoutLoss(t *testing.T) {
+	addr, _ := impairEvery(t, 10, 0)
+	start := time.Now()
+	res, err := latency.PingPong(context.Background(), addr, &latency.PingPongConfig{
+		Count: 300, ReadTimeout: time.Second, AdaptiveTimeout: true,
+	})
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 15*time.Second, "30 losses at 1 s each would take 30 s")
+	assert.Equal(t, int64(300), res.Sent)
+	assert.Equal(t, int64(30), res.Dropped)
+	assert.Equal(t, int64(270), res.Observations)
+	assert.Len(t, res.Samples, 270)
+	assert.Zero(t, res.LateReplies)
+}
+
+// TestPingPongAdaptiveTimeoutLateReplies: every tenth reply is held back
+// 60 ms, beyond the adaptive timeout (10 ms) but within ReadTimeout. Those
+// replies are late, not lost: each is matched to its own message by
+// sequence number and its whole round trip is recorded at its place.
+func TestPingPongAdaptiveTimeoutLateReplies(t *testing.T) {
+	const delay = 60 * time.Millisecond
+	addr, held := impairEvery(t, 10, delay)
+	res, err := latency.PingPong(context.Background(), addr, &latency.PingPongConfig{
+		Count: 100, ReadTimeout: time.Second, AdaptiveTimeout: true,
+	})
+	require.NoError(t, err)
+	assert.Zero(t, res.Dropped)
+	assert.Zero(t, res.OutOfOrder)
+	assert.Positive(t, res.LateReplies, "the timeout is at most 10 ms after a run of loopback round trips")
+	require.Len(t, res.Samples, 100)
+	require.Len(t, held(), 10)
+	for _, i := range held() {
+		assert.GreaterOrEqual(t, res.Samples[i], delay, "message %d: its own reply, %v", i, res.Samples[i])
+	}
+	assert.GreaterOrEqual(t, res.MaxUs, float64(delay.Microseconds()), "late round trips reach the histogram")
+}
+
+// TestPingPongAdaptiveTimeoutTooLate: a reply held back beyond ReadTimeout
+// is lost, as without the adaptive timeout, and never matched to another
+// message.
+func TestPingPongAdaptiveTimeoutTooLate(t *testing.T) {
+	addr, _ := impairEvery(t, 5, 300*time.Millisecond)
+	res, err := latency.PingPong(context.Background(), addr, &latency.PingPongConfig{
+		Count: 20, ReadTimeout: 100 * time.Millisecond, MinReadTimeout: 5 * time.Millisecond, AdaptiveTimeout: true,
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), res.Dropped)
+	assert.Equal(t, int64(16), res.Observations)
+	assert.Zero(t, res.LateReplies)
+	for _, d := range res.Samples {
+		assert.Less(t, d, 300*time.Millisecond, "a reply held back 300 ms is no message's")
+	}
+}
