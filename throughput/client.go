@@ -3,6 +3,7 @@ package throughput
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -159,6 +160,9 @@ func (cl *client) await(ctx context.Context, states <-chan stateMsg) error {
 	select {
 	case <-timerC:
 	case <-cl.t.eng.done:
+		if cl.t.eng.failure() != nil {
+			return cl.serverWord(ctx, states)
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	case m := <-states:
@@ -167,6 +171,36 @@ func (cl *client) await(ctx context.Context, states <-chan stateMsg) error {
 		}
 		cl.early = &m
 		return cl.check(m.s, iperfwire.ExchangeResults)
+	}
+	return nil
+}
+
+// serverWordGrace is how long a client whose stream failed waits for the
+// server's word on the control connection.
+const serverWordGrace = 500 * time.Millisecond
+
+// serverWord waits a moment, after a stream failed, for the server to say
+// why on the control connection: a server that ends a test (iperf3's
+// --server-bitrate-limit, or a server stopped) writes SERVER_ERROR or
+// SERVER_TERMINATE before it closes the streams, whose resets can still
+// reach a sender first. That word is the test's error; without one it
+// returns nil and exchange reports the stream's failure.
+func (cl *client) serverWord(ctx context.Context, states <-chan stateMsg) error {
+	grace := time.NewTimer(serverWordGrace)
+	defer grace.Stop()
+	select {
+	case m := <-states:
+		cl.early = &m // exchange reports the stream's failure before it looks
+		err := m.err
+		if err == nil {
+			err = cl.check(m.s, iperfwire.ExchangeResults)
+		}
+		if errors.Is(err, ErrServerError) {
+			return err
+		}
+	case <-grace.C:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	return nil
 }

@@ -28,7 +28,8 @@
 //     Any net.Listener works; UDP tests need a TCP listener and are refused
 //     with an error otherwise, never a panic. Every refused or failed
 //     session reaches ServerConfig.OnFailure with a Reason and is
-//     counted in Stats. Limits (tests at once, duration, streams, rate,
+//     counted in Stats. Limits (tests at once, duration, streams, rate per
+//     stream and in total over a window (MaxTotalBitrate),
 //     message sizes) have safe defaults.
 //
 // # Defaults

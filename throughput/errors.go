@@ -25,6 +25,14 @@ var (
 	ErrProtocol = iperfwire.ErrProtocol
 	// ErrLimit: a test parameter exceeds a server limit.
 	ErrLimit = errors.New("throughput: limit exceeded")
+	// ErrTotalRate: a test's total rate, every stream in both directions,
+	// is above the server's total limit (ServerConfig.MaxTotalBitrate here,
+	// --server-bitrate-limit on iperf3): the rate the client asked for, or
+	// a running test's average over the server's window. It is iperf3's
+	// "total required bandwidth is larger than server limit" (i_errno 27).
+	// Run returns a *ServerError that matches it; the server's own error
+	// (OnFailure) matches ErrLimit too.
+	ErrTotalRate = fmt.Errorf("%w: total required bandwidth is larger than server limit", ErrLimit)
 	// ErrNotAvailable marks a measurement or fast path the platform does not
 	// offer (TCP_INFO, UDP GSO/GRO and MSS/congestion settings are
 	// linux-only); results carry it as a note, never as a test failure.
@@ -43,14 +51,22 @@ type ServerError struct {
 }
 
 func (e *ServerError) Error() string {
+	if e.IErrno == iperfwire.IErrTotalRate {
+		// The one server error a client can meet without a mistake of its
+		// own, long into a test: say what it is.
+		return fmt.Sprintf("throughput: server error: total required bandwidth is larger than server limit (i_errno %d, errno %d)", e.IErrno, e.Errno)
+	}
 	return fmt.Sprintf("throughput: server error: i_errno %d, errno %d", e.IErrno, e.Errno)
 }
 
 // Is makes errors.Is(err, ErrServerError) true; for iperf3's "test
 // authorization failed" (i_errno 142) ErrAuthFailed and ErrAccessDenied
-// too, and for "idle timeout for receiving data" (144) ErrRecvIdle.
+// too, for "idle timeout for receiving data" (144) ErrRecvIdle, and for
+// "total required bandwidth is larger than server limit" (27) ErrTotalRate.
 func (e *ServerError) Is(target error) bool {
 	switch {
+	case e.IErrno == iperfwire.IErrTotalRate && target == ErrTotalRate:
+		return true
 	case e.IErrno == iperfwire.IErrAuth && (target == ErrAuthFailed || target == ErrAccessDenied):
 		return true
 	case e.IErrno == iperfwire.IErrNoMsg && target == ErrRecvIdle:

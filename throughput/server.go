@@ -47,6 +47,25 @@ type ServerConfig struct {
 	// MaxBitrate caps the per-stream rate a client may ask for, in bits/s;
 	// 0 means no cap. With a cap, unlimited-rate tests are refused.
 	MaxBitrate float64
+	// MaxTotalBitrate caps a test's total rate in bits/s, every stream in
+	// both directions counted (iperf3 --server-bitrate-limit); 0 means no
+	// cap. As in iperf3 3.21 it is checked twice, and a client is told with
+	// SERVER_ERROR, iperf3's "total required bandwidth is larger than server
+	// limit" (errno 0), while OnFailure gets ReasonLimit and ErrTotalRate.
+	// A test that asks for more (its per-stream rate, or --fq-rate, times
+	// its streams, doubled for --bidir) is refused. A test that asks for
+	// no rate (TCP's default) is let in, as by 3.21, and ended once its
+	// bytes average more over TotalBitrateWindow: the window in whole
+	// report intervals (Interval, or the netperfkit client's), at least
+	// one, nothing judged before it has passed, the omit period counted;
+	// unlike 3.21 the average is over the intervals' measured lengths. The
+	// ended test's streams stay open until the client leaves (a second at
+	// most), so that a 3.21 client reports the limit, not a failed write.
+	MaxTotalBitrate float64
+	// TotalBitrateWindow is the span MaxTotalBitrate averages a running
+	// test over; 0 means 5 s, iperf3's default. Other values must lie
+	// within iperf3's 0.1 to 60 s.
+	TotalBitrateWindow time.Duration
 	// HandshakeTimeout bounds each step before data flows (cookie, params,
 	// stream set-up); 0 means 10 s.
 	HandshakeTimeout time.Duration
@@ -133,8 +152,11 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 	}
 	if d.MaxTests < 0 || d.MaxDuration < 0 || d.MaxStreams < 0 || d.MaxBitrate < 0 ||
 		d.HandshakeTimeout < 0 || d.IOTimeout < 0 || d.ReadLen < 0 || d.Interval < 0 ||
-		d.MaxTestsPerClient < 0 || d.IdleTimeout < 0 {
+		d.MaxTestsPerClient < 0 || d.IdleTimeout < 0 || !(d.MaxTotalBitrate >= 0) {
 		return d, errors.New("throughput: negative server limit")
+	}
+	if w := d.TotalBitrateWindow; w != 0 && (w < minRateWindow || w > maxRateWindow) {
+		return d, fmt.Errorf("throughput: server TotalBitrateWindow %v outside %v to %v", w, minRateWindow, maxRateWindow)
 	}
 	if d.BindDevice != "" && !bindDeviceAvailable {
 		return d, fmt.Errorf("throughput: server bind device: %w", ErrNotAvailable)
@@ -168,6 +190,7 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 	def(&d.HandshakeTimeout, defaultHandshakeTimeout)
 	def(&d.IOTimeout, defaultIOTimeout)
 	def(&d.Interval, defaultInterval)
+	def(&d.TotalBitrateWindow, defaultRateWindow)
 	if d.ReadLen == 0 {
 		d.ReadLen = defaultReadLen
 	}
@@ -191,7 +214,8 @@ type Server struct {
 }
 
 // NewServer returns a server with cfg's limits (nil means defaults). It
-// fails on a negative limit or MaxStreams above 128.
+// fails on a negative limit (or a NaN MaxTotalBitrate), MaxStreams above
+// 128 or a TotalBitrateWindow outside 0.1 to 60 s.
 func NewServer(cfg *ServerConfig) (*Server, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {

@@ -99,6 +99,9 @@ func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
 		return iperfwire.IErrMSS, fmt.Errorf("%w: MSS %d", ErrLimit, p.MSS)
 	case p.Bandwidth < 0:
 		return iperfwire.IErrTotalRate, fmt.Errorf("%w: bandwidth %d", ErrLimit, p.Bandwidth)
+	case c.MaxTotalBitrate > 0 && requestedTotal(n, p) > c.MaxTotalBitrate:
+		return iperfwire.IErrTotalRate, fmt.Errorf("%w: %d streams ask for %.0f bits/s, limit %.0f bits/s",
+			ErrTotalRate, n, requestedTotal(n, p), c.MaxTotalBitrate)
 	case c.MaxBitrate > 0 && (p.Bandwidth == 0 || float64(p.Bandwidth) > c.MaxBitrate):
 		return iperfwire.IErrTotalRate, fmt.Errorf("%w: bandwidth %d, limit %.0f", ErrLimit, p.Bandwidth, c.MaxBitrate)
 	}
@@ -156,6 +159,9 @@ func watchControl(c net.Conn, cancel context.CancelFunc) (left func() error) {
 }
 
 func (ss *serverSession) started() error {
+	if limit := ss.srv.cfg.MaxTotalBitrate; limit > 0 {
+		ss.t.limit = newRateWindow(limit, ss.srv.cfg.TotalBitrateWindow, ss.cfg.Interval)
+	}
 	if err := iperfwire.WriteState(ss.ctrl, iperfwire.TestStart, ss.cfg.IOTimeout); err != nil {
 		return err
 	}
@@ -184,6 +190,9 @@ func (ss *serverSession) await(ctx context.Context, states <-chan stateMsg) erro
 			}
 		} else if errors.Is(m.err, ErrRecvIdle) {
 			m.err = ss.fail(iperfwire.IErrNoMsg, ReasonTimeout, m.err) // 3.21 tells the client
+		} else if errors.Is(m.err, ErrTotalRate) {
+			m.err = ss.fail(iperfwire.IErrTotalRate, ReasonLimit, m.err)
+			ss.awaitLeave(ctx, states)
 		}
 	case <-hard.C:
 		m.err = overtime
@@ -197,6 +206,25 @@ func (ss *serverSession) await(ctx context.Context, states <-chan stateMsg) erro
 		m.err = fmt.Errorf("%w: client sent %v while running", ErrProtocol, m.s)
 	}
 	return m.err
+}
+
+// leaveGrace bounds how long a server that ended a running test waits for
+// the client to leave before it closes the test's streams.
+const leaveGrace = time.Second
+
+// awaitLeave stops the streams of a test the server has just ended with
+// SERVER_ERROR and waits, at most leaveGrace, for the client to leave
+// before they are closed: a stock 3.21 client reports a stream write that
+// failed before it read the error instead of the error.
+func (ss *serverSession) awaitLeave(ctx context.Context, states <-chan stateMsg) {
+	ss.t.eng.stop() // the sockets stay open: the client's writes just wait
+	grace := time.NewTimer(leaveGrace)
+	defer grace.Stop()
+	select {
+	case <-states: // the client closed the connection (or said something)
+	case <-grace.C:
+	case <-ctx.Done():
+	}
 }
 
 func (ss *serverSession) exchange(<-chan stateMsg) (*iperfwire.Results, error) {

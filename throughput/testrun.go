@@ -32,6 +32,11 @@ type testRun struct {
 
 	onStart    func() // called by begin once the start is known, before any interval
 	onInterval func(Interval)
+
+	// limit, when set (a server's MaxTotalBitrate), takes every interval
+	// the reporter cuts while the test runs and ends the test (through the
+	// engine's failure) when the window's average goes above it.
+	limit *rateWindow
 }
 
 func newTestRun(cfg *Config, server bool) *testRun {
@@ -137,6 +142,7 @@ func (t *testRun) report(quit, done chan struct{}) {
 		}
 		omitted := t.cfg.Omit > 0 && next <= t.cfg.Omit
 		iv := t.cut(prev, to, omitted)
+		t.police(&iv)
 		if next == t.cfg.Omit && t.cfg.Omit > 0 {
 			t.restartCounting(next)
 		}
@@ -144,6 +150,17 @@ func (t *testRun) report(quit, done chan struct{}) {
 		if t.cfg.Interval > 0 {
 			t.emit(iv)
 		}
+	}
+}
+
+// police feeds an interval to the total rate limit, if any, and ends the
+// test when it is exceeded.
+func (t *testRun) police(iv *Interval) {
+	if t.limit == nil {
+		return
+	}
+	if err := t.limit.add(ivTotalBytes(iv), iv.End-iv.Start); err != nil {
+		t.eng.finish(err)
 	}
 }
 

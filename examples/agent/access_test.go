@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -125,4 +126,35 @@ func FuzzAccessControl(f *testing.F) {
 			t.Fatalf("-allow-clients %q does not admit %v: %v %v", addr, ip, ac.allowed, err)
 		}
 	})
+}
+
+// TestIperf3BitrateLimit: -iperf3-bitrate-limit (iperf3_bitrate_limit)
+// reaches the iperf3 server, which refuses a test that asks for more and
+// serves one within it.
+func TestIperf3BitrateLimit(t *testing.T) {
+	cfg, err := parseConfig([]string{"-iperf3-bitrate-limit", "10e6"}, io.Discard)
+	require.NoError(t, err)
+	ac, err := newAccessControl(cfg)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	done := make(chan error, 1)
+	go func() { done <- serveIperf3(ctx, ln, cfg.serverLimits(), ac) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done)
+	})
+	_, err = throughput.Run(ctx, ln.Addr().String(), &throughput.Config{Duration: time.Second, Bitrate: 4e6, Streams: 3})
+	require.ErrorIs(t, err, throughput.ErrTotalRate)
+	_, err = throughput.Run(ctx, ln.Addr().String(), &throughput.Config{Duration: time.Second, Bitrate: 4e6, Streams: 2, BlockLen: 16 << 10})
+	require.NoError(t, err)
+
+	file := filepath.Join(t.TempDir(), "agent.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"iperf3_bitrate_limit": 1e9}`), 0o600))
+	cfg, err = parseConfig([]string{"-config", file}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 1e9, cfg.serverLimits().maxRate)
+	_, err = parseConfig([]string{"-iperf3-bitrate-limit", "-1"}, io.Discard)
+	assert.Error(t, err)
 }

@@ -40,6 +40,7 @@ type config struct {
 	CacheCAFile  string   `json:"cache_ca_file"`
 	CacheEvery   duration `json:"cache_every"`
 	MaxTests     int      `json:"iperf3_max_tests"`
+	BitrateLimit float64  `json:"iperf3_bitrate_limit"`
 	MaxConns     int      `json:"sockperf_max_conns"`
 	LogFormat    string   `json:"log_format"`
 	LogLevel     string   `json:"log_level"`
@@ -177,6 +178,7 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.CacheUser, "cache-user", c.CacheUser, "ACL `user` for the cache endpoints (password from $NETPERFKIT_CACHE_PASSWORD)")
 	fs.Var(durFlag{&c.CacheEvery}, "cache-every", "cache probe `interval` per endpoint")
 	fs.IntVar(&c.MaxTests, "iperf3-max-tests", c.MaxTests, "iperf3 tests served at once")
+	fs.Float64Var(&c.BitrateLimit, "iperf3-bitrate-limit", c.BitrateLimit, "iperf3 tests' total `bits/s` (iperf3 --server-bitrate-limit, 5 s window; 0: none)")
 	fs.IntVar(&c.MaxConns, "sockperf-max-conns", c.MaxConns, "sockperf TCP connections served at once")
 	fs.Var(newListFlag(&c.AllowClients), "allow-clients", "serve only clients in these networks, iperf3 and sockperf: `CIDR,...` (repeatable; default: all)")
 	fs.IntVar(&c.MaxTestsPerClient, "iperf3-max-tests-per-client", c.MaxTestsPerClient, "iperf3 tests one client IP may run at once, counted from accept (0: no cap)")
@@ -263,6 +265,8 @@ func (c *config) validate() error {
 		return errors.New("-iperf3-max-tests and -sockperf-max-conns must be at least 1")
 	case c.MaxTestsPerClient < 0:
 		return errors.New("-iperf3-max-tests-per-client must not be negative")
+	case !(c.BitrateLimit >= 0):
+		return errors.New("-iperf3-bitrate-limit must not be negative")
 	case (c.IperfKey == "") != (c.IperfUsers == ""):
 		return errors.New("-iperf3-rsa-private-key and -iperf3-authorized-users go together")
 	case (c.IperfUser == "") != (c.IperfPublicKey == ""):

@@ -223,7 +223,7 @@ func rttReplyTimeout(cfg config) time.Duration {
 // startServers binds the iperf3- and sockperf-compatible servers and serves
 // them until ctx ends. A port of 0 turns a server off.
 func startServers(ctx context.Context, bg *sync.WaitGroup, cfg config, log *slog.Logger) error {
-	lim := serverLimits{maxTests: cfg.MaxTests, maxConns: cfg.MaxConns}
+	lim := cfg.serverLimits()
 	ac, err := newAccessControl(cfg)
 	if err != nil {
 		return err

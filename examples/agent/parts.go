@@ -148,8 +148,14 @@ func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout ti
 
 // serverLimits are the limits of the two servers the agent runs.
 type serverLimits struct {
-	maxTests int // iperf3 tests at once
-	maxConns int // sockperf TCP connections at once
+	maxTests int     // iperf3 tests at once
+	maxRate  float64 // iperf3 tests' total bits/s, 0: no limit
+	maxConns int     // sockperf TCP connections at once
+}
+
+// serverLimits are the limits cfg sets for the two servers.
+func (c *config) serverLimits() serverLimits {
+	return serverLimits{maxTests: c.MaxTests, maxConns: c.MaxConns, maxRate: c.BitrateLimit}
 }
 
 // serveIperf3 runs the iperf3-compatible server on ln until ctx ends.
@@ -161,6 +167,7 @@ func serveIperf3(ctx context.Context, ln net.Listener, lim serverLimits, ac acce
 		AllowedClients:    ac.allowed,
 		MaxTestsPerClient: ac.perClient,
 		Auth:              ac.auth,
+		MaxTotalBitrate:   lim.maxRate,
 	})
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 const (
 	msgConnect        = "unable to connect to server - server may have stopped running or use a different port, firewall issue, etc."
 	msgServerTerm     = "the server has terminated"
+	msgTotalRate      = "total required bandwidth is larger than server limit"
 	msgCongestion     = "unable to set TCP_CONGESTION: Supplied congestion control algorithm not supported on this host"
 	msgNoName         = "Name or service not known"                 // getaddrinfo's EAI_NONAME
 	msgNameAgain      = "Temporary failure in name resolution"      // EAI_AGAIN
@@ -46,6 +47,8 @@ func iperfMessage(err error) string {
 		return "idle timeout for receiving data"
 	case errors.Is(err, throughput.ErrServerTerminated):
 		return msgServerTerm
+	case errors.Is(err, throughput.ErrTotalRate):
+		return msgTotalRate
 	case errors.Is(err, io.EOF):
 		return "control socket has closed unexpectedly"
 	case errors.As(err, &op) && op.Op == "dial":

@@ -24,8 +24,7 @@
 // stream ids are numbered, not file descriptors; -D re-executes the tool
 // in a new session (Go cannot fork); -d prints what the library's events
 // report. Options the library cannot carry out yet (-F's contents, -L,
-// -A's server core, --server-bitrate-limit) are accepted and warn when
-// given.
+// -A's server core) are accepted and warn when given.
 package main
 
 import (

@@ -38,9 +38,6 @@ func warnNotCarriedOut(o *options, errOut io.Writer) {
 	if c.flowLabel != 0 {
 		warn("-L", "the library has no IPv6 flow label setting")
 	}
-	if c.serverRate > 0 {
-		warn("--server-bitrate-limit", "the library's server has no total rate limit over a time window")
-	}
 	if o.server {
 		if o.idleTimeout > 0 && !o.oneOff {
 			warn("--idle-timeout without -1", "this server never holds a stuck test slot to restart (every step has a deadline); with -1 it exits after that long idle")

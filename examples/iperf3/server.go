@@ -99,7 +99,10 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 	listening()
 	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OneOff: o.oneOff,
 		AllowedClients: o.allowedClients, MaxTestsPerClient: o.maxTestsPerClient, RecvTimeout: o.rcvTimeout,
-		StreamThreads: o.streamThreads, MaxTests: o.maxTests, BindDevice: o.bindDev, JitterClock: o.jitterClock}
+		StreamThreads: o.streamThreads, MaxTests: o.maxTests, BindDevice: o.bindDev, JitterClock: o.jitterClock,
+		// "/0" (which 3.21 takes, and then ends every test at its first
+		// interval, dividing by a zero window) is the default window here.
+		MaxTotalBitrate: o.serverRate, TotalBitrateWindow: o.serverRateWin}
 	if o.oneOff {
 		// Without -1, 3.21's --idle-timeout restarts its one test slot,
 		// which this server does not need; with it, the server exits.
@@ -113,6 +116,8 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 			fmt.Fprintf(errOut, "iperf3: error - test authorization failed\n")
 		case errors.Is(e.Err, throughput.ErrRecvIdle):
 			fmt.Fprintf(errOut, "iperf3: error - idle timeout for receiving data\n")
+		case errors.Is(e.Err, throughput.ErrTotalRate):
+			fmt.Fprintf(errOut, "iperf3: error - %s\n", msgTotalRate)
 		case o.verbose && (e.Reason == throughput.ReasonDenied || e.Reason == throughput.ReasonLimit):
 			fmt.Fprintf(errOut, "iperf3: refused %v: %v\n", e.Remote, e.Err)
 		}

@@ -87,7 +87,7 @@ Server specific:
   -1, --one-off             handle one client connection then exit
   --server-bitrate-limit #[KMG][/#]   server's total bit rate limit (default 0 = no limit)
                             (optional slash and number of secs interval for averaging
-                            total data rate.  Default is 5 seconds) (*)
+                            total data rate.  Default is 5 seconds)
   --idle-timeout #          restart idle server after # seconds
                             (with -1: exit after # idle seconds; without, there is
                             nothing to restart and the tool says so)
