@@ -114,11 +114,11 @@ func TestOneOff(t *testing.T) {
 	var sout, serr peertest.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(context.Background(), []string{"iperf3", "-s", "-1", "-p", strconv.Itoa(port)}, &sout, &serr)
+		done <- run(context.Background(), []string{"iperf3", "-s", "-1", "-i", "0.25", "-p", strconv.Itoa(port)}, &sout, &serr)
 	}()
 	code := -1
 	for i := 0; i < 50 && code != 0; i++ {
-		if _, _, code = runTool(context.Background(), "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "0.5"); code != 0 {
+		if _, _, code = runTool(context.Background(), "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1"); code != 0 {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
@@ -129,6 +129,8 @@ func TestOneOff(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("-1 server did not exit after its test")
 	}
+	// -i is the server's own reporting interval, as in 3.21.
+	assert.Contains(t, sout.String(), "0.25-0.50", sout.String())
 }
 
 func TestAuthSetupErrors(t *testing.T) {

@@ -102,7 +102,9 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 		StreamThreads: o.streamThreads, MaxTests: o.maxTests, BindDevice: o.bindDev, JitterClock: o.jitterClock,
 		// "/0" (which 3.21 takes, and then ends every test at its first
 		// interval, dividing by a zero window) is the default window here.
-		MaxTotalBitrate: o.serverRate, TotalBitrateWindow: o.serverRateWin}
+		MaxTotalBitrate: o.serverRate, TotalBitrateWindow: o.serverRateWin,
+		// -i is the server's own reporting interval, as in 3.21 (0: 1 s).
+		Interval: o.cfg.Interval}
 	if o.oneOff {
 		// Without -1, 3.21's --idle-timeout restarts its one test slot,
 		// which this server does not need; with it, the server exits.
