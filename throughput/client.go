@@ -284,6 +284,7 @@ func (cl *client) openTCP(ctx context.Context, id int, send bool) (*flowStream, 
 	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: c.localAddr("tcp", c.streamPort(id)),
 		Control: c.dialControl(func(fd uintptr) error { return controlTCP(fd, opts) })}
 	d.SetMultipathTCP(c.MPTCP)
+	c.labelTCPDial(&d)
 	conn, err := d.DialContext(ctx, "tcp", cl.addr)
 	if err != nil {
 		return nil, fmt.Errorf("throughput: stream %d: %w", id, err)
@@ -314,6 +315,9 @@ func (cl *client) openUDP(ctx context.Context, id int, send bool) (*flowStream, 
 		return nil, fmt.Errorf("throughput: udp stream %d: %w", id, net.ErrClosed)
 	}
 	uc := conn.(*net.UDPConn)
+	if err := cl.labelUDP(uc); err != nil {
+		return nil, fmt.Errorf("throughput: udp stream %d: %w", id, err)
+	}
 	fast := setupUDP(uc, &c, send)
 	buf := make([]byte, 65536)
 	for range 3 {
@@ -330,6 +334,23 @@ func (cl *client) openUDP(ctx context.Context, id int, send bool) (*flowStream, 
 		}
 	}
 	return nil, fmt.Errorf("throughput: udp stream %d: no reply from server: %w", id, context.DeadlineExceeded)
+}
+
+// labelUDP gives a UDP stream Config.FlowLabel; an IPv4 stream goes
+// without, as in 3.21, and a note says so.
+func (cl *client) labelUDP(uc *net.UDPConn) error {
+	if cl.cfg.FlowLabel == 0 || !flowLabelAvailable {
+		return nil
+	}
+	peer, _ := uc.RemoteAddr().(*net.UDPAddr)
+	if peer == nil {
+		return nil
+	}
+	ok, err := labelUDP(uc, peer, cl.cfg.FlowLabel)
+	if err == nil && !ok {
+		cl.t.note(noteFlowLabelIPv4)
+	}
+	return err
 }
 
 // awaitReply reads until the server's hello reply arrives (true), the wait

@@ -205,7 +205,41 @@ type Config struct {
 	// that a paced UDP stream sets it to its target rate (it takes effect
 	// under the fq qdisc; the package's own pacer works without).
 	FQRate float64 `json:"fq_rate_bits_per_second,omitempty"`
+
+	// The IPv6 flow label and the server's CPU (iperf3 -L and -A n,m).
+
+	// FlowLabel is the IPv6 flow label of the test's data, 1..MaxFlowLabel
+	// (iperf3 -L); 0 leaves the kernel's own (a hash of the connection).
+	// The client's TCP and UDP data sockets carry it from their first
+	// packet (IPV6_FLOWLABEL_MGR and IPV6_FLOWINFO_SEND; linux: elsewhere
+	// a note says it is not available and the test runs without it), the
+	// control connection does not, as in 3.21. It is sent as 3.21's
+	// flowlabel parameter, and this package's server then labels its UDP
+	// streams too, so reverse and bidirectional UDP data carries it both
+	// ways. A server's TCP streams keep the kernel's label: linux gives an
+	// accepted socket none of its own (unless net.ipv6.flowlabel_reflect
+	// makes it reflect the client's), so with Reverse only the client's
+	// ACKs carry it, as with 3.21. A TCP stream to an IPv4 address fails
+	// with ErrFlowLabel, as 3.21's; an IPv4 UDP test runs without a label
+	// and a note says so (3.21 labels no UDP socket at all).
+	FlowLabel int `json:"flowlabel,omitempty"`
+	// ServerAffinity, when set, asks the server to run the test's data
+	// streams on that CPU, 0..1024 (iperf3 -A n,m: m), as 3.21's
+	// server_affinity parameter; nil asks nothing. A 3.21 server pins its
+	// whole process for the test. This package's server pins the test's
+	// stream goroutines, each locked to an OS thread (see "Server
+	// affinity" in the package documentation), and refuses a CPU outside
+	// its own allowed set as 3.21 reports a failed sched_setaffinity: a
+	// *ServerError with iperf3's IEAFFINITY (132, "unable to set CPU
+	// affinity") and EINVAL.
+	ServerAffinity *int `json:"server_affinity,omitempty"`
 }
+
+// MaxFlowLabel is the largest IPv6 flow label (20 bits).
+const MaxFlowLabel = 0xfffff
+
+// maxAffinity is iperf3's bound on a CPU number (-A and server_affinity).
+const maxAffinity = 1024
 
 // Offload is a three-way switch for a kernel offload.
 type Offload int8
@@ -413,6 +447,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("throughput: bind address %q is not an IP address", c.BindAddr)
 	case c.BindDevice != "" && !bindDeviceAvailable:
 		return fmt.Errorf("throughput: bind device: %w", ErrNotAvailable)
+	case c.FlowLabel < 0 || c.FlowLabel > MaxFlowLabel:
+		return fmt.Errorf("throughput: flow label %d outside 1..%d", c.FlowLabel, MaxFlowLabel)
+	case c.ServerAffinity != nil && (*c.ServerAffinity < 0 || *c.ServerAffinity > maxAffinity):
+		return fmt.Errorf("throughput: server affinity %d outside 0..%d", *c.ServerAffinity, maxAffinity)
 	case len(c.BindDevice) > maxIfaceName:
 		return fmt.Errorf("throughput: bind device %q: longer than %d bytes", c.BindDevice, maxIfaceName)
 	}
@@ -468,6 +506,10 @@ func (c *Config) params() *iperfwire.Params {
 		p.DontFragment = 1
 	}
 	p.MPTCP = iperfwire.Flag(c.MPTCP)
+	p.FlowLabel = iperfwire.Int(c.FlowLabel)
+	if a := c.ServerAffinity; a != nil {
+		p.ServerAffinity = iperfwire.PtrInt(int64(*a))
+	}
 	// iperf3 only knows whole seconds; a sub-second duration rounds up so
 	// the server does not end first.
 	if c.Duration%time.Second != 0 {
@@ -510,7 +552,10 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 		TOS: int(p.TOS), ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, DontFragment: p.DontFragment != 0, MPTCP: bool(p.MPTCP),
 		GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0,
 		ReadLen: sc.ReadLen, Interval: sc.Interval, IOTimeout: sc.IOTimeout, DisableFastPath: sc.DisableFastPath,
-		RecvTimeout: sc.RecvTimeout, StreamThreads: sc.StreamThreads, JitterClock: sc.JitterClock,
+		RecvTimeout: sc.RecvTimeout, StreamThreads: sc.StreamThreads, JitterClock: sc.JitterClock, FlowLabel: int(p.FlowLabel),
+	}
+	if a := p.ServerAffinity; a != nil {
+		c.ServerAffinity = new(int(*a))
 	}
 	if b := int(p.Burst); b > 0 && b <= MaxBurst {
 		c.Burst = b

@@ -89,6 +89,46 @@
 // (0.85x without), and our client sends 1.00x what 3.21's does (0.80x
 // without); see docs/benchmarks.md.
 //
+// # IPv6 flow label
+//
+// Config.FlowLabel (iperf3 -L) labels the client's data sockets on linux:
+// each leases the label for the server's address (IPV6_FLOWLABEL_MGR,
+// shareable by any socket of the host), turns on IPV6_FLOWINFO_SEND and
+// connects with the label in sin6_flowinfo, so that the SYN and every later
+// packet carry it. The net package passes no flow label to connect(2), so a
+// TCP stream's dial makes that connect in its Control function (binding
+// Config.BindAddr and ClientPort itself first) and the net package then
+// waits for the connection it started; a UDP stream connects again once
+// dialled. The label goes to the server as 3.21's flowlabel parameter.
+// 3.21 labels its client's TCP streams only; this package labels the
+// client's UDP streams too and, as a server, the UDP streams of a client
+// that sent a label, so that reverse and bidirectional UDP data carries it
+// (a label the kernel refuses there leaves a note). Nothing labels a
+// server's TCP streams: linux gives an accepted socket the client's label
+// only by reflecting it (net.ipv6.flowlabel_reflect), so reverse TCP data
+// carries the kernel's label, with 3.21's server as with this one.
+//
+// # Server affinity
+//
+// Config.ServerAffinity (iperf3 -A n,m) asks the server to run the test on
+// CPU m. A 3.21 server pins its whole process for the test. This package's
+// server may run other tests and other work in its process, so it pins the
+// test's data path and nothing else: each data stream's goroutine locks
+// itself to an OS thread (runtime.LockOSThread) and confines that thread
+// to CPU m (sched_setaffinity) for the stream's life. With StreamThreads
+// that thread is the stream thread which reads or writes the socket;
+// without, it is the thread on which the stream's reads and writes through
+// the poller run. When the stream ends the thread gets its CPUs back and
+// is unlocked (one whose CPUs cannot be given back ends with its
+// goroutine). Not pinned: the control connection, the interval reporter,
+// the receive-idle watch, the runtime's own threads (poller, garbage
+// collector) and the kernel's packet processing. A CPU outside the
+// server's allowed set (the mask its process runs under: taskset,
+// systemd's CPUAffinity=, the cgroup's cpuset) is refused before any
+// stream connects with iperf3's IEAFFINITY and EINVAL, which a 3.21 client
+// prints as "unable to set CPU affinity: Invalid argument". Elsewhere than
+// linux the test runs where the OS puts it, with a note.
+//
 // # Responsiveness
 //
 // Responsiveness runs flows and, beside them, the IETF responsiveness

@@ -114,6 +114,7 @@ type engine struct {
 	cfg     *Config
 	streams []*flowStream
 	limits  bool // the test ends at cfg.Bytes or cfg.Blocks (the client's side)
+	cpu     int  // the CPU each stream's thread is pinned to (a server's ServerAffinity), -1 for none
 	base    time.Time
 
 	total    atomic.Int64
@@ -138,7 +139,7 @@ type engine struct {
 // newEngine returns the engine for cfg; limits is true on the side that ends
 // the test at a byte or block count (the client).
 func newEngine(cfg *Config, limits bool) *engine {
-	return &engine{cfg: cfg, limits: limits && (cfg.Bytes > 0 || cfg.Blocks > 0),
+	return &engine{cfg: cfg, limits: limits && (cfg.Bytes > 0 || cfg.Blocks > 0), cpu: -1,
 		done: make(chan struct{}), quit: make(chan struct{}), base: time.Now()}
 }
 
@@ -218,24 +219,35 @@ func (e *engine) start() {
 			if s.send {
 				defer e.sendWG.Done()
 			}
-			var err error
-			switch {
-			case s.send && s.udp:
-				err = e.sendUDP(s)
-			case s.send:
-				err = e.sendTCP(s)
-			case s.udp:
-				err = e.recvUDP(s)
-			case threadOf(s.conn) != nil:
-				e.recvThread(s)
-			default:
-				err = e.recvTCP(s)
-			}
-			if err != nil {
+			if err := e.run(s); err != nil {
 				e.finish(fmt.Errorf("throughput: stream %d: %w", s.id, err))
 			}
 		}(s)
 	}
+}
+
+// run moves the data of stream s until the test stops, on an OS thread of
+// its own pinned to e.cpu when that is set.
+func (e *engine) run(s *flowStream) error {
+	if e.cpu >= 0 {
+		unpin, err := pinThread(e.cpu)
+		if err != nil {
+			return fmt.Errorf("unable to set CPU affinity: CPU %d: %w", e.cpu, err)
+		}
+		defer unpin()
+	}
+	switch {
+	case s.send && s.udp:
+		return e.sendUDP(s)
+	case s.send:
+		return e.sendTCP(s)
+	case s.udp:
+		return e.recvUDP(s)
+	case threadOf(s.conn) != nil:
+		e.recvThread(s)
+		return nil
+	}
+	return e.recvTCP(s)
 }
 
 // watchRecv ends the test with ErrRecvIdle when the receiving streams take

@@ -37,6 +37,18 @@ var (
 	// offer (TCP_INFO, UDP GSO/GRO and MSS/congestion settings are
 	// linux-only); results carry it as a note, never as a test failure.
 	ErrNotAvailable = errors.New("throughput: not available on this platform")
+	// ErrFlowLabel: Config.FlowLabel could not be set on a data stream: a
+	// TCP stream to an IPv4 address, or a label the kernel refuses (one
+	// leased to another destination, or above 0x7ffff when
+	// net.ipv6.flowlabel_state_ranges is set), or a server's refusal of a
+	// label outside 1..MaxFlowLabel. iperf3's "unable to set IPv6 flow
+	// label".
+	ErrFlowLabel = errors.New("throughput: unable to set IPv6 flow label")
+	// ErrAffinity: a server could not run a test's streams on the CPU the
+	// client asked for (Config.ServerAffinity): one outside its allowed
+	// set (the error then matches syscall.EINVAL too) or outside 3.21's
+	// 0..1024. iperf3's "unable to set CPU affinity".
+	ErrAffinity = errors.New("throughput: unable to set CPU affinity")
 	// ErrRecvIdle: this side's receiving streams took in nothing for
 	// Config.RecvTimeout (ServerConfig.RecvTimeout on a server) while the
 	// test ran: iperf3's "idle timeout for receiving data".
@@ -61,8 +73,10 @@ func (e *ServerError) Error() string {
 
 // Is makes errors.Is(err, ErrServerError) true; for iperf3's "test
 // authorization failed" (i_errno 142) ErrAuthFailed and ErrAccessDenied
-// too, for "idle timeout for receiving data" (144) ErrRecvIdle, and for
-// "total required bandwidth is larger than server limit" (27) ErrTotalRate.
+// too, for "idle timeout for receiving data" (144) ErrRecvIdle, for
+// "total required bandwidth is larger than server limit" (27) ErrTotalRate,
+// for "unable to set CPU affinity" (132) ErrAffinity and for "unable to set
+// IPv6 flow label" (127) ErrFlowLabel.
 func (e *ServerError) Is(target error) bool {
 	switch {
 	case e.IErrno == iperfwire.IErrTotalRate && target == ErrTotalRate:
@@ -70,6 +84,10 @@ func (e *ServerError) Is(target error) bool {
 	case e.IErrno == iperfwire.IErrAuth && (target == ErrAuthFailed || target == ErrAccessDenied):
 		return true
 	case e.IErrno == iperfwire.IErrNoMsg && target == ErrRecvIdle:
+		return true
+	case e.IErrno == iperfwire.IErrAffinity && target == ErrAffinity:
+		return true
+	case e.IErrno == iperfwire.IErrSetFlow && target == ErrFlowLabel:
 		return true
 	}
 	return target == ErrServerError

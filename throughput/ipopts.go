@@ -91,8 +91,15 @@ func ipOptsNotAvailable(c *Config) []string {
 	if c.SendTimeout > 0 && !userTimeoutAvailable {
 		n = append(n, "snd_timeout: not available on this platform")
 	}
+	if c.FlowLabel != 0 && !flowLabelAvailable {
+		n = append(n, "flowlabel: not available on this platform")
+	}
 	return n
 }
+
+// noteFlowLabelIPv4 is the note of a UDP test with a flow label over IPv4,
+// which runs without it as 3.21's does.
+const noteFlowLabelIPv4 = "flowlabel: an IPv4 test carries none"
 
 // ctrlControl is the control connection's Control: the send timeout only
 // (TOS and don't-fragment are for the data streams, as in iperf3).

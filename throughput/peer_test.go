@@ -27,8 +27,14 @@ func startIperf3Server(t testing.TB, extra ...string) string {
 
 func startIperf3ServerBin(t testing.TB, bin string, extra ...string) string {
 	t.Helper()
+	return startIperf3ServerOn(t, bin, "127.0.0.1", extra...)
+}
+
+// startIperf3ServerOn is startIperf3ServerBin bound to host ("::1" for IPv6).
+func startIperf3ServerOn(t testing.TB, bin, host string, extra ...string) string {
+	t.Helper()
 	for attempt := 0; ; attempt++ {
-		if addr, ok := tryIperf3Server(t, bin, extra); ok {
+		if addr, ok := tryIperf3Server(t, bin, host, extra); ok {
 			return addr
 		}
 		if attempt == 5 {
@@ -37,9 +43,9 @@ func startIperf3ServerBin(t testing.TB, bin string, extra ...string) string {
 	}
 }
 
-func tryIperf3Server(t testing.TB, bin string, extra []string) (string, bool) {
+func tryIperf3Server(t testing.TB, bin, host string, extra []string) (string, bool) {
 	port := peertest.FreePort(t)
-	args := append([]string{"-s", "-B", "127.0.0.1", "-p", strconv.Itoa(port)}, extra...)
+	args := append([]string{"-s", "-B", host, "-p", strconv.Itoa(port)}, extra...)
 	cmd := exec.Command(bin, args...)
 	var out peertest.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -49,7 +55,7 @@ func tryIperf3Server(t testing.TB, bin string, extra []string) (string, bool) {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	// Wait until it listens by looking at the port from the outside without
 	// connecting (a bare connection would count as a failed test for it).
 	deadline := time.Now().Add(5 * time.Second)

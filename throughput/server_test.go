@@ -21,7 +21,13 @@ import (
 // checks that Serve returns.
 func startServer(t testing.TB, cfg *ServerConfig) (addr string, results <-chan *Result) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startServerAt(t, "127.0.0.1:0", cfg)
+}
+
+// startServerAt is startServer listening on laddr ("[::1]:0" for IPv6).
+func startServerAt(t testing.TB, laddr string, cfg *ServerConfig) (addr string, results <-chan *Result) {
+	t.Helper()
+	ln, err := net.Listen("tcp", laddr)
 	require.NoError(t, err)
 	ch := make(chan *Result, 64)
 	c := ServerConfig{}

@@ -27,7 +27,13 @@ type serverSession struct {
 // fail sends SERVER_ERROR with iperf3's code and returns err as a session
 // error of reason r.
 func (ss *serverSession) fail(ierrno int, r Reason, err error) error {
-	_ = iperfwire.WriteServerError(ss.ctrl, ierrno, 0, ss.srv.cfg.IOTimeout)
+	return ss.failErrno(ierrno, 0, r, err)
+}
+
+// failErrno is fail with the server's errno, which a 3.21 client prints
+// after iperf3's text ("unable to set CPU affinity: Invalid argument").
+func (ss *serverSession) failErrno(ierrno, errno int, r Reason, err error) error {
+	_ = iperfwire.WriteServerError(ss.ctrl, ierrno, errno, ss.srv.cfg.IOTimeout)
 	return &reasonError{reason: r, err: err}
 }
 
@@ -60,6 +66,11 @@ func (ss *serverSession) handshake(ctx context.Context) error {
 	}
 	if code, err := checkParams(c, p); err != nil {
 		return ss.fail(code, ReasonLimit, err)
+	}
+	if a := p.ServerAffinity; a != nil {
+		if errno, err := allowedCPU(int(*a)); err != nil {
+			return ss.failErrno(iperfwire.IErrAffinity, errno, ReasonLimit, err)
+		}
 	}
 	ss.params = p
 	ss.cfg = configFromParams(p, c)
@@ -95,6 +106,10 @@ func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
 		return iperfwire.IErrBufSize, fmt.Errorf("%w: window %d", ErrLimit, p.Window)
 	case p.TOS < 0 || p.TOS > 255:
 		return iperfwire.IErrBadTOS, fmt.Errorf("%w: TOS %d", ErrLimit, p.TOS)
+	case p.FlowLabel < 0 || p.FlowLabel > MaxFlowLabel:
+		return iperfwire.IErrSetFlow, fmt.Errorf("%w: %w: %d outside 1..%d", ErrLimit, ErrFlowLabel, p.FlowLabel, MaxFlowLabel)
+	case p.ServerAffinity != nil && (*p.ServerAffinity < 0 || *p.ServerAffinity > maxAffinity):
+		return iperfwire.IErrAffinity, fmt.Errorf("%w: %w: CPU %d outside 0..%d", ErrLimit, ErrAffinity, *p.ServerAffinity, maxAffinity)
 	case p.MSS < 0 || p.MSS > 32767:
 		return iperfwire.IErrMSS, fmt.Errorf("%w: MSS %d", ErrLimit, p.MSS)
 	case p.Bandwidth < 0:
@@ -360,7 +375,7 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 		if err != nil {
 			return ss.fail(iperfwire.IErrListen, ReasonStream, err)
 		}
-		if err := answerHello(cur, from, ss.cfg.IOTimeout); err != nil {
+		if err := ss.answerHello(cur, from); err != nil {
 			return ss.fail(iperfwire.IErrStreams, ReasonStream, err)
 		}
 		ss.cfg.applyExtra(cur, "udp")
@@ -418,20 +433,33 @@ func awaitHello(ctx context.Context, uc *net.UDPConn, ip net.IP, deadline time.T
 	}
 }
 
-// answerHello connects uc to the client's address and replies to its hello.
-func answerHello(uc *net.UDPConn, from *net.UDPAddr, timeout time.Duration) error {
-	rc, err := uc.SyscallConn()
-	if err == nil {
-		var cerr error
-		err = rc.Control(func(fd uintptr) { cerr = connectFD(fd, from) })
-		if err == nil {
-			err = cerr
+// answerHello connects uc to the client's address, with the client's flow
+// label when it sent one (a label the kernel refuses leaves a note: 3.21's
+// server labels nothing), and replies to its hello.
+func (ss *serverSession) answerHello(uc *net.UDPConn, from *net.UDPAddr) error {
+	labelled := false
+	if ss.cfg.FlowLabel != 0 && flowLabelAvailable {
+		var err error
+		if labelled, err = labelUDP(uc, from, ss.cfg.FlowLabel); err != nil {
+			ss.t.note(fmt.Sprintf("flowlabel: this server's UDP streams go without it (%v)", err))
+		} else if !labelled {
+			ss.t.note(noteFlowLabelIPv4)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("throughput: udp connect %v: %w", from, err)
+	if !labelled {
+		rc, err := uc.SyscallConn()
+		if err == nil {
+			var cerr error
+			err = rc.Control(func(fd uintptr) { cerr = connectFD(fd, from) })
+			if err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("throughput: udp connect %v: %w", from, err)
+		}
 	}
-	_ = uc.SetWriteDeadline(time.Now().Add(timeout))
+	_ = uc.SetWriteDeadline(time.Now().Add(ss.cfg.IOTimeout))
 	if _, err := uc.Write(iperfwire.HelloReply()); err != nil {
 		return fmt.Errorf("throughput: udp hello reply: %w", err)
 	}

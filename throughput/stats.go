@@ -23,7 +23,8 @@ const (
 	// ReasonBadParams: the parameters were unreadable, malformed or too large.
 	ReasonBadParams Reason = "bad_params"
 	// ReasonLimit: a limit refused the test (duration, streams, rate, block
-	// or window size, or MaxTests tests already running).
+	// or window size, MaxTests tests already running, or a CPU outside the
+	// server's own that Config.ServerAffinity asked for).
 	ReasonLimit Reason = "limit_exceeded"
 	// ReasonDenied: the client was refused before the test (reserved for
 	// allow-lists and authentication).

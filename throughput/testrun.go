@@ -40,7 +40,15 @@ type testRun struct {
 }
 
 func newTestRun(cfg *Config, server bool) *testRun {
-	return &testRun{server: server, cfg: cfg, eng: newEngine(cfg, !server), congestion: cfg.Congestion}
+	t := &testRun{server: server, cfg: cfg, eng: newEngine(cfg, !server), congestion: cfg.Congestion}
+	if a := cfg.ServerAffinity; server && a != nil {
+		if affinityAvailable {
+			t.eng.cpu = *a
+		} else {
+			t.note("server_affinity: not available on this platform")
+		}
+	}
+	return t
 }
 
 func (t *testRun) note(s string) {

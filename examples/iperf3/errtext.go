@@ -22,7 +22,22 @@ const (
 	msgNameAgain      = "Temporary failure in name resolution"      // EAI_AGAIN
 	msgAddrFamily     = "Address family for hostname not supported" // EAI_ADDRFAMILY
 	throughputErrText = "throughput: "
+	msgFlowLabel      = "unable to set IPv6 flow label"
+	msgAffinity       = "unable to set CPU affinity"
 )
+
+// serverErrorText is 3.21's text for the SERVER_ERROR codes this package's
+// server sends beyond the limits' (iperf_strerror, with the server's errno
+// where 3.21 adds it), "" for others.
+func serverErrorText(se *throughput.ServerError) string {
+	switch {
+	case errors.Is(se, throughput.ErrAffinity):
+		return msgAffinity + ": " + strerror(syscall.Errno(se.Errno))
+	case errors.Is(se, throughput.ErrFlowLabel):
+		return msgFlowLabel
+	}
+	return ""
+}
 
 // connectError is a failure to resolve the server's name before dialling,
 // worded as 3.21's IECONNECT with getaddrinfo's text.
@@ -49,6 +64,10 @@ func iperfMessage(err error) string {
 		return msgServerTerm
 	case errors.Is(err, throughput.ErrTotalRate):
 		return msgTotalRate
+	case errors.As(err, &se) && serverErrorText(se) != "":
+		return serverErrorText(se)
+	case errors.Is(err, throughput.ErrFlowLabel):
+		return msgFlowLabel // a TCP stream to an IPv4 address
 	case errors.Is(err, io.EOF):
 		return "control socket has closed unexpectedly"
 	case errors.As(err, &op) && op.Op == "dial":
@@ -124,12 +143,16 @@ func clientMessage(o *options, err error) string {
 func fail(o *options, out, errOut io.Writer, err error) int {
 	msg := clientMessage(o, err)
 	var se *throughput.ServerError
-	if errors.As(err, &se) && msg == "test authorization failed" {
-		// 3.21 prints the server's error, then its own.
+	if errors.As(err, &se) && (msg == "test authorization failed" || serverErrorText(se) != "") {
+		// 3.21 prints the server's error, with its errno, then its own.
+		line := "SERVER ERROR - " + msg
+		if se.Errno > 0 {
+			line += ", errno: " + strerror(syscall.Errno(se.Errno))
+		}
 		if o.jsonStream {
-			(&jsonStream{w: out}).error("SERVER ERROR - " + msg)
+			(&jsonStream{w: out}).error(line)
 		} else if !o.json {
-			fmt.Fprintf(errOut, "iperf3: SERVER ERROR - %s\n", msg)
+			fmt.Fprintf(errOut, "iperf3: %s\n", line)
 		}
 	}
 	switch {

@@ -7,12 +7,17 @@ import (
 )
 
 // applyCompat carries the 3.21 options the library takes into the
-// client's Config: -m, --bind-dev (or host%dev) and --cntl-ka. A server
-// takes them in listenConfig and serverConfig.
+// client's Config: -m, --bind-dev (or host%dev), --cntl-ka, -L and -A's
+// server core. A server takes the first three in listenConfig and
+// serverConfig, and the last two from each client.
 func applyCompat(o *options) {
 	c := &o.compat
 	o.cfg.MPTCP = c.mptcp
 	o.cfg.BindDevice = c.bindDev
+	o.cfg.FlowLabel = c.flowLabel
+	if c.serverAffinity >= 0 {
+		o.cfg.ServerAffinity = new(c.serverAffinity)
+	}
 	if c.cntlKA {
 		ka := keepAlive(o)
 		o.cfg.ControlKeepAlive = &ka
@@ -28,15 +33,9 @@ func warnNotCarriedOut(o *options, errOut io.Writer) {
 	warn := func(opt, why string) {
 		fmt.Fprintf(errOut, "iperf3: warning - %s is accepted, not carried out: %s\n", opt, why)
 	}
-	if c.serverAffinity >= 0 {
-		warn("-A n,m (the server's core m)", "the library sends no server_affinity parameter")
-	}
 	if c.file != "" {
 		warn("-F", "the data is netperfkit's own payload, not the file's, and received data is not written to it"+
 			map[bool]string{true: " (the test sends the file's size)", false: ""}[c.fileSize > 0])
-	}
-	if c.flowLabel != 0 {
-		warn("-L", "the library has no IPv6 flow label setting")
 	}
 	if o.server {
 		if o.idleTimeout > 0 && !o.oneOff {

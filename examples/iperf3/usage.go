@@ -51,8 +51,9 @@ Server or Client:
   -F, --file name           xmit/recv the specified file (*: the test sends the
                             file's size of netperfkit's payload; the file is not read or written)
   -A, --affinity n[,m]      set CPU affinity core number to n (the core the process will use)
-                             (optional Client only m - the Server's core number for this test (*))
-                            (linux; elsewhere an error says it is not available)
+                             (optional Client only m - the Server's core number for this test)
+                            (linux; elsewhere an error says it is not available; a netperfkit
+                            server pins the test's stream threads to m)
   -B, --bind <host>[%<dev>] bind to the interface associated with the address <host>
                             (optional <dev> equivalent to '--bind-dev <dev>')
   --bind-dev <dev>          bind to the network interface with SO_BINDTODEVICE
@@ -129,7 +130,7 @@ Client specific:
   -4, --version4            only use IPv4
   -6, --version6            only use IPv6
   -S, --tos N               set the IP type of service, 0-255
-  -L, --flowlabel N         set the IPv6 flow label (*)
+  -L, --flowlabel N         set the IPv6 flow label (linux; TCP and UDP streams)
   --dscp N or --dscp val    set the IP dscp value, either 0-63 or symbolic
   -Z, --zerocopy            use a 'zero copy' method of sending data (*)
   --skip-rx-copy            ignore received messages using MSG_TRUNC option (*)

@@ -81,6 +81,8 @@ const (
 	IErrBadTOS     = 21  // IEBADTOS
 	IErrListen     = 102 // IELISTEN: the UDP socket could not be bound
 	IErrRecvParams = 114 // IERECVPARAMS: parameters unreadable or too large
+	IErrSetFlow    = 127 // IESETFLOW: "unable to set IPv6 flow label"
+	IErrAffinity   = 132 // IEAFFINITY: "unable to set CPU affinity" (with errno)
 	IErrAuth       = 142 // IEAUTHTEST: "test authorization failed"
 	IErrNoMsg      = 144 // IENOMSG: "idle timeout for receiving data"
 	IErrStreams    = 204 // IESTREAMACCEPT: streams did not arrive in time

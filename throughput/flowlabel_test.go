@@ -1,0 +1,56 @@
+package throughput
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFlowLabelAffinityParams: Config.FlowLabel and ServerAffinity travel
+// in 3.21's keys, flowlabel and server_affinity, a server checks them
+// against 3.21's bounds with 3.21's codes, and unset ones are not sent.
+func TestFlowLabelAffinityParams(t *testing.T) {
+	c := (&Config{FlowLabel: 0x12345, ServerAffinity: new(1)}).withDefaults()
+	require.NoError(t, c.validate())
+	b, err := json.Marshal(c.params())
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"flowlabel":74565`)
+	assert.Contains(t, string(b), `"server_affinity":1`)
+	p, err := iperfwire.DecodeParams(b)
+	require.NoError(t, err)
+	srv := configFromParams(p, &ServerConfig{})
+	assert.Equal(t, 0x12345, srv.FlowLabel)
+	require.NotNil(t, srv.ServerAffinity)
+	assert.Equal(t, 1, *srv.ServerAffinity)
+
+	// CPU 0 is a CPU, not "unset".
+	zero := (&Config{ServerAffinity: new(0)}).withDefaults()
+	b, _ = json.Marshal(zero.params())
+	assert.Contains(t, string(b), `"server_affinity":0`)
+	def := (&Config{}).withDefaults()
+	b, _ = json.Marshal(def.params())
+	assert.NotContains(t, string(b), "flowlabel")
+	assert.NotContains(t, string(b), "server_affinity")
+	assert.Nil(t, configFromParams(&iperfwire.Params{Parallel: 1}, &ServerConfig{}).ServerAffinity)
+
+	for _, bad := range []Config{{FlowLabel: -1}, {FlowLabel: MaxFlowLabel + 1}, {ServerAffinity: new(-1)}, {ServerAffinity: new(1025)}} {
+		d := bad.withDefaults()
+		assert.Error(t, d.validate(), "%+v", bad)
+	}
+	sc := &ServerConfig{MaxStreams: 1, MaxDuration: time.Hour}
+	code, err := checkParams(sc, &iperfwire.Params{Parallel: 1, FlowLabel: MaxFlowLabel + 1})
+	assert.Equal(t, iperfwire.IErrSetFlow, code)
+	assert.ErrorIs(t, err, ErrLimit)
+	assert.ErrorIs(t, err, ErrFlowLabel)
+	assert.ErrorIs(t, &ServerError{IErrno: code}, ErrFlowLabel, "as a client sees it")
+	code, err = checkParams(sc, &iperfwire.Params{Parallel: 1, ServerAffinity: iperfwire.PtrInt(-1)})
+	assert.Equal(t, iperfwire.IErrAffinity, code)
+	assert.ErrorIs(t, err, ErrLimit)
+	assert.ErrorIs(t, err, ErrAffinity)
+	_, err = checkParams(sc, &iperfwire.Params{Parallel: 1, FlowLabel: MaxFlowLabel, ServerAffinity: iperfwire.PtrInt(maxAffinity)})
+	assert.NoError(t, err)
+}
