@@ -1,7 +1,7 @@
 #!/bin/bash
-# 3.21 client -u -b 1G -l 1400 -t 3 into: 3.21's server (a), ours with the kernel clock,
+# 3.21 client -u -b RATE(1G) -l 1400 -t 3 into: 3.21's server (a), ours with the kernel clock,
 # ours with --jitter-clock read, 3.21's server again (b). PIN=1: servers on CPU 1, client CPU 0.
-. /work/main/scripts/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 if [ "${PIN:-0}" = 1 ]; then SP="taskset -c 1"; CP="taskset -c 0"; else SP=""; CP=""; fi
 P3=$(shuf -i 40001-45000 -n1)
 $SP "$NP3" -s -p $P3 --jitter-clock read >/dev/null 2>&1 & S3=$!
