@@ -85,6 +85,18 @@
 // (0.85x without), and our client sends 1.00x what 3.21's does (0.80x
 // without); see docs/benchmarks.md.
 //
+// # Data from files
+//
+// By default a sender writes a pattern and a receiver discards what it
+// reads. Config.SendFrom gives each sending stream a reader whose bytes it
+// sends instead, and Config.ReceiveTo each receiving stream a writer that
+// gets every byte it reads, in order (iperf3 -F; ServerConfig.SendFrom and
+// ReceiveTo for a server's tests). A client whose data is all sent ends
+// the test, as iperf3 does when its -F file is sent. With ZeroCopy, an
+// *os.File holding a regular file is sent with sendfile from the file
+// itself, on the poller and on stream threads alike. A stream without a
+// source or a sink writes and reads as before. TCP only.
+//
 // # Responsiveness
 //
 // Responsiveness runs flows and, beside them, the IETF responsiveness

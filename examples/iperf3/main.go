@@ -21,9 +21,9 @@
 // significant digits instead of 0.000 (kernel timestamps resolve it);
 // stream ids are numbered, not file descriptors; -D re-executes the tool
 // in a new session (Go cannot fork); -d prints what the library's events
-// report. Options the library cannot carry out yet (-F's contents, -L,
-// -A's server core, --server-bitrate-limit) are accepted and warn when
-// given.
+// report; -F with --bidir is refused (3.21 truncates the file it would
+// send). Options the library cannot carry out yet (-L, -A's server core,
+// --server-bitrate-limit) are accepted and warn when given.
 package main
 
 import (
@@ -169,9 +169,6 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 		return fail(o, out, errOut, err)
 	}
 	defer stop()
-	if err := openFile(o); err != nil {
-		return fail(o, out, errOut, err)
-	}
 	cfg := o.cfg
 	cfg.StreamThreads = o.streamThreads
 	if o.rtt != "" {

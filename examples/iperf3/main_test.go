@@ -19,13 +19,14 @@ import (
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
-// server321 starts `iperf3 -s` 3.21 on a free port for the test.
-func server321(t *testing.T, bin string) int {
+// server321 starts `iperf3 -s` (3.21, or bin) with extra on a free port
+// for the test.
+func server321(t *testing.T, bin string, extra ...string) int {
 	t.Helper()
 	port := peertest.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out peertest.Buffer
-	cmd := exec.CommandContext(ctx, bin, "-s", "--forceflush", "-p", strconv.Itoa(port))
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-s", "--forceflush", "-p", strconv.Itoa(port)}, extra...)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {

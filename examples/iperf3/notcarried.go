@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 )
 
 // applyCompat carries the 3.21 options the library takes into the
-// client's Config: -m, --bind-dev (or host%dev) and --cntl-ka. A server
-// takes them in listenConfig and serverConfig.
+// client's Config: -m, --bind-dev (or host%dev), --cntl-ka and -F. A
+// server takes them in listenConfig and serverConfig.
 func applyCompat(o *options) {
+	applyFile(o)
 	c := &o.compat
 	o.cfg.MPTCP = c.mptcp
 	o.cfg.BindDevice = c.bindDev
@@ -31,10 +31,6 @@ func warnNotCarriedOut(o *options, errOut io.Writer) {
 	if c.serverAffinity >= 0 {
 		warn("-A n,m (the server's core m)", "the library sends no server_affinity parameter")
 	}
-	if c.file != "" {
-		warn("-F", "the data is netperfkit's own payload, not the file's, and received data is not written to it"+
-			map[bool]string{true: " (the test sends the file's size)", false: ""}[c.fileSize > 0])
-	}
 	if c.flowLabel != 0 {
 		warn("-L", "the library has no IPv6 flow label setting")
 	}
@@ -46,22 +42,4 @@ func warnNotCarriedOut(o *options, errOut io.Writer) {
 			warn("--idle-timeout without -1", "this server never holds a stuck test slot to restart (every step has a deadline); with -1 it exits after that long idle")
 		}
 	}
-}
-
-// fileError is 3.21's IEFILE.
-type fileError struct{ err error }
-
-func (e *fileError) Error() string { return "unable to open -F file: " + errnoText(e.err) }
-
-// openFile checks, as 3.21 does when its streams start, that a client that
-// sends can read its -F file.
-func openFile(o *options) error {
-	if o.file == "" || o.cfg.Reverse {
-		return nil
-	}
-	f, err := os.Open(o.file)
-	if err != nil {
-		return &fileError{err: err}
-	}
-	return f.Close()
 }

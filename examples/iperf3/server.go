@@ -100,6 +100,7 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OneOff: o.oneOff,
 		AllowedClients: o.allowedClients, MaxTestsPerClient: o.maxTestsPerClient, RecvTimeout: o.rcvTimeout,
 		StreamThreads: o.streamThreads, MaxTests: o.maxTests, BindDevice: o.bindDev}
+	serverFile(o, cfg)
 	if o.oneOff {
 		// Without -1, 3.21's --idle-timeout restarts its one test slot,
 		// which this server does not need; with it, the server exits.
@@ -113,6 +114,8 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 			fmt.Fprintf(errOut, "iperf3: error - test authorization failed\n")
 		case errors.Is(e.Err, throughput.ErrRecvIdle):
 			fmt.Fprintf(errOut, "iperf3: error - idle timeout for receiving data\n")
+		case errors.As(e.Err, new(*fileError)):
+			fmt.Fprintf(errOut, "iperf3: error - %s\n", iperfMessage(e.Err))
 		case o.verbose && (e.Reason == throughput.ReasonDenied || e.Reason == throughput.ReasonLimit):
 			fmt.Fprintf(errOut, "iperf3: refused %v: %v\n", e.Remote, e.Err)
 		}

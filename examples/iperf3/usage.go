@@ -48,8 +48,9 @@ Server or Client:
   -i, --interval  #         seconds between periodic throughput reports
                             (0: none; one line for the whole test at its end)
   -I, --pidfile file        write PID file (removed at exit)
-  -F, --file name           xmit/recv the specified file (*: the test sends the
-                            file's size of netperfkit's payload; the file is not read or written)
+  -F, --file name           xmit/recv the specified file (TCP; every stream opens it:
+                            senders read it from its start, receivers write it from its start;
+                            without -t/-n/-k a client's test is the file's size; not with --bidir)
   -A, --affinity n[,m]      set CPU affinity core number to n (the core the process will use)
                              (optional Client only m - the Server's core number for this test (*))
                             (linux; elsewhere an error says it is not available)
