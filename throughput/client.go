@@ -138,7 +138,7 @@ func (cl *client) openStreams(ctx context.Context) error {
 		}
 		cl.t.eng.streams = append(cl.t.eng.streams, s)
 	}
-	return nil
+	return cl.t.eng.openData()
 }
 
 func (cl *client) started() error {

@@ -3,6 +3,7 @@ package throughput
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -50,7 +51,9 @@ type Config struct {
 	UDP bool `json:"udp"`
 	// Streams is the number of parallel streams per direction, 1..128; 0 means 1.
 	Streams int `json:"streams"`
-	// Duration of the test after Omit; 0 means 10 s unless Bytes or Blocks is set.
+	// Duration of the test after Omit; 0 means 10 s unless Bytes or Blocks
+	// is set, or SendFrom is and this side sends (the test then lasts until
+	// the data is sent).
 	Duration time.Duration `json:"duration_ns"`
 	// Bytes ends the test after this many bytes (iperf3 -n); 0 means no limit.
 	Bytes int64 `json:"bytes"`
@@ -233,6 +236,41 @@ type Config struct {
 	// *ServerError with iperf3's IEAFFINITY (132, "unable to set CPU
 	// affinity") and EINVAL.
 	ServerAffinity *int `json:"server_affinity,omitempty"`
+
+	// Data to send and where received data goes (iperf3 -F). TCP only:
+	// Run refuses them with UDP, whose datagrams carry iperf3's header.
+
+	// SendFrom, when set, opens the data each stream this side sends on
+	// carries instead of the package's pattern. It is called once per
+	// sending stream, with the stream's id (StreamInterval.ID: 1, 3, 4, ...),
+	// after the streams connect and before the test starts; an error ends
+	// Run with it. Each call should return a reader of its own: streams
+	// read theirs at the same time. A stream sends its reader's bytes in
+	// writes of up to BlockLen and stops at its end; once every sending
+	// stream's reader has ended, the test ends, as iperf3's does when its
+	// -F file is sent. Without Duration, Bytes and Blocks the test lasts
+	// until then. A read error other than io.EOF ends the test with it.
+	// Reads should return promptly: the test cannot end while one is in
+	// progress, except that a reader with a SetReadDeadline method (a
+	// pipe's *os.File, a net.Conn) has its deadline set when the test
+	// ends. With ZeroCopy, a reader that is an *os.File holding a regular
+	// file is sent with sendfile(2) from the file itself, from its current
+	// offset to its size when the stream starts (linux); the bytes of any
+	// other reader are copied into each write, and Result.Notes says so. A
+	// reader that is an io.Closer is closed when the test ends.
+	SendFrom func(stream int) (io.Reader, error) `json:"-"`
+	// ReceiveTo, when set, opens where each stream this side receives on
+	// writes what it receives (iperf3 -F on the receiving side): every
+	// byte the stream delivers, in order, including those of the omit
+	// period and those that still arrive after the end, which the counts
+	// leave out as iperf3's do. It is called once per receiving stream,
+	// with the stream's id, as SendFrom is. A write error ends the test
+	// and Run returns it, even when it happens once the test's time is
+	// over; so does the error of closing a writer that is an io.Closer,
+	// which happens when the test ends. Writes should return promptly, as
+	// SendFrom's reads (a writer with a SetWriteDeadline method has its
+	// deadline set when the test ends). It excludes SkipRxCopy.
+	ReceiveTo func(stream int) (io.Writer, error) `json:"-"`
 }
 
 // MaxFlowLabel is the largest IPv6 flow label (20 bits).
@@ -390,7 +428,7 @@ func (c *Config) withDefaults() Config {
 	if d.Streams == 0 {
 		d.Streams = 1
 	}
-	if d.Duration == 0 && d.Bytes == 0 && d.Blocks == 0 {
+	if d.Duration == 0 && d.Bytes == 0 && d.Blocks == 0 && !d.untilSent() {
 		d.Duration = defaultDuration
 	}
 	if d.BlockLen == 0 {
@@ -453,8 +491,23 @@ func (c *Config) validate() error {
 		return fmt.Errorf("throughput: server affinity %d outside 0..%d", *c.ServerAffinity, maxAffinity)
 	case len(c.BindDevice) > maxIfaceName:
 		return fmt.Errorf("throughput: bind device %q: longer than %d bytes", c.BindDevice, maxIfaceName)
+	case c.UDP && (c.SendFrom != nil || c.ReceiveTo != nil):
+		return errors.New("throughput: SendFrom and ReceiveTo need TCP: UDP datagrams carry iperf3's header (iperf3: cannot transfer file using UDP)")
+	case c.SkipRxCopy && c.ReceiveTo != nil:
+		return errors.New("throughput: SkipRxCopy drops the data ReceiveTo would write")
 	}
 	return c.Auth.validate()
+}
+
+// untilSent reports whether the client's test lasts, unless told
+// otherwise, until its SendFrom data is sent: it has a source and sends.
+func (c *Config) untilSent() bool { return c.SendFrom != nil && (!c.Reverse || c.Bidir) }
+
+// withoutHooks is c as Result.Config reports it: without callbacks, the
+// latency probe, credentials and data sources and sinks.
+func (c Config) withoutHooks() Config {
+	c.OnInterval, c.OnEvent, c.Latency, c.Auth, c.SendFrom, c.ReceiveTo = nil, nil, nil, nil, nil, nil
+	return c
 }
 
 // rate is the per-stream target in bits/s, 0 when unlimited.
@@ -553,6 +606,7 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 		GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0,
 		ReadLen: sc.ReadLen, Interval: sc.Interval, IOTimeout: sc.IOTimeout, DisableFastPath: sc.DisableFastPath,
 		RecvTimeout: sc.RecvTimeout, StreamThreads: sc.StreamThreads, JitterClock: sc.JitterClock, FlowLabel: int(p.FlowLabel),
+		SendFrom: sc.SendFrom, ReceiveTo: sc.ReceiveTo,
 	}
 	if a := p.ServerAffinity; a != nil {
 		c.ServerAffinity = new(int(*a))
@@ -561,6 +615,9 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 		c.Burst = b
 	}
 	c.dataPathFromParams(p)
+	if c.ReceiveTo != nil {
+		c.SkipRxCopy = false // the server's sink wants the data
+	}
 	if c.BlockLen == 0 && !c.UDP {
 		c.BlockLen = iperfTCPBlockLen // a stock client always sends len; iperf3's default otherwise
 	}

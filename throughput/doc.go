@@ -129,6 +129,18 @@
 // prints as "unable to set CPU affinity: Invalid argument". Elsewhere than
 // linux the test runs where the OS puts it, with a note.
 //
+// # Data from files
+//
+// By default a sender writes a pattern and a receiver discards what it
+// reads. Config.SendFrom gives each sending stream a reader whose bytes it
+// sends instead, and Config.ReceiveTo each receiving stream a writer that
+// gets every byte it reads, in order (iperf3 -F; ServerConfig.SendFrom and
+// ReceiveTo for a server's tests). A client whose data is all sent ends
+// the test, as iperf3 does when its -F file is sent. With ZeroCopy, an
+// *os.File holding a regular file is sent with sendfile from the file
+// itself, on the poller and on stream threads alike. A stream without a
+// source or a sink writes and reads as before. TCP only.
+//
 // # Responsiveness
 //
 // Responsiveness runs flows and, beside them, the IETF responsiveness

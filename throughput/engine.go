@@ -61,8 +61,9 @@ type flowStream struct {
 	send bool // this side sends on it
 	udp  bool
 	conn net.Conn
-	fast *udpFast // linux GSO/GRO helper, nil when not in use
-	peer net.Addr // the remote address where conn has none: a server's UDP stream, connected by connect(2)
+	fast *udpFast    // linux GSO/GRO helper, nil when not in use
+	peer net.Addr    // the remote address where conn has none: a server's UDP stream, connected by connect(2)
+	data *streamData // its source (Config.SendFrom) or sink (ReceiveTo), nil when none
 
 	bytes   atomic.Int64 // payload bytes sent or received while counting
 	blocks  atomic.Int64 // writes or reads
@@ -121,6 +122,7 @@ type engine struct {
 	totalBlk atomic.Int64
 	resBytes atomic.Int64 // bytes senders have claimed under cfg.Bytes
 	resBlks  atomic.Int64 // blocks senders have claimed under cfg.Blocks
+	sources  atomic.Int32 // sending streams whose source has not ended (Config.SendFrom)
 	stopping atomic.Bool
 	sendStop atomic.Bool
 	lowatOff atomic.Bool // receivers' SO_RCVLOWAT is back to 1 (endLowat)
@@ -134,6 +136,7 @@ type engine struct {
 	done     chan struct{} // closed when a limit is reached or a stream fails
 	errMu    sync.Mutex
 	err      error
+	dataErr  error // a source's or sink's, under errMu (dataFailed)
 }
 
 // newEngine returns the engine for cfg; limits is true on the side that ends
@@ -201,6 +204,7 @@ func (e *engine) reserve(n int) bool {
 // start launches one goroutine per stream. Counting starts at once.
 func (e *engine) start() {
 	e.counting.Store(true)
+	e.countSources()
 	if e.cfg.RecvTimeout > 0 && slices.ContainsFunc(e.streams, func(s *flowStream) bool { return !s.send }) {
 		e.wg.Add(1)
 		go func() {
@@ -219,9 +223,7 @@ func (e *engine) start() {
 			if s.send {
 				defer e.sendWG.Done()
 			}
-			if err := e.run(s); err != nil {
-				e.finish(fmt.Errorf("throughput: stream %d: %w", s.id, err))
-			}
+			e.streamEnded(s, e.run(s))
 		}(s)
 	}
 }
@@ -244,10 +246,23 @@ func (e *engine) run(s *flowStream) error {
 	case s.udp:
 		return e.recvUDP(s)
 	case threadOf(s.conn) != nil:
-		e.recvThread(s)
-		return nil
+		return e.recvThread(s)
 	}
 	return e.recvTCP(s)
+}
+
+// streamEnded ends the test when a stream's goroutine returned an error.
+func (e *engine) streamEnded(s *flowStream, err error) {
+	if err == nil {
+		return
+	}
+	err = fmt.Errorf("throughput: stream %d: %w", s.id, err)
+	var de *dataError
+	if errors.As(err, &de) {
+		e.dataFailed(err)
+		return
+	}
+	e.finish(err)
 }
 
 // watchRecv ends the test with ErrRecvIdle when the receiving streams take
@@ -307,6 +322,7 @@ func (e *engine) stopSenders() {
 			_ = s.conn.SetWriteDeadline(past)
 		}
 	}
+	e.unblockData(past, false)
 	e.sendWG.Wait()
 }
 
@@ -322,7 +338,9 @@ func (e *engine) stop() {
 			rt.wake()
 		}
 	}
+	e.unblockData(past, true)
 	e.wg.Wait()
+	e.closeData()
 	e.doneOnce.Do(func() { close(e.done) })
 }
 
@@ -369,21 +387,30 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-func (e *engine) sendTCP(s *flowStream) error {
-	buf := make([]byte, e.cfg.BlockLen)
+// blockWriter is sendTCP's write of the package's pattern, buf, on a
+// stream without a source: through the poller, from a file that holds buf
+// with sendfile (ZeroCopy), or on the stream's thread. The caller defers done.
+func (e *engine) blockWriter(s *flowStream, buf []byte) (write func() (int, error), done func()) {
 	fillPayload(buf)
-	write := func() (int, error) { return s.conn.Write(buf) }
 	switch {
 	case threadOf(s.conn) != nil:
-		w, done := e.threadWriter(s, buf)
-		defer done()
-		write = w
+		return e.threadWriter(s, buf)
 	case e.cfg.ZeroCopy:
 		if fs, err := newFileSender(s.conn, buf); err == nil {
-			defer fs.close()
-			write = fs.write
+			return fs.write, fs.close
 		}
 	}
+	return func() (int, error) { return s.conn.Write(buf) }, func() {}
+}
+
+func (e *engine) sendTCP(s *flowStream) error {
+	buf := make([]byte, e.cfg.BlockLen)
+	writer := e.blockWriter
+	if s.data != nil {
+		writer = e.sourceWriter
+	}
+	write, done := writer(s, buf)
+	defer done()
 	p := newPacer(e.cfg.rate(), time.Now(), coarseSleep{quit: e.quit})
 	p.plain = true // TCP keeps its average rate; the kernel smooths its bursts
 	dl := deadline{stop: &e.sendStop}
@@ -406,6 +433,10 @@ func (e *engine) sendTCP(s *flowStream) error {
 			e.add(s, n)
 		}
 		if err != nil {
+			if err == errSourceEnd {
+				e.sourceEnded()
+				return nil
+			}
 			if e.sendStop.Load() {
 				return nil
 			}
@@ -423,6 +454,7 @@ func (e *engine) recvTCP(s *flowStream) error {
 			read = tr.read
 		}
 	}
+	read = sinkReader(s, buf, read)
 	dl := deadline{stop: &e.stopping}
 	lw := newLowat(s.conn, e.cfg, &e.lowatOff)
 	var got int64 // bytes read, counted or not, for the wake-up threshold
@@ -442,6 +474,9 @@ func (e *engine) recvTCP(s *flowStream) error {
 			got += int64(n)
 		}
 		if err != nil {
+			if _, ok := err.(*dataError); ok {
+				return err
+			}
 			if e.stopping.Load() {
 				return nil
 			}

@@ -37,10 +37,9 @@ type Event struct {
 // startResult is what is known when the streams are connected.
 func (s *session) startResult() *Result {
 	t := s.t
-	r := &Result{Role: role(s.server), Config: *t.cfg, Start: t.startT, Congestion: t.congestion,
+	r := &Result{Role: role(s.server), Config: t.cfg.withoutHooks(), Start: t.startT, Congestion: t.congestion,
 		SndBufActual: t.sndBuf, RcvBufActual: t.rcvBuf, Cookie: s.cookieString(),
 		LocalAddr: addrString(s.ctrl.LocalAddr()), RemoteAddr: addrString(s.ctrl.RemoteAddr()), ControlMSS: connMSS(s.ctrl)}
-	r.Config.OnInterval, r.Config.OnEvent, r.Config.Latency, r.Config.Auth = nil, nil, nil, nil
 	for _, fs := range t.eng.streams {
 		sr := StreamResult{ID: fs.id, Reverse: t.streamReverse(fs)}
 		sr.LocalAddr, sr.RemoteAddr = fs.addrs()

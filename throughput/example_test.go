@@ -1,8 +1,10 @@
 package throughput_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
@@ -148,4 +150,29 @@ func ExampleRun_latency() {
 	}
 	fmt.Printf("%.1f Gbit/s with RTT p50 %.1f us, p99 %.1f us under load\n",
 		res.Upload.Received.BitsPerSecond/1e9, res.Latency.P50Us, res.Latency.P99Us)
+}
+
+// Send a file to a stock `iperf3 -s` (iperf3 -F), with sendfile from the
+// file itself, and download one from a server that sends one (`iperf3 -s
+// -F`, or a Server with ServerConfig.SendFrom) into memory. Without a
+// duration the upload lasts until the file is sent.
+func ExampleRun_sendFrom() {
+	res, err := throughput.Run(context.Background(), "10.0.0.2", &throughput.Config{
+		ZeroCopy: true,
+		SendFrom: func(int) (io.Reader, error) { return os.Open("/var/tmp/disk.img") },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("sent %d bytes at %.2f Gbit/s\n", res.Upload.Sent.Bytes, res.Upload.Received.BitsPerSecond/1e9)
+
+	var got bytes.Buffer
+	_, err = throughput.Run(context.Background(), "10.0.0.2", &throughput.Config{
+		Reverse: true, Bytes: 64 << 20,
+		ReceiveTo: func(int) (io.Writer, error) { return &got, nil },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("received %d bytes\n", got.Len())
 }

@@ -63,9 +63,8 @@ func (t *testRun) wireStream(s *flowStream, retrKnown bool) iperfwire.Stream {
 // result builds the Result from local measurements and the peer's results
 // (nil when the test ended before they were exchanged).
 func (t *testRun) result(remote *iperfwire.Results) *Result {
-	r := &Result{Role: role(t.server), Config: *t.cfg, Start: t.startT, Congestion: t.congestion,
+	r := &Result{Role: role(t.server), Config: t.cfg.withoutHooks(), Start: t.startT, Congestion: t.congestion,
 		SndBufActual: t.sndBuf, RcvBufActual: t.rcvBuf}
-	r.Config.OnInterval, r.Config.OnEvent, r.Config.Latency, r.Config.Auth = nil, nil, nil, nil
 	t.mu.Lock()
 	r.Intervals = append([]Interval(nil), t.intervals...)
 	t.mu.Unlock()

@@ -143,6 +143,17 @@ type ServerConfig struct {
 	// concurrent tests apart), from the test's goroutines: calls for one
 	// test never overlap, calls for different tests may.
 	OnEvent func(Event)
+	// SendFrom and ReceiveTo are Config.SendFrom and Config.ReceiveTo for
+	// every test's streams (iperf3 -s -F): the data the server's sending
+	// streams carry (a reverse or bidirectional test's) and where its
+	// receiving streams write. They are called from the test's goroutine,
+	// concurrently for concurrent tests (MaxTests). The client ends the
+	// test: a sending stream whose data has ended sends nothing more until
+	// then, as iperf3's does. With either set, UDP tests are refused
+	// (iperf3's "cannot transfer file using UDP", ErrLimit), and a
+	// client's skip-rx-copy request is ignored.
+	SendFrom  func(stream int) (io.Reader, error)
+	ReceiveTo func(stream int) (io.Writer, error)
 }
 
 func (c *ServerConfig) withDefaults() (ServerConfig, error) {

@@ -119,6 +119,8 @@ func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
 			ErrTotalRate, n, requestedTotal(n, p), c.MaxTotalBitrate)
 	case c.MaxBitrate > 0 && (p.Bandwidth == 0 || float64(p.Bandwidth) > c.MaxBitrate):
 		return iperfwire.IErrTotalRate, fmt.Errorf("%w: bandwidth %d, limit %.0f", ErrLimit, p.Bandwidth, c.MaxBitrate)
+	case udp && (c.SendFrom != nil || c.ReceiveTo != nil):
+		return iperfwire.IErrUDPFile, fmt.Errorf("%w: the server sends and receives data from SendFrom and ReceiveTo, which UDP cannot carry", ErrLimit)
 	}
 	return 0, nil
 }
@@ -136,7 +138,17 @@ func (ss *serverSession) openStreams(ctx context.Context) error {
 	if gone := left(); gone != nil {
 		return gone
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if err := ss.t.eng.openData(); err != nil {
+		// As 3.21, with the errno, which its client prints.
+		var errno syscall.Errno
+		_ = errors.As(err, &errno)
+		_ = iperfwire.WriteServerError(ss.ctrl, iperfwire.IErrFile, int(errno), ss.srv.cfg.IOTimeout)
+		return &reasonError{reason: ReasonStream, err: err}
+	}
+	return nil
 }
 
 // watchControl reads the control connection while a test's streams

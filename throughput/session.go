@@ -100,6 +100,9 @@ func (s *session) run(ctx context.Context, sd side) (*Result, error) {
 	defer s.closeAll()
 	setNoDelay(s.ctrl)
 	res, err := s.steps(ctx, sd)
+	if err == nil && s.t != nil {
+		err = s.t.eng.dataFailure() // a sink that failed after the test's time, or on closing
+	}
 	if res == nil {
 		res = s.partial()
 	}
@@ -129,6 +132,9 @@ func (s *session) steps(ctx context.Context, sd side) (*Result, error) {
 	}
 	if err := sd.openStreams(ctx); err != nil {
 		return nil, err
+	}
+	for _, n := range s.t.eng.dataNotes() {
+		s.t.note(n)
 	}
 	if err := sd.started(); err != nil {
 		return nil, err
@@ -197,9 +203,8 @@ func (s *session) partial() *Result {
 	if s.t != nil && !s.t.startT.IsZero() {
 		return s.result(nil)
 	}
-	r := &Result{Role: role(s.server), Config: s.cfg, Cookie: iperfwire.CookieString(s.cookie),
+	r := &Result{Role: role(s.server), Config: s.cfg.withoutHooks(), Cookie: iperfwire.CookieString(s.cookie),
 		LocalAddr: addrString(s.ctrl.LocalAddr()), RemoteAddr: addrString(s.ctrl.RemoteAddr())}
-	r.Config.OnInterval, r.Config.OnEvent, r.Config.Latency, r.Config.Auth = nil, nil, nil, nil
 	return r
 }
 

@@ -2,6 +2,7 @@ package throughput
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"runtime"
@@ -133,6 +134,23 @@ func (t *streamThread) sendfile(f *os.File, n int) blockSend {
 	}}
 }
 
+// sendfileAt sends n bytes of f from off (a SendFrom source, ZeroCopy)
+// as sendfile does a block's. A file that ends early (it shrank) fails
+// with ENODATA.
+func (t *streamThread) sendfileAt(f *os.File, off int64, n int) blockSend {
+	src := f.Fd()
+	return blockSend{n, "sendfile", func(done int) (int, unix.Errno) {
+		pos := off + int64(done)
+		r, _, errno := unix.RawSyscall6(unix.SYS_SENDFILE, uintptr(t.fd), src,
+			uintptr(unsafe.Pointer(&pos)), uintptr(n-done), 0, 0)
+		runtime.KeepAlive(f)
+		if r == 0 && errno == 0 {
+			errno = unix.ENODATA
+		}
+		return int(r), yieldOnEINTR(errno)
+	}}
+}
+
 func (t *streamThread) raw(trap uintptr, buf []byte, flags uintptr) (int, unix.Errno) {
 	n, _, errno := unix.RawSyscall6(trap, uintptr(t.fd), uintptr(unsafe.Pointer(&buf[0])),
 		uintptr(len(buf)), flags, 0, 0)
@@ -187,14 +205,19 @@ var errStopWrite = errors.New("throughput: write stopped")
 
 // recvThread is recvTCP on the stream's thread. A read that timed out or
 // was interrupted is retried until the test stops; EOF or an error ends
-// the stream, as in recvTCP.
-func (e *engine) recvThread(s *flowStream) {
+// the stream, as in recvTCP. What it reads goes to the stream's sink, when
+// it has one; a sink's error is the one it returns.
+func (e *engine) recvThread(s *flowStream) error {
 	rt := threadOf(s.conn)
 	defer returnP()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	buf := make([]byte, e.cfg.ReadLen)
 	lw := newLowat(s.conn, e.cfg, &e.lowatOff)
+	var sink io.Writer
+	if s.data != nil {
+		sink = s.data.w
+	}
 	var got int64
 	for !e.stopping.Load() {
 		if lw.enabled {
@@ -205,11 +228,17 @@ func (e *engine) recvThread(s *flowStream) {
 		case errno == unix.EAGAIN || errno == unix.EINTR:
 			continue
 		case errno != 0 || n == 0:
-			return
+			return nil
 		}
 		e.add(s, n)
 		got += int64(n)
+		if sink != nil {
+			if _, err := sink.Write(buf[:n]); err != nil {
+				return &dataError{op: "receive to", err: err}
+			}
+		}
 	}
+	return nil
 }
 
 // threadWriter is sendTCP's write on the stream's thread: it locks the
@@ -238,6 +267,25 @@ func (e *engine) threadWriter(s *flowStream, buf []byte) (write func() (int, err
 				_ = f.Close()
 			}
 		}
+}
+
+// threadSender is a source's dataSender on the stream's thread: sendto
+// from memory, sendfile from a file, each sending all it is given as
+// threadWriter's write does. It locks the calling goroutine to its OS
+// thread until done.
+func (e *engine) threadSender(s *flowStream) dataSender {
+	rt := threadOf(s.conn)
+	runtime.LockOSThread()
+	return dataSender{
+		send: func(b []byte) (int, error) { return rt.writeAll(rt.sendto(b), &e.sendStop, e.cfg.IOTimeout) },
+		sendFile: func(f *os.File, off int64, n int) (int, error) {
+			return rt.writeAll(rt.sendfileAt(f, off, n), &e.sendStop, e.cfg.IOTimeout)
+		},
+		done: func() {
+			runtime.UnlockOSThread()
+			returnP()
+		},
+	}
 }
 
 // threadPs is the lending of Ps to stream threads: GOMAXPROCS is base plus

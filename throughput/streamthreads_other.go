@@ -12,7 +12,9 @@ func (*streamThread) wake() {}
 
 func (e *engine) startThreads() {}
 
-func (e *engine) recvThread(*flowStream) {}
+func (e *engine) recvThread(*flowStream) error { return nil }
+
+func (e *engine) threadSender(*flowStream) dataSender { return dataSender{} }
 
 func (e *engine) threadWriter(*flowStream, []byte) (func() (int, error), func()) { return nil, nil }
 

@@ -336,6 +336,43 @@ func (fs *fileSender) write() (int, error) {
 
 func (fs *fileSender) close() { _ = fs.file.Close() }
 
+// sendfileAvailable: a SendFrom file can be sent with sendfile (ZeroCopy).
+const sendfileAvailable = true
+
+// sendFileAt sends n bytes of f from off on the stream of rc with
+// sendfile(2), all of them unless an error or the write deadline stops
+// it, and returns how many went. A file that ends early (it shrank) fails
+// with ENODATA.
+func sendFileAt(rc syscall.RawConn, f *os.File, off int64, n int) (int, error) {
+	src := int(f.Fd())
+	done := 0
+	var serr error
+	err := rc.Write(func(fd uintptr) bool {
+		for done < n {
+			k, err := unix.Sendfile(int(fd), src, &off, n-done)
+			switch {
+			case err == unix.EAGAIN:
+				return false
+			case err == unix.EINTR:
+				continue
+			case err == nil && k == 0:
+				err = unix.ENODATA
+			}
+			if err != nil {
+				serr = os.NewSyscallError("sendfile", err)
+				return true
+			}
+			done += k
+		}
+		return true
+	})
+	runtime.KeepAlive(f)
+	if err == nil {
+		err = serr
+	}
+	return done, err
+}
+
 // setRcvLowat sets SO_RCVLOWAT: the socket reads as ready only once n bytes
 // are queued (or the peer closed). Lowering it wakes a waiting reader.
 func setRcvLowat(c syscall.Conn, n int) error {

@@ -4,6 +4,7 @@ package throughput
 
 import (
 	"net"
+	"os"
 	"sync/atomic"
 	"syscall"
 )
@@ -78,6 +79,10 @@ func newFileSender(net.Conn, []byte) (*fileSender, error) { return nil, ErrNotAv
 func (*fileSender) write() (int, error) { return 0, ErrNotAvailable }
 
 func (*fileSender) close() {}
+
+const sendfileAvailable = false
+
+func sendFileAt(syscall.RawConn, *os.File, int64, int) (int, error) { return 0, ErrNotAvailable }
 
 // setRcvLowat is linux-only here: elsewhere reads wake per arrival.
 func setRcvLowat(syscall.Conn, int) error { return ErrNotAvailable }

@@ -316,9 +316,10 @@ func TestJSONStreamFullOutput(t *testing.T) {
 	assert.Contains(t, doc, "end")
 }
 
-// TestNotCarriedOutWarns: options the library cannot carry out yet are
-// accepted, the test runs, and each says so on stderr.
-func TestNotCarriedOutWarns(t *testing.T) {
+// TestCompatOptionsRunWithoutWarning: the 3.21 options that once only
+// warned (-F, -m, --bind-dev, --cntl-ka, -A n,m) are carried out: the test
+// runs, and none says it is not.
+func TestCompatOptionsRunWithoutWarning(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "data")
 	require.NoError(t, os.WriteFile(file, make([]byte, 1<<20), 0o600))
 	// -A's m must be n here: -A n pins the whole process, the in-process
@@ -332,19 +333,13 @@ func TestNotCarriedOutWarns(t *testing.T) {
 	}
 	defer restoreAffinity(t)()
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, errOut, "iperf3: warning - -F is accepted, not carried out: ")
-	// -m, --bind-dev, --cntl-ka and -A n,m are the library's (Config.MPTCP,
-	// BindDevice, ControlKeepAlive, ServerAffinity; -L is FlowLabel, see
-	// TestFlowLabel321): carried out, no warning.
-	for _, opt := range []string{"-m", "--bind-dev", "--cntl-ka", "-A", "-L"} {
+	// -F, -m, --bind-dev, --cntl-ka and -A n,m are the library's
+	// (SendFrom, Config.MPTCP, BindDevice, ControlKeepAlive, ServerAffinity;
+	// -L is FlowLabel, see TestFlowLabel321): carried out, no warning.
+	for _, opt := range []string{"-F", "-m", "--bind-dev", "--cntl-ka", "-A", "-L"} {
 		assert.NotContains(t, errOut, "iperf3: warning - "+opt)
 	}
-	assert.Contains(t, errOut, "(the test sends the file's size)")
 	assert.Regexp(t, `(?m)^\[  4\] .* 1\.00 MBytes .* sender$`, out, "-F's size is the test's length")
-
-	_, errOut, code = runTool(context.Background(), "--in-process", "-t", "0.3", "-F", filepath.Join(t.TempDir(), "none"))
-	assert.Equal(t, 1, code)
-	assert.True(t, strings.HasSuffix(errOut, "\niperf3: error - unable to open -F file: No such file or directory\n"), errOut)
 }
 
 // TestTitlePrefixesDone: -T prefixes every line 3.21 writes, "iperf Done."

@@ -52,10 +52,13 @@ func iperfMessage(err error) string {
 		errno syscall.Errno
 		ce    *connectError
 		se    *throughput.ServerError
+		fe    *fileError
 	)
 	switch {
 	case errors.As(err, &ce):
 		return ce.Error()
+	case errors.As(err, &fe):
+		return fe.Error()
 	case errors.Is(err, throughput.ErrAccessDenied):
 		return accessDenied(err)
 	case errors.Is(err, throughput.ErrRecvIdle):

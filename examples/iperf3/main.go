@@ -23,8 +23,8 @@
 // below 0.001 ms is printed with two significant digits instead of 0.000;
 // stream ids are numbered, not file descriptors; -D re-executes the tool
 // in a new session (Go cannot fork); -d prints what the library's events
-// report. Options the library cannot carry out yet (-F's contents, -L,
-// -A's server core) are accepted and warn when given.
+// report; -F with --bidir is refused (3.21 truncates the file it would
+// send).
 package main
 
 import (
@@ -170,9 +170,6 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 		return fail(o, out, errOut, err)
 	}
 	defer stop()
-	if err := openFile(o); err != nil {
-		return fail(o, out, errOut, err)
-	}
 	cfg := o.cfg
 	cfg.StreamThreads, cfg.JitterClock = o.streamThreads, o.jitterClock
 	if o.rtt != "" {

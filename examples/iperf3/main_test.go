@@ -19,7 +19,7 @@ import (
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
-// server321 starts `iperf3 -s` 3.21 (with extra options) on a free port
+// server321 starts `iperf3 -s` (3.21, or bin) with extra on a free port
 // for the test.
 func server321(t *testing.T, bin string, extra ...string) int {
 	t.Helper()

@@ -25,6 +25,7 @@ var (
 	errCntlKA      = perr("control connection Keepalive period should be larger than the full retry period (interval * count): ")
 	errRateWindow  = perr("invalid time interval for calculating average data rate")
 	errUDPFile     = perr("cannot transfer file using UDP")
+	errBidirFile   = perr("-F cannot be used with --bidir: the receiving stream would truncate the file before it is sent")
 	errMaxTests    = perr("--max-tests must be a positive number")
 	defaultRateWin = 5 * time.Second // --server-bitrate-limit's averaging window
 )
@@ -51,7 +52,6 @@ type compat struct {
 	serverRate     float64       // --server-bitrate-limit, bits/s
 	serverRateWin  time.Duration // its averaging window
 	maxTests       int           // --max-tests (ours): ServerConfig.MaxTests
-	fileSize       int64         // -F's size when it sets the test's length
 	noFQPacing     bool          // --no-fq-socket-pacing
 }
 
@@ -160,10 +160,12 @@ func (o *options) finish321(fs *pflag.FlagSet) error {
 	if c.file != "" && o.cfg.UDP {
 		return errUDPFile
 	}
+	if c.file != "" && o.cfg.Bidir {
+		return errBidirFile
+	}
 	// As 3.21: -F without an end condition sends the file's size.
 	if c.file != "" && !o.server && !o.timeSet && o.cfg.Bytes == 0 && o.cfg.Blocks == 0 {
 		if st, err := os.Stat(c.file); err == nil && st.Mode().IsRegular() {
-			c.fileSize = st.Size()
 			o.cfg.Bytes, o.cfg.Duration = st.Size(), 0
 		}
 	}

@@ -105,6 +105,7 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 		MaxTotalBitrate: o.serverRate, TotalBitrateWindow: o.serverRateWin,
 		// -i is the server's own reporting interval, as in 3.21 (0: 1 s).
 		Interval: o.cfg.Interval}
+	serverFile(o, cfg)
 	if o.oneOff {
 		// Without -1, 3.21's --idle-timeout restarts its one test slot,
 		// which this server does not need; with it, the server exits.
@@ -120,6 +121,8 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 			fmt.Fprintf(errOut, "iperf3: error - idle timeout for receiving data\n")
 		case errors.Is(e.Err, throughput.ErrTotalRate):
 			fmt.Fprintf(errOut, "iperf3: error - %s\n", msgTotalRate)
+		case errors.As(e.Err, new(*fileError)):
+			fmt.Fprintf(errOut, "iperf3: error - %s\n", iperfMessage(e.Err))
 		case o.verbose && (e.Reason == throughput.ReasonDenied || e.Reason == throughput.ReasonLimit):
 			fmt.Fprintf(errOut, "iperf3: refused %v: %v\n", e.Remote, e.Err)
 		}

@@ -37,8 +37,7 @@ func versionLine() string {
 }
 
 // usageLong follows the layout of 3.21's --help, listing the options this
-// tool accepts; options marked (*) are parsed and validated but not yet
-// carried out (the tool warns when one is given).
+// tool accepts.
 const usageLong = `Usage: iperf3 [-s|-c host] [options]
        iperf3 [-h|--help] [-v|--version]
 
@@ -48,8 +47,9 @@ Server or Client:
   -i, --interval  #         seconds between periodic throughput reports
                             (0: none; one line for the whole test at its end)
   -I, --pidfile file        write PID file (removed at exit)
-  -F, --file name           xmit/recv the specified file (*: the test sends the
-                            file's size of netperfkit's payload; the file is not read or written)
+  -F, --file name           xmit/recv the specified file (TCP; every stream opens it:
+                            senders read it from its start, receivers write it from its start;
+                            without -t/-n/-k a client's test is the file's size; not with --bidir)
   -A, --affinity n[,m]      set CPU affinity core number to n (the core the process will use)
                              (optional Client only m - the Server's core number for this test)
                             (linux; elsewhere an error says it is not available; a netperfkit
@@ -68,7 +68,7 @@ Server or Client:
   --forceflush              force flushing output at every interval
   --timestamps<=format>     emit a timestamp at the start of each output line
                             (optional "=" and format string as per strftime(3))
-  --rcv-timeout #           idle timeout for receiving data (default 120000 ms) (*)
+  --rcv-timeout #           idle timeout for receiving data (default 120000 ms)
   --snd-timeout #           timeout for unacknowledged TCP data (in ms) (linux)
   --cntl-ka[=#/#/#]         use control connection TCP keepalive - KEEPIDLE/KEEPINTV/KEEPCNT
                             each value is optional with system settings default
@@ -132,14 +132,14 @@ Client specific:
   -S, --tos N               set the IP type of service, 0-255
   -L, --flowlabel N         set the IPv6 flow label (linux; TCP and UDP streams)
   --dscp N or --dscp val    set the IP dscp value, either 0-63 or symbolic
-  -Z, --zerocopy            use a 'zero copy' method of sending data (*)
-  --skip-rx-copy            ignore received messages using MSG_TRUNC option (*)
+  -Z, --zerocopy            use a 'zero copy' method of sending data
+  --skip-rx-copy            ignore received messages using MSG_TRUNC option
   -O, --omit N              perform pre-test for N seconds and omit the pre-test statistics
   -T, --title str           prefix every output line with this string
   --extra-data str          data string to include in client and server JSON
   --get-server-output       get results from server
   --udp-counters-64bit      use 64-bit counters in UDP test packets
-  --gsro                    enable UDP GSO/GRO on both client and server (*)
+  --gsro                    enable UDP GSO/GRO on both client and server
   --repeating-payload       use repeating pattern in payload (netperfkit always does)
   --dont-fragment           set IPv4 Don't Fragment flag (UDP, linux)
   --username                username for authentication
@@ -163,6 +163,4 @@ netperfkit additions:
                             default) or read (when the read returned, as iperf3 measures)
 
 [KMG] indicates options that support a K/M/G suffix for kilo-, mega-, or giga-
-(*) parsed and checked as iperf3 does, not yet carried out: the tool says so and stops
-    or goes on without it (see the warning it prints)
 `

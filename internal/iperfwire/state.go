@@ -73,11 +73,13 @@ func (s State) Known() bool {
 const (
 	IErrDuration   = 5   // IEDURATION
 	IErrTotalRate  = 27  // IETOTALRATE: a bitrate above the server's cap
+	IErrUDPFile    = 34  // IEUDPFILETRANSFER: "cannot transfer file using UDP"
 	IErrNumStreams = 6   // IENUMSTREAMS
 	IErrBlockSize  = 7   // IEBLOCKSIZE
 	IErrBufSize    = 8   // IEBUFSIZE
 	IErrMSS        = 10  // IEMSS
 	IErrOmit       = 12  // IEOMIT
+	IErrFile       = 14  // IEFILE: "unable to open -F file"
 	IErrBadTOS     = 21  // IEBADTOS
 	IErrListen     = 102 // IELISTEN: the UDP socket could not be bound
 	IErrRecvParams = 114 // IERECVPARAMS: parameters unreadable or too large
