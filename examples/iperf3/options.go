@@ -268,6 +268,11 @@ func defineCommon(fs *pflag.FlagSet, o *options) {
 		o.sndTimeout = time.Duration(v) * time.Millisecond
 		return nil
 	})
+	defineOurs(fs, o)
+}
+
+// defineOurs defines netperfkit's own options for both roles.
+func defineOurs(fs *pflag.FlagSet, o *options) {
 	fs.BoolVar(&o.inProcess, "in-process", false, "run the test against an in-process server on loopback (netperfkit)")
 	fs.BoolVar(&o.streamThreads, "stream-threads", true,
 		"send and receive each TCP stream on its own OS thread, as iperf3 3.21 does; =false uses the Go poller (linux) (netperfkit)")
