@@ -624,7 +624,11 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 	if c.Bitrate == 0 {
 		c.Bitrate = Unlimited // the client sends its default rate; 0 is -b 0
 	}
-	if p.Interval >= 0.1 && p.Interval <= 60 {
+	// A netperfkit client's interval wins, except where a total rate limit
+	// is policed: its window is cut from the server's own intervals, as
+	// 3.21's (which takes no interval from its client), or a client could
+	// stretch the window past its test.
+	if p.Interval >= 0.1 && p.Interval <= 60 && sc.MaxTotalBitrate == 0 {
 		c.Interval = time.Duration(p.Interval * float64(time.Second))
 	}
 	// The client ends the test; a server-side duration of 0 stays 0.

@@ -186,9 +186,17 @@ func TestServerTotalRate(t *testing.T) {
 	assert.ErrorIs(t, e.Err, ErrTotalRate)
 	assert.Contains(t, e.Err.Error(), "over the last 200ms, limit 50000000 bits/s")
 
+	// A client asking for 60 s intervals (sent with get_server_output)
+	// does not stretch the window: the server polices on its own.
+	start = time.Now()
+	_, err = Run(ctx, addr, &Config{Duration: 20 * time.Second, Interval: 60 * time.Second, GetServerOutput: true})
+	require.ErrorIs(t, err, ErrTotalRate)
+	assert.Less(t, time.Since(start), 10*time.Second, "ended by the server's window, not by the test's time")
+	expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == ReasonLimit })
+
 	res, err = Run(ctx, addr, &Config{Duration: time.Second, Bitrate: 2e6, BlockLen: 16 << 10, Bidir: true})
 	require.NoError(t, err, "4 Mbit/s in all is within the limit")
 	require.NotNil(t, res.Upload)
-	assert.Equal(t, int64(2), srv.Stats().Failed[ReasonLimit])
+	assert.Equal(t, int64(3), srv.Stats().Failed[ReasonLimit])
 	assert.False(t, errors.Is(err, ErrTotalRate))
 }
