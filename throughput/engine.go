@@ -115,6 +115,7 @@ type engine struct {
 	cfg     *Config
 	streams []*flowStream
 	limits  bool // the test ends at cfg.Bytes or cfg.Blocks (the client's side)
+	client  bool // the client's side: the end of its sources ends the test
 	cpu     int  // the CPU each stream's thread is pinned to (a server's ServerAffinity), -1 for none
 	base    time.Time
 

@@ -108,9 +108,14 @@ func (e *engine) dataNotes() []string {
 	return nil
 }
 
-// sending counts the streams with a source, which end the test once they
-// all have ended (sourceEnded).
+// countSources counts the streams with a source, which end the client's
+// test once they all have ended (sourceEnded). A server's sources end no
+// test: the client ends it, and until then the server's limits and
+// failures still act (they act through the engine's end).
 func (e *engine) countSources() {
+	if !e.client {
+		return
+	}
 	for _, s := range e.streams {
 		if s.send && s.data != nil {
 			e.sources.Add(1)
@@ -118,9 +123,9 @@ func (e *engine) countSources() {
 	}
 }
 
-// sourceEnded ends the test once the last source has ended.
+// sourceEnded ends the client's test once the last source has ended.
 func (e *engine) sourceEnded() {
-	if e.sources.Add(-1) == 0 {
+	if e.client && e.sources.Add(-1) == 0 {
 		e.finish(nil)
 	}
 }

@@ -52,11 +52,12 @@ type ServerConfig struct {
 	// cap. As in iperf3 3.21 it is checked twice, and a client is told with
 	// SERVER_ERROR, iperf3's "total required bandwidth is larger than server
 	// limit" (errno 0), while OnFailure gets ReasonLimit and ErrTotalRate.
-	// A test that asks for more (its per-stream rate, or --fq-rate, times
-	// its streams, doubled for --bidir) is refused. A test that asks for
-	// no rate (TCP's default) is let in, as by 3.21, and ended once its
-	// bytes average more over TotalBitrateWindow: the window in whole
-	// report intervals (Interval, or the netperfkit client's), at least
+	// A test that asks for more (its per-stream rate times its streams,
+	// doubled for --bidir; --fq-rate is not counted, as by 3.21) is
+	// refused. A test that asks for no rate (TCP's default) is let in, as
+	// by 3.21, and ended once its bytes average more over
+	// TotalBitrateWindow: the window in whole report intervals (this
+	// server's Interval, whatever a client asks for), at least
 	// one, nothing judged before it has passed, the omit period counted;
 	// unlike 3.21 the average is over the intervals' measured lengths. The
 	// ended test's streams stay open until the client leaves (a second at

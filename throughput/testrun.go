@@ -41,6 +41,7 @@ type testRun struct {
 
 func newTestRun(cfg *Config, server bool) *testRun {
 	t := &testRun{server: server, cfg: cfg, eng: newEngine(cfg, !server), congestion: cfg.Congestion}
+	t.eng.client = !server
 	if a := cfg.ServerAffinity; server && a != nil {
 		if affinityAvailable {
 			t.eng.cpu = *a

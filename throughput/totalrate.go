@@ -17,13 +17,13 @@ const (
 )
 
 // requestedTotal is the total rate in bits/s a client's parameters ask for
-// over streams streams (both directions already counted): the larger of
-// its per-stream rate and its --fq-rate, times the streams, as iperf3
-// 3.21 checks both. It is computed in float64, where the product of an
-// int64 and at most MaxStreams cannot wrap, as 3.21's unsigned product can
-// (128 streams of 2^57 bits/s ask for 0 there).
+// over streams streams (both directions already counted): its per-stream
+// rate times the streams, as iperf3 3.21 computes it (its --fq-rate is
+// not counted there either). It is computed in float64, where the product
+// of an int64 and at most MaxStreams cannot wrap, as 3.21's unsigned
+// product can (128 streams of 2^57 bits/s ask for 0 there).
 func requestedTotal(streams int64, p *iperfwire.Params) float64 {
-	return float64(streams) * float64(max(p.Bandwidth, p.FQRate, 0))
+	return float64(streams) * float64(max(p.Bandwidth, 0))
 }
 
 // rateWindow polices a running test's total rate the way iperf3 3.21's

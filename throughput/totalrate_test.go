@@ -1,7 +1,9 @@
 package throughput
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"math"
 	"net"
 	"testing"
@@ -92,7 +94,7 @@ func TestPoliceEndsTestFromIntervalCounts(t *testing.T) {
 }
 
 // TestCheckParamsTotalRate: the refusal is on the rate times the streams,
-// both directions for --bidir, --fq-rate too, as 3.21 computes it; no rate
+// both directions for --bidir, as 3.21 computes it (not --fq-rate); no rate
 // is let in, and no product wraps past the limit.
 func TestCheckParamsTotalRate(t *testing.T) {
 	sc, err := (&ServerConfig{MaxTotalBitrate: 100e6}).withDefaults()
@@ -108,15 +110,12 @@ func TestCheckParamsTotalRate(t *testing.T) {
 		{"reverse counts the same", iperfwire.Params{Parallel: 2, Bandwidth: 60e6, Reverse: true}, true},
 		{"bidir doubles", iperfwire.Params{Parallel: 2, Bandwidth: 30e6, Bidirectional: true}, true},
 		{"bidir within", iperfwire.Params{Parallel: 2, Bandwidth: 25e6, Bidirectional: true}, false},
-		{"fq-rate counts", iperfwire.Params{Parallel: 4, FQRate: 30e6}, true},
-		{"fq-rate within", iperfwire.Params{Parallel: 4, Bandwidth: 1e6, FQRate: 25e6}, false},
+		{"fq-rate is not counted, as by 3.21", iperfwire.Params{Parallel: 4, FQRate: 1 << 60}, false},
 		{"no rate is let in", iperfwire.Params{Parallel: 128}, false},
-		{"negative fq-rate is none", iperfwire.Params{Parallel: 1, FQRate: -1}, false},
 		// Products that wrap to 0 or below in 64 bits, as 3.21's does.
 		{"128 streams of 2^57 wrap to 0", iperfwire.Params{Parallel: 128, Bandwidth: 1 << 57}, true},
 		{"64 bidir streams of 2^57 wrap to 0", iperfwire.Params{Parallel: 64, Bidirectional: true, Bandwidth: 1 << 57}, true},
 		{"2 streams of 2^62 wrap negative", iperfwire.Params{Parallel: 2, Bandwidth: 1 << 62}, true},
-		{"fq-rate wraps to 0", iperfwire.Params{Parallel: 16, FQRate: 1 << 60}, true},
 		{"largest int64", iperfwire.Params{Parallel: 128, Bandwidth: math.MaxInt64}, true},
 	}
 	for _, c := range cases {
@@ -199,4 +198,19 @@ func TestServerTotalRate(t *testing.T) {
 	require.NotNil(t, res.Upload)
 	assert.Equal(t, int64(3), srv.Stats().Failed[ReasonLimit])
 	assert.False(t, errors.Is(err, ErrTotalRate))
+}
+
+// TestServerTotalRateAfterSourceEnds: a server's source that has ended (its
+// -F file sent) ends no test, the client does, so the limit still polices
+// the upload that goes on.
+func TestServerTotalRateAfterSourceEnds(t *testing.T) {
+	addr, _, errs := hookedServer(t, ServerConfig{MaxTotalBitrate: 50e6, TotalBitrateWindow: 200 * time.Millisecond,
+		Interval: 100 * time.Millisecond,
+		SendFrom: func(int) (io.Reader, error) { return bytes.NewReader(make([]byte, 1024)), nil }})
+	start := time.Now()
+	_, err := Run(ctxT(t, 60*time.Second), addr, &Config{Duration: 20 * time.Second, Bidir: true, Interval: -1})
+	require.ErrorIs(t, err, ErrTotalRate, "unlimited loopback TCP goes far above 50 Mbit/s")
+	assert.Less(t, time.Since(start), 10*time.Second, "ended by the window, not by the test's time")
+	e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == ReasonLimit })
+	assert.ErrorIs(t, e.Err, ErrTotalRate)
 }
