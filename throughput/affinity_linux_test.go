@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,4 +180,27 @@ func TestCPUList(t *testing.T) {
 		set.Set(c)
 	}
 	assert.Equal(t, "0-3,6,8-9,1023", cpuList(&set))
+}
+
+// TestPinFailureReturnsThreadP: a stream whose thread cannot be pinned (its
+// CPU went away after the parameters were checked) ends with ErrAffinity
+// and gives back the P lent for its thread, so GOMAXPROCS comes back.
+func TestPinFailureReturnsThreadP(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	cfg := (&Config{StreamThreads: true}).withDefaults()
+	e := newEngine(&cfg, false)
+	a, _ := tcpPair(t)
+	s := &flowStream{conn: a}
+	e.streams = []*flowStream{s}
+	e.startThreads()
+	require.NotNil(t, threadOf(s.conn), "the stream got a thread")
+	e.cpu = 1023 // no such CPU here
+	err := e.run(s)
+	require.ErrorIs(t, err, ErrAffinity)
+	threadPs.Lock()
+	lent := threadPs.lent
+	threadPs.Unlock()
+	assert.Zero(t, lent, "the thread's P is given back")
+	assert.Equal(t, before, runtime.GOMAXPROCS(0))
+	_ = s.conn.Close()
 }

@@ -235,7 +235,10 @@ func (e *engine) run(s *flowStream) error {
 	if e.cpu >= 0 {
 		unpin, err := pinThread(e.cpu)
 		if err != nil {
-			return fmt.Errorf("unable to set CPU affinity: CPU %d: %w", e.cpu, err)
+			if threadOf(s.conn) != nil {
+				returnP() // the P lent for the thread, which will not run
+			}
+			return fmt.Errorf("%w: CPU %d: %w", ErrAffinity, e.cpu, err)
 		}
 		defer unpin()
 	}

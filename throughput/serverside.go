@@ -220,6 +220,10 @@ func (ss *serverSession) await(ctx context.Context, states <-chan stateMsg) erro
 		} else if errors.Is(m.err, ErrTotalRate) {
 			m.err = ss.fail(iperfwire.IErrTotalRate, ReasonLimit, m.err)
 			ss.awaitLeave(ctx, states)
+		} else if errors.Is(m.err, ErrAffinity) {
+			// A stream's thread could not be pinned (the CPU went away
+			// since the parameters were checked): 3.21's words for it.
+			m.err = ss.fail(iperfwire.IErrAffinity, ReasonLimit, m.err)
 		}
 	case <-hard.C:
 		m.err = overtime

@@ -19,3 +19,5 @@ func (e *engine) threadSender(*flowStream) dataSender { return dataSender{} }
 func (e *engine) threadWriter(*flowStream, []byte) (func() (int, error), func()) { return nil, nil }
 
 func threadOf(net.Conn) *streamThread { return nil }
+
+func returnP() {}
