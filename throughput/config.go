@@ -262,8 +262,10 @@ type Config struct {
 	// ReceiveTo, when set, opens where each stream this side receives on
 	// writes what it receives (iperf3 -F on the receiving side): every
 	// byte the stream delivers, in order, including those of the omit
-	// period and those that still arrive after the end, which the counts
-	// leave out as iperf3's do. It is called once per receiving stream,
+	// period and those still in flight when the peer ends the test (the
+	// receiver reads on until its streams go quiet, and a sink's write in
+	// progress holds that off for up to IOTimeout, so a sink that stalls
+	// for a moment loses nothing). It is called once per receiving stream,
 	// with the stream's id, as SendFrom is. A write error ends the test
 	// and Run returns it, even when it happens once the test's time is
 	// over; so does the error of closing a writer that is an io.Closer,

@@ -64,6 +64,9 @@ type flowStream struct {
 	fast *udpFast    // linux GSO/GRO helper, nil when not in use
 	peer net.Addr    // the remote address where conn has none: a server's UDP stream, connected by connect(2)
 	data *streamData // its source (Config.SendFrom) or sink (ReceiveTo), nil when none
+	// sinking is set while a write to the stream's sink is in progress:
+	// the end's drain waits for it (a slow sink is not an idle stream).
+	sinking atomic.Bool
 
 	bytes   atomic.Int64 // payload bytes sent or received while counting
 	blocks  atomic.Int64 // writes or reads

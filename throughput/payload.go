@@ -196,12 +196,25 @@ func sinkReader(s *flowStream, buf []byte, read func() (int, error)) func() (int
 	return func() (int, error) {
 		n, err := read()
 		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return n, &dataError{op: "receive to", err: werr}
+			if werr := writeSink(s, w, buf[:n]); werr != nil {
+				return n, werr
 			}
 		}
 		return n, err
 	}
+}
+
+// writeSink writes b, which stream s received, to its sink w; while it
+// writes, the stream counts as busy for the end's drain. A write error is a
+// *dataError.
+func writeSink(s *flowStream, w io.Writer, b []byte) error {
+	s.sinking.Store(true)
+	_, err := w.Write(b)
+	s.sinking.Store(false)
+	if err != nil {
+		return &dataError{op: "receive to", err: err}
+	}
+	return nil
 }
 
 // dataSender sends a source's blocks on one stream the way the stream

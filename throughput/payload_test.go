@@ -467,3 +467,50 @@ func TestSendFromBlockedReadCancel(t *testing.T) {
 	_, err = pr.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, os.ErrClosed, "the source was closed")
 }
+
+// stallingSink keeps what it is given, and once, when it holds at least
+// at bytes, stalls for stall (a file system's flush) before taking more.
+type stallingSink struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	at      int
+	stall   time.Duration
+	stalled bool
+}
+
+func (s *stallingSink) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	stall := !s.stalled && s.buf.Len() >= s.at
+	s.stalled = s.stalled || stall
+	s.mu.Unlock()
+	if stall {
+		time.Sleep(s.stall)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(b)
+}
+
+// TestSinkStallAtTheEnd: a server's sink that stalls near the end of a
+// client's -F upload still gets every byte (the end's drain waits for a
+// write in progress), and the server counts them all.
+func TestSinkStallAtTheEnd(t *testing.T) {
+	for _, threads := range []bool{false, true} {
+		t.Run("threads="+strconv.FormatBool(threads), func(t *testing.T) {
+			data := randomData(8<<20, 7)
+			sink := &stallingSink{at: 7 << 20, stall: 300 * time.Millisecond}
+			addr, results := startServer(t, &ServerConfig{StreamThreads: threads,
+				ReceiveTo: func(int) (io.Writer, error) { return sink, nil }})
+			res, err := Run(ctxT(t, 30*time.Second), addr, &Config{StreamThreads: threads,
+				SendFrom: func(int) (io.Reader, error) { return bytes.NewReader(data), nil }})
+			require.NoError(t, err)
+			assert.Equal(t, int64(len(data)), res.Upload.Sent.Bytes)
+			srv := <-results
+			assert.Equal(t, int64(len(data)), srv.Upload.Received.Bytes, "the server counts every byte")
+			sink.mu.Lock()
+			defer sink.mu.Unlock()
+			require.True(t, sink.stalled, "the sink stalled")
+			assert.True(t, bytes.Equal(data, sink.buf.Bytes()), "the sink got %d of %d bytes", sink.buf.Len(), len(data))
+		})
+	}
+}

@@ -233,8 +233,8 @@ func (e *engine) recvThread(s *flowStream) error {
 		e.add(s, n)
 		got += int64(n)
 		if sink != nil {
-			if _, err := sink.Write(buf[:n]); err != nil {
-				return &dataError{op: "receive to", err: err}
+			if err := writeSink(s, sink, buf[:n]); err != nil {
+				return err
 			}
 		}
 	}

@@ -304,17 +304,26 @@ func (t *testRun) end(ctx context.Context, stopRep func(), drain bool) {
 // been idle for a moment (at most half a second): when the peer decides the
 // end, its last blocks are still in flight as its TEST_END arrives, and
 // iperf3's own server loses them (a -n 20M test reports ~16 MB received).
+// A stream writing to its sink (Config.ReceiveTo) is not idle, and with
+// sinks the wait is bounded by IOTimeout instead: a sink that stalls for a
+// moment (a file system's flush) must not lose the data behind it.
 func (t *testRun) drain(ctx context.Context) {
 	var prev int64 = -1
-	deadline := time.Now().Add(500 * time.Millisecond)
+	limit := 500 * time.Millisecond
+	if t.cfg.ReceiveTo != nil {
+		limit = max(limit, t.cfg.IOTimeout)
+	}
+	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		var n int64
+		busy := false
 		for _, s := range t.eng.streams {
 			if !s.send {
 				n += s.bytes.Load()
+				busy = busy || s.sinking.Load()
 			}
 		}
-		if n == prev {
+		if n == prev && !busy {
 			return
 		}
 		prev = n
