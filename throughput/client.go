@@ -160,7 +160,7 @@ func (cl *client) await(ctx context.Context, states <-chan stateMsg) error {
 	select {
 	case <-timerC:
 	case <-cl.t.eng.done:
-		if cl.t.eng.failure() != nil {
+		if err := cl.t.eng.failure(); err != nil && !localFailure(err) {
 			return cl.serverWord(ctx, states)
 		}
 	case <-ctx.Done():
@@ -173,6 +173,14 @@ func (cl *client) await(ctx context.Context, states <-chan stateMsg) error {
 		return cl.check(m.s, iperfwire.ExchangeResults)
 	}
 	return nil
+}
+
+// localFailure reports whether err is this side's own doing (its source,
+// its sink, its receive-idle timeout), for which no word from the server
+// is worth waiting.
+func localFailure(err error) bool {
+	var de *dataError
+	return errors.As(err, &de) || errors.Is(err, ErrRecvIdle)
 }
 
 // serverWordGrace is how long a client whose stream failed waits for the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -513,4 +515,13 @@ func TestSinkStallAtTheEnd(t *testing.T) {
 			assert.True(t, bytes.Equal(data, sink.buf.Bytes()), "the sink got %d of %d bytes", sink.buf.Len(), len(data))
 		})
 	}
+}
+
+// TestLocalFailure: a client waits for the server's word only after a
+// failure that could be the server's; its own source, sink or receive-idle
+// timeout is not.
+func TestLocalFailure(t *testing.T) {
+	assert.True(t, localFailure(fmt.Errorf("throughput: stream 1: %w", &dataError{op: "receive to", err: io.ErrShortWrite})))
+	assert.True(t, localFailure(fmt.Errorf("x: %w", ErrRecvIdle)))
+	assert.False(t, localFailure(fmt.Errorf("throughput: stream 1: %w", syscall.ECONNRESET)), "a reset may come with the server's word")
 }
