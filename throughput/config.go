@@ -494,7 +494,7 @@ func (c *Config) validate() error {
 	case len(c.BindDevice) > maxIfaceName:
 		return fmt.Errorf("throughput: bind device %q: longer than %d bytes", c.BindDevice, maxIfaceName)
 	case c.UDP && (c.SendFrom != nil || c.ReceiveTo != nil):
-		return errors.New("throughput: SendFrom and ReceiveTo need TCP: UDP datagrams carry iperf3's header (iperf3: cannot transfer file using UDP)")
+		return fmt.Errorf("%w: SendFrom and ReceiveTo need TCP (UDP datagrams carry iperf3's header)", ErrDataNeedsTCP)
 	case c.SkipRxCopy && c.ReceiveTo != nil:
 		return errors.New("throughput: SkipRxCopy drops the data ReceiveTo would write")
 	}

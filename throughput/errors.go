@@ -49,6 +49,10 @@ var (
 	// set (the error then matches syscall.EINVAL too) or outside 3.21's
 	// 0..1024. iperf3's "unable to set CPU affinity".
 	ErrAffinity = errors.New("throughput: unable to set CPU affinity")
+	// ErrDataNeedsTCP: Config.SendFrom or ReceiveTo (ServerConfig's on a
+	// server) with a UDP test, whose datagrams carry iperf3's header:
+	// iperf3's "cannot transfer file using UDP".
+	ErrDataNeedsTCP = errors.New("throughput: cannot transfer file using UDP")
 	// ErrRecvIdle: this side's receiving streams took in nothing for
 	// Config.RecvTimeout (ServerConfig.RecvTimeout on a server) while the
 	// test ran: iperf3's "idle timeout for receiving data".
@@ -75,8 +79,9 @@ func (e *ServerError) Error() string {
 // authorization failed" (i_errno 142) ErrAuthFailed and ErrAccessDenied
 // too, for "idle timeout for receiving data" (144) ErrRecvIdle, for
 // "total required bandwidth is larger than server limit" (27) ErrTotalRate,
-// for "unable to set CPU affinity" (132) ErrAffinity and for "unable to set
-// IPv6 flow label" (127) ErrFlowLabel.
+// for "unable to set CPU affinity" (132) ErrAffinity, for "unable to set
+// IPv6 flow label" (127) ErrFlowLabel and for "cannot transfer file using
+// UDP" (34) ErrDataNeedsTCP.
 func (e *ServerError) Is(target error) bool {
 	switch {
 	case e.IErrno == iperfwire.IErrTotalRate && target == ErrTotalRate:
@@ -88,6 +93,8 @@ func (e *ServerError) Is(target error) bool {
 	case e.IErrno == iperfwire.IErrAffinity && target == ErrAffinity:
 		return true
 	case e.IErrno == iperfwire.IErrSetFlow && target == ErrFlowLabel:
+		return true
+	case e.IErrno == iperfwire.IErrUDPFile && target == ErrDataNeedsTCP:
 		return true
 	}
 	return target == ErrServerError

@@ -120,7 +120,7 @@ func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
 	case c.MaxBitrate > 0 && (p.Bandwidth == 0 || float64(p.Bandwidth) > c.MaxBitrate):
 		return iperfwire.IErrTotalRate, fmt.Errorf("%w: bandwidth %d, limit %.0f", ErrLimit, p.Bandwidth, c.MaxBitrate)
 	case udp && (c.SendFrom != nil || c.ReceiveTo != nil):
-		return iperfwire.IErrUDPFile, fmt.Errorf("%w: the server sends and receives data from SendFrom and ReceiveTo, which UDP cannot carry", ErrLimit)
+		return iperfwire.IErrUDPFile, fmt.Errorf("%w: %w: the server sends and receives data from SendFrom and ReceiveTo", ErrLimit, ErrDataNeedsTCP)
 	}
 	return 0, nil
 }

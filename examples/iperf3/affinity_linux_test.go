@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/netperfkit/netperfkit/internal/peertest"
 	"github.com/stretchr/testify/assert"
@@ -61,7 +63,7 @@ func TestServerAffinity321(t *testing.T) {
 	defer restoreAffinity(t)()
 	bin := peertest.NewIPerf3(t, "CPU affinity setting")
 	last, outside := cpus(t)
-	sport, sout, _ := ourServer(t, "-d")
+	sport, sout, serr := ourServer(t, "-d")
 	args := []string{"-c", "127.0.0.1", "-p", strconv.Itoa(sport), "-t", "1", "-A", "0," + strconv.Itoa(last)}
 	_, errOut, code := exec321(t, bin, args...)
 	require.Equal(t, 0, code, errOut)
@@ -76,6 +78,9 @@ func TestServerAffinity321(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Equal(t, wantErr, errOut)
 	assert.Equal(t, wantOut, out)
+	assert.Eventually(t, func() bool {
+		return strings.Count(serr.String(), "iperf3: error - unable to set CPU affinity: Invalid argument\n") == 2
+	}, 10*time.Second, 20*time.Millisecond, "our server says why, as 3.21's does, for each refusal: %s", serr.String())
 
 	// Last: this client pins the test binary to CPU 0 (-A n).
 	port := strconv.Itoa(server321(t, bin))

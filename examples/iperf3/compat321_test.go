@@ -334,9 +334,10 @@ func TestCompatOptionsRunWithoutWarning(t *testing.T) {
 	defer restoreAffinity(t)()
 	require.Equal(t, 0, code, errOut)
 	// -F, -m, --bind-dev, --cntl-ka and -A n,m are the library's
-	// (SendFrom, Config.MPTCP, BindDevice, ControlKeepAlive, ServerAffinity;
-	// -L is FlowLabel, see TestFlowLabel321): carried out, no warning.
-	for _, opt := range []string{"-F", "-m", "--bind-dev", "--cntl-ka", "-A", "-L"} {
+	// (SendFrom, Config.MPTCP, BindDevice, ControlKeepAlive,
+	// ServerAffinity): carried out, no warning. (-L over IPv4 fails as in
+	// 3.21; TestFlowLabel321 runs it on ::1.)
+	for _, opt := range []string{"-F", "-m", "--bind-dev", "--cntl-ka", "-A"} {
 		assert.NotContains(t, errOut, "iperf3: warning - "+opt)
 	}
 	assert.Regexp(t, `(?m)^\[  4\] .* 1\.00 MBytes .* sender$`, out, "-F's size is the test's length")

@@ -26,17 +26,45 @@ const (
 	msgAffinity       = "unable to set CPU affinity"
 )
 
-// serverErrorText is 3.21's text for the SERVER_ERROR codes this package's
-// server sends beyond the limits' (iperf_strerror, with the server's errno
-// where 3.21 adds it), "" for others.
+// serverErrors is 3.21's iperf_strerror text for the SERVER_ERROR codes a
+// server sends (src/iperf_error.c); withErrno marks the texts 3.21 follows
+// with ": " and the server's errno.
+var serverErrors = map[int]struct {
+	text      string
+	withErrno bool
+}{
+	5:   {"test duration valid values are 0 to 86400 seconds", false},
+	6:   {"invalid number of parallel streams (min = 1, max = 128)", false},
+	7:   {"block size too large (maximum = 1048576 bytes)", false},
+	8:   {"socket buffer size too large (maximum = 536870912 bytes)", false},
+	10:  {"TCP MSS too large (maximum = 32767 bytes)", false},
+	12:  {"bogus value for --omit (maximum = 600 seconds)", false},
+	14:  {"unable to open -F file", true},
+	21:  {"bad TOS value (must be between 0 and 255 inclusive)", false},
+	27:  {msgTotalRate, false},
+	34:  {"cannot transfer file using UDP", false},
+	102: {"unable to start listener for connections", true},
+	114: {"unable to receive parameters from client", true},
+	127: {msgFlowLabel, false},
+	132: {msgAffinity, true},
+	142: {"test authorization failed", false},
+	144: {"idle timeout for receiving data", false},
+	204: {"unable to accept stream connection", true},
+}
+
+// serverErrorText is 3.21's text for a server's SERVER_ERROR, with the
+// server's errno where 3.21 adds it; "" for a code it does not know.
 func serverErrorText(se *throughput.ServerError) string {
+	e, ok := serverErrors[se.IErrno]
 	switch {
-	case errors.Is(se, throughput.ErrAffinity):
-		return msgAffinity + ": " + strerror(syscall.Errno(se.Errno))
-	case errors.Is(se, throughput.ErrFlowLabel):
-		return msgFlowLabel
+	case !ok:
+		return ""
+	case !e.withErrno:
+		return e.text
+	case se.Errno == 0:
+		return e.text + ": " // as 3.21 writes it
 	}
-	return ""
+	return e.text + ": " + strerror(syscall.Errno(se.Errno))
 }
 
 // connectError is a failure to resolve the server's name before dialling,
@@ -65,10 +93,10 @@ func iperfMessage(err error) string {
 		return "idle timeout for receiving data"
 	case errors.Is(err, throughput.ErrServerTerminated):
 		return msgServerTerm
-	case errors.Is(err, throughput.ErrTotalRate):
-		return msgTotalRate
 	case errors.As(err, &se) && serverErrorText(se) != "":
 		return serverErrorText(se)
+	case errors.Is(err, throughput.ErrTotalRate):
+		return msgTotalRate
 	case errors.Is(err, throughput.ErrFlowLabel):
 		return msgFlowLabel // a TCP stream to an IPv4 address
 	case errors.Is(err, io.EOF):
@@ -146,7 +174,7 @@ func clientMessage(o *options, err error) string {
 func fail(o *options, out, errOut io.Writer, err error) int {
 	msg := clientMessage(o, err)
 	var se *throughput.ServerError
-	if errors.As(err, &se) && (msg == "test authorization failed" || serverErrorText(se) != "") {
+	if errors.As(err, &se) {
 		// 3.21 prints the server's error, with its errno, then its own.
 		line := "SERVER ERROR - " + msg
 		if se.Errno > 0 {

@@ -87,16 +87,30 @@ func TestFileRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1000), st.Size())
 
+	// A server whose -F cannot be opened, and a UDP test against a -F
+	// server: our client words the server's error as 3.21's does.
 	port, _, serr := ourServer(t, "-F", filepath.Join(t.TempDir(), "no", "such", "dir"))
-	_, errOut, code = runTool(context.Background(), "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "i_errno 14")
+	bin := peertest.NewIPerf3(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-t", "1"}, "iperf3: SERVER ERROR - unable to open -F file: No such file or directory, errno: No such file or directory\n" +
+			"iperf3: error - unable to open -F file: No such file or directory\n"},
+		{[]string{"-t", "1", "-u"}, "iperf3: SERVER ERROR - cannot transfer file using UDP\n" +
+			"iperf3: error - cannot transfer file using UDP\n"},
+	} {
+		_, errOut, code = runTool321(append([]string{"-c", "127.0.0.1", "-p", strconv.Itoa(port)}, c.args...)...)
+		assert.Equal(t, 1, code)
+		assert.Equal(t, c.want, errOut, "%v", c.args)
+		code321, want := stockClient(t, bin, port, c.args)
+		assert.Equal(t, 1, code321)
+		assert.Equal(t, want, errorLines.FindAllString(errOut, -1), "%v: 3.21's client's lines", c.args)
+	}
 	assert.Eventually(t, func() bool {
-		return strings.Contains(serr.String(), "iperf3: error - unable to open -F file: No such file or directory\n")
-	}, 5*time.Second, 20*time.Millisecond, serr.String())
-	_, errOut, code = runTool321("-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1", "-u")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "i_errno 34", "IEUDPFILETRANSFER")
+		return strings.Contains(serr.String(), "iperf3: error - unable to open -F file: No such file or directory\n") &&
+			strings.Contains(serr.String(), "iperf3: error - cannot transfer file using UDP\n")
+	}, 5*time.Second, 20*time.Millisecond, "our server says why, as 3.21's does: %s", serr.String())
 }
 
 // TestFile321: our -F against stock 3.21 and 3.12 servers, and a stock 3.21

@@ -99,7 +99,7 @@ type options struct {
 	usePKCS1Padding     bool
 	serverAuth          *throughput.ServerAuth // loaded by loadAuth
 
-	// 3.21's options that the library carries out in part or not yet.
+	// 3.21's options that came with its later releases.
 	compat
 	noIntervals bool // -i 0: one interval line for the whole test, as 3.21
 }

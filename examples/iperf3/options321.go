@@ -30,10 +30,9 @@ var (
 	defaultRateWin = 5 * time.Second // --server-bitrate-limit's averaging window
 )
 
-// compat holds 3.21's options that came with its later releases: those
-// carried out (applyCompat, listenConfig, serverConfig) and those the
-// throughput package has no setting for yet, which warnNotCarriedOut names
-// when they are given.
+// compat holds 3.21's options that came with its later releases, carried
+// out by applyCompat (a client's), listenConfig and serverConfig (a
+// server's).
 type compat struct {
 	pidfile        string // -I
 	daemon         bool   // -D

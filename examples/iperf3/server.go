@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/netperfkit/netperfkit/throughput"
@@ -123,6 +124,14 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 			fmt.Fprintf(errOut, "iperf3: error - %s\n", msgTotalRate)
 		case errors.As(e.Err, new(*fileError)):
 			fmt.Fprintf(errOut, "iperf3: error - %s\n", iperfMessage(e.Err))
+		case errors.Is(e.Err, throughput.ErrDataNeedsTCP):
+			fmt.Fprintf(errOut, "iperf3: error - %s\n", serverErrors[34].text)
+		case errors.Is(e.Err, throughput.ErrAffinity):
+			var errno syscall.Errno
+			if !errors.As(e.Err, &errno) {
+				errno = syscall.EINVAL
+			}
+			fmt.Fprintf(errOut, "iperf3: error - %s: %s\n", msgAffinity, strerror(errno))
 		case o.verbose && (e.Reason == throughput.ReasonDenied || e.Reason == throughput.ReasonLimit):
 			fmt.Fprintf(errOut, "iperf3: refused %v: %v\n", e.Remote, e.Err)
 		}
