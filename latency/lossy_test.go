@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,4 +94,67 @@ func TestPingPongAdaptiveTimeoutTooLate(t *testing.T) {
 	for _, d := range res.Samples {
 		assert.Less(t, d, 300*time.Millisecond, "a reply held back 300 ms is no message's")
 	}
+}
+
+// impairFrom starts a UDP server whose Impair gets the index (from 1) of
+// each measured message it answers.
+func impairFrom(t *testing.T, impair func(n int64) (time.Duration, bool)) string {
+	t.Helper()
+	var n atomic.Int64
+	srv := latencytest.NewServer(t, &latencytest.Config{Network: "udp", Impair: func(uint64) (time.Duration, bool) {
+		return impair(n.Add(1))
+	}})
+	return srv.UDPAddr
+}
+
+// TestPingPongAdaptiveTimeoutFinalWaitUntimed: the last reply is held back
+// 250 ms, past its timeout (100 ms, the floor) and into the final wait,
+// which records it. The run's time is its messages': it ends at the last
+// message's timeout, before that reply came, and the rate is of the
+// messages, not of the wait.
+func TestPingPongAdaptiveTimeoutFinalWaitUntimed(t *testing.T) {
+	const count, delay = 20, 250 * time.Millisecond
+	addr := impairFrom(t, func(n int64) (time.Duration, bool) {
+		if n == count {
+			return delay, false
+		}
+		return 0, false
+	})
+	res, err := latency.PingPong(context.Background(), addr, &latency.PingPongConfig{
+		Count: count, ReadTimeout: 5 * time.Second, MinReadTimeout: 100 * time.Millisecond, AdaptiveTimeout: true,
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), res.LateReplies, "the final wait (one more timeout, 200 ms) records it")
+	assert.Zero(t, res.Dropped)
+	require.Len(t, res.Samples, count)
+	last := res.Samples[count-1]
+	assert.GreaterOrEqual(t, last, delay)
+	assert.Less(t, res.RunSeconds, last.Seconds(), "the run ended before the last reply came")
+	assert.InEpsilon(t, count/res.RunSeconds, res.AchievedMPS, 1e-9)
+	assert.InDelta(t, res.RunSeconds, res.ValidSeconds, 1e-9, "a counted run: the whole run is the window")
+}
+
+// TestPingPongAdaptiveTimeoutCancelled: replies stop after the 20th message
+// and ctx ends while the 24th is awaited. Messages 21 to 23, past their
+// adaptive timeout, were still within ReadTimeout: their replies could
+// have come, so, like the 24th, they are neither dropped nor recorded.
+func TestPingPongAdaptiveTimeoutCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := impairFrom(t, func(n int64) (time.Duration, bool) {
+		if n == 24 {
+			cancel()
+		}
+		return 0, n > 20
+	})
+	res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{
+		Count: 100, ReadTimeout: 5 * time.Second, AdaptiveTimeout: true,
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, res)
+	assert.Equal(t, int64(24), res.Sent)
+	assert.Equal(t, int64(20), res.Observations)
+	assert.Len(t, res.Samples, 20)
+	assert.Zero(t, res.Dropped, "no message waited its whole ReadTimeout (5 s) in vain")
+	assert.Zero(t, res.LateReplies)
 }

@@ -107,9 +107,12 @@ type PingPongConfig struct {
 	// round trip is recorded (in Samples at its message's place), it
 	// counts in LateReplies and not in Dropped, and it feeds the estimate.
 	// After the last message the run waits one more timeout for such
-	// replies. Replies are matched to messages by sequence number, so a
-	// late reply is never taken for a later message's. Under-load runs
-	// (MPS > 0) refuse it.
+	// replies, not counted in RunSeconds, and no longer than ReadTimeout
+	// after the newest message still unanswered. A run that ctx ends does
+	// not wait: a message whose ReadTimeout had not passed then is neither
+	// dropped nor recorded. Replies are matched to messages by sequence
+	// number, so a late reply is never taken for a later message's.
+	// Under-load runs (MPS > 0) refuse it.
 	AdaptiveTimeout bool
 	// MinReadTimeout is the floor of the adaptive timeout: below it, the
 	// next message would often go out while the reply to the last one is
@@ -151,8 +154,10 @@ type PingPongResult struct {
 	// as many as fit in 64 KiB, at least one).
 	Sent     int64 `json:"sent"`
 	Received int64 `json:"received"`
-	// RunSeconds is the length of the whole run; ValidSeconds that of the
-	// measurement window.
+	// RunSeconds is the length of the whole run: in ping-pong up to the
+	// last reply or timeout (AdaptiveTimeout's final wait for late replies
+	// is not part of it), in under-load up to the last send. ValidSeconds
+	// is that of the measurement window.
 	RunSeconds   float64 `json:"run_seconds"`
 	ValidSeconds float64 `json:"valid_seconds"`
 	// TargetMPS is the configured rate of an under-load run (0 in
@@ -428,12 +433,17 @@ func (r *run) pingPong(ctx context.Context) error {
 			break
 		}
 	}
-	if !r.cancelled.Load() {
+	// The run lasts as long as its messages: the final wait only collects
+	// late replies, and a run cut short does not wait.
+	r.res.RunSeconds = time.Duration(r.now() - r.start).Seconds()
+	if ctx.Err() == nil {
 		if err := w.drain(seq); err != nil {
 			return err
 		}
 	}
-	r.res.RunSeconds = time.Duration(r.now() - r.start).Seconds()
+	if ctx.Err() != nil {
+		w.abandon(r.now())
+	}
 	return nil
 }
 

@@ -198,20 +198,23 @@ func (w *waiter) late(m *sentMsg, d time.Duration) {
 }
 
 // drain waits, after the last message (last), one more timeout for the late
-// replies of messages still overdue.
+// replies of messages still overdue, and no longer than the newest of them
+// may take: a reply that comes more than ReadTimeout after its message is
+// out of order anyway.
 func (w *waiter) drain(last uint64) error {
 	r := w.r
 	if !w.adaptive {
 		return nil
 	}
 	now := r.now()
-	pending := 0
+	pending, newest := 0, int64(0)
 	for i := range w.ring {
 		if m := &w.ring[i]; m.state == overdue && now-m.tx < int64(r.cfg.ReadTimeout) {
 			pending++
+			newest = max(newest, m.tx)
 		}
 	}
-	deadline := r.base.Add(time.Duration(now) + w.timeout())
+	deadline := r.base.Add(min(time.Duration(now)+w.timeout(), time.Duration(newest)+r.cfg.ReadTimeout))
 	for pending > 0 {
 		b, err := r.tr.read(deadline)
 		if err != nil {
@@ -229,4 +232,23 @@ func (w *waiter) drain(last uint64) error {
 		}
 	}
 	return nil
+}
+
+// abandon gives up, at now, on the overdue messages of a run that its
+// context ended: those whose ReadTimeout had passed stay dropped, the others
+// could still have been answered, so they are neither dropped nor recorded.
+func (w *waiter) abandon(now int64) {
+	if !w.adaptive {
+		return // a message is overdue only once its ReadTimeout has passed
+	}
+	for i := range w.ring {
+		m := &w.ring[i]
+		if m.state != overdue || now-m.tx >= int64(w.r.cfg.ReadTimeout) {
+			continue
+		}
+		m.state = unused
+		if m.in {
+			w.r.dropped-- // its place in the samples is left empty
+		}
+	}
 }

@@ -1,10 +1,12 @@
 package latency
 
 import (
+	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRTO pins the estimator to RFC 6298's rules.
@@ -49,4 +51,62 @@ func TestWaiterRing(t *testing.T) {
 		assert.Len(t, w.ring, want, "Count %d", count)
 		assert.Equal(t, uint64(want-1), w.mask)
 	}
+}
+
+// deadlineTransport records the deadline of every read; each read times out
+// at once.
+type deadlineTransport struct{ deadlines []time.Time }
+
+func (t *deadlineTransport) write([]byte) error { return nil }
+func (t *deadlineTransport) read(deadline time.Time) ([]byte, error) {
+	t.deadlines = append(t.deadlines, deadline)
+	return nil, os.ErrDeadlineExceeded
+}
+func (t *deadlineTransport) abort()       {}
+func (t *deadlineTransport) close() error { return nil }
+
+// overdueAt puts message seq, sent tx after the run's base, in w's ring as a
+// message whose adaptive timeout passed.
+func overdueAt(w *waiter, seq uint64, tx time.Duration, in bool) {
+	m := &w.ring[seq&w.mask]
+	*m = sentMsg{seq: seq, tx: int64(tx), in: in, state: awaited, slot: -1}
+	w.expire(m)
+}
+
+// TestWaiterDrainCap: after the last message the run waits one more
+// timeout for late replies, but not past the newest overdue message's
+// ReadTimeout, after which its reply would be out of order.
+func TestWaiterDrainCap(t *testing.T) {
+	tr := &deadlineTransport{}
+	r := &run{cfg: PingPongConfig{Count: 8, ReadTimeout: time.Second, MinReadTimeout: 200 * time.Millisecond, AdaptiveTimeout: true},
+		tr: tr, base: time.Now().Add(-1200 * time.Millisecond)}
+	w := newWaiter(r)
+	w.rto.sample(time.Millisecond)
+	overdueAt(w, 1, 100*time.Millisecond, true) // past its ReadTimeout: not waited for
+	overdueAt(w, 2, 400*time.Millisecond, true)
+	overdueAt(w, 3, 700*time.Millisecond, true)
+	require.Equal(t, time.Second, w.timeout(), "three backoffs from the 200 ms floor: the cap")
+
+	require.NoError(t, w.drain(3))
+	require.Len(t, tr.deadlines, 1)
+	assert.WithinDuration(t, r.base.Add(1700*time.Millisecond), tr.deadlines[0], 0,
+		"message 3's ReadTimeout, not one more timeout (1 s) from now (1.2 s)")
+}
+
+// TestWaiterAbandon: when ctx ends a run, an overdue message whose
+// ReadTimeout had not passed could still have been answered: it is no
+// longer dropped. One past its ReadTimeout stays dropped.
+func TestWaiterAbandon(t *testing.T) {
+	r := &run{cfg: PingPongConfig{Count: 8, ReadTimeout: time.Second, AdaptiveTimeout: true}}
+	w := newWaiter(r)
+	overdueAt(w, 1, 500*time.Millisecond, true)
+	overdueAt(w, 2, 1900*time.Millisecond, true)
+	overdueAt(w, 3, 2100*time.Millisecond, false) // outside the window: never counted
+	overdueAt(w, 4, 2200*time.Millisecond, true)
+	w.ring[5] = sentMsg{seq: 5, tx: int64(2300 * time.Millisecond), in: true, state: answered, slot: -1}
+	require.Equal(t, int64(3), r.dropped)
+
+	w.abandon(int64(2500 * time.Millisecond))
+	assert.Equal(t, int64(1), r.dropped, "only message 1, sent 2 s before the end")
+	assert.Equal(t, []time.Duration{-1, -1, -1}, r.samples, "empty places, which finish removes")
 }

@@ -198,24 +198,15 @@ func agentProbes(cfg config) (probeFuncs, error) {
 	}, nil
 }
 
-// rttMinReplyTimeout is the floor of an RTT probe's adaptive reply
-// timeout: a reply held up by scheduling on either host, on a path of
-// microseconds, should not send the next message early.
-const rttMinReplyTimeout = 10 * time.Millisecond
-
-// rttReplyTimeout is the longest an RTT probe waits for a reply before it
-// counts the message as lost: min(1 s, -probe-timeout). Within it each
-// reply is awaited only for an adaptive timeout, as TCP's retransmission
-// timer (RFC 6298): srtt + 4·rttvar of the probe's round trips so far, at
-// least rttMinReplyTimeout, doubled after each loss until the next reply,
-// and the cap until the first reply; so on a lossy path of microseconds a
-// loss costs about 10 ms, not a second, and -rtt-count 1000 fits in
-// -probe-timeout. A reply later than its adaptive timeout but within the cap
-// is late, not lost: it is matched to its own message by sequence number and
-// its whole round trip is observed. The whole probe is bounded by
-// -probe-timeout (the mesh's context): a probe it cuts short still exports
-// what it measured. Splitting -probe-timeout over the messages instead would
-// leave 5 ms per reply at -rtt-count 1000 whatever the path.
+// rttReplyTimeout is the cap of an RTT probe's reply timeout,
+// min(1 s, -probe-timeout): a reply later than that is lost. Each reply is
+// awaited only for latency's adaptive timeout (PingPongConfig's
+// AdaptiveTimeout with its default floor), so on a lossy path of
+// microseconds a loss costs a few milliseconds, not a second, and
+// -rtt-count 1000 fits in -probe-timeout, while a reply after its adaptive
+// timeout but within the cap is still recorded. Splitting -probe-timeout
+// over the messages instead would leave 5 ms per reply at -rtt-count 1000
+// whatever the path.
 func rttReplyTimeout(cfg config) time.Duration {
 	return min(time.Second, time.Duration(cfg.ProbeTimeout))
 }

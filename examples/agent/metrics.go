@@ -42,15 +42,15 @@ func newMetrics() *metrics {
 		}, []string{"peer"}),
 		rttMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "netperfkit_probe_rtt_messages_total",
-			Help: "RTT probe messages answered or lost, by peer: netperfkit_probe_rtt_seconds_count plus netperfkit_probe_errors_total{kind=\"lost\"}, so the loss ratio over a window is the rate of the one over the rate of this. A message still awaited when -probe-timeout ended its probe is in neither.",
+			Help: "RTT probe messages answered or lost, by peer: netperfkit_probe_rtt_seconds_count plus netperfkit_probe_errors_total{kind=\"lost\"}, so the loss ratio over a window is the rate of the one over the rate of this. A message is lost when no reply came within the cap of its reply timeout or, for a probe's last messages, by the end of the probe's final wait for late replies (one more adaptive timeout); a message whose cap had not passed when -probe-timeout ended its probe is in neither.",
 		}, []string{"peer"}),
 		rttLoss: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "netperfkit_probe_rtt_loss_ratio",
-			Help: "Lost over answered-or-lost messages of the peer's last RTT probe (0 to 1). Each reply is awaited for an adaptive timeout, srtt + 4*rttvar of the probe's round trips so far (TCP's RTO, RFC 6298), at least 10 ms, doubled after each loss until the next reply, at most min(1 s, -probe-timeout) and that cap until the first reply; a reply later than its timeout but within the cap is late, not lost, and its round trip is observed.",
+			Help: "Lost over answered-or-lost messages of the peer's last RTT probe (0 to 1): see netperfkit_probe_rtt_messages_total for what counts, and the agent's README (RTT probes on lossy paths) for the adaptive reply timeout and its cap.",
 		}, []string{"peer"}),
 		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "netperfkit_probe_errors_total",
-			Help: "Failed probes by peer (host, or cache endpoint) and kind: timeout, refused, unreachable, dns, busy (the peer's iperf3 server was running its limit of tests), other; lost counts RTT messages whose reply did not come within the reply timeout's cap (see netperfkit_probe_rtt_loss_ratio); an RTT probe that -probe-timeout ended before its last message counts as a timeout, and what it measured is still exported; for cache endpoints, the cache package's error kinds (dns, connect_refused, connect_timeout, connect, tls_verify, tls_handshake, auth_wrongpass, auth_noauth, auth, cluster, command, timeout, connection, closing, recovery, server_error).",
+			Help: "Failed probes by peer (host, or cache endpoint) and kind: timeout, refused, unreachable, dns, busy (the peer's iperf3 server was running its limit of tests), other; lost counts RTT messages lost (see netperfkit_probe_rtt_messages_total); an RTT probe that -probe-timeout ended before its last message counts as a timeout, and what it measured is still exported; for cache endpoints, the cache package's error kinds (dns, connect_refused, connect_timeout, connect, tls_verify, tls_handshake, auth_wrongpass, auth_noauth, auth, cluster, command, timeout, connection, closing, recovery, server_error).",
 		}, []string{"peer", "kind"}),
 		tput: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "netperfkit_probe_throughput_bits_per_second",

@@ -84,24 +84,25 @@ func probeAuth(cfg config) (*throughput.ClientAuth, error) {
 // rttResult is what one RTT probe measured.
 type rttResult struct {
 	samples []time.Duration // one round trip per answered message, late replies included
-	lost    int64           // messages whose reply never came within the reply timeout's cap
+	lost    int64           // messages given up on (see rttProbe)
 }
 
-// messages is how many messages were answered or lost: a message whose
-// reply was still awaited when the probe ended is neither.
+// messages is how many messages were answered or lost: a message the probe
+// was cut short before giving up on is neither.
 func (r rttResult) messages() int64 { return int64(len(r.samples)) + r.lost }
 
 // rttProbe sends count UDP ping-pong messages to a sockperf-compatible
 // server, one after the other, and returns what it measured. Each reply is
 // awaited for latency's adaptive timeout, at most maxWait (see
-// rttReplyTimeout). When ctx ends first, the result so far comes with
-// ctx.Err().
+// rttReplyTimeout). A message is lost when no reply came within maxWait or,
+// for the last messages, by the end of the final wait for late replies.
+// When ctx ends first, the result so far comes with ctx.Err(), and a
+// message whose maxWait had not passed is neither answered nor lost.
 func rttProbe(ctx context.Context, addr string, count int, maxWait time.Duration) (rttResult, error) {
 	res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{
 		Count:           int64(count),
 		ReadTimeout:     maxWait,
 		AdaptiveTimeout: true,
-		MinReadTimeout:  min(rttMinReplyTimeout, maxWait),
 		// A few messages a probe: a small histogram is enough and keeps
 		// each probe's allocation small.
 		Recorder: &latency.RecorderConfig{Highest: 10 * time.Second, SignificantFigures: 2},

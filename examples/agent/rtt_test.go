@@ -22,13 +22,20 @@ import (
 // returns the server's port.
 func lossySockperf(t *testing.T, drop func(n int) bool) int {
 	t.Helper()
+	return impairedSockperf(t, func(n int) (time.Duration, bool) { return 0, drop(n) })
+}
+
+// impairedSockperf is lossySockperf with impair saying, for the n-th
+// measured message, whether to drop its reply or how long to hold it back.
+func impairedSockperf(t *testing.T, impair func(n int) (delay time.Duration, drop bool)) int {
+	t.Helper()
 	var mu sync.Mutex
 	n := 0
 	srv := latencytest.NewServer(t, &latencytest.Config{Network: "udp", Impair: func(uint64) (time.Duration, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
-		return 0, drop(n)
+		return impair(n)
 	}})
 	_, port, err := net.SplitHostPort(srv.UDPAddr)
 	require.NoError(t, err)
@@ -93,13 +100,10 @@ func TestAgentRTTOnLossyPath(t *testing.T) {
 	assert.Zero(t, timeouts, "every probe ended before -probe-timeout")
 }
 
-// TestRTTProbeCutShortByProbeTimeout: the path dies after 20 replies. The
-// probe ends at -probe-timeout, exports the 20 round trips and the lost
-// messages, and counts as a timeout.
-func TestRTTProbeCutShortByProbeTimeout(t *testing.T) {
-	port := lossySockperf(t, func(n int) bool { return n > 20 })
-	c := defaults()
-	c.RTTCount, c.ProbeTimeout = 1000, duration(2*time.Second)
+// probeOnce runs one RTT probe of the agent configured by c against the
+// server at port and returns the metrics it exported.
+func probeOnce(t *testing.T, c config, port int) map[string]*dto.MetricFamily {
+	t.Helper()
 	probes, err := agentProbes(c)
 	require.NoError(t, err)
 	m := newMetrics()
@@ -107,7 +111,7 @@ func TestRTTProbeCutShortByProbeTimeout(t *testing.T) {
 		log: slog.New(slog.DiscardHandler), probes: probes})
 	start := time.Now()
 	ms.probeRTT(context.Background(), peer{Host: "127.0.0.1", SockperfPort: port})
-	assert.Less(t, time.Since(start), 4*time.Second, "bounded by -probe-timeout (2 s)")
+	assert.Less(t, time.Since(start), time.Duration(c.ProbeTimeout)+2*time.Second, "bounded by -probe-timeout")
 
 	mfs, err := m.reg.Gather()
 	require.NoError(t, err)
@@ -115,12 +119,62 @@ func TestRTTProbeCutShortByProbeTimeout(t *testing.T) {
 	for _, mf := range mfs {
 		byName[mf.GetName()] = mf
 	}
-	answered, _ := peerValue(byName, "netperfkit_probe_rtt_seconds", "127.0.0.1", "")
-	lost, _ := peerValue(byName, "netperfkit_probe_errors_total", "127.0.0.1", "lost")
-	timeouts, _ := peerValue(byName, "netperfkit_probe_errors_total", "127.0.0.1", "timeout")
-	messages, _ := peerValue(byName, "netperfkit_probe_rtt_messages_total", "127.0.0.1", "")
+	return byName
+}
+
+// TestRTTProbeCutShortByProbeTimeout: the path dies after 20 replies. The
+// probe ends at -probe-timeout (2 s), exports the 20 round trips and the
+// messages lost (sent more than the 1 s cap before), and counts as a
+// timeout.
+func TestRTTProbeCutShortByProbeTimeout(t *testing.T) {
+	port := lossySockperf(t, func(n int) bool { return n > 20 })
+	c := defaults()
+	c.RTTCount, c.ProbeTimeout = 1000, duration(2*time.Second)
+	mfs := probeOnce(t, c, port)
+	answered, _ := peerValue(mfs, "netperfkit_probe_rtt_seconds", "127.0.0.1", "")
+	lost, _ := peerValue(mfs, "netperfkit_probe_errors_total", "127.0.0.1", "lost")
+	timeouts, _ := peerValue(mfs, "netperfkit_probe_errors_total", "127.0.0.1", "timeout")
+	messages, _ := peerValue(mfs, "netperfkit_probe_rtt_messages_total", "127.0.0.1", "")
 	assert.Equal(t, 20.0, answered)
 	assert.Positive(t, lost, "the replies that stopped coming")
 	assert.Equal(t, answered+lost, messages)
 	assert.Equal(t, 1.0, timeouts, "the probe did not finish its 1000 messages")
+}
+
+// TestRTTProbeCutShortWithinCap: the path dies after 20 replies, and
+// -probe-timeout (400 ms, also the reply timeout's cap) ends the probe
+// before any message's cap has passed: the first reply is held back 50 ms,
+// so every unanswered message went out at least 50 ms into the probe. The
+// messages past their adaptive timeout could still have been answered:
+// they are not lost, and the loss ratio is 0.
+func TestRTTProbeCutShortWithinCap(t *testing.T) {
+	port := impairedSockperf(t, func(n int) (time.Duration, bool) {
+		if n == 1 {
+			return 50 * time.Millisecond, false
+		}
+		return 0, n > 20
+	})
+	c := defaults()
+	c.RTTCount, c.ProbeTimeout = 1000, duration(400*time.Millisecond)
+	mfs := probeOnce(t, c, port)
+	answered, _ := peerValue(mfs, "netperfkit_probe_rtt_seconds", "127.0.0.1", "")
+	lost, _ := peerValue(mfs, "netperfkit_probe_errors_total", "127.0.0.1", "lost")
+	timeouts, _ := peerValue(mfs, "netperfkit_probe_errors_total", "127.0.0.1", "timeout")
+	messages, _ := peerValue(mfs, "netperfkit_probe_rtt_messages_total", "127.0.0.1", "")
+	ratio, ok := peerValue(mfs, "netperfkit_probe_rtt_loss_ratio", "127.0.0.1", "")
+	assert.Equal(t, 20.0, answered)
+	assert.Zero(t, lost, "no message's reply was given up on")
+	assert.Equal(t, 20.0, messages)
+	assert.True(t, ok, "netperfkit_probe_rtt_loss_ratio")
+	assert.Zero(t, ratio)
+	assert.Equal(t, 1.0, timeouts, "the probe did not finish its 1000 messages")
+}
+
+// TestRTTProbeShortCap: a reply timeout's cap below latency's default floor
+// (10 ms) lowers the floor with it rather than making the probe invalid.
+func TestRTTProbeShortCap(t *testing.T) {
+	port := lossySockperf(t, func(int) bool { return false })
+	r, err := rttProbe(context.Background(), net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 3, 5*time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), r.messages())
 }
