@@ -323,7 +323,7 @@ func (cl *client) openUDP(ctx context.Context, id int, send bool) (*flowStream, 
 		return nil, fmt.Errorf("throughput: udp stream %d: %w", id, net.ErrClosed)
 	}
 	uc := conn.(*net.UDPConn)
-	if err := cl.labelUDP(uc); err != nil {
+	if err := cl.labelUDPStream(uc); err != nil {
 		return nil, fmt.Errorf("throughput: udp stream %d: %w", id, err)
 	}
 	fast := setupUDP(uc, &c, send)
@@ -344,9 +344,9 @@ func (cl *client) openUDP(ctx context.Context, id int, send bool) (*flowStream, 
 	return nil, fmt.Errorf("throughput: udp stream %d: no reply from server: %w", id, context.DeadlineExceeded)
 }
 
-// labelUDP gives a UDP stream Config.FlowLabel; an IPv4 stream goes
+// labelUDPStream gives a UDP stream Config.FlowLabel; an IPv4 stream goes
 // without, as in 3.21, and a note says so.
-func (cl *client) labelUDP(uc *net.UDPConn) error {
+func (cl *client) labelUDPStream(uc *net.UDPConn) error {
 	if cl.cfg.FlowLabel == 0 || !flowLabelAvailable {
 		return nil
 	}

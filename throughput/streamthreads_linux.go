@@ -119,24 +119,11 @@ func (t *streamThread) sendto(buf []byte) blockSend {
 	}}
 }
 
-// sendfile sends the first n bytes of f, the file that holds the block
-// (ZeroCopy), so the payload is never copied from user space. A closed
-// peer is EPIPE here too: the runtime ignores SIGPIPE on any descriptor
-// but 1 and 2.
-func (t *streamThread) sendfile(f *os.File, n int) blockSend {
-	src := f.Fd()
-	return blockSend{n, "sendfile", func(off int) (int, unix.Errno) {
-		pos := int64(off)
-		r, _, errno := unix.RawSyscall6(unix.SYS_SENDFILE, uintptr(t.fd), src,
-			uintptr(unsafe.Pointer(&pos)), uintptr(n-off), 0, 0)
-		runtime.KeepAlive(f) // its finalizer would close src
-		return int(r), yieldOnEINTR(errno)
-	}}
-}
-
-// sendfileAt sends n bytes of f from off (a SendFrom source, ZeroCopy)
-// as sendfile does a block's. A file that ends early (it shrank) fails
-// with ENODATA.
+// sendfileAt sends n bytes of f from off: the file that holds the block
+// (ZeroCopy, from 0) or a SendFrom source's, so the payload is never
+// copied from user space. A closed peer is EPIPE here too: the runtime
+// ignores SIGPIPE on any descriptor but 1 and 2. A file that ends early
+// (it shrank) fails with ENODATA.
 func (t *streamThread) sendfileAt(f *os.File, off int64, n int) blockSend {
 	src := f.Fd()
 	return blockSend{n, "sendfile", func(done int) (int, unix.Errno) {
@@ -209,9 +196,7 @@ var errStopWrite = errors.New("throughput: write stopped")
 // it has one; a sink's error is the one it returns.
 func (e *engine) recvThread(s *flowStream) error {
 	rt := threadOf(s.conn)
-	defer returnP()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	defer onThread()()
 	buf := make([]byte, e.cfg.ReadLen)
 	lw := newLowat(s.conn, e.cfg, &e.lowatOff)
 	var sink io.Writer
@@ -255,18 +240,27 @@ func (e *engine) threadWriter(s *flowStream, buf []byte) (write func() (int, err
 	if e.cfg.ZeroCopy {
 		var err error
 		if f, err = payloadFile(buf); err == nil {
-			b = rt.sendfile(f, len(buf))
+			b = rt.sendfileAt(f, 0, len(buf))
 		}
 	}
-	runtime.LockOSThread()
+	unlock := onThread()
 	return func() (int, error) { return rt.writeAll(b, &e.sendStop, e.cfg.IOTimeout) },
 		func() {
-			runtime.UnlockOSThread()
-			returnP()
+			unlock()
 			if f != nil {
 				_ = f.Close()
 			}
 		}
+}
+
+// onThread locks the calling goroutine to its OS thread, the stream's, and
+// returns what unlocks it and gives the thread's P back (lendPs).
+func onThread() (unlock func()) {
+	runtime.LockOSThread()
+	return func() {
+		runtime.UnlockOSThread()
+		returnP()
+	}
 }
 
 // threadSender is a source's dataSender on the stream's thread: sendto
@@ -275,16 +269,12 @@ func (e *engine) threadWriter(s *flowStream, buf []byte) (write func() (int, err
 // thread until done.
 func (e *engine) threadSender(s *flowStream) dataSender {
 	rt := threadOf(s.conn)
-	runtime.LockOSThread()
 	return dataSender{
 		send: func(b []byte) (int, error) { return rt.writeAll(rt.sendto(b), &e.sendStop, e.cfg.IOTimeout) },
 		sendFile: func(f *os.File, off int64, n int) (int, error) {
 			return rt.writeAll(rt.sendfileAt(f, off, n), &e.sendStop, e.cfg.IOTimeout)
 		},
-		done: func() {
-			runtime.UnlockOSThread()
-			returnP()
-		},
+		done: onThread(),
 	}
 }
 

@@ -174,7 +174,7 @@ func TestStreamThreadWrite(t *testing.T) {
 			f, err := payloadFile(b)
 			require.NoError(t, err)
 			t.Cleanup(func() { f.Close() })
-			return wt.sendfile(f, len(b))
+			return wt.sendfileAt(f, 0, len(b))
 		},
 	} {
 		t.Run(name, func(t *testing.T) { testThreadSend(t, from) })

@@ -261,9 +261,6 @@ type fileSender struct {
 	rc   syscall.RawConn
 	file *os.File
 	len  int
-	n    int
-	err  error
-	fn   func(fd uintptr) bool
 }
 
 // payloadFile is a file that holds block, for sendfile: an unnamed file
@@ -309,30 +306,11 @@ func newFileSender(c net.Conn, block []byte) (*fileSender, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := int(f.Fd())
-	fs := &fileSender{rc: rc, file: f, len: len(block)}
-	fs.fn = func(fd uintptr) bool {
-		var off int64
-		n, err := unix.Sendfile(int(fd), src, &off, fs.len)
-		if err == unix.EAGAIN || err == unix.EINTR {
-			return false
-		}
-		fs.n, fs.err = max(n, 0), err
-		if err != nil {
-			fs.err = os.NewSyscallError("sendfile", err)
-		}
-		return true
-	}
-	return fs, nil
+	return &fileSender{rc: rc, file: f, len: len(block)}, nil
 }
 
-// write sends one block (or part of it); it honours the write deadline.
-func (fs *fileSender) write() (int, error) {
-	if err := fs.rc.Write(fs.fn); err != nil {
-		return 0, err
-	}
-	return fs.n, fs.err
-}
+// write sends one block (part of it when the write deadline stops it).
+func (fs *fileSender) write() (int, error) { return sendFileAt(fs.rc, fs.file, 0, fs.len) }
 
 func (fs *fileSender) close() { _ = fs.file.Close() }
 

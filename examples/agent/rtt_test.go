@@ -85,19 +85,34 @@ func TestAgentRTTOnLossyPath(t *testing.T) {
 		return n >= 900
 	}, 30*time.Second, 100*time.Millisecond, "no probe measured 900 round trips:\n%s", log.String())
 	// One probe or more ended; each adds the same numbers.
-	answered, _ := peerValue(mfs, "netperfkit_probe_rtt_seconds", name, "")
-	lost, _ := peerValue(mfs, "netperfkit_probe_errors_total", name, "lost")
-	messages, ok := peerValue(mfs, "netperfkit_probe_rtt_messages_total", name, "")
-	require.True(t, ok, "netperfkit_probe_rtt_messages_total")
-	ratio, ok := peerValue(mfs, "netperfkit_probe_rtt_loss_ratio", name, "")
-	require.True(t, ok, "netperfkit_probe_rtt_loss_ratio")
-	probes := messages / 1000
+	r := peerRTT(mfs, name)
+	require.True(t, r.hasMessages, "netperfkit_probe_rtt_messages_total")
+	require.True(t, r.hasRatio, "netperfkit_probe_rtt_loss_ratio")
+	probes := r.messages / 1000
 	assert.Positive(t, probes)
-	assert.Equal(t, 900*probes, answered)
-	assert.Equal(t, 100*probes, lost)
-	assert.InDelta(t, 0.1, ratio, 1e-9)
-	timeouts, _ := peerValue(mfs, "netperfkit_probe_errors_total", name, "timeout")
-	assert.Zero(t, timeouts, "every probe ended before -probe-timeout")
+	assert.Equal(t, 900*probes, r.answered)
+	assert.Equal(t, 100*probes, r.lost)
+	assert.InDelta(t, 0.1, r.ratio, 1e-9)
+	assert.Zero(t, r.timeouts, "every probe ended before -probe-timeout")
+}
+
+// rttSeries is what the agent exported for one peer's RTT probes: round
+// trips answered, messages lost, probes that timed out, messages in all,
+// and the last probe's loss ratio (hasMessages and hasRatio: the series
+// exist).
+type rttSeries struct {
+	answered, lost, timeouts, messages, ratio float64
+	hasMessages, hasRatio                     bool
+}
+
+func peerRTT(mfs map[string]*dto.MetricFamily, peer string) rttSeries {
+	var r rttSeries
+	r.answered, _ = peerValue(mfs, "netperfkit_probe_rtt_seconds", peer, "")
+	r.lost, _ = peerValue(mfs, "netperfkit_probe_errors_total", peer, "lost")
+	r.timeouts, _ = peerValue(mfs, "netperfkit_probe_errors_total", peer, "timeout")
+	r.messages, r.hasMessages = peerValue(mfs, "netperfkit_probe_rtt_messages_total", peer, "")
+	r.ratio, r.hasRatio = peerValue(mfs, "netperfkit_probe_rtt_loss_ratio", peer, "")
+	return r
 }
 
 // probeOnce runs one RTT probe of the agent configured by c against the
@@ -131,14 +146,11 @@ func TestRTTProbeCutShortByProbeTimeout(t *testing.T) {
 	c := defaults()
 	c.RTTCount, c.ProbeTimeout = 1000, duration(2*time.Second)
 	mfs := probeOnce(t, c, port)
-	answered, _ := peerValue(mfs, "netperfkit_probe_rtt_seconds", "127.0.0.1", "")
-	lost, _ := peerValue(mfs, "netperfkit_probe_errors_total", "127.0.0.1", "lost")
-	timeouts, _ := peerValue(mfs, "netperfkit_probe_errors_total", "127.0.0.1", "timeout")
-	messages, _ := peerValue(mfs, "netperfkit_probe_rtt_messages_total", "127.0.0.1", "")
-	assert.Equal(t, 20.0, answered)
-	assert.Positive(t, lost, "the replies that stopped coming")
-	assert.Equal(t, answered+lost, messages)
-	assert.Equal(t, 1.0, timeouts, "the probe did not finish its 1000 messages")
+	r := peerRTT(mfs, "127.0.0.1")
+	assert.Equal(t, 20.0, r.answered)
+	assert.Positive(t, r.lost, "the replies that stopped coming")
+	assert.Equal(t, r.answered+r.lost, r.messages)
+	assert.Equal(t, 1.0, r.timeouts, "the probe did not finish its 1000 messages")
 }
 
 // TestRTTProbeCutShortWithinCap: the path dies after 20 replies, and
@@ -157,17 +169,13 @@ func TestRTTProbeCutShortWithinCap(t *testing.T) {
 	c := defaults()
 	c.RTTCount, c.ProbeTimeout = 1000, duration(400*time.Millisecond)
 	mfs := probeOnce(t, c, port)
-	answered, _ := peerValue(mfs, "netperfkit_probe_rtt_seconds", "127.0.0.1", "")
-	lost, _ := peerValue(mfs, "netperfkit_probe_errors_total", "127.0.0.1", "lost")
-	timeouts, _ := peerValue(mfs, "netperfkit_probe_errors_total", "127.0.0.1", "timeout")
-	messages, _ := peerValue(mfs, "netperfkit_probe_rtt_messages_total", "127.0.0.1", "")
-	ratio, ok := peerValue(mfs, "netperfkit_probe_rtt_loss_ratio", "127.0.0.1", "")
-	assert.Equal(t, 20.0, answered)
-	assert.Zero(t, lost, "no message's reply was given up on")
-	assert.Equal(t, 20.0, messages)
-	assert.True(t, ok, "netperfkit_probe_rtt_loss_ratio")
-	assert.Zero(t, ratio)
-	assert.Equal(t, 1.0, timeouts, "the probe did not finish its 1000 messages")
+	r := peerRTT(mfs, "127.0.0.1")
+	assert.Equal(t, 20.0, r.answered)
+	assert.Zero(t, r.lost, "no message's reply was given up on")
+	assert.Equal(t, 20.0, r.messages)
+	assert.True(t, r.hasRatio, "netperfkit_probe_rtt_loss_ratio")
+	assert.Zero(t, r.ratio)
+	assert.Equal(t, 1.0, r.timeouts, "the probe did not finish its 1000 messages")
 }
 
 // TestRTTProbeShortCap: a reply timeout's cap below latency's default floor
