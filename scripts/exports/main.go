@@ -20,7 +20,7 @@ import (
 func main() {
 	verbose := flag.Bool("v", false, "list every exported identifier")
 	flag.Parse()
-	names, err := collect(".")
+	names, types, err := collect(".")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "exports:", err)
 		os.Exit(1)
@@ -32,6 +32,11 @@ func main() {
 		}
 	}
 	perPkg := map[string]int{}
+	typesPerPkg := map[string]int{}
+	for _, n := range types {
+		pkg, _, _ := strings.Cut(n, " ")
+		typesPerPkg[pkg]++
+	}
 	for _, n := range names {
 		pkg, _, _ := strings.Cut(n, " ")
 		perPkg[pkg]++
@@ -42,9 +47,9 @@ func main() {
 	}
 	sort.Strings(pkgs)
 	for _, p := range pkgs {
-		fmt.Printf("%5d %s\n", perPkg[p], p)
+		fmt.Printf("%5d %4d types  %s\n", perPkg[p], typesPerPkg[p], p)
 	}
-	fmt.Printf("%5d total\n", len(names))
+	fmt.Printf("%5d %4d types  total\n", len(names), len(types))
 }
 
 func skipDir(path string) bool {
@@ -56,9 +61,9 @@ func skipDir(path string) bool {
 		base == "examples" || base == "scripts" || base == "docs" || base == "deploy"
 }
 
-func collect(root string) ([]string, error) {
-	var names []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// collect returns every exported identifier and, apart, the exported type names.
+func collect(root string) (names, types []string, err error) {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -78,10 +83,11 @@ func collect(root string) ([]string, error) {
 		pkg := filepath.ToSlash(filepath.Dir(path))
 		for _, decl := range f.Decls {
 			names = append(names, declNames(pkg, decl)...)
+			types = append(types, typeNames(pkg, decl)...)
 		}
 		return nil
 	})
-	return names, err
+	return names, types, err
 }
 
 func declNames(pkg string, decl ast.Decl) []string {
@@ -154,4 +160,18 @@ func recvName(t ast.Expr) string {
 		return x.Name
 	}
 	return ""
+}
+
+func typeNames(pkg string, decl ast.Decl) []string {
+	d, ok := decl.(*ast.GenDecl)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, spec := range d.Specs {
+		if s, ok := spec.(*ast.TypeSpec); ok && s.Name.IsExported() {
+			out = append(out, pkg+" "+s.Name.Name)
+		}
+	}
+	return out
 }
