@@ -48,11 +48,11 @@ func ExampleExplain() {
 	// Output: pps_allowance_exceeded +1234: packets were shaped by the PPS allowance (bidirectional packets per second above the instance's limit)
 }
 
-func ExampleNewENA() {
-	stats, _ := ethtool.ParseText(strings.NewReader("ena_srd_mode: 3\nena_srd_tx_pkts: 100\nena_srd_eligible_tx_pkts: 101\npps_allowance_exceeded: 0\n"))
-	e, ok := ethtool.NewENA(stats)
-	fmt.Println(ok, e.SRD.Mode, e.SRD.EligibleTxPkts-e.SRD.TxPkts, e.Allowance.ConntrackAvailable == nil)
-	// Output: true 3 1 true
+func ExampleStats_Allowance() {
+	stats, _ := ethtool.ParseText(strings.NewReader("pps_allowance_exceeded: 12\nbw_out_allowance_exceeded: 0\nconntrack_allowance_available: 9000\n"))
+	a, ok := stats.Allowance()
+	fmt.Println(ok, a.PPSExceeded, *a.ConntrackAvailable, a.Exceeded())
+	// Output: true 12 9000 [pps_allowance_exceeded]
 }
 
 func ExampleGroupQueues() {
@@ -66,26 +66,6 @@ func ExampleGroupQueues() {
 	rx, _ := g.Total("rx", "bytes")
 	fmt.Println(len(g.Queues), tx, rx, g.Other[0].Name)
 	// Output: 4 150 10 tx_timeout
-}
-
-func ExamplePrometheusName() {
-	fmt.Println(ethtool.PrometheusName("queue_0_tx_cnt"))
-	fmt.Println(ethtool.PrometheusName("rx_bytes"))
-	// Output:
-	// node_ethtool_queue_0_transmitted_cnt
-	// node_ethtool_received_bytes_total
-}
-
-func ExampleWritePrometheus() {
-	s := &ethtool.Snapshot{Interface: "eth0", Driver: "ena", Stats: ethtool.Stats{{Name: "pps_allowance_exceeded", Value: 3}}}
-	_ = ethtool.WritePrometheus(os.Stdout, s)
-	// Output:
-	// # HELP node_ethtool_info A metric with a constant '1' value labeled by bus_info, device, driver, expansion_rom_version, firmware_version, version.
-	// # TYPE node_ethtool_info gauge
-	// node_ethtool_info{bus_info="",device="eth0",driver="ena",expansion_rom_version="",firmware_version="",version=""} 1
-	// # HELP node_ethtool_pps_allowance_exceeded Network interface pps_allowance_exceeded
-	// # TYPE node_ethtool_pps_allowance_exceeded counter
-	// node_ethtool_pps_allowance_exceeded{device="eth0"} 3
 }
 
 func ExampleParseSnapshot() {

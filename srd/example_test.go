@@ -1,11 +1,8 @@
 package srd_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"log"
-	"os"
 	"strings"
 	"time"
 
@@ -13,10 +10,10 @@ import (
 	"github.com/netperfkit/netperfkit/srd"
 )
 
-func ExampleMode_String() {
-	fmt.Println(srd.Mode(3))
-	fmt.Println(srd.Mode(1))
-	fmt.Println(srd.Mode(11))
+func ExampleExpressMode_String() {
+	fmt.Println(srd.ExpressMode(3))
+	fmt.Println(srd.ExpressMode(1))
+	fmt.Println(srd.ExpressMode(11))
 	// Output:
 	// ENA Express on, UDP on
 	// ENA Express on, UDP off
@@ -35,7 +32,7 @@ func ExampleCoverage() {
 		}
 	}
 	r := srd.Coverage(at(0, 1000, 1000), at(15, 1000+28195047, 1000+28195063))
-	fmt.Println(r.Verdict, r.TxPktsDelta, r.EligibleTxPktsDelta, r.ModeText)
+	fmt.Println(r.Verdict, r.TxPktsDelta, r.EligibleTxPktsDelta, r.Mode)
 	fmt.Println(r.Reason)
 	// Output:
 	// srd_carried_traffic 28195047 28195063 ENA Express on, UDP on
@@ -76,17 +73,6 @@ func ExampleReadiness() {
 
 // The field study's E1: one client, a server in the same AZ and one in
 // another, iperf3 and sockperf servers running on both.
-func ExampleRunExperiment() {
-	res, err := srd.RunExperiment(context.Background(), []srd.Target{
-		{Name: "same AZ", ThroughputAddr: "10.0.1.20:5201", PingPongAddr: "10.0.1.20:11111"},
-		{Name: "cross AZ", ThroughputAddr: "10.0.2.30:5201", PingPongAddr: "10.0.2.30:11111"},
-	}, &srd.ExperimentConfig{Interface: "eth0"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	_ = res.WriteTable(os.Stdout)
-	_ = json.NewEncoder(os.Stdout).Encode(res)
-}
 
 func ExampleSpecCheck() {
 	nis, err := srd.ParseNetworkInterfaces(strings.NewReader(`{"NetworkInterfaces":[{"NetworkInterfaceId":"eni-1","MacAddress":"0e:00:00:00:00:01",

@@ -15,7 +15,7 @@ import (
 )
 
 func TestModeString(t *testing.T) {
-	for m, want := range map[Mode]string{
+	for m, want := range map[ExpressMode]string{
 		0:     "ENA Express off, UDP off",
 		1:     "ENA Express on, UDP off",
 		2:     "ENA Express off, UDP on (inactive while ENA Express is off)",
@@ -26,10 +26,10 @@ func TestModeString(t *testing.T) {
 	} {
 		assert.Equal(t, want, m.String(), "mode %d", m)
 	}
-	assert.True(t, Mode(3).Express())
-	assert.True(t, Mode(3).UDP())
-	assert.Equal(t, Mode(8), Mode(11).unknown())
-	b, err := json.Marshal(struct{ M Mode }{3})
+	assert.True(t, ExpressMode(3).Express())
+	assert.True(t, ExpressMode(3).UDP())
+	assert.Equal(t, ExpressMode(8), ExpressMode(11).unknown())
+	b, err := json.Marshal(struct{ M ExpressMode }{3})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"M":3}`, string(b))
 }
@@ -45,8 +45,8 @@ func TestParseNetworkInterfaces(t *testing.T) {
 		ID: "eni-0f1e2d3c4b5a69788", AvailabilityZone: "us-east-1a", MACAddress: "0e:12:34:56:78:9a",
 		EnaSrd: &Spec{Enabled: true, UDPEnabled: true},
 	}, nis[0])
-	assert.Equal(t, Mode(3), nis[0].EnaSrd.Mode())
-	assert.Equal(t, Mode(0), nis[1].EnaSrd.Mode())
+	assert.Equal(t, ExpressMode(3), nis[0].EnaSrd.Mode())
+	assert.Equal(t, ExpressMode(0), nis[1].EnaSrd.Mode())
 	assert.Nil(t, nis[2].EnaSrd, "an unattached ENI has no specification")
 
 	bare, err := ParseNetworkInterfaces(strings.NewReader(`[{"NetworkInterfaceId":"eni-1","Attachment":{"EnaSrdSpecification":{"EnaSrdEnabled":true}}}]`))
@@ -129,9 +129,9 @@ func FuzzModeString(f *testing.F) {
 		f.Add(m)
 	}
 	f.Fuzz(func(t *testing.T, m uint64) {
-		s := Mode(m).String()
+		s := ExpressMode(m).String()
 		require.True(t, strings.HasPrefix(s, "ENA Express "))
-		require.Equal(t, Mode(m)&^Mode(7), Mode(m).unknown())
+		require.Equal(t, ExpressMode(m)&^ExpressMode(7), ExpressMode(m).unknown())
 	})
 }
 
@@ -156,11 +156,9 @@ func TestCoverageE1(t *testing.T) {
 	assert.Equal(t, uint64(16), r.FallbackPkts)
 	assert.InDelta(t, 28195047.0/28195063.0, r.Coverage, 1e-12)
 	assert.Greater(t, r.Coverage, 0.99999)
-	assert.Equal(t, Mode(3), r.Mode)
-	assert.Equal(t, "ENA Express on, UDP on", r.ModeText)
-	assert.True(t, r.ExpressEnabled)
-	assert.True(t, r.UDPEnabled)
-	assert.Equal(t, 15.0, r.WindowSeconds)
+	assert.Equal(t, ExpressMode(3), r.Mode)
+	assert.Equal(t, "ENA Express on, UDP on", r.Mode.String())
+	assert.Equal(t, 15*time.Second, r.Duration)
 	assert.Equal(t, uint64(1), r.ResourceUtilizationPercent)
 	assert.Equal(t, "SRD carried 28195047 of 28195063 eligible packets (99.999943%)", r.Reason)
 
