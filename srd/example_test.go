@@ -68,11 +68,7 @@ func ExampleReadiness() {
 	for _, c := range checks {
 		fmt.Printf("%-4s %s = %s (want %s)\n", c.Status, c.Name, c.Value, c.Expect)
 	}
-	fmt.Println("overall:", srd.Worst(checks))
 }
-
-// The field study's E1: one client, a server in the same AZ and one in
-// another, iperf3 and sockperf servers running on both.
 
 func ExampleSpecCheck() {
 	nis, err := srd.ParseNetworkInterfaces(strings.NewReader(`{"NetworkInterfaces":[{"NetworkInterfaceId":"eni-1","MacAddress":"0e:00:00:00:00:01",

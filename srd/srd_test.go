@@ -246,7 +246,7 @@ func TestCoverageVerdicts(t *testing.T) {
 func TestReadinessReadyHost(t *testing.T) {
 	checks, err := Readiness("eth0", &ReadinessConfig{
 		Root: filepath.Join("testdata", "host-ready"), HighRTT: true,
-		Rings: func(string) (ethtool.RingParams, error) {
+		rings: func(string) (ethtool.RingParams, error) {
 			return ethtool.RingParams{Rx: 8192, RxMax: 16384, Tx: 1024, TxMax: 1024}, nil
 		},
 	})
@@ -255,7 +255,7 @@ func TestReadinessReadyHost(t *testing.T) {
 	for _, c := range checks {
 		assert.Equal(t, StatusPass, c.Status, "%+v", c)
 	}
-	assert.Equal(t, StatusPass, Worst(checks))
+	assert.Equal(t, StatusPass, worst(checks))
 	assert.Equal(t, Check{Name: "mtu", Value: "8900", Expect: "<= 8900", Status: StatusPass, Required: true}, checks[0])
 	assert.Equal(t, "disabled on 2 TX queues", checks[2].Value)
 }
@@ -263,7 +263,7 @@ func TestReadinessReadyHost(t *testing.T) {
 func TestReadinessDefaultHost(t *testing.T) {
 	checks, err := Readiness("eth0", &ReadinessConfig{
 		Root: filepath.Join("testdata", "host-default"),
-		Rings: func(string) (ethtool.RingParams, error) {
+		rings: func(string) (ethtool.RingParams, error) {
 			return ethtool.RingParams{Rx: 1024, RxMax: 16384, Tx: 512, TxMax: 1024}, nil
 		},
 	})
@@ -288,10 +288,10 @@ func TestReadinessDefaultHost(t *testing.T) {
 	assert.Equal(t, StatusWarn, byName["net.ipv4.tcp_congestion_control"].Status)
 	assert.Equal(t, "bbr", byName["net.ipv4.tcp_congestion_control"].Value)
 	assert.Equal(t, StatusWarn, byName["tcp_cubic hystart_detect"].Status)
-	assert.Equal(t, StatusFail, Worst(checks))
+	assert.Equal(t, StatusFail, worst(checks))
 
 	checks, err = Readiness("eth0", &ReadinessConfig{Root: filepath.Join("testdata", "host-default"), HighRTT: true,
-		Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }})
+		rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }})
 	require.NoError(t, err)
 	for _, c := range checks {
 		if c.Name == "net.ipv4.tcp_limit_output_bytes" {
@@ -316,7 +316,7 @@ func TestReadinessMissing(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys", "class", "net", "eth0"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "sys", "class", "net", "eth0", "ifindex"), []byte("2\n"), 0o644))
-	checks, err := Readiness("eth0", &ReadinessConfig{Root: root, Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, errors.New("no") }})
+	checks, err := Readiness("eth0", &ReadinessConfig{Root: root, rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, errors.New("no") }})
 	require.NoError(t, err)
 	for _, c := range checks {
 		assert.Equal(t, StatusWarn, c.Status, c.Name)
@@ -328,7 +328,7 @@ func TestReadinessMissing(t *testing.T) {
 func TestReadinessInvalidInterfaceNames(t *testing.T) {
 	// "." and ".." would name sys/class/net and sys/class themselves.
 	ready := &ReadinessConfig{Root: filepath.Join("testdata", "host-ready"),
-		Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }}
+		rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }}
 	for _, iface := range []string{"", ".", "..", "../eth0", "eth0/", "eth0:1", "eth 0", "a23456789012345x", "x\x00"} {
 		checks, err := Readiness(iface, ready)
 		assert.ErrorIs(t, err, os.ErrNotExist, "%q", iface)
@@ -347,7 +347,7 @@ func TestReadinessNeedsAnInterfaceDirectory(t *testing.T) {
 	// (sysfs has bonding_masters there).
 	require.NoError(t, os.MkdirAll(filepath.Join(classNet, "notif"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(classNet, "bonding_masters"), []byte("\n"), 0o644))
-	cfg := &ReadinessConfig{Root: root, Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }}
+	cfg := &ReadinessConfig{Root: root, rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }}
 	_, err := Readiness("notif", cfg)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	assert.ErrorContains(t, err, "is not a network interface")
@@ -355,7 +355,7 @@ func TestReadinessNeedsAnInterfaceDirectory(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
 	// A path component that is a file (ENOTDIR) is no interface either.
-	_, err = Readiness("eth0", &ReadinessConfig{Root: filepath.Join(classNet, "bonding_masters"), Rings: cfg.Rings})
+	_, err = Readiness("eth0", &ReadinessConfig{Root: filepath.Join(classNet, "bonding_masters"), rings: cfg.rings})
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
 	// An interface directory that cannot be read matches os.ErrPermission.

@@ -158,7 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "srdcheck:", err)
 			return 1
 		}
-		out.Readiness, out.ReadinessStatus = checks, srd.Worst(checks)
+		out.Readiness, out.ReadinessStatus = checks, worst(checks)
 	}
 	if o.coverage() {
 		before, after, err := snapshots(ctx, o)
@@ -192,6 +192,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 3
 	}
 	return 0
+}
+
+// worst is the worst status among checks: fail over warn over pass.
+func worst(checks []srd.Check) srd.Status {
+	w := srd.StatusPass
+	for _, c := range checks {
+		switch c.Status {
+		case srd.StatusFail:
+			return srd.StatusFail
+		case srd.StatusWarn:
+			w = srd.StatusWarn
+		}
+	}
+	return w
 }
 
 func snapshots(ctx context.Context, o options) (*ethtool.Snapshot, *ethtool.Snapshot, error) {

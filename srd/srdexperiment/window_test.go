@@ -73,7 +73,6 @@ func TestExperimentWindows(t *testing.T) {
 	assert.Equal(t, 7, strings.Count(out, "\n"), "a header and six windows, no line about missing counters")
 }
 
-
 // TestWindowsWithoutCounters: an interface without ENA counters gives "-"
 // cells, never +0, and one line per cause.
 func TestWindowsWithoutCounters(t *testing.T) {
