@@ -120,3 +120,21 @@ func TestWindowAllowanceReset(t *testing.T) {
 	assert.Regexp(t, `>=\+0\s+>=\+0\s+>=\+50\s+>=\+0\s+>=\+0\s+-\s+pps`, out)
 	assert.Contains(t, out, "restarted, or may have (a driver reset), in the window: their deltas (>=) are lower bounds")
 }
+
+// TestWindowJSONPhaseFirst pins a phase window's JSON: srd.Window's object
+// with "phase" first, as when Phase was a field of srd.Window.
+func TestWindowJSONPhaseFirst(t *testing.T) {
+	w := Window{Phase: "rtt", Window: srd.NewWindow(nil, nil)}
+	b, err := json.Marshal(w)
+	require.NoError(t, err)
+	inner, err := json.Marshal(w.Window)
+	require.NoError(t, err)
+	assert.Equal(t, `{"phase":"rtt",`+string(inner[1:]), string(b))
+	var back Window
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, w, back)
+
+	b, err = json.Marshal(Window{Window: w.Window})
+	require.NoError(t, err)
+	assert.Equal(t, string(inner), string(b), "no phase, no key")
+}
