@@ -12,6 +12,43 @@ import (
 	"github.com/netperfkit/netperfkit/ethtool"
 )
 
+// Two saved `ethtool -S eth0` outputs, taken 10 s apart, diffed: what grew,
+// at what rate, and what it means.
+func Example() {
+	before, err := ethtool.ParseText(strings.NewReader(`NIC statistics:
+     queue_0_tx_cnt: 1000
+     pps_allowance_exceeded: 10
+     bw_out_allowance_exceeded: 0
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	after, err := ethtool.ParseText(strings.NewReader(`NIC statistics:
+     queue_0_tx_cnt: 51000
+     pps_allowance_exceeded: 1244
+     bw_out_allowance_exceeded: 0
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	d := ethtool.Diff(&ethtool.Snapshot{Time: t0, Stats: before}, &ethtool.Snapshot{Time: t0.Add(10 * time.Second), Stats: after})
+	for _, c := range d.Changed() {
+		fmt.Printf("%s +%d (%.0f/s) over %v\n", c.Name, c.Increase, c.PerSecond, d.Duration)
+	}
+	if a, ok := d.Allowance(); ok {
+		fmt.Println("limited by:", a.Exceeded())
+	}
+	for _, f := range ethtool.Explain(d) {
+		fmt.Println(f.Severity, f.Counter)
+	}
+	// Output:
+	// queue_0_tx_cnt +50000 (5000/s) over 10s
+	// pps_allowance_exceeded +1234 (123/s) over 10s
+	// limited by: [pps_allowance_exceeded]
+	// warning pps_allowance_exceeded
+}
+
 func ExampleParseText() {
 	stats, err := ethtool.ParseText(strings.NewReader(`NIC statistics:
      tx_timeout: 0

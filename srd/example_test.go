@@ -10,6 +10,40 @@ import (
 	"github.com/netperfkit/netperfkit/srd"
 )
 
+// Two saved `ethtool -S eth0` outputs of an ENA Express interface, taken
+// around a cross-AZ transfer: SRD's coverage and the allowance that limited
+// the window.
+func Example() {
+	before, err := ethtool.ParseSnapshot(strings.NewReader(`NIC statistics:
+     ena_srd_mode: 3
+     ena_srd_tx_pkts: 1000
+     ena_srd_eligible_tx_pkts: 1000
+     ena_srd_rx_pkts: 900
+     ena_srd_resource_utilization: 1
+     pps_allowance_exceeded: 0
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	after, err := ethtool.ParseSnapshot(strings.NewReader(`NIC statistics:
+     ena_srd_mode: 3
+     ena_srd_tx_pkts: 2001000
+     ena_srd_eligible_tx_pkts: 2011000
+     ena_srd_rx_pkts: 1900900
+     ena_srd_resource_utilization: 2
+     pps_allowance_exceeded: 493
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	w := srd.NewWindow(before, after)
+	fmt.Println(w.Verdict, w.Percent()+"%", "limited by", w.LimitedByText())
+	fmt.Println(w.Reason)
+	// Output:
+	// partial_fallback 99.502% limited by pps
+	// 10000 of 2010000 eligible packets (0.498%) fell back to plain ENA: likely packets larger than the SRD MTU of 8900, a peer without ENA Express, or a live update
+}
+
 func ExampleExpressMode_String() {
 	fmt.Println(srd.ExpressMode(3))
 	fmt.Println(srd.ExpressMode(1))
