@@ -170,7 +170,7 @@ func TestCollectorInvalidUTF8FailsScrapeWithoutPanic(t *testing.T) {
 	assert.Contains(t, err.Error(), "ethtoolprom: ")
 }
 
-func TestCollectorTextMatchesWritePrometheus(t *testing.T) {
+func TestCollectorTextMatchesWrite(t *testing.T) {
 	s := &ethtool.Snapshot{Interface: "eth0", Driver: "ena", Stats: ethtool.Stats{{Name: "rx_bytes", Value: 10}, {Name: "ena_srd_mode", Value: 1}}}
 	var buf bytes.Buffer
 	require.NoError(t, Write(&buf, s))
@@ -181,7 +181,7 @@ func TestCollectorTextMatchesWritePrometheus(t *testing.T) {
 	assert.NotContains(t, buf.String(), "untyped")
 }
 
-func TestWritePrometheusSameDeviceTwiceIsAnError(t *testing.T) {
+func TestWriteSameDeviceTwiceIsAnError(t *testing.T) {
 	s := &ethtool.Snapshot{Interface: "eth0", Stats: ethtool.Stats{{Name: "x", Value: 1}}}
 	err := Write(&bytes.Buffer{}, s, s)
 	require.Error(t, err)
