@@ -148,3 +148,27 @@ func TestDeltaJSONShape(t *testing.T) {
 	assert.Equal(t, string(b), string(bv))
 	assert.Error(t, json.Unmarshal([]byte(`{"seconds":1e300}`), &back), "a window no Duration holds")
 }
+
+// FuzzDeltaJSON feeds UnmarshalJSON arbitrary input: it never panics, and
+// what it accepts marshals to JSON that reads back to the same Delta.
+func FuzzDeltaJSON(f *testing.F) {
+	f.Add([]byte(`{"interface":"eth0","driver":"ena","from":"2026-01-01T00:00:00Z","to":"2026-01-01T00:00:01.5Z","seconds":1.5,"counters":[{"name":"a","before":1,"after":4,"increase":3,"per_second":2}],"removed":["gone"],"resets":0}`))
+	f.Add([]byte(`{"seconds":-1e-9}`))
+	f.Add([]byte(`{"seconds":1e300}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d ethtool.Delta
+		// Beyond about 100 days a window in float seconds no longer holds
+		// every nanosecond, so only shorter ones must read back exactly.
+		if json.Unmarshal(data, &d) != nil || d.Duration.Abs() >= 100*24*time.Hour {
+			return
+		}
+		b, err := json.Marshal(d)
+		require.NoError(t, err)
+		var back ethtool.Delta
+		require.NoError(t, json.Unmarshal(b, &back), "%s", b)
+		b2, err := json.Marshal(back)
+		require.NoError(t, err)
+		require.Equal(t, string(b), string(b2))
+	})
+}

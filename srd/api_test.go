@@ -129,3 +129,37 @@ func TestCoverageAndWindowJSONShape(t *testing.T) {
 		`"reason":"no ena_srd_* statistics in either snapshot: not an ENA interface, an ENA driver older than 2.8.0, or a device that does not report SRD information",`+
 		`"allowance_note":"no *_allowance_exceeded statistics: not an ENA interface, or an ENA driver older than 2.2.10","limited_by":[]}`, string(b))
 }
+
+// FuzzWindowJSON feeds Window's and CoverageReport's UnmarshalJSON
+// arbitrary input: they never panic, and what they accept marshals to JSON
+// that reads back the same.
+func FuzzWindowJSON(f *testing.F) {
+	w := srd.NewWindow(nil, nil)
+	b, _ := json.Marshal(w)
+	f.Add(b)
+	f.Add([]byte(`{"window_seconds":2.5,"srd_mode":7,"pps_allowance_exceeded":3,"allowance_counters_reset":["pps_allowance_exceeded"],"limited_by":["pps_allowance_exceeded"]}`))
+	f.Add([]byte(`{"window_seconds":1e300}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// Beyond about 100 days a window in float seconds no longer holds
+		// every nanosecond, so only shorter ones must read back exactly.
+		const exact = 100 * 24 * time.Hour
+		var w srd.Window
+		if json.Unmarshal(data, &w) == nil && w.Duration.Abs() < exact {
+			b, err := json.Marshal(w)
+			require.NoError(t, err)
+			var back srd.Window
+			require.NoError(t, json.Unmarshal(b, &back), "%s", b)
+			b2, err := json.Marshal(back)
+			require.NoError(t, err)
+			require.Equal(t, string(b), string(b2))
+		}
+		var r srd.CoverageReport
+		if json.Unmarshal(data, &r) == nil && r.Duration.Abs() < exact {
+			b, err := json.Marshal(r)
+			require.NoError(t, err)
+			var back srd.CoverageReport
+			require.NoError(t, json.Unmarshal(b, &back), "%s", b)
+			require.Equal(t, r, back)
+		}
+	})
+}
