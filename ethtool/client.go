@@ -37,7 +37,8 @@ type RingParams struct {
 // ErrNoInterface), an interface without statistics (also ErrNoStats) and a
 // driver that does not implement the operation; os.ErrPermission for EPERM
 // and EACCES; and the syscall.Errno of the ioctl. On systems other than
-// linux every method returns an error matching errors.ErrUnsupported.
+// linux every method returns an error matching errors.ErrUnsupported. The
+// methods of a nil or zero Client (one not made by New) return an error.
 type Client struct {
 	c *client
 	// now is the clock seam for tests.

@@ -26,7 +26,8 @@ type WatchConfig struct {
 // Watch samples iface every cfg.Interval and hands cfg.OnDelta the Delta
 // between each sample and the one before, until ctx ends; it then returns
 // ctx.Err() at once. It returns earlier with the first read error (the
-// errors of Client.Snapshot), and with an error for a negative interval.
+// errors of Client.Snapshot), and with an error for a nil ctx or a negative
+// interval.
 //
 // Watch is cheap enough to run for days: it keeps two snapshots and one Delta
 // and reuses them, so a steady interface costs no allocation per sample.
