@@ -54,7 +54,7 @@ func metricsOf(rep *Report) []metric {
 			out = append(out, metric{name, unit, higher, r})
 		}
 	}
-	if p := rep.Paths; p != nil && p.ExperimentResult != nil {
+	if p := rep.Paths; p != nil && p.Result != nil {
 		for _, t := range p.Targets {
 			add("E1 "+t.Name+" 1 flow", "Gbit/s", true, one(t.SingleFlowBitsPerSecond/1e9))
 			add(fmt.Sprintf("E1 %s %d streams", t.Name, t.Streams), "Gbit/s", true, one(t.MultiStreamBitsPerSecond/1e9))

@@ -39,7 +39,7 @@ import (
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/runinfo"
-	"github.com/netperfkit/netperfkit/srd"
+	"github.com/netperfkit/netperfkit/srd/srdexperiment"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -329,7 +329,7 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 
 // sectionPlan is what runReport resolved from the flags for the sections.
 type sectionPlan struct {
-	targets    []srd.Target
+	targets    []srdexperiment.Target
 	pathLimits map[string]float64
 	matrixAddr string
 	// matrixInProcess says matrixAddr is the in-process server.
@@ -549,7 +549,7 @@ type plotSpec struct {
 // plotsOf lists the figures the report has data for.
 func plotsOf(rep *Report) []plotSpec {
 	var out []plotSpec
-	if rep.Paths != nil && rep.Paths.ExperimentResult != nil {
+	if rep.Paths != nil && rep.Paths.Result != nil {
 		var series []spectrumSeries
 		for _, t := range rep.Paths.Targets {
 			if h := rep.Paths.rttHists[t.Name]; h != nil {
