@@ -63,7 +63,7 @@
 //   - Errors start with "cache: " and wrap their cause. A failure of a probe or
 //     operation is an *Error with the Phase it happened in and an ErrorKind:
 //     errors.Is(err, cache.ErrWrongPass) tests the kind, errors.Is(err,
-//     syscall.ECONNREFUSED) or errors.As(err, **ServerError) the cause.
+//     syscall.ECONNREFUSED) or errors.As(err, **replyError) the cause.
 //   - Defaults are named in the field documentation: a zero field means the
 //     default, a nil config means all defaults.
 package cache

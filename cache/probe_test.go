@@ -19,7 +19,7 @@ func endpointFor(s *cachetest.Server) *cache.Endpoint { return s.Endpoint() }
 
 func probeOnce(t *testing.T, ep *cache.Endpoint) (*cache.ProbeResult, error) {
 	t.Helper()
-	p, err := cache.NewProber(context.Background(), ep)
+	p, err := cache.NewProber(ep)
 	require.NoError(t, err)
 	return p.Probe(context.Background())
 }
@@ -119,7 +119,7 @@ func TestProbeTLSWithACL(t *testing.T) {
 
 func TestProbeCluster(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{Cluster: true})
-	p, err := cache.NewProber(context.Background(), endpointFor(s))
+	p, err := cache.NewProber(endpointFor(s))
 	require.NoError(t, err)
 	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 20, Concurrency: 2})
 	require.NoError(t, err)
@@ -193,7 +193,7 @@ func TestProbeTraceHooks(t *testing.T) {
 	}
 	tr := &cache.ClientTrace{Start: start, Done: done}
 	ctx := cache.WithClientTrace(context.Background(), tr)
-	p, err := cache.NewProber(ctx, endpointFor(s))
+	p, err := cache.NewProber(endpointFor(s))
 	require.NoError(t, err)
 	r, err := p.Probe(ctx)
 	require.NoError(t, err)
@@ -214,11 +214,11 @@ func TestProbeRunCountsErrorsAndPaces(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
 	addr := s.Addr
 	s.Kill()
-	p, err := cache.NewProber(context.Background(), &cache.Endpoint{Addr: addr})
+	p, err := cache.NewProber(&cache.Endpoint{Addr: addr})
 	require.NoError(t, err)
 	var n int
 	begin := time.Now()
-	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 5, Interval: 20 * time.Millisecond, OnProbe: func(*cache.ProbeResult) { n++ }})
+	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 5, Interval: 20 * time.Millisecond, OnProbe: func(cache.ProbeResult) { n++ }})
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, time.Since(begin), 80*time.Millisecond, "probe 4 starts 4 intervals in")
 	assert.Equal(t, 5, n)
@@ -230,7 +230,7 @@ func TestProbeRunCountsErrorsAndPaces(t *testing.T) {
 
 func TestProbeRunCancel(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
-	p, err := cache.NewProber(context.Background(), endpointFor(s))
+	p, err := cache.NewProber(endpointFor(s))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -251,7 +251,7 @@ func TestProbeRunCancelSilentPeer(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ep.ConnectTimeout, ep.RequestTimeout = time.Minute, time.Minute
-			p, err := cache.NewProber(context.Background(), ep)
+			p, err := cache.NewProber(ep)
 			require.NoError(t, err)
 			ctx, at := cancelAfter(t, 200*time.Millisecond)
 			sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 10, Concurrency: 2})
@@ -307,7 +307,7 @@ func TestProbeCtxDeadlineEveryPhase(t *testing.T) {
 	} {
 		t.Run(string(tc.phase), func(t *testing.T) {
 			tc.ep.ConnectTimeout, tc.ep.RequestTimeout = time.Minute, time.Minute
-			p, err := cache.NewProber(context.Background(), tc.ep)
+			p, err := cache.NewProber(tc.ep)
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()

@@ -44,7 +44,7 @@ type PhaseInfo struct {
 	Command  string // the command name (never its arguments) for AUTH, CLUSTER SLOTS and commands
 	Start    time.Time
 	Duration time.Duration
-	Err      error // nil on success; a *ServerError for an error reply
+	Err      error // nil on success; for an error reply, an error whose message is the reply
 	// Addrs holds the addresses found (PhaseDNS only).
 	Addrs []net.IPAddr
 	// TLS is the connection state (PhaseTLS only, nil on failure): the

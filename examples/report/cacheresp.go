@@ -1,4 +1,4 @@
-package cache
+package main
 
 import (
 	"context"
@@ -6,25 +6,29 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/latency"
 )
 
-// Defaults of ResponsivenessConfig.
+// Defaults of cacheRespConfig.
 const (
 	defaultProbeRate    = 10
 	defaultRespDuration = 10 * time.Second
 	maxRespWarmUp       = time.Second
 	foreignProbeWorkers = 8
 	selfProbeWorkers    = 4
+	// respProbeKey is the key the loaded-connection probes read, as
+	// cache.Prober's default first command does.
+	respProbeKey = "netperfkit:probe"
 )
 
-// ResponsivenessConfig configures Responsiveness. A nil config means the
+// cacheRespConfig configures cacheResponsiveness. A nil config means the
 // defaults.
-type ResponsivenessConfig struct {
+type cacheRespConfig struct {
 	// Load is the workload that loads the endpoint: it runs closed-loop in
 	// pool mode (Mode and Rate are ignored), nil meaning the workload
 	// defaults with a Duration of 10 s.
-	Load *WorkloadConfig
+	Load *cache.WorkloadConfig
 	// ProbeRate is the number of probes of each kind per second. Zero
 	// means 10.
 	ProbeRate float64
@@ -33,12 +37,12 @@ type ResponsivenessConfig struct {
 	WarmUp time.Duration
 }
 
-// ResponsivenessResult is the outcome of Responsiveness.
-type ResponsivenessResult struct {
+// CacheResponsiveness is the outcome of cacheResponsiveness.
+type CacheResponsiveness struct {
 	// Load is the loading run.
-	Load *RunResult `json:"load"`
+	Load *cache.RunResult `json:"load"`
 	// NewConnection probes open a fresh connection each: TCP connect, TLS,
-	// AUTH, the first command (GET) and close, as Prober.Probe does.
+	// AUTH, the first command (GET) and close, as cache.Prober.Probe does.
 	NewConnection latency.ProbeStats `json:"new_connection"`
 	// NewConnectionPhasesUs holds the 95% trimmed means of the new
 	// connections' phases that RPM weighs: "connect", "tls" (with TLS)
@@ -55,82 +59,72 @@ type ResponsivenessResult struct {
 	RPM float64 `json:"rpm"`
 }
 
-// selfProbe is a probe handed to a load worker, which answers on done.
-type selfProbe struct{ done chan error }
-
-// probe runs a responsiveness probe on the worker's own client.
-func (st *client) probe(ctx context.Context) error {
-	if st.pooled == nil {
-		var err error
-		if st.pooled, err = st.wk.newClient(ctx); err != nil {
-			return err
-		}
-	}
-	return st.pooled.Get(ctx, defaultProbeKey)
-}
-
-// Responsiveness measures how responsive ep stays under load, in the manner
-// of Apple's networkQuality and the IETF responsiveness draft: while a
-// pooled closed-loop workload saturates it, probes run open-loop at
-// ProbeRate per second on new connections and on the load's own
-// connections. It returns both distributions and the RPM figure. Probe
-// failures are counted, not fatal; it returns an error for an invalid
-// configuration or an endpoint that cannot be reached, and when ctx ends
-// (within about 100 ms on the resp engine) the result so far with ctx.Err().
-func Responsiveness(ctx context.Context, ep *Endpoint, cfg *ResponsivenessConfig) (*ResponsivenessResult, error) {
+// cacheResponsiveness measures how responsive ep stays under load, in the
+// manner of Apple's networkQuality and the IETF responsiveness draft: while
+// a pooled closed-loop cache.Run saturates it, probes run open-loop at
+// ProbeRate per second on new connections (cache.Prober) and on the load's
+// own connections (cache.WorkloadConfig.Interleave). It returns both
+// distributions and the RPM figure. Probe failures are counted, not fatal;
+// it returns an error for an invalid configuration or an endpoint that
+// cannot be reached, and when ctx ends the result so far with ctx.Err().
+func cacheResponsiveness(ctx context.Context, ep *cache.Endpoint, cfg *cacheRespConfig) (*CacheResponsiveness, error) {
 	if ep == nil {
-		return nil, errors.New("cache: nil endpoint")
+		return nil, errors.New("responsiveness: nil endpoint")
 	}
-	var c ResponsivenessConfig
+	var c cacheRespConfig
 	if cfg != nil {
 		c = *cfg
 	}
-	var load WorkloadConfig
+	var load cache.WorkloadConfig
 	if c.Load != nil {
 		load = *c.Load
 	}
-	load.Mode, load.Rate, load.Duration = ModePool, 0, orDefault(load.Duration, defaultRespDuration)
-	w := load.withDefaults()
+	load.Mode, load.Rate = cache.Pooled, 0
+	if load.Duration <= 0 {
+		load.Duration = defaultRespDuration
+	}
 	c.ProbeRate = max(c.ProbeRate, 0)
 	if c.ProbeRate == 0 {
 		c.ProbeRate = defaultProbeRate
 	}
 	if c.WarmUp <= 0 {
-		c.WarmUp = min(w.Duration/5, maxRespWarmUp)
+		c.WarmUp = min(load.Duration/5, maxRespWarmUp)
 	}
-	if c.WarmUp >= w.Duration {
-		return nil, errors.New("cache: responsiveness WarmUp must be shorter than the load's Duration")
+	if c.WarmUp >= load.Duration {
+		return nil, errors.New("responsiveness: WarmUp must be shorter than the load's Duration")
 	}
-	newClient, err := openEngine(ctx, ep, &w)
+	prober, err := cache.NewProber(ep)
 	if err != nil {
 		return nil, err
 	}
-	prober, err := NewProber(ctx, ep)
-	if err != nil {
+	// Check the endpoint first, so that an unreachable one fails before
+	// any load runs.
+	if _, err := prober.Probe(ctx); err != nil {
 		return nil, err
 	}
-	return respRun(ctx, &c, &w, newClient, prober)
+	return respRun(ctx, &c, ep, &load, prober)
 }
 
 // respRun runs the load and both probe schedules.
-func respRun(ctx context.Context, c *ResponsivenessConfig, w *WorkloadConfig, newClient newClientFunc, prober *Prober) (*ResponsivenessResult, error) {
-	res := &ResponsivenessResult{}
-	probes := make(chan *selfProbe)
+func respRun(ctx context.Context, c *cacheRespConfig, ep *cache.Endpoint, load *cache.WorkloadConfig, prober *cache.Prober) (*CacheResponsiveness, error) {
+	res := &CacheResponsiveness{}
+	probes := make(chan func(context.Context, cache.Client, error))
+	load.Interleave = probes
 	pctx, stopProbes := context.WithCancel(ctx)
 	defer stopProbes()
 	var wg sync.WaitGroup
 	var loadErr error
 	wg.Go(func() {
 		defer stopProbes() // the loaded connections are gone
-		res.Load, loadErr = runEngineProbed(ctx, newClient, w, probes)
+		res.Load, loadErr = cache.Run(ctx, ep, load)
 	})
-	if !sleepUntil(pctx, time.Now().Add(c.WarmUp)) {
+	if !sleepCtx(pctx, c.WarmUp) {
 		wg.Wait()
 		return res, cmpErr(ctx.Err(), loadErr)
 	}
 	sc := func(workers int) *latency.ScheduleConfig {
-		return &latency.ScheduleConfig{Rate: c.ProbeRate, Workers: workers, Duration: w.Duration - c.WarmUp,
-			Recorder: &latency.RecorderConfig{Lowest: recordLowest}, Spin: -1}
+		return &latency.ScheduleConfig{Rate: c.ProbeRate, Workers: workers, Duration: load.Duration - c.WarmUp,
+			Recorder: &latency.RecorderConfig{Lowest: time.Microsecond}, Spin: -1}
 	}
 	phases := newPhaseRecorders()
 	var foreign, self *latency.ScheduleResult
@@ -144,19 +138,37 @@ func respRun(ctx context.Context, c *ResponsivenessConfig, w *WorkloadConfig, ne
 		})
 	})
 	self, _ = latency.Schedule(pctx, sc(selfProbeWorkers), func(ctx context.Context, _ *latency.Request) error {
-		p := &selfProbe{done: make(chan error, 1)}
+		done := make(chan error, 1)
+		probe := func(ctx context.Context, cl cache.Client, err error) {
+			if err == nil {
+				err = cl.Get(ctx, respProbeKey)
+			}
+			done <- err
+		}
 		select {
-		case probes <- p:
+		case probes <- probe:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		return <-p.done
+		return <-done
 	})
 	wg.Wait()
 	res.NewConnection, res.Loaded = latency.ProbeStatsOf(foreign), latency.ProbeStatsOf(self)
 	res.NewConnectionPhasesUs = phases.trimmedMeans()
 	res.RPM = rpm(res.NewConnectionPhasesUs, res.Loaded.TrimmedMeanUs)
 	return res, cmpErr(ctx.Err(), loadErr)
+}
+
+// sleepCtx waits d or until ctx ends and reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // cmpErr returns the first non-nil error.
@@ -194,20 +206,21 @@ func newPhaseRecorders() *phaseRecorders {
 	return &phaseRecorders{recs: map[string]*latency.Recorder{}}
 }
 
-func (p *phaseRecorders) add(r *ProbeResult) {
+func (p *phaseRecorders) add(r *cache.ProbeResult) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	rec := func(name string, d time.Duration) {
 		if p.recs[name] == nil {
-			p.recs[name], _ = newRecorder() // a valid fixed configuration
+			// A valid fixed configuration: 1 µs, cache's resolution.
+			p.recs[name], _ = latency.NewRecorder(&latency.RecorderConfig{Lowest: time.Microsecond})
 		}
 		p.recs[name].Record(d)
 	}
-	rec("connect", r.Phases[PhaseConnect])
-	if d, ok := r.Phases[PhaseTLS]; ok {
+	rec("connect", r.Phases[cache.PhaseConnect])
+	if d, ok := r.Phases[cache.PhaseTLS]; ok {
 		rec("tls", d)
 	}
-	rec("request", r.Phases[PhaseAuth]+r.Phases[PhaseCommand])
+	rec("request", r.Phases[cache.PhaseAuth]+r.Phases[cache.PhaseCommand])
 }
 
 func (p *phaseRecorders) trimmedMeans() map[string]float64 {
