@@ -56,8 +56,12 @@ type traceKey struct{}
 
 // WithClientTrace returns a context carrying trace. When ctx already carries a
 // trace, the new trace's hooks are called first and the old ones after them,
-// as net/http/httptrace does.
+// as net/http/httptrace does. A nil trace returns ctx unchanged; a nil ctx
+// is taken as context.Background().
 func WithClientTrace(ctx context.Context, trace *ClientTrace) context.Context {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if trace == nil {
 		return ctx
 	}
