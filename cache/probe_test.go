@@ -2,8 +2,10 @@ package cache_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -318,4 +320,44 @@ func TestProbeCtxDeadlineEveryPhase(t *testing.T) {
 			assert.Equal(t, cache.ErrTimeout, r.ErrorKind)
 		})
 	}
+}
+
+// Endpoint.Credentials is asked in the AUTH phase of every connection: the
+// user and password it returns authenticate, and its failure is an ErrAuth
+// of that phase.
+func TestProbeCredentials(t *testing.T) {
+	s := cachetest.NewServer(t, &cachetest.Config{User: "bench", Password: "pw-1"})
+	ep := endpointFor(s)
+	var calls atomic.Int32
+	ep.User, ep.Password = "", ""
+	ep.Credentials = func(ctx context.Context) (string, cache.Secret, error) {
+		calls.Add(1)
+		if _, ok := ctx.Deadline(); !ok {
+			return "", "", errors.New("no deadline")
+		}
+		return "bench", "pw-1", nil
+	}
+	p, err := cache.NewProber(ep)
+	require.NoError(t, err)
+	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 3})
+	require.NoError(t, err)
+	assert.Equal(t, 3, sum.Succeeded, "%v", sum.ErrorExamples)
+	assert.Equal(t, int32(3), calls.Load(), "once per connection")
+	assert.Positive(t, sum.Phases[cache.PhaseAuth].Observations)
+
+	ep.Credentials = func(context.Context) (string, cache.Secret, error) { return "", "", errors.New("token expired") }
+	p, err = cache.NewProber(ep)
+	require.NoError(t, err)
+	_, err = p.Probe(context.Background())
+	require.ErrorIs(t, err, cache.ErrAuth)
+	var ce *cache.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, cache.PhaseAuth, ce.Phase)
+	assert.ErrorContains(t, err, "token expired")
+
+	ep.Credentials = func(context.Context) (string, cache.Secret, error) { return "bench", "wrong", nil }
+	p, err = cache.NewProber(ep)
+	require.NoError(t, err)
+	_, err = p.Probe(context.Background())
+	require.ErrorIs(t, err, cache.ErrWrongPass)
 }

@@ -299,3 +299,42 @@ func TestRunCancelSilentPeer(t *testing.T) {
 		})
 	}
 }
+
+// WorkloadConfig.Interleave runs the caller's functions on the workers'
+// own clients between their operations.
+func TestRunInterleave(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	jobs := make(chan func(context.Context, cache.Client, error))
+	cfg := shortRun(cache.Pooled)
+	cfg.Duration, cfg.Interleave = 2*time.Second, jobs
+	results := make(chan error, 5)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for range 5 {
+			job := func(ctx context.Context, c cache.Client, err error) {
+				if err == nil && c == nil {
+					err = errors.New("no client and no error")
+				}
+				if err == nil {
+					err = c.Set(ctx, "interleaved", "v")
+				}
+				results <- err
+			}
+			select {
+			case jobs <- job:
+			case <-stop: // the run ended first: the count below fails
+				return
+			}
+		}
+	})
+	r, err := cache.Run(context.Background(), endpointFor(s), cfg)
+	close(stop)
+	wg.Wait()
+	require.NoError(t, err)
+	assert.Zero(t, r.Errors)
+	require.Len(t, results, 5, "every job ran during the run")
+	for range 5 {
+		require.NoError(t, <-results)
+	}
+}

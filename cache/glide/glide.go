@@ -75,6 +75,9 @@ var otelOnce sync.Once
 // changed password with UpdateConnectionPassword, so that a reconnect
 // authenticates.
 func (engine) Open(ctx context.Context, ep *cache.Endpoint) (func(context.Context) (cache.Client, error), error) {
+	if ep == nil {
+		return nil, errors.New("glide: nil Endpoint")
+	}
 	otelOnce.Do(func() { vglide.GetOtelInstance() })
 	if ep.ServerName != "" {
 		return nil, errors.New("glide: cannot set the TLS server name; use the resp engine")
