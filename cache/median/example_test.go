@@ -45,7 +45,9 @@ func ExampleSummarize() {
 }
 
 func ExampleCompare() {
-	us := func(n int) median.DurationRange { return median.DurationRange{Median: time.Duration(n) * time.Microsecond} }
+	us := func(n int) median.DurationRange {
+		return median.DurationRange{Median: time.Duration(n) * time.Microsecond}
+	}
 	node := &median.Result{P50: us(151), P99: us(273), OpsPerSec: latency.Range{Median: 24506}}
 	serverless := &median.Result{P50: us(476), P99: us(719), OpsPerSec: latency.Range{Median: 8310}}
 	c := median.Compare("node", node, "serverless", serverless)
