@@ -58,6 +58,9 @@ func (r DurationRange) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements json.Unmarshaler, from microseconds.
 func (r *DurationRange) UnmarshalJSON(b []byte) error {
+	if r == nil {
+		return errors.New("median: UnmarshalJSON into a nil *DurationRange")
+	}
 	var lr latency.Range
 	if err := json.Unmarshal(b, &lr); err != nil {
 		return fmt.Errorf("median: %w", err)

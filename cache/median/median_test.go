@@ -152,4 +152,5 @@ func TestRunBadInput(t *testing.T) {
 	require.ErrorContains(t, err, "WorkloadConfig.Duration")
 	var r median.DurationRange
 	require.Error(t, r.UnmarshalJSON([]byte(`"x"`)))
+	require.ErrorContains(t, (*median.DurationRange)(nil).UnmarshalJSON([]byte(`{}`)), "nil *DurationRange")
 }
