@@ -12,14 +12,14 @@ import (
 
 // Defaults of cacheRespConfig.
 const (
-	defaultProbeRate    = 10
-	defaultRespDuration = 10 * time.Second
-	maxRespWarmUp       = time.Second
-	foreignProbeWorkers = 8
-	selfProbeWorkers    = 4
-	// respProbeKey is the key the loaded-connection probes read, as
+	cacheProbeRate    = 10
+	cacheRespDuration = 10 * time.Second
+	cacheMaxWarmUp       = time.Second
+	cacheForeignWorkers = 8
+	cacheSelfWorkers    = 4
+	// cacheProbeKey is the key the loaded-connection probes read, as
 	// cache.Prober's default first command does.
-	respProbeKey = "netperfkit:probe"
+	cacheProbeKey = "netperfkit:probe"
 )
 
 // cacheRespConfig configures cacheResponsiveness. A nil config means the
@@ -81,14 +81,14 @@ func cacheResponsiveness(ctx context.Context, ep *cache.Endpoint, cfg *cacheResp
 	}
 	load.Mode, load.Rate = cache.Pooled, 0
 	if load.Duration <= 0 {
-		load.Duration = defaultRespDuration
+		load.Duration = cacheRespDuration
 	}
 	c.ProbeRate = max(c.ProbeRate, 0)
 	if c.ProbeRate == 0 {
-		c.ProbeRate = defaultProbeRate
+		c.ProbeRate = cacheProbeRate
 	}
 	if c.WarmUp <= 0 {
-		c.WarmUp = min(load.Duration/5, maxRespWarmUp)
+		c.WarmUp = min(load.Duration/5, cacheMaxWarmUp)
 	}
 	if c.WarmUp >= load.Duration {
 		return nil, errors.New("responsiveness: WarmUp must be shorter than the load's Duration")
@@ -102,11 +102,11 @@ func cacheResponsiveness(ctx context.Context, ep *cache.Endpoint, cfg *cacheResp
 	if _, err := prober.Probe(ctx); err != nil {
 		return nil, err
 	}
-	return respRun(ctx, &c, ep, &load, prober)
+	return cacheRespRun(ctx, &c, ep, &load, prober)
 }
 
-// respRun runs the load and both probe schedules.
-func respRun(ctx context.Context, c *cacheRespConfig, ep *cache.Endpoint, load *cache.WorkloadConfig, prober *cache.Prober) (*CacheResponsiveness, error) {
+// cacheRespRun runs the load and both probe schedules.
+func cacheRespRun(ctx context.Context, c *cacheRespConfig, ep *cache.Endpoint, load *cache.WorkloadConfig, prober *cache.Prober) (*CacheResponsiveness, error) {
 	res := &CacheResponsiveness{}
 	probes := make(chan func(context.Context, cache.Client, error))
 	load.Interleave = probes
@@ -118,18 +118,18 @@ func respRun(ctx context.Context, c *cacheRespConfig, ep *cache.Endpoint, load *
 		defer stopProbes() // the loaded connections are gone
 		res.Load, loadErr = cache.Run(ctx, ep, load)
 	})
-	if !sleepCtx(pctx, c.WarmUp) {
+	if !cacheSleep(pctx, c.WarmUp) {
 		wg.Wait()
-		return res, cmpErr(ctx.Err(), loadErr)
+		return res, cacheFirstErr(ctx.Err(), loadErr)
 	}
 	sc := func(workers int) *latency.ScheduleConfig {
 		return &latency.ScheduleConfig{Rate: c.ProbeRate, Workers: workers, Duration: load.Duration - c.WarmUp,
 			Recorder: &latency.RecorderConfig{Lowest: time.Microsecond}, Spin: -1}
 	}
-	phases := newPhaseRecorders()
+	phases := newCachePhaseRecorders()
 	var foreign, self *latency.ScheduleResult
 	wg.Go(func() {
-		foreign, _ = latency.Schedule(pctx, sc(foreignProbeWorkers), func(ctx context.Context, _ *latency.Request) error {
+		foreign, _ = latency.Schedule(pctx, sc(cacheForeignWorkers), func(ctx context.Context, _ *latency.Request) error {
 			r, err := prober.Probe(ctx)
 			if err == nil {
 				phases.add(r)
@@ -137,11 +137,11 @@ func respRun(ctx context.Context, c *cacheRespConfig, ep *cache.Endpoint, load *
 			return err
 		})
 	})
-	self, _ = latency.Schedule(pctx, sc(selfProbeWorkers), func(ctx context.Context, _ *latency.Request) error {
+	self, _ = latency.Schedule(pctx, sc(cacheSelfWorkers), func(ctx context.Context, _ *latency.Request) error {
 		done := make(chan error, 1)
 		probe := func(ctx context.Context, cl cache.Client, err error) {
 			if err == nil {
-				err = cl.Get(ctx, respProbeKey)
+				err = cl.Get(ctx, cacheProbeKey)
 			}
 			done <- err
 		}
@@ -155,12 +155,12 @@ func respRun(ctx context.Context, c *cacheRespConfig, ep *cache.Endpoint, load *
 	wg.Wait()
 	res.NewConnection, res.Loaded = latency.ProbeStatsOf(foreign), latency.ProbeStatsOf(self)
 	res.NewConnectionPhasesUs = phases.trimmedMeans()
-	res.RPM = rpm(res.NewConnectionPhasesUs, res.Loaded.TrimmedMeanUs)
-	return res, cmpErr(ctx.Err(), loadErr)
+	res.RPM = cacheRPM(res.NewConnectionPhasesUs, res.Loaded.TrimmedMeanUs)
+	return res, cacheFirstErr(ctx.Err(), loadErr)
 }
 
-// sleepCtx waits d or until ctx ends and reports whether d passed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
+// cacheSleep waits d or until ctx ends and reports whether d passed.
+func cacheSleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -171,8 +171,8 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// cmpErr returns the first non-nil error.
-func cmpErr(errs ...error) error {
+// cacheFirstErr returns the first non-nil error.
+func cacheFirstErr(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -181,8 +181,8 @@ func cmpErr(errs ...error) error {
 	return nil
 }
 
-// rpm combines the trimmed means (µs) as the draft does.
-func rpm(foreign map[string]float64, selfUs float64) float64 {
+// cacheRPM combines the trimmed means (µs) as the draft does.
+func cacheRPM(foreign map[string]float64, selfUs float64) float64 {
 	conn, req := foreign["connect"], foreign["request"]
 	if conn == 0 || req == 0 || selfUs == 0 {
 		return 0
@@ -196,17 +196,17 @@ func rpm(foreign map[string]float64, selfUs float64) float64 {
 	return latency.RPM(time.Duration(us * 1e3))
 }
 
-// phaseRecorders collects the phases of new-connection probes.
-type phaseRecorders struct {
+// cachePhaseRecorders collects the phases of new-connection probes.
+type cachePhaseRecorders struct {
 	mu   sync.Mutex
 	recs map[string]*latency.Recorder
 }
 
-func newPhaseRecorders() *phaseRecorders {
-	return &phaseRecorders{recs: map[string]*latency.Recorder{}}
+func newCachePhaseRecorders() *cachePhaseRecorders {
+	return &cachePhaseRecorders{recs: map[string]*latency.Recorder{}}
 }
 
-func (p *phaseRecorders) add(r *cache.ProbeResult) {
+func (p *cachePhaseRecorders) add(r *cache.ProbeResult) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	rec := func(name string, d time.Duration) {
@@ -223,7 +223,7 @@ func (p *phaseRecorders) add(r *cache.ProbeResult) {
 	rec("request", r.Phases[cache.PhaseAuth]+r.Phases[cache.PhaseCommand])
 }
 
-func (p *phaseRecorders) trimmedMeans() map[string]float64 {
+func (p *cachePhaseRecorders) trimmedMeans() map[string]float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make(map[string]float64, len(p.recs))
