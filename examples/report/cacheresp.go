@@ -12,9 +12,9 @@ import (
 
 // Defaults of cacheRespConfig.
 const (
-	cacheProbeRate    = 10
-	cacheRespDuration = 10 * time.Second
-	cacheMaxWarmUp       = time.Second
+	cacheProbeRate      = 10
+	cacheRespDuration   = 10 * time.Second
+	cacheMaxWarmUp      = time.Second
 	cacheForeignWorkers = 8
 	cacheSelfWorkers    = 4
 	// cacheProbeKey is the key the loaded-connection probes read, as
