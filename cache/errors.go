@@ -46,7 +46,7 @@ const (
 	ErrTLSHandshake   ErrorKind = "tls_handshake"   // any other TLS handshake failure
 	ErrWrongPass      ErrorKind = "auth_wrongpass"  // WRONGPASS: bad user name or password/token
 	ErrNoAuth         ErrorKind = "auth_noauth"     // NOAUTH: the server wants AUTH and got none
-	ErrAuth           ErrorKind = "auth"            // other AUTH failures, including IAM token errors
+	ErrAuth           ErrorKind = "auth"            // other AUTH failures, including Endpoint.Credentials errors
 	ErrCluster        ErrorKind = "cluster"         // CLUSTER SLOTS failed or routing could not settle
 	ErrCommand        ErrorKind = "command"         // the server answered the command with an error
 	ErrTimeout        ErrorKind = "timeout"         // a read, write or request timed out, or ctx's deadline passed outside the TCP connect

@@ -56,8 +56,8 @@ type ProbeResult struct {
 	Addr  string    `json:"addr"` // the resolved ip:port connected to
 	// Phases holds the duration of every phase that completed: PhaseDNS (not
 	// for an IP address), PhaseConnect (every address tried, failed ones
-	// included), PhaseTLS, PhaseAuth (including presigning an IAM token when
-	// due), PhaseClusterSlots, PhaseCommand (the first command, GET by
+	// included), PhaseTLS, PhaseAuth (including Endpoint.Credentials, which
+	// may presign an IAM token), PhaseClusterSlots, PhaseCommand (the first command, GET by
 	// default; any reply completes it) and PhaseClose. A phase that did not
 	// happen, or did not finish because it or an earlier one failed, is
 	// absent (zero).
