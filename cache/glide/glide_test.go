@@ -2,6 +2,7 @@ package glide_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -114,4 +115,18 @@ func BenchmarkWorkload(b *testing.B) {
 			cachetest.Benchmark(b, endpointFor(s), &cache.WorkloadConfig{Engine: glide.Engine(), Mode: mode, Workers: 4})
 		})
 	}
+}
+
+// Open with a nil Endpoint is an error, not a panic; so is a Credentials
+// func that fails, reported as cache's ErrAuth when a client is created.
+func TestGlideOpenBadInput(t *testing.T) {
+	_, err := glide.Engine().Open(context.Background(), nil)
+	require.ErrorContains(t, err, "nil Endpoint")
+
+	newClient, err := glide.Engine().Open(context.Background(), &cache.Endpoint{Addr: "127.0.0.1:1",
+		Credentials: func(context.Context) (string, cache.Secret, error) { return "", "", errors.New("no token") }})
+	require.NoError(t, err)
+	_, err = newClient(context.Background())
+	require.ErrorIs(t, err, cache.ErrAuth)
+	require.ErrorContains(t, err, "no token")
 }
