@@ -205,7 +205,7 @@ func listenSockperf(ctx context.Context, network, addr string, lim serverLimits,
 type cacheProber = cache.Prober
 
 func newCacheProber(ctx context.Context, ep *cache.Endpoint) (*cacheProber, error) {
-	return cache.NewProber(ctx, ep)
+	return cache.NewProber(ep)
 }
 
 // cacheProbePhases runs one connection probe against a Valkey or Redis

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/latency"
 )
 
@@ -88,13 +88,13 @@ func metricsOf(rep *Report) []metric {
 				add("E3 "+ce.Label+" connect phases total p50", "us", false, one(ce.Medians.TotalUs))
 			}
 			for _, w := range ce.Workloads {
-				for _, a := range []*cache.Aggregate{w.Pool, w.Connect} {
+				for _, a := range []*median.Result{w.Pool, w.Connect} {
 					if a == nil {
 						continue
 					}
 					name := fmt.Sprintf("E3 %s %s %s", ce.Label, w.Engine, a.Mode)
-					add(name+" p50", "us", false, a.P50Us)
-					add(name+" p99", "us", false, a.P99Us)
+					add(name+" p50", "us", false, usRange(a.P50))
+					add(name+" p99", "us", false, usRange(a.P99))
 					add(name+" ops/s", "ops/s", true, a.OpsPerSec)
 				}
 			}

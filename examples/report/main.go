@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/latency"
@@ -569,7 +570,7 @@ func plotsOf(rep *Report) []plotSpec {
 		var series []spectrumSeries
 		for _, ce := range rep.Cache.Endpoints {
 			for _, w := range ce.Workloads {
-				for _, a := range []*cache.Aggregate{w.Pool, w.Connect} {
+				for _, a := range []*median.Result{w.Pool, w.Connect} {
 					if r := medianRun(a); r != nil {
 						series = append(series, spectrumSeries{Name: ce.Label + " " + a.Engine + " " + string(a.Mode), Hist: r.Histogram, Summary: &r.Latency})
 					}
@@ -613,13 +614,13 @@ func drawSafely(file string, pl plotSpec) (err error) {
 
 // medianRun picks the run whose p50 is the aggregate's median, so the plot
 // shows a real run rather than a blend.
-func medianRun(a *cache.Aggregate) *cache.RunResult {
+func medianRun(a *median.Result) *cache.RunResult {
 	var best *cache.RunResult
 	if a == nil {
 		return nil
 	}
 	for _, r := range a.Results {
-		if best == nil || math.Abs(r.Latency.P50Us-a.P50Us.Median) < math.Abs(best.Latency.P50Us-a.P50Us.Median) {
+		if best == nil || math.Abs(r.Latency.P50Us-usRange(a.P50).Median) < math.Abs(best.Latency.P50Us-usRange(a.P50).Median) {
 			best = r
 		}
 	}
