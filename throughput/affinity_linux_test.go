@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,7 +89,10 @@ func startPinServer(t *testing.T, cpu int, threads bool) (*pinWatch, string, <-c
 				w.mu.Unlock()
 			}
 		},
-		OnFailure: func(e *SessionError) { failures <- e }})
+		OnFailure: func(_ net.Addr, err error) {
+			e := asSession(err)
+			failures <- e
+		}})
 	return w, addr, results, failures
 }
 

@@ -26,6 +26,12 @@ const maxResultsBytes = 4 << 20
 // is busy or refuses, ErrServerError when it reports an error, or
 // ErrProtocol on a malformed exchange.
 func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
+	switch {
+	case ctx == nil:
+		return nil, errors.New("throughput: Run: nil ctx")
+	case addr == "":
+		return nil, errors.New("throughput: Run: empty addr")
+	}
 	c := cfg.withDefaults()
 	if err := c.validate(); err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ func TestSocketOptionsReachServer(t *testing.T) {
 	assert.Equal(t, 0x20, sr.Config.TOS)
 	assert.Equal(t, "run-42", sr.Config.ExtraData)
 	assert.True(t, sr.Config.RepeatingPayload)
-	doc, err := IperfJSON(res)
+	doc, err := iperfJSON(res)
 	require.NoError(t, err)
 	var m struct {
 		ExtraData string `json:"extra_data"`
@@ -97,10 +97,10 @@ func TestBindDeviceAndMPTCP(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.ListenAndServe(ctx, "127.0.0.1:0") }()
+	go func() { done <- srv.ListenAndServe(ctx, "tcp", "127.0.0.1:0") }()
 	t.Cleanup(func() {
 		cancel()
-		assert.NoError(t, <-done)
+		assert.ErrorIs(t, <-done, context.Canceled, "Serve returns ctx.Err()")
 	})
 	addr := (<-addrs).String()
 	for _, cfg := range []Config{

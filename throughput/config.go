@@ -25,7 +25,8 @@ const MaxBurst = 1000
 // Defaults, named once; Config's and ServerConfig's docs state them.
 const (
 	defaultDuration       = 10 * time.Second
-	defaultBlockLen       = 1 << 20 // TCP writes; iperf3's is 128 KiB, larger writes cost fewer system calls
+	minDuration           = 10 * time.Millisecond // Config.Duration's doc states it
+	defaultBlockLen       = 1 << 20               // TCP writes; iperf3's is 128 KiB, larger writes cost fewer system calls
 	iperfTCPBlockLen      = 128 << 10
 	defaultUDPLen         = 1460
 	defaultUDPBitrate     = 1024 * 1024 // iperf3's 1 Mbit/s, as 1024*1024
@@ -53,7 +54,8 @@ type Config struct {
 	Streams int `json:"streams"`
 	// Duration of the test after Omit; 0 means 10 s unless Bytes or Blocks
 	// is set, or SendFrom is and this side sends (the test then lasts until
-	// the data is sent).
+	// the data is sent). Otherwise at least 10 ms: a shorter test measures
+	// nothing but its own set-up.
 	Duration time.Duration `json:"duration_ns"`
 	// Bytes ends the test after this many bytes (iperf3 -n); 0 means no limit.
 	Bytes int64 `json:"bytes"`
@@ -466,37 +468,43 @@ func (c *Config) withDefaults() Config {
 func (c *Config) validate() error {
 	switch {
 	case c.Streams < 1 || c.Streams > MaxStreams:
-		return fmt.Errorf("throughput: streams %d outside 1..%d", c.Streams, MaxStreams)
+		return fmt.Errorf("throughput: Config.Streams %d outside 1..%d", c.Streams, MaxStreams)
 	case c.Reverse && c.Bidir:
-		return errors.New("throughput: reverse and bidir are exclusive")
+		return errors.New("throughput: Config.Reverse and Config.Bidir are exclusive")
 	case c.UDP && (c.BlockLen < iperfwire.MinUDPLen || c.BlockLen > iperfwire.MaxUDPLen):
-		return fmt.Errorf("throughput: udp length %d outside %d..%d", c.BlockLen, iperfwire.MinUDPLen, iperfwire.MaxUDPLen)
+		return fmt.Errorf("throughput: Config.BlockLen %d outside %d..%d for UDP", c.BlockLen, iperfwire.MinUDPLen, iperfwire.MaxUDPLen)
 	case c.BlockLen < 1:
-		return fmt.Errorf("throughput: block length %d", c.BlockLen)
-	case c.Duration < 0 || c.Omit < 0 || c.Bytes < 0 || c.Blocks < 0:
-		return errors.New("throughput: negative duration, omit, bytes or blocks")
+		return fmt.Errorf("throughput: Config.BlockLen %d is negative", c.BlockLen)
+	case c.Duration < 0:
+		return fmt.Errorf("throughput: Config.Duration %v is negative", c.Duration)
+	case c.Duration > 0 && c.Duration < minDuration:
+		return fmt.Errorf("throughput: Config.Duration %v below the minimum %v", c.Duration, minDuration)
+	case c.Omit < 0:
+		return fmt.Errorf("throughput: Config.Omit %v is negative", c.Omit)
+	case c.Bytes < 0 || c.Blocks < 0:
+		return fmt.Errorf("throughput: Config.Bytes %d or Config.Blocks %d is negative", c.Bytes, c.Blocks)
 	case c.TOS < 0 || c.TOS > 255:
-		return fmt.Errorf("throughput: TOS %d outside 0..255", c.TOS)
+		return fmt.Errorf("throughput: Config.TOS %d outside 0..255", c.TOS)
 	case c.SendTimeout < 0:
-		return errors.New("throughput: negative send timeout")
+		return errors.New("throughput: Config.SendTimeout is negative")
 	case c.Burst < 0 || c.Burst > MaxBurst:
-		return fmt.Errorf("throughput: burst %d outside 0..%d", c.Burst, MaxBurst)
+		return fmt.Errorf("throughput: Config.Burst %d outside 0..%d", c.Burst, MaxBurst)
 	case c.ClientPort < 0 || c.ClientPort > 65535:
-		return fmt.Errorf("throughput: client port %d", c.ClientPort)
+		return fmt.Errorf("throughput: Config.ClientPort %d outside 0..65535", c.ClientPort)
 	case c.BindAddr != "" && net.ParseIP(c.BindAddr) == nil:
-		return fmt.Errorf("throughput: bind address %q is not an IP address", c.BindAddr)
+		return fmt.Errorf("throughput: Config.BindAddr %q is not an IP address", c.BindAddr)
 	case c.BindDevice != "" && !bindDeviceAvailable:
-		return fmt.Errorf("throughput: bind device: %w", ErrNotAvailable)
+		return fmt.Errorf("throughput: Config.BindDevice: %w", ErrNotAvailable)
 	case c.FlowLabel < 0 || c.FlowLabel > MaxFlowLabel:
-		return fmt.Errorf("throughput: flow label %d outside 1..%d", c.FlowLabel, MaxFlowLabel)
+		return fmt.Errorf("throughput: Config.FlowLabel %d outside 1..%d", c.FlowLabel, MaxFlowLabel)
 	case c.ServerAffinity != nil && (*c.ServerAffinity < 0 || *c.ServerAffinity > maxAffinity):
-		return fmt.Errorf("throughput: server affinity %d outside 0..%d", *c.ServerAffinity, maxAffinity)
+		return fmt.Errorf("throughput: Config.ServerAffinity %d outside 0..%d", *c.ServerAffinity, maxAffinity)
 	case len(c.BindDevice) > maxIfaceName:
-		return fmt.Errorf("throughput: bind device %q: longer than %d bytes", c.BindDevice, maxIfaceName)
+		return fmt.Errorf("throughput: Config.BindDevice %q: longer than %d bytes", c.BindDevice, maxIfaceName)
 	case c.UDP && (c.SendFrom != nil || c.ReceiveTo != nil):
 		return fmt.Errorf("%w: SendFrom and ReceiveTo need TCP (UDP datagrams carry iperf3's header)", ErrDataNeedsTCP)
 	case c.SkipRxCopy && c.ReceiveTo != nil:
-		return errors.New("throughput: SkipRxCopy drops the data ReceiveTo would write")
+		return errors.New("throughput: Config.SkipRxCopy drops the data Config.ReceiveTo would write")
 	}
 	return c.Auth.validate()
 }

@@ -22,7 +22,7 @@
 //   - Durations are time.Duration in Go, and integer nanoseconds in a
 //     Result's JSON (keys name their unit: duration_ns, jitter_ns,
 //     bits_per_second); float seconds, milliseconds and microseconds appear
-//     only in iperf3-shaped output (IperfJSON, IperfText).
+//     only in iperf3-shaped output (iperfJSON, iperfText).
 //   - Servers: NewServer, then Serve(ctx, listener) or ListenAndServe(ctx,
 //     addr) which reports the bound address through ServerConfig.OnListen.
 //     Any net.Listener works; UDP tests need a TCP listener and are refused
@@ -43,9 +43,9 @@
 //
 // # Output
 //
-// Results are plain structs with snake_case JSON tags; IperfJSON renders a
-// Result as iperf3's -J document and IperfText as iperf3 3.21's text, so
-// scripts that parse iperf3 keep working. TextReport writes the same text
+// Results are plain structs with snake_case JSON tags; iperfJSON renders a
+// Result as iperf3's -J document and iperfText as iperf3 3.21's text, so
+// scripts that parse iperf3 keep working. textReport writes the same text
 // live from a run's events (Config.OnEvent), as examples/iperf3 does.
 //
 // # UDP pacing

@@ -143,12 +143,12 @@ func (r *Result) localSends(reverse bool) bool {
 	return !reverse
 }
 
-// IperfJSON renders r as iperf3's -J document (start, intervals, end with
+// iperfJSON renders r as iperf3's -J document (start, intervals, end with
 // sum_sent/sum_received for TCP, sum with jitter_ms/lost_packets/
 // lost_percent for UDP, the *_bidir_reverse sums with bidir, and
 // cpu_utilization_percent), so scripts that parse iperf3 keep working.
 // Interval times restart at zero after the omit period, as in iperf3.
-func IperfJSON(r *Result) ([]byte, error) {
+func iperfJSON(r *Result) ([]byte, error) {
 	return json.MarshalIndent(iperfDoc(r), "", "\t")
 }
 

@@ -1,6 +1,7 @@
 package throughput
 
 import (
+	"context"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -73,7 +74,7 @@ func TestLowatEndReadsTheTail(t *testing.T) {
 	go func() { done <- e.recvTCP(s) }()
 	defer func() {
 		e.stop()
-		require.NoError(t, <-done)
+		require.ErrorIs(t, <-done, context.Canceled, "Serve returns ctx.Err()")
 	}()
 	block := make([]byte, 1<<20)
 	var sent int64

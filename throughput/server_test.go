@@ -44,7 +44,7 @@ func startServerAt(t testing.TB, laddr string, cfg *ServerConfig) (addr string, 
 		cancel()
 		select {
 		case err := <-done:
-			assert.NoError(t, err)
+			assert.ErrorIs(t, err, context.Canceled)
 		case <-time.After(15 * time.Second):
 			t.Error("Serve did not return after its context ended")
 		}

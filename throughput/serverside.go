@@ -278,11 +278,11 @@ func (ss *serverSession) exchange(<-chan stateMsg) (*iperfwire.Results, error) {
 			return
 		}
 		if ss.params.JSONOutput {
-			if doc, err := IperfJSON(res); err == nil {
+			if doc, err := iperfJSON(res); err == nil {
 				w.ServerOutputJSON = json.RawMessage(doc)
 			}
 		} else {
-			w.ServerOutputText = IperfText(res)
+			w.ServerOutputText = iperfText(res)
 		}
 	})
 	if err != nil {

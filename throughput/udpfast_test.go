@@ -73,7 +73,7 @@ func TestSenderLimited(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.Upload.SenderLimited, "sent %.0f of 200e9 bit/s", res.Upload.Sent.BitsPerSecond)
 	assert.Equal(t, 200e9, res.Config.Bitrate)
-	assert.Contains(t, IperfText(res), "the generator, not the network, limited this test")
+	assert.Contains(t, iperfText(res), "the generator, not the network, limited this test")
 }
 
 // TestIntervalsAddUp checks that per-stream interval bytes add up to the

@@ -159,7 +159,8 @@ func (c *config) serverLimits() serverLimits {
 	return serverLimits{maxTests: c.MaxTests, maxConns: c.MaxConns, maxRate: c.BitrateLimit}
 }
 
-// serveIperf3 runs the iperf3-compatible server on ln until ctx ends.
+// serveIperf3 runs the iperf3-compatible server on ln until ctx ends, and
+// then returns nil: the end the agent asked for is not a failure.
 func serveIperf3(ctx context.Context, ln net.Listener, lim serverLimits, ac accessControl) error {
 	srv, err := throughput.NewServer(&throughput.ServerConfig{
 		MaxTests:          lim.maxTests,
@@ -173,7 +174,10 @@ func serveIperf3(ctx context.Context, ln net.Listener, lim serverLimits, ac acce
 	if err != nil {
 		return err
 	}
-	return srv.Serve(ctx, ln)
+	if err := srv.Serve(ctx, ln); ctx.Err() == nil {
+		return err
+	}
+	return nil
 }
 
 // listenSockperf binds the sockperf-compatible server on addr for network

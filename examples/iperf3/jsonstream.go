@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3fmt"
 )
 
 // jsonStream writes 3.21's --json-stream output: one {"event": ..., "data":
 // ...} object per line for start, each interval, error and end. The data
-// objects are the parts of the library's -J document (throughput.IperfJSON),
+// objects are the parts of the library's -J document (iperf3fmt.JSON),
 // so the stream and -J agree. Not safe for concurrent use.
 type jsonStream struct {
 	w       io.Writer
@@ -41,7 +42,7 @@ func (j *jsonStream) event(name string, data any) {
 
 // part renders r with IperfJSON and returns one top-level member.
 func part(r *throughput.Result, key string) (json.RawMessage, error) {
-	doc, err := throughput.IperfJSON(r)
+	doc, err := iperf3fmt.JSON(r)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func (j *jsonStream) start(r *throughput.Result) {
 }
 
 func (j *jsonStream) interval(iv throughput.Interval) {
-	if iv.Sliver(j.every) {
+	if iperf3fmt.Sliver(iv, j.every) {
 		return
 	}
 	j.start(nil)

@@ -43,6 +43,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3fmt"
 )
 
 // signalError is the cause of the run's context when a signal ends it.
@@ -236,7 +237,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 
 // terminated reports a test the server ended (SERVER_TERMINATE) as 3.21
 // does: the summary so far, then "the server has terminated"; exit 1.
-func terminated(o *options, res *throughput.Result, out, errOut io.Writer, txt *throughput.TextReport, stream *jsonStream) int {
+func terminated(o *options, res *throughput.Result, out, errOut io.Writer, txt *iperf3fmt.TextReport, stream *jsonStream) int {
 	msg := msgServerTerm
 	switch {
 	case stream != nil:
@@ -252,7 +253,7 @@ func terminated(o *options, res *throughput.Result, out, errOut io.Writer, txt *
 }
 
 // report prints the end of a client run in the chosen output format.
-func report(o *options, res *throughput.Result, out io.Writer, txt *throughput.TextReport, stream *jsonStream, sig *signalError) {
+func report(o *options, res *throughput.Result, out io.Writer, txt *iperf3fmt.TextReport, stream *jsonStream, sig *signalError) {
 	var errMsg string
 	if sig != nil {
 		errMsg = "interrupt - the client has terminated " + sig.describe()
@@ -285,14 +286,14 @@ func report(o *options, res *throughput.Result, out io.Writer, txt *throughput.T
 }
 
 // newTextReport is the text report of this run's role and options.
-func newTextReport(w io.Writer, o *options) *throughput.TextReport {
-	return throughput.NewTextReport(w, &o.cfg, throughput.TextOptions{Format: o.format, Server: o.server, Verbose: o.verbose})
+func newTextReport(w io.Writer, o *options) *iperf3fmt.TextReport {
+	return iperf3fmt.NewTextReport(w, &o.cfg, iperf3fmt.Options{Format: o.format, Server: o.server, Verbose: o.verbose})
 }
 
 // printJSON prints res as 3.21's -J document, with an "error" member when
 // errMsg is not empty.
 func printJSON(out io.Writer, res *throughput.Result, errMsg string) {
-	doc, err := throughput.IperfJSON(res)
+	doc, err := iperf3fmt.JSON(res)
 	if err != nil {
 		fmt.Fprintf(out, "{\"error\": %q}\n", err.Error())
 		return

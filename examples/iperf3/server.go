@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3fmt"
 )
 
 const banner = "-----------------------------------------------------------\n"
@@ -113,7 +114,11 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 		cfg.IdleTimeout = o.idleTimeout
 	}
 	dbg := newDebugLog(out, o.debug, "server")
-	cfg.OnFailure = func(e *throughput.SessionError) {
+	cfg.OnFailure = func(remote net.Addr, err error) {
+		var e *throughput.SessionError
+		if !errors.As(err, &e) { // OnFailure always passes one
+			e = &throughput.SessionError{Remote: remote, Reason: throughput.ReasonStream, Err: err}
+		}
 		dbg.failure(e)
 		switch {
 		case errors.Is(e.Err, throughput.ErrAuthFailed):
@@ -169,7 +174,7 @@ type liveReports struct {
 
 // liveReport is one running test's text or --json-stream report.
 type liveReport struct {
-	txt *throughput.TextReport
+	txt *iperf3fmt.TextReport
 	js  *jsonStream
 }
 
