@@ -29,7 +29,7 @@ func TestBurstParams(t *testing.T) {
 	for _, n := range []int{-1, MaxBurst + 1} {
 		bad := c
 		bad.Burst = n
-		assert.ErrorContains(t, bad.validate(), "burst")
+		assert.ErrorContains(t, bad.validate(), "Config.Burst")
 	}
 	p.Burst = MaxBurst + 1
 	assert.Zero(t, configFromParams(p, &ServerConfig{}).Burst)

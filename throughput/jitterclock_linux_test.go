@@ -1,7 +1,6 @@
 package throughput
 
 import (
-	"context"
 	"encoding/json"
 	"net"
 	"testing"
@@ -47,7 +46,7 @@ func TestJitterClock(t *testing.T) {
 		go func() { done <- e.recvUDP(s) }()
 		require.Eventually(t, func() bool { return s.bytes.Load() == n*1400 }, 10*time.Second, time.Millisecond)
 		e.stop()
-		require.ErrorIs(t, <-done, context.Canceled, "Serve returns ctx.Err()")
+		require.NoError(t, <-done)
 		s.mu.Lock()
 		jitter[clock] = time.Duration(s.rstats.Jitter * float64(time.Second))
 		assert.Equal(t, int64(n), s.rstats.Datagrams)
