@@ -274,12 +274,6 @@ func (cl *client) finish(res *Result, remote *iperfwire.Results) error {
 	if cl.cfg.GetServerOutput {
 		res.ServerOutputJSON, res.ServerOutputText = remote.ServerOutputJSON, remote.ServerOutputText
 	}
-	if cl.cfg.Latency != nil {
-		res.Latency = cl.probe
-		if cl.probeErr != nil {
-			res.Notes = append(res.Notes, "latency probe: "+cl.probeErr.Error())
-		}
-	}
 	return derr
 }
 

@@ -125,9 +125,6 @@ type Config struct {
 	DisableFastPath bool `json:"disable_fast_path,omitempty"`
 	// Title is sent to the server as iperf3's title parameter.
 	Title string `json:"title,omitempty"`
-	// Latency, when set, measures round trips to a sockperf-compatible echo
-	// server while the flows run (RTT under load); see Result.Latency.
-	Latency *LatencyProbe `json:"-"`
 
 	// Authentication and events (iperf3 3.21 parity, issue 11).
 
@@ -513,10 +510,10 @@ func (c *Config) validate() error {
 // otherwise, until its SendFrom data is sent: it has a source and sends.
 func (c *Config) untilSent() bool { return c.SendFrom != nil && (!c.Reverse || c.Bidir) }
 
-// withoutHooks is c as Result.Config reports it: without callbacks, the
-// latency probe, credentials and data sources and sinks.
+// withoutHooks is c as Result.Config reports it: without callbacks,
+// credentials and data sources and sinks.
 func (c Config) withoutHooks() Config {
-	c.OnInterval, c.OnEvent, c.Latency, c.Auth, c.SendFrom, c.ReceiveTo = nil, nil, nil, nil, nil, nil
+	c.OnInterval, c.OnEvent, c.Auth, c.SendFrom, c.ReceiveTo = nil, nil, nil, nil, nil
 	return c
 }
 

@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"strconv"
 	"time"
-
-	"github.com/netperfkit/netperfkit/latency"
 )
 
 // The -J document, field for field as iperf3 3.12 writes it.
@@ -20,8 +18,6 @@ type ijDoc struct {
 	ServerOutputText string          `json:"server_output_text,omitempty"`
 	// ExtraData is the client's --extra-data.
 	ExtraData string `json:"extra_data,omitempty"`
-	// Latency is this package's addition: the RTT under load (Config.Latency).
-	Latency *latency.PingPongResult `json:"latency,omitempty"`
 }
 
 type ijConnected struct {
@@ -166,7 +162,6 @@ func iperfDoc(r *Result) *ijDoc {
 	}
 	ijEndOf(&d.End, r, primary)
 	d.ServerOutputJSON, d.ServerOutputText = r.ServerOutputJSON, r.ServerOutputText
-	d.Latency = r.Latency
 	d.ExtraData = r.Config.ExtraData
 	return d
 }

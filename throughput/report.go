@@ -3,8 +3,6 @@ package throughput
 import (
 	"encoding/json"
 	"time"
-
-	"github.com/netperfkit/netperfkit/latency"
 )
 
 // Counts are one stream's figures, or one direction's sum, over an
@@ -149,10 +147,6 @@ type Result struct {
 	// with get_server_output.
 	ServerOutputJSON json.RawMessage `json:"server_output_json,omitempty"`
 	ServerOutputText string          `json:"server_output_text,omitempty"`
-
-	// Latency is the RTT distribution measured alongside the flows when
-	// Config.Latency was set (client side only).
-	Latency *latency.PingPongResult `json:"latency,omitempty"`
 
 	// ControlMSS is the control connection's TCP MSS (linux; 0 elsewhere),
 	// iperf3's tcp_mss_default.

@@ -388,18 +388,14 @@ func (t *textReport) summaryPair(id, role string, tot *Totals, localSends bool) 
 }
 
 // Extras writes what netperfkit adds after iperf3's summary: a note when
-// the generator rather than the network limited a direction, the RTT
-// under load, and the result's notes.
+// the generator rather than the network limited a direction, and the
+// result's notes.
 func (t *textReport) Extras(r *Result) {
 	for _, sm := range []*Summary{r.Upload, r.Download} {
 		if sm != nil && sm.SenderLimited {
 			fmt.Fprintf(t.w, "note: the sender reached %ss/sec of a %ss/sec target: the generator, not the network, limited this test\n",
 				unitText(sm.Sent.BitsPerSecond/8, t.format), unitText(r.Config.rate()*float64(sm.Streams)/8, t.format))
 		}
-	}
-	if l := r.Latency; l != nil {
-		fmt.Fprintf(t.w, "RTT under load (%s, %d samples): p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us\n",
-			l.Network, l.Observations, l.P50Us, l.P99Us, l.P999Us, l.MaxUs)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(t.w, "note: %s\n", n)

@@ -173,9 +173,6 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	defer stop()
 	cfg := o.cfg
 	cfg.StreamThreads, cfg.JitterClock = o.streamThreads, o.jitterClock
-	if o.rtt != "" {
-		cfg.Latency = &throughput.LatencyProbe{Addr: o.rtt}
-	}
 	txt := newTextReport(out, o)
 	var stream *jsonStream
 	if o.jsonStream {
@@ -213,7 +210,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 			txt.Interval(*e.Interval)
 		}
 	}
-	res, err := throughput.Run(ctx, addr, &cfg)
+	res, err := runTest(ctx, o, addr, &cfg)
 	var sig *signalError
 	if err != nil && !errors.As(context.Cause(ctx), &sig) {
 		if res != nil && (!errors.Is(err, throughput.ErrAccessDenied) || errors.Is(err, throughput.ErrAuthFailed)) {
@@ -266,16 +263,16 @@ func report(o *options, res *throughput.Result, out io.Writer, txt *iperf3fmt.Te
 		stream.end(res)
 		if o.jsonStreamFull {
 			// 3.21 (3.20+) follows the stream with the whole -J document.
-			printJSON(out, res, errMsg)
+			printJSONWith(out, res, errMsg, o.rttResult)
 		}
 	case o.json:
-		printJSON(out, res, errMsg)
+		printJSONWith(out, res, errMsg, o.rttResult)
 	default:
 		txt.Summary(res)
 		if o.verbose {
 			congestionLines(out, res)
 		}
-		txt.Extras(res)
+		extras(out, txt, res, o.rttResult)
 		if res.ServerOutputText != "" {
 			fmt.Fprintf(out, "\nServer output:\n%s", res.ServerOutputText)
 		}
@@ -293,7 +290,16 @@ func newTextReport(w io.Writer, o *options) *iperf3fmt.TextReport {
 // printJSON prints res as 3.21's -J document, with an "error" member when
 // errMsg is not empty.
 func printJSON(out io.Writer, res *throughput.Result, errMsg string) {
+	printJSONWith(out, res, errMsg, nil)
+}
+
+// printJSONWith is printJSON with netperfkit's "latency" member, the RTT
+// under load (--rtt), last when lat is not nil.
+func printJSONWith(out io.Writer, res *throughput.Result, errMsg string, lat *latency.PingPongResult) {
 	doc, err := iperf3fmt.JSON(res)
+	if err == nil && lat != nil {
+		doc, err = withLatency(doc, lat)
+	}
 	if err != nil {
 		fmt.Fprintf(out, "{\"error\": %q}\n", err.Error())
 		return

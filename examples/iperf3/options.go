@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -82,6 +83,7 @@ type options struct {
 	repeatingPayload bool
 	dontFragment     bool
 	rtt              string
+	rttResult        *latency.PingPongResult // what --rtt measured
 
 	// Server.
 	oneOff            bool
