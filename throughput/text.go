@@ -187,7 +187,7 @@ func (t *textReport) times(iv Interval) (float64, float64) {
 	return max(st-t.omit, 0), max(et-t.omit, 0)
 }
 
-// Sliver reports whether iv is the short last interval of a test that
+// sliver reports whether iv is the short last interval of a test that
 // iperf3 3.21 leaves out of its reports (text and --json-stream): shorter
 // than a tenth of the reporting interval every (0: 1 s) and with no stream
 // moving data.
