@@ -86,13 +86,13 @@ func TestAuthAgainst321Server(t *testing.T) {
 	f := writeAuthFiles(t, good)
 	addr := startIperf3ServerBin(t, bin, "--rsa-private-key-path", f.priv, "--authorized-users-path", f.users)
 	ok := &ClientAuth{User: "mario", Password: "rossi", PublicKey: &good.PublicKey}
-	res, err := runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Auth: ok})
+	res, err := runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Iperf3Options: Iperf3Options{Auth: ok}})
 	require.NoError(t, err)
 	assert.Positive(t, res.Upload.Received.Bytes)
 	assert.Nil(t, res.Config.Auth, "a result never carries the credentials")
 	for name, a := range wrongCreds(good, other) {
 		t.Run(name, func(t *testing.T) {
-			res, err := runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Auth: a})
+			res, err := runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Iperf3Options: Iperf3Options{Auth: a}})
 			require.ErrorIs(t, err, ErrAuthFailed)
 			assert.ErrorIs(t, err, ErrAccessDenied)
 			assert.NotContains(t, err.Error(), a.Password)
@@ -101,7 +101,7 @@ func TestAuthAgainst321Server(t *testing.T) {
 		})
 	}
 	// The server still serves the right credentials afterwards.
-	_, err = runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Auth: ok})
+	_, err = runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Iperf3Options: Iperf3Options{Auth: ok}})
 	require.NoError(t, err)
 }
 
@@ -117,14 +117,16 @@ func TestAuthServer(t *testing.T) {
 				sa.Users = map[string]string{"mario": strings.Split(userLine("mario", "rossi"), ",")[1]}
 			}
 			addr, srv, errs := hookedServer(t, ServerConfig{Auth: sa})
-			res, err := Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond,
-				Auth: &ClientAuth{User: "mario", Password: "rossi", PublicKey: &good.PublicKey}})
+			res, err := Run(ctxT(t, 20*time.Second), addr, &Config{
+				Duration:      300 * time.Millisecond,
+				Iperf3Options: Iperf3Options{Auth: &ClientAuth{User: "mario", Password: "rossi", PublicKey: &good.PublicKey}},
+			})
 			require.NoError(t, err)
 			assert.Positive(t, res.Upload.Received.Bytes)
 			cases := wrongCreds(good, other)
 			cases["no-credentials"] = nil
 			for name, a := range cases {
-				_, err := Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Auth: a})
+				_, err := Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Iperf3Options: Iperf3Options{Auth: a}})
 				require.ErrorIs(t, err, ErrAuthFailed, name)
 				var se *ServerError
 				require.ErrorAs(t, err, &se, name)
@@ -151,7 +153,7 @@ func TestAuthConfigErrors(t *testing.T) {
 	assert.Error(t, err, "no users")
 	_, err = NewServer(&ServerConfig{Auth: &ServerAuth{PrivateKey: good, UsersPath: filepath.Join(t.TempDir(), "none")}})
 	assert.ErrorIs(t, err, os.ErrNotExist, "the users file is checked at start-up, as iperf3 does")
-	_, err = Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &Config{Auth: &ClientAuth{User: "u"}})
+	_, err = Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &Config{Iperf3Options: Iperf3Options{Auth: &ClientAuth{User: "u"}}})
 	assert.ErrorContains(t, err, "public key")
 	a := ClientAuth{User: "mario", Password: "s3cret"}
 	for _, f := range []string{"%v", "%+v", "%#v", "%s"} {

@@ -46,7 +46,7 @@ func TestUDPBurstShape(t *testing.T) {
 	require.NoError(t, err)
 	defer tx.Close()
 
-	cfg := (&Config{UDP: true, Bitrate: 8e6, BlockLen: 1000, Burst: 20, DisableFastPath: true}).withDefaults()
+	cfg := (&Config{UDP: true, Bitrate: 8e6, BlockLen: 1000, Burst: 20, SocketOptions: SocketOptions{DisableFastPath: true}}).withDefaults()
 	e := newEngine(&cfg, false)
 	e.streams = []*flowStream{{send: true, udp: true, conn: tx}}
 	e.start()

@@ -206,7 +206,7 @@ func testRunCancelEveryPhase(t *testing.T, threads bool) {
 			// The test ends on a byte count, beyond the 64 KiB the peer waits
 			// for before it goes on: a timed one may move nothing on a
 			// loaded machine.
-			cfg := &Config{Bytes: 1 << 20, Bitrate: 100e6, Interval: 100 * time.Millisecond, StreamThreads: threads}
+			cfg := &Config{Bytes: 1 << 20, Bitrate: 100e6, Interval: 100 * time.Millisecond, SocketOptions: SocketOptions{StreamThreads: threads}}
 			if phase == "running" || phase == "early" {
 				cfg.Bytes, cfg.Duration = 0, time.Minute // only the peer ends it
 			}

@@ -133,8 +133,8 @@ func Example_readme() {
 // duration the upload lasts until the file is sent.
 func ExampleRun_sendFrom() {
 	res, err := throughput.Run(context.Background(), "10.0.0.2", &throughput.Config{
-		ZeroCopy: true,
-		SendFrom: func(int) (io.Reader, error) { return os.Open("/var/tmp/disk.img") },
+		SendFrom:      func(int) (io.Reader, error) { return os.Open("/var/tmp/disk.img") },
+		SocketOptions: throughput.SocketOptions{ZeroCopy: true},
 	})
 	if err != nil {
 		log.Fatal(err)

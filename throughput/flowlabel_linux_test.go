@@ -166,7 +166,7 @@ func TestFlowLabelOnTheWire(t *testing.T) {
 		"tcp":         {Streams: 2},
 		"tcp-reverse": {Reverse: true},
 		// The label's connect binds the local address itself.
-		"tcp-bind-cport": {BindAddr: "::1", ClientPort: peertest.FreePort(t), Streams: 2},
+		"tcp-bind-cport": {Streams: 2, SocketOptions: SocketOptions{BindAddr: "::1", ClientPort: peertest.FreePort(t)}},
 		"udp":            {UDP: true, Bitrate: 10e6, BlockLen: 1400},
 		"udp-reverse":    {UDP: true, Bitrate: 10e6, BlockLen: 1400, Reverse: true},
 		"udp-bidir":      {UDP: true, Bitrate: 10e6, BlockLen: 1400, Bidir: true},
@@ -213,10 +213,10 @@ func TestFlowLabelOnTheWire(t *testing.T) {
 // without a label (with a note).
 func TestFlowLabelIPv4(t *testing.T) {
 	addr, results := startServer(t, nil)
-	_, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 200 * time.Millisecond, FlowLabel: 5})
+	_, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 200 * time.Millisecond, SocketOptions: SocketOptions{FlowLabel: 5}})
 	require.ErrorIs(t, err, ErrFlowLabel)
 	assert.Contains(t, err.Error(), "unable to set IPv6 flow label")
-	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Duration: 200 * time.Millisecond, FlowLabel: 5, Interval: -1})
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Duration: 200 * time.Millisecond, Interval: -1, SocketOptions: SocketOptions{FlowLabel: 5}})
 	require.NoError(t, err)
 	assert.Contains(t, res.Notes, noteFlowLabelIPv4)
 	srv := <-results

@@ -228,7 +228,7 @@ func TestServerHostilePeers(t *testing.T) {
 		expectReason(t, srv, errs, ReasonPeerGone)
 	})
 	t.Run("params-too-large", func(t *testing.T) {
-		_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: time.Second, Title: strings.Repeat("t", 9000)})
+		_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: time.Second, Iperf3Options: Iperf3Options{Title: strings.Repeat("t", 9000)}})
 		require.ErrorIs(t, err, ErrServerError)
 		expectReason(t, srv, errs, ReasonBadParams)
 	})

@@ -29,7 +29,7 @@ func dialFrom(t *testing.T, src, addr string) net.Conn {
 func checkProtection(t *testing.T, addr string, srv *Server, errs <-chan *SessionError, ok1, ok2, bad string, dial func(src string) net.Conn) {
 	t.Helper()
 	run := func(src string, streams int) (*Result, error) {
-		return Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Streams: streams, BindAddr: src, Interval: -1})
+		return Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Streams: streams, Interval: -1, SocketOptions: SocketOptions{BindAddr: src}})
 	}
 	// A client outside the allow-list is refused before anything is read.
 	_, err := run(bad, 1)

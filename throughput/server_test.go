@@ -309,9 +309,9 @@ func TestIperf321BothRoles(t *testing.T) {
 	stock := startIperf3ServerBin(t, bin)
 	for _, cfg := range []Config{{Duration: time.Second}, {Duration: time.Second, Reverse: true, Streams: 2},
 		{Duration: time.Second, UDP: true, Bitrate: 50e6}, {Duration: time.Second, Bidir: true},
-		{Duration: time.Second, Reverse: true, Streams: 4, StreamThreads: true},
-		{Duration: time.Second, Streams: 4, StreamThreads: true}, {Duration: time.Second, Bidir: true, StreamThreads: true},
-		{Duration: time.Second, Streams: 2, ZeroCopy: true, StreamThreads: true}} {
+		{Duration: time.Second, Reverse: true, Streams: 4, SocketOptions: SocketOptions{StreamThreads: true}},
+		{Duration: time.Second, Streams: 4, SocketOptions: SocketOptions{StreamThreads: true}}, {Duration: time.Second, Bidir: true, SocketOptions: SocketOptions{StreamThreads: true}},
+		{Duration: time.Second, Streams: 2, SocketOptions: SocketOptions{ZeroCopy: true, StreamThreads: true}}} {
 		res, err := runRetry(t, stock, &cfg)
 		require.NoError(t, err, "%+v", cfg)
 		// Our sender counts every byte it writes, so its peer never receives

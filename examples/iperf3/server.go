@@ -47,7 +47,7 @@ func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "iperf3: interrupt - the server has terminated %s\n", sig.describe())
 		return 0
 	}
-	if err != nil {
+	if err != nil && ctx.Err() == nil { // a stop the caller asked for is no error
 		fmt.Fprintf(errOut, "iperf3: error - %s\n", iperfMessage(err))
 		return 1
 	}
