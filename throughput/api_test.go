@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 )
 
 // callDeadline bounds every call of the API walk: misuse must be refused
@@ -105,8 +106,6 @@ func TestAPIMisuse(t *testing.T) {
 		{"ListenAndServe bad address", func() error { return srv.ListenAndServe(ctx, "tcp", "127.0.0.1:99999") }, "listen"},
 		{"ListenAndServe zero Server", func() error { return zero.ListenAndServe(ctx, "tcp", "127.0.0.1:0") }, "NewServer"},
 		{"ParseJitterClock", func() error { _, err := throughput.ParseJitterClock(""); return err }, "jitter clock"},
-		{"ParseRSAPublicKey nil", func() error { _, err := throughput.ParseRSAPublicKey(nil); return err }, "throughput:"},
-		{"ParseRSAPrivateKey nil", func() error { _, err := throughput.ParseRSAPrivateKey(nil); return err }, "throughput:"},
 		{"UnmarshalText", func() error { var c throughput.JitterClock; return c.UnmarshalText([]byte("x")) }, "jitter clock"},
 	}
 	for _, tc := range cases {
@@ -137,7 +136,7 @@ func TestAPIZeroValues(t *testing.T) {
 		{"ServerError", func() error { assert.Contains(t, (&throughput.ServerError{}).Error(), "throughput:"); return nil }},
 		{"JitterClock", func() error { assert.Equal(t, "JitterClock(9)", throughput.JitterClock(9).String()); return nil }},
 		{"ClientAuth", func() error {
-			assert.NotPanics(t, func() { _ = fmt.Sprintf("%v %#v", throughput.ClientAuth{}, throughput.ClientAuth{}) })
+			assert.NotPanics(t, func() { _ = fmt.Sprintf("%v %#v", iperf3auth.Client{}, iperf3auth.Client{}) })
 			return nil
 		}},
 	}

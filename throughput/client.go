@@ -109,7 +109,7 @@ func (cl *client) handshake(ctx context.Context) error {
 	}
 	p := cl.cfg.params()
 	if a := cl.cfg.Auth; a != nil {
-		if p.AuthToken, err = a.token(time.Now()); err != nil {
+		if p.AuthToken, err = authToken(a, cl.cfg.authClock()); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package throughput
 import (
 	"errors"
 	"fmt"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 	"io"
 	"net"
 	"time"
@@ -260,7 +261,7 @@ type Iperf3Options struct {
 	// Auth, when set, sends iperf3's RSA credentials to a server that
 	// requires them. A refusal returns an error matching ErrAuthFailed (and
 	// ErrAccessDenied). Result.Config never carries it.
-	Auth *ClientAuth `json:"-"`
+	Auth *iperf3auth.Client `json:"-"`
 	// ExtraData is sent to the server and written as "extra_data" in both
 	// ends' iperf3 documents (iperf3 --extra-data).
 	ExtraData string `json:"extra_data,omitempty"`
@@ -277,6 +278,9 @@ type Iperf3Options struct {
 	// *ServerError with iperf3's IEAFFINITY (132, "unable to set CPU
 	// affinity") and EINVAL.
 	ServerAffinity *int `json:"server_affinity,omitempty"`
+
+	// authNow is the clock of Auth's token, a test seam; nil means time.Now.
+	authNow func() time.Time
 }
 
 // MaxFlowLabel is the largest IPv6 flow label (20 bits).
@@ -349,6 +353,14 @@ func ParseJitterClock(s string) (JitterClock, error) {
 		}
 	}
 	return 0, fmt.Errorf("throughput: jitter clock %q: want kernel or read", s)
+}
+
+// authClock is the time Auth's token carries.
+func (c *Config) authClock() time.Time {
+	if c.authNow != nil {
+		return c.authNow()
+	}
+	return time.Now()
 }
 
 // useGSO reports whether UDP senders try GSO.
@@ -508,7 +520,7 @@ func (c *Config) validate() error {
 	case c.SkipRxCopy && c.ReceiveTo != nil:
 		return errors.New("throughput: Config.SkipRxCopy drops the data Config.ReceiveTo would write")
 	}
-	return c.Auth.validate()
+	return validateAuth(c.Auth)
 }
 
 // untilSent reports whether the client's test lasts, unless told

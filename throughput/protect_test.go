@@ -2,6 +2,7 @@ package throughput
 
 import (
 	"context"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 	"net"
 	"net/netip"
 	"testing"
@@ -127,7 +128,7 @@ func TestOneOffAndIdle(t *testing.T) {
 	}
 	good, _ := testKeys(t)
 	// One-off: a refused client does not count, the first test does.
-	addr, done := run(ServerConfig{OneOff: true, Auth: &ServerAuth{PrivateKey: good, Users: map[string]string{}}})
+	addr, done := run(ServerConfig{OneOff: true, Auth: &iperf3auth.Server{PrivateKey: good, Users: map[string]string{}}})
 	_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: 200 * time.Millisecond})
 	require.ErrorIs(t, err, ErrAuthFailed)
 	select {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 	"io"
 	"net"
 	"net/netip"
@@ -119,7 +120,7 @@ type ServerConfig struct {
 
 	// Auth, when set, requires every client to authenticate with iperf3's
 	// RSA scheme; NewServer fails when its key or users file is unusable.
-	Auth *ServerAuth
+	Auth *iperf3auth.Server
 	// AllowedClients, when not empty, lists the client networks served;
 	// a connection from elsewhere gets ACCESS_DENIED before anything is
 	// read, and reaches OnFailure with ReasonDenied (ErrAccessDenied).
@@ -258,7 +259,7 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := c.Auth.verifier()
+	v, err := authVerifier(c.Auth)
 	if err != nil {
 		return nil, err
 	}

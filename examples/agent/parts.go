@@ -19,15 +19,16 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/srd"
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 )
 
 // accessControl is who the agent's servers serve: the allowed client
 // networks (both servers), the per-client cap on iperf3 tests and the
-// iperf3 RSA authentication (throughput.ServerAuth).
+// iperf3 RSA authentication (iperf3auth.Server).
 type accessControl struct {
 	allowed   []netip.Prefix
 	perClient int
-	auth      *throughput.ServerAuth
+	auth      *iperf3auth.Server
 }
 
 // newAccessControl reads the access settings; key and users files are
@@ -55,18 +56,18 @@ func newAccessControl(cfg config) (accessControl, error) {
 		if err != nil {
 			return ac, fmt.Errorf("-iperf3-rsa-private-key: %w", err)
 		}
-		key, err := throughput.ParseRSAPrivateKey(pem)
+		key, err := iperf3auth.ParsePrivateKey(pem)
 		if err != nil {
 			return ac, fmt.Errorf("-iperf3-rsa-private-key: %w", err)
 		}
-		ac.auth = &throughput.ServerAuth{PrivateKey: key, UsersPath: cfg.IperfUsers}
+		ac.auth = &iperf3auth.Server{PrivateKey: key, UsersPath: cfg.IperfUsers}
 	}
 	return ac, nil
 }
 
 // probeAuth is the credentials of the agent's throughput probes, nil
 // without -iperf3-username.
-func probeAuth(cfg config) (*throughput.ClientAuth, error) {
+func probeAuth(cfg config) (*iperf3auth.Client, error) {
 	if cfg.IperfUser == "" {
 		return nil, nil
 	}
@@ -74,11 +75,11 @@ func probeAuth(cfg config) (*throughput.ClientAuth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-iperf3-rsa-public-key: %w", err)
 	}
-	pub, err := throughput.ParseRSAPublicKey(pem)
+	pub, err := iperf3auth.ParsePublicKey(pem)
 	if err != nil {
 		return nil, fmt.Errorf("-iperf3-rsa-public-key: %w", err)
 	}
-	return &throughput.ClientAuth{User: cfg.IperfUser, Password: os.Getenv("NETPERFKIT_IPERF3_PASSWORD"), PublicKey: pub}, nil
+	return &iperf3auth.Client{User: cfg.IperfUser, Password: os.Getenv("NETPERFKIT_IPERF3_PASSWORD"), PublicKey: pub}, nil
 }
 
 // rttResult is what one RTT probe measured.
@@ -121,7 +122,7 @@ type tputResult struct {
 
 // tputProbe runs one TCP stream to an iperf3-compatible server, sending at
 // most maxBytes for at most d.
-func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout time.Duration, auth *throughput.ClientAuth) (tputResult, error) {
+func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout time.Duration, auth *iperf3auth.Client) (tputResult, error) {
 	res, err := throughput.Run(ctx, addr, &throughput.Config{
 		Duration: d,
 		Bytes:    maxBytes,

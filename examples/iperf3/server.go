@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 	"github.com/netperfkit/netperfkit/throughput/iperf3fmt"
 )
 
@@ -270,7 +271,7 @@ func loadAuth(o *options) error {
 		if err != nil {
 			return errors.Join(err, errClientAuth)
 		}
-		pub, err := throughput.ParseRSAPublicKey(pem)
+		pub, err := iperf3auth.ParsePublicKey(pem)
 		if err != nil {
 			return errors.Join(err, errClientAuth)
 		}
@@ -278,7 +279,7 @@ func loadAuth(o *options) error {
 		if !ok {
 			return errors.Join(errors.New("IPERF3_PASSWORD is not set (this tool does not prompt for a password)"), errClientAuth)
 		}
-		o.cfg.Auth = &throughput.ClientAuth{User: o.username, Password: pw, PublicKey: pub}
+		o.cfg.Auth = &iperf3auth.Client{User: o.username, Password: pw, PublicKey: pub}
 	case o.server && o.rsaPrivateKeyPath != "":
 		if _, err := os.Stat(o.authorizedUsersPath); err != nil {
 			return errors.Join(err, perr("cannot access authorized users file"))
@@ -287,11 +288,11 @@ func loadAuth(o *options) error {
 		if err != nil {
 			return errors.Join(err, errServerAuth)
 		}
-		key, err := throughput.ParseRSAPrivateKey(pem)
+		key, err := iperf3auth.ParsePrivateKey(pem)
 		if err != nil {
 			return errors.Join(err, errServerAuth)
 		}
-		o.serverAuth = &throughput.ServerAuth{PrivateKey: key, UsersPath: o.authorizedUsersPath,
+		o.serverAuth = &iperf3auth.Server{PrivateKey: key, UsersPath: o.authorizedUsersPath,
 			SkewThreshold: o.skewThreshold, PKCS1Padding: o.usePKCS1Padding}
 	}
 	return nil
