@@ -26,12 +26,12 @@ func TestBurstParams(t *testing.T) {
 	assert.Equal(t, 16, configFromParams(p, &ServerConfig{}).Burst)
 
 	// Out of range from the command line or a client is refused or ignored.
-	for _, n := range []int{-1, MaxBurst + 1} {
+	for _, n := range []int{-1, maxBurst + 1} {
 		bad := c
 		bad.Burst = n
 		assert.ErrorContains(t, bad.validate(), "Config.Burst")
 	}
-	p.Burst = MaxBurst + 1
+	p.Burst = maxBurst + 1
 	assert.Zero(t, configFromParams(p, &ServerConfig{}).Burst)
 }
 

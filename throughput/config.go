@@ -20,8 +20,8 @@ const DefaultPort = 5201
 // MaxStreams is iperf3's limit on parallel streams (per direction).
 const MaxStreams = 128
 
-// MaxBurst is the largest Config.Burst, iperf3's limit.
-const MaxBurst = 1000
+// maxBurst is the largest Config.Burst, iperf3's limit.
+const maxBurst = 1000
 
 // Defaults, named once; Config's and ServerConfig's docs state them.
 const (
@@ -78,7 +78,7 @@ type Config struct {
 	// Burst, with a target rate, writes this many blocks (UDP datagrams)
 	// back to back and then waits for the rate to catch up, as iperf3's
 	// "-b rate/burst" does; 0 lets the pacer choose (at most 50 us of the
-	// rate per write). At most MaxBurst.
+	// rate per write). At most 1000, iperf3's limit.
 	Burst int `json:"burst,omitempty"`
 	// Omit is how long to send before counting starts (iperf3 -O); 0 means none.
 	Omit time.Duration `json:"omit_ns"`
@@ -229,7 +229,7 @@ type SocketOptions struct {
 	// that a paced UDP stream sets it to its target rate (it takes effect
 	// under the fq qdisc; the package's own pacer works without).
 	FQRate float64 `json:"fq_rate_bits_per_second,omitempty"`
-	// FlowLabel is the IPv6 flow label of the test's data, 1..MaxFlowLabel
+	// FlowLabel is the IPv6 flow label of the test's data, 1..0xfffff
 	// (iperf3 -L); 0 leaves the kernel's own (a hash of the connection).
 	// The client's TCP and UDP data sockets carry it from their first
 	// packet (IPV6_FLOWLABEL_MGR and IPV6_FLOWINFO_SEND; linux: elsewhere
@@ -283,8 +283,8 @@ type Iperf3Options struct {
 	authNow func() time.Time
 }
 
-// MaxFlowLabel is the largest IPv6 flow label (20 bits).
-const MaxFlowLabel = 0xfffff
+// maxFlowLabel is the largest IPv6 flow label (20 bits).
+const maxFlowLabel = 0xfffff
 
 // maxAffinity is iperf3's bound on a CPU number (-A and server_affinity).
 const maxAffinity = 1024
@@ -501,16 +501,16 @@ func (c *Config) validate() error {
 		return fmt.Errorf("throughput: Config.TOS %d outside 0..255", c.TOS)
 	case c.SendTimeout < 0:
 		return errors.New("throughput: Config.SendTimeout is negative")
-	case c.Burst < 0 || c.Burst > MaxBurst:
-		return fmt.Errorf("throughput: Config.Burst %d outside 0..%d", c.Burst, MaxBurst)
+	case c.Burst < 0 || c.Burst > maxBurst:
+		return fmt.Errorf("throughput: Config.Burst %d outside 0..%d", c.Burst, maxBurst)
 	case c.ClientPort < 0 || c.ClientPort > 65535:
 		return fmt.Errorf("throughput: Config.ClientPort %d outside 0..65535", c.ClientPort)
 	case c.BindAddr != "" && net.ParseIP(c.BindAddr) == nil:
 		return fmt.Errorf("throughput: Config.BindAddr %q is not an IP address", c.BindAddr)
 	case c.BindDevice != "" && !bindDeviceAvailable:
 		return fmt.Errorf("throughput: Config.BindDevice: %w", ErrNotAvailable)
-	case c.FlowLabel < 0 || c.FlowLabel > MaxFlowLabel:
-		return fmt.Errorf("throughput: Config.FlowLabel %d outside 1..%d", c.FlowLabel, MaxFlowLabel)
+	case c.FlowLabel < 0 || c.FlowLabel > maxFlowLabel:
+		return fmt.Errorf("throughput: Config.FlowLabel %d outside 1..%d", c.FlowLabel, maxFlowLabel)
 	case c.ServerAffinity != nil && (*c.ServerAffinity < 0 || *c.ServerAffinity > maxAffinity):
 		return fmt.Errorf("throughput: Config.ServerAffinity %d outside 0..%d", *c.ServerAffinity, maxAffinity)
 	case len(c.BindDevice) > maxIfaceName:
@@ -642,7 +642,7 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 	if a := p.ServerAffinity; a != nil {
 		c.ServerAffinity = new(int(*a))
 	}
-	if b := int(p.Burst); b > 0 && b <= MaxBurst {
+	if b := int(p.Burst); b > 0 && b <= maxBurst {
 		c.Burst = b
 	}
 	c.dataPathFromParams(p)

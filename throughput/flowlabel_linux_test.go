@@ -100,7 +100,7 @@ func (c *labelCapture) record(p []byte) {
 	if len(p) < 44 || p[0]>>4 != 6 || (p[6] != unix.IPPROTO_TCP && p[6] != unix.IPPROTO_UDP) {
 		return
 	}
-	label := binary.BigEndian.Uint32(p[0:4]) & MaxFlowLabel
+	label := binary.BigEndian.Uint32(p[0:4]) & maxFlowLabel
 	src, dst := int(binary.BigEndian.Uint16(p[40:])), int(binary.BigEndian.Uint16(p[42:]))
 	k := flowKey{udp: p[6] == unix.IPPROTO_UDP}
 	switch c.port {
