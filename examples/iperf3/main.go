@@ -174,9 +174,11 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	cfg := o.cfg
 	cfg.StreamThreads, cfg.JitterClock = o.streamThreads, o.jitterClock
 	txt := newTextReport(out, o)
-	var stream *jsonStream
+	var stream *iperf3fmt.JSONStream
 	if o.jsonStream {
-		stream = newJSONStream(out, o, addr)
+		stream = iperf3fmt.NewJSONStream(out, o.cfg.Interval, &throughput.Result{
+			Role: "client", Config: o.cfg, RemoteAddr: addr, Start: time.Now(),
+		})
 	}
 	// 3.21 prints "Connecting to host" once the server has taken the
 	// control connection, so a failed connect prints only the error.
@@ -195,9 +197,9 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 		}
 		switch {
 		case stream != nil && e.Kind == throughput.EventStart:
-			stream.start(o.view(e.Result))
+			stream.Start(o.view(e.Result))
 		case stream != nil && e.Kind == throughput.EventInterval:
-			stream.interval(*e.Interval)
+			stream.Interval(*e.Interval)
 		case o.json:
 		case e.Kind == throughput.EventStart:
 			announce(e.Result)
@@ -234,12 +236,12 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 
 // terminated reports a test the server ended (SERVER_TERMINATE) as 3.21
 // does: the summary so far, then "the server has terminated"; exit 1.
-func terminated(o *options, res *throughput.Result, out, errOut io.Writer, txt *iperf3fmt.TextReport, stream *jsonStream) int {
+func terminated(o *options, res *throughput.Result, out, errOut io.Writer, txt *iperf3fmt.TextReport, stream *iperf3fmt.JSONStream) int {
 	msg := msgServerTerm
 	switch {
 	case stream != nil:
-		stream.error("error - " + msg)
-		stream.end(res)
+		stream.Error("error - " + msg)
+		stream.End(res)
 	case o.json:
 		printJSON(out, res, msg)
 	default:
@@ -250,7 +252,7 @@ func terminated(o *options, res *throughput.Result, out, errOut io.Writer, txt *
 }
 
 // report prints the end of a client run in the chosen output format.
-func report(o *options, res *throughput.Result, out io.Writer, txt *iperf3fmt.TextReport, stream *jsonStream, sig *signalError) {
+func report(o *options, res *throughput.Result, out io.Writer, txt *iperf3fmt.TextReport, stream *iperf3fmt.JSONStream, sig *signalError) {
 	var errMsg string
 	if sig != nil {
 		errMsg = "interrupt - the client has terminated " + sig.describe()
@@ -258,9 +260,9 @@ func report(o *options, res *throughput.Result, out io.Writer, txt *iperf3fmt.Te
 	switch {
 	case stream != nil:
 		if sig != nil {
-			stream.error(errMsg)
+			stream.Error(errMsg)
 		}
-		stream.end(res)
+		stream.End(res)
 		if o.jsonStreamFull {
 			// 3.21 (3.20+) follows the stream with the whole -J document.
 			printJSONWith(out, res, errMsg, o.rttResult)

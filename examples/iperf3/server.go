@@ -25,9 +25,9 @@ func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
 		msg := "error - unable to start listener for connections: " + errnoText(err)
 		switch {
 		case o.jsonStream:
-			js := &jsonStream{w: out}
-			js.error(msg)
-			js.event("end", struct{}{})
+			js := iperf3fmt.NewJSONStream(out, 0, nil)
+			js.Error(msg)
+			js.End(nil)
 		case o.json:
 			printErrorJSON(out, o, msg)
 		default:
@@ -176,7 +176,7 @@ type liveReports struct {
 // liveReport is one running test's text or --json-stream report.
 type liveReport struct {
 	txt *iperf3fmt.TextReport
-	js  *jsonStream
+	js  *iperf3fmt.JSONStream
 }
 
 func (l *liveReports) event(e throughput.Event) {
@@ -197,18 +197,18 @@ func (l *liveReports) event(e throughput.Event) {
 	switch e.Kind {
 	case throughput.EventInterval:
 		if rep.js != nil {
-			rep.js.interval(*e.Interval)
+			rep.js.Interval(*e.Interval)
 		} else {
 			rep.txt.Interval(*e.Interval)
 		}
 	case throughput.EventError:
 		if rep.js != nil {
-			rep.js.error("error - " + iperfMessage(e.Err))
+			rep.js.Error("error - " + iperfMessage(e.Err))
 		}
 	case throughput.EventEnd:
 		delete(l.tests, e.Cookie)
 		if rep.js != nil {
-			rep.js.end(e.Result)
+			rep.js.End(e.Result)
 		} else {
 			rep.txt.Summary(e.Result)
 		}
@@ -218,8 +218,8 @@ func (l *liveReports) event(e throughput.Event) {
 // start prints a test's opening lines and returns its report.
 func (l *liveReports) start(r *throughput.Result) *liveReport {
 	if l.o.jsonStream {
-		js := &jsonStream{w: l.out, every: r.Config.Interval}
-		js.start(r)
+		js := iperf3fmt.NewJSONStream(l.out, r.Config.Interval, nil)
+		js.Start(r)
 		return &liveReport{js: js}
 	}
 	h, p := hostPort(r.RemoteAddr)

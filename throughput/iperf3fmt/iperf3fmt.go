@@ -6,6 +6,7 @@
 //   - JSON: a throughput.Result as iperf3's -J document;
 //   - TextReport: the same text written live from a run's events
 //     (throughput.Config.OnEvent), as iperf3's client and server print it;
+//   - JSONStream: iperf3 3.21's --json-stream output from the same events;
 //   - FormatJitter and Sliver: iperf3's jitter figure and the short last
 //     interval it leaves out of its reports (text and --json-stream).
 //
