@@ -97,7 +97,7 @@ func TestBindDeviceAndMPTCP(t *testing.T) {
 	results := make(chan *Result, 4)
 	addrs := make(chan net.Addr, 1)
 	srv, err := NewServer(&ServerConfig{BindDevice: "lo", MPTCP: true,
-		OnListen: func(a net.Addr) { addrs <- a }, OnResult: func(r *Result) { results <- r }})
+		OnListen: func(a net.Addr) { addrs <- a }, OnResult: func(r Result) { results <- &r }})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

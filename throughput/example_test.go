@@ -52,7 +52,7 @@ func ExampleServer_ListenAndServe() {
 		MaxTests:    8,
 		MaxDuration: time.Minute,
 		OnListen:    func(a net.Addr) { log.Printf("listening on %v", a) },
-		OnResult: func(r *throughput.Result) {
+		OnResult: func(r throughput.Result) {
 			t := r.Total()
 			log.Printf("%s: %.2f Gbit/s", r.RemoteAddr, t.Received.BitsPerSecond/1e9)
 		},

@@ -108,7 +108,7 @@ type ServerConfig struct {
 	// OnResult, when set, receives the server's view of every finished
 	// test. It is called from the test's goroutine and may run concurrently
 	// for concurrent tests.
-	OnResult func(*Result)
+	OnResult func(Result)
 	// OnFailure, when set, receives every refused or failed connection
 	// and test: the peer's address (nil when unknown) and the error, a
 	// *SessionError (errors.As) carrying its Reason; Stats counts them
@@ -546,6 +546,6 @@ func (s *Server) runTest(ctx context.Context, sv *serving, conn net.Conn, cookie
 	}
 	s.stats.completed.Add(1)
 	if s.cfg.OnResult != nil {
-		s.cfg.OnResult(res)
+		s.cfg.OnResult(*res)
 	}
 }

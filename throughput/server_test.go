@@ -34,7 +34,7 @@ func startServerAt(t testing.TB, laddr string, cfg *ServerConfig) (addr string, 
 	if cfg != nil {
 		c = *cfg
 	}
-	c.OnResult = func(r *Result) { ch <- r }
+	c.OnResult = func(r Result) { ch <- &r }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	srv, err := NewServer(&c)

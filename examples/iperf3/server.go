@@ -147,7 +147,8 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 		dbg.event(e)
 		live.event(e)
 	}
-	cfg.OnResult = func(r *throughput.Result) {
+	cfg.OnResult = func(res throughput.Result) {
+		r := &res
 		mu.Lock()
 		defer mu.Unlock()
 		if o.json && !o.jsonStream {

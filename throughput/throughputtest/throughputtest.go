@@ -79,12 +79,12 @@ func start(ln net.Listener, cfg *throughput.ServerConfig) (*Server, error) {
 	}
 	s := &Server{Addr: ln.Addr().String(), done: make(chan error, 1), results: make(chan *throughput.Result, 128)}
 	user := c.OnResult
-	c.OnResult = func(r *throughput.Result) {
+	c.OnResult = func(r throughput.Result) {
 		if user != nil {
 			user(r)
 		}
 		select {
-		case s.results <- r:
+		case s.results <- &r:
 		default: // nobody reads them: drop the newest rather than block a test
 		}
 	}
