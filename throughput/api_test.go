@@ -73,6 +73,8 @@ func TestAPIMisuse(t *testing.T) {
 		{"Run 1ns", run(&throughput.Config{Duration: time.Nanosecond}), "Config.Duration"},
 		{"Run 9ms", run(&throughput.Config{Duration: 9 * time.Millisecond}), "Config.Duration"},
 		{"Run negative duration", run(&throughput.Config{Duration: -time.Second}), "Config.Duration"},
+		{"Run negative connect timeout", run(&throughput.Config{ConnectTimeout: -1}), "Config.ConnectTimeout"},
+		{"Run negative IO timeout", run(&throughput.Config{IOTimeout: -1}), "Config.IOTimeout"},
 		{"Run negative omit", run(&throughput.Config{Omit: -1}), "Config.Omit"},
 		{"Run negative bytes", run(&throughput.Config{Bytes: -1}), "Config.Bytes"},
 		{"Run negative blocks", run(&throughput.Config{Blocks: -1}), "Config.Blocks"},

@@ -31,6 +31,10 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 		return nil, errors.New("throughput: Run: nil ctx")
 	case addr == "":
 		return nil, errors.New("throughput: Run: empty addr")
+	case cfg != nil && cfg.ConnectTimeout < 0:
+		return nil, fmt.Errorf("throughput: Config.ConnectTimeout %v is negative", cfg.ConnectTimeout)
+	case cfg != nil && cfg.IOTimeout < 0:
+		return nil, fmt.Errorf("throughput: Config.IOTimeout %v is negative", cfg.IOTimeout)
 	}
 	c := cfg.withDefaults()
 	if err := c.validate(); err != nil {

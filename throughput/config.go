@@ -87,11 +87,13 @@ type Config struct {
 	// OnInterval, when set, is called with each interval report from a
 	// single goroutine while the test runs; it must return quickly.
 	OnInterval func(Interval) `json:"-"`
-	// ConnectTimeout bounds each connection set-up; 0 means 10 s.
+	// ConnectTimeout bounds each connection set-up; 0 means 10 s, and a
+	// negative one is an error.
 	ConnectTimeout time.Duration `json:"-"`
 	// IOTimeout bounds every read and write on the control connection and
-	// every data write; 0 means 10 s. Cancelling the context ends any of
-	// them at once: timeouts are for silent peers, not for stopping.
+	// every data write; 0 means 10 s, and a negative one is an error.
+	// Cancelling the context ends any of them at once: timeouts are for
+	// silent peers, not for stopping.
 	IOTimeout time.Duration `json:"-"`
 	// RecvTimeout fails a running test when this side receives nothing
 	// for so long (iperf3 --rcv-timeout, "idle timeout for receiving
