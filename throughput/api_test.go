@@ -2,6 +2,7 @@ package throughput_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -164,6 +165,10 @@ func TestServerShape(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, res.Total().Received.Bytes, int64(1<<20), "a forward test reads through Total")
 	assert.Nil(t, res.Download, "a forward test has no download")
+	require.Eventually(t, func() bool { return srv.Stats().Completed == 1 }, 5*time.Second, 10*time.Millisecond)
+	b, err := json.Marshal(srv.Stats())
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"started":1,"completed":1,"failed":{}}`, string(b), "snake_case keys")
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
 }
