@@ -1,6 +1,7 @@
-package throughput
+package underload_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -8,6 +9,9 @@ import (
 
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/latencytest"
+	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/throughputtest"
+	"github.com/netperfkit/netperfkit/throughput/underload"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,7 +23,7 @@ import (
 // server's for -R.
 func TestResponsiveness(t *testing.T) {
 	echo := latencytest.NewServer(t, &latencytest.Config{Network: "tcp"})
-	ours, _ := startServer(t, nil)
+	ours := throughputtest.NewServer(t, nil).Addr
 	// A stock server reports its senders' RTT to the client only in JSON,
 	// which it writes when started with -J.
 	servers := map[string]func(t *testing.T) string{
@@ -29,12 +33,12 @@ func TestResponsiveness(t *testing.T) {
 	for name, server := range servers {
 		for _, reverse := range []bool{false, true} {
 			t.Run(name+map[bool]string{false: " upload", true: " download"}[reverse], func(t *testing.T) {
-				if !tcpInfoAvailable {
+				if runtime.GOOS != "linux" {
 					t.Skip("TCP_INFO is not available on this platform")
 				}
 				addr := server(t)
-				res, err := Responsiveness(ctxT(t, 30*time.Second), addr, &ResponsivenessConfig{
-					Flows:    Config{Duration: 2 * time.Second, Streams: 2, Reverse: reverse},
+				res, err := underload.Responsiveness(ctxT(t, 30*time.Second), addr, &underload.ResponsivenessConfig{
+					Flows:    throughput.Config{Duration: 2 * time.Second, Streams: 2, Reverse: reverse},
 					EchoAddr: echo.TCPAddr,
 					Probes:   latency.ResponsivenessConfig{ProbeRate: 20},
 				})
@@ -66,8 +70,8 @@ func TestResponsiveness(t *testing.T) {
 		// Without -J the stock server's report has no RTT: RPM takes the
 		// established connection's probes and says so.
 		addr := startIperf3ServerBin(t, peertest.NewIPerf3(t))
-		res, err := Responsiveness(ctxT(t, 30*time.Second), addr, &ResponsivenessConfig{
-			Flows: Config{Duration: time.Second, Reverse: true}, EchoAddr: echo.TCPAddr,
+		res, err := underload.Responsiveness(ctxT(t, 30*time.Second), addr, &underload.ResponsivenessConfig{
+			Flows: throughput.Config{Duration: time.Second, Reverse: true}, EchoAddr: echo.TCPAddr,
 		})
 		require.NoError(t, err)
 		assert.Zero(t, res.LoadedFlows.Probes)
@@ -75,7 +79,7 @@ func TestResponsiveness(t *testing.T) {
 		assert.Positive(t, res.RPM)
 	})
 	t.Run("no echo server", func(t *testing.T) {
-		_, err := Responsiveness(ctxT(t, 5*time.Second), ours, &ResponsivenessConfig{})
-		require.ErrorContains(t, err, "echo server")
+		_, err := underload.Responsiveness(ctxT(t, 5*time.Second), ours, &underload.ResponsivenessConfig{})
+		require.ErrorContains(t, err, "EchoAddr")
 	})
 }
