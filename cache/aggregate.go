@@ -48,8 +48,8 @@ func Summarize(runs []*RunResult) *Aggregate {
 			a.ErrorsByKind[k] += n
 		}
 	}
-	a.P50Us = latency.AggregateFunc(runs, func(r *RunResult) float64 { return r.Latency.P50Us })
-	a.P99Us = latency.AggregateFunc(runs, func(r *RunResult) float64 { return r.Latency.P99Us })
+	a.P50Us = latency.AggregateFunc(runs, func(r *RunResult) float64 { return float64(r.Latency.P50) / 1e3 })
+	a.P99Us = latency.AggregateFunc(runs, func(r *RunResult) float64 { return float64(r.Latency.P99) / 1e3 })
 	a.OpsPerSec = latency.AggregateFunc(runs, func(r *RunResult) float64 { return r.OpsPerSec })
 	if runs[0].Schedule != nil {
 		summarizeOpen(a, runs)
@@ -132,6 +132,6 @@ func summarizeOpen(a *Aggregate, runs []*RunResult) {
 	}
 	a.TargetRate = runs[0].TargetRate
 	ach := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.AchievedRate })
-	svc := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.Service.P99Us })
+	svc := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return float64(s.Service.P99) / 1e3 })
 	a.AchievedRate, a.ServiceP99Us = &ach, &svc
 }

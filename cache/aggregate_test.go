@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"time"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,7 +12,7 @@ import (
 
 func run(p50, p99, ops float64, attempts, errs int64, kinds map[ErrorKind]int64) *RunResult {
 	return &RunResult{Engine: respName, Mode: ModePool, OpsPerSec: ops, Attempts: attempts, Errors: errs,
-		ErrorsByKind: kinds, Latency: latency.Summary{P50Us: p50, P99Us: p99}}
+		ErrorsByKind: kinds, Latency: latency.Summary{P50: time.Duration(p50 * 1e3), P99: time.Duration(p99 * 1e3)}}
 }
 
 func TestSummarize(t *testing.T) {

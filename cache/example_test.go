@@ -10,6 +10,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/slo"
 )
 
 // Probe an endpoint 200 times and print the phase medians.
@@ -24,7 +25,7 @@ func ExampleNewProber() {
 		log.Fatal(err)
 	}
 	fmt.Printf("TLS %.0f us, CLUSTER SLOTS %.0f us, total %.0f us, %d errors\n",
-		sum.Phases[cache.PhaseTLS].P50Us, sum.Phases[cache.PhaseClusterSlots].P50Us, sum.Total.P50Us, sum.Probes-sum.Succeeded)
+		float64(sum.Phases[cache.PhaseTLS].P50)/1e3, float64(sum.Phases[cache.PhaseClusterSlots].P50)/1e3, float64(sum.Total.P50)/1e3, sum.Probes-sum.Succeeded)
 }
 
 // One probe, with its error classified by phase.
@@ -89,7 +90,7 @@ func ExampleRun() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s: p50 %.0f us, p99 %.0f us, %.0f ops/s, %d errors\n",
-		r.Engine, r.Latency.P50Us, r.Latency.P99Us, r.OpsPerSec, r.Errors)
+		r.Engine, float64(r.Latency.P50)/1e3, float64(r.Latency.P99)/1e3, r.OpsPerSec, r.Errors)
 }
 
 // Pool vs connect-per-operation, each the median of 3 runs, as ratios.
@@ -113,7 +114,7 @@ func ExampleRunRepeated() {
 func ExampleSummarize() {
 	run := func(p50, p99, ops float64, attempts, errs int64) *cache.RunResult {
 		return &cache.RunResult{Engine: "resp", Mode: cache.ModePool, OpsPerSec: ops, Attempts: attempts, Errors: errs,
-			Latency: latency.Summary{P50Us: p50, P99Us: p99}}
+			Latency: latency.Summary{P50: time.Duration(p50 * 1e3), P99: time.Duration(p99 * 1e3)}}
 	}
 	a := cache.Summarize([]*cache.RunResult{
 		run(151, 273, 24506, 490120, 0),
@@ -161,14 +162,14 @@ func ExampleRun_rate() {
 	}
 	s := r.Schedule
 	fmt.Printf("%.0f ops/s (achieved %.0f/s, %d late, %d unstarted): response p99 %.0f us, service p99 %.0f us\n",
-		r.OpsPerSec, s.AchievedRate, s.Late, s.Unstarted, s.Response.P99Us, s.Service.P99Us)
+		r.OpsPerSec, s.AchievedRate, s.Late, s.Unstarted, float64(s.Response.P99)/1e3, float64(s.Service.P99)/1e3)
 }
 
 // The highest rate whose p99 stays within 1 ms.
 func ExampleSearchRate() {
 	ep := &cache.Endpoint{Addr: "127.0.0.1:6379"}
 	res, err := cache.SearchRate(context.Background(), ep, nil,
-		&latency.SearchConfig{SLO: latency.SLO{Percentile: 99, Max: time.Millisecond}})
+		&slo.Config{SLO: slo.SLO{Percentile: 99, Max: time.Millisecond}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -184,5 +185,5 @@ func ExampleResponsiveness() {
 		log.Fatal(err)
 	}
 	fmt.Printf("RPM %.0f: new connections %.0f us, loaded connections %.0f us (trimmed means), load %.0f ops/s\n",
-		res.RPM, res.NewConnection.TrimmedMeanUs, res.Loaded.TrimmedMeanUs, res.Load.OpsPerSec)
+		res.RPM, float64(res.NewConnection.TrimmedMean)/1e3, float64(res.Loaded.TrimmedMean)/1e3, res.Load.OpsPerSec)
 }

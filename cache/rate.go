@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/slo"
 )
 
 // runOpen runs the workload open-loop at w.Rate on latency.Schedule.
@@ -35,13 +36,14 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	sres, err := latency.Schedule(ctx, &latency.ScheduleConfig{
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
 		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
-	}, func(ctx context.Context, r *latency.Request) error {
-		err := states[r.Worker].attempt(ctx)
-		if err != nil && !ctxDone(ctx) {
-			// The schedule paces retries: no pause after a refusal.
-			wk.t.fail(err)
-		}
-		return err
+		Do: func(ctx context.Context, r latency.Request) error {
+			err := states[r.Worker].attempt(ctx)
+			if err != nil && !ctxDone(ctx) {
+				// The schedule paces retries: no pause after a refusal.
+				wk.t.fail(err)
+			}
+			return err
+		},
 	})
 	if sres == nil {
 		return nil, fmt.Errorf("cache: %w", err)
@@ -58,13 +60,13 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 
 // SearchRate searches for the highest open-loop rate (operations per second)
 // whose response-time percentile on ep meets search.SLO, with
-// latency.SearchRate: each step is an open-loop run of cfg (nil means
+// slo.Search: each step is an open-loop run of cfg (nil means
 // defaults) at the step's rate for search.StepDuration, cfg's Rate, Duration
 // and MaxOps being replaced. A zero cfg.Workers is chosen per step as
 // WorkloadConfig.Workers says. The endpoint is checked and the engine opened
 // once, before the first step; a step with failed operations breaks the
 // SLO. When ctx ends it returns the steps so far and ctx.Err().
-func SearchRate(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig, search *latency.SearchConfig) (*latency.SearchResult, error) {
+func SearchRate(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig, search *slo.Config) (*slo.Result, error) {
 	if ep == nil {
 		return nil, errors.New("cache: nil endpoint")
 	}
@@ -78,16 +80,21 @@ func SearchRate(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig, search *
 	if err != nil {
 		return nil, err
 	}
-	res, err := latency.SearchRate(ctx, search, func(ctx context.Context, rate float64, d time.Duration) (*latency.StepMeasurement, error) {
+	if search == nil {
+		return nil, fmt.Errorf("%w: nil search *slo.Config", slo.ErrInvalidConfig)
+	}
+	sc := *search
+	sc.Measure = func(ctx context.Context, rate float64, d time.Duration) (slo.Measurement, error) {
 		c := base
 		c.Rate, c.Duration = rate, d
 		w := c.withDefaults()
 		r, err := runEngine(ctx, newClient, &w)
 		if err != nil {
-			return nil, err
+			return slo.Measurement{}, err
 		}
-		return &latency.StepMeasurement{Response: r.Histogram, AchievedRate: r.Schedule.AchievedRate, Failed: r.Errors}, nil
-	})
+		return slo.Measurement{Response: r.Histogram, AchievedRate: r.Schedule.AchievedRate, Failed: r.Errors}, nil
+	}
+	res, err := slo.Search(ctx, &sc)
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}

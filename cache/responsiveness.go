@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
+	rpmdraft "github.com/netperfkit/netperfkit/internal/rpm"
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/responsiveness"
 )
 
 // Defaults of ResponsivenessConfig.
@@ -39,7 +41,7 @@ type ResponsivenessResult struct {
 	Load *RunResult `json:"load"`
 	// NewConnection probes open a fresh connection each: TCP connect, TLS,
 	// AUTH, the first command (GET) and close, as Prober.Probe does.
-	NewConnection latency.ProbeStats `json:"new_connection"`
+	NewConnection responsiveness.ProbeStats `json:"new_connection"`
 	// NewConnectionPhasesUs holds the 95% trimmed means of the new
 	// connections' phases that RPM weighs: "connect", "tls" (with TLS)
 	// and "request" (AUTH, if any, and the first command).
@@ -47,7 +49,7 @@ type ResponsivenessResult struct {
 	// Loaded probes send one GET on one of the load's own connections,
 	// between its operations: the wait for the connection is part of the
 	// round trip.
-	Loaded latency.ProbeStats `json:"loaded_connection"`
+	Loaded responsiveness.ProbeStats `json:"loaded_connection"`
 	// RPM is responsiveness as the IETF responsiveness draft combines it:
 	// 60 s divided by 1/6 x (connect + TLS + request) + 1/2 x loaded, each
 	// term a 95% trimmed mean; without TLS, 1/4 x (connect + request) +
@@ -128,22 +130,22 @@ func respRun(ctx context.Context, c *ResponsivenessConfig, w *WorkloadConfig, ne
 		wg.Wait()
 		return res, cmpErr(ctx.Err(), loadErr)
 	}
-	sc := func(workers int) *latency.ScheduleConfig {
+	sc := func(workers int, do func(context.Context, latency.Request) error) *latency.ScheduleConfig {
 		return &latency.ScheduleConfig{Rate: c.ProbeRate, Workers: workers, Duration: w.Duration - c.WarmUp,
-			Recorder: &latency.RecorderConfig{Lowest: recordLowest}, Spin: -1}
+			Recorder: &latency.RecorderConfig{Lowest: recordLowest}, Spin: -1, Do: do}
 	}
 	phases := newPhaseRecorders()
 	var foreign, self *latency.ScheduleResult
 	wg.Go(func() {
-		foreign, _ = latency.Schedule(pctx, sc(foreignProbeWorkers), func(ctx context.Context, _ *latency.Request) error {
+		foreign, _ = latency.Schedule(pctx, sc(foreignProbeWorkers, func(ctx context.Context, _ latency.Request) error {
 			r, err := prober.Probe(ctx)
 			if err == nil {
 				phases.add(r)
 			}
 			return err
-		})
+		}))
 	})
-	self, _ = latency.Schedule(pctx, sc(selfProbeWorkers), func(ctx context.Context, _ *latency.Request) error {
+	self, _ = latency.Schedule(pctx, sc(selfProbeWorkers, func(ctx context.Context, _ latency.Request) error {
 		p := &selfProbe{done: make(chan error, 1)}
 		select {
 		case probes <- p:
@@ -151,11 +153,11 @@ func respRun(ctx context.Context, c *ResponsivenessConfig, w *WorkloadConfig, ne
 			return ctx.Err()
 		}
 		return <-p.done
-	})
+	}))
 	wg.Wait()
-	res.NewConnection, res.Loaded = latency.ProbeStatsOf(foreign), latency.ProbeStatsOf(self)
+	res.NewConnection, res.Loaded = responsiveness.ProbeStatsOf(foreign), responsiveness.ProbeStatsOf(self)
 	res.NewConnectionPhasesUs = phases.trimmedMeans()
-	res.RPM = rpm(res.NewConnectionPhasesUs, res.Loaded.TrimmedMeanUs)
+	res.RPM = rpm(res.NewConnectionPhasesUs, float64(res.Loaded.TrimmedMean)/1e3)
 	return res, cmpErr(ctx.Err(), loadErr)
 }
 
@@ -181,7 +183,7 @@ func rpm(foreign map[string]float64, selfUs float64) float64 {
 	} else {
 		us = (conn+req)/4 + selfUs/2
 	}
-	return latency.RPM(time.Duration(us * 1e3))
+	return rpmdraft.RPM(time.Duration(us * 1e3))
 }
 
 // phaseRecorders collects the phases of new-connection probes.
@@ -215,7 +217,7 @@ func (p *phaseRecorders) trimmedMeans() map[string]float64 {
 	defer p.mu.Unlock()
 	out := make(map[string]float64, len(p.recs))
 	for name, rec := range p.recs {
-		out[name] = float64(latency.TrimmedMean(rec.Snapshot(), latency.RPMTrim)) / 1e3
+		out[name] = float64(rpmdraft.TrimmedMean(rec.Snapshot(), rpmdraft.Trim)) / 1e3
 	}
 	return out
 }

@@ -194,7 +194,7 @@ type RunResult struct {
 	// Latency holds the statistics of every attempt (P50Us, P99Us...).
 	Latency latency.Summary `json:"latency"`
 	// Histogram holds every attempt's latency in nanoseconds, for plots and
-	// HdrHistogram exports (latency.EncodeHistogram); nil when nothing ran.
+	// HdrHistogram exports (its Encode method); nil when nothing ran.
 	// In an open-loop run both are response times, from each operation's
 	// intended start.
 	Histogram *hdrhistogram.Histogram `json:"-"`

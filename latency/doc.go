@@ -37,7 +37,7 @@
 // the caller loads the path.
 //
 // Network: PingPong is a ping-pong and under-load client over UDP and TCP
-// that works against a stock `sockperf server`; its opt-in ModeSpin gets
+// that works against a stock `sockperf server`; its opt-in ReceiveSpin gets
 // within a few percent of sockperf's own client at the cost of a busy core.
 // Its opt-in AdaptiveTimeout awaits each ping-pong reply for TCP's
 // retransmission timeout of the round trips so far (RFC 6298) instead of a

@@ -149,7 +149,7 @@ func ExampleRun_latency() {
 		log.Fatal(res.Notes)
 	}
 	fmt.Printf("%.1f Gbit/s with RTT p50 %.1f us, p99 %.1f us under load\n",
-		res.Upload.Received.BitsPerSecond/1e9, res.Latency.P50Us, res.Latency.P99Us)
+		res.Upload.Received.BitsPerSecond/1e9, float64(res.Latency.P50)/1e3, float64(res.Latency.P99)/1e3)
 }
 
 // Send a file to a stock `iperf3 -s` (iperf3 -F), with sendfile from the

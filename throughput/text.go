@@ -399,7 +399,7 @@ func (t *TextReport) Extras(r *Result) {
 	}
 	if l := r.Latency; l != nil {
 		fmt.Fprintf(t.w, "RTT under load (%s, %d samples): p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us\n",
-			l.Network, l.Observations, l.P50Us, l.P99Us, l.P999Us, l.MaxUs)
+			l.Network, l.Observations, float64(l.P50)/1e3, float64(l.P99)/1e3, float64(l.P999)/1e3, float64(l.Max)/1e3)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(t.w, "note: %s\n", n)

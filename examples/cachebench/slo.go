@@ -8,14 +8,14 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
-	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/slo"
 )
 
 // search is one engine and mode's SLO search.
 type search struct {
 	Engine string     `json:"engine"`
 	Mode   cache.Mode `json:"mode"`
-	*latency.SearchResult
+	*slo.Result
 }
 
 // searchAll runs the SLO search for every engine and mode.
@@ -25,10 +25,10 @@ func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Wr
 		for _, engine := range o.engines {
 			name := cachecli.Name(engine)
 			cfg := &cache.WorkloadConfig{Engine: engine, Mode: mode, Workers: o.workers, GetWeight: o.get, SetWeight: o.set, Arrival: o.arrival}
-			res, err := cache.SearchRate(ctx, ep, cfg, &latency.SearchConfig{SLO: *o.slo, Start: o.start, StepDuration: o.step,
-				OnStep: func(st *latency.SearchStep) {
+			res, err := cache.SearchRate(ctx, ep, cfg, &slo.Config{SLO: *o.slo, Start: o.start, StepDuration: o.step,
+				OnStep: func(st slo.Step) {
 					fmt.Fprintf(stderr, "cachebench: %s %s %s: %.0f ops/s (achieved %.0f): p%g %.0f us, %d failed: %s\n",
-						name, mode, st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, st.PercentileUs, st.Failed, metWord(st.Met))
+						name, mode, st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, float64(st.Percentile)/1e3, st.Failed, metWord(st.Met))
 				}})
 			if err != nil {
 				err = fmt.Errorf("%s %s: %w", name, mode, err)
@@ -37,12 +37,12 @@ func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Wr
 				}
 				// Stopped: keep the steps so far.
 				if res != nil {
-					out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, SearchResult: res})
+					out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, Result: res})
 				}
 				out.Interrupted = true
 				return out, err
 			}
-			out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, SearchResult: res})
+			out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, Result: res})
 		}
 	}
 	return out, nil
@@ -61,7 +61,7 @@ func printSearches(w io.Writer, o *output) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "step\tphase\trate/s\tachieved/s\tpercentile us\trequests\tfailed\tSLO\t")
 		for i, st := range s.Steps {
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.0f\t%d\t%d\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, st.PercentileUs, st.Requests, st.Failed, metWord(st.Met))
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.0f\t%d\t%d\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Failed, metWord(st.Met))
 		}
 		tw.Flush()
 		broke := "never, up to the maximum rate"

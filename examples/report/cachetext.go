@@ -183,8 +183,8 @@ func writeUnderLoad(w io.Writer, sec *CacheSection) error {
 		if r.Load != nil {
 			ops = fmt.Sprintf("%.0f", r.Load.OpsPerSec)
 		}
-		t.row(ce.Label, fmt.Sprintf("%.0f", r.RPM), us(r.NewConnection.TrimmedMeanUs), us(r.NewConnection.Latency.P99Us),
-			us(r.Loaded.TrimmedMeanUs), us(r.Loaded.Latency.P99Us), fmt.Sprint(r.NewConnection.Errors+r.Loaded.Errors), ops)
+		t.row(ce.Label, fmt.Sprintf("%.0f", r.RPM), us(float64(r.NewConnection.TrimmedMean)/1e3), us(float64(r.NewConnection.Latency.P99)/1e3),
+			us(float64(r.Loaded.TrimmedMean)/1e3), us(float64(r.Loaded.Latency.P99)/1e3), fmt.Sprint(r.NewConnection.Errors+r.Loaded.Errors), ops)
 		if ce.UnderLoadError != "" {
 			notes = append(notes, fmt.Sprintf("%s: under load: %s", ce.Label, ce.UnderLoadError))
 		}

@@ -619,7 +619,7 @@ func medianRun(a *cache.Aggregate) *cache.RunResult {
 		return nil
 	}
 	for _, r := range a.Results {
-		if best == nil || math.Abs(r.Latency.P50Us-a.P50Us.Median) < math.Abs(best.Latency.P50Us-a.P50Us.Median) {
+		if best == nil || math.Abs(float64(r.Latency.P50)/1e3-a.P50Us.Median) < math.Abs(float64(best.Latency.P50)/1e3-a.P50Us.Median) {
 			best = r
 		}
 	}

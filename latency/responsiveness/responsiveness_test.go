@@ -1,50 +1,56 @@
-package latency
+package responsiveness
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"io"
 	"net"
 	"sync"
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/netperfkit/netperfkit/internal/rpm"
 	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/latencytest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+func usOf(d time.Duration) float64 { return float64(d) / 1e3 }
 
 // Against an in-process TCP server, with a load beside the probes (a
 // goroutine flooding the same server over its own connection): both kinds
 // of probe are answered and RPM follows from their trimmed means.
 func TestResponsiveness(t *testing.T) {
-	addr, _ := startServer(t, "tcp", nil)
+	addr := latencytest.NewServer(t, &latencytest.Config{Network: "tcp"}).Addr
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { // the load: under-load messages at a fixed high rate
-		_, _ = PingPong(ctx, addr, &PingPongConfig{Network: "tcp", MPS: 5000, Duration: time.Minute, WarmUp: -1, CoolDown: -1, DiscardSamples: true})
+		_, _ = latency.PingPong(ctx, addr, &latency.PingPongConfig{Network: "tcp", MPS: 5000, Duration: time.Minute, WarmUp: -1, CoolDown: -1, DiscardSamples: true})
 	})
-	res, err := Responsiveness(context.Background(), addr, &ResponsivenessConfig{Duration: time.Second, ProbeRate: 30})
+	res, err := Run(context.Background(), addr, &Config{Duration: time.Second, ProbeRate: 30})
 	require.NoError(t, err)
 	cancel()
 	t.Logf("new connection: %d probes, trimmed mean %.0f us, phases %v; established: %d probes, trimmed mean %.0f us; RPM %.0f",
-		res.NewConnection.Probes, res.NewConnection.TrimmedMeanUs, res.NewConnectionPhasesUs, res.Established.Probes, res.Established.TrimmedMeanUs, res.RPM)
+		res.NewConnection.Probes, usOf(res.NewConnection.TrimmedMean), res.NewConnectionPhases, res.Established.Probes, usOf(res.Established.TrimmedMean), res.RPM)
 	for _, ps := range []ProbeStats{res.NewConnection, res.Established} {
 		// 30 are due in 1 s; one that waited for a busy worker past the
 		// end never started.
 		assert.Positive(t, ps.Probes)
 		assert.LessOrEqual(t, ps.Probes, int64(31))
 		assert.Zero(t, ps.Errors)
-		assert.Positive(t, ps.TrimmedMeanUs)
-		assert.LessOrEqual(t, ps.TrimmedMeanUs, ps.Latency.MaxUs)
-		assert.InDelta(t, 60e6/ps.TrimmedMeanUs, ps.RPM, 1e-6*ps.RPM)
+		assert.Positive(t, ps.TrimmedMean)
+		assert.LessOrEqual(t, ps.TrimmedMean, ps.Latency.Max)
+		assert.InDelta(t, 60e6/usOf(ps.TrimmedMean), ps.RPM, 1e-6*ps.RPM)
 	}
-	conn, req := res.NewConnectionPhasesUs["connect"], res.NewConnectionPhasesUs["request"]
+	conn, req := usOf(res.NewConnectionPhases["connect"]), usOf(res.NewConnectionPhases["request"])
 	require.Positive(t, conn)
 	require.Positive(t, req)
-	assert.InEpsilon(t, 60e6/((conn+req)/4+res.Established.TrimmedMeanUs/2), res.RPM, 1e-3)
+	assert.InEpsilon(t, 60e6/((conn+req)/4+usOf(res.Established.TrimmedMean)/2), res.RPM, 1e-3)
 }
 
 // A server that accepts but never answers: every probe fails by its
@@ -73,7 +79,7 @@ func TestResponsivenessSilentAndCancel(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	res, err := Responsiveness(context.Background(), ln.Addr().String(), &ResponsivenessConfig{Duration: 500 * time.Millisecond, ProbeRate: 10, Timeout: 100 * time.Millisecond})
+	res, err := Run(context.Background(), ln.Addr().String(), &Config{Duration: 500 * time.Millisecond, ProbeRate: 10, Timeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	assert.Positive(t, res.NewConnection.Errors)
 	assert.Positive(t, res.Established.Errors)
@@ -82,12 +88,12 @@ func TestResponsivenessSilentAndCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = Responsiveness(ctx, ln.Addr().String(), &ResponsivenessConfig{Duration: time.Minute, Timeout: time.Minute})
+	_, err = Run(ctx, ln.Addr().String(), &Config{Duration: time.Minute, Timeout: time.Minute})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 5*time.Second)
 
-	_, err = Responsiveness(context.Background(), ln.Addr().String(), &ResponsivenessConfig{Network: "udp"})
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	_, err = Run(context.Background(), ln.Addr().String(), &Config{Network: "udp"})
+	require.ErrorIs(t, err, latency.ErrInvalidConfig)
 }
 
 // stallingEchoServer answers sockperf messages after a fixed delay; the
@@ -153,55 +159,75 @@ func stallingEchoServer(t *testing.T, delay time.Duration, stallAt int, stallFor
 func TestResponsivenessFailedProbesNotMeasured(t *testing.T) {
 	const delay = 2 * time.Millisecond
 	addr := stallingEchoServer(t, delay, 3, 300*time.Millisecond)
-	res, err := Responsiveness(context.Background(), addr, &ResponsivenessConfig{Duration: time.Second, ProbeRate: 20, Timeout: 100 * time.Millisecond})
+	res, err := Run(context.Background(), addr, &Config{Duration: time.Second, ProbeRate: 20, Timeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	e := res.Established
 	t.Logf("established: %d probes, %d errors, min %.0f us, trimmed mean %.0f us, RPM %.0f; RPM %.0f",
-		e.Probes, e.Errors, e.Latency.MinUs, e.TrimmedMeanUs, e.RPM, res.RPM)
+		e.Probes, e.Errors, usOf(e.Latency.Min), usOf(e.TrimmedMean), e.RPM, res.RPM)
 	assert.Positive(t, e.Errors, "the stalled probe failed")
 	assert.Greater(t, e.Probes, e.Errors, "the connection was replaced: later probes succeed")
 	for _, ps := range []ProbeStats{res.NewConnection, e} {
 		assert.Equal(t, ps.Probes, ps.Latency.Observations, "only successes are summarised")
 		require.NotNil(t, ps.Histogram)
 		assert.Equal(t, ps.Probes, ps.Histogram.TotalCount())
-		assert.GreaterOrEqual(t, ps.Latency.MinUs, float64(delay.Microseconds()), "a probe faster than the server")
-		assert.LessOrEqual(t, ps.RPM, RPM(delay))
+		assert.GreaterOrEqual(t, usOf(ps.Latency.Min), float64(delay.Microseconds()), "a probe faster than the server")
+		assert.LessOrEqual(t, ps.RPM, rpm.RPM(delay))
 	}
-	assert.LessOrEqual(t, res.RPM, RPM(delay))
+	assert.LessOrEqual(t, res.RPM, rpm.RPM(delay))
 }
 
-// With no successful probe there is nothing to measure: no latency, no
-// trimmed mean, no RPM, however fast the failures.
-func TestProbeStatsOfFailuresOnly(t *testing.T) {
-	c, err := (&ScheduleConfig{Rate: 1000, Count: 20, Workers: 1}).normalize()
-	require.NoError(t, err)
-	clk := &fakeClock{}
-	s, err := schedule(context.Background(), &c, clk, func(_ context.Context, r *Request) error {
-		clk.advanceTo(int64(r.Start.Sub(fakeBase) + time.Microsecond))
-		if r.Seq < 5 {
-			return errors.New("refused")
-		}
-		clk.advanceTo(int64(r.Start.Sub(fakeBase) + 500*time.Microsecond))
-		return nil
-	})
-	require.NoError(t, err)
+// ProbeStatsOf measures the successful probes only: their count, their
+// histogram's trimmed mean and RPM, beside the failures; with no
+// successful probe there is nothing to measure: no latency, no trimmed
+// mean, no RPM.
+func TestProbeStatsOf(t *testing.T) {
+	h := hdrhistogram.New(1, int64(time.Minute), 3)
+	for range 15 {
+		require.NoError(t, h.RecordValue(int64(500*time.Microsecond)))
+	}
+	s := &latency.ScheduleResult{Failed: 5, SuccessResponse: latency.SummarizeHistogram(h, nil), SuccessResponseHistogram: h}
 	ps := ProbeStatsOf(s)
 	assert.Equal(t, int64(15), ps.Probes)
 	assert.Equal(t, int64(5), ps.Errors)
-	// The dispatcher may move the fake clock on before a worker reads it,
-	// so a response time is at least the time its request took.
-	assert.GreaterOrEqual(t, ps.Latency.MinUs, 499.0, "the 1 us failures are not measured")
-	assert.Positive(t, ps.RPM)
-	assert.LessOrEqual(t, ps.RPM, RPM(499*time.Microsecond))
+	assert.InEpsilon(t, float64(500*time.Microsecond), float64(ps.TrimmedMean), 1e-3)
+	assert.InEpsilon(t, 120_000, ps.RPM, 1e-3)
 
-	s, err = schedule(context.Background(), &c, &fakeClock{}, func(context.Context, *Request) error {
-		return errors.New("refused")
-	})
-	require.NoError(t, err)
-	ps = ProbeStatsOf(s)
+	ps = ProbeStatsOf(&latency.ScheduleResult{Failed: 20})
 	assert.Zero(t, ps.Probes)
 	assert.Equal(t, int64(20), ps.Errors)
-	assert.Zero(t, ps.TrimmedMeanUs)
+	assert.Zero(t, ps.TrimmedMean)
 	assert.Zero(t, ps.RPM)
 	assert.True(t, ps.Histogram == nil, "no histogram")
+	assert.Equal(t, ProbeStats{}, ProbeStatsOf(nil))
+}
+
+// The JSON keeps the shape and units it had in package latency.
+func TestResultJSONShape(t *testing.T) {
+	r := Result{
+		NewConnection:       ProbeStats{Probes: 3, Errors: 1, TrimmedMean: 1500 * time.Nanosecond, RPM: 4e7},
+		NewConnectionPhases: map[string]time.Duration{"connect": 250 * time.Nanosecond, "request": 1250 * time.Nanosecond},
+		Established:         ProbeStats{Probes: 2, TrimmedMean: 2 * time.Microsecond, RPM: 3e7},
+		RPM:                 12345,
+	}
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	assert.Equal(t, map[string]any{"connect": 0.25, "request": 1.25}, m["new_connection_phases_trimmed_mean_us"])
+	nc := m["new_connection"].(map[string]any)
+	assert.Equal(t, 1.5, nc["trimmed_mean_us"])
+	assert.ElementsMatch(t, []string{"probes", "errors", "latency", "trimmed_mean_us", "rpm"}, keys(nc))
+	assert.ElementsMatch(t, []string{"new_connection", "new_connection_phases_trimmed_mean_us", "established_connection", "rpm"}, keys(m))
+	var back Result
+	require.NoError(t, json.Unmarshal(b, &back))
+	r.NewConnection.Latency.CILevel, r.Established.Latency.CILevel = back.NewConnection.Latency.CILevel, back.Established.Latency.CILevel
+	assert.Equal(t, r, back)
+}
+
+func keys(m map[string]any) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	return k
 }

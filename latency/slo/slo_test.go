@@ -1,7 +1,8 @@
-package latency
+package slo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"sync"
@@ -11,11 +12,13 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/latency"
 )
 
 // model is a server whose p99 is 100 µs up to capacity and 1 s above it.
-func model(capacity float64) func(context.Context, float64, time.Duration) (*StepMeasurement, error) {
-	return func(_ context.Context, rate float64, _ time.Duration) (*StepMeasurement, error) {
+func model(capacity float64) func(context.Context, float64, time.Duration) (Measurement, error) {
+	return func(_ context.Context, rate float64, _ time.Duration) (Measurement, error) {
 		h := hdrhistogram.New(1, int64(time.Minute), 3)
 		v := int64(100 * time.Microsecond)
 		if rate > capacity {
@@ -24,16 +27,16 @@ func model(capacity float64) func(context.Context, float64, time.Duration) (*Ste
 		for range 1000 {
 			_ = h.RecordValue(v)
 		}
-		return &StepMeasurement{Response: h, AchievedRate: rate}, nil
+		return Measurement{Response: h, AchievedRate: rate}, nil
 	}
 }
 
-func TestSearchRateGrowThenBisect(t *testing.T) {
-	var seen []*SearchStep
-	res, err := SearchRate(context.Background(), &SearchConfig{
+func TestSearchGrowThenBisect(t *testing.T) {
+	var seen []Step
+	res, err := Search(context.Background(), &Config{
 		SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, Precision: 0.01,
-		MaxSteps: 30, OnStep: func(s *SearchStep) { seen = append(seen, s) },
-	}, model(3300))
+		MaxSteps: 30, OnStep: func(s Step) { seen = append(seen, s) }, Measure: model(3300),
+	})
 	require.NoError(t, err)
 	assert.Equal(t, res.Steps, seen)
 	assert.Equal(t, "p99=1ms", res.SLO)
@@ -47,12 +50,12 @@ func TestSearchRateGrowThenBisect(t *testing.T) {
 	assert.LessOrEqual(t, res.Rate, 3300.0)
 	assert.Greater(t, res.BrokeAt, 3300.0)
 	assert.LessOrEqual(t, res.BrokeAt, res.Rate*1.01, "bisected to the precision")
-	assert.InDelta(t, 100, res.Steps[0].PercentileUs, 1)
-	assert.InDelta(t, 1e6, res.Steps[2].PercentileUs, 1e3)
+	assert.InDelta(t, float64(100*time.Microsecond), float64(res.Steps[0].Percentile), 1e3)
+	assert.InDelta(t, float64(time.Second), float64(res.Steps[2].Percentile), 1e6)
 }
 
-func TestSearchRateShrink(t *testing.T) {
-	res, err := SearchRate(context.Background(), &SearchConfig{SLO: SLO{Percentile: 99.9, Max: time.Millisecond}, Start: 1000, Precision: 0.1}, model(300))
+func TestSearchShrink(t *testing.T) {
+	res, err := Search(context.Background(), &Config{SLO: SLO{Percentile: 99.9, Max: time.Millisecond}, Start: 1000, Precision: 0.1, Measure: model(300)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"grow", "shrink", "shrink"}, []string{res.Steps[0].Phase, res.Steps[1].Phase, res.Steps[2].Phase})
 	assert.Equal(t, 250.0, res.Steps[2].Rate)
@@ -61,8 +64,8 @@ func TestSearchRateShrink(t *testing.T) {
 	assert.LessOrEqual(t, res.Rate, 300.0)
 }
 
-func TestSearchRateNeverBreaks(t *testing.T) {
-	res, err := SearchRate(context.Background(), &SearchConfig{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, Max: 5000}, model(1e9))
+func TestSearchNeverBreaks(t *testing.T) {
+	res, err := Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, Max: 5000, Measure: model(1e9)})
 	require.NoError(t, err)
 	assert.Equal(t, 5000.0, res.Rate, "up to Max")
 	assert.Zero(t, res.BrokeAt)
@@ -71,69 +74,72 @@ func TestSearchRateNeverBreaks(t *testing.T) {
 
 // A step that could not offer its rate, or had failures, does not meet the
 // SLO, however fast its answers.
-func TestSearchRateUndelivered(t *testing.T) {
+func TestSearchUndelivered(t *testing.T) {
 	fast := model(1e9)
-	res, err := SearchRate(context.Background(), &SearchConfig{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, MaxSteps: 1},
-		func(ctx context.Context, rate float64, d time.Duration) (*StepMeasurement, error) {
+	res, err := Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, MaxSteps: 1,
+		Measure: func(ctx context.Context, rate float64, d time.Duration) (Measurement, error) {
 			m, err := fast(ctx, rate, d)
 			m.AchievedRate = rate / 2
 			return m, err
-		})
+		}})
 	require.NoError(t, err)
 	assert.False(t, res.Steps[0].Met)
-	res, err = SearchRate(context.Background(), &SearchConfig{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, MaxSteps: 1},
-		func(ctx context.Context, rate float64, d time.Duration) (*StepMeasurement, error) {
+	res, err = Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, MaxSteps: 1,
+		Measure: func(ctx context.Context, rate float64, d time.Duration) (Measurement, error) {
 			m, err := fast(ctx, rate, d)
 			m.Failed = 1
 			return m, err
-		})
+		}})
 	require.NoError(t, err)
 	assert.False(t, res.Steps[0].Met)
 }
 
-func TestSearchRateErrors(t *testing.T) {
-	_, err := SearchRate(context.Background(), nil, model(1))
+func TestSearchErrors(t *testing.T) {
+	_, err := Search(context.Background(), nil)
 	require.ErrorIs(t, err, ErrInvalidConfig)
+	_, err = Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond}})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	assert.ErrorContains(t, err, "Measure")
 	boom := errors.New("boom")
-	res, err := SearchRate(context.Background(), &SearchConfig{SLO: SLO{Percentile: 99, Max: time.Millisecond}},
-		func(context.Context, float64, time.Duration) (*StepMeasurement, error) { return nil, boom })
+	res, err := Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond},
+		Measure: func(context.Context, float64, time.Duration) (Measurement, error) { return Measurement{}, boom }})
 	require.ErrorIs(t, err, boom)
 	assert.Empty(t, res.Steps)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = SearchRate(ctx, &SearchConfig{SLO: SLO{Percentile: 99, Max: time.Millisecond}}, model(1e9))
+	_, err = Search(ctx, &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Measure: model(1e9)})
 	require.ErrorIs(t, err, context.Canceled)
 }
 
-func TestParseSLO(t *testing.T) {
-	s, err := ParseSLO("p99.9=200us")
+func TestParse(t *testing.T) {
+	s, err := Parse("p99.9=200us")
 	require.NoError(t, err)
 	assert.Equal(t, SLO{Percentile: 99.9, Max: 200 * time.Microsecond}, s)
 	assert.Equal(t, "p99.9=200µs", s.String())
-	again, err := ParseSLO(s.String())
+	again, err := Parse(s.String())
 	require.NoError(t, err)
 	assert.Equal(t, s, again)
 	for _, bad := range []string{"", "99=1ms", "p=1ms", "p100=1ms", "p0=1ms", "p99=", "p99=-1ms", "p99=fast", "pNaN=1ms"} {
-		_, err := ParseSLO(bad)
+		_, err := Parse(bad)
 		assert.ErrorIs(t, err, ErrInvalidConfig, bad)
 	}
 }
 
-func FuzzParseSLO(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{"p99=1ms", "p99.9=200us", "p50=1s", "p=1", "p99=", "x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		slo, err := ParseSLO(s)
+		o, err := Parse(s)
 		if err != nil {
 			return
 		}
-		require.Greater(t, slo.Percentile, 0.0)
-		require.Less(t, slo.Percentile, 100.0)
-		require.Positive(t, slo.Max)
-		again, err := ParseSLO(slo.String())
+		require.Greater(t, o.Percentile, 0.0)
+		require.Less(t, o.Percentile, 100.0)
+		require.Positive(t, o.Max)
+		again, err := Parse(o.String())
 		require.NoError(t, err)
-		require.Equal(t, slo, again)
+		require.Equal(t, o, again)
 	})
 }
 
@@ -154,7 +160,7 @@ func (c slowPacketConn) ReadFrom(b []byte) (int, net.Addr, error) {
 // 2,000 messages per second: it grows from 250/s until a step breaks the
 // SLO, bisects, and reports a rate that met it below one that broke it.
 func TestSearchPingPongThrottledServer(t *testing.T) {
-	s, err := NewServer(nil)
+	s, err := latency.NewServer(nil)
 	require.NoError(t, err)
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -163,14 +169,14 @@ func TestSearchPingPongThrottledServer(t *testing.T) {
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	wg.Go(func() { _ = s.ServePacket(ctx, slowPacketConn{pc}) })
 
-	slo := SLO{Percentile: 99, Max: 20 * time.Millisecond}
-	res, err := SearchPingPong(context.Background(), pc.LocalAddr().String(), &PingPongConfig{ReadTimeout: 300 * time.Millisecond},
-		&SearchConfig{SLO: slo, Start: 250, StepDuration: 400 * time.Millisecond, Precision: 0.25, MaxSteps: 9})
+	objective := SLO{Percentile: 99, Max: 20 * time.Millisecond}
+	res, err := PingPong(context.Background(), pc.LocalAddr().String(), &latency.PingPongConfig{ReadTimeout: 300 * time.Millisecond},
+		&Config{SLO: objective, Start: 250, StepDuration: 400 * time.Millisecond, Precision: 0.25, MaxSteps: 9})
 	require.NoError(t, err)
 	for _, st := range res.Steps {
-		t.Logf("%-6s %6.0f/s achieved %6.0f/s p99 %8.0f us, %d requests, %d failed, met %v", st.Phase, st.Rate, st.AchievedRate, st.PercentileUs, st.Requests, st.Failed, st.Met)
+		t.Logf("%-6s %6.0f/s achieved %6.0f/s p99 %8.0f us, %d requests, %d failed, met %v", st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Failed, st.Met)
 		if st.Met {
-			assert.LessOrEqual(t, st.PercentileUs, float64(slo.Max.Microseconds()))
+			assert.LessOrEqual(t, st.Percentile, objective.Max)
 			assert.Zero(t, st.Failed)
 			assert.Positive(t, st.Requests)
 		}
@@ -181,4 +187,17 @@ func TestSearchPingPongThrottledServer(t *testing.T) {
 		assert.Less(t, res.Rate, res.BrokeAt)
 	}
 	assert.LessOrEqual(t, len(res.Steps), 9)
+}
+
+// The JSON of a result keeps the shape it had in package latency: the
+// step's percentile in float microseconds under "percentile_us".
+func TestResultJSONShape(t *testing.T) {
+	r := Result{SLO: "p99=1ms", Rate: 2000, BrokeAt: 4000, Steps: []Step{{Phase: "grow", Rate: 1000, AchievedRate: 999.5,
+		Percentile: 123456 * time.Nanosecond, Requests: 1000, Failed: 1, Met: true}}}
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"slo":"p99=1ms","rate":2000,"broke_at":4000,"steps":[{"phase":"grow","rate":1000,"achieved_rate":999.5,"percentile_us":123.456,"requests":1000,"failed":1,"met":true}]}`, string(b))
+	var back Result
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, r, back)
 }

@@ -1,7 +1,21 @@
-package latency
+// Package slo searches for the highest rate at which a service meets a
+// latency objective (an SLO such as "p99.9=200us"), with growing steps and
+// then a bisection.
+//
+// Entry points: Parse reads an SLO; Search runs the search over any load
+// (Config.Measure runs one step); PingPong runs it on latency's under-load
+// ping-pong against a sockperf-compatible server. Package cache runs it on
+// its open-loop workloads.
+//
+// It imports hdrhistogram-go and package latency; it follows netperfkit's
+// conventions (docs/conventions.md): durations are time.Duration in Go and
+// float microseconds in JSON.
+package slo
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -9,7 +23,12 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/netperfkit/netperfkit/latency"
 )
+
+// ErrInvalidConfig is latency.ErrInvalidConfig: every configuration error
+// of this package wraps it.
+var ErrInvalidConfig = latency.ErrInvalidConfig
 
 // SLO is a latency objective: the Percentile (0 < Percentile < 100) of the
 // response times must not exceed Max.
@@ -18,14 +37,14 @@ type SLO struct {
 	Max        time.Duration
 }
 
-// String returns the SLO as ParseSLO reads it: "p99.9=200µs".
+// String returns the SLO as Parse reads it: "p99.9=200µs".
 func (s SLO) String() string {
 	return "p" + strconv.FormatFloat(s.Percentile, 'f', -1, 64) + "=" + s.Max.String()
 }
 
-// ParseSLO parses "pP=D", a percentile and a Go duration: "p99=1ms",
+// Parse parses "pP=D", a percentile and a Go duration: "p99=1ms",
 // "p99.9=200us".
-func ParseSLO(s string) (SLO, error) {
+func Parse(s string) (SLO, error) {
 	p, d, ok := strings.Cut(s, "=")
 	if !ok || !strings.HasPrefix(p, "p") {
 		return SLO{}, fmt.Errorf("%w: SLO %q is not of the form p99=1ms", ErrInvalidConfig, s)
@@ -41,7 +60,7 @@ func ParseSLO(s string) (SLO, error) {
 	return SLO{Percentile: pct, Max: max}, nil
 }
 
-// Defaults of SearchConfig.
+// Defaults of Config.
 const (
 	defaultSearchStart     = 1000
 	defaultSearchMax       = 10_000_000
@@ -55,9 +74,13 @@ const (
 	minDelivered = 0.9
 )
 
-// SearchConfig configures SearchRate. SLO is required.
-type SearchConfig struct {
+// Config configures Search. SLO and Measure are required (PingPong sets
+// Measure itself).
+type Config struct {
 	SLO SLO
+	// Measure runs the load at rate for d and reports what it measured; an
+	// error ends the search with it and the steps so far.
+	Measure func(ctx context.Context, rate float64, d time.Duration) (Measurement, error)
 	// Start is the first rate tried, per second. Zero means 1,000.
 	Start float64
 	// Max bounds the rates tried. Zero means 10,000,000.
@@ -74,11 +97,11 @@ type SearchConfig struct {
 	MaxSteps int
 	// OnStep, when set, is called after each step on the caller's
 	// goroutine.
-	OnStep func(*SearchStep)
+	OnStep func(Step)
 }
 
-// StepMeasurement is what one step of a rate search measured.
-type StepMeasurement struct {
+// Measurement is what one step of a rate search measured.
+type Measurement struct {
 	// Response holds the response times in nanoseconds, from each
 	// request's intended start.
 	Response *hdrhistogram.Histogram
@@ -88,41 +111,77 @@ type StepMeasurement struct {
 	Failed int64
 }
 
-// SearchStep is one step of a rate search.
-type SearchStep struct {
+// Step is one step of a rate search.
+type Step struct {
 	// Phase is "grow" (growing from Start), "shrink" (halving after Start
 	// broke the SLO) or "bisect".
+	Phase        string
+	Rate         float64
+	AchievedRate float64
+	// Percentile is the SLO's percentile of the step's response times (in
+	// JSON "percentile_us", in microseconds).
+	Percentile time.Duration
+	Requests   int64
+	Failed     int64
+	// Met says whether the step met the SLO: its percentile within the
+	// SLO, no failures, and at least 90% of the rate offered.
+	Met bool
+}
+
+// stepJSON is Step's wire form.
+type stepJSON struct {
 	Phase        string  `json:"phase"`
 	Rate         float64 `json:"rate"`
 	AchievedRate float64 `json:"achieved_rate"`
-	// PercentileUs is the SLO's percentile of the step's response times,
-	// in microseconds.
 	PercentileUs float64 `json:"percentile_us"`
 	Requests     int64   `json:"requests"`
 	Failed       int64   `json:"failed"`
-	// Met says whether the step met the SLO: its percentile within the
-	// SLO, no failures, and at least 90% of the rate offered.
-	Met bool `json:"met"`
+	Met          bool    `json:"met"`
 }
 
-// SearchResult is the outcome of SearchRate.
-type SearchResult struct {
+// MarshalJSON writes the step with its percentile in float microseconds,
+// as netperfkit has always written it.
+func (s Step) MarshalJSON() ([]byte, error) {
+	return json.Marshal(stepJSON{Phase: s.Phase, Rate: s.Rate, AchievedRate: s.AchievedRate,
+		PercentileUs: float64(s.Percentile) / 1e3, Requests: s.Requests, Failed: s.Failed, Met: s.Met})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Step) UnmarshalJSON(b []byte) error {
+	var w stepJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("slo: step: %w", err)
+	}
+	*s = Step{Phase: w.Phase, Rate: w.Rate, AchievedRate: w.AchievedRate,
+		Percentile: time.Duration(math.Round(w.PercentileUs * 1e3)), Requests: w.Requests, Failed: w.Failed, Met: w.Met}
+	return nil
+}
+
+// Result is the outcome of Search.
+type Result struct {
 	SLO string `json:"slo"`
 	// Rate is the highest rate that met the SLO (0 when none did), and
 	// BrokeAt the lowest rate that broke it (0 when none did, up to Max).
 	Rate    float64 `json:"rate"`
 	BrokeAt float64 `json:"broke_at"`
 	// Steps holds every step in order.
-	Steps []*SearchStep `json:"steps"`
+	Steps []Step `json:"steps"`
 }
 
-func (c *SearchConfig) normalize() (SearchConfig, error) {
-	var s SearchConfig
+func (c *Config) normalize() (Config, error) {
+	var s Config
 	if c != nil {
 		s = *c
 	}
-	if !(s.SLO.Percentile > 0 && s.SLO.Percentile < 100) || s.SLO.Max <= 0 {
+	switch {
+	case c == nil:
+		return s, fmt.Errorf("%w: nil *slo.Config (SLO and Measure are required)", ErrInvalidConfig)
+	case !(s.SLO.Percentile > 0 && s.SLO.Percentile < 100) || s.SLO.Max <= 0:
 		return s, fmt.Errorf("%w: SLO %v needs a percentile between 0 and 100 and a positive maximum", ErrInvalidConfig, s.SLO)
+	case s.Measure == nil:
+		return s, fmt.Errorf("%w: Measure is nil", ErrInvalidConfig)
+	case s.Start < 0, s.Max < 0, s.Growth < 0, s.Precision < 0, s.StepDuration < 0, s.MaxSteps < 0:
+		return s, fmt.Errorf("%w: negative Start, Max, Growth, Precision, StepDuration or MaxSteps", ErrInvalidConfig)
 	}
 	s.Start = orPositive(s.Start, defaultSearchStart)
 	s.Max = orPositive(s.Max, defaultSearchMax)
@@ -147,22 +206,23 @@ func orPositive(v, def float64) float64 {
 	return def
 }
 
-// SearchRate searches for the highest rate whose response-time percentile
-// meets cfg.SLO. It runs step at Start, then at rates growing by Growth
-// until one breaks the SLO (or, if Start breaks it, at rates halving until
-// one meets it), then bisects between the highest rate that met it and
-// the lowest that broke it. step runs the load at rate for d and reports
-// what it measured; an error from step ends the search with it and the
-// steps so far. When ctx ends, SearchRate returns the steps so far and
-// ctx.Err() (the interrupted step is not counted).
-func SearchRate(ctx context.Context, cfg *SearchConfig, step func(ctx context.Context, rate float64, d time.Duration) (*StepMeasurement, error)) (*SearchResult, error) {
+// Search searches for the highest rate whose response-time percentile
+// meets cfg.SLO. It measures (cfg.Measure) at Start, then at rates growing
+// by Growth until one breaks the SLO (or, if Start breaks it, at rates
+// halving until one meets it), then bisects between the highest rate that
+// met it and the lowest that broke it. An error from Measure ends the
+// search with it and the steps so far. When ctx ends, Search returns the
+// steps so far and ctx.Err() (the interrupted step is not counted). The
+// error wraps ErrInvalidConfig, naming the field, for a nil cfg, a nil
+// Measure, an invalid SLO or a negative field.
+func Search(ctx context.Context, cfg *Config) (*Result, error) {
 	c, err := cfg.normalize()
 	if err != nil {
 		return nil, err
 	}
-	res := &SearchResult{SLO: c.SLO.String()}
+	res := &Result{SLO: c.SLO.String()}
 	try := func(phase string, rate float64) (bool, error) {
-		m, err := step(ctx, rate, c.StepDuration)
+		m, err := c.Measure(ctx, rate, c.StepDuration)
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
@@ -188,7 +248,7 @@ func SearchRate(ctx context.Context, cfg *SearchConfig, step func(ctx context.Co
 }
 
 // search walks the rates: grow (or shrink), then bisect.
-func search(c *SearchConfig, try func(string, float64) (bool, error)) error {
+func search(c *Config, try func(string, float64) (bool, error)) error {
 	lo, hi := 0.0, 0.0 // highest rate met, lowest broken
 	rate, phase := c.Start, "grow"
 	for range c.MaxSteps {
@@ -225,16 +285,13 @@ func search(c *SearchConfig, try func(string, float64) (bool, error)) error {
 }
 
 // judge turns a measurement into a step.
-func judge(slo *SLO, phase string, rate float64, m *StepMeasurement) *SearchStep {
-	st := &SearchStep{Phase: phase, Rate: rate}
-	if m == nil {
-		return st
-	}
+func judge(slo *SLO, phase string, rate float64, m Measurement) Step {
+	st := Step{Phase: phase, Rate: rate}
 	st.AchievedRate, st.Failed = m.AchievedRate, m.Failed
 	if m.Response != nil && m.Response.TotalCount() > 0 {
 		st.Requests = m.Response.TotalCount()
 		p := m.Response.ValueAtQuantile(slo.Percentile)
-		st.PercentileUs = float64(p) / 1e3
+		st.Percentile = time.Duration(p)
 		st.Met = time.Duration(p) <= slo.Max && m.Failed == 0 && m.AchievedRate >= minDelivered*rate
 	}
 	if math.IsNaN(st.AchievedRate) {
@@ -243,20 +300,25 @@ func judge(slo *SLO, phase string, rate float64, m *StepMeasurement) *SearchStep
 	return st
 }
 
-// SearchPingPong searches for the highest under-load rate (messages per
+// PingPong searches for the highest under-load rate (messages per
 // second) at which the round trips to a sockperf-compatible server at addr
-// meet search.SLO, with SearchRate: each step is a PingPong run with MPS set
-// to the step's rate. cfg (nil means defaults) sets everything else, with
-// these changes for a step: a zero ReplyEvery means 1, so that the
-// percentile rests on every message; a zero WarmUp or CoolDown means a
-// tenth of the step (at most the defaults), and only the histogram is kept.
-// Dropped replies break the SLO.
-func SearchPingPong(ctx context.Context, addr string, cfg *PingPongConfig, search *SearchConfig) (*SearchResult, error) {
-	var base PingPongConfig
+// meet search.SLO, with Search: each step is a latency.PingPong run with
+// MPS set to the step's rate (search.Measure is ignored). cfg (nil means
+// defaults) sets everything else, with these changes for a step: a zero
+// ReplyEvery means 1, so that the percentile rests on every message; a zero
+// WarmUp or CoolDown means a tenth of the step (at most latency's defaults
+// of 400 ms and 50 ms), and only the histogram is kept. Dropped replies
+// break the SLO.
+func PingPong(ctx context.Context, addr string, cfg *latency.PingPongConfig, search *Config) (*Result, error) {
+	if search == nil {
+		return nil, fmt.Errorf("%w: nil search *slo.Config (SLO is required)", ErrInvalidConfig)
+	}
+	var base latency.PingPongConfig
 	if cfg != nil {
 		base = *cfg
 	}
-	return SearchRate(ctx, search, func(ctx context.Context, rate float64, d time.Duration) (*StepMeasurement, error) {
+	sc := *search
+	sc.Measure = func(ctx context.Context, rate float64, d time.Duration) (Measurement, error) {
 		c := base
 		c.MPS, c.Duration, c.Count, c.DiscardSamples = max(int(math.Round(rate)), 1), d, 0, true
 		if c.ReplyEvery == 0 {
@@ -268,10 +330,20 @@ func SearchPingPong(ctx context.Context, addr string, cfg *PingPongConfig, searc
 		if c.CoolDown == 0 {
 			c.CoolDown = min(d/10, defaultCoolDown)
 		}
-		res, err := PingPong(ctx, addr, &c)
+		res, err := latency.PingPong(ctx, addr, &c)
 		if err != nil {
-			return nil, err
+			return Measurement{}, err
 		}
-		return &StepMeasurement{Response: res.Recorder.Snapshot(), AchievedRate: res.AchievedMPS, Failed: res.Dropped}, nil
-	})
+		if res.Recorder == nil {
+			return Measurement{}, errors.New("slo: ping-pong step without a histogram")
+		}
+		return Measurement{Response: res.Recorder.Snapshot(), AchievedRate: res.AchievedMPS, Failed: res.Dropped}, nil
+	}
+	return Search(ctx, &sc)
 }
+
+// latency's default warm-up and cool-down of a timed run.
+const (
+	defaultWarmUp   = 400 * time.Millisecond
+	defaultCoolDown = 50 * time.Millisecond
+)
