@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -43,6 +44,9 @@ func (m Receive) String() string {
 	}
 	return fmt.Sprintf("Receive(%d)", int(m))
 }
+
+// errNilContext is the error of a blocking call given a nil context.
+var errNilContext = errors.New("latency: nil context.Context")
 
 // ErrSpinUnsupported is wrapped by the error of PingPong in ReceiveSpin on
 // platforms without the low-latency receive path.
@@ -239,6 +243,17 @@ func (r *PingPongResult) UnmarshalJSON(b []byte) error {
 // seconds converts float seconds to the nearest nanosecond.
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
 
+// negative returns an error naming the first field (in name order) whose
+// value is negative.
+func negative(fields map[string]int64) error {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if v := fields[name]; v < 0 {
+			return fmt.Errorf("%w: %s %d is negative", ErrInvalidConfig, name, v)
+		}
+	}
+	return nil
+}
+
 func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 	var c PingPongConfig
 	if cfg != nil {
@@ -272,6 +287,11 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 		c.MinReadTimeout = min(defaultMinReadTimeout, c.ReadTimeout)
 	}
 	c.WarmUp, c.CoolDown = max(c.WarmUp, 0), max(c.CoolDown, 0)
+	if err := negative(map[string]int64{"Duration": int64(c.Duration), "MPS": int64(c.MPS), "ReplyEvery": int64(c.ReplyEvery),
+		"ReadTimeout": int64(c.ReadTimeout), "SpinTimeout": int64(c.SpinTimeout), "MinReadTimeout": int64(c.MinReadTimeout),
+		"MessageSize": int64(c.MessageSize)}); err != nil {
+		return PingPongConfig{}, err
+	}
 	switch c.Network {
 	case "udp", "udp4", "udp6":
 		if c.MessageSize > wire.MaxUDPMessageSize {
@@ -282,13 +302,11 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 			return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d exceeds 16 MiB", ErrInvalidConfig, c.MessageSize)
 		}
 	default:
-		return PingPongConfig{}, fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, c.Network)
+		return PingPongConfig{}, fmt.Errorf("%w: Network %q is not udp or tcp", ErrInvalidConfig, c.Network)
 	}
 	switch {
 	case c.MessageSize < wire.HeaderSize:
 		return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MessageSize, wire.HeaderSize)
-	case c.Duration < 0, c.MPS < 0, c.ReplyEvery < 0, c.ReadTimeout < 0, c.SpinTimeout < 0, c.MinReadTimeout < 0:
-		return PingPongConfig{}, fmt.Errorf("%w: negative duration, rate or timeout", ErrInvalidConfig)
 	case c.AdaptiveTimeout && c.MPS > 0:
 		return PingPongConfig{}, fmt.Errorf("%w: AdaptiveTimeout is for ping-pong, not under-load (MPS %d)", ErrInvalidConfig, c.MPS)
 	case c.AdaptiveTimeout && c.MinReadTimeout > c.ReadTimeout:
@@ -296,7 +314,7 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 	case c.Count <= 0 && c.WarmUp+c.CoolDown >= c.Duration:
 		return PingPongConfig{}, fmt.Errorf("%w: Duration %v leaves no measurement window after WarmUp %v and CoolDown %v", ErrInvalidConfig, c.Duration, c.WarmUp, c.CoolDown)
 	case c.Arrival != ArrivalUniform && c.Arrival != ArrivalPoisson:
-		return PingPongConfig{}, fmt.Errorf("%w: unknown arrival %d", ErrInvalidConfig, int(c.Arrival))
+		return PingPongConfig{}, fmt.Errorf("%w: unknown Arrival %d", ErrInvalidConfig, int(c.Arrival))
 	case c.Receive != ReceiveDefault && c.Receive != ReceiveSpin:
 		return PingPongConfig{}, fmt.Errorf("%w: unknown Receive %d", ErrInvalidConfig, int(c.Receive))
 	}
@@ -319,6 +337,9 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 // transfer is returned with a nil result; a reply whose sequence number was
 // never sent aborts the run, as in sockperf.
 func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongResult, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	c, err := normalize(cfg)
 	if err != nil {
 		return nil, err

@@ -187,6 +187,7 @@ func (r *Recorder) init() {
 
 // config returns the effective range and precision of the Recorder.
 func (r *Recorder) config() RecorderConfig {
+	r.init()
 	return RecorderConfig{
 		Lowest:             time.Duration(r.geo.lowest),
 		Highest:            time.Duration(r.geo.highest),
@@ -275,8 +276,15 @@ func (r *Recorder) each(f func(*counts)) {
 // Snapshot returns a copy of everything recorded so far as one
 // hdrhistogram.Histogram with the Recorder's range and precision. The copy is
 // the caller's; values recorded concurrently with the call may or may not be
-// included.
+// included. Use hdrhistogram-go's own API on it: ValueAtQuantile, Encode
+// (the "HISTFAAA..." form HdrHistogram's tools read), PercentilesPrint (the
+// .hgrm form) and HistogramLogWriter (the interval log). A nil Recorder
+// gives an empty histogram with the default range.
 func (r *Recorder) Snapshot() *hdrhistogram.Histogram {
+	if r == nil {
+		return hdrhistogram.New(int64(defaultLowest), int64(defaultHighest), defaultSignificantFigures)
+	}
+	r.init()
 	sum := make([]int64, r.geo.countsLen)
 	r.mu.Lock()
 	r.each(func(c *counts) {

@@ -27,8 +27,11 @@ func Aggregate(values []float64) Range {
 
 // AggregateFunc returns the median and min-max range of metric over runs, for
 // any result type: AggregateFunc(results, func(r *PingPongResult) float64
-// { return r.P99Us }).
+// { return float64(r.P99) / 1e3 }). A nil metric gives the zero Range.
 func AggregateFunc[T any](runs []T, metric func(T) float64) Range {
+	if metric == nil {
+		return Range{}
+	}
 	v := make([]float64, len(runs))
 	for i, r := range runs {
 		v[i] = metric(r)

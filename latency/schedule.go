@@ -300,7 +300,7 @@ func (c *ScheduleConfig) normalize() (ScheduleConfig, error) {
 	case !(s.Rate > 0) || math.IsInf(s.Rate, 1):
 		return s, fmt.Errorf("%w: Rate %v is not a positive number", ErrInvalidConfig, s.Rate)
 	case s.Arrival != ArrivalUniform && s.Arrival != ArrivalPoisson:
-		return s, fmt.Errorf("%w: unknown arrival %d", ErrInvalidConfig, int(s.Arrival))
+		return s, fmt.Errorf("%w: unknown Arrival %d", ErrInvalidConfig, int(s.Arrival))
 	case s.Workers < 0:
 		return s, fmt.Errorf("%w: Workers %d is negative", ErrInvalidConfig, s.Workers)
 	case s.Duration < 0:
@@ -332,6 +332,9 @@ func (c *ScheduleConfig) normalize() (ScheduleConfig, error) {
 // context ends) with the result so far and ctx.Err(). The error wraps
 // ErrInvalidConfig for a nil cfg, a nil Do or a Rate that is not positive.
 func Schedule(ctx context.Context, cfg *ScheduleConfig) (*ScheduleResult, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	c, err := cfg.normalize()
 	if err != nil {
 		return nil, err

@@ -168,8 +168,10 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 	switch {
 	case c.MaxMessageSize < wire.HeaderSize:
 		return nil, fmt.Errorf("%w: MaxMessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MaxMessageSize, wire.HeaderSize)
-	case c.MaxConns < 0 || c.IdleTimeout < 0 || c.WriteTimeout < 0:
-		return nil, fmt.Errorf("%w: negative server limit", ErrInvalidConfig)
+	}
+	if err := negative(map[string]int64{"MaxConns": int64(c.MaxConns), "IdleTimeout": int64(c.IdleTimeout),
+		"WriteTimeout": int64(c.WriteTimeout)}); err != nil {
+		return nil, err
 	}
 	allowed, err := allowlist.Normalize(c.AllowedClients)
 	if err != nil {
@@ -184,9 +186,12 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 var errNotReady = errors.New("latency: Server not created with NewServer")
 
 // check refuses to serve on a Server NewServer did not make.
-func (s *Server) check() error {
-	if s == nil || !s.ready {
+func (s *Server) check(ctx context.Context) error {
+	switch {
+	case s == nil || !s.ready:
 		return errNotReady
+	case ctx == nil:
+		return errNilContext
 	}
 	return nil
 }
@@ -288,7 +293,7 @@ func (s *Server) handle(msg []byte) (reply bool, err error) {
 // dropped, counted in Stats().Denied and reported as ErrAccessDenied (once
 // per source a minute).
 func (s *Server) ServePacket(ctx context.Context, pc net.PacketConn) error {
-	if err := s.check(); err != nil {
+	if err := s.check(ctx); err != nil {
 		return err
 	}
 	if pc == nil {
@@ -445,7 +450,7 @@ func (p *packetLoop) admits(ap netip.AddrPort, addr net.Addr) bool {
 // without affecting the others. Each of these is counted in Stats and
 // reported to OnFailure once the connection's MaxConns slot is free again.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if err := s.check(); err != nil {
+	if err := s.check(ctx); err != nil {
 		return err
 	}
 	if ln == nil {
@@ -610,7 +615,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) (fail func()) {
 // Serve until ctx ends, when it returns ctx.Err(). An invalid network gives
 // an error wrapping ErrInvalidConfig.
 func (s *Server) ListenAndServe(ctx context.Context, network, address string) error {
-	if err := s.check(); err != nil {
+	if err := s.check(ctx); err != nil {
 		return err
 	}
 	addr := address
@@ -637,5 +642,5 @@ func (s *Server) ListenAndServe(ctx context.Context, network, address string) er
 		}
 		return s.Serve(ctx, ln)
 	}
-	return fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, network)
+	return fmt.Errorf("%w: network %q is not udp or tcp (or their 4/6 forms)", ErrInvalidConfig, network)
 }

@@ -2,6 +2,7 @@ package latency
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -370,7 +371,12 @@ func cmpFloat(a, b float64) int {
 // WriteText writes the Summary in the shape of sockperf's summary, with label
 // naming what was measured: "Round trip" (printed as avg-rtt, like sockperf
 // --full-rtt) or anything else, such as "Latency" (printed as avg-latency).
+// Durations are printed in microseconds with three decimals, as sockperf
+// prints them.
 func (s Summary) WriteText(out io.Writer, label string) error {
+	if out == nil {
+		return errors.New("latency: WriteText: nil io.Writer")
+	}
 	ew := &errWriter{w: out}
 	w := s.wire()
 	avg := "avg-latency"
