@@ -16,6 +16,29 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
+// A ping-pong against an in-process server: start a Server on a loopback
+// port, measure 100 round trips, read the percentiles as time.Duration.
+func Example() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := latency.NewServer(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go func() { _ = srv.ServePacket(ctx, pc) }()
+
+	res, err := latency.PingPong(ctx, pc.LocalAddr().String(), &latency.PingPongConfig{Count: 100})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Observations, res.Dropped, res.P50 > 0, res.P99 >= res.P50)
+	// Output: 100 0 true true
+}
+
 func ExampleNewRecorder() {
 	rec, err := latency.NewRecorder(nil) // 1 ns .. 60 s, 3 significant figures
 	if err != nil {

@@ -149,10 +149,10 @@ type ScheduleResult struct {
 	// succeeded: a request that fails fast (a refused connection, a
 	// broken one) would otherwise pull Response's statistics down.
 	SuccessResponse Summary `json:"success_response"`
-	// The histograms, in nanoseconds; nil when nothing was recorded.
+	// The histograms of Response, Service and SuccessResponse, in
+	// nanoseconds; nil when nothing was recorded.
 	ResponseHistogram        *hdrhistogram.Histogram `json:"-"`
 	ServiceHistogram         *hdrhistogram.Histogram `json:"-"`
-	LatenessHistogram        *hdrhistogram.Histogram `json:"-"`
 	SuccessResponseHistogram *hdrhistogram.Histogram `json:"-"`
 }
 
@@ -491,7 +491,7 @@ func (s *sched) result(due, stoppedAt int64) *ScheduleResult {
 		sum *Summary
 	}{
 		{s.resp, &r.ResponseHistogram, &r.Response}, {s.serv, &r.ServiceHistogram, &r.Service},
-		{s.lat, &r.LatenessHistogram, &r.StartLateness}, {s.ok, &r.SuccessResponseHistogram, &r.SuccessResponse},
+		{s.lat, new(*hdrhistogram.Histogram), &r.StartLateness}, {s.ok, &r.SuccessResponseHistogram, &r.SuccessResponse},
 	} {
 		if x.rec.Count() > 0 {
 			*x.h = x.rec.Snapshot()
