@@ -107,7 +107,7 @@ func TestPingPongUnderLoad(t *testing.T) {
 			})
 			require.NoError(t, err)
 			assert.InDelta(t, 1000, res.Sent, 2, "the schedule fixes the number of messages")
-			// A sender a loaded machine holds up stretches RunSeconds, so
+			// A sender a loaded machine holds up stretches RunTime, so
 			// only the schedule bounds the achieved rate: it never sends
 			// ahead of it, and the last message is due at 999/2000 s.
 			assert.GreaterOrEqual(t, res.RunTime.Seconds(), 0.4995)
