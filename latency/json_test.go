@@ -118,3 +118,24 @@ func TestPingPongResultJSONZero(t *testing.T) {
 		"p25_us", "p50_us", "p75_us", "p90_us", "p99_us", "p999_us", "p9999_us", "p99999_us", "network", "mode",
 		"message_size_bytes", "sent", "received", "run_seconds", "valid_seconds", "achieved_mps"}, orderedKeys(t, b))
 }
+
+// FuzzPingPongResultJSON: whatever UnmarshalJSON accepts, MarshalJSON writes
+// back in a form that reads as the same result.
+func FuzzPingPongResultJSON(f *testing.F) {
+	golden, err := os.ReadFile("testdata/pingpong-result.golden.json")
+	require.NoError(f, err)
+	for _, s := range []string{string(golden), "{}", `{"p50_us":1.5,"run_seconds":2}`, `{"raw":{"p99_us":-3}}`, `{"p50_us":1e300}`, "[]", "null"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r PingPongResult
+		if json.Unmarshal(b, &r) != nil {
+			return
+		}
+		out, err := json.Marshal(r)
+		require.NoError(t, err)
+		var again PingPongResult
+		require.NoError(t, json.Unmarshal(out, &again))
+		assert.Equal(t, r, again)
+	})
+}

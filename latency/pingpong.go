@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -241,7 +240,7 @@ func (r *PingPongResult) UnmarshalJSON(b []byte) error {
 }
 
 // seconds converts float seconds to the nearest nanosecond.
-func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+func seconds(s float64) time.Duration { return fromNanoseconds(s * float64(time.Second)) }
 
 // negative returns an error naming the first field (in name order) whose
 // value is negative.

@@ -125,7 +125,21 @@ type summaryJSON struct {
 func microseconds(d time.Duration) float64 { return float64(d) / nsPerUs }
 
 // fromMicroseconds converts float microseconds to the nearest nanosecond.
-func fromMicroseconds(us float64) time.Duration { return time.Duration(math.Round(us * nsPerUs)) }
+func fromMicroseconds(us float64) time.Duration { return fromNanoseconds(us * nsPerUs) }
+
+// fromNanoseconds rounds ns to a Duration, clamped to the Duration range (a
+// float beyond it has no defined conversion).
+func fromNanoseconds(ns float64) time.Duration {
+	switch {
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	case math.IsNaN(ns):
+		return 0
+	}
+	return time.Duration(math.Round(ns))
+}
 
 func (s *Summary) wire() summaryJSON {
 	u := microseconds

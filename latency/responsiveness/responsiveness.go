@@ -135,7 +135,20 @@ func (p *ProbeStats) UnmarshalJSON(b []byte) error {
 
 func microseconds(d time.Duration) float64 { return float64(d) / 1e3 }
 
-func fromMicroseconds(us float64) time.Duration { return time.Duration(math.Round(us * 1e3)) }
+// fromMicroseconds rounds float microseconds to a Duration, clamped to its
+// range.
+func fromMicroseconds(us float64) time.Duration {
+	ns := us * 1e3
+	switch {
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	case math.IsNaN(ns):
+		return 0
+	}
+	return time.Duration(math.Round(ns))
+}
 
 // ProbeStatsOf returns the probe statistics of a schedule of probes: the
 // response times of those that succeeded, their trimmed mean and RPM, and

@@ -231,3 +231,23 @@ func keys(m map[string]any) []string {
 	}
 	return k
 }
+
+// FuzzResultJSON: whatever UnmarshalJSON accepts, MarshalJSON writes back
+// in a form that reads as the same result.
+func FuzzResultJSON(f *testing.F) {
+	for _, s := range []string{`{"new_connection":{"probes":3,"trimmed_mean_us":1.5},"new_connection_phases_trimmed_mean_us":{"connect":0.25},"rpm":5}`,
+		"{}", `{"established_connection":{"trimmed_mean_us":-1e300}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r Result
+		if json.Unmarshal(b, &r) != nil {
+			return
+		}
+		out, err := json.Marshal(r)
+		require.NoError(t, err)
+		var again Result
+		require.NoError(t, json.Unmarshal(out, &again))
+		assert.Equal(t, r, again)
+	})
+}

@@ -153,8 +153,23 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("slo: step: %w", err)
 	}
 	*s = Step{Phase: w.Phase, Rate: w.Rate, AchievedRate: w.AchievedRate,
-		Percentile: time.Duration(math.Round(w.PercentileUs * 1e3)), Requests: w.Requests, Failed: w.Failed, Met: w.Met}
+		Percentile: fromMicroseconds(w.PercentileUs), Requests: w.Requests, Failed: w.Failed, Met: w.Met}
 	return nil
+}
+
+// fromMicroseconds rounds float microseconds to a Duration, clamped to its
+// range.
+func fromMicroseconds(us float64) time.Duration {
+	ns := us * 1e3
+	switch {
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	case math.IsNaN(ns):
+		return 0
+	}
+	return time.Duration(math.Round(ns))
 }
 
 // Result is the outcome of Search.

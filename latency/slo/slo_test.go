@@ -201,3 +201,23 @@ func TestResultJSONShape(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, r, back)
 }
+
+// FuzzResultJSON: whatever UnmarshalJSON accepts, MarshalJSON writes back
+// in a form that reads as the same result.
+func FuzzResultJSON(f *testing.F) {
+	for _, s := range []string{`{"slo":"p99=1ms","rate":2000,"broke_at":4000,"steps":[{"phase":"grow","rate":1000,"percentile_us":123.456,"met":true}]}`,
+		"{}", `{"steps":[{"percentile_us":1e300}]}`, `{"steps":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r Result
+		if json.Unmarshal(b, &r) != nil {
+			return
+		}
+		out, err := json.Marshal(r)
+		require.NoError(t, err)
+		var again Result
+		require.NoError(t, json.Unmarshal(out, &again))
+		assert.Equal(t, r, again)
+	})
+}
