@@ -235,6 +235,9 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 // latency.ErrInvalidConfig and naming the field), and when ctx ends,
 // within about 100 ms the result so far with ctx.Err().
 func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
+	if ctx == nil {
+		return nil, errors.New("responsiveness: nil context.Context")
+	}
 	c, err := cfg.normalize()
 	if err != nil {
 		return nil, err

@@ -231,6 +231,9 @@ func orPositive(v, def float64) float64 {
 // error wraps ErrInvalidConfig, naming the field, for a nil cfg, a nil
 // Measure, an invalid SLO or a negative field.
 func Search(ctx context.Context, cfg *Config) (*Result, error) {
+	if ctx == nil {
+		return nil, errors.New("slo: nil context.Context")
+	}
 	c, err := cfg.normalize()
 	if err != nil {
 		return nil, err

@@ -221,3 +221,27 @@ func FuzzResultJSON(f *testing.F) {
 		assert.Equal(t, r, again)
 	})
 }
+
+// Misuse returns errors that name the argument or field, never a panic.
+func TestMisuse(t *testing.T) {
+	var nilCtx context.Context
+	measure := func(context.Context, float64, time.Duration) (Measurement, error) { return Measurement{}, nil }
+	good := SLO{Percentile: 99, Max: time.Millisecond}
+	for want, call := range map[string]func() error{
+		"context": func() error { _, err := Search(nilCtx, &Config{SLO: good, Measure: measure}); return err },
+		"Config":  func() error { _, err := PingPong(context.Background(), "127.0.0.1:1", nil, nil); return err },
+		"SLO":     func() error { _, err := Search(context.Background(), &Config{Measure: measure}); return err },
+		"StepDuration": func() error {
+			_, err := Search(context.Background(), &Config{SLO: good, Measure: measure, StepDuration: -1})
+			return err
+		},
+		"Growth": func() error {
+			_, err := Search(context.Background(), &Config{SLO: good, Measure: measure, Growth: 0.5})
+			return err
+		},
+	} {
+		err := call()
+		require.Error(t, err, want)
+		assert.Contains(t, err.Error(), want)
+	}
+}
