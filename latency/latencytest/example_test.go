@@ -14,7 +14,7 @@ func ExampleNewServer() {
 	t := &testing.T{} // in a real test, the *testing.T of the test
 	srv := latencytest.NewServer(t, &latencytest.Config{Network: "udp"})
 	defer srv.Close()
-	res, err := latency.PingPong(context.Background(), srv.Addr, &latency.PingPongConfig{Count: 100})
+	res, err := latency.PingPong(context.Background(), srv.Addr, &latency.PingPongConfig{Count: 100, ReadTimeout: 10 * time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return
