@@ -32,7 +32,7 @@ func ExampleRun() {
 func ExampleSummarize() {
 	run := func(p50, p99, ops float64, attempts, errs int64) *cache.RunResult {
 		return &cache.RunResult{Engine: "resp", Mode: cache.Pooled, OpsPerSec: ops, Attempts: attempts, Errors: errs,
-			Latency: latency.Summary{P50Us: p50, P99Us: p99}}
+			Latency: latency.Summary{P50: time.Duration(p50 * 1e3), P99: time.Duration(p99 * 1e3)}}
 	}
 	a := median.Summarize([]*cache.RunResult{
 		run(151, 273, 24506, 490120, 0),
@@ -45,8 +45,8 @@ func ExampleSummarize() {
 }
 
 func ExampleCompare() {
-	us := func(n int) median.DurationRange {
-		return median.DurationRange{Median: time.Duration(n) * time.Microsecond}
+	us := func(n int) latency.DurationRange {
+		return latency.DurationRange{Median: time.Duration(n) * time.Microsecond}
 	}
 	node := &median.Result{P50: us(151), P99: us(273), OpsPerSec: latency.Range{Median: 24506}}
 	serverless := &median.Result{P50: us(476), P99: us(719), OpsPerSec: latency.Range{Median: 8310}}

@@ -16,10 +16,10 @@ import (
 func BenchmarkRTT(b *testing.B) {
 	srv := latencytest.NewServer(b, nil)
 	b.Run("udp", func(b *testing.B) {
-		latencytest.Benchmark(b, srv.UDPAddr, nil)
+		latencytest.Benchmark(b, srv.Addr, nil)
 	})
 	b.Run("tcp", func(b *testing.B) {
-		latencytest.Benchmark(b, srv.TCPAddr, &latency.PingPongConfig{Network: "tcp"})
+		latencytest.Benchmark(b, srv.Addr, &latency.PingPongConfig{Network: "tcp"})
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/throughput"
@@ -39,7 +40,7 @@ func extras(out io.Writer, txt *iperf3fmt.TextReport, res *throughput.Result, la
 	r.Notes = nil
 	txt.Extras(&r)
 	fmt.Fprintf(out, "RTT under load (%s, %d samples): p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us\n",
-		lat.Network, lat.Observations, lat.P50Us, lat.P99Us, lat.P999Us, lat.MaxUs)
+		lat.Network, lat.Observations, us(lat.P50), us(lat.P99), us(lat.P999), us(lat.Max))
 	for _, n := range res.Notes {
 		fmt.Fprintf(out, "note: %s\n", n)
 	}
@@ -63,3 +64,6 @@ func withLatency(doc []byte, lat *latency.PingPongResult) ([]byte, error) {
 	b.WriteString("\n}")
 	return b.Bytes(), nil
 }
+
+// us is d in microseconds, as the text report prints latencies.
+func us(d time.Duration) float64 { return float64(d) / 1e3 }

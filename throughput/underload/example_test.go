@@ -25,5 +25,5 @@ func ExampleRun() {
 		log.Fatal(res.Flows.Notes)
 	}
 	fmt.Printf("%.1f Gbit/s with RTT p50 %.1f us, p99 %.1f us under load\n",
-		res.Flows.Total().Received.BitsPerSecond/1e9, res.Latency.P50Us, res.Latency.P99Us)
+		res.Flows.Total().Received.BitsPerSecond/1e9, float64(res.Latency.P50)/1e3, float64(res.Latency.P99)/1e3)
 }

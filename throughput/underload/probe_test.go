@@ -21,14 +21,14 @@ func TestRun(t *testing.T) {
 	var starts int
 	res, err := underload.Run(ctxT(t, 30*time.Second), srv.Addr, &underload.Config{
 		Flows:    throughput.Config{Duration: time.Second, Streams: 2, OnEvent: func(e throughput.Event) { starts += map[bool]int{true: 1}[e.Kind == throughput.EventStart] }},
-		EchoAddr: echo.UDPAddr,
+		EchoAddr: echo.Addr,
 	})
 	require.NoError(t, err)
 	require.NotNil(t, res.Latency, "notes: %v", res.Flows.Notes)
 	assert.Equal(t, 1, starts, "the caller's OnEvent still gets the events")
 	assert.Greater(t, res.Latency.Observations, int64(10))
-	assert.Greater(t, res.Latency.P50Us, 0.0)
-	assert.GreaterOrEqual(t, res.Latency.P99Us, res.Latency.P50Us)
+	assert.Positive(t, res.Latency.P50)
+	assert.GreaterOrEqual(t, res.Latency.P99, res.Latency.P50)
 	assert.Greater(t, res.Flows.Upload.Received.Bytes, int64(0))
 
 	// A probe that cannot reach its server never fails the throughput test.

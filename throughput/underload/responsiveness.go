@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
+	"github.com/netperfkit/netperfkit/internal/rpm"
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/responsiveness"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -25,7 +27,7 @@ type ResponsivenessConfig struct {
 	// probes' target.
 	EchoAddr string
 	// Probes sets the probes' rate and timeout; its Duration is the flows'.
-	Probes latency.ResponsivenessConfig
+	Probes responsiveness.Config
 }
 
 // ResponsivenessResult is a path's responsiveness under load, in the terms
@@ -38,14 +40,14 @@ type ResponsivenessResult struct {
 	// Probes holds the new-connection probes (TCP connect + first echo,
 	// the draft's foreign probes) and, for comparison, echoes on one
 	// established idle connection beside the flows.
-	Probes *latency.ResponsivenessResult `json:"probes"`
+	Probes *responsiveness.Result `json:"probes"`
 	// LoadedFlows are the loaded connections' own round trips: the kernel's
 	// smoothed RTT (TCP_INFO) of every sending stream at every interval
 	// report, the server's merged in for the streams it sends (-R,
 	// --bidir). A bulk TCP stream cannot carry a request between its
 	// bytes; its RTT is what a request on it would wait. Empty where
 	// TCP_INFO is not available (UDP, or a platform without it).
-	LoadedFlows latency.ProbeStats `json:"loaded_flows"`
+	LoadedFlows responsiveness.ProbeStats `json:"loaded_flows"`
 	// RPM is 60 s divided by 1/4 x (connect + request) + 1/2 x self, each
 	// a 95% trimmed mean: the draft's weights without TLS (its foreign
 	// half split over two phases instead of three). 0 when a part is
@@ -83,12 +85,12 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 	probes.Duration = flows.Omit + flows.Duration
 	var (
 		wg       sync.WaitGroup
-		pres     *latency.ResponsivenessResult
+		pres     *responsiveness.Result
 		probeErr error
 	)
 	pctx, stopProbes := context.WithCancel(ctx)
 	defer stopProbes()
-	wg.Go(func() { pres, probeErr = latency.Responsiveness(pctx, cfg.EchoAddr, &probes) })
+	wg.Go(func() { pres, probeErr = responsiveness.Run(pctx, cfg.EchoAddr, &probes) })
 	res, err := throughput.Run(ctx, addr, &flows)
 	stopProbes() // a test that ended early (an error, -n) ends its probes
 	wg.Wait()
@@ -98,14 +100,11 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 	}
 	if pres != nil {
 		out.SelfProbes = "loaded_flows"
-		self := out.LoadedFlows.TrimmedMeanUs
+		self := out.LoadedFlows.TrimmedMean
 		if self == 0 {
-			out.SelfProbes, self = "established_connection", pres.Established.TrimmedMeanUs
+			out.SelfProbes, self = "established_connection", pres.Established.TrimmedMean
 		}
-		conn, req := pres.NewConnectionPhasesUs["connect"], pres.NewConnectionPhasesUs["request"]
-		if conn > 0 && req > 0 && self > 0 {
-			out.RPM = latency.RPM(time.Duration(((conn+req)/4 + self/2) * 1e3))
-		}
+		out.RPM = responsiveness.Combine(pres.NewConnectionPhases["connect"], pres.NewConnectionPhases["request"], self)
 	}
 	if err == nil && probeErr != nil && !errors.Is(probeErr, context.Canceled) {
 		err = probeErr
@@ -115,7 +114,7 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 
 // loadedRTTs collects the sending streams' TCP_INFO round trips from every
 // counted interval of res.
-func loadedRTTs(res *throughput.Result) latency.ProbeStats {
+func loadedRTTs(res *throughput.Result) responsiveness.ProbeStats {
 	rec, _ := latency.NewRecorder(nil) // the default configuration is valid
 	serverSent := false                // the server's TCP_INFO was merged into the streams it sent
 	for _, iv := range res.Intervals {
@@ -138,12 +137,12 @@ func loadedRTTs(res *throughput.Result) latency.ProbeStats {
 		}
 	}
 	if rec.Count() == 0 {
-		return latency.ProbeStats{}
+		return responsiveness.ProbeStats{}
 	}
 	h := rec.Snapshot()
-	tm := latency.TrimmedMean(h, latency.RPMTrim)
-	return latency.ProbeStats{Probes: rec.Count(), Latency: rec.Summary(nil), TrimmedMeanUs: float64(tm) / 1e3,
-		RPM: latency.RPM(tm), Histogram: h}
+	tm := rpm.TrimmedMean(h, rpm.Trim)
+	return responsiveness.ProbeStats{Probes: rec.Count(), Latency: rec.Summary(nil), TrimmedMean: tm,
+		RPM: rpm.RPM(tm), Histogram: h}
 }
 
 // defaultFlowsDuration is throughput.Config's default Duration, which

@@ -7,8 +7,8 @@ import (
 
 	"github.com/netperfkit/netperfkit/internal/peertest"
 
-	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/latencytest"
+	"github.com/netperfkit/netperfkit/latency/responsiveness"
 	"github.com/netperfkit/netperfkit/throughput"
 	"github.com/netperfkit/netperfkit/throughput/throughputtest"
 	"github.com/netperfkit/netperfkit/throughput/underload"
@@ -39,15 +39,15 @@ func TestResponsiveness(t *testing.T) {
 				addr := server(t)
 				res, err := underload.Responsiveness(ctxT(t, 30*time.Second), addr, &underload.ResponsivenessConfig{
 					Flows:    throughput.Config{Duration: 2 * time.Second, Streams: 2, Reverse: reverse},
-					EchoAddr: echo.TCPAddr,
-					Probes:   latency.ResponsivenessConfig{ProbeRate: 20},
+					EchoAddr: echo.Addr,
+					Probes:   responsiveness.Config{ProbeRate: 20},
 				})
 				require.NoError(t, err)
 				require.NotNil(t, res.Flows)
 				require.NotNil(t, res.Probes)
 				lf := res.LoadedFlows
 				t.Logf("loaded flows: %d samples, trimmed mean %.0f us; new connections: %d probes, phases %v; RPM %.0f",
-					lf.Probes, lf.TrimmedMeanUs, res.Probes.NewConnection.Probes, res.Probes.NewConnectionPhasesUs, res.RPM)
+					lf.Probes, float64(lf.TrimmedMean)/1e3, res.Probes.NewConnection.Probes, res.Probes.NewConnectionPhases, res.RPM)
 				// 2 streams x 20 intervals of 100 ms; a stock server
 				// sending (-R) reports its own every second only.
 				want := int64(10)
@@ -55,13 +55,13 @@ func TestResponsiveness(t *testing.T) {
 					want = 2
 				}
 				assert.GreaterOrEqual(t, lf.Probes, want)
-				assert.Positive(t, lf.TrimmedMeanUs)
-				assert.LessOrEqual(t, lf.TrimmedMeanUs, lf.Latency.MaxUs)
+				assert.Positive(t, lf.TrimmedMean)
+				assert.LessOrEqual(t, lf.TrimmedMean, lf.Latency.Max)
 				assert.Positive(t, res.Probes.NewConnection.Probes)
-				conn, req := res.Probes.NewConnectionPhasesUs["connect"], res.Probes.NewConnectionPhasesUs["request"]
+				conn, req := float64(res.Probes.NewConnectionPhases["connect"])/1e3, float64(res.Probes.NewConnectionPhases["request"])/1e3
 				require.Positive(t, conn)
 				require.Positive(t, req)
-				assert.InEpsilon(t, 60e6/((conn+req)/4+lf.TrimmedMeanUs/2), res.RPM, 1e-3)
+				assert.InEpsilon(t, 60e6/((conn+req)/4+float64(lf.TrimmedMean)/1e3/2), res.RPM, 1e-3)
 				assert.Equal(t, "loaded_flows", res.SelfProbes)
 			})
 		}
@@ -71,7 +71,7 @@ func TestResponsiveness(t *testing.T) {
 		// established connection's probes and says so.
 		addr := startIperf3ServerBin(t, peertest.NewIPerf3(t))
 		res, err := underload.Responsiveness(ctxT(t, 30*time.Second), addr, &underload.ResponsivenessConfig{
-			Flows: throughput.Config{Duration: time.Second, Reverse: true}, EchoAddr: echo.TCPAddr,
+			Flows: throughput.Config{Duration: time.Second, Reverse: true}, EchoAddr: echo.Addr,
 		})
 		require.NoError(t, err)
 		assert.Zero(t, res.LoadedFlows.Probes)
