@@ -200,3 +200,31 @@ func ExampleSchedule() {
 	fmt.Println(res.Started, res.Response.Observations, res.Service.Observations)
 	// Output: 5 5 5
 }
+
+// The README's latency snippet, run against an in-process server on a
+// loopback port (TestReadmeExample runs it; internal/readme keeps the two
+// texts the same).
+func Example_readme() {
+	ctx := context.Background()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := latency.NewServer(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = srv.ServePacket(sctx, pc) }()
+	addr := pc.LocalAddr().String()
+
+	// README begin
+	res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("p50 %v, p99 %v, p99.9 %v over %d round trips (%d dropped)\n",
+		res.P50, res.P99, res.P999, res.Observations, res.Dropped)
+	// README end
+}
