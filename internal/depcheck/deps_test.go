@@ -15,7 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const module = "github.com/netperfkit/netperfkit"
+const (
+	module = "github.com/netperfkit/netperfkit"
+	hdr    = "github.com/HdrHistogram/hdrhistogram-go"
+)
 
 // allowed is what each package may pull in besides the standard library:
 // the third-party modules and our own packages (a trailing "/" allows
@@ -27,18 +30,30 @@ var allowed = []struct {
 }{
 	{"ethtool", []string{"golang.org/x/sys"}, nil},
 	{"srd", []string{"golang.org/x/sys"}, []string{"ethtool"}},
-	{"latency", []string{"github.com/HdrHistogram/hdrhistogram-go", "golang.org/x/sys"}, []string{"internal/"}},
-	{"throughput", []string{"github.com/HdrHistogram/hdrhistogram-go", "golang.org/x/sys"}, []string{"internal/", "latency"}},
-	// cache: no AWS SDK (the IAM token source lives in its own package),
-	// no prometheus and no valkey-glide (cgo).
-	{"cache", []string{"github.com/HdrHistogram/hdrhistogram-go", "golang.org/x/sys"}, []string{"internal/", "latency"}},
+	{"latency", []string{hdr, "golang.org/x/sys"}, []string{"internal/"}},
+	{"latency/slo", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency"}},
+	{"latency/responsiveness", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency"}},
+	{"latency/latencytest", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency"}},
+	// throughput has no histogram: only the kernel's interfaces.
+	// throughput/iperf3auth is the iperf3 credentials a Config carries.
+	{"throughput", []string{"golang.org/x/sys"}, []string{"internal/", "throughput/iperf3auth"}},
+	{"throughput/iperf3fmt", []string{"golang.org/x/sys"}, []string{"internal/", "throughput", "throughput/iperf3auth"}},
+	{"throughput/iperf3auth", nil, []string{"internal/"}},
+	{"throughput/throughputtest", []string{"golang.org/x/sys"}, []string{"internal/", "throughput", "throughput/iperf3auth"}},
+	{"throughput/underload", []string{hdr, "golang.org/x/sys"},
+		[]string{"internal/", "latency", "latency/responsiveness", "throughput", "throughput/iperf3auth"}},
+	// cache: no AWS SDK (the IAM token source lives in cache/iam), no
+	// prometheus and no valkey-glide (cgo, in cache/glide).
+	{"cache", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency"}},
+	{"cache/median", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency", "cache"}},
+	{"cache/cachetest", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency", "cache"}},
 	// runinfo reads EC2's instance identity through the SDK's IMDS client:
 	// that module and the two it needs, no service client.
 	{"runinfo", []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds",
 		"github.com/aws/smithy-go", "golang.org/x/sys"}, []string{"ethtool"}},
 	// The E1 experiment composes the primitives; it adds no module of its own.
-	{"srd/srdexperiment", []string{"github.com/HdrHistogram/hdrhistogram-go", "golang.org/x/sys"},
-		[]string{"ethtool", "srd", "latency", "throughput", "internal/"}},
+	{"srd/srdexperiment", []string{hdr, "golang.org/x/sys"},
+		[]string{"ethtool", "srd", "latency", "throughput", "throughput/iperf3auth", "internal/"}},
 }
 
 // listed is the part of `go list -json` this test reads.
