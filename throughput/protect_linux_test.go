@@ -20,11 +20,11 @@ import (
 func TestProtectionNetns(t *testing.T) {
 	v := ethtooltest.NewVeth(t)
 	ip := peertest.Binary(t, "apt-get install iproute2", "ip")
-	for _, a := range []string{"10.231.0.6/32", "10.231.0.7/32"} {
+	for _, a := range []string{"198.19.231.6/32", "198.19.231.7/32"} {
 		out, err := exec.Command(ip, "-n", nsName(v.PeerNetnsPath()), "addr", "add", a, "dev", v.PeerName).CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}
-	out, err := exec.Command(ip, "-n", nsName(v.NetnsPath()), "route", "add", "10.231.0.0/24", "dev", v.Name).CombinedOutput()
+	out, err := exec.Command(ip, "-n", nsName(v.NetnsPath()), "route", "add", "198.19.231.0/24", "dev", v.Name).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	var ln net.Listener
 	require.NoError(t, ethtooltest.InNetns(v.NetnsPath(), func() error {
@@ -37,7 +37,7 @@ func TestProtectionNetns(t *testing.T) {
 		e := asSession(err)
 		errs <- e
 	},
-		AllowedClients: []netip.Prefix{netip.MustParsePrefix(v.PeerAddr + "/32"), netip.MustParsePrefix("10.231.0.6/32")}})
+		AllowedClients: []netip.Prefix{netip.MustParsePrefix(v.PeerAddr + "/32"), netip.MustParsePrefix("198.19.231.6/32")}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -55,7 +55,7 @@ func TestProtectionNetns(t *testing.T) {
 		}))
 	}
 	inPeer(func() {
-		checkProtection(t, addr, srv, errs, v.PeerAddr, "10.231.0.6", "10.231.0.7", func(src string) net.Conn {
+		checkProtection(t, addr, srv, errs, v.PeerAddr, "198.19.231.6", "198.19.231.7", func(src string) net.Conn {
 			return dialFrom(t, src, addr)
 		})
 	})

@@ -18,7 +18,7 @@ import (
 
 // Veth is a veth pair whose two ends live in two network namespaces created
 // for one test and deleted by its cleanup. Both ends are up and addressed
-// (10.231.0.1/30 on Name, 10.231.0.2/30 on PeerName) so traffic can flow.
+// (198.19.231.1/30 on Name, 198.19.231.2/30 on PeerName: RFC 2544's benchmarking range) so traffic can flow.
 type Veth struct {
 	// Name is the end under test, in the namespace of NetnsPath.
 	Name string
@@ -47,7 +47,7 @@ func NewVeth(tb testing.TB) *Veth {
 	v := &Veth{
 		ns: "npk-" + id + "-a", peerNS: "npk-" + id + "-b",
 		Name: "npk" + id + "a", PeerName: "npk" + id + "b",
-		Addr: "10.231.0.1", PeerAddr: "10.231.0.2",
+		Addr: "198.19.231.1", PeerAddr: "198.19.231.2",
 		ip: ip,
 	}
 	addNetns(tb, ip, v.ns)
