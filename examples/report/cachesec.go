@@ -25,6 +25,10 @@ type cacheTarget = cachecli.Target
 type CacheSection struct {
 	// Skipped says why the section did not run, and how to make it run.
 	Skipped string `json:"skipped,omitempty"`
+	// ServerNote qualifies every number of the section when it was
+	// measured against the in-process miniredis (no -cache and no cache
+	// server installed).
+	ServerNote string `json:"server_note,omitempty"`
 	// Endpoints holds one entry per configuration, in the order given.
 	Endpoints []*CacheEndpoint `json:"endpoints"`
 	// Comparisons relate configurations: connect ÷ pool per endpoint, each
@@ -70,11 +74,11 @@ type CacheComparison struct {
 	cache.Comparison
 }
 
-// valkeyBuilt is where ../shared/peers/build.sh installs valkey-server.
+// valkeyBuilt is where scripts/install-peers.sh builds valkey-server.
 const valkeyBuilt = ".cache/netperfkit-peers/valkey-8.0.1/bin/valkey-server"
 
 // localServerBinaries lists the cache servers installed here: valkey-server
-// (on PATH, $NETPERFKIT_VALKEY_SERVER or build.sh's output) and
+// (on PATH, $NETPERFKIT_VALKEY_SERVER or install-peers.sh's build) and
 // redis-server, each labelled by its name.
 func localServerBinaries() []string {
 	var out []string
@@ -97,10 +101,10 @@ func localServerBinaries() []string {
 	return out
 }
 
-// localCacheTargets starts, for valkey-server and redis-server each when
-// installed, a plain and a TLS+ACL server through cachetest, or says why it
-// cannot. The returned cleanup stops them.
-func localCacheTargets(ctx context.Context) ([]cacheTarget, func(), error) {
+// localCacheTargets starts, for each server binary in bins (valkey-server,
+// redis-server), a plain and a TLS+ACL server through cachetest, or says why
+// it cannot. The returned cleanup stops them.
+func localCacheTargets(ctx context.Context, bins []string) ([]cacheTarget, func(), error) {
 	var targets []cacheTarget
 	var closers []func()
 	cleanup := func() {
@@ -108,9 +112,8 @@ func localCacheTargets(ctx context.Context) ([]cacheTarget, func(), error) {
 			c()
 		}
 	}
-	bins := localServerBinaries()
 	if len(bins) == 0 {
-		return nil, cleanup, fmt.Errorf("no redis-server or valkey-server is installed, so no local cache could be started (%s, or ../shared/peers/build.sh valkey), or point -cache at endpoints", cachetest.InstallHint)
+		return nil, cleanup, fmt.Errorf("no redis-server or valkey-server is installed (%s), or point -cache at endpoints", cachetest.InstallHint)
 	}
 	var errs []error
 	for _, bin := range bins {
@@ -172,6 +175,9 @@ func checkCacheCompare(o *options) error {
 		for _, bin := range localServerBinaries() {
 			name := strings.TrimSuffix(filepath.Base(bin), "-server")
 			labels = append(labels, name, name+" TLS+ACL")
+		}
+		if len(labels) == 0 {
+			labels = embeddedLabels()
 		}
 	}
 	for _, p := range pairs {

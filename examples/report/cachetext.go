@@ -38,6 +38,9 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 		fmt.Fprintf(w, "  not run: %s\n\n", sec.Skipped)
 		return nil
 	}
+	if sec.ServerNote != "" {
+		fmt.Fprintf(w, "NOTE: %s\n", sec.ServerNote)
+	}
 	t := newTable(w, "config", "probes", "errors", "DNS", "TCP", "TLS", "AUTH", "CLUSTER SLOTS", "GET", "total (us)")
 	for _, ce := range sec.Endpoints {
 		if ce.Medians == nil {

@@ -9,8 +9,10 @@
 //     connect-per-operation workloads.
 //
 // With no flags it starts netperfkit's iperf3-compatible and sockperf-
-// compatible servers on loopback (and redis-server through cachetest, when
-// installed) and measures them with short durations. Flags point each part
+// compatible servers on loopback, and for E3 a plain and a TLS+ACL cache
+// server (valkey-server and redis-server through cachetest when installed,
+// else an in-process miniredis that shows the method, not a cache's
+// performance), and measures them with short durations. Flags point each part
 // at real targets:
 //
 //	report -paths same=10.0.0.5,cross=10.1.0.7 -matrix 10.0.0.5 -limit 5G \
@@ -375,22 +377,28 @@ func collectMetadata(ctx context.Context, o *options) *runinfo.Metadata {
 	})
 }
 
-// cacheSection runs E3 against -cache / -cache-config, or against local
-// servers, or says why it cannot.
+// cacheSection runs E3 against -cache / -cache-config, or else against
+// local valkey/redis servers, or else against the in-process miniredis
+// (labelled so), or says why it cannot.
 func cacheSection(ctx context.Context, o *options, copts cacheOptions, prog *progress) (*CacheSection, error) {
 	targets, err := o.cache.Targets(o.cacheConfig)
 	if err != nil {
 		return nil, fmt.Errorf("-cache: %w", err)
 	}
+	note := ""
 	if len(targets) == 0 {
-		var cleanup func()
-		targets, cleanup, err = localCacheTargets(ctx)
-		defer cleanup()
+		set, err := defaultCacheTargets(ctx, localServerBinaries())
 		if err != nil {
 			return &CacheSection{Skipped: err.Error()}, nil
 		}
+		defer set.cleanup()
+		targets, note = set.targets, set.note
 	}
-	return runCache(ctx, targets, copts, prog)
+	sec, err := runCache(ctx, targets, copts, prog)
+	if sec != nil {
+		sec.ServerNote = note
+	}
+	return sec, err
 }
 
 // servers are the in-process servers the default run measures.
@@ -577,7 +585,11 @@ func plotsOf(rep *Report) []plotSpec {
 			}
 		}
 		if len(series) > 0 {
-			out = append(out, plotSpec{name: "cache-spectrum", title: "cache operation latency by endpoint, engine and mode", series: series})
+			title := "cache operation latency by endpoint, engine and mode"
+			if rep.Cache.ServerNote != "" {
+				title += "\n(" + embeddedNote + ")"
+			}
+			out = append(out, plotSpec{name: "cache-spectrum", title: title, series: series})
 		}
 	}
 	return out
