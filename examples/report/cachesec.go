@@ -72,6 +72,11 @@ type CacheWorkload struct {
 type CacheComparison struct {
 	Kind string `json:"kind"`
 	cache.Comparison
+	// P50Test, P99Test and OpsTest compare the runs of the two sides
+	// (Mann-Whitney U test, alpha 0.05), as benchstat does.
+	P50Test *RunTest `json:"p50_test,omitempty"`
+	P99Test *RunTest `json:"p99_test,omitempty"`
+	OpsTest *RunTest `json:"ops_per_sec_test,omitempty"`
 }
 
 // valkeyBuilt is where scripts/install-peers.sh builds valkey-server.
@@ -366,7 +371,7 @@ func compareCache(eps []*CacheEndpoint, o cacheOptions) []CacheComparison {
 	first := cachecli.Name(o.Engines[0])
 	for _, ce := range eps {
 		if w := workload(ce, first); w != nil && w.Pool != nil && w.Connect != nil {
-			out = append(out, CacheComparison{"connect/pool", cache.Compare(ce.Label+" "+w.Engine+" pool", w.Pool, ce.Label+" "+w.Engine+" connect", w.Connect)})
+			out = append(out, cacheRatio("connect/pool", ce.Label+" "+w.Engine+" pool", w.Pool, ce.Label+" "+w.Engine+" connect", w.Connect))
 		}
 		if g, r := workload(ce, cachecli.Glide), workload(ce, cachecli.Resp); g != nil && r != nil {
 			for _, m := range []struct {
@@ -374,7 +379,7 @@ func compareCache(eps []*CacheEndpoint, o cacheOptions) []CacheComparison {
 				base, othr *cache.Aggregate
 			}{{"pool", r.Pool, g.Pool}, {"connect", r.Connect, g.Connect}} {
 				if m.base != nil && m.othr != nil {
-					out = append(out, CacheComparison{"engine", cache.Compare(ce.Label+" resp "+m.name, m.base, ce.Label+" glide "+m.name, m.othr)})
+					out = append(out, cacheRatio("engine", ce.Label+" resp "+m.name, m.base, ce.Label+" glide "+m.name, m.othr))
 				}
 			}
 		}
@@ -400,7 +405,7 @@ func compareCache(eps []*CacheEndpoint, o cacheOptions) []CacheComparison {
 				b, o *cache.Aggregate
 			}{{"pool", bw.Pool, ow.Pool}, {"connect", bw.Connect, ow.Connect}} {
 				if m.b != nil && m.o != nil {
-					out = append(out, CacheComparison{"endpoint", cache.Compare(base.Label+" "+bw.Engine+" "+m.name, m.b, other.Label+" "+bw.Engine+" "+m.name, m.o)})
+					out = append(out, cacheRatio("endpoint", base.Label+" "+bw.Engine+" "+m.name, m.b, other.Label+" "+bw.Engine+" "+m.name, m.o))
 				}
 			}
 		}
