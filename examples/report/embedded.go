@@ -17,6 +17,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 )
 
 // embeddedNote is how every output labels E3 results measured against the
@@ -38,6 +39,8 @@ type cacheTargetSet struct {
 	targets []cacheTarget
 	note    string
 	cleanup func()
+	// embedded says the targets are the in-process miniredis.
+	embedded bool
 }
 
 // defaultCacheTargets starts the servers E3 measures without -cache: a
@@ -58,7 +61,31 @@ func defaultCacheTargets(ctx context.Context, bins []string) (*cacheTargetSet, e
 	if err != nil {
 		return nil, fmt.Errorf("no cache server is installed and the in-process miniredis did not start: %w", err)
 	}
-	return &cacheTargetSet{targets: targets, note: embeddedNote + why, cleanup: cleanup}, nil
+	return &cacheTargetSet{targets: targets, note: embeddedNote + why, cleanup: cleanup, embedded: true}, nil
+}
+
+// engines returns the engines that can run against the set's servers:
+// all of them against real servers; against miniredis the resp engine
+// only, because valkey-glide's connection set-up asks INFO REPLICATION,
+// which miniredis does not answer (every glide operation would fail). The
+// note says so when glide was asked for.
+func (s *cacheTargetSet) engines(in []cache.Engine) []cache.Engine {
+	if !s.embedded {
+		return in
+	}
+	var out []cache.Engine
+	for _, e := range in {
+		if cachecli.Name(e) == cachecli.Resp {
+			out = append(out, e)
+		}
+	}
+	if len(out) < len(in) {
+		s.note += "; the glide engine does not run against it (its connection set-up asks INFO REPLICATION, which miniredis does not answer)"
+	}
+	if len(out) == 0 {
+		out = []cache.Engine{nil} // resp
+	}
+	return out
 }
 
 // embeddedLabels are the labels embeddedCacheTargets gives its endpoints.

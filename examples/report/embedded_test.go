@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,4 +108,33 @@ func TestCacheTextCarriesEmbeddedNote(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, writeCacheText(&b, &CacheSection{ServerNote: embeddedNote, Endpoints: []*CacheEndpoint{{Label: embeddedLabel}}}))
 	assert.Contains(t, b.String(), "NOTE: in-process miniredis: shows the method, not a cache's performance")
+}
+
+// namedEngine stands for an engine by name only; it is never opened.
+type namedEngine string
+
+func (e namedEngine) Name() string { return string(e) }
+func (namedEngine) Open(context.Context, *cache.Endpoint) (func(context.Context) (cache.Client, error), error) {
+	return nil, errors.New("report: test engine")
+}
+
+// TestEmbeddedEngines checks that glide, which cannot connect to
+// miniredis, is left out against it with a word why, and kept against
+// real servers.
+func TestEmbeddedEngines(t *testing.T) {
+	glide := namedEngine(cachecli.Glide)
+	real := &cacheTargetSet{}
+	assert.Equal(t, []cache.Engine{glide, nil}, real.engines([]cache.Engine{glide, nil}))
+	assert.Empty(t, real.note)
+
+	emb := &cacheTargetSet{embedded: true, note: embeddedNote}
+	assert.Equal(t, []cache.Engine{nil}, emb.engines([]cache.Engine{glide, nil}))
+	assert.Contains(t, emb.note, "glide engine does not run against it")
+	assert.True(t, strings.HasPrefix(emb.note, embeddedNote))
+
+	only := &cacheTargetSet{embedded: true, note: embeddedNote}
+	assert.Equal(t, []cache.Engine{nil}, only.engines([]cache.Engine{glide}), "resp runs in glide's place")
+	resp := &cacheTargetSet{embedded: true, note: embeddedNote}
+	assert.Equal(t, []cache.Engine{nil}, resp.engines([]cache.Engine{nil}))
+	assert.Equal(t, embeddedNote, resp.note, "nothing left out, nothing to say")
 }

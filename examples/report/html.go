@@ -126,7 +126,7 @@ func inlineSVG(b []byte, title string) template.HTML {
 	s := svgProlog.ReplaceAllString(string(b), "$1")
 	label := template.HTMLEscapeString(title)
 	s = svgSize.ReplaceAllString(s, `<svg class="plot" role="img" aria-label="`+label+`"`)
-	return template.HTML(s) //nolint:gosec // our own plot, see above
+	return template.HTML(s)
 }
 
 var pageTemplate = template.Must(template.New("report.html").Parse(`<!DOCTYPE html>

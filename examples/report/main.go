@@ -399,6 +399,7 @@ func cacheSection(ctx context.Context, o *options, copts cacheOptions, prog *pro
 			return &CacheSection{Skipped: err.Error()}, nil
 		}
 		defer set.cleanup()
+		copts.Engines = set.engines(copts.Engines)
 		targets, note = set.targets, set.note
 	}
 	sec, err := runCache(ctx, targets, copts, prog)

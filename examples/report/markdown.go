@@ -80,10 +80,11 @@ func mdTable(b *bytes.Buffer, t *docTable) {
 }
 
 // mdSpecial are the characters that GitHub-flavoured Markdown could read
-// as markup inside text (emphasis, links, HTML, strikethrough, code).
+// as markup inside text (emphasis, links, images, HTML, entities,
+// strikethrough, code).
 var mdSpecial = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`,
-	`<`, `\<`, `>`, `\>`, `~`, `\~`, `|`, `\|`,
+	`<`, `\<`, `>`, `\>`, `~`, `\~`, `|`, `\|`, `&`, `\&`, `!`, `\!`,
 )
 
 // mdEscape makes s literal text in a paragraph or heading.

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/netperfkit/netperfkit/runinfo"
 	"github.com/stretchr/testify/assert"
@@ -168,4 +171,27 @@ func TestCommandArgsHidePassword(t *testing.T) {
 	b, err := json.Marshal(&Report{Command: o.command})
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "s3cret")
+}
+
+// FuzzMarkdownCell renders any cell text in a GitHub-flavoured Markdown
+// table and checks that it stays one cell holding the same text.
+func FuzzMarkdownCell(f *testing.F) {
+	for _, s := range []string{"~ (p=0.400 n=3) ¹", "a | b", "*x* _y_ `z`", "<b>&amp;</b>", "[l](u) ![i](u)", "# h", "1. x", `\|`, "www.example.com"} {
+		f.Add(s)
+	}
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	tags := regexp.MustCompile(`<[^>]*>`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) || strings.ContainsRune(s, '\uFFFD') {
+			t.Skip("cells are printable text")
+		}
+		src := "| h | x |\n| --- | --- |\n| " + mdCell(s) + " | end |\n"
+		var out bytes.Buffer
+		require.NoError(t, md.Convert([]byte(src), &out))
+		cells := regexp.MustCompile(`(?s)<td>(.*?)</td>`).FindAllStringSubmatch(out.String(), -1)
+		require.Len(t, cells, 2, "one row of two cells: %q -> %s", src, out.String())
+		got := html.UnescapeString(tags.ReplaceAllString(cells[0][1], ""))
+		assert.Equal(t, strings.TrimSpace(s), got, "%q", src)
+		assert.Equal(t, "end", cells[1][1])
+	})
 }
