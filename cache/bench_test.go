@@ -24,7 +24,7 @@ func BenchmarkProbe(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			s := cachetest.NewServer(b, tc.cfg)
-			p, err := cache.NewProber(context.Background(), endpointFor(s))
+			p, err := cache.NewProber(endpointFor(s))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func BenchmarkProbe(b *testing.B) {
 // glide engine's are in package cache/glide).
 func BenchmarkWorkload(b *testing.B) {
 	s := cachetest.NewServer(b, nil)
-	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 		b.Run("resp-"+string(mode), func(b *testing.B) {
 			cachetest.Benchmark(b, endpointFor(s), &cache.WorkloadConfig{Mode: mode, Workers: 4})
 		})

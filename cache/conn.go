@@ -93,7 +93,7 @@ func (c *conn) roundTrip(deadline time.Time, args []string) (resp.Value, error) 
 
 // do runs a command in phase p with the request timeout (shortened by ctx's
 // deadline), calling the trace hooks of ctx. An error reply becomes a
-// *ServerError; every error is classified. The connection is closed when the
+// *replyError; every error is classified. The connection is closed when the
 // context it was dialled with ends, which interrupts a command in flight.
 func (c *conn) do(ctx context.Context, p Phase, args ...string) (resp.Value, error) {
 	trace := contextClientTrace(ctx)
@@ -110,7 +110,7 @@ func (c *conn) do(ctx context.Context, p Phase, args ...string) (resp.Value, err
 	if err = ctx.Err(); err == nil {
 		v, err = c.roundTrip(deadline, args)
 		if err == nil && v.IsError() {
-			err = &ServerError{Msg: v.Text()}
+			err = &replyError{Msg: v.Text()}
 		}
 		err = ctxCause(ctx, err)
 	}

@@ -1,69 +1,61 @@
 // Package cache measures Valkey and Redis endpoints (including Amazon
-// ElastiCache, node-based and serverless) the way the field study E3 did.
+// ElastiCache, node-based and serverless) the way the field study E3 did:
+// where connection set-up time goes, and what connection reuse buys.
 //
-// A Prober opens fresh connections and times every phase on its own: DNS, TCP
-// connect, TLS handshake, AUTH (password or ElastiCache IAM token), CLUSTER
-// SLOTS and the first command, then close. It speaks RESP itself over net.Dialer
-// and crypto/tls because no client library exposes those phases; the timings
-// come from ClientTrace hooks that callers can attach too, in the style of
-// net/http/httptrace.
+// Entry points:
+//   - NewProber and Prober.Probe: one fresh connection, every phase timed on
+//     its own (DNS, TCP connect, TLS handshake, AUTH, CLUSTER SLOTS, the first
+//     command, close); Prober.Run repeats it and summarises each phase.
+//   - Run: a GET/SET workload with a number of workers, pooled (each worker
+//     reuses a client) or connect-per-operation (ConnectPerOp), closed-loop
+//     or open-loop at WorkloadConfig.Rate on latency.Schedule.
+//   - WithClientTrace: hooks around every phase of every connection, in the
+//     style of net/http/httptrace, with each phase's start and duration.
+//   - Endpoint: address, cluster mode, TLS and credentials, static (User,
+//     Password) or per connection (Credentials; package cache/iam signs
+//     ElastiCache IAM tokens for it).
 //
-// Run drives a GET/SET workload with a number of workers in two modes, pool
-// (each worker reuses one client) and connect (each operation creates a client,
-// runs one command and closes it). RunRepeated reports the median of several
-// runs with min-max ranges, and Compare reports two configurations as ratios.
-// Run's ops/s counts the operations that succeeded within the measured
-// window, so operations draining or timing out after it do not dilute it.
+// The prober speaks RESP itself over net.Dialer and crypto/tls because no
+// client library exposes the phases. Run's built-in engine (a nil
+// WorkloadConfig.Engine, named "resp") is a lean pure-Go RESP client on the
+// same connection code, whose per-operation cost is close to
+// redis-benchmark's. Run's ops/s counts the operations that succeeded within
+// the measured window, so operations draining or timing out after it do not
+// dilute it.
 //
-// With WorkloadConfig.Rate set a run is open-loop, on latency.Schedule:
-// operations start at the rate whether or not earlier ones have finished,
-// latencies run from each operation's intended start (coordinated omission
-// cannot hide a stalled server), and RunResult.Schedule carries the service
-// times, the achieved rate and the late and unstarted operations.
-// SearchRate finds the highest rate whose response-time percentile meets an
-// SLO. Responsiveness measures, RPM-style, how responsive an endpoint stays
-// while a pooled load saturates it: probes on new connections and on the
-// loaded connections.
+// Around it: cache/median runs a workload several times and reports medians
+// with min-max ranges (the field study's rows) and their ratios; cache/glide
+// is the valkey-glide engine, the client the field study used, so that
+// running both engines on one endpoint separates the endpoint's latency from
+// the client library's overhead; cache/cachetest starts real redis-server or
+// valkey-server instances for tests and benchmarks.
 //
-// # Engines and cgo
+// # Dependencies
 //
-// The workload runs on an Engine. The built-in one (WorkloadConfig.Engine nil,
-// named "resp") is this package's lean pure-Go RESP client, sharing the
-// prober's connection code; its per-operation cost is close to
-// redis-benchmark's. Package cache/glide provides glide.Engine(), valkey-glide
-// v2, the client the field study used: running both on the same endpoint
-// separates the endpoint's latency from the client library's overhead.
-// valkey-glide needs cgo, so cache/glide is the only package that imports
-// it: cache, its prober, the resp engine and cachetest build with
-// CGO_ENABLED=0 on every platform. A program that offers glide wires it in a
-// file built with cgo (//go:build cgo) and says "glide engine not built in
-// (needs cgo)" in its !cgo twin, as the example tools do.
+// cache imports the standard library, package latency (and through it
+// hdrhistogram-go and golang.org/x/sys) and netperfkit's internal RESP codec.
+// It imports no AWS SDK (that is cache/iam), no Prometheus client and no
+// valkey-glide: cache/glide is the only package that needs cgo, and cache,
+// its prober, the resp engine and cachetest build with CGO_ENABLED=0 on every
+// platform. A program that offers glide wires it in a file built with cgo
+// (//go:build cgo) and says "glide engine not built in (needs cgo)" in its
+// !cgo twin, as the example tools do.
 //
 // # Conventions
 //
-// These are shared by every netperfkit package:
-//   - Blocking calls (Prober.Probe, Prober.Run, Run, RunRepeated) take ctx
-//     first and return within about 100 ms of its end, in every phase, with
-//     the partial result they have and ctx.Err(): connections are closed when
-//     ctx ends rather than left to their deadlines. The glide engine is the
-//     exception while it creates a client, which valkey-glide does without a
-//     context (bounded by Endpoint.ConnectTimeout).
-//   - Callbacks are fields of the config structs: ProbeConfig.OnProbe,
-//     WorkloadConfig.OnRun, and the hooks of ClientTrace.
-//   - Durations are time.Duration in Go. In JSON, latency statistics are
-//     microseconds as floats in fields named ..._us: latency.Summary's
-//     (p50_us, p99_us...), Aggregate's p50_us and p99_us (latency.Range
-//     values) and ResponsivenessResult's trimmed means. Single measured
-//     durations are integer nanoseconds, time.Duration's own encoding, in
-//     fields named ..._ns: ProbeResult's phases_ns (an object keyed by phase
-//     name) and total_ns, and RunResult's (and latency.ScheduleResult's)
-//     elapsed_ns and window_ns. Text output prints microseconds.
-//   - Medians of N runs use latency's type family: Aggregate's P50Us, P99Us
-//     and OpsPerSec are latency.Range values computed by latency.AggregateFunc.
-//   - Errors start with "cache: " and wrap their cause. A failure of a probe or
-//     operation is an *Error with the Phase it happened in and an ErrorKind:
-//     errors.Is(err, cache.ErrWrongPass) tests the kind, errors.Is(err,
-//     syscall.ECONNREFUSED) or errors.As(err, **ServerError) the cause.
-//   - Defaults are named in the field documentation: a zero field means the
-//     default, a nil config means all defaults.
+// cache follows docs/conventions.md (cancellation with partial results,
+// callbacks as config fields, time.Duration in Go and units in JSON keys,
+// nil configs as defaults, errors prefixed "cache: "). What is particular to
+// it:
+//   - A failure of a probe or operation is an *Error with the Phase it
+//     happened in and an ErrorKind: errors.Is(err, cache.ErrWrongPass) tests
+//     the kind, errors.Is(err, syscall.ECONNREFUSED) the cause. A server's
+//     error reply is classified by its first word; its text is in the
+//     message, which never holds a password or token.
+//   - In JSON, ProbeResult's phases_ns and total_ns and RunResult's
+//     elapsed_ns and window_ns are integer nanoseconds; latency statistics
+//     (latency.Summary) are float microseconds in ..._us fields.
+//   - The glide engine cannot honour a context while it creates a client,
+//     which valkey-glide does without one (bounded by
+//     Endpoint.ConnectTimeout), and calls no ClientTrace hooks.
 package cache

@@ -43,13 +43,21 @@ type Endpoint struct {
 	// tls.VersionTLS13). Zero means TLS 1.2 and TLS 1.3.
 	MinTLSVersion, MaxTLSVersion uint16
 
-	// User is the ACL user name (or the IAM user id). Empty with a Password
-	// means AUTH with the password only (the default user).
+	// User is the ACL user name. Empty with a Password means AUTH with the
+	// password only (the default user). With Credentials set it is only
+	// shown by String (Credentials names the user).
 	User string
-	// Password is the ACL password; ignored when IAM is set.
+	// Password is the ACL password; ignored when Credentials is set.
 	Password Secret
-	// IAM enables ElastiCache IAM authentication as User. TLS is required.
-	IAM *IAMConfig
+	// Credentials, when set, supplies the user name and password of every
+	// new connection's AUTH in place of User and Password: for credentials
+	// that change, such as ElastiCache IAM tokens (package cache/iam's
+	// TokenSource.Credentials). It is called in the AUTH phase, whose time
+	// includes it, with a context bounded by ConnectTimeout, and from
+	// several connections at once, so it must be safe for concurrent use.
+	// An empty user means AUTH with the password only. Its errors fail the
+	// connection as ErrAuth.
+	Credentials func(ctx context.Context) (user string, password Secret, err error) `json:"-"`
 
 	// ConnectTimeout bounds setting up one connection: DNS, TCP connect, TLS
 	// handshake and AUTH together. Zero means 5 s.
@@ -66,8 +74,8 @@ type Endpoint struct {
 func (e Endpoint) String() string {
 	auth := "none"
 	switch {
-	case e.IAM != nil:
-		auth = "iam:" + e.User
+	case e.Credentials != nil:
+		auth = "credentials:" + e.User
 	case e.Password != "":
 		auth = "password:" + e.User
 	}
@@ -79,17 +87,13 @@ func (e Endpoint) String() string {
 type dialer struct {
 	ep       Endpoint
 	roots    *x509.CertPool
-	tokens   *IAMTokenSource
 	resolver *net.Resolver
 	readers  readerPool
 }
 
-func newDialer(ctx context.Context, ep *Endpoint) (*dialer, error) {
-	if ep == nil || ep.Addr == "" {
-		return nil, errors.New("cache: endpoint address is required")
-	}
-	if _, _, err := net.SplitHostPort(ep.Addr); err != nil {
-		return nil, fmt.Errorf("cache: endpoint address: %w", err)
+func newDialer(ep *Endpoint) (*dialer, error) {
+	if err := ep.validate(); err != nil {
+		return nil, err
 	}
 	d := &dialer{ep: *ep, resolver: ep.Resolver}
 	if d.ep.ConnectTimeout <= 0 {
@@ -107,17 +111,27 @@ func newDialer(ctx context.Context, ep *Endpoint) (*dialer, error) {
 			return nil, errors.New("cache: no certificate found in CACertPEM")
 		}
 	}
-	if ep.IAM != nil {
-		if !ep.TLS {
-			return nil, errors.New("cache: IAM authentication requires TLS")
-		}
-		ts, err := NewIAMTokenSource(ctx, ep.User, ep.IAM)
-		if err != nil {
-			return nil, err
-		}
-		d.tokens = ts
-	}
 	return d, nil
+}
+
+// validate checks what newDialer needs of ep.
+func (ep *Endpoint) validate() error {
+	switch {
+	case ep == nil:
+		return errors.New("cache: nil Endpoint")
+	case ep.Addr == "":
+		return errors.New("cache: Endpoint.Addr is required")
+	case ep.ConnectTimeout < 0:
+		return fmt.Errorf("cache: Endpoint.ConnectTimeout %v is negative", ep.ConnectTimeout)
+	case ep.RequestTimeout < 0:
+		return fmt.Errorf("cache: Endpoint.RequestTimeout %v is negative", ep.RequestTimeout)
+	case ep.MaxTLSVersion != 0 && ep.MinTLSVersion > ep.MaxTLSVersion:
+		return fmt.Errorf("cache: Endpoint.MinTLSVersion %#x is above MaxTLSVersion %#x", ep.MinTLSVersion, ep.MaxTLSVersion)
+	}
+	if _, _, err := net.SplitHostPort(ep.Addr); err != nil {
+		return fmt.Errorf("cache: Endpoint.Addr: %w", err)
+	}
+	return nil
 }
 
 func (d *dialer) tlsConfig(host string) *tls.Config {
@@ -176,7 +190,7 @@ func (d *dialer) dial(ctx context.Context, addr string) (*conn, error) {
 		nc = tc
 	}
 	c := newConn(nc, addr, d.ep.RequestTimeout, &d.readers, stop)
-	if d.tokens != nil || d.ep.Password != "" {
+	if d.ep.Credentials != nil || d.ep.Password != "" {
 		if err := d.auth(ctx, c, deadline); err != nil {
 			_ = c.release()
 			return nil, err
@@ -257,33 +271,34 @@ func (d *dialer) handshake(ctx context.Context, nc net.Conn, addr, host string, 
 	return tc, err
 }
 
-// auth sends AUTH within the connect deadline. With IAM, getting a token
-// (presigning when one is due) is part of the phase.
+// auth sends AUTH within the connect deadline. With Endpoint.Credentials,
+// getting them (presigning an IAM token when one is due) is part of the
+// phase.
 func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
 	trace := contextClientTrace(ctx)
 	start := time.Now()
 	trace.start(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start})
 	err := func() error {
-		pw := d.ep.Password
-		if d.tokens != nil {
+		user, pw := d.ep.User, d.ep.Password
+		if d.ep.Credentials != nil {
 			tctx, cancel := context.WithDeadline(ctx, deadline)
-			tok, err := d.tokens.Token(tctx)
+			var err error
+			user, pw, err = d.ep.Credentials(tctx)
 			cancel()
 			if err != nil {
-				return ctxCause(ctx, err)
+				return ctxCause(ctx, fmt.Errorf("%w: %w", errCredentials, err))
 			}
-			pw = tok
 		}
 		args := []string{"AUTH", pw.Reveal()}
-		if d.ep.User != "" {
-			args = []string{"AUTH", d.ep.User, pw.Reveal()}
+		if user != "" {
+			args = []string{"AUTH", user, pw.Reveal()}
 		}
 		v, err := c.roundTrip(deadline, args)
 		if err != nil {
 			return ctxCause(ctx, err)
 		}
 		if v.IsError() {
-			return &ServerError{Msg: v.Text()}
+			return &replyError{Msg: v.Text()}
 		}
 		return nil
 	}()

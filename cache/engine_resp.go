@@ -113,7 +113,7 @@ func (c *respClient) do(ctx context.Context, key string, args ...string) error {
 			c.drop(cn)
 			return err
 		}
-		var se *ServerError
+		var se *replyError
 		if !errors.As(err, &se) || c.slots == nil {
 			return err
 		}

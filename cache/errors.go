@@ -46,7 +46,7 @@ const (
 	ErrTLSHandshake   ErrorKind = "tls_handshake"   // any other TLS handshake failure
 	ErrWrongPass      ErrorKind = "auth_wrongpass"  // WRONGPASS: bad user name or password/token
 	ErrNoAuth         ErrorKind = "auth_noauth"     // NOAUTH: the server wants AUTH and got none
-	ErrAuth           ErrorKind = "auth"            // other AUTH failures, including IAM token errors
+	ErrAuth           ErrorKind = "auth"            // other AUTH failures, including Endpoint.Credentials errors
 	ErrCluster        ErrorKind = "cluster"         // CLUSTER SLOTS failed or routing could not settle
 	ErrCommand        ErrorKind = "command"         // the server answered the command with an error
 	ErrTimeout        ErrorKind = "timeout"         // a read, write or request timed out, or ctx's deadline passed outside the TCP connect
@@ -57,10 +57,14 @@ const (
 	ErrCanceled       ErrorKind = "canceled"        // the caller's context ended
 )
 
-// Error is a classified failure of one probe or operation. errors.Is(err, k)
-// with an ErrorKind k reports whether Kind == k; Unwrap gives the cause, so
-// errors.Is(err, syscall.ECONNREFUSED) and errors.As(err, **ServerError) work
-// too.
+// errCredentials is wrapped by the errors of Endpoint.Credentials.
+var errCredentials = errors.New("cache: credentials")
+
+// Error is a classified failure of one probe or operation, the one error
+// type of the package. errors.Is(err, k) with an ErrorKind k reports whether
+// Kind == k; Unwrap gives the cause, so errors.Is(err, syscall.ECONNREFUSED)
+// works too. An error reply of the server (WRONGPASS, MOVED, ERR...) is
+// classified by its first word and its text is in Error's message.
 type Error struct {
 	Phase Phase     // where it happened
 	Kind  ErrorKind // what happened
@@ -69,6 +73,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e == nil {
+		return "cache: <nil>"
+	}
 	s := "cache: " + string(e.Phase) + ": " + string(e.Kind)
 	if e.Addr != "" {
 		s += " (" + e.Addr + ")"
@@ -80,25 +87,30 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Is reports whether target is e's ErrorKind.
 func (e *Error) Is(target error) bool {
 	k, ok := target.(ErrorKind)
-	return ok && k == e.Kind
+	return ok && e != nil && k == e.Kind
 }
 
-// ServerError is an error reply from the server, such as
+// replyError is an error reply from the server, such as
 // "WRONGPASS invalid username-password pair" or "MOVED 3999 127.0.0.1:6381".
-type ServerError struct {
+type replyError struct {
 	Msg string
 }
 
-func (e *ServerError) Error() string { return "cache: server replied: " + e.Msg }
+func (e *replyError) Error() string { return "cache: server replied: " + e.Msg }
 
 // code returns the first word of the reply ("WRONGPASS", "NOAUTH", "MOVED",
 // "ERR"...).
-func (e *ServerError) code() string {
+func (e *replyError) code() string {
 	code, _, _ := strings.Cut(e.Msg, " ")
 	return code
 }
@@ -127,7 +139,7 @@ func classify(phase Phase, addr string, err error) error {
 }
 
 func kindFor(phase Phase, err error) ErrorKind {
-	var se *ServerError
+	var se *replyError
 	if errors.As(err, &se) {
 		switch code := se.code(); {
 		case code == "NOAUTH":
@@ -197,7 +209,7 @@ func kindFor(phase Phase, err error) ErrorKind {
 	switch {
 	case timeout:
 		return ErrTimeout
-	case phase == PhaseAuth && errors.Is(err, errIAM):
+	case phase == PhaseAuth && errors.Is(err, errCredentials):
 		return ErrAuth
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ErrConnectRefused

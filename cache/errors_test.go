@@ -57,14 +57,14 @@ func TestClassify(t *testing.T) {
 		{PhaseTLS, fmt.Errorf("wrapped: %w", x509.HostnameError{Host: "x"}), ErrTLSVerify},
 		{PhaseTLS, errors.New("tls: first record does not look like a TLS handshake"), ErrTLSHandshake},
 		{PhaseTLS, io.EOF, ErrTLSHandshake},
-		{PhaseAuth, &ServerError{Msg: "WRONGPASS invalid username-password pair"}, ErrWrongPass},
-		{PhaseAuth, &ServerError{Msg: "ERR AUTH <password> called without any password configured"}, ErrAuth},
-		{PhaseAuth, fmt.Errorf("%w: retrieve credentials", errIAM), ErrAuth},
+		{PhaseAuth, &replyError{Msg: "WRONGPASS invalid username-password pair"}, ErrWrongPass},
+		{PhaseAuth, &replyError{Msg: "ERR AUTH <password> called without any password configured"}, ErrAuth},
+		{PhaseAuth, fmt.Errorf("%w: retrieve credentials", errCredentials), ErrAuth},
 		{PhaseAuth, opErr(timeoutErr{}), ErrTimeout},
-		{PhaseCommand, &ServerError{Msg: "NOAUTH Authentication required."}, ErrNoAuth},
-		{PhaseClusterSlots, &ServerError{Msg: "ERR This instance has cluster support disabled"}, ErrCluster},
-		{PhaseCommand, &ServerError{Msg: "CLUSTERDOWN The cluster is down"}, ErrCluster},
-		{PhaseCommand, &ServerError{Msg: "WRONGTYPE Operation against a key"}, ErrCommand},
+		{PhaseCommand, &replyError{Msg: "NOAUTH Authentication required."}, ErrNoAuth},
+		{PhaseClusterSlots, &replyError{Msg: "ERR This instance has cluster support disabled"}, ErrCluster},
+		{PhaseCommand, &replyError{Msg: "CLUSTERDOWN The cluster is down"}, ErrCluster},
+		{PhaseCommand, &replyError{Msg: "WRONGTYPE Operation against a key"}, ErrCommand},
 		{PhaseCommand, io.EOF, ErrConnection},
 		{PhaseCommand, fmt.Errorf("read: %w", resp.ErrProtocol), ErrConnection},
 		{PhaseCommand, os.ErrDeadlineExceeded, ErrTimeout},
@@ -77,9 +77,9 @@ func TestClassify(t *testing.T) {
 		assert.ErrorIs(t, err, tc.err, "the cause stays reachable")
 	}
 	assert.Nil(t, classify(PhaseCommand, "", nil))
-	inner := classify(PhaseAuth, "", &ServerError{Msg: "WRONGPASS x"})
+	inner := classify(PhaseAuth, "", &replyError{Msg: "WRONGPASS x"})
 	assert.Same(t, inner, classify(PhaseCommand, "", inner), "an *Error keeps its first classification")
-	assert.Equal(t, "WRONGPASS", (&ServerError{Msg: "WRONGPASS x y"}).code())
+	assert.Equal(t, "WRONGPASS", (&replyError{Msg: "WRONGPASS x y"}).code())
 }
 
 // lateCtx is a context whose deadline has passed but whose timer has not

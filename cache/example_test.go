@@ -9,13 +9,46 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
-	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/cache/cachetest"
 )
+
+// Probe a local redis-server's connection set-up 20 times, then run a
+// short pooled GET/SET workload on it. (cachetest starts the server; it
+// needs redis-server or valkey-server on PATH.)
+func Example() {
+	ctx := context.Background()
+	srv, err := cachetest.Start(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	ep := srv.Endpoint()
+
+	p, err := cache.NewProber(ep)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 20})
+	if err != nil {
+		log.Fatal(err)
+	}
+	connect := sum.Phases[cache.PhaseConnect]
+	fmt.Printf("probes: %d of %d succeeded; connect timed %d times\n", sum.Succeeded, sum.Probes, connect.Observations)
+
+	r, err := cache.Run(ctx, ep, &cache.WorkloadConfig{Mode: cache.Pooled, Workers: 2, Duration: 200 * time.Millisecond})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s engine, %s mode: ran %t, errors %d\n", r.Engine, r.Mode, r.Attempts > 0 && r.OpsPerSec > 0, r.Errors)
+	// Output:
+	// probes: 20 of 20 succeeded; connect timed 20 times
+	// resp engine, pool mode: ran true, errors 0
+}
 
 // Probe an endpoint 200 times and print the phase medians.
 func ExampleNewProber() {
 	ep := &cache.Endpoint{Addr: "my-cache.abc123.use1.cache.amazonaws.com:6379", TLS: true, Cluster: true}
-	p, err := cache.NewProber(context.Background(), ep)
+	p, err := cache.NewProber(ep)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -29,7 +62,7 @@ func ExampleNewProber() {
 
 // One probe, with its error classified by phase.
 func ExampleProber_Probe() {
-	p, err := cache.NewProber(context.Background(), &cache.Endpoint{Addr: "127.0.0.1:6379", User: "bench", Password: "pw"})
+	p, err := cache.NewProber(&cache.Endpoint{Addr: "127.0.0.1:6379", User: "bench", Password: "pw"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -57,80 +90,23 @@ func ExampleWithClientTrace() {
 		}
 	}}
 	ctx := cache.WithClientTrace(context.Background(), trace)
-	p, err := cache.NewProber(ctx, &cache.Endpoint{Addr: "127.0.0.1:6380", TLS: true, InsecureSkipVerify: true})
+	p, err := cache.NewProber(&cache.Endpoint{Addr: "127.0.0.1:6380", TLS: true, InsecureSkipVerify: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	_, _ = p.Probe(ctx)
 }
 
-// ElastiCache IAM: the token is presigned with the standard AWS credential
-// chain and refreshed before it expires; it is never printed.
-func ExampleNewIAMTokenSource() {
-	ts, err := cache.NewIAMTokenSource(context.Background(), "my-iam-user", &cache.IAMConfig{
-		CacheName: "my-serverless-cache", Region: "us-east-1", Serverless: true,
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	tok, err := ts.Token(context.Background())
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(tok) // prints [redacted]
-}
-
 // The field study's workload: 4 workers, 20 s, 1:1 GET/SET, on the built-in
 // resp engine (package cache/glide provides the glide engine).
 func ExampleRun() {
 	ep := &cache.Endpoint{Addr: "127.0.0.1:6379"}
-	r, err := cache.Run(context.Background(), ep, &cache.WorkloadConfig{Mode: cache.ModePool})
+	r, err := cache.Run(context.Background(), ep, &cache.WorkloadConfig{Mode: cache.Pooled})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s: p50 %.0f us, p99 %.0f us, %.0f ops/s, %d errors\n",
 		r.Engine, r.Latency.P50Us, r.Latency.P99Us, r.OpsPerSec, r.Errors)
-}
-
-// Pool vs connect-per-operation, each the median of 3 runs, as ratios.
-func ExampleRunRepeated() {
-	ep := &cache.Endpoint{Addr: "127.0.0.1:6379"}
-	cfg := &cache.WorkloadConfig{Duration: 5 * time.Second, Runs: 3,
-		OnRun: func(r *cache.RunResult) { fmt.Println(r.Mode, r.OpsPerSec) }}
-	pool, err := cache.RunRepeated(context.Background(), ep, cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	cfg.Mode = cache.ModeConnect
-	conn, err := cache.RunRepeated(context.Background(), ep, cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	c := cache.Compare("pool", pool, "connect", conn)
-	fmt.Printf("connect-per-op: p50 %.2fx, ops/s %.2fx\n", c.P50Ratio, c.OpsPerSecRatio)
-}
-
-func ExampleSummarize() {
-	run := func(p50, p99, ops float64, attempts, errs int64) *cache.RunResult {
-		return &cache.RunResult{Engine: "resp", Mode: cache.ModePool, OpsPerSec: ops, Attempts: attempts, Errors: errs,
-			Latency: latency.Summary{P50Us: p50, P99Us: p99}}
-	}
-	a := cache.Summarize([]*cache.RunResult{
-		run(151, 273, 24506, 490120, 0),
-		run(148, 290, 24800, 496000, 0),
-		run(160, 260, 23100, 462000, 2),
-	})
-	fmt.Printf("p50 %.0f us (%.0f-%.0f), ops/s %.0f, attempts %d, errors %d\n",
-		a.P50Us.Median, a.P50Us.Min, a.P50Us.Max, a.OpsPerSec.Median, a.Attempts, a.Errors)
-	// Output: p50 151 us (148-160), ops/s 24506, attempts 1448120, errors 2
-}
-
-func ExampleCompare() {
-	node := &cache.Aggregate{P50Us: latency.Range{Median: 151}, P99Us: latency.Range{Median: 273}, OpsPerSec: latency.Range{Median: 24506}}
-	serverless := &cache.Aggregate{P50Us: latency.Range{Median: 476}, P99Us: latency.Range{Median: 719}, OpsPerSec: latency.Range{Median: 8310}}
-	c := cache.Compare("node", node, "serverless", serverless)
-	fmt.Printf("p50 %.2fx, p99 %.2fx, ops/s %.2fx\n", c.P50Ratio, c.P99Ratio, c.OpsPerSecRatio)
-	// Output: p50 3.15x, p99 2.63x, ops/s 0.34x
 }
 
 func ExampleSecret() {
@@ -162,27 +138,4 @@ func ExampleRun_rate() {
 	s := r.Schedule
 	fmt.Printf("%.0f ops/s (achieved %.0f/s, %d late, %d unstarted): response p99 %.0f us, service p99 %.0f us\n",
 		r.OpsPerSec, s.AchievedRate, s.Late, s.Unstarted, s.Response.P99Us, s.Service.P99Us)
-}
-
-// The highest rate whose p99 stays within 1 ms.
-func ExampleSearchRate() {
-	ep := &cache.Endpoint{Addr: "127.0.0.1:6379"}
-	res, err := cache.SearchRate(context.Background(), ep, nil,
-		&latency.SearchConfig{SLO: latency.SLO{Percentile: 99, Max: time.Millisecond}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("%.0f ops/s meets %s; broke at %.0f ops/s after %d steps\n", res.Rate, res.SLO, res.BrokeAt, len(res.Steps))
-}
-
-// Responsiveness under a 16-worker pooled load, RPM-style.
-func ExampleResponsiveness() {
-	ep := &cache.Endpoint{Addr: "127.0.0.1:6379"}
-	res, err := cache.Responsiveness(context.Background(), ep, &cache.ResponsivenessConfig{
-		Load: &cache.WorkloadConfig{Workers: 16, Duration: 10 * time.Second}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("RPM %.0f: new connections %.0f us, loaded connections %.0f us (trimmed means), load %.0f ops/s\n",
-		res.RPM, res.NewConnection.TrimmedMeanUs, res.Loaded.TrimmedMeanUs, res.Load.OpsPerSec)
 }

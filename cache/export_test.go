@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +17,7 @@ import (
 // corrected; each node ends up holding only its own keys.
 func CheckRespClientFollowsMoved(t *testing.T, addrs []string) {
 	ctx := context.Background()
-	d, err := newDialer(ctx, &Endpoint{Addr: addrs[0], Cluster: true})
+	d, err := newDialer(&Endpoint{Addr: addrs[0], Cluster: true})
 	require.NoError(t, err)
 	cl, err := (&respEngine{d: d}).newClient(ctx)
 	require.NoError(t, err)
@@ -53,24 +52,4 @@ func CheckRespClientFollowsMoved(t *testing.T, addrs []string) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(keySlot("a")), v.Num, "our CRC16 matches the server's")
 	_ = cn.close(ctx)
-}
-
-// TokenAt returns the IAM token user would present at the given time.
-func TokenAt(ctx context.Context, user string, iam *IAMConfig, at time.Time) (Secret, error) {
-	src, err := NewIAMTokenSource(ctx, user, iam)
-	if err != nil {
-		return "", err
-	}
-	src.now = func() time.Time { return at }
-	return src.Token(ctx)
-}
-
-// ProbeAt probes ep with the IAM token source's clock set to at.
-func ProbeAt(ctx context.Context, ep *Endpoint, at time.Time) (*ProbeResult, error) {
-	d, err := newDialer(ctx, ep)
-	if err != nil {
-		return nil, err
-	}
-	d.tokens.now = func() time.Time { return at }
-	return (&Prober{d: d}).Probe(ctx)
 }

@@ -146,7 +146,7 @@ func TestRunPacesDNSFailures(t *testing.T) {
 		}
 		return "+OK\r\n"
 	})
-	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 		t.Run(string(mode), func(t *testing.T) {
 			lookups.Store(0)
 			r, err := cache.Run(context.Background(), &cache.Endpoint{Addr: addr, Cluster: true, Resolver: res},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,16 +27,23 @@ const (
 )
 
 // Prober measures connection set-up to one endpoint, one fresh connection per
-// probe. It is safe for concurrent use.
+// probe. It is safe for concurrent use. Create one with NewProber: the
+// methods of a zero Prober return an error.
 type Prober struct {
 	d *dialer
 }
 
-// NewProber returns a Prober for ep. With ep.IAM set it prepares the token
-// source (loading the default AWS configuration when no credentials are
-// given).
-func NewProber(ctx context.Context, ep *Endpoint) (*Prober, error) {
-	d, err := newDialer(ctx, ep)
+// errNilContext is returned by the entry points given a nil context.
+var errNilContext = errors.New("cache: nil context")
+
+// errZeroProber is returned by the methods of a Prober not made by NewProber.
+var errZeroProber = errors.New("cache: Prober not created by NewProber")
+
+// NewProber returns a Prober for ep, which it copies. It checks ep (the
+// address is required, timeouts must not be negative) and makes no
+// connection.
+func NewProber(ep *Endpoint) (*Prober, error) {
+	d, err := newDialer(ep)
 	if err != nil {
 		return nil, err
 	}
@@ -48,8 +56,8 @@ type ProbeResult struct {
 	Addr  string    `json:"addr"` // the resolved ip:port connected to
 	// Phases holds the duration of every phase that completed: PhaseDNS (not
 	// for an IP address), PhaseConnect (every address tried, failed ones
-	// included), PhaseTLS, PhaseAuth (including presigning an IAM token when
-	// due), PhaseClusterSlots, PhaseCommand (the first command, GET by
+	// included), PhaseTLS, PhaseAuth (including Endpoint.Credentials, which
+	// may presign an IAM token), PhaseClusterSlots, PhaseCommand (the first command, GET by
 	// default; any reply completes it) and PhaseClose. A phase that did not
 	// happen, or did not finish because it or an earlier one failed, is
 	// absent (zero).
@@ -75,7 +83,21 @@ type ProbeResult struct {
 // CLUSTER SLOTS, the command), except the TCP connect, where it is
 // ErrConnectTimeout as for the endpoint's ConnectTimeout.
 func (p *Prober) Probe(ctx context.Context) (*ProbeResult, error) {
+	if err := p.check(ctx); err != nil {
+		return nil, err
+	}
 	return p.probe(ctx, []string{"GET", defaultProbeKey})
+}
+
+// check rejects a zero Prober and a nil context.
+func (p *Prober) check(ctx context.Context) error {
+	switch {
+	case p == nil || p.d == nil:
+		return errZeroProber
+	case ctx == nil:
+		return errNilContext
+	}
+	return nil
 }
 
 func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) {
@@ -98,7 +120,7 @@ func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) 
 // included, so that the phases add up to the wall time; any reply completes
 // the command, a redirect included; close always counts.
 func (r *ProbeResult) phaseDone(i PhaseInfo) {
-	var se *ServerError
+	var se *replyError
 	switch {
 	case i.Phase == PhaseConnect:
 		r.Addr = i.Addr
@@ -127,14 +149,15 @@ func (p *Prober) run(ctx context.Context, cmd []string) error {
 	_, err = c.do(ctx, PhaseCommand, cmd...)
 	// A MOVED reply to the probe's GET still measured a full round trip to a
 	// live node: the first command's latency is what the probe is after.
-	var se *ServerError
+	var se *replyError
 	if errors.As(err, &se) && (se.code() == "MOVED" || se.code() == "ASK") {
 		return nil
 	}
 	return err
 }
 
-// ProbeConfig configures Prober.Run. A nil *ProbeConfig means the defaults.
+// ProbeConfig configures Prober.Run. A nil *ProbeConfig means the defaults;
+// a negative number in any field is an error.
 type ProbeConfig struct {
 	// Probes is the number of probes. Zero means 200, as the field study.
 	Probes int
@@ -143,10 +166,26 @@ type ProbeConfig struct {
 	// Interval paces probe starts: probe i starts no earlier than
 	// i*Interval after Run starts. Zero means back to back.
 	Interval time.Duration
-	// Command is the first command. Empty means GET netperfkit:probe.
+	// Command is the first command. Empty means GET netperfkit:probe; an
+	// empty command name is an error.
 	Command []string
 	// OnProbe, when set, is called after every probe, one call at a time.
-	OnProbe func(*ProbeResult)
+	OnProbe func(ProbeResult)
+}
+
+// validate reports the first field of c that is out of range.
+func (c *ProbeConfig) validate() error {
+	switch {
+	case c.Probes < 0:
+		return fmt.Errorf("cache: ProbeConfig.Probes %d is negative", c.Probes)
+	case c.Concurrency < 0:
+		return fmt.Errorf("cache: ProbeConfig.Concurrency %d is negative", c.Concurrency)
+	case c.Interval < 0:
+		return fmt.Errorf("cache: ProbeConfig.Interval %v is negative", c.Interval)
+	case len(c.Command) > 0 && c.Command[0] == "":
+		return errors.New("cache: ProbeConfig.Command has an empty command name")
+	}
+	return nil
 }
 
 // ProbeSummary aggregates the probes of one Run. The phase summaries and Total
@@ -174,11 +213,17 @@ type ProbeSummary struct {
 // within about 100 ms with the summary so far and ctx.Err(): the connection
 // of a probe in flight is closed, and that probe is not counted.
 func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, error) {
+	if err := p.check(ctx); err != nil {
+		return nil, err
+	}
 	var c ProbeConfig
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Probes <= 0 {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if c.Probes == 0 {
 		c.Probes = defaultProbes
 	}
 	c.Concurrency = min(max(c.Concurrency, 1), c.Probes)
@@ -268,7 +313,7 @@ func (pr *probeRun) record(r *ProbeResult, err error) {
 		sum.TLSVersion = r.TLSVersion
 	}
 	if pr.cfg.OnProbe != nil {
-		pr.cfg.OnProbe(r)
+		pr.cfg.OnProbe(*r)
 	}
 }
 

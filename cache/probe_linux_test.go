@@ -54,14 +54,14 @@ func fullBacklogListener(t *testing.T) string {
 func TestProbeConnectTimeout(t *testing.T) {
 	addr := fullBacklogListener(t)
 
-	p, err := cache.NewProber(context.Background(), &cache.Endpoint{Addr: addr, ConnectTimeout: 200 * time.Millisecond})
+	p, err := cache.NewProber(&cache.Endpoint{Addr: addr, ConnectTimeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	r, err := p.Probe(context.Background())
 	require.ErrorIs(t, err, cache.ErrConnectTimeout)
 	assert.Equal(t, cache.PhaseConnect, r.ErrorPhase)
 	assert.Zero(t, r.Phases[cache.PhaseCommand])
 
-	p, err = cache.NewProber(context.Background(), &cache.Endpoint{Addr: addr, ConnectTimeout: time.Minute})
+	p, err = cache.NewProber(&cache.Endpoint{Addr: addr, ConnectTimeout: time.Minute})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()

@@ -2,8 +2,10 @@ package cache_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -19,7 +21,7 @@ func endpointFor(s *cachetest.Server) *cache.Endpoint { return s.Endpoint() }
 
 func probeOnce(t *testing.T, ep *cache.Endpoint) (*cache.ProbeResult, error) {
 	t.Helper()
-	p, err := cache.NewProber(context.Background(), ep)
+	p, err := cache.NewProber(ep)
 	require.NoError(t, err)
 	return p.Probe(context.Background())
 }
@@ -119,7 +121,7 @@ func TestProbeTLSWithACL(t *testing.T) {
 
 func TestProbeCluster(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{Cluster: true})
-	p, err := cache.NewProber(context.Background(), endpointFor(s))
+	p, err := cache.NewProber(endpointFor(s))
 	require.NoError(t, err)
 	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 20, Concurrency: 2})
 	require.NoError(t, err)
@@ -193,7 +195,7 @@ func TestProbeTraceHooks(t *testing.T) {
 	}
 	tr := &cache.ClientTrace{Start: start, Done: done}
 	ctx := cache.WithClientTrace(context.Background(), tr)
-	p, err := cache.NewProber(ctx, endpointFor(s))
+	p, err := cache.NewProber(endpointFor(s))
 	require.NoError(t, err)
 	r, err := p.Probe(ctx)
 	require.NoError(t, err)
@@ -214,11 +216,11 @@ func TestProbeRunCountsErrorsAndPaces(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
 	addr := s.Addr
 	s.Kill()
-	p, err := cache.NewProber(context.Background(), &cache.Endpoint{Addr: addr})
+	p, err := cache.NewProber(&cache.Endpoint{Addr: addr})
 	require.NoError(t, err)
 	var n int
 	begin := time.Now()
-	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 5, Interval: 20 * time.Millisecond, OnProbe: func(*cache.ProbeResult) { n++ }})
+	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 5, Interval: 20 * time.Millisecond, OnProbe: func(cache.ProbeResult) { n++ }})
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, time.Since(begin), 80*time.Millisecond, "probe 4 starts 4 intervals in")
 	assert.Equal(t, 5, n)
@@ -230,7 +232,7 @@ func TestProbeRunCountsErrorsAndPaces(t *testing.T) {
 
 func TestProbeRunCancel(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
-	p, err := cache.NewProber(context.Background(), endpointFor(s))
+	p, err := cache.NewProber(endpointFor(s))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -251,7 +253,7 @@ func TestProbeRunCancelSilentPeer(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ep.ConnectTimeout, ep.RequestTimeout = time.Minute, time.Minute
-			p, err := cache.NewProber(context.Background(), ep)
+			p, err := cache.NewProber(ep)
 			require.NoError(t, err)
 			ctx, at := cancelAfter(t, 200*time.Millisecond)
 			sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 10, Concurrency: 2})
@@ -307,7 +309,7 @@ func TestProbeCtxDeadlineEveryPhase(t *testing.T) {
 	} {
 		t.Run(string(tc.phase), func(t *testing.T) {
 			tc.ep.ConnectTimeout, tc.ep.RequestTimeout = time.Minute, time.Minute
-			p, err := cache.NewProber(context.Background(), tc.ep)
+			p, err := cache.NewProber(tc.ep)
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()
@@ -318,4 +320,44 @@ func TestProbeCtxDeadlineEveryPhase(t *testing.T) {
 			assert.Equal(t, cache.ErrTimeout, r.ErrorKind)
 		})
 	}
+}
+
+// Endpoint.Credentials is asked in the AUTH phase of every connection: the
+// user and password it returns authenticate, and its failure is an ErrAuth
+// of that phase.
+func TestProbeCredentials(t *testing.T) {
+	s := cachetest.NewServer(t, &cachetest.Config{User: "bench", Password: "pw-1"})
+	ep := endpointFor(s)
+	var calls atomic.Int32
+	ep.User, ep.Password = "", ""
+	ep.Credentials = func(ctx context.Context) (string, cache.Secret, error) {
+		calls.Add(1)
+		if _, ok := ctx.Deadline(); !ok {
+			return "", "", errors.New("no deadline")
+		}
+		return "bench", "pw-1", nil
+	}
+	p, err := cache.NewProber(ep)
+	require.NoError(t, err)
+	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 3})
+	require.NoError(t, err)
+	assert.Equal(t, 3, sum.Succeeded, "%v", sum.ErrorExamples)
+	assert.Equal(t, int32(3), calls.Load(), "once per connection")
+	assert.Positive(t, sum.Phases[cache.PhaseAuth].Observations)
+
+	ep.Credentials = func(context.Context) (string, cache.Secret, error) { return "", "", errors.New("token expired") }
+	p, err = cache.NewProber(ep)
+	require.NoError(t, err)
+	_, err = p.Probe(context.Background())
+	require.ErrorIs(t, err, cache.ErrAuth)
+	var ce *cache.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, cache.PhaseAuth, ce.Phase)
+	assert.ErrorContains(t, err, "token expired")
+
+	ep.Credentials = func(context.Context) (string, cache.Secret, error) { return "bench", "wrong", nil }
+	p, err = cache.NewProber(ep)
+	require.NoError(t, err)
+	_, err = p.Probe(context.Background())
+	require.ErrorIs(t, err, cache.ErrWrongPass)
 }

@@ -2,10 +2,8 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
 )
@@ -22,7 +20,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 			st.close()
 		}
 	}()
-	if w.Mode == ModePool {
+	if w.Mode == Pooled {
 		// Clients are created before the schedule starts, so that the first
 		// operations do not pay for them; a failure is retried (and
 		// counted) by the worker's first operation.
@@ -53,43 +51,5 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	res.Window, res.SucceededInWindow = sres.Window, sres.SucceededInWindow
 	res.OpsPerSec = opsPerSec(res.SucceededInWindow, res.Window)
 	res.Latency, res.Histogram = sres.Response, sres.ResponseHistogram
-	return res, err
-}
-
-// SearchRate searches for the highest open-loop rate (operations per second)
-// whose response-time percentile on ep meets search.SLO, with
-// latency.SearchRate: each step is an open-loop run of cfg (nil means
-// defaults) at the step's rate for search.StepDuration, cfg's Rate, Duration
-// and MaxOps being replaced. A zero cfg.Workers is chosen per step as
-// WorkloadConfig.Workers says. The endpoint is checked and the engine opened
-// once, before the first step; a step with failed operations breaks the
-// SLO. When ctx ends it returns the steps so far and ctx.Err().
-func SearchRate(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig, search *latency.SearchConfig) (*latency.SearchResult, error) {
-	if ep == nil {
-		return nil, errors.New("cache: nil endpoint")
-	}
-	var base WorkloadConfig
-	if cfg != nil {
-		base = *cfg
-	}
-	base.Rate, base.MaxOps = 1, 0
-	w := base.withDefaults()
-	newClient, err := openEngine(ctx, ep, &w)
-	if err != nil {
-		return nil, err
-	}
-	res, err := latency.SearchRate(ctx, search, func(ctx context.Context, rate float64, d time.Duration) (*latency.StepMeasurement, error) {
-		c := base
-		c.Rate, c.Duration = rate, d
-		w := c.withDefaults()
-		r, err := runEngine(ctx, newClient, &w)
-		if err != nil {
-			return nil, err
-		}
-		return &latency.StepMeasurement{Response: r.Histogram, AchievedRate: r.Schedule.AchievedRate, Failed: r.Errors}, nil
-	})
-	if err != nil && res == nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
 	return res, err
 }

@@ -19,7 +19,7 @@ import (
 //	go test -run '^$' -bench OpenLoopRate -benchtime 3x ./cache/
 func BenchmarkOpenLoopRate(b *testing.B) {
 	s := cachetest.NewServer(b, nil)
-	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 		for _, rate := range []float64{1000, 5000} {
 			b.Run(fmt.Sprintf("%s/%.0f", mode, rate), func(b *testing.B) {
 				var ratio, late, resp, serv float64

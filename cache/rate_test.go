@@ -22,7 +22,7 @@ import (
 // ops/s is within 2% of the target.
 func TestRunOpenLoop(t *testing.T) {
 	s := debugServer(t)
-	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 		for _, arrival := range []latency.Arrival{latency.ArrivalUniform, latency.ArrivalPoisson} {
 			t.Run(string(mode)+"/"+arrival.String(), func(t *testing.T) {
 				cfg := shortRun(mode)
@@ -115,32 +115,4 @@ func TestRunOpenLoopCoordinatedOmission(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("closed loop: %.0f ops/s, p99 %.0f us", closed.OpsPerSec, closed.Latency.P99Us)
 	assert.Less(t, closed.Latency.P99Us, sc.Response.P99Us/3, "the closed loop hides the queue")
-}
-
-// The SLO search against a real server that one connection can drive at
-// only a few hundred operations per second (DEBUG SLEEPs in between): it
-// finds a rate that meets the SLO below one that breaks it.
-func TestSearchRateThrottledServer(t *testing.T) {
-	s := debugServer(t)
-	stall(t, s.Addr, 2*time.Millisecond)
-	slo := latency.SLO{Percentile: 99, Max: 50 * time.Millisecond}
-	var steps int
-	res, err := cache.SearchRate(context.Background(), endpointFor(s), &cache.WorkloadConfig{Workers: 1, KeySpace: 100},
-		&latency.SearchConfig{SLO: slo, Start: 50, StepDuration: 400 * time.Millisecond, Precision: 0.25, MaxSteps: 8,
-			OnStep: func(*latency.SearchStep) { steps++ }})
-	require.NoError(t, err)
-	assert.Len(t, res.Steps, steps)
-	for _, st := range res.Steps {
-		t.Logf("%-6s %5.0f/s achieved %5.0f/s p99 %8.0f us, %d requests, met %v", st.Phase, st.Rate, st.AchievedRate, st.PercentileUs, st.Requests, st.Met)
-		if st.Met {
-			assert.LessOrEqual(t, st.PercentileUs, 50_000.0)
-		}
-	}
-	require.Positive(t, res.BrokeAt, "one connection to the stalled server cannot hold 50 x 2^7 operations per second")
-	if res.Rate > 0 {
-		assert.Less(t, res.Rate, res.BrokeAt)
-	}
-
-	_, err = cache.SearchRate(context.Background(), endpointFor(s), nil, &latency.SearchConfig{})
-	require.ErrorIs(t, err, latency.ErrInvalidConfig)
 }

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -29,8 +28,8 @@ type Engine interface {
 	// connect-per-op over TLS), and returns the function that
 	// creates one. That function is called concurrently by the workers. The
 	// runner has already checked that ep can be reached with its credentials
-	// before it calls Open, and with ElastiCache IAM ep.IAM.Region is filled
-	// in.
+	// before it calls Open. An engine that supports Endpoint.Credentials
+	// calls it for every client it creates.
 	Open(ctx context.Context, ep *Endpoint) (newClient func(context.Context) (Client, error), err error)
 }
 
@@ -47,16 +46,16 @@ type Client interface {
 // respName is the built-in engine's name in results.
 const respName = "resp"
 
-// Mode selects how a workload uses connections.
-type Mode string
+// ConnMode selects how a workload uses connections.
+type ConnMode string
 
-// Modes.
+// Connection modes.
 const (
-	// ModePool: each worker creates one client and reuses it.
-	ModePool Mode = "pool"
-	// ModeConnect: each operation creates a client, runs one command and
+	// Pooled: each worker creates one client and reuses it.
+	Pooled ConnMode = "pool"
+	// ConnectPerOp: each operation creates a client, runs one command and
 	// closes the client; the operation's latency includes all three.
-	ModeConnect Mode = "connect"
+	ConnectPerOp ConnMode = "connect"
 )
 
 // Workload defaults: the field study's E3 workload.
@@ -67,24 +66,24 @@ const (
 	defaultValueSize = 100
 	defaultKeyPrefix = "netperfkit:"
 	defaultSeed      = 0x6e70_6b69_7400
-	defaultRuns      = 3
 	maxRateWorkers   = 1024
 )
 
-// WorkloadConfig configures Run and RunRepeated. A nil *WorkloadConfig means
-// the field study's workload on the built-in resp engine in pool mode: 4
-// workers, 20 s, 1:1 GET/SET over 10,000 keys of 100-byte values, 3 runs.
+// WorkloadConfig configures Run. A nil *WorkloadConfig means the field
+// study's workload on the built-in resp engine in pool mode: 4 workers,
+// 20 s, 1:1 GET/SET over 10,000 keys of 100-byte values. A negative number
+// in any field is an error.
 type WorkloadConfig struct {
 	// Engine is the client library. Nil means the built-in pure-Go RESP
 	// engine ("resp"); glide.Engine() from package cache/glide is the other.
 	Engine Engine
-	// Mode is pool or connect. Empty means ModePool.
-	Mode Mode
+	// Mode is Pooled or ConnectPerOp. Empty means Pooled.
+	Mode ConnMode
 	// Workers is the number of concurrent workers. Zero means 4, or with
 	// Rate set enough to hold it at 5 ms per operation: Rate/200, at least
 	// 4, at most 1024. In pool mode each worker has its own client.
 	Workers int
-	// Rate, when positive, runs the workload open-loop: operations start at
+	// Rate, when positive (and finite), runs the workload open-loop: operations start at
 	// Rate per second across all workers (latency.Schedule), whether or not
 	// earlier ones have finished, and Workers bounds how many are in
 	// flight. An operation due while every worker is busy waits for one and
@@ -114,21 +113,58 @@ type WorkloadConfig struct {
 	KeyPrefix string
 	// Seed seeds the key choice; zero means a fixed default, so runs repeat.
 	Seed uint64
-	// Runs is the number of runs of RunRepeated. Zero means 3. Run ignores
-	// it.
-	Runs int
-	// OnRun, when set, is called by RunRepeated after each run, on the
-	// caller's goroutine.
-	OnRun func(*RunResult)
+	// Interleave, when set, lets the caller run its own commands on a
+	// closed-loop workload's clients between their operations (a
+	// responsiveness probe on loaded connections, for instance). Before
+	// every operation each worker polls it without blocking; a function
+	// received from it runs on that worker's goroutine with the worker's
+	// client, created first if the worker has none (c is then nil and err
+	// says why when that fails). Its time is not part of any operation's
+	// latency. Open-loop runs (Rate) do not poll it.
+	Interleave <-chan func(ctx context.Context, c Client, err error) `json:"-"`
 }
 
-func (c *WorkloadConfig) withDefaults() WorkloadConfig {
+// validate reports the first field of c that is out of range.
+func (c *WorkloadConfig) validate() error {
+	field := func(name string, v any) error {
+		return fmt.Errorf("cache: WorkloadConfig.%s %v is negative", name, v)
+	}
+	switch {
+	case c.Mode != "" && c.Mode != Pooled && c.Mode != ConnectPerOp:
+		return fmt.Errorf("cache: WorkloadConfig.Mode %q is neither %q nor %q", c.Mode, Pooled, ConnectPerOp)
+	case c.Workers < 0:
+		return field("Workers", c.Workers)
+	case c.Rate < 0:
+		return field("Rate", c.Rate)
+	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
+		return fmt.Errorf("cache: WorkloadConfig.Rate %v is not a finite number", c.Rate)
+	case c.Duration < 0:
+		return field("Duration", c.Duration)
+	case c.MaxOps < 0:
+		return field("MaxOps", c.MaxOps)
+	case c.GetWeight < 0:
+		return field("GetWeight", c.GetWeight)
+	case c.SetWeight < 0:
+		return field("SetWeight", c.SetWeight)
+	case c.KeySpace < 0:
+		return field("KeySpace", c.KeySpace)
+	case c.ValueSize < 0:
+		return field("ValueSize", c.ValueSize)
+	}
+	return nil
+}
+
+// withDefaults validates c and returns it with its defaults filled in.
+func (c *WorkloadConfig) withDefaults() (WorkloadConfig, error) {
 	var w WorkloadConfig
 	if c != nil {
 		w = *c
 	}
+	if err := w.validate(); err != nil {
+		return w, err
+	}
 	if w.Mode == "" {
-		w.Mode = ModePool
+		w.Mode = Pooled
 	}
 	if w.Rate > 0 && w.Workers <= 0 {
 		w.Workers = min(max(int(math.Ceil(w.Rate/200)), defaultWorkers), maxRateWorkers)
@@ -147,8 +183,7 @@ func (c *WorkloadConfig) withDefaults() WorkloadConfig {
 	if w.Seed == 0 {
 		w.Seed = defaultSeed
 	}
-	w.Runs = orDefault(w.Runs, defaultRuns)
-	return w
+	return w, nil
 }
 
 // orDefault returns v, or def when v is not positive.
@@ -171,7 +206,7 @@ func (w *WorkloadConfig) engineName() string {
 // operation's latency covers creating the client, the command and closing.
 type RunResult struct {
 	Engine   string        `json:"engine"`
-	Mode     Mode          `json:"mode"`
+	Mode     ConnMode      `json:"mode"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	Attempts int64         `json:"attempts"`
 	Errors   int64         `json:"errors"`
@@ -247,10 +282,16 @@ type newClientFunc = func(context.Context) (Client, error)
 // answer, each step ends much sooner. Other engines bound their operations
 // with their own clients' timeouts, set from the same Endpoint.
 func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, error) {
-	if ep == nil {
-		return nil, errors.New("cache: nil endpoint")
+	if ctx == nil {
+		return nil, errNilContext
 	}
-	w := cfg.withDefaults()
+	if err := ep.validate(); err != nil {
+		return nil, err
+	}
+	w, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	newClient, err := openEngine(ctx, ep, &w)
 	if err != nil {
 		return nil, err
@@ -260,13 +301,10 @@ func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, er
 
 // openEngine checks the endpoint and opens w's engine on it.
 func openEngine(ctx context.Context, ep *Endpoint, w *WorkloadConfig) (newClientFunc, error) {
-	if w.Mode != ModePool && w.Mode != ModeConnect {
-		return nil, fmt.Errorf("cache: unknown mode %q (want %q or %q)", w.Mode, ModePool, ModeConnect)
-	}
 	epc := *ep
 	epc.RequestTimeout = orDefault(ep.RequestTimeout, defaultRequestTimeout)
 	epc.ConnectTimeout = orDefault(ep.ConnectTimeout, defaultConnectTimeout)
-	d, err := newDialer(ctx, &epc)
+	d, err := newDialer(&epc)
 	if err != nil {
 		return nil, err
 	}
@@ -281,13 +319,6 @@ func openEngine(ctx context.Context, ep *Endpoint, w *WorkloadConfig) (newClient
 	c.close(context.WithoutCancel(ctx))
 	if w.Engine == nil {
 		return (&respEngine{d: d}).newClient, nil
-	}
-	if epc.IAM != nil && epc.IAM.Region == "" {
-		// Engines need the region the token source found in the AWS
-		// configuration.
-		iam := *epc.IAM
-		iam.Region = d.tokens.region
-		epc.IAM = &iam
 	}
 	newClient, err := w.Engine.Open(ctx, &epc)
 	if err != nil {
@@ -321,13 +352,8 @@ func (t *tally) fail(err error) ErrorKind {
 	return k
 }
 
+// runEngine runs the workload w on clients from newClient.
 func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) (*RunResult, error) {
-	return runEngineProbed(ctx, newClient, w, nil)
-}
-
-// runEngineProbed is runEngine whose closed-loop workers also run the
-// probes sent on probes between their operations.
-func runEngineProbed(ctx context.Context, newClient newClientFunc, w *WorkloadConfig, probes chan *selfProbe) (*RunResult, error) {
 	rec, err := newRecorder()
 	if err != nil {
 		return nil, err
@@ -338,7 +364,7 @@ func runEngineProbed(ctx context.Context, newClient newClientFunc, w *WorkloadCo
 	}
 	t := &tally{res: &RunResult{Engine: w.engineName(), Mode: w.Mode,
 		ErrorsByKind: map[ErrorKind]int64{}, ErrorExamples: map[ErrorKind]string{}}}
-	wk := worker{w: w, newClient: newClient, keys: keys, val: strings.Repeat("x", w.ValueSize), t: t, probes: probes}
+	wk := worker{w: w, newClient: newClient, keys: keys, val: strings.Repeat("x", w.ValueSize), t: t}
 	if w.Rate > 0 {
 		return wk.runOpen(ctx)
 	}
@@ -381,7 +407,6 @@ type worker struct {
 	val       string
 	deadline  time.Time
 	t         *tally
-	probes    chan *selfProbe // nil unless the run is probed
 }
 
 // more reports whether a worker starts another attempt.
@@ -417,7 +442,7 @@ func (st *client) op(ctx context.Context, c Client) error {
 // attempt runs one operation the way the mode says.
 func (st *client) attempt(ctx context.Context) error {
 	switch {
-	case st.wk.w.Mode == ModeConnect:
+	case st.wk.w.Mode == ConnectPerOp:
 		c, err := st.wk.newClient(ctx)
 		if err != nil {
 			return err
@@ -434,6 +459,18 @@ func (st *client) attempt(ctx context.Context) error {
 		}
 	}
 	return st.op(ctx, st.pooled)
+}
+
+// interleave runs f on the worker's own client, creating it if needed.
+func (st *client) interleave(ctx context.Context, f func(context.Context, Client, error)) {
+	if st.pooled == nil {
+		var err error
+		if st.pooled, err = st.wk.newClient(ctx); err != nil {
+			f(ctx, nil, err)
+			return
+		}
+	}
+	f(ctx, st.pooled, nil)
 }
 
 func (st *client) close() {
@@ -468,10 +505,10 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
 		st.close()
 	}()
 	for wk.more(ctx) {
-		if wk.probes != nil {
+		if wk.w.Interleave != nil {
 			select {
-			case p := <-wk.probes:
-				p.done <- st.probe(ctx)
+			case f := <-wk.w.Interleave:
+				st.interleave(ctx, f)
 			default:
 			}
 		}

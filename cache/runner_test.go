@@ -16,7 +16,7 @@ import (
 	"github.com/netperfkit/netperfkit/cache/cachetest"
 )
 
-func shortRun(mode cache.Mode) *cache.WorkloadConfig {
+func shortRun(mode cache.ConnMode) *cache.WorkloadConfig {
 	return &cache.WorkloadConfig{Mode: mode, Workers: 2, Duration: 300 * time.Millisecond,
 		KeySpace: 100}
 }
@@ -35,7 +35,7 @@ func requireClean(t *testing.T, r *cache.RunResult) {
 
 func TestRunRespPlainBothModes(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
-	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 		r, err := cache.Run(context.Background(), endpointFor(s), shortRun(mode))
 		require.NoError(t, err)
 		requireClean(t, r)
@@ -46,14 +46,14 @@ func TestRunRespPlainBothModes(t *testing.T) {
 
 func TestRunRespTLSACLConnect(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "pw"})
-	r, err := cache.Run(context.Background(), endpointFor(s), shortRun(cache.ModeConnect))
+	r, err := cache.Run(context.Background(), endpointFor(s), shortRun(cache.ConnectPerOp))
 	require.NoError(t, err)
 	requireClean(t, r)
 }
 
 func TestRunRespCluster(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{Cluster: true})
-	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 		r, err := cache.Run(context.Background(), endpointFor(s), shortRun(mode))
 		require.NoError(t, err)
 		requireClean(t, r)
@@ -65,17 +65,17 @@ func TestRunEndpointCheckErrors(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "pw"})
 	bad := *endpointFor(s)
 	bad.Password = "wrong"
-	_, err := cache.Run(context.Background(), &bad, shortRun(cache.ModePool))
+	_, err := cache.Run(context.Background(), &bad, shortRun(cache.Pooled))
 	require.ErrorIs(t, err, cache.ErrWrongPass)
 
 	bad = *endpointFor(s)
 	bad.CACertPEM = nil
-	_, err = cache.Run(context.Background(), &bad, shortRun(cache.ModePool))
+	_, err = cache.Run(context.Background(), &bad, shortRun(cache.Pooled))
 	require.ErrorIs(t, err, cache.ErrTLSVerify)
 
 	stopped := cachetest.NewServer(t, nil)
 	stopped.Kill()
-	_, err = cache.Run(context.Background(), endpointFor(stopped), shortRun(cache.ModePool))
+	_, err = cache.Run(context.Background(), endpointFor(stopped), shortRun(cache.Pooled))
 	require.ErrorIs(t, err, cache.ErrConnectRefused)
 
 	_, err = cache.Run(context.Background(), endpointFor(s), &cache.WorkloadConfig{Mode: "nope"})
@@ -89,7 +89,7 @@ var serverGoneKinds = []cache.ErrorKind{cache.ErrConnection, cache.ErrConnectRef
 // within the duration plus about one timeout.
 func TestRunServerKilledMidRun(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
-	cfg := shortRun(cache.ModePool)
+	cfg := shortRun(cache.Pooled)
 	cfg.Duration = 1200 * time.Millisecond
 	ep := endpointFor(s)
 	ep.RequestTimeout, ep.ConnectTimeout = 200*time.Millisecond, 200*time.Millisecond
@@ -153,10 +153,10 @@ func resetListener(t *testing.T) string {
 // password the set-up includes AUTH, so every reset lands in set-up.
 func TestResetDuringSetUpIsRefused(t *testing.T) {
 	addr := resetListener(t)
-	p, err := cache.NewProber(context.Background(), &cache.Endpoint{Addr: addr, Password: "pw", ConnectTimeout: 2 * time.Second})
+	p, err := cache.NewProber(&cache.Endpoint{Addr: addr, Password: "pw", ConnectTimeout: 2 * time.Second})
 	require.NoError(t, err)
 	phases := map[cache.Phase]int{}
-	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 50, Concurrency: 2, OnProbe: func(r *cache.ProbeResult) {
+	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 50, Concurrency: 2, OnProbe: func(r cache.ProbeResult) {
 		phases[r.ErrorPhase]++
 	}})
 	require.NoError(t, err)
@@ -164,7 +164,7 @@ func TestResetDuringSetUpIsRefused(t *testing.T) {
 	t.Logf("resets seen per phase: %v", phases)
 
 	// The same over TLS: the reset lands in the handshake, or in connect.
-	p, err = cache.NewProber(context.Background(), &cache.Endpoint{Addr: addr, TLS: true, InsecureSkipVerify: true, ConnectTimeout: 2 * time.Second})
+	p, err = cache.NewProber(&cache.Endpoint{Addr: addr, TLS: true, InsecureSkipVerify: true, ConnectTimeout: 2 * time.Second})
 	require.NoError(t, err)
 	r, err := p.Probe(context.Background())
 	require.ErrorIs(t, err, cache.ErrConnectRefused)
@@ -254,10 +254,10 @@ func cancelAfterCommands(t *testing.T, n int) (context.Context, func() time.Time
 }
 
 // Cancelling a run against a real server returns promptly with the partial
-// result, in both modes and from RunRepeated.
+// result, in both modes.
 func TestRunCancel(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
-	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 		t.Run(string(mode), func(t *testing.T) {
 			cfg := shortRun(mode)
 			cfg.Duration = time.Minute
@@ -269,27 +269,6 @@ func TestRunCancel(t *testing.T) {
 			assert.GreaterOrEqual(t, r.Attempts, int64(49), "the attempts before the cancel are counted")
 		})
 	}
-	t.Run("repeated", func(t *testing.T) {
-		cfg := shortRun(cache.ModePool)
-		cfg.Duration, cfg.Runs = 50*time.Millisecond, 100
-		runs := 0
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		var cancelled time.Time
-		cfg.OnRun = func(*cache.RunResult) {
-			if runs++; runs == 2 {
-				cancelled = time.Now()
-				cancel()
-			}
-		}
-		a, err := cache.RunRepeated(ctx, endpointFor(s), cfg)
-		require.ErrorIs(t, err, context.Canceled)
-		assert.Less(t, time.Since(cancelled), cancelBound)
-		require.NotNil(t, a, "the runs so far")
-		assert.Len(t, a.Results, 3, "the two completed runs and the interrupted one")
-		assert.Positive(t, a.Attempts)
-		assert.Zero(t, a.Errors)
-	})
 }
 
 // Cancelling while the peer has stopped answering, in each phase a client
@@ -304,7 +283,7 @@ func TestRunCancelSilentPeer(t *testing.T) {
 		"tls":     {Addr: addr, TLS: true, InsecureSkipVerify: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cfg := shortRun(cache.ModePool)
+			cfg := shortRun(cache.Pooled)
 			cfg.Duration = time.Minute
 			ep.RequestTimeout, ep.ConnectTimeout = time.Minute, time.Minute
 			ctx, at := cancelAfter(t, 200*time.Millisecond)
@@ -317,38 +296,45 @@ func TestRunCancelSilentPeer(t *testing.T) {
 			} else {
 				assert.ErrorIs(t, err, cache.ErrCanceled)
 			}
-
-			ctx, at = cancelAfter(t, 200*time.Millisecond)
-			a, err := cache.RunRepeated(ctx, ep, cfg)
-			require.ErrorIs(t, err, context.Canceled)
-			assert.Less(t, time.Since(at()), cancelBound)
-			if name == "command" {
-				require.NotNil(t, a)
-				assert.Len(t, a.Results, 1)
-			}
 		})
 	}
 }
 
-func TestRunRepeatedAndCompare(t *testing.T) {
+// WorkloadConfig.Interleave runs the caller's functions on the workers'
+// own clients between their operations.
+func TestRunInterleave(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
-	cfg := shortRun(cache.ModePool)
-	cfg.Duration = 150 * time.Millisecond
-	n := 0
-	cfg.OnRun = func(*cache.RunResult) { n++ }
-	a, err := cache.RunRepeated(context.Background(), endpointFor(s), cfg)
+	jobs := make(chan func(context.Context, cache.Client, error))
+	cfg := shortRun(cache.Pooled)
+	cfg.Duration, cfg.Interleave = 2*time.Second, jobs
+	results := make(chan error, 5)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for range 5 {
+			job := func(ctx context.Context, c cache.Client, err error) {
+				if err == nil && c == nil {
+					err = errors.New("no client and no error")
+				}
+				if err == nil {
+					err = c.Set(ctx, "interleaved", "v")
+				}
+				results <- err
+			}
+			select {
+			case jobs <- job:
+			case <-stop: // the run ended first: the count below fails
+				return
+			}
+		}
+	})
+	r, err := cache.Run(context.Background(), endpointFor(s), cfg)
+	close(stop)
+	wg.Wait()
 	require.NoError(t, err)
-	assert.Equal(t, 3, n, "three runs by default")
-	assert.Equal(t, 3, a.P50Us.N)
-	require.Len(t, a.Results, 3)
-	var att int64
-	for _, r := range a.Results {
-		att += r.Attempts
-		assert.GreaterOrEqual(t, r.Latency.P50Us, a.P50Us.Min)
-		assert.LessOrEqual(t, r.Latency.P50Us, a.P50Us.Max)
+	assert.Zero(t, r.Errors)
+	require.Len(t, results, 5, "every job ran during the run")
+	for range 5 {
+		require.NoError(t, <-results)
 	}
-	assert.Equal(t, att, a.Attempts)
-	cmp := cache.Compare("a", a, "a", a)
-	assert.InDelta(t, 1, cmp.P50Ratio, 1e-9)
-	assert.InDelta(t, 1, cmp.OpsPerSecRatio, 1e-9)
 }

@@ -44,7 +44,7 @@ type PhaseInfo struct {
 	Command  string // the command name (never its arguments) for AUTH, CLUSTER SLOTS and commands
 	Start    time.Time
 	Duration time.Duration
-	Err      error // nil on success; a *ServerError for an error reply
+	Err      error // nil on success; for an error reply, an error whose message is the reply
 	// Addrs holds the addresses found (PhaseDNS only).
 	Addrs []net.IPAddr
 	// TLS is the connection state (PhaseTLS only, nil on failure): the
@@ -56,8 +56,12 @@ type traceKey struct{}
 
 // WithClientTrace returns a context carrying trace. When ctx already carries a
 // trace, the new trace's hooks are called first and the old ones after them,
-// as net/http/httptrace does.
+// as net/http/httptrace does. A nil trace returns ctx unchanged; a nil ctx
+// is taken as context.Background().
 func WithClientTrace(ctx context.Context, trace *ClientTrace) context.Context {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if trace == nil {
 		return ctx
 	}

@@ -50,7 +50,7 @@ func stallAt(t *testing.T, s *cachetest.Server, at, stall time.Duration) context
 // counted as errors, but ops/s is the successes over the window, not over
 // the window plus the timeout.
 func TestOpsPerSecOverWindowNotDrain(t *testing.T) {
-	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 		t.Run(string(mode), func(t *testing.T) {
 			s := debugServer(t)
 			ep := endpointFor(s)

@@ -47,7 +47,7 @@ func TestDeltaAllowance(t *testing.T) {
 }
 
 func TestAllowanceExceededOrder(t *testing.T) {
-	a := ethtool.AllowanceDelta{LinklocalExceeded: 1, BWInExceeded: 2, ConntrackExceeded: 3}
+	a := ethtool.Allowance{LinklocalExceeded: 1, BWInExceeded: 2, ConntrackExceeded: 3}
 	assert.Equal(t, []string{"bw_in_allowance_exceeded", "conntrack_allowance_exceeded", "linklocal_allowance_exceeded"}, a.Exceeded())
 }
 
@@ -91,14 +91,14 @@ func TestAllowanceAfterDriverReset(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, uint64(50), a.PPSExceeded)
 	assert.Zero(t, a.BWOutExceeded)
-	assert.Equal(t, ethtool.AllowanceCounters, a.Reset, "every allowance counter may have restarted")
+	assert.Equal(t, ethtool.AllowanceCounters(), a.Reset, "every allowance counter may have restarted")
 	assert.Equal(t, []string{"pps_allowance_exceeded"}, a.Exceeded())
 
 	// total_resets going backwards (driver reload) restarts them too.
 	a, ok = ethtool.Diff(&ethtool.Snapshot{Stats: allowanceStats(100, 3)}, &ethtool.Snapshot{Stats: allowanceStats(150, 0)}).Allowance()
 	require.True(t, ok)
 	assert.Equal(t, uint64(50), a.PPSExceeded)
-	assert.Equal(t, ethtool.AllowanceCounters, a.Reset)
+	assert.Equal(t, ethtool.AllowanceCounters(), a.Reset)
 	// One that went backwards certainly restarted: After is its bound.
 	a, ok = ethtool.Diff(&ethtool.Snapshot{Stats: allowanceStats(100, 0)}, &ethtool.Snapshot{Stats: allowanceStats(30, 1)}).Allowance()
 	require.True(t, ok)

@@ -76,19 +76,3 @@ func snapFromFixture(b *testing.B, name string, at time.Duration) *Snapshot {
 	require.NoError(b, err)
 	return &Snapshot{Time: time.Unix(0, 0).Add(at), Stats: s}
 }
-
-// BenchmarkWritePrometheus renders one 335-statistic ENA snapshot in the
-// Prometheus text format, what an exporter does on every scrape.
-func BenchmarkWritePrometheus(b *testing.B) {
-	st, err := ParseText(bytes.NewReader(readFixture(b, "ena-2.17-same-az-after.txt")))
-	require.NoError(b, err)
-	s := &Snapshot{Time: time.Unix(1700000000, 0), Interface: "eth0", Driver: "ena", DriverVersion: "2.17.0", Stats: st}
-	var buf bytes.Buffer
-	b.ReportAllocs()
-	for b.Loop() {
-		buf.Reset()
-		if err := WritePrometheus(&buf, s); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -37,7 +37,8 @@ type RingParams struct {
 // ErrNoInterface), an interface without statistics (also ErrNoStats) and a
 // driver that does not implement the operation; os.ErrPermission for EPERM
 // and EACCES; and the syscall.Errno of the ioctl. On systems other than
-// linux every method returns an error matching errors.ErrUnsupported.
+// linux every method returns an error matching errors.ErrUnsupported. The
+// methods of a nil or zero Client (one not made by New) return an error.
 type Client struct {
 	c *client
 	// now is the clock seam for tests.
@@ -54,8 +55,24 @@ func New() (*Client, error) {
 	return &Client{c: c, now: time.Now}, nil
 }
 
-// Close releases the Client's socket.
-func (c *Client) Close() error { return c.c.close() }
+// errNoClient is what the methods of a nil or zero Client return.
+var errNoClient = errors.New("ethtool: nil or zero *Client: open one with New")
+
+// check guards every method: a Client not made by New has no socket.
+func (c *Client) check() error {
+	if c == nil || c.c == nil {
+		return errNoClient
+	}
+	return nil
+}
+
+// Close releases the Client's socket. Closing twice is not an error.
+func (c *Client) Close() error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	return c.c.close()
+}
 
 // Stats reads the driver statistics of iface (ETHTOOL_GSSET_INFO,
 // ETHTOOL_GSTRINGS, ETHTOOL_GSTATS). When the driver's count changes between
@@ -63,12 +80,18 @@ func (c *Client) Close() error { return c.c.close() }
 // matches ErrNoStats and os.ErrNotExist; a missing interface matches
 // ErrNoInterface and os.ErrNotExist.
 func (c *Client) Stats(iface string) (Stats, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	return c.c.stats(iface, nil)
 }
 
 // RingParams reads ETHTOOL_GRINGPARAM. A driver that does not report ring
 // sizes (veth, for one) gives an error matching os.ErrNotExist.
 func (c *Client) RingParams(iface string) (RingParams, error) {
+	if err := c.check(); err != nil {
+		return RingParams{}, err
+	}
 	return c.c.ringParams(iface)
 }
 
@@ -77,11 +100,33 @@ func (c *Client) RingParams(iface string) (RingParams, error) {
 // driver that does not answer it leaves them empty). It returns the errors of
 // Stats, and a missing interface matches ErrNoInterface and os.ErrNotExist.
 func (c *Client) Snapshot(iface string) (*Snapshot, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	s := &Snapshot{}
 	if err := c.snapshotInto(iface, s, true); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// SnapshotInto is Snapshot into s, for a program that samples often: it
+// reuses the memory of s.Stats and reads the driver information only when s
+// is not already a snapshot of iface (it cannot change while the interface
+// exists). After an error s holds no snapshot. It returns the errors of
+// Snapshot, and an error for a nil s.
+func (c *Client) SnapshotInto(iface string, s *Snapshot) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	if s == nil {
+		return errors.New("ethtool: SnapshotInto: nil *Snapshot s")
+	}
+	if err := c.snapshotInto(iface, s, s.Interface != iface); err != nil {
+		s.Interface = "" // the next call asks for the driver information again
+		return err
+	}
+	return nil
 }
 
 // snapshotInto fills s, reusing the capacity of s.Stats, and with

@@ -132,7 +132,7 @@ func TestClientWatchVeth(t *testing.T) {
 	for _, d := range got {
 		assert.Equal(t, v.Name, d.Interface)
 		assert.Equal(t, "veth", d.Driver)
-		assert.Positive(t, d.Seconds)
+		assert.Positive(t, d.Duration)
 		idx, ok := d.Get("peer_ifindex")
 		require.True(t, ok)
 		assert.True(t, idx.Gauge)

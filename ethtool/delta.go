@@ -1,6 +1,10 @@
 package ethtool
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
 	"time"
 )
 
@@ -13,7 +17,8 @@ type Counter struct {
 	// for a Reset counter (what happened across the reset is unknown; After
 	// is a lower bound) and for a Gauge.
 	Increase uint64 `json:"increase"`
-	// PerSecond is Increase divided by the window.
+	// PerSecond is Increase divided by the window; 0 when the window has
+	// no length.
 	PerSecond float64 `json:"per_second"`
 	// Reset is set when a counter went backwards: the driver or device
 	// restarted it between the snapshots.
@@ -26,21 +31,74 @@ type Counter struct {
 	New bool `json:"new,omitempty"`
 }
 
-// Delta is the change of an interface's statistics over a window.
+// Delta is the change of an interface's statistics over a window. In JSON
+// the window's length is "seconds", a number of seconds.
 type Delta struct {
+	Interface string
+	Driver    string
+	From      time.Time
+	To        time.Time
+	// Duration is the window's length, To - From; 0 when either snapshot
+	// carries no time.
+	Duration time.Duration
+	// Counters follows the order of the later snapshot.
+	Counters []Counter
+	// Removed names the statistics present only in the earlier snapshot,
+	// in its order (a duplicated name once per missing occurrence).
+	Removed []string
+	// Resets counts the counters that went backwards.
+	Resets int
+}
+
+// deltaJSON is Delta's JSON shape, the window in seconds.
+type deltaJSON struct {
 	Interface string    `json:"interface"`
 	Driver    string    `json:"driver"`
 	From      time.Time `json:"from"`
 	To        time.Time `json:"to"`
-	// Seconds is the window length; 0 when the snapshots carry no time.
-	Seconds float64 `json:"seconds"`
-	// Counters follows the order of the later snapshot.
-	Counters []Counter `json:"counters"`
-	// Removed names the statistics present only in the earlier snapshot,
-	// in its order (a duplicated name once per missing occurrence).
-	Removed []string `json:"removed,omitempty"`
-	// Resets counts the counters that went backwards.
-	Resets int `json:"resets"`
+	Seconds   float64   `json:"seconds"`
+	Counters  []Counter `json:"counters"`
+	Removed   []string  `json:"removed,omitempty"`
+	Resets    int       `json:"resets"`
+}
+
+// MarshalJSON writes the Delta with its window in seconds ("seconds").
+func (d Delta) MarshalJSON() ([]byte, error) {
+	return json.Marshal(deltaJSON{
+		Interface: d.Interface, Driver: d.Driver, From: d.From, To: d.To, Seconds: d.Duration.Seconds(),
+		Counters: d.Counters, Removed: d.Removed, Resets: d.Resets,
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; "seconds" is rounded to the
+// nearest nanosecond.
+func (d *Delta) UnmarshalJSON(data []byte) error {
+	if d == nil {
+		return errors.New("ethtool: Delta.UnmarshalJSON: nil *Delta")
+	}
+	var w deltaJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("ethtool: delta JSON: %w", err)
+	}
+	dur, err := secondsDuration(w.Seconds)
+	if err != nil {
+		return fmt.Errorf("ethtool: delta JSON: seconds: %w", err)
+	}
+	*d = Delta{
+		Interface: w.Interface, Driver: w.Driver, From: w.From, To: w.To, Duration: dur,
+		Counters: w.Counters, Removed: w.Removed, Resets: w.Resets,
+	}
+	return nil
+}
+
+// secondsDuration converts a JSON number of seconds into a Duration,
+// refusing what a Duration cannot hold.
+func secondsDuration(s float64) (time.Duration, error) {
+	ns := math.Round(s * 1e9)
+	if math.IsNaN(ns) || ns > math.MaxInt64 || ns < math.MinInt64 {
+		return 0, fmt.Errorf("%v out of range", s)
+	}
+	return time.Duration(ns), nil
 }
 
 // IsGauge reports whether the statistic called name is a level rather than
@@ -59,8 +117,16 @@ func IsGauge(name string) bool {
 // Diff returns the change from before to after, matching statistics by name.
 // A name a driver reports more than once is matched by occurrence: its k-th
 // statistic after with its k-th before; occurrences only after are New, and
-// occurrences only before are Removed.
+// occurrences only before are Removed. A nil snapshot reads as an empty one
+// taken at no known time, so Diff(nil, nil) is an empty Delta; it never
+// returns nil.
 func Diff(before, after *Snapshot) *Delta {
+	if before == nil {
+		before = &Snapshot{}
+	}
+	if after == nil {
+		after = &Snapshot{}
+	}
 	d := &Delta{}
 	d.compute(before, after)
 	return d
@@ -72,9 +138,9 @@ func (d *Delta) compute(before, after *Snapshot) {
 	d.Interface = after.Interface
 	d.Driver = after.Driver
 	d.From, d.To = before.Time, after.Time
-	d.Seconds = 0
+	d.Duration = 0
 	if !before.Time.IsZero() && !after.Time.IsZero() {
-		d.Seconds = after.Time.Sub(before.Time).Seconds()
+		d.Duration = after.Time.Sub(before.Time)
 	}
 	if cap(d.Counters) < len(after.Stats) {
 		d.Counters = make([]Counter, 0, len(after.Stats))
@@ -127,8 +193,8 @@ func (d *Delta) add(name string, before, after uint64, isNew bool) {
 	case c.Gauge:
 	case after >= before:
 		c.Increase = after - before
-		if d.Seconds > 0 {
-			c.PerSecond = float64(c.Increase) / d.Seconds
+		if d.Duration > 0 {
+			c.PerSecond = float64(c.Increase) / d.Duration.Seconds()
 		}
 	default:
 		c.Reset = true
@@ -149,8 +215,11 @@ func sameNames(a, b Stats) bool {
 	return true
 }
 
-// Get returns the change of the statistic called name.
+// Get returns the change of the statistic called name; false for a nil d.
 func (d *Delta) Get(name string) (Counter, bool) {
+	if d == nil {
+		return Counter{}, false
+	}
 	for i := range d.Counters {
 		if d.Counters[i].Name == name {
 			return d.Counters[i], true
@@ -167,8 +236,11 @@ func (d *Delta) Increase(name string) uint64 {
 }
 
 // Changed returns the counters that increased or were reset, and the gauges
-// whose level changed.
+// whose level changed; nil for a nil d.
 func (d *Delta) Changed() []Counter {
+	if d == nil {
+		return nil
+	}
 	var out []Counter
 	for _, c := range d.Counters {
 		if c.Increase > 0 || c.Reset || (c.Gauge && c.Before != c.After) {
@@ -179,8 +251,11 @@ func (d *Delta) Changed() []Counter {
 }
 
 // Increases returns each counter's increase as a Stats list, for example to
-// group a window's traffic by queue with GroupQueues.
+// group a window's traffic by queue with GroupQueues; nil for a nil d.
 func (d *Delta) Increases() Stats {
+	if d == nil {
+		return nil
+	}
 	out := make(Stats, 0, len(d.Counters))
 	for _, c := range d.Counters {
 		if !c.Gauge {
@@ -191,8 +266,11 @@ func (d *Delta) Increases() Stats {
 }
 
 // Clone returns a copy of d that shares no memory with it, for keeping a
-// Delta handed to a Watch callback.
+// Delta handed to a Watch callback; nil for a nil d.
 func (d *Delta) Clone() *Delta {
+	if d == nil {
+		return nil
+	}
 	c := *d
 	c.Counters = append([]Counter(nil), d.Counters...)
 	c.Removed = append([]string(nil), d.Removed...)

@@ -22,7 +22,7 @@ func TestDiffFixturesE1(t *testing.T) {
 	before := snap(0, parseFile(t, "ena-2.17-same-az-before.txt"))
 	after := snap(15*time.Second, parseFile(t, "ena-2.17-same-az-after.txt"))
 	d := Diff(before, after)
-	assert.Equal(t, 15.0, d.Seconds)
+	assert.Equal(t, 15*time.Second, d.Duration)
 	assert.Len(t, d.Counters, 335)
 	assert.Zero(t, d.Resets)
 	assert.Empty(t, d.Removed)
@@ -70,7 +70,7 @@ func TestDiffByNameWhenOrderDiffers(t *testing.T) {
 
 func TestDiffWithoutTimes(t *testing.T) {
 	d := Diff(&Snapshot{Stats: Stats{{"a", 1}}}, &Snapshot{Stats: Stats{{"a", 5}}})
-	assert.Zero(t, d.Seconds)
+	assert.Zero(t, d.Duration)
 	c, _ := d.Get("a")
 	assert.Equal(t, uint64(4), c.Increase)
 	assert.Zero(t, c.PerSecond)
@@ -97,7 +97,7 @@ func TestWatchDeltas(t *testing.T) {
 	var got []uint64
 	err := watch(ctx, &WatchConfig{Interval: time.Millisecond, OnDelta: func(d Delta) {
 		got = append(got, d.Increase("rx_packets"))
-		assert.InDelta(t, 0.1, d.Seconds, 1e-9)
+		assert.Equal(t, 100*time.Millisecond, d.Duration)
 		assert.Equal(t, 1000.0, d.Counters[0].PerSecond)
 		if len(got) == 3 {
 			cancel()
@@ -110,7 +110,7 @@ func TestWatchDeltas(t *testing.T) {
 func TestWatchErrors(t *testing.T) {
 	boom := errors.New("boom")
 	err := watch(context.Background(), &WatchConfig{Interval: -1}, nil)
-	assert.ErrorContains(t, err, "interval must be positive")
+	assert.ErrorContains(t, err, "WatchConfig.Interval must be positive")
 
 	err = watch(context.Background(), nil, func(*Snapshot) error { return boom })
 	assert.ErrorIs(t, err, boom)

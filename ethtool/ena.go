@@ -2,57 +2,7 @@ package ethtool
 
 import (
 	"fmt"
-	"strings"
 )
-
-// ENA is a typed view of the statistics of the Amazon ENA driver. Groups the
-// driver does not report are nil.
-type ENA struct {
-	// Allowance is nil on drivers without the ENI allowance counters.
-	Allowance *Allowance `json:"allowance,omitempty"`
-	// SRD is nil unless the device reports ENA Express (SRD) information:
-	// both ena_srd_tx_pkts and ena_srd_eligible_tx_pkts.
-	SRD *SRD `json:"srd,omitempty"`
-	// Health holds the reset and timeout counters; the ones a driver
-	// version lacks read 0.
-	Health Health `json:"health"`
-}
-
-// Allowance holds the ENI allowance counters: packets queued or dropped since
-// the last driver reset because the instance exceeded one of its limits.
-type Allowance struct {
-	BWInExceeded      uint64 `json:"bw_in_allowance_exceeded"`
-	BWOutExceeded     uint64 `json:"bw_out_allowance_exceeded"`
-	PPSExceeded       uint64 `json:"pps_allowance_exceeded"`
-	ConntrackExceeded uint64 `json:"conntrack_allowance_exceeded"`
-	LinklocalExceeded uint64 `json:"linklocal_allowance_exceeded"`
-	// ConntrackAvailable is the number of further connections that can be
-	// tracked before conntrack_allowance_exceeded counts (driver >= 2.8.1);
-	// nil when the driver does not report it.
-	ConntrackAvailable *uint64 `json:"conntrack_allowance_available,omitempty"`
-}
-
-// SRD holds the ENA Express counters. Mode is the raw ena_srd_mode bitmask
-// (package srd decodes it).
-type SRD struct {
-	Mode           uint64 `json:"ena_srd_mode"`
-	TxPkts         uint64 `json:"ena_srd_tx_pkts"`
-	EligibleTxPkts uint64 `json:"ena_srd_eligible_tx_pkts"`
-	RxPkts         uint64 `json:"ena_srd_rx_pkts"`
-	// ResourceUtilization is the percentage of SRD connection memory in
-	// use; near 100 traffic falls back to plain ENA.
-	ResourceUtilization uint64 `json:"ena_srd_resource_utilization"`
-}
-
-// Health holds ENA's device resets and the timeouts that cause them. The
-// driver's other error counters (missing_tx_cmpl, bad_rx_req_id, admin_to...)
-// are read by Explain, and by name with Stats.Get.
-type Health struct {
-	TotalResets uint64 `json:"total_resets"`
-	ResetFail   uint64 `json:"reset_fail"`
-	TxTimeout   uint64 `json:"tx_timeout"`
-	WdExpired   uint64 `json:"wd_expired"`
-}
 
 // ENA stat names used by the typed view and the explanations.
 const (
@@ -69,43 +19,6 @@ const (
 	statSRDUtil       = "ena_srd_resource_utilization"
 	statTotalResets   = "total_resets"
 )
-
-// NewENA reads the ENA view out of s. ok is false when s has none of ENA's
-// distinctive statistics (allowance, SRD or ena_admin_q_* counters).
-func NewENA(s Stats) (e ENA, ok bool) {
-	m := s.Map()
-	if _, has := m[statPPS]; has {
-		ok = true
-		e.Allowance = &Allowance{
-			BWInExceeded: m[statBWIn], BWOutExceeded: m[statBWOut], PPSExceeded: m[statPPS],
-			ConntrackExceeded: m[statConntrack], LinklocalExceeded: m[statLinklocal],
-		}
-		if v, has := m[statConntrackAvl]; has {
-			e.Allowance.ConntrackAvailable = &v
-		}
-	}
-	// Without both packet counters there is no coverage to judge: a
-	// missing eligible counter would read as no eligible traffic.
-	_, hasTx := m[statSRDTx]
-	_, hasEligible := m[statSRDEligibleTx]
-	if hasTx && hasEligible {
-		ok = true
-		e.SRD = &SRD{
-			Mode: m[statSRDMode], TxPkts: m[statSRDTx], EligibleTxPkts: m[statSRDEligibleTx],
-			RxPkts: m[statSRDRx], ResourceUtilization: m[statSRDUtil],
-		}
-	}
-	for name := range m {
-		if strings.HasPrefix(name, "ena_admin_q_") {
-			ok = true
-			break
-		}
-	}
-	e.Health = Health{
-		TotalResets: m[statTotalResets], ResetFail: m["reset_fail"], TxTimeout: m["tx_timeout"], WdExpired: m["wd_expired"],
-	}
-	return e, ok
-}
 
 // Severity ranks a Finding.
 type Severity string
@@ -168,8 +81,11 @@ const SRDUtilizationHigh = 80
 // allowance counter that grew, the SRD traffic that fell back to plain ENA,
 // high SRD resource use, shrinking conntrack headroom, resets and timeouts,
 // and counters that went backwards. It returns nil when nothing of note
-// happened.
+// happened, and for a nil d.
 func Explain(d *Delta) []Finding {
+	if d == nil {
+		return nil
+	}
 	var out []Finding
 	for _, cm := range counterMeanings {
 		if c, ok := d.Get(cm.name); ok && c.Increase > 0 {

@@ -1,10 +1,6 @@
 package ethtool
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -62,43 +58,27 @@ func TestGroupQueuesOfDelta(t *testing.T) {
 
 func itoa(i int) string { return uitoa(uint64(i)) }
 
-func TestNewENA(t *testing.T) {
-	e, ok := NewENA(parseFile(t, "ena-2.17-cross-az-after.txt"))
+func TestStatsAllowance(t *testing.T) {
+	a, ok := parseFile(t, "ena-2.17-cross-az-after.txt").Allowance()
 	require.True(t, ok)
-	require.NotNil(t, e.Allowance)
-	require.NotNil(t, e.SRD)
-	assert.Equal(t, uint64(1234), e.Allowance.PPSExceeded)
-	require.NotNil(t, e.Allowance.ConntrackAvailable)
-	assert.Equal(t, uint64(136781), *e.Allowance.ConntrackAvailable)
-	assert.Equal(t, SRD{Mode: 3, TxPkts: 1232525165 + 24534321, EligibleTxPkts: 1232525250 + 24534339, RxPkts: 1225995434 + 24398770, ResourceUtilization: 2}, *e.SRD)
+	assert.Equal(t, uint64(1234), a.PPSExceeded)
+	require.NotNil(t, a.ConntrackAvailable)
+	assert.Equal(t, uint64(136781), *a.ConntrackAvailable)
+	assert.Nil(t, a.ConntrackAvailableBefore, "levels have no window start")
+	assert.Nil(t, a.Reset)
+	assert.Equal(t, []string{"pps_allowance_exceeded"}, a.Exceeded())
 
-	e, ok = NewENA(parseFile(t, "ena-2.4-no-srd.txt"))
+	a, ok = parseFile(t, "ena-2.4-no-srd.txt").Allowance()
 	require.True(t, ok)
-	assert.Nil(t, e.SRD)
-	require.NotNil(t, e.Allowance)
-	assert.Nil(t, e.Allowance.ConntrackAvailable)
-	assert.Equal(t, uint64(3), e.Allowance.BWOutExceeded)
+	assert.Nil(t, a.ConntrackAvailable)
+	assert.Equal(t, uint64(3), a.BWOutExceeded)
 
-	e, ok = NewENA(parseFile(t, "ena-1.x-old.txt"))
-	assert.True(t, ok, "old ENA still has admin queue counters")
-	assert.Nil(t, e.Allowance)
-
-	_, ok = NewENA(parseFile(t, "veth.txt"))
+	_, ok = parseFile(t, "ena-1.x-old.txt").Allowance()
+	assert.False(t, ok, "ENA 1.x has no allowance counters")
+	_, ok = parseFile(t, "veth.txt").Allowance()
 	assert.False(t, ok)
-}
-
-func TestNewENASRDNeedsBothPacketCounters(t *testing.T) {
-	// Without ena_srd_eligible_tx_pkts the SRD view would read 0 eligible
-	// packets though SRD sent 500.
-	e, ok := NewENA(Stats{{"ena_srd_mode", 1}, {"ena_srd_tx_pkts", 500}})
+	_, ok = Stats(nil).Allowance()
 	assert.False(t, ok)
-	assert.Nil(t, e.SRD)
-	e, _ = NewENA(Stats{{"ena_srd_mode", 1}, {"ena_srd_eligible_tx_pkts", 500}})
-	assert.Nil(t, e.SRD)
-	e, ok = NewENA(Stats{{"ena_srd_tx_pkts", 5}, {"ena_srd_eligible_tx_pkts", 6}})
-	assert.True(t, ok)
-	require.NotNil(t, e.SRD)
-	assert.Equal(t, SRD{TxPkts: 5, EligibleTxPkts: 6}, *e.SRD)
 }
 
 func TestExplain(t *testing.T) {
@@ -141,41 +121,4 @@ func TestExplain(t *testing.T) {
 	f = Explain(Diff(snap(0, many), snap(time.Second, zero)))
 	require.Len(t, f, 1)
 	assert.Equal(t, "10 counters", f[0].Counter)
-}
-
-func TestPrometheusName(t *testing.T) {
-	for in, want := range map[string]string{
-		"rx_packets":             "node_ethtool_received_packets_total",
-		"tx_bytes":               "node_ethtool_transmitted_bytes_total",
-		"queue_0_tx_cnt":         "node_ethtool_queue_0_transmitted_cnt",
-		"queue_0_tx_tx_poll":     "node_ethtool_queue_0_transmitted_tx_poll",
-		"rx_queue_0_xdp_packets": "node_ethtool_received_queue_0_xdp_packets",
-		"pps_allowance_exceeded": "node_ethtool_pps_allowance_exceeded",
-		"ena_srd_tx_pkts":        "node_ethtool_ena_srd_transmitted_pkts",
-		"[0]: rx_bytes":          "node_ethtool_0_received_bytes",
-		"rx-64-byte Packets":     "node_ethtool_received_64_byte_packets",
-		"Tx_Errors_Phy":          "node_ethtool_transmitted_errors_phy",
-		"__x":                    "node_ethtool_x",
-		"rxtx":                   "node_ethtool_rxtx",
-		"tx":                     "node_ethtool_transmitted",
-	} {
-		assert.Equal(t, want, PrometheusName(in), in)
-	}
-}
-
-func TestWritePrometheusGolden(t *testing.T) {
-	a := &Snapshot{Interface: "eth0", Driver: "ena", DriverVersion: "2.17.0g", BusInfo: "0000:00:05.0",
-		Stats: Stats{{"tx_timeout", 0}, {"pps_allowance_exceeded", 1234}, {"queue_0_tx_cnt", 77}, {"rx_packets", 5}}}
-	b := &Snapshot{Interface: "eth1", Driver: "ena", Stats: Stats{{"pps_allowance_exceeded", 1}, {"weird\"name", 2}}}
-	var buf bytes.Buffer
-	require.NoError(t, WritePrometheus(&buf, a, b))
-	golden := filepath.Join("testdata", "prometheus.golden")
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err)
-	assert.Equal(t, string(want), buf.String())
-	assert.Contains(t, buf.String(), "node_ethtool_pps_allowance_exceeded{device=\"eth0\"} 1234\nnode_ethtool_pps_allowance_exceeded{device=\"eth1\"} 1\n")
-	assert.Equal(t, 1, strings.Count(buf.String(), "# TYPE node_ethtool_pps_allowance_exceeded counter"))
 }

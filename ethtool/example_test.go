@@ -12,6 +12,43 @@ import (
 	"github.com/netperfkit/netperfkit/ethtool"
 )
 
+// Two saved `ethtool -S eth0` outputs, taken 10 s apart, diffed: what grew,
+// at what rate, and what it means.
+func Example() {
+	before, err := ethtool.ParseText(strings.NewReader(`NIC statistics:
+     queue_0_tx_cnt: 1000
+     pps_allowance_exceeded: 10
+     bw_out_allowance_exceeded: 0
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	after, err := ethtool.ParseText(strings.NewReader(`NIC statistics:
+     queue_0_tx_cnt: 51000
+     pps_allowance_exceeded: 1244
+     bw_out_allowance_exceeded: 0
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	d := ethtool.Diff(&ethtool.Snapshot{Time: t0, Stats: before}, &ethtool.Snapshot{Time: t0.Add(10 * time.Second), Stats: after})
+	for _, c := range d.Changed() {
+		fmt.Printf("%s +%d (%.0f/s) over %v\n", c.Name, c.Increase, c.PerSecond, d.Duration)
+	}
+	if a, ok := d.Allowance(); ok {
+		fmt.Println("limited by:", a.Exceeded())
+	}
+	for _, f := range ethtool.Explain(d) {
+		fmt.Println(f.Severity, f.Counter)
+	}
+	// Output:
+	// queue_0_tx_cnt +50000 (5000/s) over 10s
+	// pps_allowance_exceeded +1234 (123/s) over 10s
+	// limited by: [pps_allowance_exceeded]
+	// warning pps_allowance_exceeded
+}
+
 func ExampleParseText() {
 	stats, err := ethtool.ParseText(strings.NewReader(`NIC statistics:
      tx_timeout: 0
@@ -48,11 +85,11 @@ func ExampleExplain() {
 	// Output: pps_allowance_exceeded +1234: packets were shaped by the PPS allowance (bidirectional packets per second above the instance's limit)
 }
 
-func ExampleNewENA() {
-	stats, _ := ethtool.ParseText(strings.NewReader("ena_srd_mode: 3\nena_srd_tx_pkts: 100\nena_srd_eligible_tx_pkts: 101\npps_allowance_exceeded: 0\n"))
-	e, ok := ethtool.NewENA(stats)
-	fmt.Println(ok, e.SRD.Mode, e.SRD.EligibleTxPkts-e.SRD.TxPkts, e.Allowance.ConntrackAvailable == nil)
-	// Output: true 3 1 true
+func ExampleStats_Allowance() {
+	stats, _ := ethtool.ParseText(strings.NewReader("pps_allowance_exceeded: 12\nbw_out_allowance_exceeded: 0\nconntrack_allowance_available: 9000\n"))
+	a, ok := stats.Allowance()
+	fmt.Println(ok, a.PPSExceeded, *a.ConntrackAvailable, a.Exceeded())
+	// Output: true 12 9000 [pps_allowance_exceeded]
 }
 
 func ExampleGroupQueues() {
@@ -66,26 +103,6 @@ func ExampleGroupQueues() {
 	rx, _ := g.Total("rx", "bytes")
 	fmt.Println(len(g.Queues), tx, rx, g.Other[0].Name)
 	// Output: 4 150 10 tx_timeout
-}
-
-func ExamplePrometheusName() {
-	fmt.Println(ethtool.PrometheusName("queue_0_tx_cnt"))
-	fmt.Println(ethtool.PrometheusName("rx_bytes"))
-	// Output:
-	// node_ethtool_queue_0_transmitted_cnt
-	// node_ethtool_received_bytes_total
-}
-
-func ExampleWritePrometheus() {
-	s := &ethtool.Snapshot{Interface: "eth0", Driver: "ena", Stats: ethtool.Stats{{Name: "pps_allowance_exceeded", Value: 3}}}
-	_ = ethtool.WritePrometheus(os.Stdout, s)
-	// Output:
-	// # HELP node_ethtool_info A metric with a constant '1' value labeled by bus_info, device, driver, expansion_rom_version, firmware_version, version.
-	// # TYPE node_ethtool_info gauge
-	// node_ethtool_info{bus_info="",device="eth0",driver="ena",expansion_rom_version="",firmware_version="",version=""} 1
-	// # HELP node_ethtool_pps_allowance_exceeded Network interface pps_allowance_exceeded
-	// # TYPE node_ethtool_pps_allowance_exceeded counter
-	// node_ethtool_pps_allowance_exceeded{device="eth0"} 3
 }
 
 func ExampleParseSnapshot() {

@@ -231,3 +231,24 @@ func TestWatchAsksDriverInfoOncePerBuffer(t *testing.T) {
 	assert.Equal(t, 6, k.calls[unix.ETHTOOL_GSTATS], "one statistics read per sample")
 	assert.Equal(t, 2, k.calls[unix.ETHTOOL_GDRVINFO], "driver information once for each of the two reused snapshots")
 }
+
+func TestSnapshotIntoAsksDriverInfoOnce(t *testing.T) {
+	k := &fakeKernel{counts: []int{2}, actual: func() int { return 2 }}
+	c := fakeClient(k)
+	s := &Snapshot{}
+	for range 3 {
+		require.NoError(t, c.SnapshotInto("eth0", s))
+		assert.Equal(t, "eth0", s.Interface)
+		assert.Equal(t, "ena", s.Driver)
+		assert.Equal(t, want(2), s.Stats)
+	}
+	assert.Equal(t, 3, k.calls[unix.ETHTOOL_GSTATS], "one statistics read per call")
+	assert.Equal(t, 1, k.calls[unix.ETHTOOL_GDRVINFO], "driver information once while s holds eth0")
+
+	err := c.SnapshotInto("nope0", s)
+	require.ErrorIs(t, err, ErrNoInterface)
+	assert.Empty(t, s.Interface, "after an error the next call asks for the driver information again")
+	require.NoError(t, c.SnapshotInto("eth0", s))
+	assert.Equal(t, 2, k.calls[unix.ETHTOOL_GDRVINFO])
+	assert.ErrorContains(t, c.SnapshotInto("eth0", nil), "nil *Snapshot s")
+}

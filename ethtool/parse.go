@@ -21,8 +21,12 @@ const maxLine = 4096
 // number ("ethtool: line 3: ..."), and so does the statistic past the
 // 65536th: no interface has that many, so the input is not `ethtool -S`
 // output. Input that holds no statistic, including ethtool's "no stats
-// available", gives an error matching ErrNoStats and os.ErrNotExist.
+// available", gives an error matching ErrNoStats and os.ErrNotExist; a nil
+// r gives an error.
 func ParseText(r io.Reader) (Stats, error) {
+	if r == nil {
+		return nil, errors.New("ethtool: ParseText: nil io.Reader r")
+	}
 	return parseText(r, 0)
 }
 

@@ -321,9 +321,9 @@ func TestParseSnapshotJSONBounds(t *testing.T) {
 	require.NoError(t, err, "white space after the value is fine")
 	assert.Equal(t, Stats{{"a", 1}}, s.Stats)
 
-	// A JSON value that does not end within MaxSnapshotJSON bytes is not
+	// A JSON value that does not end within maxSnapshotJSON bytes is not
 	// read to its end.
-	huge := io.MultiReader(strings.NewReader(`{"interface":"`), &repeatReader{b: 'x', n: MaxSnapshotJSON + 10})
+	huge := io.MultiReader(strings.NewReader(`{"interface":"`), &repeatReader{b: 'x', n: maxSnapshotJSON + 10})
 	_, err = ParseSnapshot(huge)
 	assert.ErrorContains(t, err, "larger than 33554432 bytes")
 

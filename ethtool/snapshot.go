@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -20,26 +21,32 @@ type Snapshot struct {
 	Stats           Stats     `json:"stats"`
 }
 
-// Clone returns a deep copy of s.
+// Clone returns a deep copy of s; nil for a nil s.
 func (s *Snapshot) Clone() *Snapshot {
+	if s == nil {
+		return nil
+	}
 	c := *s
 	c.Stats = s.Stats.clone()
 	return &c
 }
 
-// MaxSnapshotJSON is the most bytes ParseSnapshot reads of a JSON snapshot:
+// maxSnapshotJSON is the most bytes ParseSnapshot reads of a JSON snapshot:
 // room for 65536 statistics with the longest names escaped, indented. A
 // 335-statistic ENA snapshot takes about 12 KiB.
-const MaxSnapshotJSON = 32 << 20
+const maxSnapshotJSON = 32 << 20
 
 // ParseSnapshot reads a snapshot saved either as the JSON of a Snapshot or as
 // `ethtool -S` text; text gives a Snapshot with only Stats set. It returns the
 // errors of ParseText, with line numbers counted from the start of r, or an
-// error for JSON that is malformed, larger than MaxSnapshotJSON, followed by
+// error for a nil r or JSON that is malformed, larger than 32 MiB, followed by
 // anything but white space, or holding more than 65536 statistics or a name
 // ParseText would reject. JSON without statistics gives an error matching
 // ErrNoStats.
 func ParseSnapshot(r io.Reader) (*Snapshot, error) {
+	if r == nil {
+		return nil, errors.New("ethtool: ParseSnapshot: nil io.Reader r")
+	}
 	br := bufio.NewReader(r)
 	skipped := 0 // lines consumed before the text starts
 	for {
@@ -67,12 +74,12 @@ func ParseSnapshot(r io.Reader) (*Snapshot, error) {
 }
 
 func parseSnapshotJSON(r io.Reader) (*Snapshot, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxSnapshotJSON+1))
+	data, err := io.ReadAll(io.LimitReader(r, maxSnapshotJSON+1))
 	if err != nil {
 		return nil, fmt.Errorf("ethtool: snapshot JSON: %w", err)
 	}
-	if len(data) > MaxSnapshotJSON {
-		return nil, fmt.Errorf("ethtool: snapshot JSON: larger than %d bytes", MaxSnapshotJSON)
+	if len(data) > maxSnapshotJSON {
+		return nil, fmt.Errorf("ethtool: snapshot JSON: larger than %d bytes", maxSnapshotJSON)
 	}
 	var s Snapshot
 	// Unmarshal, unlike a Decoder, rejects anything after the value.
@@ -88,8 +95,14 @@ func parseSnapshotJSON(r io.Reader) (*Snapshot, error) {
 // WriteText writes the statistics the way `ethtool -S` prints them, so that
 // ParseText reads them back. A name ParseText would reject (which neither
 // ParseText nor ParseSnapshot returns) gives an error and nothing is
-// written.
+// written, and so do a nil s and a nil w.
 func (s *Snapshot) WriteText(w io.Writer) error {
+	if s == nil {
+		return errors.New("ethtool: WriteText: nil *Snapshot")
+	}
+	if w == nil {
+		return errors.New("ethtool: WriteText: nil io.Writer w")
+	}
 	var b bytes.Buffer
 	b.WriteString("NIC statistics:\n")
 	for _, st := range s.Stats {

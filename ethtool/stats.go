@@ -3,6 +3,7 @@ package ethtool
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
@@ -107,6 +108,9 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 // UTF-8, no white space at either end, no line break), and there may be at
 // most 65536 statistics.
 func (s *Stats) UnmarshalJSON(data []byte) error {
+	if s == nil {
+		return errors.New("ethtool: Stats.UnmarshalJSON: nil *Stats")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	tok, err := dec.Token()

@@ -2,6 +2,7 @@ package ethtool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -25,11 +26,18 @@ type WatchConfig struct {
 // Watch samples iface every cfg.Interval and hands cfg.OnDelta the Delta
 // between each sample and the one before, until ctx ends; it then returns
 // ctx.Err() at once. It returns earlier with the first read error (the
-// errors of Client.Snapshot), and with an error for a negative interval.
+// errors of Client.Snapshot), and with an error for a nil ctx or a negative
+// interval.
 //
 // Watch is cheap enough to run for days: it keeps two snapshots and one Delta
 // and reuses them, so a steady interface costs no allocation per sample.
 func (c *Client) Watch(ctx context.Context, iface string, cfg *WatchConfig) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return errors.New("ethtool: Watch: nil context.Context ctx")
+	}
 	// Driver information cannot change while the interface exists: each of
 	// the two reused snapshots asks for it once.
 	return watch(ctx, cfg, func(s *Snapshot) error { return c.snapshotInto(iface, s, s.Interface != iface) })
@@ -45,7 +53,7 @@ func watch(ctx context.Context, cfg *WatchConfig, sample func(*Snapshot) error) 
 		c.Interval = defaultWatchInterval
 	}
 	if c.Interval < 0 {
-		return fmt.Errorf("ethtool: watch interval must be positive, got %v", c.Interval)
+		return fmt.Errorf("ethtool: WatchConfig.Interval must be positive, got %v", c.Interval)
 	}
 	prev, cur := &Snapshot{}, &Snapshot{}
 	if err := sample(prev); err != nil {

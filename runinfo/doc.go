@@ -5,15 +5,21 @@
 // (IMDSv2). A report that carries this block can be compared with another
 // one, or with a published study, without asking how it was made.
 //
-// # Conventions
+// Entry points:
 //
-// netperfkit's packages share these conventions:
+//   - Collect: gather the Metadata, configured by Config (nil for the
+//     defaults);
+//   - Metadata.WriteText: the block as "key value" lines (Metadata also
+//     marshals to JSON with snake_case keys);
+//   - Version: netperfkit's module version as the binary was built.
 //
-//   - A blocking call takes ctx first; Collect bounds its one network
-//     exchange (IMDS) by Config.IMDSTimeout and by ctx, and when either ends
-//     it returns what it read locally, with the EC2 part saying why it is
-//     missing.
-//   - A nil *Config means the documented defaults.
-//   - Results are plain structs with snake_case JSON tags.
-//   - Nothing here fails a run: a value that cannot be read is left empty.
+// Collect never fails: a value that cannot be read is left empty, and the
+// EC2 part says why it is missing (EC2Note). Its one network exchange is
+// bounded by Config.IMDSTimeout and by ctx.
+//
+// Dependencies: besides package ethtool (golang.org/x/sys), runinfo imports
+// the AWS SDK's IMDS client, github.com/aws/aws-sdk-go-v2/feature/ec2/imds,
+// and with it the modules github.com/aws/aws-sdk-go-v2 and
+// github.com/aws/smithy-go; no other AWS service client. The conventions
+// every netperfkit package follows are in docs/conventions.md.
 package runinfo

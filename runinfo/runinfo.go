@@ -54,7 +54,8 @@ type Config struct {
 	// AWS_EC2_METADATA_SERVICE_ENDPOINT when set).
 	IMDSEndpoint string
 	// IMDSTimeout bounds the IMDSv2 token and identity document requests;
-	// 0 means DefaultIMDSTimeout.
+	// 0 means DefaultIMDSTimeout. A negative timeout is refused: the
+	// service is not asked and EC2Note says why.
 	IMDSTimeout time.Duration
 	// SkipIMDS leaves the EC2 part out ("not asked" in EC2Note).
 	SkipIMDS bool
@@ -102,8 +103,11 @@ type EC2 struct {
 	Region           string `json:"region"`
 }
 
-// Collect gathers the metadata. It never fails: what cannot be read is left
-// empty, and the EC2 part says why it is missing.
+// Collect gathers the metadata. It never fails and never returns nil: what
+// cannot be read is left empty, and the EC2 part says why it is missing. A
+// nil ctx, like a negative Config.IMDSTimeout, reads everything local and
+// leaves the instance metadata service unasked, with EC2Note naming the
+// argument.
 func Collect(ctx context.Context, cfg *Config) *Metadata {
 	return collect(ctx, cfg, sysRoot)
 }
@@ -129,8 +133,8 @@ func collect(ctx context.Context, cfg *Config, root string) *Metadata {
 	if c.Interface != "" {
 		m.Interface = readInterface(c.Interface)
 	}
-	if c.SkipIMDS {
-		m.EC2Note = ec2Note(readDMI(root), "the instance metadata service was not asked")
+	if why := notAsked(ctx, c); why != "" {
+		m.EC2Note = ec2Note(readDMI(root), why)
 		return m
 	}
 	ec2, err := readEC2(ctx, c)
@@ -140,6 +144,21 @@ func collect(ctx context.Context, cfg *Config, root string) *Metadata {
 	}
 	m.EC2 = ec2
 	return m
+}
+
+// notAsked says why the instance metadata service is not to be asked, ""
+// when it is.
+func notAsked(ctx context.Context, c Config) string {
+	const prefix = "the instance metadata service was not asked"
+	switch {
+	case c.SkipIMDS:
+		return prefix
+	case ctx == nil:
+		return prefix + ": nil context.Context ctx"
+	case c.IMDSTimeout < 0:
+		return fmt.Sprintf("%s: Config.IMDSTimeout is negative (%v)", prefix, c.IMDSTimeout)
+	}
+	return ""
 }
 
 // ec2Note says why the EC2 part is missing: "not on EC2" only when the
@@ -245,7 +264,7 @@ func readInterface(name string) *Interface {
 // back to IMDSv1.
 func readEC2(parent context.Context, c Config) (*EC2, error) {
 	timeout := c.IMDSTimeout
-	if timeout <= 0 {
+	if timeout == 0 {
 		timeout = DefaultIMDSTimeout
 	}
 	if err := parent.Err(); err != nil {
@@ -333,8 +352,14 @@ func armName(impl, part string) string {
 }
 
 // WriteText prints the block as "key  value" lines, settings last and
-// sorted by name.
+// sorted by name. A nil m or w is an error.
 func (m *Metadata) WriteText(w io.Writer) error {
+	if m == nil {
+		return errors.New("runinfo: WriteText: nil *Metadata")
+	}
+	if w == nil {
+		return errors.New("runinfo: WriteText: nil io.Writer w")
+	}
 	var b strings.Builder
 	line := func(k, v string) {
 		if v != "" {

@@ -19,13 +19,13 @@ type Spec struct {
 
 // Mode returns the ena_srd_mode the driver should report for this
 // specification.
-func (s Spec) Mode() Mode {
-	var m Mode
+func (s Spec) Mode() ExpressMode {
+	var m ExpressMode
 	if s.Enabled {
-		m |= ModeExpress
+		m |= ExpressEnabled
 	}
 	if s.UDPEnabled {
-		m |= ModeUDP
+		m |= ExpressUDP
 	}
 	return m
 }
@@ -81,8 +81,12 @@ type (
 // ParseNetworkInterfaces reads the JSON of `aws ec2
 // describe-network-interfaces`: the whole response {"NetworkInterfaces":
 // [...]} or the bare list that `--query NetworkInterfaces` prints. The
-// EnaSrdSpecification is read from under Attachment, where EC2 puts it.
+// EnaSrdSpecification is read from under Attachment, where EC2 puts it. A
+// nil r is an error.
 func ParseNetworkInterfaces(r io.Reader) ([]NetworkInterface, error) {
+	if r == nil {
+		return nil, errors.New("srd: ParseNetworkInterfaces: nil io.Reader r")
+	}
 	var raw []awsENI
 	if err := decodeList(r, "NetworkInterfaces", &raw); err != nil {
 		return nil, err
@@ -108,8 +112,12 @@ func ParseNetworkInterfaces(r io.Reader) ([]NetworkInterface, error) {
 }
 
 // ParseInstanceTypes reads the JSON of `aws ec2 describe-instance-types`:
-// the whole response {"InstanceTypes": [...]} or the bare list.
+// the whole response {"InstanceTypes": [...]} or the bare list. A nil r
+// is an error.
 func ParseInstanceTypes(r io.Reader) ([]InstanceType, error) {
+	if r == nil {
+		return nil, errors.New("srd: ParseInstanceTypes: nil io.Reader r")
+	}
 	var raw []awsInstanceType
 	if err := decodeList(r, "InstanceTypes", &raw); err != nil {
 		return nil, err

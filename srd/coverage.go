@@ -1,8 +1,12 @@
 package srd
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/netperfkit/netperfkit/ethtool"
 )
@@ -42,32 +46,139 @@ const (
 )
 
 // CoverageReport is how much of the eligible traffic SRD carried over a
-// window.
+// window. Its JSON carries the window in seconds ("window_seconds") and,
+// beside "srd_mode", the mode read out ("srd_mode_text", "" without SRD
+// statistics; "express_enabled"; "udp_enabled", set only when ENA Express
+// is on as well).
 type CoverageReport struct {
-	Interface     string  `json:"interface"`
-	WindowSeconds float64 `json:"window_seconds"`
+	Interface string
+	// Duration is the window's length; 0 when either snapshot carries no
+	// time.
+	Duration time.Duration
 	// Mode is ena_srd_mode at the end of the window.
-	Mode           Mode   `json:"srd_mode"`
-	ModeText       string `json:"srd_mode_text"`
-	ExpressEnabled bool   `json:"express_enabled"`
-	UDPEnabled     bool   `json:"udp_enabled"`
+	Mode ExpressMode
 	// ModeChanged is set when ena_srd_mode differs between the snapshots.
-	ModeChanged         bool   `json:"mode_changed,omitempty"`
-	TxPktsDelta         uint64 `json:"tx_pkts_delta"`
-	EligibleTxPktsDelta uint64 `json:"eligible_tx_pkts_delta"`
-	RxPktsDelta         uint64 `json:"rx_pkts_delta"`
+	ModeChanged         bool
+	TxPktsDelta         uint64
+	EligibleTxPktsDelta uint64
+	RxPktsDelta         uint64
 	// FallbackPkts is eligible minus tx: packets that could have used SRD
 	// and went over plain ENA.
-	FallbackPkts uint64 `json:"fallback_pkts"`
+	FallbackPkts uint64
 	// Coverage is TxPktsDelta / EligibleTxPktsDelta, at most 1; 0 when
 	// nothing was eligible or the counters are inconsistent.
-	Coverage float64 `json:"coverage"`
+	Coverage float64
 	// ResourceUtilizationPercent is ena_srd_resource_utilization at the
 	// start and end of the window.
-	ResourceUtilizationBeforePercent uint64  `json:"resource_utilization_before_percent"`
-	ResourceUtilizationPercent       uint64  `json:"resource_utilization_percent"`
-	Verdict                          Verdict `json:"verdict"`
-	Reason                           string  `json:"reason"`
+	ResourceUtilizationBeforePercent uint64
+	ResourceUtilizationPercent       uint64
+	Verdict                          Verdict
+	Reason                           string
+}
+
+// coverageJSON is CoverageReport's JSON shape.
+type coverageJSON struct {
+	Interface                        string      `json:"interface"`
+	WindowSeconds                    float64     `json:"window_seconds"`
+	Mode                             ExpressMode `json:"srd_mode"`
+	ModeText                         string      `json:"srd_mode_text"`
+	ExpressEnabled                   bool        `json:"express_enabled"`
+	UDPEnabled                       bool        `json:"udp_enabled"`
+	ModeChanged                      bool        `json:"mode_changed,omitempty"`
+	TxPktsDelta                      uint64      `json:"tx_pkts_delta"`
+	EligibleTxPktsDelta              uint64      `json:"eligible_tx_pkts_delta"`
+	RxPktsDelta                      uint64      `json:"rx_pkts_delta"`
+	FallbackPkts                     uint64      `json:"fallback_pkts"`
+	Coverage                         float64     `json:"coverage"`
+	ResourceUtilizationBeforePercent uint64      `json:"resource_utilization_before_percent"`
+	ResourceUtilizationPercent       uint64      `json:"resource_utilization_percent"`
+	Verdict                          Verdict     `json:"verdict"`
+	Reason                           string      `json:"reason"`
+}
+
+func (r CoverageReport) wire() coverageJSON {
+	w := coverageJSON{
+		Interface: r.Interface, WindowSeconds: r.Duration.Seconds(), Mode: r.Mode,
+		ExpressEnabled: r.Mode.Express(), UDPEnabled: r.Mode.Express() && r.Mode.UDP(),
+		ModeChanged: r.ModeChanged, TxPktsDelta: r.TxPktsDelta, EligibleTxPktsDelta: r.EligibleTxPktsDelta,
+		RxPktsDelta: r.RxPktsDelta, FallbackPkts: r.FallbackPkts, Coverage: r.Coverage,
+		ResourceUtilizationBeforePercent: r.ResourceUtilizationBeforePercent,
+		ResourceUtilizationPercent:       r.ResourceUtilizationPercent, Verdict: r.Verdict, Reason: r.Reason,
+	}
+	// Without SRD statistics there is no mode to read out.
+	if r.Verdict != VerdictNoStatistics && r.Verdict != "" {
+		w.ModeText = r.Mode.String()
+	}
+	return w
+}
+
+func (w coverageJSON) report() (CoverageReport, error) {
+	d, err := secondsDuration(w.WindowSeconds)
+	if err != nil {
+		return CoverageReport{}, fmt.Errorf("window_seconds: %w", err)
+	}
+	return CoverageReport{
+		Interface: w.Interface, Duration: d, Mode: w.Mode, ModeChanged: w.ModeChanged,
+		TxPktsDelta: w.TxPktsDelta, EligibleTxPktsDelta: w.EligibleTxPktsDelta, RxPktsDelta: w.RxPktsDelta,
+		FallbackPkts: w.FallbackPkts, Coverage: w.Coverage,
+		ResourceUtilizationBeforePercent: w.ResourceUtilizationBeforePercent,
+		ResourceUtilizationPercent:       w.ResourceUtilizationPercent, Verdict: w.Verdict, Reason: w.Reason,
+	}, nil
+}
+
+// MarshalJSON writes the report with its window in seconds and its mode
+// read out (see CoverageReport).
+func (r CoverageReport) MarshalJSON() ([]byte, error) { return json.Marshal(r.wire()) }
+
+// UnmarshalJSON reads what MarshalJSON writes; the read-out mode fields are
+// derived from "srd_mode" and ignored.
+func (r *CoverageReport) UnmarshalJSON(data []byte) error {
+	if r == nil {
+		return errors.New("srd: CoverageReport.UnmarshalJSON: nil *CoverageReport")
+	}
+	var w coverageJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("srd: coverage JSON: %w", err)
+	}
+	out, err := w.report()
+	if err != nil {
+		return fmt.Errorf("srd: coverage JSON: %w", err)
+	}
+	*r = out
+	return nil
+}
+
+// secondsDuration converts a JSON number of seconds into a Duration,
+// refusing what a Duration cannot hold.
+func secondsDuration(s float64) (time.Duration, error) {
+	ns := math.Round(s * 1e9)
+	if math.IsNaN(ns) || ns > math.MaxInt64 || ns < math.MinInt64 {
+		return 0, fmt.Errorf("%v out of range", s)
+	}
+	return time.Duration(ns), nil
+}
+
+// srdCounters are the ENA Express counters of one snapshot.
+type srdCounters struct {
+	mode                      ExpressMode
+	tx, eligible, rx, utilPct uint64
+}
+
+// readSRD reads the SRD counters of s. ok is false unless s has both
+// packet counters: a missing eligible counter would read as no eligible
+// traffic.
+func readSRD(s ethtool.Stats) (c srdCounters, ok bool) {
+	var hasTx, hasEligible bool
+	c.tx, hasTx = s.Get("ena_srd_tx_pkts")
+	c.eligible, hasEligible = s.Get("ena_srd_eligible_tx_pkts")
+	if !hasTx || !hasEligible {
+		return srdCounters{}, false
+	}
+	mode, _ := s.Get("ena_srd_mode")
+	c.mode = ExpressMode(mode)
+	c.rx, _ = s.Get("ena_srd_rx_pkts")
+	c.utilPct, _ = s.Get("ena_srd_resource_utilization")
+	return c, true
 }
 
 // Coverage compares the SRD counters of two snapshots of one interface and
@@ -81,37 +192,50 @@ type CoverageReport struct {
 // is): the window's traffic was sent partly under each mode. Without a
 // change, or without eligible packets, a mode with ENA Express off gives
 // VerdictDisabled.
+//
+// A nil snapshot reads as one without statistics: the verdict is then
+// VerdictNoStatistics, with a Reason that names the nil snapshot.
 func Coverage(before, after *ethtool.Snapshot) CoverageReport {
+	var nilNote string
+	switch {
+	case before == nil && after == nil:
+		nilNote = " (both snapshots are nil)"
+	case before == nil:
+		nilNote = " (the first snapshot, before, is nil)"
+	case after == nil:
+		nilNote = " (the second snapshot, after, is nil)"
+	}
+	if before == nil {
+		before = &ethtool.Snapshot{}
+	}
+	if after == nil {
+		after = &ethtool.Snapshot{}
+	}
 	r := CoverageReport{Interface: after.Interface}
 	if r.Interface == "" {
 		r.Interface = before.Interface
 	}
 	if !before.Time.IsZero() && !after.Time.IsZero() {
-		r.WindowSeconds = after.Time.Sub(before.Time).Seconds()
+		r.Duration = after.Time.Sub(before.Time)
 	}
-	// NewENA sets SRD only for statistics it recognises as ENA's.
-	eb, _ := ethtool.NewENA(before.Stats)
-	ea, _ := ethtool.NewENA(after.Stats)
-	if eb.SRD == nil || ea.SRD == nil {
+	b, okB := readSRD(before.Stats)
+	a, okA := readSRD(after.Stats)
+	if !okB || !okA {
 		which := "either snapshot"
 		switch {
-		case ea.SRD != nil:
+		case okA:
 			which = "the first snapshot"
-		case eb.SRD != nil:
+		case okB:
 			which = "the second snapshot"
 		}
 		r.Verdict = VerdictNoStatistics
-		r.Reason = "no ena_srd_* statistics in " + which + ": not an ENA interface, an ENA driver older than 2.8.0, or a device that does not report SRD information"
+		r.Reason = "no ena_srd_* statistics in " + which + nilNote + ": not an ENA interface, an ENA driver older than 2.8.0, or a device that does not report SRD information"
 		return r
 	}
-	b, a := eb.SRD, ea.SRD
-	r.Mode = Mode(a.Mode)
-	r.ModeText = r.Mode.String()
-	r.ExpressEnabled = r.Mode.Express()
-	r.UDPEnabled = r.ExpressEnabled && r.Mode.UDP()
-	r.ModeChanged = a.Mode != b.Mode
-	r.ResourceUtilizationBeforePercent = b.ResourceUtilization
-	r.ResourceUtilizationPercent = a.ResourceUtilization
+	r.Mode = a.mode
+	r.ModeChanged = a.mode != b.mode
+	r.ResourceUtilizationBeforePercent = b.utilPct
+	r.ResourceUtilizationPercent = a.utilPct
 
 	var reset []string
 	for _, c := range []struct {
@@ -119,9 +243,9 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 		before, after uint64
 		delta         *uint64
 	}{
-		{"ena_srd_tx_pkts", b.TxPkts, a.TxPkts, &r.TxPktsDelta},
-		{"ena_srd_eligible_tx_pkts", b.EligibleTxPkts, a.EligibleTxPkts, &r.EligibleTxPktsDelta},
-		{"ena_srd_rx_pkts", b.RxPkts, a.RxPkts, &r.RxPktsDelta},
+		{"ena_srd_tx_pkts", b.tx, a.tx, &r.TxPktsDelta},
+		{"ena_srd_eligible_tx_pkts", b.eligible, a.eligible, &r.EligibleTxPktsDelta},
+		{"ena_srd_rx_pkts", b.rx, a.rx, &r.RxPktsDelta},
 	} {
 		if c.after < c.before {
 			reset = append(reset, c.name)
@@ -144,24 +268,25 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 	if r.EligibleTxPktsDelta > 0 {
 		r.Coverage = float64(r.TxPktsDelta) / float64(r.EligibleTxPktsDelta)
 	}
-	r.judge(Mode(b.Mode))
+	r.judge(b.mode)
 	return r
 }
 
 // judge sets the verdict of a window whose deltas are known; from is the
 // mode at the window's start.
-func (r *CoverageReport) judge(from Mode) {
+func (r *CoverageReport) judge(from ExpressMode) {
+	express := r.Mode.Express()
 	modeChange := ""
 	if r.ModeChanged {
-		modeChange = fmt.Sprintf("ena_srd_mode changed from %d (%s) to %d (%s) during the window", uint64(from), from, uint64(r.Mode), r.ModeText)
-		if !r.ExpressEnabled {
+		modeChange = fmt.Sprintf("ena_srd_mode changed from %d (%s) to %d (%s) during the window", uint64(from), from, uint64(r.Mode), r.Mode)
+		if !express {
 			modeChange += ", so ENA Express is off now"
 		}
 	}
 	switch {
-	case !r.ExpressEnabled && (!r.ModeChanged || r.EligibleTxPktsDelta == 0):
+	case !express && (!r.ModeChanged || r.EligibleTxPktsDelta == 0):
 		r.Verdict = VerdictDisabled
-		r.Reason = fmt.Sprintf("ena_srd_mode is %d (%s): enable ENA Express on the ENI attachment (EnaSrdSpecification) of both instances", uint64(r.Mode), r.ModeText)
+		r.Reason = fmt.Sprintf("ena_srd_mode is %d (%s): enable ENA Express on the ENI attachment (EnaSrdSpecification) of both instances", uint64(r.Mode), r.Mode)
 	case r.EligibleTxPktsDelta == 0:
 		r.Verdict = VerdictNoTraffic
 		r.Reason = "no packet eligible for SRD was sent in the window: send TCP (or UDP with ENA Express UDP on) to a peer with ENA Express in the same region"
@@ -198,5 +323,5 @@ func fallbackCause(r CoverageReport, modeChange string) string {
 // String is a short human-readable summary.
 func (r CoverageReport) String() string {
 	return fmt.Sprintf("%s: %s; ena_srd_mode %d (%s); tx +%d, eligible +%d, rx +%d; coverage %.6f; %s",
-		r.Interface, r.Verdict, uint64(r.Mode), r.ModeText, r.TxPktsDelta, r.EligibleTxPktsDelta, r.RxPktsDelta, r.Coverage, r.Reason)
+		r.Interface, r.Verdict, uint64(r.Mode), r.wire().ModeText, r.TxPktsDelta, r.EligibleTxPktsDelta, r.RxPktsDelta, r.Coverage, r.Reason)
 }

@@ -1,11 +1,8 @@
 package srd_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"log"
-	"os"
 	"strings"
 	"time"
 
@@ -13,10 +10,44 @@ import (
 	"github.com/netperfkit/netperfkit/srd"
 )
 
-func ExampleMode_String() {
-	fmt.Println(srd.Mode(3))
-	fmt.Println(srd.Mode(1))
-	fmt.Println(srd.Mode(11))
+// Two saved `ethtool -S eth0` outputs of an ENA Express interface, taken
+// around a cross-AZ transfer: SRD's coverage and the allowance that limited
+// the window.
+func Example() {
+	before, err := ethtool.ParseSnapshot(strings.NewReader(`NIC statistics:
+     ena_srd_mode: 3
+     ena_srd_tx_pkts: 1000
+     ena_srd_eligible_tx_pkts: 1000
+     ena_srd_rx_pkts: 900
+     ena_srd_resource_utilization: 1
+     pps_allowance_exceeded: 0
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	after, err := ethtool.ParseSnapshot(strings.NewReader(`NIC statistics:
+     ena_srd_mode: 3
+     ena_srd_tx_pkts: 2001000
+     ena_srd_eligible_tx_pkts: 2011000
+     ena_srd_rx_pkts: 1900900
+     ena_srd_resource_utilization: 2
+     pps_allowance_exceeded: 493
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	w := srd.NewWindow(before, after)
+	fmt.Println(w.Verdict, w.Percent()+"%", "limited by", w.LimitedByText())
+	fmt.Println(w.Reason)
+	// Output:
+	// partial_fallback 99.502% limited by pps
+	// 10000 of 2010000 eligible packets (0.498%) fell back to plain ENA: likely packets larger than the SRD MTU of 8900, a peer without ENA Express, or a live update
+}
+
+func ExampleExpressMode_String() {
+	fmt.Println(srd.ExpressMode(3))
+	fmt.Println(srd.ExpressMode(1))
+	fmt.Println(srd.ExpressMode(11))
 	// Output:
 	// ENA Express on, UDP on
 	// ENA Express on, UDP off
@@ -35,7 +66,7 @@ func ExampleCoverage() {
 		}
 	}
 	r := srd.Coverage(at(0, 1000, 1000), at(15, 1000+28195047, 1000+28195063))
-	fmt.Println(r.Verdict, r.TxPktsDelta, r.EligibleTxPktsDelta, r.ModeText)
+	fmt.Println(r.Verdict, r.TxPktsDelta, r.EligibleTxPktsDelta, r.Mode)
 	fmt.Println(r.Reason)
 	// Output:
 	// srd_carried_traffic 28195047 28195063 ENA Express on, UDP on
@@ -71,21 +102,6 @@ func ExampleReadiness() {
 	for _, c := range checks {
 		fmt.Printf("%-4s %s = %s (want %s)\n", c.Status, c.Name, c.Value, c.Expect)
 	}
-	fmt.Println("overall:", srd.Worst(checks))
-}
-
-// The field study's E1: one client, a server in the same AZ and one in
-// another, iperf3 and sockperf servers running on both.
-func ExampleRunExperiment() {
-	res, err := srd.RunExperiment(context.Background(), []srd.Target{
-		{Name: "same AZ", ThroughputAddr: "10.0.1.20:5201", PingPongAddr: "10.0.1.20:11111"},
-		{Name: "cross AZ", ThroughputAddr: "10.0.2.30:5201", PingPongAddr: "10.0.2.30:11111"},
-	}, &srd.ExperimentConfig{Interface: "eth0"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	_ = res.WriteTable(os.Stdout)
-	_ = json.NewEncoder(os.Stdout).Encode(res)
 }
 
 func ExampleSpecCheck() {

@@ -5,36 +5,39 @@ import (
 	"strings"
 )
 
-// Mode is the ena_srd_mode bitmask the ENA driver reports.
-type Mode uint64
+// ExpressMode is the ena_srd_mode bitmask the ENA driver reports: which
+// parts of ENA Express are on.
+type ExpressMode uint64
 
-// The bits of Mode. AWS documents values 0 to 3; ModeUDPOrderingBypass is in
-// the driver's definitions but not in AWS's documentation.
+// The bits of ExpressMode. AWS documents values 0 to 3;
+// ExpressUDPOrderingBypass is in the driver's definitions but not in AWS's
+// documentation.
 const (
-	// ModeExpress: ENA Express is enabled on the ENI.
-	ModeExpress Mode = 1 << 0
-	// ModeUDP: ENA Express is enabled for UDP too.
-	ModeUDP Mode = 1 << 1
-	// ModeUDPOrderingBypass: SRD does not restore the order of UDP packets.
-	ModeUDPOrderingBypass Mode = 1 << 2
+	// ExpressEnabled: ENA Express is enabled on the ENI.
+	ExpressEnabled ExpressMode = 1 << 0
+	// ExpressUDP: ENA Express is enabled for UDP too.
+	ExpressUDP ExpressMode = 1 << 1
+	// ExpressUDPOrderingBypass: SRD does not restore the order of UDP
+	// packets.
+	ExpressUDPOrderingBypass ExpressMode = 1 << 2
 
-	knownBits = ModeExpress | ModeUDP | ModeUDPOrderingBypass
+	knownBits = ExpressEnabled | ExpressUDP | ExpressUDPOrderingBypass
 )
 
 // Express reports whether ENA Express is on.
-func (m Mode) Express() bool { return m&ModeExpress != 0 }
+func (m ExpressMode) Express() bool { return m&ExpressEnabled != 0 }
 
 // UDP reports whether the UDP bit is set. UDP traffic uses SRD only when
 // Express is on as well: mode 2 happens when Express was turned off after UDP
 // had been configured.
-func (m Mode) UDP() bool { return m&ModeUDP != 0 }
+func (m ExpressMode) UDP() bool { return m&ExpressUDP != 0 }
 
 // unknown returns the bits this package does not know, kept as they were.
-func (m Mode) unknown() Mode { return m &^ knownBits }
+func (m ExpressMode) unknown() ExpressMode { return m &^ knownBits }
 
 // String reads like "ENA Express on, UDP on", followed by the ordering bypass
 // bit and any unknown bits when set.
-func (m Mode) String() string {
+func (m ExpressMode) String() string {
 	onOff := func(b bool) string {
 		if b {
 			return "on"
@@ -45,7 +48,7 @@ func (m Mode) String() string {
 	if m.UDP() && !m.Express() {
 		parts[1] += " (inactive while ENA Express is off)"
 	}
-	if m&ModeUDPOrderingBypass != 0 {
+	if m&ExpressUDPOrderingBypass != 0 {
 		parts = append(parts, "UDP ordering bypass on")
 	}
 	if u := m.unknown(); u != 0 {

@@ -47,9 +47,9 @@ type ReadinessConfig struct {
 	// high-RTT (cross-AZ) paths. The buffer and congestion control checks
 	// run in any case.
 	HighRTT bool
-	// Rings reads the ring sizes of an interface. nil means an
+	// rings reads the ring sizes of an interface, for tests. nil means an
 	// ethtool.Client (ETHTOOL_GRINGPARAM) opened for the call.
-	Rings func(iface string) (ethtool.RingParams, error)
+	rings func(iface string) (ethtool.RingParams, error)
 }
 
 // Thresholds from AWS's check-ena-express-settings.sh and the ENA Express
@@ -112,7 +112,7 @@ func Readiness(iface string, cfg *ReadinessConfig) ([]Check, error) {
 	out = append(out, bqlCheck(root, netDir))
 	out = append(out, intCheck("net.ipv4.tcp_autocorking", p("proc", "sys", "net", "ipv4", "tcp_autocorking"), "0", false,
 		func(v int64) bool { return v == 0 }, "autocorking delays small writes and adds latency on SRD"))
-	out = append(out, ringChecks(iface, c.Rings)...)
+	out = append(out, ringChecks(iface, c.rings)...)
 	for _, b := range []struct{ name, file string }{
 		{"net.ipv4.tcp_rmem max", "tcp_rmem"}, {"net.ipv4.tcp_wmem max", "tcp_wmem"},
 	} {
@@ -314,8 +314,8 @@ func ringChecks(iface string, rings func(string) (ethtool.RingParams, error)) []
 	}
 }
 
-// Worst returns the worst status among checks: fail over warn over pass.
-func Worst(checks []Check) Status {
+// worst returns the worst status among checks: fail over warn over pass.
+func worst(checks []Check) Status {
 	w := StatusPass
 	for _, c := range checks {
 		switch {

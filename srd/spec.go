@@ -35,7 +35,7 @@ func SpecCheck(ni *NetworkInterface, r CoverageReport) Check {
 	return specCheckMode(ni, r.Mode)
 }
 
-func specCheckMode(ni *NetworkInterface, mode Mode) Check {
+func specCheckMode(ni *NetworkInterface, mode ExpressMode) Check {
 	c := Check{Name: specCheckName, Value: fmt.Sprintf("%d (%s)", uint64(mode), mode)}
 	switch {
 	case ni == nil:
@@ -49,7 +49,7 @@ func specCheckMode(ni *NetworkInterface, mode Mode) Check {
 	}
 	want := ni.EnaSrd.Mode()
 	c.Expect = fmt.Sprintf("%d (%s) as %s's EnaSrdSpecification says", uint64(want), want, ni.ID)
-	got := mode & (ModeExpress | ModeUDP)
+	got := mode & (ExpressEnabled | ExpressUDP)
 	switch {
 	case got == want:
 		c.Status = StatusPass

@@ -15,7 +15,7 @@ import (
 )
 
 func TestModeString(t *testing.T) {
-	for m, want := range map[Mode]string{
+	for m, want := range map[ExpressMode]string{
 		0:     "ENA Express off, UDP off",
 		1:     "ENA Express on, UDP off",
 		2:     "ENA Express off, UDP on (inactive while ENA Express is off)",
@@ -26,10 +26,10 @@ func TestModeString(t *testing.T) {
 	} {
 		assert.Equal(t, want, m.String(), "mode %d", m)
 	}
-	assert.True(t, Mode(3).Express())
-	assert.True(t, Mode(3).UDP())
-	assert.Equal(t, Mode(8), Mode(11).unknown())
-	b, err := json.Marshal(struct{ M Mode }{3})
+	assert.True(t, ExpressMode(3).Express())
+	assert.True(t, ExpressMode(3).UDP())
+	assert.Equal(t, ExpressMode(8), ExpressMode(11).unknown())
+	b, err := json.Marshal(struct{ M ExpressMode }{3})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"M":3}`, string(b))
 }
@@ -45,8 +45,8 @@ func TestParseNetworkInterfaces(t *testing.T) {
 		ID: "eni-0f1e2d3c4b5a69788", AvailabilityZone: "us-east-1a", MACAddress: "0e:12:34:56:78:9a",
 		EnaSrd: &Spec{Enabled: true, UDPEnabled: true},
 	}, nis[0])
-	assert.Equal(t, Mode(3), nis[0].EnaSrd.Mode())
-	assert.Equal(t, Mode(0), nis[1].EnaSrd.Mode())
+	assert.Equal(t, ExpressMode(3), nis[0].EnaSrd.Mode())
+	assert.Equal(t, ExpressMode(0), nis[1].EnaSrd.Mode())
 	assert.Nil(t, nis[2].EnaSrd, "an unattached ENI has no specification")
 
 	bare, err := ParseNetworkInterfaces(strings.NewReader(`[{"NetworkInterfaceId":"eni-1","Attachment":{"EnaSrdSpecification":{"EnaSrdEnabled":true}}}]`))
@@ -129,9 +129,9 @@ func FuzzModeString(f *testing.F) {
 		f.Add(m)
 	}
 	f.Fuzz(func(t *testing.T, m uint64) {
-		s := Mode(m).String()
+		s := ExpressMode(m).String()
 		require.True(t, strings.HasPrefix(s, "ENA Express "))
-		require.Equal(t, Mode(m)&^Mode(7), Mode(m).unknown())
+		require.Equal(t, ExpressMode(m)&^ExpressMode(7), ExpressMode(m).unknown())
 	})
 }
 
@@ -156,11 +156,9 @@ func TestCoverageE1(t *testing.T) {
 	assert.Equal(t, uint64(16), r.FallbackPkts)
 	assert.InDelta(t, 28195047.0/28195063.0, r.Coverage, 1e-12)
 	assert.Greater(t, r.Coverage, 0.99999)
-	assert.Equal(t, Mode(3), r.Mode)
-	assert.Equal(t, "ENA Express on, UDP on", r.ModeText)
-	assert.True(t, r.ExpressEnabled)
-	assert.True(t, r.UDPEnabled)
-	assert.Equal(t, 15.0, r.WindowSeconds)
+	assert.Equal(t, ExpressMode(3), r.Mode)
+	assert.Equal(t, "ENA Express on, UDP on", r.Mode.String())
+	assert.Equal(t, 15*time.Second, r.Duration)
 	assert.Equal(t, uint64(1), r.ResourceUtilizationPercent)
 	assert.Equal(t, "SRD carried 28195047 of 28195063 eligible packets (99.999943%)", r.Reason)
 
@@ -248,7 +246,7 @@ func TestCoverageVerdicts(t *testing.T) {
 func TestReadinessReadyHost(t *testing.T) {
 	checks, err := Readiness("eth0", &ReadinessConfig{
 		Root: filepath.Join("testdata", "host-ready"), HighRTT: true,
-		Rings: func(string) (ethtool.RingParams, error) {
+		rings: func(string) (ethtool.RingParams, error) {
 			return ethtool.RingParams{Rx: 8192, RxMax: 16384, Tx: 1024, TxMax: 1024}, nil
 		},
 	})
@@ -257,7 +255,7 @@ func TestReadinessReadyHost(t *testing.T) {
 	for _, c := range checks {
 		assert.Equal(t, StatusPass, c.Status, "%+v", c)
 	}
-	assert.Equal(t, StatusPass, Worst(checks))
+	assert.Equal(t, StatusPass, worst(checks))
 	assert.Equal(t, Check{Name: "mtu", Value: "8900", Expect: "<= 8900", Status: StatusPass, Required: true}, checks[0])
 	assert.Equal(t, "disabled on 2 TX queues", checks[2].Value)
 }
@@ -265,7 +263,7 @@ func TestReadinessReadyHost(t *testing.T) {
 func TestReadinessDefaultHost(t *testing.T) {
 	checks, err := Readiness("eth0", &ReadinessConfig{
 		Root: filepath.Join("testdata", "host-default"),
-		Rings: func(string) (ethtool.RingParams, error) {
+		rings: func(string) (ethtool.RingParams, error) {
 			return ethtool.RingParams{Rx: 1024, RxMax: 16384, Tx: 512, TxMax: 1024}, nil
 		},
 	})
@@ -290,10 +288,10 @@ func TestReadinessDefaultHost(t *testing.T) {
 	assert.Equal(t, StatusWarn, byName["net.ipv4.tcp_congestion_control"].Status)
 	assert.Equal(t, "bbr", byName["net.ipv4.tcp_congestion_control"].Value)
 	assert.Equal(t, StatusWarn, byName["tcp_cubic hystart_detect"].Status)
-	assert.Equal(t, StatusFail, Worst(checks))
+	assert.Equal(t, StatusFail, worst(checks))
 
 	checks, err = Readiness("eth0", &ReadinessConfig{Root: filepath.Join("testdata", "host-default"), HighRTT: true,
-		Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }})
+		rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }})
 	require.NoError(t, err)
 	for _, c := range checks {
 		if c.Name == "net.ipv4.tcp_limit_output_bytes" {
@@ -318,7 +316,7 @@ func TestReadinessMissing(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys", "class", "net", "eth0"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "sys", "class", "net", "eth0", "ifindex"), []byte("2\n"), 0o644))
-	checks, err := Readiness("eth0", &ReadinessConfig{Root: root, Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, errors.New("no") }})
+	checks, err := Readiness("eth0", &ReadinessConfig{Root: root, rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, errors.New("no") }})
 	require.NoError(t, err)
 	for _, c := range checks {
 		assert.Equal(t, StatusWarn, c.Status, c.Name)
@@ -330,7 +328,7 @@ func TestReadinessMissing(t *testing.T) {
 func TestReadinessInvalidInterfaceNames(t *testing.T) {
 	// "." and ".." would name sys/class/net and sys/class themselves.
 	ready := &ReadinessConfig{Root: filepath.Join("testdata", "host-ready"),
-		Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }}
+		rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }}
 	for _, iface := range []string{"", ".", "..", "../eth0", "eth0/", "eth0:1", "eth 0", "a23456789012345x", "x\x00"} {
 		checks, err := Readiness(iface, ready)
 		assert.ErrorIs(t, err, os.ErrNotExist, "%q", iface)
@@ -349,7 +347,7 @@ func TestReadinessNeedsAnInterfaceDirectory(t *testing.T) {
 	// (sysfs has bonding_masters there).
 	require.NoError(t, os.MkdirAll(filepath.Join(classNet, "notif"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(classNet, "bonding_masters"), []byte("\n"), 0o644))
-	cfg := &ReadinessConfig{Root: root, Rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }}
+	cfg := &ReadinessConfig{Root: root, rings: func(string) (ethtool.RingParams, error) { return ethtool.RingParams{}, os.ErrNotExist }}
 	_, err := Readiness("notif", cfg)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	assert.ErrorContains(t, err, "is not a network interface")
@@ -357,7 +355,7 @@ func TestReadinessNeedsAnInterfaceDirectory(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
 	// A path component that is a file (ENOTDIR) is no interface either.
-	_, err = Readiness("eth0", &ReadinessConfig{Root: filepath.Join(classNet, "bonding_masters"), Rings: cfg.Rings})
+	_, err = Readiness("eth0", &ReadinessConfig{Root: filepath.Join(classNet, "bonding_masters"), rings: cfg.rings})
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
 	// An interface directory that cannot be read matches os.ErrPermission.

@@ -11,11 +11,13 @@ import (
 // defaultBenchDuration caps a Benchmark run when cfg.Duration is zero.
 const defaultBenchDuration = time.Minute
 
-// Benchmark runs the workload cfg against ep for a user's `go test -bench`:
-// b.N operations in total (cfg.Duration still caps the time, 1 minute when
-// zero), reported as p50-ns, p99-ns and ops/s, with ns/op set to 0 because the
-// operations run concurrently. Errors are reported as errors/op; the benchmark
-// fails if the endpoint check fails.
+// Benchmark runs the workload cfg against ep for a user's `go test -bench`.
+// One b.N iteration is one request (a GET or SET, in connect mode with its
+// connection set-up and close): the run stops after b.N of them across all
+// workers, or when cfg.Duration (1 minute when zero) runs out first. It
+// reports p50-ns, p99-ns and ops/s, with ns/op set to 0 because the requests
+// run concurrently, and errors/op; the benchmark fails if the endpoint check
+// fails or cfg is invalid.
 func Benchmark(b *testing.B, ep *cache.Endpoint, cfg *cache.WorkloadConfig) {
 	b.Helper()
 	var w cache.WorkloadConfig

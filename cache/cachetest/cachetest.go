@@ -62,7 +62,8 @@ type Config struct {
 	// Dir is where the per-server temporary directory is created. Empty means
 	// os.TempDir().
 	Dir string
-	// StartTimeout bounds start-up, including cluster creation. Zero means 20 s.
+	// StartTimeout bounds start-up, including cluster creation. Zero means
+	// 20 s; negative is an error.
 	StartTimeout time.Duration
 	// ExtraArgs are appended to every node's command line.
 	ExtraArgs []string
@@ -129,8 +130,14 @@ const defaultStartTimeout = 20 * time.Second
 // keeps its thread locked until the server exits: Start may be called from
 // any goroutine, a locked one included.
 func Start(ctx context.Context, cfg *Config) (*Server, error) {
+	if ctx == nil {
+		return nil, errors.New("cachetest: nil context")
+	}
 	if cfg == nil {
 		cfg = &Config{}
+	}
+	if cfg.StartTimeout < 0 {
+		return nil, fmt.Errorf("cachetest: Config.StartTimeout %v is negative", cfg.StartTimeout)
 	}
 	bin, cli, err := binaries(cfg)
 	if err != nil {

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"crypto/tls"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
 )
 
@@ -87,4 +89,47 @@ func TestCloseStopsServer(t *testing.T) {
 	_, err := net.DialTimeout("tcp", s.Addr, time.Second)
 	require.Error(t, err)
 	require.NoDirExists(t, s.Dir)
+}
+
+// commandsProcessed reads the server's total_commands_processed.
+func commandsProcessed(t testing.TB, addr string) int64 {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+	_, err = c.Write([]byte("INFO stats\r\n"))
+	require.NoError(t, err)
+	br := bufio.NewReader(c)
+	for {
+		line, err := br.ReadString('\n')
+		require.NoError(t, err)
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_commands_processed:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			require.NoError(t, err)
+			return n
+		}
+	}
+}
+
+// One b.N iteration of Benchmark is one request: the server sees exactly
+// b.N commands per call (plus the INFO that counts them), and the metrics
+// are benchstat's base units.
+func TestBenchmarkIterationIsOneRequest(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	type call struct{ n, commands int64 }
+	var calls []call
+	res := testing.Benchmark(func(b *testing.B) {
+		before := commandsProcessed(b, s.Addr)
+		cachetest.Benchmark(b, s.Endpoint(), &cache.WorkloadConfig{Workers: 2, KeySpace: 10, Duration: 10 * time.Second})
+		calls = append(calls, call{int64(b.N), commandsProcessed(b, s.Addr) - before - 1})
+	})
+	require.NotEmpty(t, calls)
+	for _, c := range calls {
+		require.Equal(t, c.n, c.commands, "b.N = %d", c.n)
+	}
+	for _, m := range []string{"p50-ns", "p99-ns", "ops/s"} {
+		require.Positive(t, res.Extra[m], m)
+	}
+	require.LessOrEqual(t, res.Extra["p50-ns"], res.Extra["p99-ns"])
+	require.Zero(t, res.Extra["errors/op"])
 }

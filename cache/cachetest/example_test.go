@@ -24,7 +24,7 @@ func ExampleStart() {
 func ExampleBenchmark() {
 	_ = func(b *testing.B) {
 		cachetest.Benchmark(b, &cache.Endpoint{Addr: "127.0.0.1:6379"},
-			&cache.WorkloadConfig{Mode: cache.ModePool, Workers: 4})
+			&cache.WorkloadConfig{Mode: cache.Pooled, Workers: 4})
 	}
 }
 
@@ -35,7 +35,7 @@ func ExampleServer_Endpoint() {
 		log.Fatal(err)
 	}
 	defer s.Close()
-	p, err := cache.NewProber(context.Background(), s.Endpoint())
+	p, err := cache.NewProber(s.Endpoint())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestServerEnvChoosesBinary(t *testing.T) {
 	c := cachetest.NewServer(t, &cachetest.Config{Cluster: true})
 	assert.Equal(t, valkey, c.Binary)
 	require.Len(t, c.Addrs, 3)
-	p, err := cache.NewProber(context.Background(), c.Endpoint())
+	p, err := cache.NewProber(c.Endpoint())
 	require.NoError(t, err)
 	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 3})
 	require.NoError(t, err)

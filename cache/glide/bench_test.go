@@ -53,7 +53,7 @@ func redisBenchmark(b *testing.B, bin string, s *cachetest.Server, n int, keepAl
 	return 2 / (1/rps["GET"] + 1/rps["SET"])
 }
 
-func median(x []float64) float64 {
+func medianOf(x []float64) float64 {
 	s := slices.Clone(x)
 	slices.Sort(s)
 	return s[len(s)/2]
@@ -79,14 +79,14 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		tls  bool
-		mode cache.Mode
+		mode cache.ConnMode
 		// rbOpsGuess sizes redis-benchmark's -n to run about as long as the
 		// engines (it has no duration option).
 		rbOpsGuess float64
 	}{
-		{"pool-plain", false, cache.ModePool, 80000},
-		{"connect-plain", false, cache.ModeConnect, 12000},
-		{"connect-tls", true, cache.ModeConnect, 1200},
+		{"pool-plain", false, cache.Pooled, 80000},
+		{"connect-plain", false, cache.ConnectPerOp, 12000},
+		{"connect-tls", true, cache.ConnectPerOp, 1200},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var cfg *cachetest.Config
@@ -99,7 +99,7 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 			for b.Loop() {
 				var rbOps, respOps, glideOps []float64
 				for range rounds {
-					ops := redisBenchmark(b, rb, s, n, tc.mode == cache.ModePool)
+					ops := redisBenchmark(b, rb, s, n, tc.mode == cache.Pooled)
 					rbOps = append(rbOps, ops)
 					// Give redis-benchmark's next run the engines' duration:
 					// in connect-per-op mode the cost of a connect grows as
@@ -131,15 +131,15 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 					respPaired = append(respPaired, respOps[i]/rbOps[i])
 					glidePaired = append(glidePaired, glideOps[i]/rbOps[i])
 				}
-				rbm, rm, gm := median(rbOps), median(respOps), median(glideOps)
+				rbm, rm, gm := medianOf(rbOps), medianOf(respOps), medianOf(glideOps)
 				b.ReportMetric(0, "ns/op")
 				b.ReportMetric(rbm, "rb-ops/s")
 				b.ReportMetric(rm, "resp-ops/s")
 				b.ReportMetric(gm, "glide-ops/s")
 				b.ReportMetric(rm/rbm, "resp/rb")
 				b.ReportMetric(gm/rbm, "glide/rb")
-				b.ReportMetric(median(respPaired), "resp/rb-paired")
-				b.ReportMetric(median(glidePaired), "glide/rb-paired")
+				b.ReportMetric(medianOf(respPaired), "resp/rb-paired")
+				b.ReportMetric(medianOf(glidePaired), "glide/rb-paired")
 				b.Logf("ops/s per round: redis-benchmark %.0f, resp %.0f, glide %.0f", rbOps, respOps, glideOps)
 			}
 		})

@@ -7,20 +7,21 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/glide"
+	"github.com/netperfkit/netperfkit/cache/median"
 )
 
 // The same workload on glide and on the built-in resp engine: the ratio is
 // the client library's own overhead on this endpoint.
 func ExampleEngine() {
 	ep := &cache.Endpoint{Addr: "127.0.0.1:6379"}
-	var aggs []*cache.Aggregate
+	var aggs []*median.Result
 	for _, e := range []cache.Engine{glide.Engine(), nil} {
-		a, err := cache.RunRepeated(context.Background(), ep, &cache.WorkloadConfig{Engine: e, Runs: 3})
+		a, err := median.Run(context.Background(), ep, &median.Config{Workload: &cache.WorkloadConfig{Engine: e}, Runs: 3})
 		if err != nil {
 			log.Fatal(err)
 		}
 		aggs = append(aggs, a)
 	}
-	c := cache.Compare("resp", aggs[1], "glide", aggs[0])
+	c := median.Compare("resp", aggs[1], "glide", aggs[0])
 	fmt.Printf("glide vs resp: p50 %.2fx, ops/s %.2fx\n", c.P50Ratio, c.OpsPerSecRatio)
 }

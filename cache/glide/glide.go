@@ -48,22 +48,15 @@ type glideCmd interface {
 	Close()
 }
 
-// tokenSource is what the engine needs of cache.IAMTokenSource.
-type tokenSource interface {
-	Token(ctx context.Context) (cache.Secret, error)
-}
-
-// newTokenSource is cache.NewIAMTokenSource; tests replace it.
-var newTokenSource = func(ctx context.Context, user string, cfg *cache.IAMConfig) (tokenSource, error) {
-	return cache.NewIAMTokenSource(ctx, user, cfg)
-}
+// credentialsPoll is how often a client asks Endpoint.Credentials for a new
+// password: a quarter of cache/iam's 10-minute token refresh, so that a
+// client holds a fresh token long before the old one's 15 minutes run out.
+// Tests shorten it.
+var credentialsPoll = 150 * time.Second
 
 // refreshed, when set by a test, is called after a client took a fresh
-// token.
+// password.
 var refreshed func()
-
-// defaultTokenRefresh is cache.IAMConfig's default refresh age.
-const defaultTokenRefresh = 10 * time.Minute
 
 // otelOnce initialises valkey-glide's OpenTelemetry singleton once, before
 // any client runs a command: glide creates it lazily on every command's path
@@ -74,14 +67,17 @@ var otelOnce sync.Once
 // Open builds one glide configuration for ep and returns the function that
 // creates clients from it.
 //
-// ElastiCache IAM on a serverless cache: glide's own IAM support never
-// signs for ServerlessCache (valkey-glide issue 5248), so the engine signs
-// the token itself (cache.NewIAMTokenSource, ResourceType=ServerlessCache),
-// gives it to glide as the user's password, and hands each client a fresh
-// one with glide's UpdateConnectionPassword before the old one expires
-// (IAMConfig.Refresh, 10 minutes by default, for 15-minute tokens), so that
-// a reconnect authenticates. Node-based caches use glide's IamAuthConfig.
+// Credentials that change (Endpoint.Credentials, such as cache/iam's
+// ElastiCache IAM tokens, for node-based and serverless caches alike: glide's
+// own IAM support never signs for ServerlessCache, valkey-glide issue 5248)
+// are asked for when each client is created and given to glide as the
+// user's password; every 150 s each client asks again and hands glide a
+// changed password with UpdateConnectionPassword, so that a reconnect
+// authenticates.
 func (engine) Open(ctx context.Context, ep *cache.Endpoint) (func(context.Context) (cache.Client, error), error) {
+	if ep == nil {
+		return nil, errors.New("glide: nil Endpoint")
+	}
 	otelOnce.Do(func() { vglide.GetOtelInstance() })
 	if ep.ServerName != "" {
 		return nil, errors.New("glide: cannot set the TLS server name; use the resp engine")
@@ -101,17 +97,9 @@ func (engine) Open(ctx context.Context, ep *cache.Endpoint) (func(context.Contex
 		port = config.DefaultPort
 	}
 	addr := &config.NodeAddress{Host: host, Port: port}
-	f := &factory{addr: ep.Addr}
-	if ep.IAM != nil && ep.IAM.Serverless {
-		if f.tokens, err = newTokenSource(ctx, ep.User, ep.IAM); err != nil {
-			return nil, fmt.Errorf("glide: serverless IAM: %w", err)
-		}
-		f.user, f.refresh = ep.User, ep.IAM.Refresh
-		if f.refresh <= 0 {
-			f.refresh = defaultTokenRefresh
-		}
-	} else {
-		f.creds, f.credErr = credentials(ep)
+	f := &factory{addr: ep.Addr, dynamic: ep.Credentials, poll: credentialsPoll}
+	if f.dynamic == nil {
+		f.creds = credentials(ep)
 	}
 	if ep.Cluster {
 		f.dial = clusterDialer(ep, addr)
@@ -176,17 +164,19 @@ func splitPort(addr string) (string, int, error) {
 	return host, port, nil
 }
 
-func credentials(ep *cache.Endpoint) (*config.ServerCredentials, error) {
+// credentials returns glide's form of user and password, nil for none.
+func credentials(ep *cache.Endpoint) *config.ServerCredentials {
+	return userPassword(ep.User, ep.Password)
+}
+
+func userPassword(user string, pw cache.Secret) *config.ServerCredentials {
 	switch {
-	case ep.IAM != nil:
-		return config.NewServerCredentialsWithIam(ep.User,
-			config.NewIamAuthConfig(strings.ToLower(ep.IAM.CacheName), config.ElastiCache, ep.IAM.Region))
-	case ep.Password != "" && ep.User != "":
-		return config.NewServerCredentials(ep.User, ep.Password.Reveal()), nil
-	case ep.Password != "":
-		return config.NewServerCredentialsWithDefaultUsername(ep.Password.Reveal()), nil
+	case pw != "" && user != "":
+		return config.NewServerCredentials(user, pw.Reveal())
+	case pw != "":
+		return config.NewServerCredentialsWithDefaultUsername(pw.Reveal())
 	}
-	return nil, nil
+	return nil
 }
 
 func tlsConfig(ep *cache.Endpoint) *config.TlsConfiguration {
@@ -208,49 +198,47 @@ type factory struct {
 	addr string
 	// dial creates and connects one client with creds.
 	dial func(creds *config.ServerCredentials) (glideCmd, error)
-	// creds are the static credentials (nil: none); credErr is why they
-	// could not be built, which newClient reports.
-	creds   *config.ServerCredentials
-	credErr error
-	// tokens, for serverless IAM, signs the password of user; each client
-	// takes a fresh one every refresh/4.
-	tokens  tokenSource
-	user    string
-	refresh time.Duration
+	// creds are the static credentials (nil: none).
+	creds *config.ServerCredentials
+	// dynamic is Endpoint.Credentials (nil: static); each client asks it
+	// for a new password every poll.
+	dynamic func(context.Context) (string, cache.Secret, error)
+	poll    time.Duration
 }
 
 func (f *factory) newClient(ctx context.Context) (cache.Client, error) {
-	if f.credErr != nil {
-		return nil, &cache.Error{Phase: cache.PhaseAuth, Kind: cache.ErrAuth, Err: f.credErr}
-	}
 	creds := f.creds
-	var tok cache.Secret
-	if f.tokens != nil {
-		var err error
-		if tok, err = f.tokens.Token(ctx); err != nil {
-			return nil, &cache.Error{Phase: cache.PhaseAuth, Kind: cache.ErrAuth, Err: err}
+	var pw cache.Secret
+	if f.dynamic != nil {
+		var (
+			user string
+			err  error
+		)
+		if user, pw, err = f.dynamic(ctx); err != nil {
+			return nil, &cache.Error{Phase: cache.PhaseAuth, Kind: cache.ErrAuth, Err: fmt.Errorf("glide: credentials: %w", err)}
 		}
-		creds = config.NewServerCredentials(f.user, tok.Reveal())
+		creds = userPassword(user, pw)
 	}
 	c, err := f.dial(creds)
 	if err != nil {
 		return nil, &cache.Error{Phase: cache.PhaseConnect, Kind: kindOf(ctx, err), Addr: f.addr, Err: err}
 	}
 	gc := &client{c: c, addr: f.addr}
-	if f.tokens != nil {
-		gc.stop = f.keepFresh(c, tok)
+	if f.dynamic != nil {
+		gc.stop = f.keepFresh(c, pw)
 	}
 	return gc, nil
 }
 
-// keepFresh gives c a fresh token with UpdateConnectionPassword (and AUTH
-// on its connections) whenever the source has a new one, until stop.
+// keepFresh gives c a changed password with UpdateConnectionPassword (and
+// AUTH on its connections) whenever Endpoint.Credentials has a new one,
+// until stop.
 func (f *factory) keepFresh(c glideCmd, current cache.Secret) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(f.refresh / 4)
+		t := time.NewTicker(f.poll)
 		defer t.Stop()
 		for {
 			select {
@@ -258,7 +246,7 @@ func (f *factory) keepFresh(c glideCmd, current cache.Secret) (stop func()) {
 				return
 			case <-t.C:
 			}
-			tok, err := f.tokens.Token(ctx)
+			_, tok, err := f.dynamic(ctx)
 			if err != nil || tok == current {
 				continue
 			}

@@ -2,6 +2,7 @@ package glide_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 func endpointFor(s *cachetest.Server) *cache.Endpoint { return s.Endpoint() }
 
-func shortRun(mode cache.Mode) *cache.WorkloadConfig {
+func shortRun(mode cache.ConnMode) *cache.WorkloadConfig {
 	return &cache.WorkloadConfig{Engine: glide.Engine(), Mode: mode, Workers: 2, Duration: 300 * time.Millisecond,
 		KeySpace: 100}
 }
@@ -34,13 +35,13 @@ func requireClean(t *testing.T, r *cache.RunResult) {
 // short test per mode, plain and TLS + ACL.
 func TestRunGlide(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "pw"})
-	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 		r, err := cache.Run(context.Background(), endpointFor(s), shortRun(mode))
 		require.NoError(t, err)
 		requireClean(t, r)
 	}
 	c := cachetest.NewServer(t, &cachetest.Config{Cluster: true})
-	r, err := cache.Run(context.Background(), endpointFor(c), shortRun(cache.ModePool))
+	r, err := cache.Run(context.Background(), endpointFor(c), shortRun(cache.Pooled))
 	require.NoError(t, err)
 	requireClean(t, r)
 }
@@ -51,17 +52,17 @@ func TestRunGlideEndpointCheckErrors(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "pw"})
 	bad := *endpointFor(s)
 	bad.Password = "wrong"
-	_, err := cache.Run(context.Background(), &bad, shortRun(cache.ModePool))
+	_, err := cache.Run(context.Background(), &bad, shortRun(cache.Pooled))
 	require.ErrorIs(t, err, cache.ErrWrongPass)
 
 	bad = *endpointFor(s)
 	bad.CACertPEM = nil
-	_, err = cache.Run(context.Background(), &bad, shortRun(cache.ModePool))
+	_, err = cache.Run(context.Background(), &bad, shortRun(cache.Pooled))
 	require.ErrorIs(t, err, cache.ErrTLSVerify)
 
 	bad = *endpointFor(s)
 	bad.ServerName = "127.0.0.1"
-	_, err = cache.Run(context.Background(), &bad, shortRun(cache.ModePool))
+	_, err = cache.Run(context.Background(), &bad, shortRun(cache.Pooled))
 	require.ErrorContains(t, err, "glide: cannot set the TLS server name")
 }
 
@@ -69,7 +70,7 @@ func TestRunGlideEndpointCheckErrors(t *testing.T) {
 // the run still returns within the duration plus about one timeout.
 func TestRunGlideServerKilledMidRun(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
-	cfg := shortRun(cache.ModePool)
+	cfg := shortRun(cache.Pooled)
 	cfg.Duration = 1200 * time.Millisecond
 	ep := endpointFor(s)
 	ep.RequestTimeout, ep.ConnectTimeout = 200*time.Millisecond, 200*time.Millisecond
@@ -91,7 +92,7 @@ func TestRunGlideServerKilledMidRun(t *testing.T) {
 // Cancelling a glide run returns promptly: glide's commands take the context.
 func TestRunGlideCancel(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
-	cfg := shortRun(cache.ModePool)
+	cfg := shortRun(cache.Pooled)
 	cfg.Duration = time.Minute
 	ctx, cancel := context.WithCancel(context.Background())
 	canceled := make(chan time.Time, 1)
@@ -109,9 +110,23 @@ func TestRunGlideCancel(t *testing.T) {
 // BenchmarkWorkload is cachetest.Benchmark on a local server, per mode.
 func BenchmarkWorkload(b *testing.B) {
 	s := cachetest.NewServer(b, nil)
-	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 		b.Run(string(mode), func(b *testing.B) {
 			cachetest.Benchmark(b, endpointFor(s), &cache.WorkloadConfig{Engine: glide.Engine(), Mode: mode, Workers: 4})
 		})
 	}
+}
+
+// Open with a nil Endpoint is an error, not a panic; so is a Credentials
+// func that fails, reported as cache's ErrAuth when a client is created.
+func TestGlideOpenBadInput(t *testing.T) {
+	_, err := glide.Engine().Open(context.Background(), nil)
+	require.ErrorContains(t, err, "nil Endpoint")
+
+	newClient, err := glide.Engine().Open(context.Background(), &cache.Endpoint{Addr: "127.0.0.1:1",
+		Credentials: func(context.Context) (string, cache.Secret, error) { return "", "", errors.New("no token") }})
+	require.NoError(t, err)
+	_, err = newClient(context.Background())
+	require.ErrorIs(t, err, cache.ErrAuth)
+	require.ErrorContains(t, err, "no token")
 }

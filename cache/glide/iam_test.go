@@ -36,9 +36,9 @@ func admin(t *testing.T, s *cachetest.Server, user, pw string, cmds ...string) [
 	return out
 }
 
-// TestGlideServerlessIAMToken: for a serverless cache with IAM, glide gets
-// the engine's signed token as its password, and a client is handed the
-// next token before the first one is withdrawn: after the server stops
+// TestGlideServerlessIAMToken: with Endpoint.Credentials (a serverless
+// cache's IAM tokens), glide gets the current token as its password, and a
+// client is handed the next token before the first one is withdrawn: after the server stops
 // accepting the first token and drops the client's connections, the
 // client reconnects with the second.
 func TestGlideServerlessIAMToken(t *testing.T) {
@@ -47,12 +47,13 @@ func TestGlideServerlessIAMToken(t *testing.T) {
 
 	var rotated atomic.Bool
 	refreshedCh := make(chan struct{}, 1)
-	restore := glide.SetTokenSource(func(context.Context) (cache.Secret, error) {
+	token := func(context.Context) (string, cache.Secret, error) {
 		if rotated.Load() {
-			return "token-2", nil
+			return "iam-user", "token-2", nil
 		}
-		return "token-1", nil
-	}, func() {
+		return "iam-user", "token-1", nil
+	}
+	restore := glide.SetCredentialsPoll(50*time.Millisecond, func() {
 		select {
 		case refreshedCh <- struct{}{}:
 		default:
@@ -61,12 +62,11 @@ func TestGlideServerlessIAMToken(t *testing.T) {
 	defer restore()
 
 	ep := s.Endpoint()
-	ep.Password = ""
-	ep.IAM = &cache.IAMConfig{CacheName: "my-serverless", Region: "us-east-1", Serverless: true, Refresh: 200 * time.Millisecond}
+	ep.User, ep.Password, ep.Credentials = "", "", token
 	ep.ConnectTimeout, ep.RequestTimeout = 5*time.Second, 5*time.Second
 	ctx := context.Background()
 	newClient, err := glide.Engine().Open(ctx, ep)
-	require.NoError(t, err, "serverless IAM is no longer refused")
+	require.NoError(t, err)
 	c, err := newClient(ctx)
 	require.NoError(t, err, "the first token is the password")
 	defer c.Close()

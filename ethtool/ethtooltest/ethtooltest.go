@@ -35,8 +35,11 @@ type Veth struct {
 }
 
 // NewVeth creates the namespaces and the pair, and registers their removal
-// with tb.Cleanup.
+// with tb.Cleanup. A nil tb creates nothing and returns nil.
 func NewVeth(tb testing.TB) *Veth {
+	if tb == nil {
+		return nil
+	}
 	tb.Helper()
 	peertest.Root(tb)
 	ip := peertest.Binary(tb, "apt-get install iproute2", "ip")
@@ -68,17 +71,29 @@ func NewVeth(tb testing.TB) *Veth {
 }
 
 // Exec runs a command inside Name's namespace (ip netns exec) and returns its standard
-// output; a failure fails the test.
+// output; a failure fails the test. A nil v or tb runs nothing and returns nil.
 func (v *Veth) Exec(tb testing.TB, name string, args ...string) []byte {
+	if v == nil || tb == nil {
+		return nil
+	}
 	tb.Helper()
 	return run(tb, v.ip, append([]string{"netns", "exec", v.ns, name}, args...)...)
 }
 
-// NetnsPath is the file that names Name's namespace for setns(2).
-func (v *Veth) NetnsPath() string { return "/run/netns/" + v.ns }
+// NetnsPath is the file that names Name's namespace for setns(2); "" for a
+// nil or zero Veth.
+func (v *Veth) NetnsPath() string { return netnsPath(v, func(v *Veth) string { return v.ns }) }
 
-// PeerNetnsPath is the file that names PeerName's namespace for setns(2).
-func (v *Veth) PeerNetnsPath() string { return "/run/netns/" + v.peerNS }
+// PeerNetnsPath is the file that names PeerName's namespace for setns(2);
+// "" for a nil or zero Veth.
+func (v *Veth) PeerNetnsPath() string { return netnsPath(v, func(v *Veth) string { return v.peerNS }) }
+
+func netnsPath(v *Veth, ns func(*Veth) string) string {
+	if v == nil || ns(v) == "" {
+		return ""
+	}
+	return "/run/netns/" + ns(v)
+}
 
 // addNetns creates network namespace ns and registers its removal.
 func addNetns(tb testing.TB, ip, ns string) {

@@ -21,8 +21,12 @@ type IFB struct {
 }
 
 // NewIFB creates the namespace, the device and the redirect, and registers
-// their removal with tb.Cleanup. It needs root, ip and tc.
+// their removal with tb.Cleanup. It needs root, ip and tc. A nil tb
+// creates nothing and returns nil.
 func NewIFB(tb testing.TB) *IFB {
+	if tb == nil {
+		return nil
+	}
 	tb.Helper()
 	peertest.Root(tb)
 	ip := peertest.Binary(tb, "apt-get install iproute2", "ip")
@@ -45,14 +49,28 @@ func NewIFB(tb testing.TB) *IFB {
 	return f
 }
 
-// NetnsPath is the file that names the namespace for setns(2).
-func (f *IFB) NetnsPath() string { return "/run/netns/" + f.ns }
+// NetnsPath is the file that names the namespace for setns(2); "" for a
+// nil or zero IFB.
+func (f *IFB) NetnsPath() string {
+	if f == nil || f.ns == "" {
+		return ""
+	}
+	return "/run/netns/" + f.ns
+}
 
 // SendUDP sends n datagrams of size bytes over the namespace's loopback to a
 // socket bound there, so each one is received once on lo and counted once
-// by the ifb device.
+// by the ifb device. A nil tb sends nothing; a negative n or size, or a nil
+// or zero f, fails the test.
 func (f *IFB) SendUDP(tb testing.TB, n, size int) {
+	if tb == nil {
+		return
+	}
 	tb.Helper()
+	if n < 0 || size < 0 {
+		tb.Fatalf("ethtooltest: SendUDP: n and size must not be negative, got %d and %d", n, size)
+		return
+	}
 	err := InNetns(f.NetnsPath(), func() error {
 		rx, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		if err != nil {

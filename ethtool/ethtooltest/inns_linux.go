@@ -3,6 +3,7 @@
 package ethtooltest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -14,8 +15,14 @@ import (
 // path and waits for it. Sockets fn opens stay in that namespace after it
 // returns, which is how a test gets an ethtool.Client for a namespace. The
 // thread is discarded afterwards rather than returned to the scheduler in the
-// wrong namespace.
+// wrong namespace. A nil fn or an empty path is an error.
 func InNetns(path string, fn func() error) error {
+	if fn == nil {
+		return errors.New("ethtooltest: InNetns: nil fn")
+	}
+	if path == "" {
+		return errors.New("ethtooltest: InNetns: empty path")
+	}
 	errc := make(chan error, 1)
 	go func() {
 		// No UnlockOSThread: the goroutine exits locked, so the runtime

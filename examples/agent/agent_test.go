@@ -19,6 +19,7 @@ import (
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/ethtool"
+	"github.com/netperfkit/netperfkit/ethtool/ethtoolprom"
 	"github.com/netperfkit/netperfkit/internal/peertest"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -36,7 +37,7 @@ func TestMetricsNamesAndTypes(t *testing.T) {
 	m.cachePhase.WithLabelValues("c:6379", "connect").Observe(0.001)
 	m.srdRatio.WithLabelValues("eth0").Set(0.97)
 	m.skipped.WithLabelValues("p", "budget").Inc()
-	m.reg.MustRegister(ethtool.NewSnapshotCollector(&ethtool.Snapshot{Interface: "eth0", Driver: "ena",
+	m.reg.MustRegister(ethtoolprom.NewSnapshotCollector(&ethtool.Snapshot{Interface: "eth0", Driver: "ena",
 		Stats: ethtool.Stats{{Name: "rx_bytes", Value: 1}, {Name: "ena_srd_mode", Value: 3}, {Name: "bw_in_allowance_exceeded", Value: 2}}}))
 	mfs, err := m.reg.Gather()
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/ethtool"
+	"github.com/netperfkit/netperfkit/ethtool/ethtoolprom"
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/srd"
 	"github.com/netperfkit/netperfkit/throughput"
@@ -204,7 +205,7 @@ func listenSockperf(ctx context.Context, network, addr string, lim serverLimits,
 type cacheProber = cache.Prober
 
 func newCacheProber(ctx context.Context, ep *cache.Endpoint) (*cacheProber, error) {
-	return cache.NewProber(ctx, ep)
+	return cache.NewProber(ep)
 }
 
 // cacheProbePhases runs one connection probe against a Valkey or Redis
@@ -272,8 +273,8 @@ func ethtoolReader() (*ethtool.Client, error) { return ethtool.New() }
 
 // ethtoolCollector exposes the interface's statistics with node_exporter's
 // names.
-func ethtoolCollector(c *ethtool.Client, iface string) *ethtool.Collector {
-	return ethtool.NewCollector(c, iface)
+func ethtoolCollector(c *ethtool.Client, iface string) *ethtoolprom.Collector {
+	return ethtoolprom.NewCollector(c, iface)
 }
 
 // errPeerBusy marks a throughput probe the peer's server turned away

@@ -45,7 +45,7 @@ func BenchmarkUDP(b *testing.B) {
 func BenchmarkCache(b *testing.B) {
 	srv := cachetest.NewServer(b, nil)
 	ep := &cache.Endpoint{Addr: srv.Addr}
-	for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 		b.Run(string(mode), func(b *testing.B) {
 			cachetest.Benchmark(b, ep, &cache.WorkloadConfig{Mode: mode, Workers: 4})
 		})

@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/examples/internal/localcache"
 	"github.com/netperfkit/netperfkit/latency"
@@ -67,16 +68,16 @@ func main() {
 const exitInterrupted = 130
 
 type output struct {
-	Endpoint    string             `json:"endpoint"`
-	Workers     int                `json:"workers"`
-	DurationSec float64            `json:"duration_sec"`
-	Runs        int                `json:"runs"`
-	Ratio       string             `json:"ratio"`
-	Rate        float64            `json:"rate,omitempty"`
-	Arrival     string             `json:"arrival,omitempty"`
-	Results     []*cache.Aggregate `json:"results,omitempty"`
-	Searches    []*search          `json:"searches,omitempty"`
-	Comparisons []cache.Comparison `json:"comparisons,omitempty"`
+	Endpoint    string              `json:"endpoint"`
+	Workers     int                 `json:"workers"`
+	DurationSec float64             `json:"duration_sec"`
+	Runs        int                 `json:"runs"`
+	Ratio       string              `json:"ratio"`
+	Rate        float64             `json:"rate,omitempty"`
+	Arrival     string              `json:"arrival,omitempty"`
+	Results     []*median.Result    `json:"results,omitempty"`
+	Searches    []*search           `json:"searches,omitempty"`
+	Comparisons []median.Comparison `json:"comparisons,omitempty"`
 	// Interrupted marks partial results: the tool was stopped (Ctrl-C,
 	// SIGTERM) and the last run or search is cut short.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -86,7 +87,7 @@ type output struct {
 type options struct {
 	ef       *cachecli.EndpointFlags
 	engines  []cache.Engine
-	modes    []cache.Mode
+	modes    []cache.ConnMode
 	workers  int
 	dur      time.Duration
 	runs     int
@@ -130,12 +131,12 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.engines, err = cachecli.Engines(names, prefixed{stderr}); err != nil {
 		return nil, fmt.Errorf("-engine: %w", err)
 	}
-	modes, err := choices(*modeFlag, "both", string(cache.ModePool), string(cache.ModeConnect))
+	modes, err := choices(*modeFlag, "both", string(cache.Pooled), string(cache.ConnectPerOp))
 	if err != nil {
 		return nil, fmt.Errorf("-mode: %w", err)
 	}
 	for _, m := range modes {
-		o.modes = append(o.modes, cache.Mode(m))
+		o.modes = append(o.modes, cache.ConnMode(m))
 	}
 	if o.get, o.set, err = cachecli.ParseRatio(o.ratio); err != nil {
 		return nil, err
@@ -290,19 +291,20 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 	if o.rate > 0 {
 		out.Arrival = o.arrival.String()
 	}
-	byKey := map[string]*cache.Aggregate{}
-	key := func(engine string, mode cache.Mode) string { return engine + "/" + string(mode) }
+	byKey := map[string]*median.Result{}
+	key := func(engine string, mode cache.ConnMode) string { return engine + "/" + string(mode) }
 	for _, mode := range o.modes {
 		for _, engine := range o.engines {
 			cfg := &cache.WorkloadConfig{
 				Engine: engine, Mode: mode, Workers: o.workers, Duration: o.dur,
-				GetWeight: o.get, SetWeight: o.set, Runs: o.runs, Rate: o.rate, Arrival: o.arrival,
-				OnRun: func(r *cache.RunResult) {
+				GetWeight: o.get, SetWeight: o.set, Rate: o.rate, Arrival: o.arrival,
+			}
+			agg, err := median.Run(ctx, ep, &median.Config{Workload: cfg, Runs: o.runs,
+				OnRun: func(r cache.RunResult) {
 					fmt.Fprintf(stderr, "cachebench: %s %s: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d attempts, %d errors\n",
 						r.Engine, r.Mode, r.OpsPerSec, r.Latency.P50Us, r.Latency.P99Us, r.Attempts, r.Errors)
 				},
-			}
-			agg, err := cache.RunRepeated(ctx, ep, cfg)
+			})
 			if err != nil {
 				err = fmt.Errorf("%s %s: %w", cachecli.Name(engine), mode, err)
 				if ctx.Err() == nil {
@@ -319,13 +321,13 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 			byKey[key(agg.Engine, mode)] = agg
 		}
 		if g, r := byKey[key(cachecli.Glide, mode)], byKey[key(cachecli.Resp, mode)]; g != nil && r != nil {
-			out.Comparisons = append(out.Comparisons, cache.Compare("resp "+string(mode), r, "glide "+string(mode), g))
+			out.Comparisons = append(out.Comparisons, median.Compare("resp "+string(mode), r, "glide "+string(mode), g))
 		}
 	}
 	for _, engine := range o.engines {
 		name := cachecli.Name(engine)
-		if p, c := byKey[key(name, cache.ModePool)], byKey[key(name, cache.ModeConnect)]; p != nil && c != nil {
-			out.Comparisons = append(out.Comparisons, cache.Compare(name+" pool", p, name+" connect", c))
+		if p, c := byKey[key(name, cache.Pooled)], byKey[key(name, cache.ConnectPerOp)]; p != nil && c != nil {
+			out.Comparisons = append(out.Comparisons, median.Compare(name+" pool", p, name+" connect", c))
 		}
 	}
 	return out, nil
@@ -366,7 +368,7 @@ func printTables(w io.Writer, o *output) {
 	fmt.Fprintln(tw, "engine\tmode\tp50 us\t(min-max)\tp99 us\t(min-max)\tops/s\t(min-max)\tattempts\terrors\t")
 	for _, a := range o.Results {
 		fmt.Fprintf(tw, "%s\t%s\t%.0f\t(%.0f-%.0f)\t%.0f\t(%.0f-%.0f)\t%.0f\t(%.0f-%.0f)\t%d\t%d\t\n",
-			a.Engine, a.Mode, a.P50Us.Median, a.P50Us.Min, a.P50Us.Max, a.P99Us.Median, a.P99Us.Min, a.P99Us.Max,
+			a.Engine, a.Mode, us(a.P50.Median), us(a.P50.Min), us(a.P50.Max), us(a.P99.Median), us(a.P99.Min), us(a.P99.Max),
 			a.OpsPerSec.Median, a.OpsPerSec.Min, a.OpsPerSec.Max, a.Attempts, a.Errors)
 	}
 	tw.Flush()
@@ -392,12 +394,15 @@ func printOpen(w io.Writer, o *output) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "engine\tmode\ttarget/s\tachieved/s\t(min-max)\tlate\tunstarted\tservice p99 us\t(min-max)\t")
 	for _, a := range o.Results {
-		if a.AchievedRate == nil || a.ServiceP99Us == nil {
+		if a.AchievedRate == nil || a.ServiceP99 == nil {
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t(%.0f-%.0f)\t%d\t%d\t%.0f\t(%.0f-%.0f)\t\n", a.Engine, a.Mode, a.TargetRate,
 			a.AchievedRate.Median, a.AchievedRate.Min, a.AchievedRate.Max, a.Late, a.Unstarted,
-			a.ServiceP99Us.Median, a.ServiceP99Us.Min, a.ServiceP99Us.Max)
+			us(a.ServiceP99.Median), us(a.ServiceP99.Min), us(a.ServiceP99.Max))
 	}
 	tw.Flush()
 }
+
+// us is d in microseconds, the unit the tables print.
+func us(d time.Duration) float64 { return float64(d) / 1e3 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
@@ -317,7 +318,7 @@ func TestCachebenchSLOInterruptedPrintsPartial(t *testing.T) {
 // Error kinds print as their names, not as errors ("cache: timeout").
 func TestPrintErrorsKindNames(t *testing.T) {
 	var b bytes.Buffer
-	printErrors(&b, &output{Results: []*cache.Aggregate{{Engine: "resp", Mode: cache.ModePool, Errors: 4,
+	printErrors(&b, &output{Results: []*median.Result{{Engine: "resp", Mode: cache.Pooled, Errors: 4,
 		ErrorsByKind: map[cache.ErrorKind]int64{cache.ErrTimeout: 3, cache.ErrConnectRefused: 1}}}})
 	assert.Equal(t, "cachebench: resp pool errors: [connect_refused=1 timeout=3]\n", b.String())
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
@@ -13,8 +15,8 @@ import (
 
 // search is one engine and mode's SLO search.
 type search struct {
-	Engine string     `json:"engine"`
-	Mode   cache.Mode `json:"mode"`
+	Engine string         `json:"engine"`
+	Mode   cache.ConnMode `json:"mode"`
 	*latency.SearchResult
 }
 
@@ -25,7 +27,7 @@ func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Wr
 		for _, engine := range o.engines {
 			name := cachecli.Name(engine)
 			cfg := &cache.WorkloadConfig{Engine: engine, Mode: mode, Workers: o.workers, GetWeight: o.get, SetWeight: o.set, Arrival: o.arrival}
-			res, err := cache.SearchRate(ctx, ep, cfg, &latency.SearchConfig{SLO: *o.slo, Start: o.start, StepDuration: o.step,
+			res, err := searchRate(ctx, ep, cfg, &latency.SearchConfig{SLO: *o.slo, Start: o.start, StepDuration: o.step,
 				OnStep: func(st *latency.SearchStep) {
 					fmt.Fprintf(stderr, "cachebench: %s %s %s: %.0f ops/s (achieved %.0f): p%g %.0f us, %d failed: %s\n",
 						name, mode, st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, st.PercentileUs, st.Failed, metWord(st.Met))
@@ -70,4 +72,37 @@ func printSearches(w io.Writer, o *output) {
 		}
 		fmt.Fprintf(w, "highest rate meeting %s: %.0f ops/s; broke at %s\n\n", s.SLO, s.Rate, broke)
 	}
+}
+
+// searchRate searches for the highest open-loop rate (operations per second)
+// whose response-time percentile on ep meets search.SLO, with
+// latency.SearchRate: each step is an open-loop cache.Run of cfg at the
+// step's rate for search.StepDuration, cfg's Rate, Duration and MaxOps being
+// replaced. A zero cfg.Workers is chosen per step as
+// cache.WorkloadConfig.Workers says. Each step checks the endpoint before its
+// schedule starts (outside the step's measurement); a step with failed
+// operations breaks the SLO. When ctx ends it returns the steps so far and
+// ctx.Err().
+func searchRate(ctx context.Context, ep *cache.Endpoint, cfg *cache.WorkloadConfig, search *latency.SearchConfig) (*latency.SearchResult, error) {
+	if ep == nil {
+		return nil, errors.New("nil endpoint")
+	}
+	var base cache.WorkloadConfig
+	if cfg != nil {
+		base = *cfg
+	}
+	base.MaxOps = 0
+	res, err := latency.SearchRate(ctx, search, func(ctx context.Context, rate float64, d time.Duration) (*latency.StepMeasurement, error) {
+		c := base
+		c.Rate, c.Duration = rate, d
+		r, err := cache.Run(ctx, ep, &c)
+		if err != nil {
+			return nil, err
+		}
+		return &latency.StepMeasurement{Response: r.Histogram, AchievedRate: r.Schedule.AchievedRate, Failed: r.Errors}, nil
+	})
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return res, err
 }

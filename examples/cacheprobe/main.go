@@ -74,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer srv.Close()
 		fmt.Fprintf(stderr, "cacheprobe: started local %s on %s\n", srv.Binary, srv.Addr)
 	}
-	p, err := cache.NewProber(ctx, ep)
+	p, err := cache.NewProber(ep)
 	if err != nil {
 		fmt.Fprintln(stderr, "cacheprobe:", err)
 		return 2

@@ -16,7 +16,7 @@
 // table with totals), -prom, -json; -watch and -before/-after exclude -prom
 // and -queues, and a flag that would be ignored is a usage error. A window (-before/-after, and each -watch interval)
 // ends with "limited by": the allowance counters that grew
-// (ethtool.AllowanceDelta.Exceeded, the verdict srdcheck and the srd package
+// (ethtool.Allowance.Exceeded, the verdict srdcheck and the srd package
 // give); with -json, -before/-after prints the allowance deltas under their
 // counter names, limited_by and the whole delta.
 // Exit status: 0 on success, 1 when the statistics cannot be read (an
@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/ethtool"
+	"github.com/netperfkit/netperfkit/ethtool/ethtoolprom"
 )
 
 func main() {
@@ -165,7 +166,7 @@ func readFile(name string) (*ethtool.Snapshot, error) {
 func printSnapshot(w io.Writer, s *ethtool.Snapshot, o options) error {
 	switch {
 	case o.prom:
-		return ethtool.WritePrometheus(w, s)
+		return ethtoolprom.Write(w, s)
 	case o.json && o.queues:
 		return writeJSON(w, struct {
 			Interface string              `json:"interface"`
@@ -191,8 +192,8 @@ func printSnapshot(w io.Writer, s *ethtool.Snapshot, o options) error {
 			fmt.Fprintf(w, "     %s: %d\n", st.Name, st.Value)
 		}
 	}
-	if e, ok := ethtool.NewENA(s.Stats); ok {
-		printENA(w, e)
+	if isENA(s.Stats) {
+		printENA(w, s.Stats)
 	}
 	return nil
 }
@@ -221,9 +222,34 @@ func printNonZero(w io.Writer, stats ethtool.Stats) {
 	fmt.Fprintln(w)
 }
 
-func printENA(w io.Writer, e ethtool.ENA) {
+// isENA reports whether stats have one of ENA's distinctive groups: the
+// allowance counters, both SRD packet counters, or admin queue counters.
+func isENA(stats ethtool.Stats) bool {
+	if _, ok := stats.Allowance(); ok {
+		return true
+	}
+	if hasSRD(stats) {
+		return true
+	}
+	for _, st := range stats {
+		if strings.HasPrefix(st.Name, "ena_admin_q_") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasSRD reports whether stats have both SRD packet counters: without the
+// eligible one, coverage would read as no eligible traffic.
+func hasSRD(stats ethtool.Stats) bool {
+	_, tx := stats.Get("ena_srd_tx_pkts")
+	_, eligible := stats.Get("ena_srd_eligible_tx_pkts")
+	return tx && eligible
+}
+
+func printENA(w io.Writer, stats ethtool.Stats) {
 	fmt.Fprintln(w, "ENA:")
-	if a := e.Allowance; a != nil {
+	if a, ok := stats.Allowance(); ok {
 		fmt.Fprintf(w, "  allowance exceeded: bw_in %d, bw_out %d, pps %d, conntrack %d, linklocal %d\n",
 			a.BWInExceeded, a.BWOutExceeded, a.PPSExceeded, a.ConntrackExceeded, a.LinklocalExceeded)
 		if a.ConntrackAvailable != nil {
@@ -232,14 +258,15 @@ func printENA(w io.Writer, e ethtool.ENA) {
 	} else {
 		fmt.Fprintln(w, "  no allowance counters (driver older than 2.2 or device without ENI statistics)")
 	}
-	if s := e.SRD; s != nil {
+	get := func(name string) uint64 { v, _ := stats.Get(name); return v }
+	if hasSRD(stats) {
 		fmt.Fprintf(w, "  ENA Express: ena_srd_mode %d, tx %d, eligible tx %d, rx %d, resources %d%% used\n",
-			s.Mode, s.TxPkts, s.EligibleTxPkts, s.RxPkts, s.ResourceUtilization)
+			get("ena_srd_mode"), get("ena_srd_tx_pkts"), get("ena_srd_eligible_tx_pkts"), get("ena_srd_rx_pkts"), get("ena_srd_resource_utilization"))
 	} else {
 		fmt.Fprintln(w, "  no ENA Express (SRD) statistics")
 	}
-	h := e.Health
-	fmt.Fprintf(w, "  resets %d (failed %d), tx timeouts %d, watchdog expiries %d\n", h.TotalResets, h.ResetFail, h.TxTimeout, h.WdExpired)
+	fmt.Fprintf(w, "  resets %d (failed %d), tx timeouts %d, watchdog expiries %d\n",
+		get("total_resets"), get("reset_fail"), get("tx_timeout"), get("wd_expired"))
 }
 
 func watch(ctx context.Context, c *ethtool.Client, o options, w io.Writer) error {
@@ -270,7 +297,7 @@ func watch(ctx context.Context, c *ethtool.Client, o options, w io.Writer) error
 func printDelta(w io.Writer, d *ethtool.Delta) error {
 	changed := d.Changed()
 	sort.SliceStable(changed, func(i, j int) bool { return changed[i].Increase > changed[j].Increase })
-	_, err := fmt.Fprintf(w, "%s %s over %.3fs: %d counters changed\n", d.To.Format("15:04:05.000"), d.Interface, d.Seconds, len(changed))
+	_, err := fmt.Fprintf(w, "%s %s over %.3fs: %d counters changed\n", d.To.Format("15:04:05.000"), d.Interface, d.Duration.Seconds(), len(changed))
 	for _, c := range changed {
 		switch {
 		case c.Reset:
@@ -295,10 +322,10 @@ func printDelta(w io.Writer, d *ethtool.Delta) error {
 
 // lowerBounds lists the restarted allowance counters with the packets they
 // counted since the restart, "pps_allowance_exceeded at least +300".
-func lowerBounds(a ethtool.AllowanceDelta) string {
+func lowerBounds(a ethtool.Allowance) string {
 	var out []string
 	for i, v := range []uint64{a.BWInExceeded, a.BWOutExceeded, a.PPSExceeded, a.ConntrackExceeded, a.LinklocalExceeded} {
-		if name := ethtool.AllowanceCounters[i]; slices.Contains(a.Reset, name) {
+		if name := ethtool.AllowanceCounters()[i]; slices.Contains(a.Reset, name) {
 			out = append(out, fmt.Sprintf("%s at least +%d", name, v))
 		}
 	}
@@ -316,7 +343,7 @@ func limitedByText(names []string) string {
 type windowJSON struct {
 	Interface string  `json:"interface"`
 	Seconds   float64 `json:"seconds"`
-	*ethtool.AllowanceDelta
+	*ethtool.Allowance
 	// AllowanceNote says why there are no allowance deltas.
 	AllowanceNote string         `json:"allowance_note,omitempty"`
 	LimitedBy     []string       `json:"limited_by"`
@@ -346,9 +373,9 @@ func window(o options, w io.Writer) error {
 		}
 		return nil
 	}
-	out := windowJSON{Interface: d.Interface, Seconds: d.Seconds, LimitedBy: []string{}, Delta: d}
+	out := windowJSON{Interface: d.Interface, Seconds: d.Duration.Seconds(), LimitedBy: []string{}, Delta: d}
 	if a, ok := d.Allowance(); ok {
-		out.AllowanceDelta, out.LimitedBy = &a, a.Exceeded()
+		out.Allowance, out.LimitedBy = &a, a.Exceeded()
 	} else {
 		out.AllowanceNote = "no allowance counters: not an ENA interface, or an ENA driver older than 2.2.10"
 	}

@@ -45,10 +45,10 @@ func TestWindowSameVerdictAsSRD(t *testing.T) {
 		var want map[string]any
 		require.NoError(t, json.Unmarshal(wb, &want))
 		assert.Equal(t, want["limited_by"], got["limited_by"], c.before)
-		for _, k := range append(ethtool.AllowanceCounters, "conntrack_allowance_available", "conntrack_allowance_available_before") {
+		for _, k := range append(ethtool.AllowanceCounters(), "conntrack_allowance_available", "conntrack_allowance_available_before") {
 			assert.Equal(t, want[k], got[k], "%s %s", c.before, k)
 		}
-		assert.Equal(t, w.HasAllowance(), got["allowance_note"] == nil, c.before)
+		assert.Equal(t, w.Allowance != nil, got["allowance_note"] == nil, c.before)
 
 		code, text, _ := runArgs(t, "-before", fixture(c.before), "-after", fixture(c.after))
 		require.Equal(t, 0, code)

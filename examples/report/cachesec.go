@@ -14,6 +14,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 )
 
@@ -48,9 +49,9 @@ type CacheEndpoint struct {
 	// Workloads holds one entry per engine.
 	Workloads []*CacheWorkload `json:"workloads"`
 	// UnderLoad is the endpoint's responsiveness while a pooled load
-	// saturates it (cache.Responsiveness): new connections and the loaded
+	// saturates it (cacheResponsiveness): new connections and the loaded
 	// connections probed open-loop, and RPM.
-	UnderLoad *cache.ResponsivenessResult `json:"under_load,omitempty"`
+	UnderLoad *CacheResponsiveness `json:"under_load,omitempty"`
 	// UnderLoadError is why the under-load row could not run.
 	UnderLoadError string `json:"under_load_error,omitempty"`
 }
@@ -58,9 +59,9 @@ type CacheEndpoint struct {
 // CacheWorkload is one engine's pool and connect-per-op runs on one
 // endpoint: the field study's table row.
 type CacheWorkload struct {
-	Engine  string           `json:"engine"`
-	Pool    *cache.Aggregate `json:"pool,omitempty"`
-	Connect *cache.Aggregate `json:"connect,omitempty"`
+	Engine  string         `json:"engine"`
+	Pool    *median.Result `json:"pool,omitempty"`
+	Connect *median.Result `json:"connect,omitempty"`
 	// Error is why a mode could not run (the engine failed on this
 	// endpoint); the other endpoints and parts go on.
 	Error string `json:"error,omitempty"`
@@ -71,7 +72,7 @@ type CacheWorkload struct {
 // "engine" (glide ÷ resp).
 type CacheComparison struct {
 	Kind string `json:"kind"`
-	cache.Comparison
+	median.Comparison
 	// P50Test, P99Test and OpsTest compare the runs of the two sides
 	// (Mann-Whitney U test, alpha 0.05), as benchstat does.
 	P50Test *RunTest `json:"p50_test,omitempty"`
@@ -258,7 +259,7 @@ func runCache(ctx context.Context, targets []cacheTarget, o cacheOptions, prog *
 // probeTarget fills ce's probe columns; it returns an error only when ctx
 // ended.
 func probeTarget(ctx context.Context, t cacheTarget, o cacheOptions, ce *CacheEndpoint) error {
-	p, err := cache.NewProber(ctx, t.Endpoint)
+	p, err := cache.NewProber(t.Endpoint)
 	if err != nil {
 		ce.ProbeError = err.Error()
 		return ctx.Err()
@@ -303,13 +304,13 @@ func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 	for _, eng := range o.Engines {
 		w := &CacheWorkload{Engine: cachecli.Name(eng)}
 		ce.Workloads = append(ce.Workloads, w)
-		for _, mode := range []cache.Mode{cache.ModePool, cache.ModeConnect} {
+		for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 			prog.Start(fmt.Sprintf("E3 cache: %s %s %s x%d", t.Label, w.Engine, mode, o.Runs), time.Duration(o.Runs)*o.Duration)
-			agg, err := cache.RunRepeated(ctx, t.Endpoint, &cache.WorkloadConfig{
-				Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration, Runs: o.Runs,
-			})
+			agg, err := median.Run(ctx, t.Endpoint, &median.Config{Runs: o.Runs, Workload: &cache.WorkloadConfig{
+				Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration,
+			}})
 			if agg != nil && len(agg.Results) > 0 {
-				if mode == cache.ModePool {
+				if mode == cache.Pooled {
 					w.Pool = agg
 				} else {
 					w.Connect = agg
@@ -337,7 +338,7 @@ func runUnderLoad(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 		return nil
 	}
 	prog.Start("E3 cache: "+t.Label+" responsiveness under load", o.Duration)
-	res, err := cache.Responsiveness(ctx, t.Endpoint, &cache.ResponsivenessConfig{
+	res, err := cacheResponsiveness(ctx, t.Endpoint, &cacheRespConfig{
 		Load: &cache.WorkloadConfig{Workers: o.Workers, Duration: o.Duration},
 	})
 	if res != nil {
@@ -376,7 +377,7 @@ func compareCache(eps []*CacheEndpoint, o cacheOptions) []CacheComparison {
 		if g, r := workload(ce, cachecli.Glide), workload(ce, cachecli.Resp); g != nil && r != nil {
 			for _, m := range []struct {
 				name       string
-				base, othr *cache.Aggregate
+				base, othr *median.Result
 			}{{"pool", r.Pool, g.Pool}, {"connect", r.Connect, g.Connect}} {
 				if m.base != nil && m.othr != nil {
 					out = append(out, cacheRatio("engine", ce.Label+" resp "+m.name, m.base, ce.Label+" glide "+m.name, m.othr))
@@ -402,7 +403,7 @@ func compareCache(eps []*CacheEndpoint, o cacheOptions) []CacheComparison {
 		if bw, ow := workload(base, first), workload(other, first); bw != nil && ow != nil {
 			for _, m := range []struct {
 				name string
-				b, o *cache.Aggregate
+				b, o *median.Result
 			}{{"pool", bw.Pool, ow.Pool}, {"connect", bw.Connect, ow.Connect}} {
 				if m.b != nil && m.o != nil {
 					out = append(out, cacheRatio("endpoint", base.Label+" "+bw.Engine+" "+m.name, m.b, other.Label+" "+bw.Engine+" "+m.name, m.o))

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/latency"
 )
 
@@ -12,7 +14,7 @@ import (
 // ClosingError-like failures (the connection closed, broke or was
 // recovering), RequestError-like failures (the request was refused or
 // failed) and timeouts. A cancel at the end of a run is none of them.
-func errorClasses(a ...*cache.Aggregate) (closing, request, timeout int64) {
+func errorClasses(a ...*median.Result) (closing, request, timeout int64) {
 	for _, ag := range a {
 		if ag == nil {
 			continue
@@ -122,7 +124,7 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 			cells = append(cells, aggCells(wl.Pool)...)
 			cells = append(cells, aggCells(wl.Connect)...)
 			var attempts int64
-			for _, a := range []*cache.Aggregate{wl.Pool, wl.Connect} {
+			for _, a := range []*median.Result{wl.Pool, wl.Connect} {
 				if a != nil {
 					attempts += a.Attempts
 				}
@@ -144,7 +146,7 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 	return nil
 }
 
-func runsText(a ...*cache.Aggregate) string {
+func runsText(a ...*median.Result) string {
 	n := 0
 	for _, ag := range a {
 		if ag != nil {
@@ -154,11 +156,17 @@ func runsText(a ...*cache.Aggregate) string {
 	return fmt.Sprint(n)
 }
 
-func aggCells(a *cache.Aggregate) []string {
+func aggCells(a *median.Result) []string {
 	if a == nil {
 		return []string{"-", "-", "-"}
 	}
-	return []string{rangeText(a.P50Us), rangeText(a.P99Us), rangeText(a.OpsPerSec)}
+	return []string{rangeText(usRange(a.P50)), rangeText(usRange(a.P99)), rangeText(a.OpsPerSec)}
+}
+
+// usRange is r in microseconds, the unit the report prints and compares.
+func usRange(r median.DurationRange) latency.Range {
+	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
+	return latency.Range{Median: us(r.Median), Min: us(r.Min), Max: us(r.Max), N: r.N}
 }
 
 // rangeText prints a median of runs with its range: "151 [148-160]".

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/latency"
 )
 
@@ -61,7 +61,7 @@ func metricsOf(rep *Report) []metric {
 			out = append(out, metric{name, unit, higher, r, samples})
 		}
 	}
-	if p := rep.Paths; p != nil && p.ExperimentResult != nil {
+	if p := rep.Paths; p != nil && p.Result != nil {
 		for _, t := range p.Targets {
 			add("E1 "+t.Name+" 1 flow", "Gbit/s", true, one(t.SingleFlowBitsPerSecond/1e9))
 			add(fmt.Sprintf("E1 %s %d streams", t.Name, t.Streams), "Gbit/s", true, one(t.MultiStreamBitsPerSecond/1e9))
@@ -95,13 +95,13 @@ func metricsOf(rep *Report) []metric {
 				add("E3 "+ce.Label+" connect phases total p50", "us", false, one(ce.Medians.TotalUs))
 			}
 			for _, w := range ce.Workloads {
-				for _, a := range []*cache.Aggregate{w.Pool, w.Connect} {
+				for _, a := range []*median.Result{w.Pool, w.Connect} {
 					if a == nil {
 						continue
 					}
 					name := fmt.Sprintf("E3 %s %s %s", ce.Label, w.Engine, a.Mode)
-					add(name+" p50", "us", false, a.P50Us, runValues(a, runP50Us)...)
-					add(name+" p99", "us", false, a.P99Us, runValues(a, runP99Us)...)
+					add(name+" p50", "us", false, usRange(a.P50), runValues(a, runP50Us)...)
+					add(name+" p99", "us", false, usRange(a.P99), runValues(a, runP99Us)...)
 					add(name+" ops/s", "ops/s", true, a.OpsPerSec, runValues(a, runOps)...)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,7 @@ func TestEmbeddedCacheRunsE3(t *testing.T) {
 		require.Len(t, ce.Workloads, 1, ce.Label)
 		w := ce.Workloads[0]
 		assert.Empty(t, w.Error, ce.Label)
-		for _, a := range []*cache.Aggregate{w.Pool, w.Connect} {
+		for _, a := range []*median.Result{w.Pool, w.Connect} {
 			require.NotNil(t, a, ce.Label)
 			assert.Equal(t, 2, a.OpsPerSec.N, ce.Label)
 			assert.Positive(t, a.OpsPerSec.Min, "%s %s", ce.Label, a.Mode)
@@ -64,7 +65,7 @@ func TestEmbeddedRejectsWrongPassword(t *testing.T) {
 	ep.Password = "wrong"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := cache.NewProber(ctx, &ep)
+	p, err := cache.NewProber(&ep)
 	require.NoError(t, err)
 	s, _ := p.Run(ctx, &cache.ProbeConfig{Probes: 2})
 	require.NotNil(t, s)

@@ -39,11 +39,12 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/runinfo"
-	"github.com/netperfkit/netperfkit/srd"
+	"github.com/netperfkit/netperfkit/srd/srdexperiment"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -338,7 +339,7 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 
 // sectionPlan is what runReport resolved from the flags for the sections.
 type sectionPlan struct {
-	targets    []srd.Target
+	targets    []srdexperiment.Target
 	pathLimits map[string]float64
 	matrixAddr string
 	// matrixInProcess says matrixAddr is the in-process server.
@@ -568,7 +569,7 @@ type plotSpec struct {
 // plotsOf lists the figures the report has data for.
 func plotsOf(rep *Report) []plotSpec {
 	var out []plotSpec
-	if rep.Paths != nil && rep.Paths.ExperimentResult != nil {
+	if rep.Paths != nil && rep.Paths.Result != nil {
 		var series []spectrumSeries
 		for _, t := range rep.Paths.Targets {
 			if h := rep.Paths.rttHists[t.Name]; h != nil {
@@ -588,7 +589,7 @@ func plotsOf(rep *Report) []plotSpec {
 		var series []spectrumSeries
 		for _, ce := range rep.Cache.Endpoints {
 			for _, w := range ce.Workloads {
-				for _, a := range []*cache.Aggregate{w.Pool, w.Connect} {
+				for _, a := range []*median.Result{w.Pool, w.Connect} {
 					if r := medianRun(a); r != nil {
 						series = append(series, spectrumSeries{Name: ce.Label + " " + a.Engine + " " + string(a.Mode), Hist: r.Histogram, Summary: &r.Latency})
 					}
@@ -636,13 +637,13 @@ func drawSafely(file string, pl plotSpec) (err error) {
 
 // medianRun picks the run whose p50 is the aggregate's median, so the plot
 // shows a real run rather than a blend.
-func medianRun(a *cache.Aggregate) *cache.RunResult {
+func medianRun(a *median.Result) *cache.RunResult {
 	var best *cache.RunResult
 	if a == nil {
 		return nil
 	}
 	for _, r := range a.Results {
-		if best == nil || math.Abs(r.Latency.P50Us-a.P50Us.Median) < math.Abs(best.Latency.P50Us-a.P50Us.Median) {
+		if best == nil || math.Abs(r.Latency.P50Us-usRange(a.P50).Median) < math.Abs(best.Latency.P50Us-usRange(a.P50).Median) {
 			best = r
 		}
 	}

@@ -17,13 +17,13 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/latency"
-	"github.com/netperfkit/netperfkit/srd"
+	"github.com/netperfkit/netperfkit/srd/srdexperiment"
 )
 
-// PathsSection is E1: srd.RunExperiment's table, plus why the interface has
+// PathsSection is E1: srdexperiment.Run's table, plus why the interface has
 // no SRD counters when it has none.
 type PathsSection struct {
-	*srd.ExperimentResult
+	*srdexperiment.Result
 	// RTTMode is the ping-pong receive path: "spin" or "poll" (-rtt-mode).
 	RTTMode string `json:"rtt_mode"`
 	// SingleFlowLimits holds each path's single-flow reference (-paths
@@ -53,11 +53,11 @@ func defaultRTTMode() string {
 
 // pathTargets turns -paths into experiment targets and their single-flow
 // limits, or names the in-process servers when it is empty.
-func pathTargets(o *options, srv *servers) ([]srd.Target, map[string]float64, error) {
+func pathTargets(o *options, srv *servers) ([]srdexperiment.Target, map[string]float64, error) {
 	if o.paths == "" {
-		return []srd.Target{{Name: "loopback", ThroughputAddr: srv.throughputAddr, PingPongAddr: srv.pingAddr}}, nil, nil
+		return []srdexperiment.Target{{Name: "loopback", ThroughputAddr: srv.throughputAddr, PingPongAddr: srv.pingAddr}}, nil, nil
 	}
-	var ts []srd.Target
+	var ts []srdexperiment.Target
 	limits := map[string]float64{}
 	for _, f := range splitList(o.paths) {
 		name, host, ok := strings.Cut(f, "=")
@@ -72,7 +72,7 @@ func pathTargets(o *options, srv *servers) ([]srd.Target, map[string]float64, er
 			host, limits[name] = h, v
 		}
 		host = strings.Trim(host, "[]")
-		ts = append(ts, srd.Target{
+		ts = append(ts, srdexperiment.Target{
 			Name:           name,
 			ThroughputAddr: net.JoinHostPort(host, strconv.Itoa(o.tport)),
 			PingPongAddr:   net.JoinHostPort(host, strconv.Itoa(o.lport)),
@@ -84,7 +84,7 @@ func pathTargets(o *options, srv *servers) ([]srd.Target, map[string]float64, er
 	return ts, limits, nil
 }
 
-func runPaths(ctx context.Context, targets []srd.Target, limits map[string]float64, o *options, prog *progress) (*PathsSection, error) {
+func runPaths(ctx context.Context, targets []srdexperiment.Target, limits map[string]float64, o *options, prog *progress) (*PathsSection, error) {
 	sec := &PathsSection{rttHists: map[string]*hdrhistogram.Histogram{}, RTTMode: o.rttMode, SingleFlowLimits: limits}
 	mode := latency.ModeDefault
 	if o.rttMode == "spin" {
@@ -115,10 +115,10 @@ func runPaths(ctx context.Context, targets []srd.Target, limits map[string]float
 		}
 	}
 
-	// srd.RunExperiment calls OnPhase and RTT from its own goroutine, one
+	// srdexperiment.Run calls OnPhase and RTT from its own goroutine, one
 	// after the other: current and rttHists need no lock.
 	current := ""
-	cfg := &srd.ExperimentConfig{
+	cfg := &srdexperiment.Config{
 		Interface:           iface,
 		SingleFlowDuration:  o.d,
 		MultiStreamDuration: o.d,
@@ -143,8 +143,8 @@ func runPaths(ctx context.Context, targets []srd.Target, limits map[string]float
 		},
 		Snapshot: snapshotSource(o),
 	}
-	res, err := srd.RunExperiment(ctx, targets, cfg)
-	sec.ExperimentResult = res
+	res, err := srdexperiment.Run(ctx, targets, cfg)
+	sec.Result = res
 	if err != nil {
 		if res == nil {
 			return nil, fmt.Errorf("paths: %w", err)
@@ -160,7 +160,7 @@ const loopbackCountersNote = "loopback targets: NIC counters not relevant"
 
 // allLoopback reports whether every target's addresses are loopback
 // addresses (the in-process servers, 127.0.0.0/8, ::1 or localhost).
-func allLoopback(targets []srd.Target) bool {
+func allLoopback(targets []srdexperiment.Target) bool {
 	for _, t := range targets {
 		for _, addr := range []string{t.ThroughputAddr, t.PingPongAddr} {
 			host, _, err := net.SplitHostPort(addr)
@@ -189,11 +189,11 @@ func snapshotSource(o *options) func(string) (*ethtool.Snapshot, error) {
 
 func writePathsText(w io.Writer, sec *PathsSection) error {
 	fmt.Fprint(w, "E1 paths: throughput, UDP ping-pong RTT and SRD counters")
-	if sec.ExperimentResult != nil && sec.Interface != "" {
+	if sec.Result != nil && sec.Interface != "" {
 		fmt.Fprintf(w, " of %s", sec.Interface)
 	}
 	fmt.Fprintf(w, "; RTT mode %s\n", rttModeText(sec.RTTMode))
-	if sec.ExperimentResult == nil {
+	if sec.Result == nil {
 		fmt.Fprintln(w, "  no path finished")
 		return nil
 	}
@@ -207,7 +207,7 @@ func writePathsText(w io.Writer, sec *PathsSection) error {
 		tx, el, mode := "-", "-", "-"
 		if t.SRD.HasSRD() {
 			tx, el = fmt.Sprintf("+%d", t.SRD.TxPktsDelta), fmt.Sprintf("+%d", t.SRD.EligibleTxPktsDelta)
-			mode = fmt.Sprintf("%d (%s)", t.SRD.Mode, t.SRD.ModeText)
+			mode = fmt.Sprintf("%d (%s)", uint64(t.SRD.Mode), t.SRD.Mode)
 		}
 		ofLimit := "-"
 		if lim := sec.SingleFlowLimits[t.Name]; lim > 0 {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -85,10 +85,10 @@ func TestReportEndToEnd(t *testing.T) {
 		require.NotEmpty(t, ce.Workloads, "workloads run on every endpoint: %s", ce.Label)
 		for _, w := range ce.Workloads {
 			assert.Empty(t, w.Error, "%s %s", ce.Label, w.Engine)
-			for _, a := range []*cache.Aggregate{w.Pool, w.Connect} {
+			for _, a := range []*median.Result{w.Pool, w.Connect} {
 				require.NotNil(t, a, "%s %s", ce.Label, w.Engine)
 				assert.Positive(t, a.OpsPerSec.Median, "%s %s %s", ce.Label, w.Engine, a.Mode)
-				assert.Equal(t, 2, a.P50Us.N, "two runs")
+				assert.Equal(t, 2, a.P50.N, "two runs")
 			}
 		}
 	}

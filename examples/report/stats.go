@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -98,7 +99,7 @@ func runP99Us(r *cache.RunResult) float64 { return r.Latency.P99Us }
 func runOps(r *cache.RunResult) float64   { return r.OpsPerSec }
 
 // runValues lists f of every run of a (nil a: none).
-func runValues(a *cache.Aggregate, f func(*cache.RunResult) float64) []float64 {
+func runValues(a *median.Result, f func(*cache.RunResult) float64) []float64 {
 	if a == nil {
 		return nil
 	}
@@ -112,11 +113,11 @@ func runValues(a *cache.Aggregate, f func(*cache.RunResult) float64) []float64 {
 }
 
 // cacheRatio is one row of E3's ratios: the ratio of the medians
-// (cache.Compare) and the U test of each figure's runs, other against base.
-func cacheRatio(kind, baseLabel string, base *cache.Aggregate, otherLabel string, other *cache.Aggregate) CacheComparison {
+// (median.Compare) and the U test of each figure's runs, other against base.
+func cacheRatio(kind, baseLabel string, base *median.Result, otherLabel string, other *median.Result) CacheComparison {
 	return CacheComparison{
 		Kind:       kind,
-		Comparison: cache.Compare(baseLabel, base, otherLabel, other),
+		Comparison: median.Compare(baseLabel, base, otherLabel, other),
 		P50Test:    compareRuns(runValues(base, runP50Us), runValues(other, runP50Us)),
 		P99Test:    compareRuns(runValues(base, runP99Us), runValues(other, runP99Us)),
 		OpsTest:    compareRuns(runValues(base, runOps), runValues(other, runOps)),

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,20 +50,20 @@ func TestCompareRunsKeepsOrder(t *testing.T) {
 	assert.Equal(t, []float64{3, 1, 2}, in, "the caller's slice is not sorted in place")
 }
 
-func aggOf(mode cache.Mode, p50s, ops []float64) *cache.Aggregate {
+func aggOf(mode cache.ConnMode, p50s, ops []float64) *median.Result {
 	var runs []*cache.RunResult
 	for i := range p50s {
 		runs = append(runs, &cache.RunResult{Engine: "resp", Mode: mode, OpsPerSec: ops[i],
 			Latency: latency.Summary{Observations: 100, P50Us: p50s[i], P99Us: 2 * p50s[i]}})
 	}
-	return cache.Summarize(runs)
+	return median.Summarize(runs)
 }
 
 // TestCacheRatioTests checks that E3's ratio rows carry the U test of the
 // runs beside the ratio of medians, and that the text table prints it.
 func TestCacheRatioTests(t *testing.T) {
-	pool := aggOf(cache.ModePool, []float64{100, 101, 102, 103, 104, 105}, []float64{9000, 9100, 9200, 9300, 9400, 9500})
-	conn := aggOf(cache.ModeConnect, []float64{200, 210, 220, 230, 240, 250}, []float64{3000, 3100, 3200, 3300, 3400, 3500})
+	pool := aggOf(cache.Pooled, []float64{100, 101, 102, 103, 104, 105}, []float64{9000, 9100, 9200, 9300, 9400, 9500})
+	conn := aggOf(cache.ConnectPerOp, []float64{200, 210, 220, 230, 240, 250}, []float64{3000, 3100, 3200, 3300, 3400, 3500})
 	c := cacheRatio("connect/pool", "a pool", pool, "a connect", conn)
 	assert.InDelta(t, 225.0/102.5, c.P50Ratio, 1e-9)
 	require.NotNil(t, c.P50Test)
@@ -78,7 +79,7 @@ func TestCacheRatioTests(t *testing.T) {
 	assert.Contains(t, out, "-64.86% (p=0.002 n=6)")
 	assert.NotContains(t, out, "too few runs")
 
-	few := cacheRatio("connect/pool", "a pool", aggOf(cache.ModePool, []float64{1, 2}, []float64{5, 6}), "a connect", aggOf(cache.ModeConnect, []float64{3, 4}, []float64{1, 2}))
+	few := cacheRatio("connect/pool", "a pool", aggOf(cache.Pooled, []float64{1, 2}, []float64{5, 6}), "a connect", aggOf(cache.ConnectPerOp, []float64{3, 4}, []float64{1, 2}))
 	b.Reset()
 	require.NoError(t, writeCacheText(&b, &CacheSection{Endpoints: []*CacheEndpoint{{Label: "a"}}, Comparisons: []CacheComparison{few}}))
 	assert.Contains(t, b.String(), "~ (p=0.333 n=2) "+tooFewMark)

@@ -10,7 +10,7 @@ import (
 	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/latency"
-	"github.com/netperfkit/netperfkit/srd"
+	"github.com/netperfkit/netperfkit/srd/srdexperiment"
 	"github.com/netperfkit/netperfkit/throughput"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,10 +73,12 @@ func TestMatrixInProcessCPU(t *testing.T) {
 }
 
 func TestAllLoopback(t *testing.T) {
-	tg := func(a, b string) srd.Target { return srd.Target{Name: "x", ThroughputAddr: a, PingPongAddr: b} }
-	assert.True(t, allLoopback([]srd.Target{tg("127.0.0.1:5201", "127.0.0.1:11111"), tg("[::1]:5201", "localhost:11111"), tg("127.1.2.3:1", "[::ffff:127.0.0.1]:2")}))
-	assert.False(t, allLoopback([]srd.Target{tg("127.0.0.1:5201", "127.0.0.1:11111"), tg("10.0.0.5:5201", "10.0.0.5:11111")}))
-	assert.False(t, allLoopback([]srd.Target{tg("127.0.0.1:5201", "host.example:11111")}))
+	tg := func(a, b string) srdexperiment.Target {
+		return srdexperiment.Target{Name: "x", ThroughputAddr: a, PingPongAddr: b}
+	}
+	assert.True(t, allLoopback([]srdexperiment.Target{tg("127.0.0.1:5201", "127.0.0.1:11111"), tg("[::1]:5201", "localhost:11111"), tg("127.1.2.3:1", "[::ffff:127.0.0.1]:2")}))
+	assert.False(t, allLoopback([]srdexperiment.Target{tg("127.0.0.1:5201", "127.0.0.1:11111"), tg("10.0.0.5:5201", "10.0.0.5:11111")}))
+	assert.False(t, allLoopback([]srdexperiment.Target{tg("127.0.0.1:5201", "host.example:11111")}))
 	assert.False(t, allLoopback(nil))
 }
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/netperfkit/netperfkit/ethtool"
-	"github.com/netperfkit/netperfkit/srd"
+	"github.com/netperfkit/netperfkit/srd/srdexperiment"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -36,7 +36,7 @@ func TestReportE1WindowsFromENAFixtures(t *testing.T) {
 	o, err := parseFlags([]string{"-skip", "matrix,cache", "-imds", "off", "-iface", "eth0",
 		"-d", "200ms", "-rtt-d", "1s", "-streams", "2", "-out", out}, &stderr)
 	require.NoError(t, err)
-	o.snapshot = srd.Replay(enaFixture(t, "ena-2.17-same-az-before.txt"), enaFixture(t, "ena-2.17-same-az-after.txt"),
+	o.snapshot = srdexperiment.Replay(enaFixture(t, "ena-2.17-same-az-before.txt"), enaFixture(t, "ena-2.17-same-az-after.txt"),
 		enaFixture(t, "ena-2.17-cross-az-after.txt"), enaFixture(t, "ena-2.17-cross-az-after.txt"))
 	var stdout bytes.Buffer
 	require.Equal(t, 0, execute(context.Background(), o, &stdout, &stderr), stderr.String())

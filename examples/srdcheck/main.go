@@ -111,9 +111,31 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 // level, and the readiness checks when asked for.
 type output struct {
 	*srd.Window
+	checks
+}
+
+// checks are output's fields beside the window's.
+type checks struct {
 	Readiness       []srd.Check `json:"readiness,omitempty"`
 	ReadinessStatus srd.Status  `json:"readiness_status,omitempty"`
 	SpecCheck       *srd.Check  `json:"spec_check,omitempty"`
+}
+
+// MarshalJSON puts the window's fields and the checks side by side in one
+// object (srd.Window marshals itself, which would hide the checks).
+func (o output) MarshalJSON() ([]byte, error) {
+	rest, err := json.Marshal(o.checks)
+	if err != nil || o.Window == nil {
+		return rest, err
+	}
+	win, err := json.Marshal(o.Window)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) <= 2 {
+		return win, nil
+	}
+	return append(append(win[:len(win)-1:len(win)-1], ','), rest[1:]...), nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -136,7 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "srdcheck:", err)
 			return 1
 		}
-		out.Readiness, out.ReadinessStatus = checks, srd.Worst(checks)
+		out.Readiness, out.ReadinessStatus = checks, worst(checks)
 	}
 	if o.coverage() {
 		before, after, err := snapshots(ctx, o)
@@ -170,6 +192,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 3
 	}
 	return 0
+}
+
+// worst is the worst status among checks: fail over warn over pass.
+func worst(checks []srd.Check) srd.Status {
+	w := srd.StatusPass
+	for _, c := range checks {
+		switch c.Status {
+		case srd.StatusFail:
+			return srd.StatusFail
+		case srd.StatusWarn:
+			w = srd.StatusWarn
+		}
+	}
+	return w
 }
 
 func snapshots(ctx context.Context, o options) (*ethtool.Snapshot, *ethtool.Snapshot, error) {
@@ -253,11 +289,11 @@ func printText(w io.Writer, out output) {
 			name = "(saved snapshots)"
 		}
 		fmt.Fprintf(w, "interface      %s\n", name)
-		if r.WindowSeconds > 0 {
-			fmt.Fprintf(w, "window         %.3f s\n", r.WindowSeconds)
+		if r.Duration > 0 {
+			fmt.Fprintf(w, "window         %.3f s\n", r.Duration.Seconds())
 		}
 		if r.Verdict != srd.VerdictNoStatistics {
-			fmt.Fprintf(w, "ena_srd_mode   %d (%s)\n", uint64(r.Mode), r.ModeText)
+			fmt.Fprintf(w, "ena_srd_mode   %d (%s)\n", uint64(r.Mode), r.Mode)
 			fmt.Fprintf(w, "srd tx         +%d\n", r.TxPktsDelta)
 			fmt.Fprintf(w, "eligible tx    +%d\n", r.EligibleTxPktsDelta)
 			fmt.Fprintf(w, "srd rx         +%d\n", r.RxPktsDelta)
@@ -294,14 +330,15 @@ func printText(w io.Writer, out output) {
 // printAllowance prints the allowance counters' deltas and the allowances
 // that limited the window, or why there are none.
 func printAllowance(w io.Writer, r *srd.Window) {
-	if !r.HasAllowance() {
-		fmt.Fprintf(w, "allowances     -: %s\n", r.AllowanceNote)
+	a := r.Allowance
+	if a == nil {
+		fmt.Fprintln(w, "allowances     -: no *_allowance_exceeded statistics: not an ENA interface, or an ENA driver older than 2.2.10")
 		return
 	}
-	a := r.AllowanceDelta
-	cells := make([]string, len(ethtool.AllowanceCounters))
+	names := ethtool.AllowanceCounters()
+	cells := make([]string, len(names))
 	for i, v := range []uint64{a.BWInExceeded, a.BWOutExceeded, a.PPSExceeded, a.ConntrackExceeded, a.LinklocalExceeded} {
-		name := ethtool.AllowanceCounters[i]
+		name := names[i]
 		at := ""
 		if slices.Contains(a.Reset, name) {
 			at = "at least "

@@ -50,9 +50,9 @@ func TestEndpointFlagsPrefix(t *testing.T) {
 		"-cache-iam-cache", "My-Cache", "-cache-iam-region", "eu-west-1", "-cache-serverless"}))
 	ep, err := ef.Endpoint()
 	require.NoError(t, err)
-	assert.Equal(t, "c.example:6379 cluster=true tls=true auth=iam:app", ep.String())
-	assert.Equal(t, "My-Cache", ep.IAM.CacheName)
-	assert.True(t, ep.IAM.Serverless)
+	assert.Equal(t, "c.example:6379 cluster=true tls=true auth=credentials:app", ep.String())
+	assert.NotNil(t, ep.Credentials, "IAM tokens come from cache/iam's token source")
+	assert.Empty(t, ep.Password)
 }
 
 func TestEndpointFlagsPassword(t *testing.T) {

@@ -5,6 +5,7 @@
 package cachecli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/iam"
 )
 
 // PasswordEnv is the environment variable the password is read from when the
@@ -94,9 +96,15 @@ func (f *EndpointFlags) Endpoint() (*cache.Endpoint, error) {
 		if f.User == "" {
 			return nil, errors.New("IAM authentication needs a user (the IAM-enabled user id)")
 		}
+		// Loading the AWS configuration reads the environment and files; it
+		// makes no network call.
+		ts, err := iam.NewTokenSource(context.Background(), f.User,
+			&iam.Config{CacheName: f.IAMCache, Region: f.IAMRegion, Serverless: f.Serverless})
+		if err != nil {
+			return nil, err
+		}
 		ep.TLS = true
-		ep.Password = ""
-		ep.IAM = &cache.IAMConfig{CacheName: f.IAMCache, Region: f.IAMRegion, Serverless: f.Serverless}
+		ep.Password, ep.Credentials = "", ts.Credentials
 	} else if f.Serverless || f.IAMRegion != "" {
 		return nil, errors.New("serverless and iam-region need iam-cache")
 	}

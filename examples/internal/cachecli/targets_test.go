@@ -1,6 +1,7 @@
 package cachecli
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -62,6 +63,11 @@ endpoints:
 
 func TestTargetsConfigYAMLAndJSON(t *testing.T) {
 	t.Setenv("NPK_TEST_PW", "s3cret")
+	// Static AWS credentials, so that the IAM token can be signed here.
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	y := writeFile(t, "c.yaml", yamlConfig)
 	ts, err := flagsFor(t).Targets(y)
 	require.NoError(t, err)
@@ -69,8 +75,11 @@ func TestTargetsConfigYAMLAndJSON(t *testing.T) {
 	n1, sv1, l1 := ts[0].Endpoint, ts[1].Endpoint, ts[2].Endpoint
 	assert.True(t, n1.Cluster)
 	assert.False(t, n1.TLS)
-	require.NotNil(t, sv1.IAM)
-	assert.True(t, sv1.IAM.Serverless)
+	require.NotNil(t, sv1.Credentials)
+	user, tok, err := sv1.Credentials(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "iam-user", user)
+	assert.Contains(t, tok.Reveal(), "ResourceType=ServerlessCache", "a serverless cache's token")
 	assert.True(t, sv1.TLS, "IAM implies TLS")
 	assert.Equal(t, "iam-user", sv1.User)
 	assert.Equal(t, "s3cret", l1.Password.Reveal())

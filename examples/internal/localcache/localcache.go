@@ -18,7 +18,7 @@ import (
 // reach it: its address, the throwaway CA unless the user gave one or asked
 // for no verification, and the ACL credentials. The caller closes the server.
 func Start(ctx context.Context, ef *cachecli.EndpointFlags, ep *cache.Endpoint) (*cachetest.Server, error) {
-	if ep.IAM != nil {
+	if ep.Credentials != nil {
 		return nil, errors.New("IAM authentication needs a real ElastiCache endpoint: pass -addr")
 	}
 	srv, err := cachetest.Start(ctx, &cachetest.Config{

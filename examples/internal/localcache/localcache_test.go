@@ -38,7 +38,7 @@ func TestStartTLSWithUser(t *testing.T) {
 	assert.Equal(t, srv.Endpoint().CACertPEM, ep.CACertPEM, "the throwaway CA is trusted")
 	assert.Equal(t, "probe", ep.User)
 
-	p, err := cache.NewProber(ctx, ep)
+	p, err := cache.NewProber(ep)
 	require.NoError(t, err)
 	r, err := p.Probe(ctx)
 	require.NoError(t, err)

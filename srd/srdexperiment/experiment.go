@@ -1,4 +1,4 @@
-package srd
+package srdexperiment
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/srd"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -27,7 +28,7 @@ type Target struct {
 	PingPongAddr string `json:"pingpong_addr"`
 }
 
-// Defaults of ExperimentConfig: the field study's settings (E1).
+// Defaults of Config: the field study's settings (E1).
 const (
 	defaultSingleFlowDuration  = 15 * time.Second
 	defaultMultiStreamDuration = 20 * time.Second
@@ -35,11 +36,11 @@ const (
 	defaultRTTDuration         = 15 * time.Second
 )
 
-// ExperimentConfig tunes RunExperiment. A nil *ExperimentConfig means the
+// Config tunes Run. A nil *Config means the
 // field study's settings (E1): 15 s single flow, 20 s with 8 streams, 15 s of
 // UDP ping-pong, and no interface snapshots. The callbacks are called from
-// the goroutine that runs RunExperiment.
-type ExperimentConfig struct {
+// the goroutine that runs Run.
+type Config struct {
 	// Interface is the interface whose ENA counters are snapshotted before
 	// each target's first run and after each of its runs. "" means no
 	// snapshots; the SRD column then says no_srd_statistics.
@@ -83,7 +84,7 @@ type TargetResult struct {
 	RTT latency.Summary `json:"rtt"`
 	// SRD is the coverage of the target's whole window, from the snapshots
 	// taken before the first run and after the last.
-	SRD CoverageReport `json:"srd"`
+	SRD srd.CoverageReport `json:"srd"`
 	// Windows holds one counter window per phase that ran, in order
 	// ("1-flow", "n-stream", "rtt"): the snapshots are taken between the
 	// phases, so each window counts its own phase's traffic.
@@ -93,15 +94,15 @@ type TargetResult struct {
 	Error string `json:"error,omitempty"`
 }
 
-// ExperimentResult is the field table of E1: one row per target.
-type ExperimentResult struct {
+// Result is the field table of E1: one row per target.
+type Result struct {
 	Interface string         `json:"interface"`
 	Started   time.Time      `json:"started"`
 	Targets   []TargetResult `json:"targets"`
 }
 
-func (c *ExperimentConfig) withDefaults() ExperimentConfig {
-	var out ExperimentConfig
+func (c *Config) withDefaults() Config {
+	var out Config
 	if c != nil {
 		out = *c
 	}
@@ -129,30 +130,51 @@ func (c *ExperimentConfig) withDefaults() ExperimentConfig {
 	return out
 }
 
-// RunExperiment runs, for each target in turn: single-flow TCP, N-stream TCP
+// validate names the first field out of range.
+func (c *Config) validate() error {
+	if c.Streams < 1 {
+		return fmt.Errorf("srdexperiment: Config.Streams must be positive, got %d", c.Streams)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"SingleFlowDuration", c.SingleFlowDuration}, {"MultiStreamDuration", c.MultiStreamDuration}, {"RTTDuration", c.RTTDuration},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("srdexperiment: Config.%s must not be negative, got %v", d.name, d.v)
+		}
+	}
+	return nil
+}
+
+// Run runs, for each target in turn: single-flow TCP, N-stream TCP
 // and UDP ping-pong, with a snapshot of cfg.Interface before and after, and
 // returns the table. A failed run is recorded in its row and the experiment
 // goes on with the next target; the error is non-nil only for invalid
 // arguments, a snapshot failure other than an interface without statistics,
 // or ctx ending.
 //
-// When ctx ends, in any phase, RunExperiment returns as soon as the running
+// When ctx ends, in any phase, Run returns as soon as the running
 // measurement does (within 100 ms with the default Throughput and RTT) the
 // rows so far, the last one holding what its runs measured before the
 // cancel and the SRD coverage of its shortened window, with an error
 // matching ctx.Err().
-func RunExperiment(ctx context.Context, targets []Target, cfg *ExperimentConfig) (*ExperimentResult, error) {
+func Run(ctx context.Context, targets []Target, cfg *Config) (*Result, error) {
+	if ctx == nil {
+		return nil, errors.New("srdexperiment: nil context.Context ctx")
+	}
 	c := cfg.withDefaults()
 	if len(targets) == 0 {
-		return nil, errors.New("srd: experiment: no targets")
+		return nil, errors.New("srdexperiment: no targets")
 	}
-	if c.Streams < 1 || c.SingleFlowDuration < 0 || c.MultiStreamDuration < 0 || c.RTTDuration < 0 {
-		return nil, errors.New("srd: experiment: streams and durations must be positive")
+	if err := c.validate(); err != nil {
+		return nil, err
 	}
-	res := &ExperimentResult{Interface: c.Interface, Started: time.Now()}
+	res := &Result{Interface: c.Interface, Started: time.Now()}
 	for _, t := range targets {
 		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("srd: experiment: %w", err)
+			return res, fmt.Errorf("srdexperiment: %w", err)
 		}
 		row, err := runTarget(ctx, t, &c)
 		res.Targets = append(res.Targets, row)
@@ -163,7 +185,7 @@ func RunExperiment(ctx context.Context, targets []Target, cfg *ExperimentConfig)
 	return res, nil
 }
 
-func runTarget(ctx context.Context, t Target, c *ExperimentConfig) (TargetResult, error) {
+func runTarget(ctx context.Context, t Target, c *Config) (TargetResult, error) {
 	row := TargetResult{Target: t, Streams: c.Streams}
 	before, err := snapshot(c)
 	if err != nil {
@@ -196,7 +218,7 @@ func runTarget(ctx context.Context, t Target, c *ExperimentConfig) (TargetResult
 			row.Error = p.what + ": " + err.Error()
 		}
 		if err := ctx.Err(); err != nil {
-			cancelled = fmt.Errorf("srd: experiment: %s: %w", p.name, err)
+			cancelled = fmt.Errorf("srdexperiment: %s: %w", p.name, err)
 		}
 		// The snapshot is an ioctl, not a network exchange: it is taken
 		// after a cancel too, so the interrupted phase has its window.
@@ -204,8 +226,7 @@ func runTarget(ctx context.Context, t Target, c *ExperimentConfig) (TargetResult
 		if err != nil {
 			return row, errors.Join(cancelled, err)
 		}
-		w := NewWindow(prev, after)
-		w.Phase = p.name
+		w := Window{Phase: p.name, Window: srd.NewWindow(prev, after)}
 		noInterface(c, &w.CoverageReport)
 		row.Windows = append(row.Windows, w)
 		prev = after
@@ -213,13 +234,13 @@ func runTarget(ctx context.Context, t Target, c *ExperimentConfig) (TargetResult
 			break
 		}
 	}
-	row.SRD = Coverage(before, prev)
+	row.SRD = srd.Coverage(before, prev)
 	noInterface(c, &row.SRD)
 	return row, cancelled
 }
 
 // noInterface explains an empty window when no interface was given.
-func noInterface(c *ExperimentConfig, r *CoverageReport) {
+func noInterface(c *Config, r *srd.CoverageReport) {
 	if c.Interface == "" {
 		r.Reason = "no interface was given to snapshot"
 	}
@@ -227,7 +248,7 @@ func noInterface(c *ExperimentConfig, r *CoverageReport) {
 
 // snapshot reads cfg.Interface; an interface without statistics gives an
 // empty snapshot, so Coverage says no_srd_statistics.
-func snapshot(c *ExperimentConfig) (*ethtool.Snapshot, error) {
+func snapshot(c *Config) (*ethtool.Snapshot, error) {
 	if c.Interface == "" {
 		return &ethtool.Snapshot{Time: time.Now()}, nil
 	}
@@ -236,7 +257,7 @@ func snapshot(c *ExperimentConfig) (*ethtool.Snapshot, error) {
 		return &ethtool.Snapshot{Time: time.Now(), Interface: c.Interface}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("srd: experiment: snapshot: %w", err)
+		return nil, fmt.Errorf("srdexperiment: snapshot: %w", err)
 	}
 	return s, nil
 }
@@ -257,7 +278,7 @@ func runThroughput(ctx context.Context, addr string, streams int, d time.Duratio
 		return bps, err
 	}
 	if r == nil || r.Upload == nil {
-		return 0, errors.New("srd: experiment: throughput result has no upload summary")
+		return 0, errors.New("srdexperiment: throughput result has no upload summary")
 	}
 	return bps, nil
 }
@@ -273,8 +294,12 @@ func runRTT(ctx context.Context, addr string, d time.Duration) (latency.Summary,
 }
 
 // WriteTable prints the table as the field study did, with throughput in
-// Gbit/s and RTT in microseconds, then the SRD evidence per target.
-func (r *ExperimentResult) WriteTable(w io.Writer) error {
+// Gbit/s and RTT in microseconds, then the SRD evidence per target. A nil r
+// or w is an error.
+func (r *Result) WriteTable(w io.Writer) error {
+	if r == nil || w == nil {
+		return errors.New("srdexperiment: WriteTable: nil *Result or io.Writer w")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	streams := 8
 	if len(r.Targets) > 0 {

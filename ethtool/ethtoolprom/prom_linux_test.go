@@ -1,37 +1,31 @@
 //go:build linux
 
-package ethtool
+package ethtoolprom
 
 import (
 	"bytes"
 	"sync"
 	"testing"
 
+	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/ethtool/ethtooltest"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 )
 
-func TestCollectorLiveReadErrorsKeepOtherInterfaces(t *testing.T) {
-	k := &fakeKernel{counts: []int{2}, actual: func() int { return 2 }}
-	c := NewCollector(fakeClient(k), "eth0", "nope0")
-	reg := prometheus.NewRegistry()
-	require.NoError(t, reg.Register(c))
-	for range 2 { // the second scrape reuses the snapshot buffers
-		mfs, err := reg.Gather()
-		require.Error(t, err, "the missing interface is reported")
-		assert.Contains(t, err.Error(), "nope0")
-		got := map[string]float64{}
-		for _, mf := range mfs {
-			got[mf.GetName()] = mf.GetMetric()[0].GetCounter().GetValue() + mf.GetMetric()[0].GetGauge().GetValue()
-		}
-		assert.Equal(t, map[string]float64{"node_ethtool_info": 1, "node_ethtool_stat_0": 100, "node_ethtool_stat_1": 101}, got)
-	}
-	assert.Equal(t, 1, k.calls[unix.ETHTOOL_GDRVINFO], "driver information is read once (ETHTOOL_GDRVINFO)")
+func clientIn(t testing.TB, path string) *ethtool.Client {
+	t.Helper()
+	var c *ethtool.Client
+	require.NoError(t, ethtooltest.InNetns(path, func() error {
+		var err error
+		c, err = ethtool.New()
+		return err
+	}))
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // TestCollectorVeth scrapes a real veth device: its peer_ifindex statistic
@@ -65,9 +59,8 @@ func TestCollectorVeth(t *testing.T) {
 // goroutines at once: under -race it shows that the metric families a
 // scrape holds after Collect returns share nothing the next scrape writes.
 func TestCollectorConcurrentScrapes(t *testing.T) {
-	k := &fakeKernel{counts: []int{20}, actual: func() int { return 20 }}
 	reg := prometheus.NewRegistry()
-	require.NoError(t, reg.Register(NewCollector(fakeClient(k), "eth0", "gone0")))
+	require.NoError(t, reg.Register(newReadCollector(fakeReader(20).read, []string{"eth0", "gone0"})))
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {

@@ -1,4 +1,4 @@
-package srd
+package srdexperiment
 
 import (
 	"bytes"
@@ -18,14 +18,29 @@ import (
 	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/latencytest"
+	"github.com/netperfkit/netperfkit/srd"
 	"github.com/netperfkit/netperfkit/throughput"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
+// fixture reads one of ethtool's `ethtool -S` fixtures as a snapshot of
+// eth0 taken at a fixed time plus at.
+func fixture(t testing.TB, name string, at time.Duration) *ethtool.Snapshot {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "ethtool", "testdata", name))
+	require.NoError(t, err)
+	defer f.Close()
+	s, err := ethtool.ParseSnapshot(f)
+	require.NoError(t, err)
+	s.Interface = "eth0"
+	s.Time = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC).Add(at)
+	return s
+}
+
 // e1Fakes replays the field study: published throughput and RTT per target,
 // and the ENA snapshots with its SRD counter deltas.
-func e1Fakes(t *testing.T) *ExperimentConfig {
+func e1Fakes(t *testing.T) *Config {
 	// The study's snapshots were taken before and after each target; the
 	// snapshots between the phases are interpolated at 15/50 s (1 flow)
 	// and 35/50 s (8 streams).
@@ -43,7 +58,7 @@ func e1Fakes(t *testing.T) *ExperimentConfig {
 		"10.0.1.20": {24.3e9, 99.8e9, latency.Summary{Observations: 278105, P50Us: 52.2, P99Us: 56.7, P999Us: 59.5}},
 		"10.0.2.30": {12.6e9, 86.8e9, latency.Summary{Observations: 25000, P50Us: 590.4, P99Us: 677.4, P999Us: 702.0}},
 	}
-	return &ExperimentConfig{
+	return &Config{
 		Interface: "eth0",
 		Throughput: func(_ context.Context, addr string, streams int, d time.Duration) (float64, error) {
 			host, _, _ := net.SplitHostPort(addr)
@@ -98,7 +113,7 @@ func TestExperimentE1Table(t *testing.T) {
 	cfg := e1Fakes(t)
 	var phases []string
 	cfg.OnPhase = func(target, phase string) { phases = append(phases, target+"/"+phase) }
-	res, err := RunExperiment(context.Background(), e1Targets, cfg)
+	res, err := Run(context.Background(), e1Targets, cfg)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"same AZ/1-flow", "same AZ/n-stream", "same AZ/rtt", "cross AZ/1-flow", "cross AZ/n-stream", "cross AZ/rtt"}, phases)
 	require.Len(t, res.Targets, 2)
@@ -108,8 +123,8 @@ func TestExperimentE1Table(t *testing.T) {
 	assert.Equal(t, 52.2, same.RTT.P50Us)
 	assert.Equal(t, uint64(28195047), same.SRD.TxPktsDelta)
 	assert.Equal(t, uint64(28195063), same.SRD.EligibleTxPktsDelta)
-	assert.Equal(t, VerdictCarried, same.SRD.Verdict)
-	assert.Equal(t, Mode(3), same.SRD.Mode)
+	assert.Equal(t, srd.VerdictCarried, same.SRD.Verdict)
+	assert.Equal(t, srd.ExpressMode(3), same.SRD.Mode)
 	assert.Equal(t, uint64(24534321), res.Targets[1].SRD.TxPktsDelta)
 
 	var buf bytes.Buffer
@@ -135,7 +150,7 @@ func TestExperimentE1Table(t *testing.T) {
 
 func TestExperimentFailuresAndCancel(t *testing.T) {
 	boom := errors.New("connection refused")
-	cfg := &ExperimentConfig{
+	cfg := &Config{
 		SingleFlowDuration: time.Millisecond, MultiStreamDuration: time.Millisecond, RTTDuration: time.Millisecond, Streams: 2,
 		Throughput: func(_ context.Context, addr string, streams int, _ time.Duration) (float64, error) {
 			if strings.HasPrefix(addr, "bad") {
@@ -147,13 +162,13 @@ func TestExperimentFailuresAndCancel(t *testing.T) {
 			return latency.Summary{P50Us: 10}, nil
 		},
 	}
-	res, err := RunExperiment(context.Background(), []Target{{Name: "a", ThroughputAddr: "bad:1"}, {Name: "b", ThroughputAddr: "good:1"}}, cfg)
+	res, err := Run(context.Background(), []Target{{Name: "a", ThroughputAddr: "bad:1"}, {Name: "b", ThroughputAddr: "good:1"}}, cfg)
 	require.NoError(t, err)
 	assert.Equal(t, "1-flow TCP: connection refused", res.Targets[0].Error)
 	assert.Equal(t, 10.0, res.Targets[0].RTT.P50Us, "the other runs of a failing target still run")
 	assert.Empty(t, res.Targets[1].Error)
 	assert.Equal(t, 2e9, res.Targets[1].MultiStreamBitsPerSecond)
-	assert.Equal(t, VerdictNoStatistics, res.Targets[1].SRD.Verdict)
+	assert.Equal(t, srd.VerdictNoStatistics, res.Targets[1].SRD.Verdict)
 	assert.Equal(t, "no interface was given to snapshot", res.Targets[1].SRD.Reason)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -162,13 +177,13 @@ func TestExperimentFailuresAndCancel(t *testing.T) {
 			cancel()
 		}
 	}
-	res, err = RunExperiment(ctx, []Target{{Name: "a", ThroughputAddr: "good:1"}, {Name: "b"}}, cfg)
+	res, err = Run(ctx, []Target{{Name: "a", ThroughputAddr: "good:1"}, {Name: "b"}}, cfg)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Len(t, res.Targets, 1)
 
-	_, err = RunExperiment(context.Background(), nil, nil)
+	_, err = Run(context.Background(), nil, nil)
 	assert.Error(t, err)
-	_, err = RunExperiment(context.Background(), e1Targets, &ExperimentConfig{Streams: -1})
+	_, err = Run(context.Background(), e1Targets, &Config{Streams: -1})
 	assert.Error(t, err)
 
 	cfg.OnPhase = nil
@@ -176,9 +191,9 @@ func TestExperimentFailuresAndCancel(t *testing.T) {
 	cfg.Snapshot = func(string) (*ethtool.Snapshot, error) {
 		return nil, fmt.Errorf("ethtool: eth0: %w", ethtool.ErrNoInterface)
 	}
-	_, err = RunExperiment(context.Background(), e1Targets, cfg)
+	_, err = Run(context.Background(), e1Targets, cfg)
 	assert.ErrorIs(t, err, ethtool.ErrNoInterface)
-	assert.ErrorContains(t, err, "srd: experiment: snapshot")
+	assert.ErrorContains(t, err, "srdexperiment: snapshot")
 }
 
 // TestExperimentLoopback runs the real pieces: throughput.Run against an
@@ -199,14 +214,14 @@ func TestExperimentLoopback(t *testing.T) {
 	})
 	pp := latencytest.NewServer(t, &latencytest.Config{Network: "udp"})
 
-	cfg := &ExperimentConfig{
+	cfg := &Config{
 		SingleFlowDuration: 300 * time.Millisecond, MultiStreamDuration: 300 * time.Millisecond, Streams: 2,
 		RTTDuration: 700 * time.Millisecond,
 	}
 	if runtime.GOOS == "linux" {
 		cfg.Interface = "lo"
 	}
-	res, err := RunExperiment(ctx, []Target{{Name: "loopback", ThroughputAddr: ln.Addr().String(), PingPongAddr: pp.UDPAddr}}, cfg)
+	res, err := Run(ctx, []Target{{Name: "loopback", ThroughputAddr: ln.Addr().String(), PingPongAddr: pp.UDPAddr}}, cfg)
 	require.NoError(t, err)
 	row := res.Targets[0]
 	require.Empty(t, row.Error)
@@ -215,7 +230,7 @@ func TestExperimentLoopback(t *testing.T) {
 	assert.Positive(t, row.RTT.Observations)
 	assert.Positive(t, row.RTT.P50Us)
 	assert.GreaterOrEqual(t, row.RTT.P999Us, row.RTT.P50Us)
-	assert.Equal(t, VerdictNoStatistics, row.SRD.Verdict)
+	assert.Equal(t, srd.VerdictNoStatistics, row.SRD.Verdict)
 	var buf bytes.Buffer
 	require.NoError(t, res.WriteTable(&buf))
 	assert.Contains(t, buf.String(), "loopback")
@@ -257,7 +272,7 @@ func TestExperimentCancelEveryPhase(t *testing.T) {
 			// phase, so the figure itself may be 0; the row must keep it.
 			var mu sync.Mutex
 			measured := map[int]float64{}
-			cfg := &ExperimentConfig{
+			cfg := &Config{
 				SingleFlowDuration: long[phase == "1-flow"], MultiStreamDuration: long[phase == "n-stream"], Streams: 2,
 				RTTDuration: long[phase == "rtt"],
 				Throughput: func(ctx context.Context, addr string, streams int, d time.Duration) (float64, error) {
@@ -276,7 +291,7 @@ func TestExperimentCancelEveryPhase(t *testing.T) {
 					timer = time.AfterFunc(150*time.Millisecond, func() { cancelled = time.Now(); cancel() })
 				},
 			}
-			res, err := RunExperiment(ctx, targets, cfg)
+			res, err := Run(ctx, targets, cfg)
 			returned := time.Now()
 			require.NotNil(t, timer, "the phase started")
 			require.False(t, timer.Stop(), "the experiment ended through the cancel")
@@ -284,7 +299,7 @@ func TestExperimentCancelEveryPhase(t *testing.T) {
 			t.Logf("returned %v after cancel", elapsed)
 			assert.Less(t, elapsed, time.Second)
 			require.ErrorIs(t, err, context.Canceled)
-			assert.ErrorContains(t, err, "srd: experiment: "+phase)
+			assert.ErrorContains(t, err, "srdexperiment: "+phase)
 			require.NotNil(t, res)
 			require.Len(t, res.Targets, 1, "the second target never ran")
 			row := res.Targets[0]
@@ -302,7 +317,7 @@ func TestExperimentCancelEveryPhase(t *testing.T) {
 				assert.Equal(t, measured[1], row.SingleFlowBitsPerSecond)
 				assert.Equal(t, measured[2], row.MultiStreamBitsPerSecond)
 			}
-			assert.Equal(t, VerdictNoStatistics, row.SRD.Verdict, "the window's coverage is still computed")
+			assert.Equal(t, srd.VerdictNoStatistics, row.SRD.Verdict, "the window's coverage is still computed")
 		})
 	}
 }

@@ -1,13 +1,16 @@
 //go:build unix
 
-package ethtool
+package ethtoolprom
 
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/require"
@@ -17,13 +20,13 @@ import (
 // ena350 is an ENA snapshot of 350 statistics: the 335 of a real 2.17
 // driver plus 15 more queue counters, the size the agent's scrape budget is
 // stated for.
-func ena350(b *testing.B) *Snapshot {
-	st, err := ParseText(bytes.NewReader(readFixture(b, "ena-2.17-same-az-after.txt")))
+func ena350(b *testing.B) *ethtool.Snapshot {
+	st, err := ethtool.ParseText(bytes.NewReader(readFixture(b, "ena-2.17-same-az-after.txt")))
 	require.NoError(b, err)
 	for i := 0; len(st) < 350; i++ {
-		st = append(st, Stat{Name: fmt.Sprintf("queue_%d_extra_cnt", 100+i), Value: uint64(i)})
+		st = append(st, ethtool.Stat{Name: fmt.Sprintf("queue_%d_extra_cnt", 100+i), Value: uint64(i)})
 	}
-	return &Snapshot{Time: time.Unix(1700000000, 0), Interface: "eth0", Driver: "ena", DriverVersion: "2.17.0", Stats: st}
+	return &ethtool.Snapshot{Time: time.Unix(1700000000, 0), Interface: "eth0", Driver: "ena", DriverVersion: "2.17.0", Stats: st}
 }
 
 // BenchmarkCollectorScrape350 is one scrape of a 350-statistic ENA
@@ -53,6 +56,29 @@ func BenchmarkCollectorScrape350(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// readFixture reads one of ethtool's `ethtool -S` fixtures.
+func readFixture(b *testing.B, name string) []byte {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", name))
+	require.NoError(b, err)
+	return data
+}
+
+// BenchmarkWrite renders one 335-statistic ENA snapshot in the Prometheus
+// text format, what an exporter does on every scrape.
+func BenchmarkWrite(b *testing.B) {
+	st, err := ethtool.ParseText(bytes.NewReader(readFixture(b, "ena-2.17-same-az-after.txt")))
+	require.NoError(b, err)
+	s := &ethtool.Snapshot{Time: time.Unix(1700000000, 0), Interface: "eth0", Driver: "ena", DriverVersion: "2.17.0", Stats: st}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := Write(&buf, s); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // cpuTime is the user plus system CPU time of the process so far.

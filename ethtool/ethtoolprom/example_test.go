@@ -1,11 +1,13 @@
-package ethtool_test
+package ethtoolprom_test
 
 import (
+	"fmt"
 	"log"
 	"net/http"
 	"os"
 
 	"github.com/netperfkit/netperfkit/ethtool"
+	"github.com/netperfkit/netperfkit/ethtool/ethtoolprom"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
@@ -20,7 +22,7 @@ func ExampleNewCollector() {
 	}
 	defer c.Close()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(ethtool.NewCollector(c, "eth0"))
+	reg.MustRegister(ethtoolprom.NewCollector(c, "eth0"))
 	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	log.Fatal(http.ListenAndServe("127.0.0.1:9469", nil))
 }
@@ -31,7 +33,7 @@ func ExampleNewSnapshotCollector() {
 		{Name: "bw_out_allowance_exceeded", Value: 12}, {Name: "ena_srd_mode", Value: 3},
 	}}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(ethtool.NewSnapshotCollector(s))
+	reg.MustRegister(ethtoolprom.NewSnapshotCollector(s))
 	mfs, err := reg.Gather()
 	if err != nil {
 		log.Fatal(err)
@@ -47,4 +49,24 @@ func ExampleNewSnapshotCollector() {
 	// # HELP node_ethtool_ena_srd_mode Network interface ena_srd_mode
 	// # TYPE node_ethtool_ena_srd_mode gauge
 	// node_ethtool_ena_srd_mode{device="eth0"} 3
+}
+
+func ExampleMetricName() {
+	fmt.Println(ethtoolprom.MetricName("queue_0_tx_cnt"))
+	fmt.Println(ethtoolprom.MetricName("rx_bytes"))
+	// Output:
+	// node_ethtool_queue_0_transmitted_cnt
+	// node_ethtool_received_bytes_total
+}
+
+func ExampleWrite() {
+	s := &ethtool.Snapshot{Interface: "eth0", Driver: "ena", Stats: ethtool.Stats{{Name: "pps_allowance_exceeded", Value: 3}}}
+	_ = ethtoolprom.Write(os.Stdout, s)
+	// Output:
+	// # HELP node_ethtool_info A metric with a constant '1' value labeled by bus_info, device, driver, expansion_rom_version, firmware_version, version.
+	// # TYPE node_ethtool_info gauge
+	// node_ethtool_info{bus_info="",device="eth0",driver="ena",expansion_rom_version="",firmware_version="",version=""} 1
+	// # HELP node_ethtool_pps_allowance_exceeded Network interface pps_allowance_exceeded
+	// # TYPE node_ethtool_pps_allowance_exceeded counter
+	// node_ethtool_pps_allowance_exceeded{device="eth0"} 3
 }

@@ -1,4 +1,4 @@
-package cache
+package iam
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/cache"
 )
 
 // expectedToken computes the presigned token by following AWS's documented
@@ -105,7 +107,7 @@ func TestIAMTokenMatchesIndependentSigV4(t *testing.T) {
 		{"session token", true, "FQoGZXIvYXdzEBYaDExample/Token+With=Chars"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src, err := NewIAMTokenSource(context.Background(), "iam-user-01", &IAMConfig{
+			src, err := NewTokenSource(context.Background(), "iam-user-01", &Config{
 				CacheName:   "My-Cache",
 				Region:      "us-east-1",
 				Serverless:  tc.serverless,
@@ -152,7 +154,7 @@ func (c *countingCreds) Retrieve(ctx context.Context) (aws.Credentials, error) {
 
 func TestIAMTokenRefresh(t *testing.T) {
 	creds := &countingCreds{CredentialsProvider: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
-	src, err := NewIAMTokenSource(context.Background(), "u", &IAMConfig{CacheName: "c", Region: "us-west-2", Credentials: creds})
+	src, err := NewTokenSource(context.Background(), "u", &Config{CacheName: "c", Region: "us-west-2", Credentials: creds})
 	require.NoError(t, err)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	src.now = func() time.Time { return now }
@@ -190,7 +192,7 @@ func (c *expiringCreds) Retrieve(context.Context) (aws.Credentials, error) {
 func TestIAMTokenReplacedWhenCredentialsExpire(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	creds := &expiringCreds{now: &now, ttl: 6 * time.Minute}
-	src, err := NewIAMTokenSource(context.Background(), "u", &IAMConfig{CacheName: "c", Region: "us-west-2", Credentials: creds})
+	src, err := NewTokenSource(context.Background(), "u", &Config{CacheName: "c", Region: "us-west-2", Credentials: creds})
 	require.NoError(t, err)
 	src.now = func() time.Time { return now }
 	t1, err := src.Token(context.Background())
@@ -218,11 +220,29 @@ func TestIAMTokenReplacedWhenCredentialsExpire(t *testing.T) {
 	assert.Equal(t, 2, creds.n)
 }
 
-func TestIAMConfigErrors(t *testing.T) {
-	_, err := NewIAMTokenSource(context.Background(), "u", &IAMConfig{})
-	require.ErrorIs(t, err, errIAM)
-	_, err = NewIAMTokenSource(context.Background(), "", &IAMConfig{CacheName: "c", Region: "r"})
-	require.ErrorIs(t, err, errIAM)
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		ctx  context.Context
+		user string
+		cfg  *Config
+		want string
+	}{
+		{nil, "u", &Config{CacheName: "c", Region: "r"}, "context"},
+		{context.Background(), "u", nil, "nil Config"},
+		{context.Background(), "u", &Config{}, "Config.CacheName"},
+		{context.Background(), "", &Config{CacheName: "c", Region: "r"}, "user"},
+		{context.Background(), "u", &Config{CacheName: "c", Region: "r", Refresh: -time.Second}, "Config.Refresh"},
+	} {
+		_, err := NewTokenSource(tc.ctx, tc.user, tc.cfg)
+		require.ErrorIs(t, err, ErrToken)
+		assert.ErrorContains(t, err, tc.want)
+	}
+	var zero TokenSource
+	_, err := zero.Token(context.Background())
+	require.ErrorIs(t, err, ErrToken)
+	_, _, err = (*TokenSource)(nil).Credentials(context.Background())
+	require.ErrorIs(t, err, ErrToken)
+	assert.Equal(t, "TokenSource(nil)", (*TokenSource)(nil).String())
 }
 
 // slogged logs the values through a handler of log/slog and returns the line.
@@ -232,28 +252,9 @@ func slogged[H slog.Handler](newHandler func(io.Writer, *slog.HandlerOptions) H,
 	return b.String()
 }
 
-func TestSecretNeverPrinted(t *testing.T) {
-	s := Secret("hunter2")
-	type holder struct {
-		Password Secret `json:"password"`
-	}
-	h := holder{s}
-	for _, out := range []string{
-		fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s %q %x %X %d", s, h, h, s, s, s, s, s),
-		fmt.Sprintf("%#v", s), slogged(slog.NewTextHandler, s, h), slogged(slog.NewJSONHandler, s, h),
-	} {
-		assert.NotContains(t, out, "hunter2")
-		assert.NotContains(t, out, hex.EncodeToString([]byte("hunter2")))
-	}
-	b, err := json.Marshal(h)
-	require.NoError(t, err)
-	assert.Equal(t, `{"password":"[redacted]"}`, string(b))
-	assert.Equal(t, "hunter2", s.Reveal())
-}
-
 // No secret of an endpoint (password, AWS secret key, session token, IAM
 // token) shows through json, slog's text and JSON handlers, or any fmt verb,
-// whether the Endpoint, its IAMConfig or the token source is printed, by
+// whether the Endpoint, its Config or the token source is printed, by
 // value or by pointer.
 func TestEndpointSecretsNeverPrinted(t *testing.T) {
 	const (
@@ -262,11 +263,11 @@ func TestEndpointSecretsNeverPrinted(t *testing.T) {
 		secret   = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 		session  = "FQoGZXIvYXdzSessionTokenExample"
 	)
-	iam := &IAMConfig{CacheName: "c", Region: "us-east-1",
+	iam := &Config{CacheName: "c", Region: "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider(akid, secret, session)}
-	ep := Endpoint{Addr: "c.example:6379", TLS: true, User: "app", Password: password, IAM: iam}
-	src, err := NewIAMTokenSource(context.Background(), "app", iam)
+	src, err := NewTokenSource(context.Background(), "app", iam)
 	require.NoError(t, err)
+	ep := cache.Endpoint{Addr: "c.example:6379", TLS: true, User: "app", Password: password, Credentials: src.Credentials}
 	tok, err := src.Token(context.Background())
 	require.NoError(t, err)
 	sig := parseQuery(t, tok.Reveal()).Get("X-Amz-Signature")
@@ -278,7 +279,7 @@ func TestEndpointSecretsNeverPrinted(t *testing.T) {
 			outs = append(outs, fmt.Sprintf(verb, v))
 		}
 		b, err := json.Marshal(v)
-		if _, isSrc := v.(*IAMTokenSource); !isSrc {
+		if _, isSrc := v.(*TokenSource); !isSrc {
 			require.NoError(t, err)
 		}
 		outs = append(outs, string(b))
@@ -295,9 +296,14 @@ func TestEndpointSecretsNeverPrinted(t *testing.T) {
 		}
 	}
 	// What is shown still says what the configuration is.
-	b, err := json.Marshal(ep)
+	b, err := json.Marshal(iam)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"IAM":{"CacheName":"c","Region":"us-east-1","Serverless":false,"Refresh":0,"Credentials":"[redacted]"}`)
+	assert.JSONEq(t, `{"CacheName":"c","Region":"us-east-1","Serverless":false,"Refresh":0,"Credentials":"[redacted]"}`, string(b))
 	assert.Contains(t, fmt.Sprintf("%+v", iam), "Region:us-east-1")
-	assert.Contains(t, fmt.Sprintf("%#v", ep), `Credentials:"[redacted]"`)
+	assert.Contains(t, fmt.Sprintf("%#v", *iam), `Credentials:"[redacted]"`)
+	assert.Contains(t, ep.String(), "auth=credentials")
+	user, pw, err := src.Credentials(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "app", user)
+	assert.Equal(t, tok, pw, "Credentials hands out the cached token")
 }

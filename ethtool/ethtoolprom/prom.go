@@ -1,12 +1,14 @@
-package ethtool
+package ethtoolprom
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
+	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -24,13 +26,13 @@ var nodeExporterNames = map[string]struct{ metric, help string }{
 	"tx_packets": {"node_ethtool_transmitted_packets_total", "Network interface packets sent"},
 }
 
-// PrometheusName returns the metric name node_exporter's ethtool collector
+// MetricName returns the metric name node_exporter's ethtool collector
 // gives the statistic called stat: "node_ethtool_" plus the name lower-cased
 // with runs of characters outside [0-9A-Za-z_] turned into one underscore,
 // leading underscores dropped, and the words rx and tx spelt received and
 // transmitted; the seven common counters it pre-declares (rx_bytes ...) get
 // their _total names.
-func PrometheusName(stat string) string {
+func MetricName(stat string) string {
 	if n, ok := nodeExporterNames[stat]; ok {
 		return n.metric
 	}
@@ -145,7 +147,7 @@ var infoDesc = prometheus.NewDesc(infoName,
 	[]string{"bus_info", "device", "driver", "expansion_rom_version", "firmware_version", "version"}, nil)
 
 // Collector is a prometheus.Collector of interfaces' driver statistics with
-// node_exporter's ethtool names (see PrometheusName), so dashboards built on
+// node_exporter's ethtool names (see MetricName), so dashboards built on
 // node_exporter's ethtool collector work unchanged: node_ethtool_info with
 // the driver labels, then one metric per statistic labelled by device.
 // Unlike node_exporter, which exposes every statistic untyped, statistics are
@@ -166,7 +168,7 @@ var infoDesc = prometheus.NewDesc(infoName,
 type Collector struct {
 	// read fills the snapshots to expose; it returns one error per
 	// interface it could not read (nil entries are skipped).
-	read func() ([]*Snapshot, []error)
+	read func() ([]*ethtool.Snapshot, []error)
 
 	mu      sync.Mutex
 	names   map[string]string               // statistic name -> metric name
@@ -177,26 +179,34 @@ type Collector struct {
 
 // NewCollector returns a Collector that reads the statistics and driver
 // information of each of ifaces through c at every scrape, reusing its
-// buffers between scrapes. An interface that cannot be read (see
-// Client.Snapshot for the errors) is reported to the registry as an invalid
-// metric wrapping the error, and the other interfaces are still collected.
-// The Collector does not close c.
-func NewCollector(c *Client, ifaces ...string) *Collector {
-	snaps := make([]*Snapshot, len(ifaces))
-	for i := range snaps {
-		snaps[i] = &Snapshot{}
+// buffers between scrapes (ethtool.Client.SnapshotInto). An interface that
+// cannot be read (see ethtool.Client.Snapshot for the errors) is reported to
+// the registry as an invalid metric wrapping the error, and the other
+// interfaces are still collected. The Collector does not close c. A nil c
+// gives a Collector whose every scrape reports that error.
+func NewCollector(c *ethtool.Client, ifaces ...string) *Collector {
+	if c == nil {
+		errNil := errors.New("ethtoolprom: NewCollector: nil *ethtool.Client")
+		return newCollector(func() ([]*ethtool.Snapshot, []error) { return nil, []error{errNil} })
 	}
-	out := make([]*Snapshot, 0, len(ifaces))
+	return newReadCollector(c.SnapshotInto, ifaces)
+}
+
+// newReadCollector is NewCollector with the read as a parameter, for tests.
+func newReadCollector(read func(iface string, s *ethtool.Snapshot) error, ifaces []string) *Collector {
+	snaps := make([]*ethtool.Snapshot, len(ifaces))
+	for i := range snaps {
+		snaps[i] = &ethtool.Snapshot{}
+	}
+	out := make([]*ethtool.Snapshot, 0, len(ifaces))
 	var errs []error
-	return newCollector(func() ([]*Snapshot, []error) {
+	return newCollector(func() ([]*ethtool.Snapshot, []error) {
 		out, errs = out[:0], errs[:0]
 		for i, iface := range ifaces {
 			s := snaps[i]
-			// Driver information cannot change while the interface
-			// exists: ask for it on the first read only.
-			if err := c.snapshotInto(iface, s, s.Interface != iface); err != nil {
+			if err := read(iface, s); err != nil {
 				s.Interface = ""
-				errs = append(errs, fmt.Errorf("ethtool: collect %s: %w", iface, err))
+				errs = append(errs, fmt.Errorf("ethtoolprom: collect %s: %w", iface, err))
 				continue
 			}
 			out = append(out, s)
@@ -206,13 +216,14 @@ func NewCollector(c *Client, ifaces ...string) *Collector {
 }
 
 // NewSnapshotCollector returns a Collector that exposes the given snapshots,
-// for example ones saved earlier and read back with ParseSnapshot. The
-// snapshots must not change while the Collector is in use.
-func NewSnapshotCollector(snaps ...*Snapshot) *Collector {
-	return newCollector(func() ([]*Snapshot, []error) { return snaps, nil })
+// for example ones saved earlier and read back with ethtool.ParseSnapshot.
+// The snapshots must not change while the Collector is in use; nil ones are
+// skipped.
+func NewSnapshotCollector(snaps ...*ethtool.Snapshot) *Collector {
+	return newCollector(func() ([]*ethtool.Snapshot, []error) { return snaps, nil })
 }
 
-func newCollector(read func() ([]*Snapshot, []error)) *Collector {
+func newCollector(read func() ([]*ethtool.Snapshot, []error)) *Collector {
 	return &Collector{
 		read:    read,
 		names:   map[string]string{},
@@ -225,8 +236,12 @@ func newCollector(read func() ([]*Snapshot, []error)) *Collector {
 // Describe sends nothing: the Collector is unchecked (see Collector).
 func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 
-// Collect reads the statistics and sends them to ch.
+// Collect reads the statistics and sends them to ch. A nil or zero
+// Collector, or a nil ch, collects nothing.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	if c == nil || c.read == nil || ch == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	snaps, errs := c.read()
@@ -236,11 +251,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for _, s := range snaps {
-		c.collectSnapshot(ch, s)
+		if s != nil {
+			c.collectSnapshot(ch, s)
+		}
 	}
 }
 
-func (c *Collector) collectSnapshot(ch chan<- prometheus.Metric, s *Snapshot) {
+func (c *Collector) collectSnapshot(ch chan<- prometheus.Metric, s *ethtool.Snapshot) {
 	send(ch, infoDesc, prometheus.GaugeValue, 1,
 		s.BusInfo, s.Interface, s.Driver, "", s.FirmwareVersion, s.DriverVersion)
 	if !utf8.ValidString(s.Interface) {
@@ -275,7 +292,7 @@ func (c *Collector) collectSnapshot(ch chan<- prometheus.Metric, s *Snapshot) {
 func send(ch chan<- prometheus.Metric, d *prometheus.Desc, typ prometheus.ValueType, v float64, labels ...string) {
 	m, err := prometheus.NewConstMetric(d, typ, v, labels...)
 	if err != nil {
-		m = prometheus.NewInvalidMetric(d, fmt.Errorf("ethtool: prometheus: %w", err))
+		m = prometheus.NewInvalidMetric(d, fmt.Errorf("ethtoolprom: %w", err))
 	}
 	ch <- m
 }
@@ -302,11 +319,11 @@ func (m *statMetric) Write(out *dto.Metric) error {
 	return nil
 }
 
-// metricName returns PrometheusName(stat), computed once per statistic name.
+// metricName returns MetricName(stat), computed once per statistic name.
 func (c *Collector) metricName(stat string) string {
 	n, ok := c.names[stat]
 	if !ok {
-		n = PrometheusName(stat)
+		n = MetricName(stat)
 		c.names[stat] = n
 	}
 	return n
@@ -324,7 +341,7 @@ func (c *Collector) entry(name, stat string) (*prometheus.Desc, prometheus.Value
 		help = n.help
 	}
 	typ := prometheus.CounterValue
-	if IsGauge(stat) {
+	if ethtool.IsGauge(stat) {
 		typ = prometheus.GaugeValue
 	}
 	d := prometheus.NewDesc(name, help, []string{"device"}, nil)
@@ -332,25 +349,28 @@ func (c *Collector) entry(name, stat string) (*prometheus.Desc, prometheus.Value
 	return d, typ
 }
 
-// WritePrometheus writes snapshots in the Prometheus text exposition format
+// Write writes snapshots in the Prometheus text exposition format
 // as a NewSnapshotCollector of them registered alone would be scraped:
 // node_ethtool_info, then one typed metric per statistic labelled by device,
 // sorted by metric name. It returns the registry's error when the snapshots
 // give inconsistent metrics (for example one interface twice), or the write
 // error.
-func WritePrometheus(w io.Writer, snaps ...*Snapshot) error {
+func Write(w io.Writer, snaps ...*ethtool.Snapshot) error {
+	if w == nil {
+		return errors.New("ethtoolprom: Write: nil io.Writer w")
+	}
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(NewSnapshotCollector(snaps...)); err != nil {
-		return fmt.Errorf("ethtool: prometheus: %w", err)
+		return fmt.Errorf("ethtoolprom: %w", err)
 	}
 	mfs, err := reg.Gather()
 	if err != nil {
-		return fmt.Errorf("ethtool: prometheus: %w", err)
+		return fmt.Errorf("ethtoolprom: %w", err)
 	}
 	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
 	for _, mf := range mfs {
 		if err := enc.Encode(mf); err != nil {
-			return fmt.Errorf("ethtool: prometheus: %w", err)
+			return fmt.Errorf("ethtoolprom: %w", err)
 		}
 	}
 	return nil

@@ -1,0 +1,218 @@
+// Package median runs a cache workload several times and reports it the
+// way the field study's E3 rows do: per engine and connection mode, the
+// median of the runs' p50, p99 and ops/s with their min-max ranges, and
+// attempts and errors summed over the runs. Compare puts two such results
+// side by side as ratios (glide against resp on one endpoint gives the
+// client library's own overhead).
+//
+// Entry points: Run, Summarize, Compare.
+//
+// It imports cache and latency (for latency.Range, the median-of-N type
+// family) and nothing outside netperfkit. See docs/conventions.md for the
+// conventions netperfkit's packages share.
+package median
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/latency"
+)
+
+// defaultRuns is Config.Runs' default, as the field study.
+const defaultRuns = 3
+
+// Config configures Run. A nil *Config means three runs of cache's default
+// workload.
+type Config struct {
+	// Workload is every run's workload. Nil means cache's defaults.
+	Workload *cache.WorkloadConfig
+	// Runs is the number of runs. Zero means 3; negative is an error.
+	Runs int
+	// OnRun, when set, is called after each complete run, on the caller's
+	// goroutine.
+	OnRun func(cache.RunResult)
+}
+
+// DurationRange is a latency's median over runs with its minimum and
+// maximum; a median between two nanoseconds (of an even N) is rounded to
+// one. In JSON it keeps latency.Range's shape in microseconds
+// ({"median":..., "min":..., "max":..., "n":...}, floats).
+type DurationRange struct {
+	// Median is the middle value (the mean of the two middle values for an
+	// even N).
+	Median, Min, Max time.Duration
+	// N is the number of runs.
+	N int
+}
+
+// MarshalJSON implements json.Marshaler, in microseconds.
+func (r DurationRange) MarshalJSON() ([]byte, error) {
+	return json.Marshal(latency.Range{Median: us(r.Median), Min: us(r.Min), Max: us(r.Max), N: r.N})
+}
+
+// UnmarshalJSON implements json.Unmarshaler, from microseconds.
+func (r *DurationRange) UnmarshalJSON(b []byte) error {
+	if r == nil {
+		return errors.New("median: UnmarshalJSON into a nil *DurationRange")
+	}
+	var lr latency.Range
+	if err := json.Unmarshal(b, &lr); err != nil {
+		return fmt.Errorf("median: %w", err)
+	}
+	*r = fromUs(lr)
+	return nil
+}
+
+func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// fromUs converts a range of microseconds.
+func fromUs(r latency.Range) DurationRange {
+	d := func(us float64) time.Duration { return time.Duration(math.Round(us * 1e3)) }
+	return DurationRange{Median: d(r.Median), Min: d(r.Min), Max: d(r.Max), N: r.N}
+}
+
+// Result is one engine and mode's E3 row.
+type Result struct {
+	Engine string         `json:"engine"`
+	Mode   cache.ConnMode `json:"mode"`
+	// P50 and P99 are the runs' latency percentiles (response times in an
+	// open-loop run, from each operation's intended start).
+	P50          DurationRange             `json:"p50_us"`
+	P99          DurationRange             `json:"p99_us"`
+	OpsPerSec    latency.Range             `json:"ops_per_sec"`
+	Attempts     int64                     `json:"attempts"`
+	Errors       int64                     `json:"errors"`
+	ErrorsByKind map[cache.ErrorKind]int64 `json:"errors_by_kind"`
+	// Open-loop runs (WorkloadConfig.Rate) only: the target rate, the
+	// medians of the achieved rate (operations started per second) and of
+	// the service-time p99 (from each operation's actual start), and the
+	// late and unstarted operations summed over runs.
+	TargetRate   float64        `json:"target_rate,omitempty"`
+	AchievedRate *latency.Range `json:"achieved_rate,omitempty"`
+	ServiceP99   *DurationRange `json:"service_p99_us,omitempty"`
+	Late         int64          `json:"late,omitempty"`
+	Unstarted    int64          `json:"unstarted,omitempty"`
+	// Results holds every run; P50.N and the others' N count them.
+	Results []*cache.RunResult `json:"runs_detail"`
+}
+
+// Summarize aggregates runs of one engine and mode, skipping nil entries. It
+// returns nil when no run is left.
+func Summarize(runs []*cache.RunResult) *Result {
+	var rs []*cache.RunResult
+	for _, r := range runs {
+		if r != nil {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	a := &Result{Engine: rs[0].Engine, Mode: rs[0].Mode, ErrorsByKind: map[cache.ErrorKind]int64{}, Results: rs}
+	for _, r := range rs {
+		a.Attempts += r.Attempts
+		a.Errors += r.Errors
+		for k, n := range r.ErrorsByKind {
+			a.ErrorsByKind[k] += n
+		}
+	}
+	a.P50 = fromUs(latency.AggregateFunc(rs, func(r *cache.RunResult) float64 { return r.Latency.P50Us }))
+	a.P99 = fromUs(latency.AggregateFunc(rs, func(r *cache.RunResult) float64 { return r.Latency.P99Us }))
+	a.OpsPerSec = latency.AggregateFunc(rs, func(r *cache.RunResult) float64 { return r.OpsPerSec })
+	if rs[0].Schedule != nil {
+		summarizeOpen(a, rs)
+	}
+	return a
+}
+
+// summarizeOpen fills in the open-loop fields of a.
+func summarizeOpen(a *Result, runs []*cache.RunResult) {
+	var sched []*latency.ScheduleResult
+	for _, r := range runs {
+		if r.Schedule != nil {
+			sched = append(sched, r.Schedule)
+			a.Late += r.Schedule.Late
+			a.Unstarted += r.Schedule.Unstarted
+		}
+	}
+	a.TargetRate = runs[0].TargetRate
+	ach := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.AchievedRate })
+	svc := fromUs(latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.Service.P99Us }))
+	a.AchievedRate, a.ServiceP99 = &ach, &svc
+}
+
+// Run runs the workload cfg.Workload against ep cfg.Runs times with
+// cache.Run (each run checks the endpoint before its window) and
+// summarises the runs. It stops at the first run that fails, returning that
+// error and nil. When ctx ends it returns, within cache.Run's bound, the
+// result of the runs so far, the interrupted one included, and ctx.Err();
+// nil if no run had started.
+func Run(ctx context.Context, ep *cache.Endpoint, cfg *Config) (*Result, error) {
+	if ctx == nil {
+		return nil, errors.New("median: nil context")
+	}
+	if ep == nil {
+		return nil, errors.New("median: nil Endpoint")
+	}
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Runs < 0 {
+		return nil, fmt.Errorf("median: Config.Runs %d is negative", c.Runs)
+	}
+	if c.Runs == 0 {
+		c.Runs = defaultRuns
+	}
+	var all []*cache.RunResult
+	for range c.Runs {
+		r, err := cache.Run(ctx, ep, c.Workload)
+		if ctx.Err() != nil {
+			all = append(all, r)
+			return Summarize(all), ctx.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if c.OnRun != nil {
+			c.OnRun(*r)
+		}
+		all = append(all, r)
+	}
+	return Summarize(all), nil
+}
+
+// Comparison reports Other relative to Base as ratios Other/Base of the
+// medians: a p50 ratio of 1.15 means Other's median latency is 15% higher.
+type Comparison struct {
+	Base           string  `json:"base"`
+	Other          string  `json:"other"`
+	P50Ratio       float64 `json:"p50_ratio"`
+	P99Ratio       float64 `json:"p99_ratio"`
+	OpsPerSecRatio float64 `json:"ops_per_sec_ratio"`
+}
+
+// Compare compares two results, labelled by the caller. A ratio whose base
+// is zero, or whose base or other is nil, is zero.
+func Compare(baseLabel string, base *Result, otherLabel string, other *Result) Comparison {
+	c := Comparison{Base: baseLabel, Other: otherLabel}
+	if base == nil || other == nil {
+		return c
+	}
+	ratio := func(o, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return o / b
+	}
+	c.P50Ratio = ratio(float64(other.P50.Median), float64(base.P50.Median))
+	c.P99Ratio = ratio(float64(other.P99.Median), float64(base.P99.Median))
+	c.OpsPerSecRatio = ratio(other.OpsPerSec.Median, base.OpsPerSec.Median)
+	return c
+}

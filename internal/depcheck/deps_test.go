@@ -1,0 +1,125 @@
+package depcheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/netperfkit/netperfkit"
+
+// allowed is what each package may pull in besides the standard library:
+// the third-party modules and our own packages (a trailing "/" allows
+// every package under a directory).
+var allowed = []struct {
+	pkg     string
+	modules []string
+	ours    []string
+}{
+	{"ethtool", []string{"golang.org/x/sys"}, nil},
+	{"srd", []string{"golang.org/x/sys"}, []string{"ethtool"}},
+	{"latency", []string{"github.com/HdrHistogram/hdrhistogram-go", "golang.org/x/sys"}, []string{"internal/"}},
+	{"throughput", []string{"github.com/HdrHistogram/hdrhistogram-go", "golang.org/x/sys"}, []string{"internal/", "latency"}},
+	// cache: no AWS SDK (the IAM token source lives in its own package),
+	// no prometheus and no valkey-glide (cgo).
+	{"cache", []string{"github.com/HdrHistogram/hdrhistogram-go", "golang.org/x/sys"}, []string{"internal/", "latency"}},
+	// runinfo reads EC2's instance identity through the SDK's IMDS client:
+	// that module and the two it needs, no service client.
+	{"runinfo", []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds",
+		"github.com/aws/smithy-go", "golang.org/x/sys"}, []string{"ethtool"}},
+	// The E1 experiment composes the primitives; it adds no module of its own.
+	{"srd/srdexperiment", []string{"github.com/HdrHistogram/hdrhistogram-go", "golang.org/x/sys"},
+		[]string{"ethtool", "srd", "latency", "throughput", "internal/"}},
+}
+
+// listed is the part of `go list -json` this test reads.
+type listed struct {
+	ImportPath string
+	Standard   bool
+	Module     *struct {
+		Path string
+		Main bool
+	}
+}
+
+// deps runs `go list -deps -json` on pkg and returns the third-party
+// modules and our own packages (relative to the module) it pulls in,
+// itself left out.
+func deps(t *testing.T, goCmd, pkg string) (modules, ours []string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(goCmd, "list", "-deps", "-json=ImportPath,Standard,Module", module+"/"+pkg)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list %s: %s", pkg, stderr.String())
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listed
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		switch {
+		case p.Standard || p.Module == nil:
+		case p.Module.Main:
+			if rel := strings.TrimPrefix(p.ImportPath, module+"/"); rel != pkg {
+				ours = append(ours, rel)
+			}
+		case !slices.Contains(modules, p.Module.Path):
+			modules = append(modules, p.Module.Path)
+		}
+	}
+	sort.Strings(modules)
+	sort.Strings(ours)
+	return modules, ours
+}
+
+func TestCorePackagesPullOnlyTheirAllowedDependencies(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH: cannot list dependencies")
+	}
+	for _, a := range allowed {
+		t.Run(a.pkg, func(t *testing.T) {
+			modules, ours := deps(t, goCmd, a.pkg)
+			var extraModules, extraOurs []string
+			for _, m := range modules {
+				if !slices.Contains(a.modules, m) {
+					extraModules = append(extraModules, m)
+				}
+			}
+			for _, p := range ours {
+				if !slices.ContainsFunc(a.ours, func(allow string) bool {
+					return p == allow || strings.HasSuffix(allow, "/") && strings.HasPrefix(p, allow)
+				}) {
+					extraOurs = append(extraOurs, p)
+				}
+			}
+			assert.Empty(t, extraModules, "%s pulls in modules outside its allow-list %v", a.pkg, a.modules)
+			assert.Empty(t, extraOurs, "%s imports our packages outside its allow-list %v", a.pkg, a.ours)
+		})
+	}
+}
+
+// TestDepsSeesAModule keeps the test honest: the listing must find what is
+// there, or an empty listing would pass every row.
+func TestDepsSeesAModule(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH: cannot list dependencies")
+	}
+	modules, _ := deps(t, goCmd, "ethtool")
+	assert.Equal(t, []string{"golang.org/x/sys"}, modules)
+	_, ours := deps(t, goCmd, "srd")
+	assert.Equal(t, []string{"ethtool"}, ours)
+}
