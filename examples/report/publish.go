@@ -168,7 +168,8 @@ func orDefault(v, def string) string {
 }
 
 // numericColumns says, per column, whether every filled body cell is a
-// number (right-aligned, as the text tables) rather than a name.
+// number or benchstat's "~ (p=... n=...)" (right-aligned, as the text
+// tables) rather than a name.
 func numericColumns(t *docTable) []bool {
 	out := make([]bool, len(t.header))
 	for c := range t.header {
@@ -183,4 +184,4 @@ func numericColumns(t *docTable) []bool {
 	return out
 }
 
-var numericCell = regexp.MustCompile(`^[+\-~]?[0-9.]`)
+var numericCell = regexp.MustCompile(`^([+\-]?[0-9.]|~ \()`)
