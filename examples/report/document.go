@@ -46,8 +46,9 @@ type docWriter struct {
 
 func newDocWriter(d *document) *docWriter { return &docWriter{doc: d} }
 
-// titleLine matches the titles the text writers print above their tables.
-var titleLine = regexp.MustCompile(`^E[1-3] [a-z]+:`)
+// titleLine matches the titles the text writers print above their tables
+// ("E2 matrix: ...", "E1 ENA counter windows of ...").
+var titleLine = regexp.MustCompile(`^E[1-3] [a-zA-Z]+[: ]`)
 
 func (w *docWriter) Write(b []byte) (int, error) {
 	w.partial = append(w.partial, b...)
@@ -104,6 +105,34 @@ func (t *docTable) add(cells []string) {
 	t.rows = append(t.rows, row)
 }
 
+// alignedCells splits a line of a column-aligned text table (text/tabwriter
+// pads cells with two spaces or more; a cell holds single spaces at most).
+var alignedCells = regexp.MustCompile(`\s{2,}`)
+
+// alignTables turns each preformatted block that is a column-aligned table
+// (every line splits into the same number of cells, three or more; the
+// ENA counter windows) into a table, its first line the header. A block
+// that does not split evenly (an empty cell, prose) stays preformatted.
+func (d *document) alignTables() {
+	for i, b := range d.blocks {
+		if len(b.pre) < 2 {
+			continue
+		}
+		var rows [][]string
+		for _, line := range b.pre {
+			cells := alignedCells.Split(strings.TrimSpace(line), -1)
+			if len(cells) < 3 || (len(rows) > 0 && len(cells) != len(rows[0])) {
+				rows = nil
+				break
+			}
+			rows = append(rows, cells)
+		}
+		if rows != nil {
+			d.blocks[i] = docBlock{table: &docTable{header: rows[0], rows: rows[1:]}}
+		}
+	}
+}
+
 func (d *document) section(title string) {
 	d.blocks = append(d.blocks, docBlock{heading: title, level: 2})
 }
@@ -156,6 +185,7 @@ func buildDocument(rep *Report, plotted map[string]bool) (*document, error) {
 			return nil, err
 		}
 		w.flush()
+		d.alignTables()
 		if plotted[s.plot] {
 			d.figure(s.plot, figures[s.plot])
 		}

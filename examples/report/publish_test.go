@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"text/tabwriter"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -194,4 +196,27 @@ func FuzzMarkdownCell(f *testing.F) {
 		assert.Equal(t, strings.TrimSpace(s), got, "%q", src)
 		assert.Equal(t, "end", cells[1][1])
 	})
+}
+
+// TestAlignTables turns a column-aligned text table into a table and
+// leaves a block with an empty cell (cells would shift) preformatted.
+func TestAlignTables(t *testing.T) {
+	d := &document{}
+	w := newDocWriter(d)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "path\tphase\tlimited by\t\nloopback\t1-flow\t-\t\nsame-az\tn-stream\tpps allowance\t\n")
+	require.NoError(t, tw.Flush())
+	fmt.Fprint(w, "note without alignment\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "a\tb\tc\t\nx\t\tz\t\n")
+	require.NoError(t, tw.Flush())
+	w.flush()
+	d.alignTables()
+	require.Len(t, d.blocks, 3)
+	require.NotNil(t, d.blocks[0].table)
+	assert.Equal(t, []string{"path", "phase", "limited by"}, d.blocks[0].table.header)
+	assert.Equal(t, [][]string{{"loopback", "1-flow", "-"}, {"same-az", "n-stream", "pps allowance"}}, d.blocks[0].table.rows)
+	assert.Equal(t, "note without alignment", d.blocks[1].text)
+	assert.Nil(t, d.blocks[2].table, "an empty cell: the columns cannot be told apart")
+	assert.Len(t, d.blocks[2].pre, 2)
 }
