@@ -57,7 +57,7 @@ func ExampleNewProber() {
 		log.Fatal(err)
 	}
 	fmt.Printf("TLS %.0f us, CLUSTER SLOTS %.0f us, total %.0f us, %d errors\n",
-		sum.Phases[cache.PhaseTLS].P50Us, sum.Phases[cache.PhaseClusterSlots].P50Us, sum.Total.P50Us, sum.Probes-sum.Succeeded)
+		float64(sum.Phases[cache.PhaseTLS].P50)/1e3, float64(sum.Phases[cache.PhaseClusterSlots].P50)/1e3, float64(sum.Total.P50)/1e3, sum.Probes-sum.Succeeded)
 }
 
 // One probe, with its error classified by phase.
@@ -106,7 +106,7 @@ func ExampleRun() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s: p50 %.0f us, p99 %.0f us, %.0f ops/s, %d errors\n",
-		r.Engine, r.Latency.P50Us, r.Latency.P99Us, r.OpsPerSec, r.Errors)
+		r.Engine, float64(r.Latency.P50)/1e3, float64(r.Latency.P99)/1e3, r.OpsPerSec, r.Errors)
 }
 
 func ExampleSecret() {
@@ -137,5 +137,5 @@ func ExampleRun_rate() {
 	}
 	s := r.Schedule
 	fmt.Printf("%.0f ops/s (achieved %.0f/s, %d late, %d unstarted): response p99 %.0f us, service p99 %.0f us\n",
-		r.OpsPerSec, s.AchievedRate, s.Late, s.Unstarted, s.Response.P99Us, s.Service.P99Us)
+		r.OpsPerSec, s.AchievedRate, s.Late, s.Unstarted, float64(s.Response.P99)/1e3, float64(s.Service.P99)/1e3)
 }

@@ -32,7 +32,7 @@ func TestResultJSONShape(t *testing.T) {
 
 	rr := cache.RunResult{Engine: "resp", Mode: cache.ConnectPerOp, Elapsed: 2 * time.Second, Attempts: 10, Errors: 1,
 		ErrorsByKind: map[cache.ErrorKind]int64{cache.ErrTimeout: 1}, Window: time.Second, SucceededInWindow: 9,
-		OpsPerSec: 9, Latency: latency.Summary{Observations: 10, P50Us: 12.5, P99Us: 40}}
+		OpsPerSec: 9, Latency: latency.Summary{Observations: 10, P50: 12500 * time.Nanosecond, P99: 40 * time.Microsecond}}
 	b, err = json.Marshal(rr)
 	require.NoError(t, err)
 	var got map[string]any

@@ -129,7 +129,7 @@ func TestProbeCluster(t *testing.T) {
 	assert.Equal(t, 20, sum.Succeeded)
 	assert.Equal(t, sum.Probes, sum.Succeeded)
 	assert.Equal(t, int64(20), sum.Phases[cache.PhaseClusterSlots].Observations)
-	assert.Positive(t, sum.Phases[cache.PhaseClusterSlots].P50Us)
+	assert.Positive(t, float64(sum.Phases[cache.PhaseClusterSlots].P50)/1e3)
 	assert.Zero(t, sum.Phases[cache.PhaseTLS].Observations)
 	assert.Zero(t, sum.Phases[cache.PhaseAuth].Observations)
 	assert.Equal(t, int64(20), sum.Total.Observations)

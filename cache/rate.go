@@ -33,13 +33,14 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	sres, err := latency.Schedule(ctx, &latency.ScheduleConfig{
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
 		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
-	}, func(ctx context.Context, r *latency.Request) error {
-		err := states[r.Worker].attempt(ctx)
-		if err != nil && !ctxDone(ctx) {
-			// The schedule paces retries: no pause after a refusal.
-			wk.t.fail(err)
-		}
-		return err
+		Do: func(ctx context.Context, r latency.Request) error {
+			err := states[r.Worker].attempt(ctx)
+			if err != nil && !ctxDone(ctx) {
+				// The schedule paces retries: no pause after a refusal.
+				wk.t.fail(err)
+			}
+			return err
+		},
 	})
 	if sres == nil {
 		return nil, fmt.Errorf("cache: %w", err)

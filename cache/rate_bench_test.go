@@ -31,8 +31,8 @@ func BenchmarkOpenLoopRate(b *testing.B) {
 					}
 					ratio += r.OpsPerSec / rate
 					late += float64(r.Schedule.Late) / float64(max(r.Schedule.Started, 1))
-					resp += r.Schedule.Response.P99Us
-					serv += r.Schedule.Service.P99Us
+					resp += float64(r.Schedule.Response.P99) / 1e3
+					serv += float64(r.Schedule.Service.P99) / 1e3
 				}
 				n := float64(b.N)
 				b.ReportMetric(ratio/n, "ops/target")

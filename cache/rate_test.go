@@ -32,7 +32,7 @@ func TestRunOpenLoop(t *testing.T) {
 				sc := r.Schedule
 				require.NotNil(t, sc)
 				t.Logf("%s %s: %.0f ops/s, achieved %.0f/s, %d due, %d late, %d unstarted, response p99 %.0f us, service p99 %.0f us, start lateness p99 %.0f us",
-					mode, arrival, r.OpsPerSec, sc.AchievedRate, sc.Due, sc.Late, sc.Unstarted, sc.Response.P99Us, sc.Service.P99Us, sc.StartLateness.P99Us)
+					mode, arrival, r.OpsPerSec, sc.AchievedRate, sc.Due, sc.Late, sc.Unstarted, float64(sc.Response.P99)/1e3, float64(sc.Service.P99)/1e3, float64(sc.StartLateness.P99)/1e3)
 				assert.Zero(t, r.Errors, "%v", r.ErrorExamples)
 				assert.InDelta(t, 1000, r.TargetRate, 0)
 				if arrival == latency.ArrivalUniform {
@@ -44,16 +44,16 @@ func TestRunOpenLoop(t *testing.T) {
 				assert.Equal(t, sc.Started, r.Attempts, "every started operation is recorded")
 				assert.Equal(t, r.Attempts, sc.Service.Observations)
 				assert.Equal(t, r.Latency, sc.Response, "Latency holds the response times")
-				assert.GreaterOrEqual(t, sc.Response.P99Us, sc.Service.P99Us)
+				assert.GreaterOrEqual(t, float64(sc.Response.P99)/1e3, float64(sc.Service.P99)/1e3)
 				require.NotNil(t, sc.ServiceHistogram)
 				require.NotNil(t, r.Histogram)
 				// When every operation started within 5 ms of its time, at
 				// most 5 + 8 (in flight) of the 1,000 can end after the
 				// window: ops/s is within 2% of the target.
-				if sc.Unstarted == 0 && sc.StartLateness.MaxUs < 5000 && arrival == latency.ArrivalUniform {
+				if sc.Unstarted == 0 && float64(sc.StartLateness.Max)/1e3 < 5000 && arrival == latency.ArrivalUniform {
 					assert.InEpsilon(t, 1000, r.OpsPerSec, 0.02)
 				} else {
-					t.Logf("the machine fell behind (start lateness up to %.0f us): the 2%% check needs a run that kept up", sc.StartLateness.MaxUs)
+					t.Logf("the machine fell behind (start lateness up to %.0f us): the 2%% check needs a run that kept up", float64(sc.StartLateness.Max)/1e3)
 				}
 			})
 		}
@@ -98,21 +98,21 @@ func TestRunOpenLoopCoordinatedOmission(t *testing.T) {
 	require.NoError(t, err)
 	sc := r.Schedule
 	t.Logf("open loop: %d due, %d started, %d late, %d unstarted; response p50 %.0f p99 %.0f us; service p50 %.0f p99 %.0f us",
-		sc.Due, sc.Started, sc.Late, sc.Unstarted, sc.Response.P50Us, sc.Response.P99Us, sc.Service.P50Us, sc.Service.P99Us)
+		sc.Due, sc.Started, sc.Late, sc.Unstarted, float64(sc.Response.P50)/1e3, float64(sc.Response.P99)/1e3, float64(sc.Service.P50)/1e3, float64(sc.Service.P99)/1e3)
 	assert.Zero(t, r.Errors, "%v", r.ErrorExamples)
 	assert.Positive(t, sc.Late, "the server fell behind")
 	assert.Positive(t, sc.Unstarted, "operations still queued at the end are counted, not lost")
 	// Bounds with room for a loaded 2-core machine under -race, where a
 	// stalled thread adds tens of ms to any single operation: the queue
 	// (hundreds of ms by the end) dwarfs them.
-	assert.Greater(t, sc.Response.P99Us, 5*sc.Service.P99Us, "the response time includes the queue")
-	assert.Greater(t, sc.Response.P99Us, 200_000.0, "late in the run the queue is more than 200 ms long")
-	assert.Less(t, sc.Service.P50Us, 20_000.0, "the service time stays near the server's 2 ms")
-	assert.Greater(t, sc.Response.P50Us, 5*sc.Service.P50Us)
+	assert.Greater(t, float64(sc.Response.P99)/1e3, 5*float64(sc.Service.P99)/1e3, "the response time includes the queue")
+	assert.Greater(t, float64(sc.Response.P99)/1e3, 200_000.0, "late in the run the queue is more than 200 ms long")
+	assert.Less(t, float64(sc.Service.P50)/1e3, 20_000.0, "the service time stays near the server's 2 ms")
+	assert.Greater(t, float64(sc.Response.P50)/1e3, 5*float64(sc.Service.P50)/1e3)
 
 	cfg.Rate, cfg.Duration = 0, 500*time.Millisecond
 	closed, err := cache.Run(context.Background(), ep, cfg)
 	require.NoError(t, err)
-	t.Logf("closed loop: %.0f ops/s, p99 %.0f us", closed.OpsPerSec, closed.Latency.P99Us)
-	assert.Less(t, closed.Latency.P99Us, sc.Response.P99Us/3, "the closed loop hides the queue")
+	t.Logf("closed loop: %.0f ops/s, p99 %.0f us", closed.OpsPerSec, float64(closed.Latency.P99)/1e3)
+	assert.Less(t, float64(closed.Latency.P99)/1e3, float64(sc.Response.P99)/1e3/3, "the closed loop hides the queue")
 }

@@ -226,10 +226,10 @@ type RunResult struct {
 	// in flight when the window ends (draining, or timing out against a
 	// server that stopped answering) do not dilute it.
 	OpsPerSec float64 `json:"ops_per_sec"`
-	// Latency holds the statistics of every attempt (P50Us, P99Us...).
+	// Latency holds the statistics of every attempt (P50, P99...).
 	Latency latency.Summary `json:"latency"`
 	// Histogram holds every attempt's latency in nanoseconds, for plots and
-	// HdrHistogram exports (latency.EncodeHistogram); nil when nothing ran.
+	// HdrHistogram exports (its Encode method); nil when nothing ran.
 	// In an open-loop run both are response times, from each operation's
 	// intended start.
 	Histogram *hdrhistogram.Histogram `json:"-"`

@@ -28,8 +28,8 @@ func requireClean(t *testing.T, r *cache.RunResult) {
 	require.Equal(t, r.Attempts, r.Latency.Observations, "every attempt is recorded")
 	require.NotNil(t, r.Histogram)
 	require.Equal(t, r.Attempts, r.Histogram.TotalCount(), "the histogram holds every attempt")
-	require.Positive(t, r.Latency.P50Us)
-	require.GreaterOrEqual(t, r.Latency.P99Us, r.Latency.P50Us)
+	require.Positive(t, float64(r.Latency.P50)/1e3)
+	require.GreaterOrEqual(t, float64(r.Latency.P99)/1e3, float64(r.Latency.P50)/1e3)
 	require.Positive(t, r.OpsPerSec)
 }
 

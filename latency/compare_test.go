@@ -21,8 +21,8 @@ import (
 func BenchmarkSockperfComparison(b *testing.B) {
 	for _, tc := range []struct {
 		network string
-		mode    Mode
-	}{{"udp", ModeSpin}, {"udp", ModeDefault}, {"tcp", ModeSpin}, {"tcp", ModeDefault}} {
+		mode    Receive
+	}{{"udp", ReceiveSpin}, {"udp", ReceiveDefault}, {"tcp", ReceiveSpin}, {"tcp", ReceiveDefault}} {
 		b.Run(tc.network+"-"+tc.mode.String(), func(b *testing.B) {
 			addr := startSockperfServer(b, tc.network)
 			host, port, _ := strings.Cut(addr, ":")
@@ -34,17 +34,17 @@ func BenchmarkSockperfComparison(b *testing.B) {
 			for b.Loop() {
 				rep, _ := runSockperf(b, args...)
 				res, err := PingPong(context.Background(), addr, &PingPongConfig{
-					Network: tc.network, Mode: tc.mode, Duration: time.Second, MessageSize: 64,
+					Network: tc.network, Receive: tc.mode, Duration: time.Second, MessageSize: 64,
 					DiscardSamples: true,
 				})
 				require.NoError(b, err)
 				p50 := rep.Percentiles["50.000"]
-				ours = append(ours, res.P50Us)
+				ours = append(ours, usOf(res.P50))
 				theirs = append(theirs, p50)
-				ratio = append(ratio, res.P50Us/p50)
-				ours99 = append(ours99, res.P99Us)
+				ratio = append(ratio, usOf(res.P50)/p50)
+				ours99 = append(ours99, usOf(res.P99))
 				theirs99 = append(theirs99, rep.Percentiles["99.000"])
-				b.Logf("round %d: ours p50 %.3f us, sockperf p50 %.3f us, ratio %.3f (ours: n=%d sent=%d recv=%d dropped=%d ooo=%d)", len(ratio), res.P50Us, p50, res.P50Us/p50, res.Observations, res.Sent, res.Received, res.Dropped, res.OutOfOrder)
+				b.Logf("round %d: ours p50 %.3f us, sockperf p50 %.3f us, ratio %.3f (ours: n=%d sent=%d recv=%d dropped=%d ooo=%d)", len(ratio), usOf(res.P50), p50, usOf(res.P50)/p50, res.Observations, res.Sent, res.Received, res.Dropped, res.OutOfOrder)
 			}
 			med := func(v []float64) float64 { return Aggregate(v).Median }
 			b.ReportMetric(med(ours)*1e3, "p50-ns")

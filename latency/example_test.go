@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/netip"
@@ -11,8 +12,34 @@ import (
 	"sync"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/netperfkit/netperfkit/latency"
 )
+
+// A ping-pong against an in-process server: start a Server on a loopback
+// port, measure 100 round trips, read the percentiles as time.Duration.
+func Example() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := latency.NewServer(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go func() { _ = srv.ServePacket(ctx, pc) }()
+
+	// A generous ReadTimeout: only a reply later than 10 s counts as
+	// dropped, even on a busy machine.
+	res, err := latency.PingPong(ctx, pc.LocalAddr().String(), &latency.PingPongConfig{Count: 100, ReadTimeout: 10 * time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Sent, res.Observations+res.Dropped, res.P50 > 0, res.P99 >= res.P50)
+	// Output: 100 100 true true
+}
 
 func ExampleNewRecorder() {
 	rec, err := latency.NewRecorder(nil) // 1 ns .. 60 s, 3 significant figures
@@ -31,8 +58,9 @@ func ExampleNewRecorder() {
 	}
 	wg.Wait()
 	s := rec.Summary(nil)
-	fmt.Printf("n=%d p50=%.0fus p99=%.0fus max=%.0fus\n", s.Observations, s.P50Us, s.P99Us, s.MaxUs)
-	// Output: n=1000 p50=500us p99=990us max=1000us
+	// 3 significant figures: round for printing.
+	fmt.Printf("n=%d p50=%v p99=%v max=%v\n", s.Observations, s.P50.Round(time.Microsecond), s.P99.Round(time.Microsecond), s.Max.Round(time.Microsecond))
+	// Output: n=1000 p50=500µs p99=990µs max=1ms
 }
 
 func ExampleRecorder_Worker() {
@@ -49,47 +77,38 @@ func ExampleRecorder_Worker() {
 func ExampleSummarizeSamples() {
 	rtts := []time.Duration{9 * time.Microsecond, 10 * time.Microsecond, 10 * time.Microsecond, 12 * time.Microsecond, 40 * time.Microsecond}
 	s := latency.SummarizeSamples(rtts, nil)
-	fmt.Printf("avg=%.3f std-dev=%.3f p50=%.3f p99=%.3f 99%% ci=[%.3f, %.3f]\n", s.AvgUs, s.StdDevUs, s.P50Us, s.P99Us, s.CILowUs, s.CIHighUs)
-	// Output: avg=16.200 std-dev=13.349 p50=10.000 p99=40.000 99% ci=[0.822, 31.578]
+	fmt.Printf("avg=%v std-dev=%v p50=%v p99=%v 99%% ci=[%v, %v]\n", s.Avg, s.StdDev, s.P50, s.P99, s.CILow, s.CIHigh)
+	// Output: avg=16.2µs std-dev=13.349µs p50=10µs p99=40µs 99% ci=[822ns, 31.578µs]
 }
 
 func ExampleAggregateFunc() {
 	// Three runs of the same experiment, reported as the median with the
 	// min-max range.
-	runs := []latency.Summary{{P50Us: 5.2}, {P50Us: 4.9}, {P50Us: 6.1}}
-	r := latency.AggregateFunc(runs, func(s latency.Summary) float64 { return s.P50Us })
+	runs := []latency.Summary{{P50: 5200 * time.Nanosecond}, {P50: 4900 * time.Nanosecond}, {P50: 6100 * time.Nanosecond}}
+	r := latency.AggregateFunc(runs, func(s latency.Summary) float64 { return float64(s.P50) / 1e3 })
 	fmt.Printf("p50 %.1f us (%.1f-%.1f, n=%d)\n", r.Median, r.Min, r.Max, r.N)
 	// Output: p50 5.2 us (4.9-6.1, n=3)
 }
 
-func ExampleEncodeHistogram() {
-	rec, _ := latency.NewRecorder(nil)
-	rec.Record(42 * time.Microsecond)
-	s, err := latency.EncodeHistogram(rec.Snapshot())
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(s[:8])
-	// Output: HISTFAAA
-}
-
-func ExampleNewHistogramLog() {
-	rec, _ := latency.NewRecorder(nil)
-	rec.Record(42 * time.Microsecond)
-	start := time.Now()
-	l, err := latency.NewHistogramLog(os.Stdout, start)
-	if err != nil {
-		log.Fatal(err)
-	}
-	_ = l.WriteInterval(rec.Snapshot(), start, start.Add(time.Second), "")
-}
-
-func ExampleWritePercentiles() {
-	rec, _ := latency.NewRecorder(nil)
+// A Recorder's Snapshot is an hdrhistogram-go Histogram: its own API
+// gives quantiles, the compressed form HdrHistogram's tools read and the
+// .hgrm percentile text.
+func ExampleRecorder_Snapshot() {
+	var rec latency.Recorder // the zero Recorder: 1 ns .. 60 s, 3 figures
 	for i := 1; i <= 100; i++ {
 		rec.Record(time.Duration(i) * time.Microsecond)
 	}
-	_ = latency.WritePercentiles(os.Stdout, rec.Snapshot()) // .hgrm text, microseconds
+	h := rec.Snapshot()
+	fmt.Println(time.Duration(h.ValueAtQuantile(99)))
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(b[:8]))
+	_, _ = h.PercentilesPrint(io.Discard, 5, 1000) // .hgrm text in microseconds
+	// Output:
+	// 99.007µs
+	// HISTFAAA
 }
 
 func ExamplePingPong() {
@@ -98,7 +117,7 @@ func ExamplePingPong() {
 	res, err := latency.PingPong(context.Background(), "10.0.0.2:11111", &latency.PingPongConfig{
 		Duration:    5 * time.Second,
 		MessageSize: 64,
-		Mode:        latency.ModeSpin,
+		Receive:     latency.ReceiveSpin,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -115,7 +134,7 @@ func ExamplePingPong_underLoad() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("p99 %.1f us (raw %.1f us) at %.0f msg/s\n", res.P99Us, res.Raw.P99Us, res.AchievedMPS)
+	fmt.Printf("p99 %v (raw %v) at %.0f msg/s\n", res.P99, res.Raw.P99, res.AchievedMPS)
 }
 
 func ExampleServer() {
@@ -173,8 +192,8 @@ func ExampleSchedule() {
 	// send a request and wait for its reply; the result has both response
 	// times (from the intended start) and service times (from the actual
 	// one).
-	res, err := latency.Schedule(context.Background(), &latency.ScheduleConfig{Rate: 1000, Workers: 2, Count: 5},
-		func(ctx context.Context, r *latency.Request) error { return nil })
+	res, err := latency.Schedule(context.Background(), &latency.ScheduleConfig{Rate: 1000, Workers: 2, Count: 5,
+		Do: func(ctx context.Context, r latency.Request) error { return nil }})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -182,20 +201,30 @@ func ExampleSchedule() {
 	// Output: 5 5 5
 }
 
-func ExampleSearchPingPong() {
-	// The highest under-load rate at which a sockperf server's p99.9
-	// round trip stays within 200 µs.
-	slo, err := latency.ParseSLO("p99.9=200us")
+// The README's latency snippet, run against an in-process server on a
+// loopback port (TestReadmeExample runs it; internal/readme keeps the two
+// texts the same).
+func Example_readme() {
+	ctx := context.Background()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := latency.SearchPingPong(context.Background(), "10.0.0.2:11111", nil,
-		&latency.SearchConfig{SLO: slo, Start: 10_000, StepDuration: time.Second})
+	srv, err := latency.NewServer(nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, st := range res.Steps {
-		log.Printf("%s %.0f msg/s: p99.9 %.1f us, met %v", st.Phase, st.Rate, st.PercentileUs, st.Met)
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = srv.ServePacket(sctx, pc) }()
+	addr := pc.LocalAddr().String()
+
+	// README begin
+	res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: time.Second})
+	if err != nil {
+		log.Fatal(err)
 	}
-	log.Printf("%.0f msg/s meets %s; broke at %.0f", res.Rate, res.SLO, res.BrokeAt)
+	fmt.Printf("p50 %v, p99 %v, p99.9 %v over %d round trips (%d dropped)\n",
+		res.P50, res.P99, res.P999, res.Observations, res.Dropped)
+	// README end
 }

@@ -3,8 +3,10 @@ package latency
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -15,34 +17,37 @@ import (
 	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 )
 
-// Mode selects how the ping-pong client waits for replies.
-type Mode int
+// Receive selects how the ping-pong client waits for replies.
+type Receive int
 
 const (
-	// ModeDefault waits through Go's netpoller: cheap on CPU, but every
+	// ReceiveDefault waits through Go's netpoller: cheap on CPU, but every
 	// wake-up adds several microseconds to the measured round trip.
-	ModeDefault Mode = iota
-	// ModeSpin receives on the raw socket from a goroutine locked to its OS
-	// thread, spinning on non-blocking receives for up to SpinTimeout per
+	ReceiveDefault Receive = iota
+	// ReceiveSpin receives on the raw socket from a goroutine locked to its
+	// OS thread, spinning on non-blocking receives for up to SpinTimeout per
 	// reply before blocking in poll(2). It comes close to sockperf's own
 	// round-trip times but BURNS A WHOLE CORE while it runs: on a 2-core
 	// machine it can starve the process under test. Linux only; elsewhere
 	// PingPong returns an error wrapping ErrSpinUnsupported.
-	ModeSpin
+	ReceiveSpin
 )
 
-// String returns "default" or "spin".
-func (m Mode) String() string {
+// String returns "default" or "spin", the names PingPongResult reports.
+func (m Receive) String() string {
 	switch m {
-	case ModeDefault:
+	case ReceiveDefault:
 		return "default"
-	case ModeSpin:
+	case ReceiveSpin:
 		return "spin"
 	}
-	return fmt.Sprintf("Mode(%d)", int(m))
+	return fmt.Sprintf("Receive(%d)", int(m))
 }
 
-// ErrSpinUnsupported is wrapped by the error of PingPong in ModeSpin on
+// errNilContext is the error of a blocking call given a nil context.
+var errNilContext = errors.New("latency: nil context.Context")
+
+// ErrSpinUnsupported is wrapped by the error of PingPong in ReceiveSpin on
 // platforms without the low-latency receive path.
 var ErrSpinUnsupported = errors.New("latency: spin mode (low-latency receive) is not available on this platform")
 
@@ -59,7 +64,7 @@ const (
 
 // PingPongConfig describes a ping-pong or under-load run. A nil
 // *PingPongConfig means all defaults: a one-second UDP ping-pong with 14-byte
-// messages in ModeDefault.
+// messages in ReceiveDefault.
 type PingPongConfig struct {
 	// Network is "udp" (the zero value) or "tcp" (or their "4"/"6" forms).
 	Network string
@@ -74,9 +79,9 @@ type PingPongConfig struct {
 	// the 14-byte header; over UDP at most 65507 bytes, over TCP at most
 	// 16 MiB. Zero means 14.
 	MessageSize int
-	// Mode selects the receive path; see ModeSpin before using it.
-	Mode Mode
-	// SpinTimeout bounds the spinning in ModeSpin for each reply, after
+	// Receive selects the receive path; see ReceiveSpin before using it.
+	Receive Receive
+	// SpinTimeout bounds the spinning in ReceiveSpin for each reply, after
 	// which the client blocks in poll(2). Zero means 1 ms.
 	SpinTimeout time.Duration
 	// MPS, when positive, makes this an under-load run like `sockperf
@@ -107,7 +112,7 @@ type PingPongConfig struct {
 	// round trip is recorded (in Samples at its message's place), it
 	// counts in LateReplies and not in Dropped, and it feeds the estimate.
 	// After the last message the run waits one more timeout for such
-	// replies, not counted in RunSeconds, and no longer than ReadTimeout
+	// replies, not counted in RunTime, and no longer than ReadTimeout
 	// after the newest message still unanswered. A run that ctx ends does
 	// not wait: a message whose ReadTimeout had not passed then is neither
 	// dropped nor recorded. Replies are matched to messages by sequence
@@ -143,9 +148,9 @@ type PingPongConfig struct {
 // omission), and Raw holds the plain send-to-reply statistics.
 type PingPongResult struct {
 	Summary
-	// Network and Mode describe the run.
+	// Network and Receive ("default" or "spin") describe the run.
 	Network string `json:"network"`
-	Mode    string `json:"mode"`
+	Receive string `json:"mode"`
 	// MessageSizeBytes is the size of each message, header included.
 	MessageSizeBytes int `json:"message_size_bytes"`
 	// Sent and Received count every message sent and every reply received
@@ -154,12 +159,13 @@ type PingPongResult struct {
 	// as many as fit in 64 KiB, at least one).
 	Sent     int64 `json:"sent"`
 	Received int64 `json:"received"`
-	// RunSeconds is the length of the whole run: in ping-pong up to the
+	// RunTime is the length of the whole run: in ping-pong up to the
 	// last reply or timeout (AdaptiveTimeout's final wait for late replies
-	// is not part of it), in under-load up to the last send. ValidSeconds
-	// is that of the measurement window.
-	RunSeconds   float64 `json:"run_seconds"`
-	ValidSeconds float64 `json:"valid_seconds"`
+	// is not part of it), in under-load up to the last send. ValidTime
+	// is that of the measurement window. JSON has them in seconds
+	// ("run_seconds", "valid_seconds").
+	RunTime   time.Duration `json:"-"`
+	ValidTime time.Duration `json:"-"`
 	// TargetMPS is the configured rate of an under-load run (0 in
 	// ping-pong), and AchievedMPS the rate actually sent.
 	TargetMPS   int     `json:"target_mps,omitempty"`
@@ -182,6 +188,69 @@ type PingPongResult struct {
 	RawSamples []time.Duration `json:"-"`
 	// Recorder holds the measured round trips as a histogram.
 	Recorder *Recorder `json:"-"`
+}
+
+// pingPongJSON is PingPongResult's wire form: the Summary's fields first,
+// durations in float microseconds and the run's lengths in seconds.
+type pingPongJSON struct {
+	summaryJSON
+	Network          string   `json:"network"`
+	Receive          string   `json:"mode"`
+	MessageSizeBytes int      `json:"message_size_bytes"`
+	Sent             int64    `json:"sent"`
+	Received         int64    `json:"received"`
+	RunSeconds       float64  `json:"run_seconds"`
+	ValidSeconds     float64  `json:"valid_seconds"`
+	TargetMPS        int      `json:"target_mps,omitempty"`
+	AchievedMPS      float64  `json:"achieved_mps"`
+	ReplyEvery       int      `json:"reply_every,omitempty"`
+	Late             int64    `json:"late,omitempty"`
+	LateReplies      int64    `json:"late_replies,omitempty"`
+	Raw              *Summary `json:"raw,omitempty"`
+}
+
+// MarshalJSON writes the result in the form netperfkit has always written:
+// the Summary's fields at the top level in microseconds, "run_seconds" and
+// "valid_seconds" in seconds. Samples and Recorder are not written.
+func (r PingPongResult) MarshalJSON() ([]byte, error) {
+	return json.Marshal(pingPongJSON{
+		summaryJSON: r.Summary.wire(), Network: r.Network, Receive: r.Receive,
+		MessageSizeBytes: r.MessageSizeBytes, Sent: r.Sent, Received: r.Received,
+		RunSeconds: r.RunTime.Seconds(), ValidSeconds: r.ValidTime.Seconds(),
+		TargetMPS: r.TargetMPS, AchievedMPS: r.AchievedMPS, ReplyEvery: r.ReplyEvery,
+		Late: r.Late, LateReplies: r.LateReplies, Raw: r.Raw,
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, rounding durations to the
+// nanosecond.
+func (r *PingPongResult) UnmarshalJSON(b []byte) error {
+	var w pingPongJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("latency: ping-pong result: %w", err)
+	}
+	*r = PingPongResult{
+		Summary: w.summary(), Network: w.Network, Receive: w.Receive,
+		MessageSizeBytes: w.MessageSizeBytes, Sent: w.Sent, Received: w.Received,
+		RunTime: seconds(w.RunSeconds), ValidTime: seconds(w.ValidSeconds),
+		TargetMPS: w.TargetMPS, AchievedMPS: w.AchievedMPS, ReplyEvery: w.ReplyEvery,
+		Late: w.Late, LateReplies: w.LateReplies, Raw: w.Raw,
+	}
+	return nil
+}
+
+// seconds converts float seconds to the nearest nanosecond.
+func seconds(s float64) time.Duration { return fromNanoseconds(s * float64(time.Second)) }
+
+// negative returns an error naming the first field (in name order) whose
+// value is negative.
+func negative(fields map[string]int64) error {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if v := fields[name]; v < 0 {
+			return fmt.Errorf("%w: %s %d is negative", ErrInvalidConfig, name, v)
+		}
+	}
+	return nil
 }
 
 func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
@@ -217,6 +286,11 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 		c.MinReadTimeout = min(defaultMinReadTimeout, c.ReadTimeout)
 	}
 	c.WarmUp, c.CoolDown = max(c.WarmUp, 0), max(c.CoolDown, 0)
+	if err := negative(map[string]int64{"Duration": int64(c.Duration), "MPS": int64(c.MPS), "ReplyEvery": int64(c.ReplyEvery),
+		"ReadTimeout": int64(c.ReadTimeout), "SpinTimeout": int64(c.SpinTimeout), "MinReadTimeout": int64(c.MinReadTimeout),
+		"MessageSize": int64(c.MessageSize)}); err != nil {
+		return PingPongConfig{}, err
+	}
 	switch c.Network {
 	case "udp", "udp4", "udp6":
 		if c.MessageSize > wire.MaxUDPMessageSize {
@@ -227,13 +301,11 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 			return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d exceeds 16 MiB", ErrInvalidConfig, c.MessageSize)
 		}
 	default:
-		return PingPongConfig{}, fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, c.Network)
+		return PingPongConfig{}, fmt.Errorf("%w: Network %q is not udp or tcp", ErrInvalidConfig, c.Network)
 	}
 	switch {
 	case c.MessageSize < wire.HeaderSize:
 		return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MessageSize, wire.HeaderSize)
-	case c.Duration < 0, c.MPS < 0, c.ReplyEvery < 0, c.ReadTimeout < 0, c.SpinTimeout < 0, c.MinReadTimeout < 0:
-		return PingPongConfig{}, fmt.Errorf("%w: negative duration, rate or timeout", ErrInvalidConfig)
 	case c.AdaptiveTimeout && c.MPS > 0:
 		return PingPongConfig{}, fmt.Errorf("%w: AdaptiveTimeout is for ping-pong, not under-load (MPS %d)", ErrInvalidConfig, c.MPS)
 	case c.AdaptiveTimeout && c.MinReadTimeout > c.ReadTimeout:
@@ -241,9 +313,9 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 	case c.Count <= 0 && c.WarmUp+c.CoolDown >= c.Duration:
 		return PingPongConfig{}, fmt.Errorf("%w: Duration %v leaves no measurement window after WarmUp %v and CoolDown %v", ErrInvalidConfig, c.Duration, c.WarmUp, c.CoolDown)
 	case c.Arrival != ArrivalUniform && c.Arrival != ArrivalPoisson:
-		return PingPongConfig{}, fmt.Errorf("%w: unknown arrival %d", ErrInvalidConfig, int(c.Arrival))
-	case c.Mode != ModeDefault && c.Mode != ModeSpin:
-		return PingPongConfig{}, fmt.Errorf("%w: unknown mode %d", ErrInvalidConfig, int(c.Mode))
+		return PingPongConfig{}, fmt.Errorf("%w: unknown Arrival %d", ErrInvalidConfig, int(c.Arrival))
+	case c.Receive != ReceiveDefault && c.Receive != ReceiveSpin:
+		return PingPongConfig{}, fmt.Errorf("%w: unknown Receive %d", ErrInvalidConfig, int(c.Receive))
 	}
 	return c, nil
 }
@@ -264,6 +336,9 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 // transfer is returned with a nil result; a reply whose sequence number was
 // never sent aborts the run, as in sockperf.
 func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongResult, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	c, err := normalize(cfg)
 	if err != nil {
 		return nil, err
@@ -274,12 +349,12 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	}
 	res := &PingPongResult{
 		Network:          c.Network,
-		Mode:             c.Mode.String(),
+		Receive:          c.Receive.String(),
 		MessageSizeBytes: c.MessageSize,
 		Recorder:         rec,
 	}
 	r := &run{cfg: c, res: res, rec: rec.Worker(), base: time.Now()}
-	if c.Mode == ModeSpin {
+	if c.Receive == ReceiveSpin {
 		r.tr, err = dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, c.SpinTimeout)
 	} else {
 		r.tr, err = dialNet(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout)
@@ -295,7 +370,7 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	defer r.tr.close()
 	stop := context.AfterFunc(ctx, func() { r.cancelled.Store(true); r.tr.abort() })
 	defer stop()
-	if c.Mode == ModeSpin && c.MPS == 0 {
+	if c.Receive == ReceiveSpin && c.MPS == 0 {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 	}
@@ -435,7 +510,7 @@ func (r *run) pingPong(ctx context.Context) error {
 	}
 	// The run lasts as long as its messages: the final wait only collects
 	// late replies, and a run cut short does not wait.
-	r.res.RunSeconds = time.Duration(r.now() - r.start).Seconds()
+	r.res.RunTime = time.Duration(r.now() - r.start)
 	if ctx.Err() == nil {
 		if err := w.drain(seq); err != nil {
 			return err
@@ -502,7 +577,7 @@ func (r *run) underLoad(ctx context.Context) error {
 	r.dropped = max(l.pongsIn-l.gotIn, 0)
 	r.res.TargetMPS = r.cfg.MPS
 	r.res.ReplyEvery = r.cfg.ReplyEvery
-	r.res.RunSeconds = time.Duration(sent - r.start).Seconds()
+	r.res.RunTime = time.Duration(sent - r.start)
 	return nil
 }
 
@@ -515,10 +590,10 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 	r := l.run
 	size := uint32(len(msg))
 	clk := newRealClock(r.base, defaultSpin, runtime.GOMAXPROCS(0))
-	// ModeSpin's receiver spins on a P of its own and reads its socket
+	// ReceiveSpin's receiver spins on a P of its own and reads its socket
 	// without the poller: a sender that kept the other P would starve the
 	// rest of the process, and yielding costs the replies nothing.
-	clk.yield = r.cfg.Mode == ModeSpin
+	clk.yield = r.cfg.Receive == ReceiveSpin
 	defer clk.timer.Stop()
 	pc := newPacer(r.start, float64(r.cfg.MPS), r.cfg.Arrival, 0)
 	lateAfter := min(int64(time.Second)/int64(r.cfg.MPS), int64(maxLateAfter))
@@ -564,7 +639,7 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 // or ReadTimeout has passed since the last send, or the run is cancelled.
 func (l *loadRun) receive(ctx context.Context) error {
 	r := l.run
-	if r.cfg.Mode == ModeSpin {
+	if r.cfg.Receive == ReceiveSpin {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 	}
@@ -644,11 +719,11 @@ func pongsSent(last, first, every uint64) uint64 {
 
 func (r *run) finish() {
 	res := r.res
-	if res.RunSeconds > 0 {
-		res.AchievedMPS = float64(res.Sent) / res.RunSeconds
+	if res.RunTime > 0 {
+		res.AchievedMPS = float64(res.Sent) / res.RunTime.Seconds()
 	}
-	valid := min(r.winEnd, r.start+int64(res.RunSeconds*1e9)) - r.winStart
-	res.ValidSeconds = max(time.Duration(valid).Seconds(), 0)
+	valid := min(r.winEnd, r.start+int64(res.RunTime)) - r.winStart
+	res.ValidTime = max(time.Duration(valid), 0)
 	if r.cfg.DiscardSamples {
 		res.Summary = res.Recorder.Summary(r.cfg.Summary)
 	} else {

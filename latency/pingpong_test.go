@@ -17,13 +17,13 @@ import (
 
 func TestPingPongLoopback(t *testing.T) {
 	for _, network := range []string{"udp", "tcp"} {
-		for _, mode := range []Mode{ModeDefault, ModeSpin} {
+		for _, mode := range []Receive{ReceiveDefault, ReceiveSpin} {
 			t.Run(network+"/"+mode.String(), func(t *testing.T) {
 				addr, srv := startServer(t, network, nil)
 				res, err := PingPong(context.Background(), addr, &PingPongConfig{
-					Network: network, Count: 500, MessageSize: 64, Mode: mode,
+					Network: network, Count: 500, MessageSize: 64, Receive: mode,
 				})
-				if mode == ModeSpin && err != nil {
+				if mode == ReceiveSpin && err != nil {
 					require.ErrorIs(t, err, ErrSpinUnsupported)
 					return
 				}
@@ -34,9 +34,9 @@ func TestPingPongLoopback(t *testing.T) {
 				assert.Equal(t, int64(0), res.Dropped)
 				assert.Len(t, res.Samples, 500)
 				assert.Equal(t, int64(500), res.Recorder.Count())
-				assert.Greater(t, res.MinUs, 0.0)
-				assert.LessOrEqual(t, res.MinUs, res.P50Us)
-				assert.LessOrEqual(t, res.P50Us, res.MaxUs)
+				assert.Greater(t, usOf(res.Min), 0.0)
+				assert.LessOrEqual(t, usOf(res.Min), usOf(res.P50))
+				assert.LessOrEqual(t, usOf(res.P50), usOf(res.Max))
 				assert.Equal(t, 64, res.MessageSizeBytes)
 				st := srv.Stats()
 				if network == "udp" {
@@ -62,9 +62,9 @@ func TestPingPongTimedWindow(t *testing.T) {
 	assert.Equal(t, res.Observations, int64(len(res.Samples)))
 	assert.Equal(t, res.Observations, res.Recorder.Count())
 	assert.Less(t, res.Observations+res.Dropped, res.Sent, "warm-up and cool-down messages are not counted")
-	assert.InDelta(t, 0.15, res.ValidSeconds, 1e-9)
-	assert.GreaterOrEqual(t, res.RunSeconds, 0.3, "the run ends with the first message due at or after its end")
-	assert.Less(t, res.RunSeconds, 0.3+defaultReadTimeout.Seconds(), "the run ends after at most one more reply wait")
+	assert.InDelta(t, 0.15, res.ValidTime.Seconds(), 1e-9)
+	assert.GreaterOrEqual(t, res.RunTime.Seconds(), 0.3, "the run ends with the first message due at or after its end")
+	assert.Less(t, res.RunTime.Seconds(), 0.3+defaultReadTimeout.Seconds(), "the run ends after at most one more reply wait")
 	assert.Greater(t, res.AchievedMPS, 0.0)
 }
 
@@ -107,13 +107,13 @@ func TestPingPongUnderLoad(t *testing.T) {
 			})
 			require.NoError(t, err)
 			assert.InDelta(t, 1000, res.Sent, 2, "the schedule fixes the number of messages")
-			// A sender a loaded machine holds up stretches RunSeconds, so
+			// A sender a loaded machine holds up stretches RunTime, so
 			// only the schedule bounds the achieved rate: it never sends
 			// ahead of it, and the last message is due at 999/2000 s.
-			assert.GreaterOrEqual(t, res.RunSeconds, 0.4995)
+			assert.GreaterOrEqual(t, res.RunTime.Seconds(), 0.4995)
 			assert.Positive(t, res.AchievedMPS)
 			assert.LessOrEqual(t, res.AchievedMPS, 2000*1.01)
-			assert.InEpsilon(t, float64(res.Sent)/res.RunSeconds, res.AchievedMPS, 1e-9)
+			assert.InEpsilon(t, float64(res.Sent)/res.RunTime.Seconds(), res.AchievedMPS, 1e-9)
 			// Every 10th message asks for a reply, which either arrives or,
 			// if asked inside the window, counts as dropped (a lost one
 			// outside the window is neither).
@@ -124,7 +124,7 @@ func TestPingPongUnderLoad(t *testing.T) {
 			require.NotNil(t, res.Raw)
 			assert.Equal(t, res.Observations, res.Raw.Observations)
 			assert.InDelta(t, 70, res.Observations+res.Dropped, 8)
-			assert.GreaterOrEqual(t, res.AvgUs, res.Raw.AvgUs, "latency from the intended send time includes the sender's lateness")
+			assert.GreaterOrEqual(t, usOf(res.Avg), usOf(res.Raw.Avg), "latency from the intended send time includes the sender's lateness")
 			assert.Equal(t, 2000, res.TargetMPS)
 			st := srv.Stats()
 			// The server counts a reply before it writes it.
@@ -147,7 +147,7 @@ func TestPingPongUnderLoad(t *testing.T) {
 
 func TestPingPongCancel(t *testing.T) {
 	for _, network := range []string{"udp", "tcp"} {
-		for _, mode := range []Mode{ModeDefault, ModeSpin} {
+		for _, mode := range []Receive{ReceiveDefault, ReceiveSpin} {
 			t.Run(network+"/"+mode.String(), func(t *testing.T) {
 				addr, srv := startServer(t, network, nil)
 				ctx, cancel := context.WithCancel(context.Background())
@@ -169,8 +169,8 @@ func TestPingPongCancel(t *testing.T) {
 					cancelled.Store(time.Now().UnixNano())
 				}()
 				start := time.Now()
-				res, err := PingPong(ctx, addr, &PingPongConfig{Network: network, Mode: mode, Duration: time.Minute, WarmUp: -1})
-				if mode == ModeSpin && errors.Is(err, ErrSpinUnsupported) {
+				res, err := PingPong(ctx, addr, &PingPongConfig{Network: network, Receive: mode, Duration: time.Minute, WarmUp: -1})
+				if mode == ReceiveSpin && errors.Is(err, ErrSpinUnsupported) {
 					return
 				}
 				require.ErrorIs(t, err, context.Canceled)
@@ -179,10 +179,10 @@ func TestPingPongCancel(t *testing.T) {
 				assert.Greater(t, res.Observations, int64(0))
 				// The cancelled run still ends through the normal exit,
 				// which times it.
-				assert.Greater(t, res.RunSeconds, 0.0)
-				assert.LessOrEqual(t, res.RunSeconds, time.Since(start).Seconds())
-				assert.InDelta(t, res.RunSeconds, res.ValidSeconds, 1e-9, "no warm-up: the whole run is the window")
-				assert.InDelta(t, float64(res.Sent)/res.RunSeconds, res.AchievedMPS, 1e-6)
+				assert.Greater(t, res.RunTime.Seconds(), 0.0)
+				assert.LessOrEqual(t, res.RunTime.Seconds(), time.Since(start).Seconds())
+				assert.InDelta(t, res.RunTime.Seconds(), res.ValidTime.Seconds(), 1e-9, "no warm-up: the whole run is the window")
+				assert.InDelta(t, float64(res.Sent)/res.RunTime.Seconds(), res.AchievedMPS, 1e-6)
 				assert.Greater(t, res.AchievedMPS, 0.0)
 			})
 		}
@@ -198,10 +198,10 @@ func TestPingPongCancelInWarmUp(t *testing.T) {
 	res, err := PingPong(ctx, addr, &PingPongConfig{Duration: time.Minute})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NotNil(t, res)
-	assert.Greater(t, res.RunSeconds, 0.0)
+	assert.Greater(t, res.RunTime.Seconds(), 0.0)
 	assert.Greater(t, res.AchievedMPS, 0.0)
 	assert.Greater(t, res.Sent, int64(0))
-	assert.Equal(t, 0.0, res.ValidSeconds)
+	assert.Equal(t, 0.0, res.ValidTime.Seconds())
 	assert.Equal(t, int64(0), res.Observations)
 }
 
@@ -211,7 +211,7 @@ func TestPingPongInvalidConfig(t *testing.T) {
 		{MessageSize: wire.MaxUDPMessageSize + 1},
 		{Network: "sctp"},
 		{MPS: -1},
-		{Mode: Mode(7)},
+		{Receive: Receive(7)},
 		{Duration: 400 * time.Millisecond},
 		{Duration: time.Second, WarmUp: time.Second, CoolDown: -1},
 		{AdaptiveTimeout: true, MPS: 1000},
@@ -232,8 +232,8 @@ func TestUnderLoadSlowRateCancels(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 3*time.Second, "a long gap between messages does not delay cancellation")
 	assert.Equal(t, int64(1), res.Sent, "one message per second: only the first went out")
-	assert.Greater(t, res.RunSeconds, 0.0)
-	assert.InDelta(t, 1/res.RunSeconds, res.AchievedMPS, 1e-6)
+	assert.Greater(t, res.RunTime.Seconds(), 0.0)
+	assert.InDelta(t, 1/res.RunTime.Seconds(), res.AchievedMPS, 1e-6)
 }
 
 // silentPeer returns the address of a peer that takes messages and never
@@ -282,13 +282,13 @@ func TestPingPongCancelEveryPhase(t *testing.T) {
 	}{
 		{"udp/await reply", "udp", PingPongConfig{ReadTimeout: time.Minute}, true, true},
 		{"tcp/await reply", "tcp", PingPongConfig{ReadTimeout: time.Minute}, true, true},
-		{"udp/spin await reply", "udp", PingPongConfig{ReadTimeout: time.Minute, Mode: ModeSpin}, true, true},
-		{"tcp/spin await reply", "tcp", PingPongConfig{ReadTimeout: time.Minute, Mode: ModeSpin}, true, true},
+		{"udp/spin await reply", "udp", PingPongConfig{ReadTimeout: time.Minute, Receive: ReceiveSpin}, true, true},
+		{"tcp/spin await reply", "tcp", PingPongConfig{ReadTimeout: time.Minute, Receive: ReceiveSpin}, true, true},
 		{"udp/under-load gap", "udp", PingPongConfig{MPS: 1, ReplyEvery: 1, ReadTimeout: time.Minute}, true, true},
 		// Whether the first 1 MiB write completes before the cancel depends
 		// on how fast a loaded kernel moves it into the peer's buffers.
 		{"tcp/under-load blocked write", "tcp", PingPongConfig{MPS: 100000, MessageSize: 1 << 20, ReadTimeout: time.Minute}, true, false},
-		{"tcp/spin under-load blocked write", "tcp", PingPongConfig{MPS: 100000, MessageSize: 1 << 20, ReadTimeout: time.Minute, Mode: ModeSpin}, true, false},
+		{"tcp/spin under-load blocked write", "tcp", PingPongConfig{MPS: 100000, MessageSize: 1 << 20, ReadTimeout: time.Minute, Receive: ReceiveSpin}, true, false},
 		{"udp/measuring", "udp", PingPongConfig{WarmUp: -1}, false, true},
 		{"tcp/under-load measuring", "tcp", PingPongConfig{MPS: 1000, WarmUp: -1}, false, true},
 	}
@@ -345,7 +345,7 @@ func TestPingPongCancelEveryPhase(t *testing.T) {
 				assert.Greater(t, o.res.Observations, int64(0))
 			}
 			assert.LessOrEqual(t, o.res.Observations, o.res.Received)
-			assert.Greater(t, o.res.RunSeconds, 0.0)
+			assert.Greater(t, o.res.RunTime.Seconds(), 0.0)
 		})
 	}
 }
@@ -377,7 +377,7 @@ func TestPingPongUnderLoadPoisson(t *testing.T) {
 	assert.InDelta(t, float64(res.Sent)/10, res.Received+res.Dropped, 6)
 	assert.LessOrEqual(t, res.Late, res.Sent)
 	require.NotNil(t, res.Raw)
-	assert.GreaterOrEqual(t, res.AvgUs, res.Raw.AvgUs)
+	assert.GreaterOrEqual(t, usOf(res.Avg), usOf(res.Raw.Avg))
 
 	_, err = PingPong(context.Background(), addr, &PingPongConfig{MPS: 10, Arrival: 7})
 	assert.ErrorIs(t, err, ErrInvalidConfig)

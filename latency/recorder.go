@@ -138,8 +138,11 @@ type shard struct {
 // with atomic adds (no lock on the hot path), and Snapshot merges them on
 // read. A Worker gives one goroutine a histogram of its own.
 //
-// A Recorder must be created with NewRecorder.
+// The zero Recorder is ready to use with the default range and precision
+// (1 ns .. 60 s at 3 significant figures); NewRecorder sets others. A nil
+// *Recorder records nothing and reads as empty.
 type Recorder struct {
+	once   sync.Once // sets geo, shards and mask
 	geo    geometry
 	shards []shard
 	mask   uintptr
@@ -161,15 +164,30 @@ func NewRecorder(cfg *RecorderConfig) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
+	r := &Recorder{}
+	r.once.Do(func() { r.setUp(g) })
+	return r, nil
+}
+
+func (r *Recorder) setUp(g geometry) {
 	n := 1
 	for n < 4*runtime.GOMAXPROCS(0) && n < 64 {
 		n <<= 1
 	}
-	return &Recorder{geo: g, shards: make([]shard, n), mask: uintptr(n - 1)}, nil
+	r.geo, r.shards, r.mask = g, make([]shard, n), uintptr(n-1)
+}
+
+// init sets up a zero Recorder with the defaults.
+func (r *Recorder) init() {
+	r.once.Do(func() {
+		g, _ := newGeometry(nil) // the defaults are valid
+		r.setUp(g)
+	})
 }
 
 // config returns the effective range and precision of the Recorder.
 func (r *Recorder) config() RecorderConfig {
+	r.init()
 	return RecorderConfig{
 		Lowest:             time.Duration(r.geo.lowest),
 		Highest:            time.Duration(r.geo.highest),
@@ -181,6 +199,10 @@ func (r *Recorder) config() RecorderConfig {
 // above the Recorder's Highest is recorded as Highest, and a negative one as
 // zero; both are counted by OutOfRange.
 func (r *Recorder) Record(d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.init()
 	// The shard is chosen from the address of a local variable, that is from
 	// the calling goroutine's stack: a goroutine tends to keep its shard, and
 	// goroutines running on different cores rarely share one, so the atomic
@@ -207,7 +229,8 @@ func (r *Recorder) allocShard(s *shard) *counts {
 // that records at a high rate (a load generator's worker, for example). Its
 // Record is not safe for concurrent use by several goroutines, but it is safe
 // concurrently with the Recorder's Snapshot, Summary, Merge and Reset, and its
-// values appear in them.
+// values appear in them. Get one from Recorder.Worker: the zero Worker, and a
+// nil one, record nothing.
 type Worker struct {
 	geo *geometry
 	c   *counts
@@ -218,6 +241,10 @@ type Worker struct {
 // Recorder for the Recorder's lifetime: create workers per goroutine, not per
 // value.
 func (r *Recorder) Worker() *Worker {
+	if r == nil {
+		return nil
+	}
+	r.init()
 	c := &counts{c: make([]int64, r.geo.countsLen)}
 	r.mu.Lock()
 	r.workers = append(r.workers, c)
@@ -227,7 +254,12 @@ func (r *Recorder) Worker() *Worker {
 
 // Record records one duration, with the same range handling as
 // Recorder.Record.
-func (w *Worker) Record(d time.Duration) { w.geo.record(w.c, d) }
+func (w *Worker) Record(d time.Duration) {
+	if w == nil || w.c == nil {
+		return
+	}
+	w.geo.record(w.c, d)
+}
 
 // each calls f for every histogram shard the Recorder has, with r.mu held.
 func (r *Recorder) each(f func(*counts)) {
@@ -244,8 +276,15 @@ func (r *Recorder) each(f func(*counts)) {
 // Snapshot returns a copy of everything recorded so far as one
 // hdrhistogram.Histogram with the Recorder's range and precision. The copy is
 // the caller's; values recorded concurrently with the call may or may not be
-// included.
+// included. Use hdrhistogram-go's own API on it: ValueAtQuantile, Encode
+// (the "HISTFAAA..." form HdrHistogram's tools read), PercentilesPrint (the
+// .hgrm form) and HistogramLogWriter (the interval log). A nil Recorder
+// gives an empty histogram with the default range.
 func (r *Recorder) Snapshot() *hdrhistogram.Histogram {
+	if r == nil {
+		return hdrhistogram.New(int64(defaultLowest), int64(defaultHighest), defaultSignificantFigures)
+	}
+	r.init()
 	sum := make([]int64, r.geo.countsLen)
 	r.mu.Lock()
 	r.each(func(c *counts) {
@@ -274,6 +313,9 @@ func (r *Recorder) Snapshot() *hdrhistogram.Histogram {
 
 // Count returns the number of values recorded so far (including merged ones).
 func (r *Recorder) Count() int64 {
+	if r == nil {
+		return 0
+	}
 	var n int64
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -291,6 +333,9 @@ func (r *Recorder) Count() int64 {
 // OutOfRange returns how many recorded durations were outside 0..Highest and
 // were recorded as the nearest bound instead.
 func (r *Recorder) OutOfRange() int64 {
+	if r == nil {
+		return 0
+	}
 	var n int64
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -301,11 +346,16 @@ func (r *Recorder) OutOfRange() int64 {
 // Merge adds every value of h to the Recorder and returns how many values it
 // could not add because they lie outside the Recorder's range. h is only read;
 // it must not be modified during the call. Use r.Merge(other.Snapshot()) to
-// merge another Recorder.
+// merge another Recorder. A nil Recorder adds nothing and reports every
+// value as dropped.
 func (r *Recorder) Merge(h *hdrhistogram.Histogram) (dropped int64) {
 	if h == nil || h.TotalCount() == 0 {
 		return 0
 	}
+	if r == nil {
+		return h.TotalCount()
+	}
+	r.init()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.merged == nil {
@@ -317,6 +367,9 @@ func (r *Recorder) Merge(h *hdrhistogram.Histogram) (dropped int64) {
 // Reset discards everything recorded. Values recorded concurrently with Reset
 // may survive it.
 func (r *Recorder) Reset() {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.each(func(c *counts) {

@@ -125,7 +125,7 @@ func TestRecorderMergeResetSnapshotIsCopy(t *testing.T) {
 	assert.Equal(t, int64(3), a.Count())
 	s := a.Summary(nil)
 	assert.Equal(t, int64(3), s.Observations)
-	assert.InDelta(t, 20, s.P50Us, 0.05)
+	assert.InDelta(t, 20, usOf(s.P50), 0.05)
 	a.Reset()
 	assert.Equal(t, int64(0), a.Count())
 	assert.Equal(t, int64(0), a.Snapshot().TotalCount())

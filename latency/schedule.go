@@ -54,8 +54,12 @@ const (
 	maxLateAfter           = time.Millisecond
 )
 
-// ScheduleConfig configures Schedule. Rate is required.
+// ScheduleConfig configures Schedule. Rate and Do are required.
 type ScheduleConfig struct {
+	// Do runs one request. It is called concurrently by Workers
+	// goroutines, with a context that ends when Schedule's ctx does; its
+	// error counts the request as failed.
+	Do func(ctx context.Context, req Request) error
 	// Rate is the number of requests started per second, across all
 	// workers. It must be positive.
 	Rate float64
@@ -94,7 +98,7 @@ type ScheduleConfig struct {
 	Summary *SummaryConfig
 }
 
-// Request is one scheduled request, given to the function Schedule runs.
+// Request is one scheduled request, given to ScheduleConfig.Do.
 type Request struct {
 	// Seq numbers requests from 0 in intended order.
 	Seq int64
@@ -145,10 +149,10 @@ type ScheduleResult struct {
 	// succeeded: a request that fails fast (a refused connection, a
 	// broken one) would otherwise pull Response's statistics down.
 	SuccessResponse Summary `json:"success_response"`
-	// The histograms, in nanoseconds; nil when nothing was recorded.
+	// The histograms of Response, Service and SuccessResponse, in
+	// nanoseconds; nil when nothing was recorded.
 	ResponseHistogram        *hdrhistogram.Histogram `json:"-"`
 	ServiceHistogram         *hdrhistogram.Histogram `json:"-"`
-	LatenessHistogram        *hdrhistogram.Histogram `json:"-"`
 	SuccessResponseHistogram *hdrhistogram.Histogram `json:"-"`
 }
 
@@ -178,7 +182,7 @@ type realClock struct {
 	spin  int64 // 0: never busy-wait
 	timer *time.Timer
 	// yield makes the busy-wait yield to other goroutines, for a process
-	// whose network waits do not go through the poller (ModeSpin's
+	// whose network waits do not go through the poller (ReceiveSpin's
 	// receiver reads its socket itself).
 	yield bool
 
@@ -289,12 +293,20 @@ func (c *ScheduleConfig) normalize() (ScheduleConfig, error) {
 		s = *c
 	}
 	switch {
+	case c == nil:
+		return s, fmt.Errorf("%w: nil *ScheduleConfig (Rate and Do are required)", ErrInvalidConfig)
+	case s.Do == nil:
+		return s, fmt.Errorf("%w: Do is nil", ErrInvalidConfig)
 	case !(s.Rate > 0) || math.IsInf(s.Rate, 1):
 		return s, fmt.Errorf("%w: Rate %v is not a positive number", ErrInvalidConfig, s.Rate)
 	case s.Arrival != ArrivalUniform && s.Arrival != ArrivalPoisson:
-		return s, fmt.Errorf("%w: unknown arrival %d", ErrInvalidConfig, int(s.Arrival))
-	case s.Workers < 0, s.Duration < 0, s.LateAfter < 0:
-		return s, fmt.Errorf("%w: negative Workers, Duration or LateAfter", ErrInvalidConfig)
+		return s, fmt.Errorf("%w: unknown Arrival %d", ErrInvalidConfig, int(s.Arrival))
+	case s.Workers < 0:
+		return s, fmt.Errorf("%w: Workers %d is negative", ErrInvalidConfig, s.Workers)
+	case s.Duration < 0:
+		return s, fmt.Errorf("%w: Duration %v is negative", ErrInvalidConfig, s.Duration)
+	case s.LateAfter < 0:
+		return s, fmt.Errorf("%w: LateAfter %v is negative", ErrInvalidConfig, s.LateAfter)
 	}
 	if s.Workers == 0 {
 		s.Workers = defaultScheduleWorkers
@@ -308,33 +320,35 @@ func (c *ScheduleConfig) normalize() (ScheduleConfig, error) {
 	return s, nil
 }
 
-// Schedule runs do open-loop: requests get intended start times at
+// Schedule runs cfg.Do open-loop: requests get intended start times at
 // cfg.Rate (uniform or Poisson), and each starts on a free worker at its
 // intended time, or as soon as one frees if every worker is busy (it then
 // counts as late). The intended times are fixed from the start, so the
 // offered rate never drifts and never bursts to catch up: at any moment the
 // requests started never outnumber those intended so far.
 //
-// do is called concurrently by cfg.Workers goroutines, with a context that
-// ends when ctx does; its error counts the request as failed. Schedule
-// returns after the window and the requests in flight at its end, or
-// within about 100 ms of ctx ending (provided do returns when its context
-// ends) with the result so far and ctx.Err().
-func Schedule(ctx context.Context, cfg *ScheduleConfig, do func(context.Context, *Request) error) (*ScheduleResult, error) {
+// Schedule returns after the window and the requests in flight at its
+// end, or within about 100 ms of ctx ending (provided Do returns when its
+// context ends) with the result so far and ctx.Err(). The error wraps
+// ErrInvalidConfig for a nil cfg, a nil Do or a Rate that is not positive.
+func Schedule(ctx context.Context, cfg *ScheduleConfig) (*ScheduleResult, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	c, err := cfg.normalize()
 	if err != nil {
 		return nil, err
 	}
 	clk := newRealClock(time.Now(), c.Spin, runtime.GOMAXPROCS(0))
 	defer clk.timer.Stop()
-	return schedule(ctx, &c, clk, do)
+	return schedule(ctx, &c, clk)
 }
 
 // sched is the state of one Schedule call.
 type sched struct {
 	cfg     *ScheduleConfig
 	clk     clock
-	do      func(context.Context, *Request) error
+	do      func(context.Context, Request) error
 	start   int64
 	end     int64 // window end (ns since base); MaxInt64 without Duration
 	lateAft int64
@@ -346,8 +360,8 @@ type sched struct {
 	started, late, failed, okIn atomic.Int64
 }
 
-func schedule(ctx context.Context, c *ScheduleConfig, clk clock, do func(context.Context, *Request) error) (*ScheduleResult, error) {
-	s := &sched{cfg: c, clk: clk, do: do, lateAft: int64(c.LateAfter), idle: make(chan int, c.Workers)}
+func schedule(ctx context.Context, c *ScheduleConfig, clk clock) (*ScheduleResult, error) {
+	s := &sched{cfg: c, clk: clk, do: c.Do, lateAft: int64(c.LateAfter), idle: make(chan int, c.Workers)}
 	for _, r := range []**Recorder{&s.resp, &s.serv, &s.lat, &s.ok} {
 		rec, err := NewRecorder(c.Recorder)
 		if err != nil {
@@ -439,7 +453,7 @@ func (s *sched) worker(ctx context.Context, id int) {
 	resp, serv, ok := s.resp.Worker(), s.serv.Worker(), s.ok.Worker()
 	base := s.clk.base()
 	for req := range s.work[id] {
-		err := s.do(ctx, &req)
+		err := s.do(ctx, req)
 		done := s.clk.now()
 		if err != nil && ctx.Err() != nil {
 			s.idle <- id
@@ -477,7 +491,7 @@ func (s *sched) result(due, stoppedAt int64) *ScheduleResult {
 		sum *Summary
 	}{
 		{s.resp, &r.ResponseHistogram, &r.Response}, {s.serv, &r.ServiceHistogram, &r.Service},
-		{s.lat, &r.LatenessHistogram, &r.StartLateness}, {s.ok, &r.SuccessResponseHistogram, &r.SuccessResponse},
+		{s.lat, new(*hdrhistogram.Histogram), &r.StartLateness}, {s.ok, &r.SuccessResponseHistogram, &r.SuccessResponse},
 	} {
 		if x.rec.Count() > 0 {
 			*x.h = x.rec.Snapshot()

@@ -17,14 +17,14 @@ func BenchmarkScheduleLateness(b *testing.B) {
 	for _, rate := range []float64{10_000, 100_000} {
 		for _, a := range []Arrival{ArrivalUniform, ArrivalPoisson} {
 			b.Run(fmt.Sprintf("%.0fk/%s", rate/1000, a), func(b *testing.B) {
-				cfg := &ScheduleConfig{Rate: rate, Arrival: a, Workers: 4, Count: int64(b.N)}
-				res, err := Schedule(context.Background(), cfg, func(context.Context, *Request) error { return nil })
+				cfg := &ScheduleConfig{Rate: rate, Arrival: a, Workers: 4, Count: int64(b.N), Do: func(context.Context, Request) error { return nil }}
+				res, err := Schedule(context.Background(), cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.ReportMetric(res.StartLateness.P50Us, "p50-late-us")
-				b.ReportMetric(res.StartLateness.P99Us, "p99-late-us")
-				b.ReportMetric(res.StartLateness.MaxUs, "max-late-us")
+				b.ReportMetric(usOf(res.StartLateness.P50), "p50-late-us")
+				b.ReportMetric(usOf(res.StartLateness.P99), "p99-late-us")
+				b.ReportMetric(usOf(res.StartLateness.Max), "max-late-us")
 				b.ReportMetric(float64(res.Late)/float64(max(res.Started, 1)), "late-frac")
 				if a == ArrivalUniform && res.Window > 0 {
 					b.ReportMetric(res.AchievedRate/rate, "achieved/target")
@@ -39,10 +39,10 @@ func BenchmarkScheduleLateness(b *testing.B) {
 // dispatcher never waits), with a closed loop that times and records each
 // call the same way (two clock reads, two histogram records).
 func BenchmarkScheduleOverhead(b *testing.B) {
-	nop := func(context.Context, *Request) error { return nil }
+	nop := func(context.Context, Request) error { return nil }
 	for _, workers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("open-loop/workers=%d", workers), func(b *testing.B) {
-			_, err := Schedule(context.Background(), &ScheduleConfig{Rate: 1e12, Workers: workers, Count: int64(b.N)}, nop)
+			_, err := Schedule(context.Background(), &ScheduleConfig{Rate: 1e12, Workers: workers, Count: int64(b.N), Do: nop})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func BenchmarkScheduleOverhead(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			t0 := time.Now()
 			req.Seq = int64(i)
-			_ = nop(ctx, &req)
+			_ = nop(ctx, req)
 			d := time.Since(t0)
 			rw.Record(d)
 			sw.Record(d)

@@ -59,21 +59,23 @@ func (c *fakeClock) after(int64) (<-chan struct{}, func()) { return nil, func() 
 // deterministic. It returns the result and every request in Seq order.
 func runFake(t *testing.T, cfg *ScheduleConfig, clk *fakeClock, service func(*Request) time.Duration) (*ScheduleResult, []Request) {
 	t.Helper()
-	c, err := cfg.normalize()
-	require.NoError(t, err)
 	var (
 		mu   sync.Mutex
 		reqs []Request
 	)
-	res, err := schedule(context.Background(), &c, clk, func(_ context.Context, r *Request) error {
+	with := *cfg
+	with.Do = func(_ context.Context, r Request) error {
 		mu.Lock()
-		reqs = append(reqs, *r)
+		reqs = append(reqs, r)
 		mu.Unlock()
 		if service != nil {
-			clk.advanceTo(int64(r.Start.Sub(fakeBase) + service(r)))
+			clk.advanceTo(int64(r.Start.Sub(fakeBase) + service(&r)))
 		}
 		return nil
-	})
+	}
+	c, err := with.normalize()
+	require.NoError(t, err)
+	res, err := schedule(context.Background(), &c, clk)
 	require.NoError(t, err)
 	slices.SortFunc(reqs, func(a, b Request) int { return cmp.Compare(a.Seq, b.Seq) })
 	return res, reqs
@@ -96,7 +98,7 @@ func TestScheduleUniformRate(t *testing.T) {
 		require.Equal(t, int64(i), r.Seq)
 	}
 	assert.Equal(t, int64(1000), res.Response.Observations)
-	assert.Zero(t, res.StartLateness.MaxUs)
+	assert.Zero(t, usOf(res.StartLateness.Max))
 }
 
 // A rate that does not divide a second: the intended times are multiplied
@@ -151,10 +153,10 @@ func TestScheduleLateCounting(t *testing.T) {
 	assert.Equal(t, int64(6), res.Unstarted)
 	assert.Equal(t, res.Due, res.Started+res.Unstarted)
 	// Response time includes the wait for the worker; service time not.
-	assert.InDelta(t, 2500, res.Service.MaxUs, 5)
-	assert.InDelta(t, 2500, res.Service.MinUs, 5)
-	assert.InDelta(t, 3*1500+2500, res.Response.MaxUs, 10)
-	assert.InDelta(t, 2500, res.Response.MinUs, 5)
+	assert.InDelta(t, 2500, usOf(res.Service.Max), 5)
+	assert.InDelta(t, 2500, usOf(res.Service.Min), 5)
+	assert.InDelta(t, 3*1500+2500, usOf(res.Response.Max), 10)
+	assert.InDelta(t, 2500, usOf(res.Response.Min), 5)
 }
 
 // The dispatcher oversleeps by 5 intervals at the 10th request (a GC pause,
@@ -187,13 +189,15 @@ func TestScheduleNoCatchUpBurst(t *testing.T) {
 		}
 	}
 	assert.Equal(t, int64(4), res.Late, "requests 10..13: more than LateAfter (one interval) late")
-	assert.InDelta(t, 5000, res.StartLateness.MaxUs, 5)
+	assert.InDelta(t, 5000, usOf(res.StartLateness.Max), 5)
 	assert.Equal(t, int64(30), res.Started)
 }
 
 func TestScheduleConfigErrors(t *testing.T) {
-	for _, c := range []*ScheduleConfig{nil, {Rate: -1}, {Rate: math.NaN()}, {Rate: math.Inf(1)}, {Rate: 1, Workers: -1}, {Rate: 1, Arrival: 9}} {
-		_, err := Schedule(context.Background(), c, func(context.Context, *Request) error { return nil })
+	nop := func(context.Context, Request) error { return nil }
+	for _, c := range []*ScheduleConfig{nil, {Rate: 1}, {Rate: -1, Do: nop}, {Rate: math.NaN(), Do: nop}, {Rate: math.Inf(1), Do: nop},
+		{Rate: 1, Workers: -1, Do: nop}, {Rate: 1, Arrival: 9, Do: nop}, {Rate: 1, Duration: -1, Do: nop}} {
+		_, err := Schedule(context.Background(), c)
 		assert.ErrorIs(t, err, ErrInvalidConfig, "%+v", c)
 	}
 	a, err := ParseArrival("poisson")
@@ -212,7 +216,7 @@ func TestScheduleRealClockCancelAndFailures(t *testing.T) {
 	var mu sync.Mutex
 	start := time.Now()
 	var cancelled time.Time
-	res, err := Schedule(ctx, &ScheduleConfig{Rate: 2000, Duration: time.Minute, Workers: 2}, func(ctx context.Context, r *Request) error {
+	res, err := Schedule(ctx, &ScheduleConfig{Rate: 2000, Duration: time.Minute, Workers: 2, Do: func(ctx context.Context, r Request) error {
 		mu.Lock()
 		n++
 		if n == 200 {
@@ -224,7 +228,7 @@ func TestScheduleRealClockCancelAndFailures(t *testing.T) {
 			return errors.New("odd")
 		}
 		return nil
-	})
+	}})
 	require.ErrorIs(t, err, context.Canceled)
 	mu.Lock()
 	defer mu.Unlock()

@@ -124,8 +124,12 @@ type ServerStats struct {
 //
 // A Server is safe for concurrent use; one Server may serve several
 // listeners and packet connections at once, and its Stats add them up.
+// Create it with NewServer: the zero Server refuses to serve (its methods
+// return an error, Addr nil and Stats zeros).
 type Server struct {
-	cfg ServerConfig
+	cfg   ServerConfig
+	ready bool                     // made by NewServer
+	addr  atomic.Pointer[net.Addr] // the first address served
 
 	conns    atomic.Int64 // open stream connections
 	messages atomic.Int64
@@ -164,19 +168,60 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 	switch {
 	case c.MaxMessageSize < wire.HeaderSize:
 		return nil, fmt.Errorf("%w: MaxMessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MaxMessageSize, wire.HeaderSize)
-	case c.MaxConns < 0 || c.IdleTimeout < 0 || c.WriteTimeout < 0:
-		return nil, fmt.Errorf("%w: negative server limit", ErrInvalidConfig)
+	}
+	if err := negative(map[string]int64{"MaxConns": int64(c.MaxConns), "IdleTimeout": int64(c.IdleTimeout),
+		"WriteTimeout": int64(c.WriteTimeout)}); err != nil {
+		return nil, err
 	}
 	allowed, err := allowlist.Normalize(c.AllowedClients)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
 	c.AllowedClients = allowed
-	return &Server{cfg: c}, nil
+	return &Server{cfg: c, ready: true}, nil
 }
 
-// Stats returns the Server's counters.
+// errNotReady is the error of the serving methods of a Server that NewServer
+// did not make.
+var errNotReady = errors.New("latency: Server not created with NewServer")
+
+// check refuses to serve on a Server NewServer did not make.
+func (s *Server) check(ctx context.Context) error {
+	switch {
+	case s == nil || !s.ready:
+		return errNotReady
+	case ctx == nil:
+		return errNilContext
+	}
+	return nil
+}
+
+// Addr returns the address the Server is bound to once it serves: that of
+// the first listener or packet connection given to Serve or ServePacket
+// (or bound by ListenAndServe), which tells the port chosen for port 0. It
+// returns nil before.
+func (s *Server) Addr() net.Addr {
+	if s == nil {
+		return nil
+	}
+	if a := s.addr.Load(); a != nil {
+		return *a
+	}
+	return nil
+}
+
+// bound remembers a, unless an address is already known.
+func (s *Server) bound(a net.Addr) {
+	if a != nil {
+		s.addr.CompareAndSwap(nil, &a)
+	}
+}
+
+// Stats returns the Server's counters (zeros for a nil Server).
 func (s *Server) Stats() ServerStats {
+	if s == nil {
+		return ServerStats{}
+	}
 	return ServerStats{
 		Messages:     s.messages.Load(),
 		Replies:      s.replies.Load(),
@@ -248,9 +293,13 @@ func (s *Server) handle(msg []byte) (reply bool, err error) {
 // dropped, counted in Stats().Denied and reported as ErrAccessDenied (once
 // per source a minute).
 func (s *Server) ServePacket(ctx context.Context, pc net.PacketConn) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
 	if pc == nil {
 		return errors.New("latency: ServePacket: nil net.PacketConn")
 	}
+	s.bound(pc.LocalAddr())
 	stop := context.AfterFunc(ctx, func() { pc.Close() })
 	defer stop()
 	defer pc.Close()
@@ -401,9 +450,13 @@ func (p *packetLoop) admits(ap netip.AddrPort, addr net.Addr) bool {
 // without affecting the others. Each of these is counted in Stats and
 // reported to OnFailure once the connection's MaxConns slot is free again.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
 	if ln == nil {
 		return errors.New("latency: Serve: nil net.Listener")
 	}
+	s.bound(ln.Addr())
 	// The connections' goroutines are waited for after cancel, which closes
 	// their connections: an Accept failure returns at once too.
 	var wg sync.WaitGroup
@@ -556,11 +609,16 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) (fail func()) {
 	}
 }
 
-// ListenAndServe listens on addr ("host:port") with network "udp" or "tcp"
-// (or their "4"/"6" forms), calls OnListen with the bound address, and
-// serves with ServePacket or Serve until ctx ends, when it returns
-// ctx.Err(). An invalid network gives an error wrapping ErrInvalidConfig.
-func (s *Server) ListenAndServe(ctx context.Context, network, addr string) error {
+// ListenAndServe listens on address ("host:port") with network "udp" or
+// "tcp" (or their "4"/"6" forms), calls OnListen with the bound address
+// (which Addr also returns from then on), and serves with ServePacket or
+// Serve until ctx ends, when it returns ctx.Err(). An invalid network gives
+// an error wrapping ErrInvalidConfig.
+func (s *Server) ListenAndServe(ctx context.Context, network, address string) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	addr := address
 	var lc net.ListenConfig
 	switch network {
 	case "udp", "udp4", "udp6":
@@ -568,6 +626,7 @@ func (s *Server) ListenAndServe(ctx context.Context, network, addr string) error
 		if err != nil {
 			return fmt.Errorf("latency: %w", err)
 		}
+		s.bound(pc.LocalAddr())
 		if s.cfg.OnListen != nil {
 			s.cfg.OnListen(pc.LocalAddr())
 		}
@@ -577,10 +636,11 @@ func (s *Server) ListenAndServe(ctx context.Context, network, addr string) error
 		if err != nil {
 			return fmt.Errorf("latency: %w", err)
 		}
+		s.bound(ln.Addr())
 		if s.cfg.OnListen != nil {
 			s.cfg.OnListen(ln.Addr())
 		}
 		return s.Serve(ctx, ln)
 	}
-	return fmt.Errorf("%w: network %q is not udp or tcp", ErrInvalidConfig, network)
+	return fmt.Errorf("%w: network %q is not udp or tcp (or their 4/6 forms)", ErrInvalidConfig, network)
 }

@@ -122,13 +122,13 @@ func assertMatchesSockperf(t *testing.T, rep sockperfReport, s Summary) {
 	t.Helper()
 	const eps = 0.0015
 	assert.Equal(t, rep.Observations, s.Observations)
-	assert.InDelta(t, rep.Avg, s.AvgUs, eps, "avg")
-	assert.InDelta(t, rep.StdDev, s.StdDevUs, eps, "std-dev")
-	assert.InDelta(t, rep.Min, s.MinUs, eps, "min")
-	assert.InDelta(t, rep.Max, s.MaxUs, eps, "max")
+	assert.InDelta(t, rep.Avg, usOf(s.Avg), eps, "avg")
+	assert.InDelta(t, rep.StdDev, usOf(s.StdDev), eps, "std-dev")
+	assert.InDelta(t, rep.Min, usOf(s.Min), eps, "min")
+	assert.InDelta(t, rep.Max, usOf(s.Max), eps, "max")
 	for k, v := range map[string]float64{
-		"25.000": s.P25Us, "50.000": s.P50Us, "75.000": s.P75Us, "90.000": s.P90Us,
-		"99.000": s.P99Us, "99.900": s.P999Us, "99.990": s.P9999Us, "99.999": s.P99999Us,
+		"25.000": usOf(s.P25), "50.000": usOf(s.P50), "75.000": usOf(s.P75), "90.000": usOf(s.P90),
+		"99.000": usOf(s.P99), "99.900": usOf(s.P999), "99.990": usOf(s.P9999), "99.999": usOf(s.P99999),
 	} {
 		require.Contains(t, rep.Percentiles, k)
 		assert.InDelta(t, rep.Percentiles[k], v, eps, "percentile %s", k)
@@ -216,12 +216,12 @@ func TestOurClientAgainstSockperfServer(t *testing.T) {
 	for _, network := range []string{"udp", "tcp"} {
 		t.Run(network, func(t *testing.T) {
 			addr := startSockperfServer(t, network)
-			for _, mode := range []Mode{ModeDefault, ModeSpin} {
+			for _, mode := range []Receive{ReceiveDefault, ReceiveSpin} {
 				res, err := PingPong(context.Background(), addr, &PingPongConfig{
 					Network: network, Duration: 500 * time.Millisecond, WarmUp: 100 * time.Millisecond,
-					MessageSize: 64, Mode: mode,
+					MessageSize: 64, Receive: mode,
 				})
-				if mode == ModeSpin && err != nil {
+				if mode == ReceiveSpin && err != nil {
 					require.ErrorIs(t, err, ErrSpinUnsupported)
 					continue
 				}
@@ -230,7 +230,7 @@ func TestOurClientAgainstSockperfServer(t *testing.T) {
 				assert.Equal(t, int64(0), res.Dropped, mode)
 				assert.Equal(t, int64(0), res.OutOfOrder, mode)
 				assert.Equal(t, res.Sent, res.Received, mode)
-				assert.Greater(t, res.P50Us, 0.0)
+				assert.Greater(t, usOf(res.P50), 0.0)
 			}
 			res, err := PingPong(context.Background(), addr, &PingPongConfig{
 				Network: network, Duration: 500 * time.Millisecond, WarmUp: 100 * time.Millisecond,

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// spinTransport is ModeSpin: raw non-blocking receives on the socket's file
+// spinTransport is ReceiveSpin: raw non-blocking receives on the socket's file
 // descriptor, spinning for up to spin before blocking in poll(2). The caller
 // locks its goroutine to an OS thread.
 type spinTransport struct {

@@ -1,6 +1,8 @@
 package latency
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -35,8 +37,8 @@ func (c *SummaryConfig) level() float64 {
 	return c.CILevel
 }
 
-// Summary holds sockperf's statistics of a set of latency observations, in
-// microseconds. The zero value describes no observations.
+// Summary holds sockperf's statistics of a set of latency observations. The
+// zero value describes no observations.
 //
 // The definitions are sockperf's (what `sockperf --full-rtt` prints), with n
 // observations x sorted ascending:
@@ -48,10 +50,48 @@ func (c *SummaryConfig) level() float64 {
 //   - cv = std-dev/avg; std-error = std-dev/sqrt(n); the confidence interval is
 //     avg +/- z*std-error with z the standard normal quantile of 1-(1-level)/2.
 //
+// The statistics are computed in floating point and rounded to the nearest
+// nanosecond; cv, computed before rounding, has no unit.
+//
 // Dropped, Duplicated and OutOfOrder are filled in by the run that produced the
 // observations (the Summarize functions leave them zero); out-of-order replies
 // are not among the observations.
+//
+// In JSON every duration is a float number of microseconds under a key that
+// says so ("p99_us"), as sockperf prints them.
 type Summary struct {
+	Observations int64
+	Dropped      int64
+	Duplicated   int64
+	OutOfOrder   int64
+
+	Min      time.Duration
+	Max      time.Duration
+	Avg      time.Duration
+	StdDev   time.Duration
+	MeanAD   time.Duration
+	MedianAD time.Duration
+	SIQR     time.Duration
+	// CV is the coefficient of variation, std-dev/avg (no unit).
+	CV       float64
+	StdError time.Duration
+	// CILevel is the confidence level of [CILow, CIHigh], in percent.
+	CILevel float64
+	CILow   time.Duration
+	CIHigh  time.Duration
+
+	P25    time.Duration
+	P50    time.Duration
+	P75    time.Duration
+	P90    time.Duration
+	P99    time.Duration
+	P999   time.Duration
+	P9999  time.Duration
+	P99999 time.Duration
+}
+
+// summaryJSON is Summary's wire form: durations as float microseconds.
+type summaryJSON struct {
 	Observations int64 `json:"observations"`
 	Dropped      int64 `json:"dropped"`
 	Duplicated   int64 `json:"duplicated"`
@@ -64,13 +104,11 @@ type Summary struct {
 	MeanADUs   float64 `json:"mean_ad_us"`
 	MedianADUs float64 `json:"median_ad_us"`
 	SIQRUs     float64 `json:"siqr_us"`
-	// CV is the coefficient of variation, std-dev/avg (no unit).
 	CV         float64 `json:"cv"`
 	StdErrorUs float64 `json:"std_error_us"`
-	// CILevel is the confidence level of [CILowUs, CIHighUs], in percent.
-	CILevel  float64 `json:"ci_level"`
-	CILowUs  float64 `json:"ci_low_us"`
-	CIHighUs float64 `json:"ci_high_us"`
+	CILevel    float64 `json:"ci_level"`
+	CILowUs    float64 `json:"ci_low_us"`
+	CIHighUs   float64 `json:"ci_high_us"`
 
 	P25Us    float64 `json:"p25_us"`
 	P50Us    float64 `json:"p50_us"`
@@ -82,13 +120,96 @@ type Summary struct {
 	P99999Us float64 `json:"p99999_us"`
 }
 
+// microseconds converts d to float microseconds, the unit of the wire and
+// text forms.
+func microseconds(d time.Duration) float64 { return float64(d) / nsPerUs }
+
+// fromMicroseconds converts float microseconds to the nearest nanosecond.
+func fromMicroseconds(us float64) time.Duration { return fromNanoseconds(us * nsPerUs) }
+
+// fromNanoseconds rounds ns to a Duration, clamped to the Duration range (a
+// float beyond it has no defined conversion).
+func fromNanoseconds(ns float64) time.Duration {
+	switch {
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	case math.IsNaN(ns):
+		return 0
+	}
+	return time.Duration(math.Round(ns))
+}
+
+func (s *Summary) wire() summaryJSON {
+	u := microseconds
+	return summaryJSON{
+		Observations: s.Observations, Dropped: s.Dropped, Duplicated: s.Duplicated, OutOfOrder: s.OutOfOrder,
+		MinUs: u(s.Min), MaxUs: u(s.Max), AvgUs: u(s.Avg), StdDevUs: u(s.StdDev), MeanADUs: u(s.MeanAD),
+		MedianADUs: u(s.MedianAD), SIQRUs: u(s.SIQR), CV: s.CV, StdErrorUs: u(s.StdError),
+		CILevel: s.CILevel, CILowUs: u(s.CILow), CIHighUs: u(s.CIHigh),
+		P25Us: u(s.P25), P50Us: u(s.P50), P75Us: u(s.P75), P90Us: u(s.P90),
+		P99Us: u(s.P99), P999Us: u(s.P999), P9999Us: u(s.P9999), P99999Us: u(s.P99999),
+	}
+}
+
+func (w *summaryJSON) summary() Summary {
+	d := fromMicroseconds
+	return Summary{
+		Observations: w.Observations, Dropped: w.Dropped, Duplicated: w.Duplicated, OutOfOrder: w.OutOfOrder,
+		Min: d(w.MinUs), Max: d(w.MaxUs), Avg: d(w.AvgUs), StdDev: d(w.StdDevUs), MeanAD: d(w.MeanADUs),
+		MedianAD: d(w.MedianADUs), SIQR: d(w.SIQRUs), CV: w.CV, StdError: d(w.StdErrorUs),
+		CILevel: w.CILevel, CILow: d(w.CILowUs), CIHigh: d(w.CIHighUs),
+		P25: d(w.P25Us), P50: d(w.P50Us), P75: d(w.P75Us), P90: d(w.P90Us),
+		P99: d(w.P99Us), P999: d(w.P999Us), P9999: d(w.P9999Us), P99999: d(w.P99999Us),
+	}
+}
+
+// MarshalJSON writes the Summary with its durations in float microseconds
+// ("p99_us"), the form netperfkit has always written.
+func (s Summary) MarshalJSON() ([]byte, error) { return json.Marshal(s.wire()) }
+
+// UnmarshalJSON reads what MarshalJSON writes, rounding each duration to
+// the nanosecond.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	var w summaryJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("latency: summary: %w", err)
+	}
+	*s = w.summary()
+	return nil
+}
+
+// stats are a Summary's statistics while they are computed: in float
+// microseconds, as sockperf computes them.
+type stats struct {
+	n                                       int64
+	min, max, avg, stdDev, meanAD, medianAD float64
+	p                                       [len(summaryPercentiles)]float64
+}
+
+// summary derives the statistics that depend only on n, avg, std-dev and
+// the percentiles, and rounds them all to nanoseconds.
+func (f *stats) summary(level float64) Summary {
+	d := fromMicroseconds
+	s := Summary{
+		Observations: f.n, CILevel: level,
+		Min: d(f.min), Max: d(f.max), Avg: d(f.avg), StdDev: d(f.stdDev),
+		MeanAD: d(f.meanAD), MedianAD: d(f.medianAD), SIQR: d((f.p[2] - f.p[0]) / 2),
+		P25: d(f.p[0]), P50: d(f.p[1]), P75: d(f.p[2]), P90: d(f.p[3]),
+		P99: d(f.p[4]), P999: d(f.p[5]), P9999: d(f.p[6]), P99999: d(f.p[7]),
+	}
+	if f.avg != 0 {
+		s.CV = f.stdDev / f.avg
+	}
+	se := f.stdDev / math.Sqrt(float64(f.n))
+	half := zScore(level) * se
+	s.StdError, s.CILow, s.CIHigh = d(se), d(f.avg-half), d(f.avg+half)
+	return s
+}
+
 // summaryPercentiles are the percentiles a Summary reports, as fractions.
 var summaryPercentiles = [...]float64{0.25, 0.50, 0.75, 0.90, 0.99, 0.999, 0.9999, 0.99999}
-
-func (s *Summary) setPercentiles(v [len(summaryPercentiles)]float64) {
-	s.P25Us, s.P50Us, s.P75Us, s.P90Us = v[0], v[1], v[2], v[3]
-	s.P99Us, s.P999Us, s.P9999Us, s.P99999Us = v[4], v[5], v[6], v[7]
-}
 
 // percentileIndex is sockperf's index of percentile p (a fraction) among n
 // sorted observations, kept inside 0..n-1.
@@ -104,19 +225,6 @@ func zScore(level float64) float64 {
 }
 
 const nsPerUs = 1e3
-
-// finish derives the statistics that depend only on n, avg, std-dev and the
-// confidence level.
-func (s *Summary) finish(level float64) {
-	n := float64(s.Observations)
-	s.CILevel = level
-	if s.AvgUs != 0 {
-		s.CV = s.StdDevUs / s.AvgUs
-	}
-	s.StdErrorUs = s.StdDevUs / math.Sqrt(n)
-	half := zScore(level) * s.StdErrorUs
-	s.CILowUs, s.CIHighUs = s.AvgUs-half, s.AvgUs+half
-}
 
 // SummarizeSamples computes sockperf's statistics exactly from raw samples, as
 // `sockperf --full-rtt` does. samples is not modified. cfg may be nil.
@@ -137,29 +245,24 @@ func SummarizeSamples(samples []time.Duration, cfg *SummaryConfig) Summary {
 		sumSq += v * v
 	}
 	fn := float64(n)
-	s := Summary{Observations: n, MinUs: x[0], MaxUs: x[n-1]}
-	s.AvgUs = sum / fn
-	s.StdDevUs = stdDev(sumSq, s.AvgUs, fn)
+	f := stats{n: n, min: x[0], max: x[n-1], avg: sum / fn}
+	f.stdDev = stdDev(sumSq, f.avg, fn)
 	var ad float64
 	for _, v := range x {
-		ad += math.Abs(v - s.AvgUs)
+		ad += math.Abs(v - f.avg)
 	}
-	s.MeanADUs = ad / fn
+	f.meanAD = ad / fn
 	med := medianSorted(x)
 	dev := make([]float64, n)
 	for i, v := range x {
 		dev[i] = math.Abs(v - med)
 	}
 	slices.Sort(dev)
-	s.MedianADUs = madScale * medianSorted(dev)
-	var p [len(summaryPercentiles)]float64
+	f.medianAD = madScale * medianSorted(dev)
 	for i, q := range summaryPercentiles {
-		p[i] = x[percentileIndex(q, n)]
+		f.p[i] = x[percentileIndex(q, n)]
 	}
-	s.setPercentiles(p)
-	s.SIQRUs = (s.P75Us - s.P25Us) / 2
-	s.finish(level)
-	return s
+	return f.summary(level)
 }
 
 func stdDev(sumSq, avg, n float64) float64 {
@@ -249,33 +352,24 @@ func SummarizeHistogram(h *hdrhistogram.Histogram, cfg *SummaryConfig) Summary {
 		sumSq += c * e.v * e.v
 	}
 	fn := float64(n)
-	s := Summary{
-		Observations: n,
-		MinUs:        float64(h.Min()) / nsPerUs,
-		MaxUs:        float64(h.Max()) / nsPerUs,
-		AvgUs:        sum / fn,
-	}
-	s.StdDevUs = stdDev(sumSq, s.AvgUs, fn)
+	f := stats{n: n, min: float64(h.Min()) / nsPerUs, max: float64(h.Max()) / nsPerUs, avg: sum / fn}
+	f.stdDev = stdDev(sumSq, f.avg, fn)
 	var ad float64
 	for _, e := range b {
-		ad += float64(e.n) * math.Abs(e.v-s.AvgUs)
+		ad += float64(e.n) * math.Abs(e.v-f.avg)
 	}
-	s.MeanADUs = ad / fn
+	f.meanAD = ad / fn
 	med := weightedMedian(b, n)
 	dev := make([]bucket, len(b))
 	for i, e := range b {
 		dev[i] = bucket{v: math.Abs(e.v - med), n: e.n}
 	}
 	slices.SortFunc(dev, func(a, c bucket) int { return cmpFloat(a.v, c.v) })
-	s.MedianADUs = madScale * weightedMedian(dev, n)
-	var p [len(summaryPercentiles)]float64
+	f.medianAD = madScale * weightedMedian(dev, n)
 	for i, q := range summaryPercentiles {
-		p[i] = float64(h.ValueAtPercentile(q*100)) / nsPerUs
+		f.p[i] = float64(h.ValueAtPercentile(q*100)) / nsPerUs
 	}
-	s.setPercentiles(p)
-	s.SIQRUs = (s.P75Us - s.P25Us) / 2
-	s.finish(level)
-	return s
+	return f.summary(level)
 }
 
 func cmpFloat(a, b float64) int {
@@ -291,30 +385,36 @@ func cmpFloat(a, b float64) int {
 // WriteText writes the Summary in the shape of sockperf's summary, with label
 // naming what was measured: "Round trip" (printed as avg-rtt, like sockperf
 // --full-rtt) or anything else, such as "Latency" (printed as avg-latency).
-func (s Summary) WriteText(w io.Writer, label string) error {
-	ew := &errWriter{w: w}
+// Durations are printed in microseconds with three decimals, as sockperf
+// prints them.
+func (s Summary) WriteText(out io.Writer, label string) error {
+	if out == nil {
+		return errors.New("latency: WriteText: nil io.Writer")
+	}
+	ew := &errWriter{w: out}
+	w := s.wire()
 	avg := "avg-latency"
 	if label == "Round trip" {
 		avg = "avg-rtt"
 	}
 	ew.printf("sockperf: ====> %s=%.3f (std-dev=%.3f, mean-ad=%.3f, median-ad=%.3f, siqr=%.3f, cv=%.3f, std-error=%.3f, %.1f%% ci=[%.3f, %.3f])\n",
-		avg, s.AvgUs, s.StdDevUs, s.MeanADUs, s.MedianADUs, s.SIQRUs, s.CV, s.StdErrorUs, s.CILevel, s.CILowUs, s.CIHighUs)
+		avg, w.AvgUs, w.StdDevUs, w.MeanADUs, w.MedianADUs, w.SIQRUs, s.CV, w.StdErrorUs, s.CILevel, w.CILowUs, w.CIHighUs)
 	ew.printf("sockperf: # dropped messages = %d; # duplicated messages = %d; # out-of-order messages = %d\n",
 		s.Dropped, s.Duplicated, s.OutOfOrder)
-	ew.printf("sockperf: Summary: %s is %.3f usec\n", label, s.AvgUs)
+	ew.printf("sockperf: Summary: %s is %.3f usec\n", label, w.AvgUs)
 	ew.printf("sockperf: Total %d observations; each percentile contains %.2f observations\n",
 		s.Observations, float64(s.Observations)/100)
-	ew.printf("sockperf: ---> <MAX> observation = %8.3f\n", s.MaxUs)
+	ew.printf("sockperf: ---> <MAX> observation = %8.3f\n", w.MaxUs)
 	for _, r := range []struct {
 		name string
 		v    float64
 	}{
-		{"99.999", s.P99999Us}, {"99.990", s.P9999Us}, {"99.900", s.P999Us}, {"99.000", s.P99Us},
-		{"90.000", s.P90Us}, {"75.000", s.P75Us}, {"50.000", s.P50Us}, {"25.000", s.P25Us},
+		{"99.999", w.P99999Us}, {"99.990", w.P9999Us}, {"99.900", w.P999Us}, {"99.000", w.P99Us},
+		{"90.000", w.P90Us}, {"75.000", w.P75Us}, {"50.000", w.P50Us}, {"25.000", w.P25Us},
 	} {
 		ew.printf("sockperf: ---> percentile %s = %8.3f\n", r.name, r.v)
 	}
-	ew.printf("sockperf: ---> <MIN> observation = %8.3f\n", s.MinUs)
+	ew.printf("sockperf: ---> <MIN> observation = %8.3f\n", w.MinUs)
 	return ew.err
 }
 

@@ -23,18 +23,18 @@ func us(v ...float64) []time.Duration {
 func TestSummarizeSamplesByHand(t *testing.T) {
 	s := SummarizeSamples(us(4, 1, 3, 2), nil)
 	assert.Equal(t, int64(4), s.Observations)
-	assert.InDelta(t, 1.0, s.MinUs, 1e-12)
-	assert.InDelta(t, 4.0, s.MaxUs, 1e-12)
-	assert.InDelta(t, 2.5, s.AvgUs, 1e-12)
-	assert.InDelta(t, math.Sqrt(5.0/3), s.StdDevUs, 1e-12)
-	assert.InDelta(t, 1.0, s.MeanADUs, 1e-12)
-	assert.InDelta(t, 1.48260221851, s.MedianADUs, 1e-12) // median(|x-2.5|) = mean(0.5..1.5 middle) = 1
-	assert.InDelta(t, 1.0, s.P25Us, 1e-12)                // index int(0.5+1)-1 = 0
-	assert.InDelta(t, 2.0, s.P50Us, 1e-12)                // index int(2.5)-1 = 1
-	assert.InDelta(t, 3.0, s.P75Us, 1e-12)
-	assert.InDelta(t, 4.0, s.P90Us, 1e-12)
-	assert.InDelta(t, 4.0, s.P99999Us, 1e-12)
-	assert.InDelta(t, 1.0, s.SIQRUs, 1e-12)
+	assert.InDelta(t, 1.0, usOf(s.Min), 1e-12)
+	assert.InDelta(t, 4.0, usOf(s.Max), 1e-12)
+	assert.InDelta(t, 2.5, usOf(s.Avg), 1e-12)
+	assert.InDelta(t, math.Sqrt(5.0/3), usOf(s.StdDev), halfNs)
+	assert.InDelta(t, 1.0, usOf(s.MeanAD), 1e-12)
+	assert.InDelta(t, 1.48260221851, usOf(s.MedianAD), halfNs) // median(|x-2.5|) = mean(0.5..1.5 middle) = 1
+	assert.InDelta(t, 1.0, usOf(s.P25), 1e-12)                 // index int(0.5+1)-1 = 0
+	assert.InDelta(t, 2.0, usOf(s.P50), 1e-12)                 // index int(2.5)-1 = 1
+	assert.InDelta(t, 3.0, usOf(s.P75), 1e-12)
+	assert.InDelta(t, 4.0, usOf(s.P90), 1e-12)
+	assert.InDelta(t, 4.0, usOf(s.P99999), 1e-12)
+	assert.InDelta(t, 1.0, usOf(s.SIQR), 1e-12)
 	assert.InDelta(t, math.Sqrt(5.0/3)/2.5, s.CV, 1e-12)
 	assert.Equal(t, 99.0, s.CILevel)
 }
@@ -54,32 +54,32 @@ func TestSummarizeSamplesGolden(t *testing.T) {
 	orig := append([]time.Duration(nil), in...)
 	s := SummarizeSamples(in, nil)
 	require.Equal(t, orig, in, "samples must not be modified")
-	const eps = 1e-9
+	const eps = 1e-9 // exact: a value in whole nanoseconds
 	assert.Equal(t, int64(1002), s.Observations)
-	assert.InDelta(t, 2.065, s.MinUs, eps)
-	assert.InDelta(t, 250.0, s.MaxUs, eps)
-	assert.InDelta(t, 34.83212175648701, s.AvgUs, eps)
-	assert.InDelta(t, 19.951146041938532, s.StdDevUs, eps)
-	assert.InDelta(t, 16.44318635782328, s.MeanADUs, eps)
-	assert.InDelta(t, 24.082649136367188, s.MedianADUs, eps)
-	assert.InDelta(t, 16.2435, s.SIQRUs, eps)
+	assert.InDelta(t, 2.065, usOf(s.Min), eps)
+	assert.InDelta(t, 250.0, usOf(s.Max), eps)
+	assert.InDelta(t, 34.83212175648701, usOf(s.Avg), halfNs)
+	assert.InDelta(t, 19.951146041938532, usOf(s.StdDev), halfNs)
+	assert.InDelta(t, 16.44318635782328, usOf(s.MeanAD), halfNs)
+	assert.InDelta(t, 24.082649136367188, usOf(s.MedianAD), halfNs)
+	assert.InDelta(t, 16.2435, usOf(s.SIQR), halfNs)
 	assert.InDelta(t, 0.572780095953325, s.CV, eps)
-	assert.InDelta(t, 0.6302806683889883, s.StdErrorUs, eps)
-	assert.InDelta(t, 33.20862634139027, s.CILowUs, 1e-6)
-	assert.InDelta(t, 36.455617171583754, s.CIHighUs, 1e-6)
+	assert.InDelta(t, 0.6302806683889883, usOf(s.StdError), halfNs)
+	assert.InDelta(t, 33.20862634139027, usOf(s.CILow), halfNs)
+	assert.InDelta(t, 36.455617171583754, usOf(s.CIHigh), halfNs)
 	want := []float64{18.341, 34.552, 50.828, 60.63, 66.428, 67.026, 250, 250}
-	got := []float64{s.P25Us, s.P50Us, s.P75Us, s.P90Us, s.P99Us, s.P999Us, s.P9999Us, s.P99999Us}
+	got := []float64{usOf(s.P25), usOf(s.P50), usOf(s.P75), usOf(s.P90), usOf(s.P99), usOf(s.P999), usOf(s.P9999), usOf(s.P99999)}
 	assert.InDeltaSlice(t, want, got, eps)
 }
 
 func TestPublishedConfidenceInterval(t *testing.T) {
 	// sockperf's documentation: n=105413, std-dev 422.741 -> std-error 1.302,
 	// 99% confidence interval avg +/- 3.354.
-	s := Summary{Observations: 105413, AvgUs: 1000, StdDevUs: 422.741}
-	s.finish(99)
-	assert.InDelta(t, 1.302, s.StdErrorUs, 0.0005)
-	assert.InDelta(t, 3.354, s.CIHighUs-s.AvgUs, 0.0005)
-	assert.InDelta(t, 3.354, s.AvgUs-s.CILowUs, 0.0005)
+	f := stats{n: 105413, avg: 1000, stdDev: 422.741}
+	s := f.summary(99)
+	assert.InDelta(t, 1.302, usOf(s.StdError), 0.0005)
+	assert.InDelta(t, 3.354, usOf(s.CIHigh)-usOf(s.Avg), 0.0005)
+	assert.InDelta(t, 3.354, usOf(s.Avg)-usOf(s.CILow), 0.0005)
 	assert.InDelta(t, 1.959964, zScore(95), 1e-6)
 	assert.InDelta(t, 2.575829, zScore(99), 1e-6)
 }
@@ -89,7 +89,7 @@ func TestSummaryCILevel(t *testing.T) {
 	s95 := SummarizeSamples(d, &SummaryConfig{CILevel: 95})
 	s99 := SummarizeSamples(d, nil)
 	assert.Equal(t, 95.0, s95.CILevel)
-	assert.Less(t, s95.CIHighUs-s95.CILowUs, s99.CIHighUs-s99.CILowUs)
+	assert.Less(t, usOf(s95.CIHigh)-usOf(s95.CILow), usOf(s99.CIHigh)-usOf(s99.CILow))
 	bad := SummarizeSamples(d, &SummaryConfig{CILevel: 100})
 	assert.Equal(t, defaultCILevel, bad.CILevel, "an impossible level falls back to the default and says so")
 }
@@ -105,9 +105,9 @@ func TestSummarizeEmpty(t *testing.T) {
 		require.NoError(t, err, "an empty summary must be valid JSON (no NaN)")
 	}
 	one := SummarizeSamples(us(7), nil)
-	assert.Equal(t, 0.0, one.StdDevUs)
-	assert.Equal(t, 7.0, one.P99999Us)
-	assert.Equal(t, 7.0, one.P25Us)
+	assert.Equal(t, 0.0, usOf(one.StdDev))
+	assert.Equal(t, 7.0, usOf(one.P99999))
+	assert.Equal(t, 7.0, usOf(one.P25))
 	_, err := json.Marshal(one)
 	require.NoError(t, err)
 }
@@ -125,19 +125,19 @@ func TestSummarizeHistogramMatchesSamples(t *testing.T) {
 		t.Helper()
 		assert.InEpsilon(t, want, got, 0.002, name)
 	}
-	rel("min", exact.MinUs, approx.MinUs)
-	rel("max", exact.MaxUs, approx.MaxUs)
-	rel("avg", exact.AvgUs, approx.AvgUs)
-	rel("stddev", exact.StdDevUs, approx.StdDevUs)
-	rel("mean-ad", exact.MeanADUs, approx.MeanADUs)
-	rel("median-ad", exact.MedianADUs, approx.MedianADUs)
-	rel("p25", exact.P25Us, approx.P25Us)
-	rel("p50", exact.P50Us, approx.P50Us)
-	rel("p90", exact.P90Us, approx.P90Us)
-	rel("p99", exact.P99Us, approx.P99Us)
-	rel("p999", exact.P999Us, approx.P999Us)
-	rel("p99999", exact.P99999Us, approx.P99999Us)
-	rel("ci_low", exact.CILowUs, approx.CILowUs)
+	rel("min", usOf(exact.Min), usOf(approx.Min))
+	rel("max", usOf(exact.Max), usOf(approx.Max))
+	rel("avg", usOf(exact.Avg), usOf(approx.Avg))
+	rel("stddev", usOf(exact.StdDev), usOf(approx.StdDev))
+	rel("mean-ad", usOf(exact.MeanAD), usOf(approx.MeanAD))
+	rel("median-ad", usOf(exact.MedianAD), usOf(approx.MedianAD))
+	rel("p25", usOf(exact.P25), usOf(approx.P25))
+	rel("p50", usOf(exact.P50), usOf(approx.P50))
+	rel("p90", usOf(exact.P90), usOf(approx.P90))
+	rel("p99", usOf(exact.P99), usOf(approx.P99))
+	rel("p999", usOf(exact.P999), usOf(approx.P999))
+	rel("p99999", usOf(exact.P99999), usOf(approx.P99999))
+	rel("ci_low", usOf(exact.CILow), usOf(approx.CILow))
 }
 
 func TestSummarizeHistogramExactBelow2048ns(t *testing.T) {
@@ -152,8 +152,8 @@ func TestSummarizeHistogramExactBelow2048ns(t *testing.T) {
 }
 
 func diffSummary(a, b Summary) float64 {
-	pa := []float64{a.MinUs, a.MaxUs, a.AvgUs, a.StdDevUs, a.MeanADUs, a.MedianADUs, a.SIQRUs, a.CV, a.StdErrorUs, a.CILowUs, a.CIHighUs, a.P25Us, a.P50Us, a.P75Us, a.P90Us, a.P99Us, a.P999Us, a.P9999Us, a.P99999Us}
-	pb := []float64{b.MinUs, b.MaxUs, b.AvgUs, b.StdDevUs, b.MeanADUs, b.MedianADUs, b.SIQRUs, b.CV, b.StdErrorUs, b.CILowUs, b.CIHighUs, b.P25Us, b.P50Us, b.P75Us, b.P90Us, b.P99Us, b.P999Us, b.P9999Us, b.P99999Us}
+	pa := []float64{usOf(a.Min), usOf(a.Max), usOf(a.Avg), usOf(a.StdDev), usOf(a.MeanAD), usOf(a.MedianAD), usOf(a.SIQR), a.CV, usOf(a.StdError), usOf(a.CILow), usOf(a.CIHigh), usOf(a.P25), usOf(a.P50), usOf(a.P75), usOf(a.P90), usOf(a.P99), usOf(a.P999), usOf(a.P9999), usOf(a.P99999)}
+	pb := []float64{usOf(b.Min), usOf(b.Max), usOf(b.Avg), usOf(b.StdDev), usOf(b.MeanAD), usOf(b.MedianAD), usOf(b.SIQR), b.CV, usOf(b.StdError), usOf(b.CILow), usOf(b.CIHigh), usOf(b.P25), usOf(b.P50), usOf(b.P75), usOf(b.P90), usOf(b.P99), usOf(b.P999), usOf(b.P9999), usOf(b.P99999)}
 	var m float64
 	for i := range pa {
 		m = max(m, math.Abs(pa[i]-pb[i]))
@@ -204,8 +204,8 @@ func TestSummarizeHistogramSpreadPrecision(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		want, got float64
-	}{{"min", exact.MinUs, approx.MinUs}, {"max", exact.MaxUs, approx.MaxUs}, {"avg", exact.AvgUs, approx.AvgUs},
-		{"p50", exact.P50Us, approx.P50Us}, {"p99", exact.P99Us, approx.P99Us}, {"ci_low", exact.CILowUs, approx.CILowUs}} {
+	}{{"min", usOf(exact.Min), usOf(approx.Min)}, {"max", usOf(exact.Max), usOf(approx.Max)}, {"avg", usOf(exact.Avg), usOf(approx.Avg)},
+		{"p50", usOf(exact.P50), usOf(approx.P50)}, {"p99", usOf(exact.P99), usOf(approx.P99)}, {"ci_low", usOf(exact.CILow), usOf(approx.CILow)}} {
 		assert.InEpsilon(t, c.want, c.got, 0.001, c.name)
 	}
 	for _, c := range []struct {
@@ -213,14 +213,21 @@ func TestSummarizeHistogramSpreadPrecision(t *testing.T) {
 		want, got float64
 		bound     float64
 	}{
-		{"stddev", exact.StdDevUs, approx.StdDevUs, width / 2},
-		{"siqr", exact.SIQRUs, approx.SIQRUs, width / 2},
-		{"mean-ad", exact.MeanADUs, approx.MeanADUs, width},
-		{"median-ad", exact.MedianADUs, approx.MedianADUs, 1.5 * width},
-		{"std-error", exact.StdErrorUs, approx.StdErrorUs, width / 2 / math.Sqrt(1000)},
-		{"ci half-width", exact.CIHighUs - exact.AvgUs, approx.CIHighUs - approx.AvgUs, zScore(exact.CILevel) * width / 2 / math.Sqrt(1000)},
+		{"stddev", usOf(exact.StdDev), usOf(approx.StdDev), width / 2},
+		{"siqr", usOf(exact.SIQR), usOf(approx.SIQR), width / 2},
+		{"mean-ad", usOf(exact.MeanAD), usOf(approx.MeanAD), width},
+		{"median-ad", usOf(exact.MedianAD), usOf(approx.MedianAD), 1.5 * width},
+		{"std-error", usOf(exact.StdError), usOf(approx.StdError), width / 2 / math.Sqrt(1000)},
+		{"ci half-width", usOf(exact.CIHigh) - usOf(exact.Avg), usOf(approx.CIHigh) - usOf(approx.Avg), zScore(exact.CILevel) * width / 2 / math.Sqrt(1000)},
 	} {
 		assert.InDelta(t, c.want, c.got, c.bound, c.name)
 	}
-	assert.Greater(t, math.Abs(approx.StdDevUs-exact.StdDevUs), 0.001*exact.StdDevUs, "not within 0.1%")
+	assert.Greater(t, math.Abs(usOf(approx.StdDev)-usOf(exact.StdDev)), 0.001*usOf(exact.StdDev), "not within 0.1%")
 }
+
+// halfNs, in microseconds, is how far a statistic rounded to the nearest
+// nanosecond may be from its exact value.
+const halfNs = 0.0005 + 1e-9
+
+// usOf converts d to float microseconds, the unit sockperf prints.
+func usOf(d time.Duration) float64 { return float64(d) / 1e3 }

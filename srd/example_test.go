@@ -3,6 +3,7 @@ package srd_test
 import (
 	"fmt"
 	"log"
+	"os"
 	"strings"
 	"time"
 
@@ -113,4 +114,42 @@ func ExampleSpecCheck() {
 	c := srd.SpecCheck(srd.FindByMAC(nis, "0e:00:00:00:00:01"), srd.CoverageReport{Mode: 3})
 	fmt.Println(c.Status, c.Value, "want", c.Expect)
 	// Output: fail 3 (ENA Express on, UDP on) want 1 (ENA Express on, UDP off) as eni-1's EnaSrdSpecification says
+}
+
+// The README's ethtool and srd snippet, on two saved `ethtool -S` outputs of
+// an ENA Express interface around a cross-AZ transfer (internal/readme keeps
+// the two texts the same).
+func Example_readme() {
+	beforeText, err := os.Open("../ethtool/testdata/ena-2.17-cross-az-before.txt")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer beforeText.Close()
+	afterText, err := os.Open("../ethtool/testdata/ena-2.17-cross-az-after.txt")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer afterText.Close()
+
+	// README begin
+	before, err := ethtool.ParseSnapshot(beforeText) // or live: ethtool.New(), then Client.Snapshot("ens5")
+	if err != nil {
+		log.Fatal(err)
+	}
+	after, err := ethtool.ParseSnapshot(afterText)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, f := range ethtool.Explain(ethtool.Diff(before, after)) {
+		fmt.Println(f)
+	}
+	cov := srd.Coverage(before, after)
+	fmt.Println(cov.Verdict, cov.Coverage, cov.Mode)
+	// README end
+
+	// Output:
+	// pps_allowance_exceeded +1234: packets were shaped by the PPS allowance (bidirectional packets per second above the instance's limit)
+	// ena_srd_eligible_tx_pkts +18: packets could have used ENA Express (SRD) but went over plain ENA (24534321 of 24534339 eligible went over SRD)
+	// conntrack_allowance_available: room for tracked connections fell from 136790 to 136781
+	// srd_carried_traffic 0.9999992663344222 ENA Express on, UDP on
 }

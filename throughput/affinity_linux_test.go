@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,7 +89,10 @@ func startPinServer(t *testing.T, cpu int, threads bool) (*pinWatch, string, <-c
 				w.mu.Unlock()
 			}
 		},
-		OnFailure: func(e *SessionError) { failures <- e }})
+		OnFailure: func(_ net.Addr, err error) {
+			e := asSession(err)
+			failures <- e
+		}})
 	return w, addr, results, failures
 }
 
@@ -127,7 +131,7 @@ func TestServerAffinityOwnClient(t *testing.T) {
 func TestServerAffinityRefused(t *testing.T) {
 	_, outside := pinTarget(t)
 	_, addr, _, failures := startPinServer(t, 0, false)
-	_, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 300 * time.Millisecond, ServerAffinity: new(outside)})
+	_, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Iperf3Options: Iperf3Options{ServerAffinity: new(outside)}})
 	require.ErrorIs(t, err, ErrAffinity)
 	var se *ServerError
 	require.ErrorAs(t, err, &se)
@@ -187,7 +191,7 @@ func TestCPUList(t *testing.T) {
 // and gives back the P lent for its thread, so GOMAXPROCS comes back.
 func TestPinFailureReturnsThreadP(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
-	cfg := (&Config{StreamThreads: true}).withDefaults()
+	cfg := (&Config{SocketOptions: SocketOptions{StreamThreads: true}}).withDefaults()
 	e := newEngine(&cfg, false)
 	a, _ := tcpPair(t)
 	s := &flowStream{conn: a}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,13 +70,16 @@ func writeAuthFiles(t *testing.T, k *rsa.PrivateKey) authFiles {
 
 // wrongCreds are the refusals both directions check, each with the
 // credentials that cause it.
-func wrongCreds(good, other *rsa.PrivateKey) map[string]*ClientAuth {
-	skewed := &ClientAuth{User: "mario", Password: "rossi", PublicKey: &good.PublicKey, now: func() time.Time { return time.Now().Add(-time.Minute) }}
-	return map[string]*ClientAuth{
-		"wrong-password": {User: "mario", Password: "verdi", PublicKey: &good.PublicKey},
-		"unknown-user":   {User: "peach", Password: "rossi", PublicKey: &good.PublicKey},
-		"wrong-key":      {User: "mario", Password: "rossi", PublicKey: &other.PublicKey},
-		"wrong-padding":  {User: "mario", Password: "rossi", PublicKey: &good.PublicKey, PKCS1Padding: true},
+// Each is the Iperf3Options of a client: the skewed one's clock runs late.
+func wrongCreds(good, other *rsa.PrivateKey) map[string]Iperf3Options {
+	opts := func(a *iperf3auth.Client) Iperf3Options { return Iperf3Options{Auth: a} }
+	skewed := opts(&iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey})
+	skewed.authNow = func() time.Time { return time.Now().Add(-time.Minute) }
+	return map[string]Iperf3Options{
+		"wrong-password": opts(&iperf3auth.Client{User: "mario", Password: "verdi", PublicKey: &good.PublicKey}),
+		"unknown-user":   opts(&iperf3auth.Client{User: "peach", Password: "rossi", PublicKey: &good.PublicKey}),
+		"wrong-key":      opts(&iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &other.PublicKey}),
+		"wrong-padding":  opts(&iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey, PKCS1Padding: true}),
 		"skewed-clock":   skewed,
 	}
 }
@@ -85,23 +89,23 @@ func TestAuthAgainst321Server(t *testing.T) {
 	good, other := testKeys(t)
 	f := writeAuthFiles(t, good)
 	addr := startIperf3ServerBin(t, bin, "--rsa-private-key-path", f.priv, "--authorized-users-path", f.users)
-	ok := &ClientAuth{User: "mario", Password: "rossi", PublicKey: &good.PublicKey}
-	res, err := runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Auth: ok})
+	ok := &iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey}
+	res, err := runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Iperf3Options: Iperf3Options{Auth: ok}})
 	require.NoError(t, err)
 	assert.Positive(t, res.Upload.Received.Bytes)
 	assert.Nil(t, res.Config.Auth, "a result never carries the credentials")
 	for name, a := range wrongCreds(good, other) {
 		t.Run(name, func(t *testing.T) {
-			res, err := runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Auth: a})
+			res, err := runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Iperf3Options: a})
 			require.ErrorIs(t, err, ErrAuthFailed)
 			assert.ErrorIs(t, err, ErrAccessDenied)
-			assert.NotContains(t, err.Error(), a.Password)
+			assert.NotContains(t, err.Error(), a.Auth.Password)
 			require.NotNil(t, res)
 			assert.Empty(t, res.Streams, "no test ran")
 		})
 	}
 	// The server still serves the right credentials afterwards.
-	_, err = runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Auth: ok})
+	_, err = runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Iperf3Options: Iperf3Options{Auth: ok}})
 	require.NoError(t, err)
 }
 
@@ -110,21 +114,23 @@ func TestAuthServer(t *testing.T) {
 	for _, byPath := range []bool{true, false} {
 		t.Run(fmt.Sprintf("users-file=%v", byPath), func(t *testing.T) {
 			f := writeAuthFiles(t, good)
-			sa := &ServerAuth{PrivateKey: good}
+			sa := &iperf3auth.Server{PrivateKey: good}
 			if byPath {
 				sa.UsersPath = f.users
 			} else {
 				sa.Users = map[string]string{"mario": strings.Split(userLine("mario", "rossi"), ",")[1]}
 			}
 			addr, srv, errs := hookedServer(t, ServerConfig{Auth: sa})
-			res, err := Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond,
-				Auth: &ClientAuth{User: "mario", Password: "rossi", PublicKey: &good.PublicKey}})
+			res, err := Run(ctxT(t, 20*time.Second), addr, &Config{
+				Duration:      300 * time.Millisecond,
+				Iperf3Options: Iperf3Options{Auth: &iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey}},
+			})
 			require.NoError(t, err)
 			assert.Positive(t, res.Upload.Received.Bytes)
 			cases := wrongCreds(good, other)
-			cases["no-credentials"] = nil
+			cases["no-credentials"] = Iperf3Options{}
 			for name, a := range cases {
-				_, err := Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Auth: a})
+				_, err := Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Iperf3Options: a})
 				require.ErrorIs(t, err, ErrAuthFailed, name)
 				var se *ServerError
 				require.ErrorAs(t, err, &se, name)
@@ -132,8 +138,8 @@ func TestAuthServer(t *testing.T) {
 				e := <-errs
 				assert.Equal(t, ReasonDenied, e.Reason, name)
 				assert.ErrorIs(t, e.Err, ErrAuthFailed, name)
-				if a != nil {
-					assert.NotContains(t, e.Error(), a.Password, name)
+				if a.Auth != nil {
+					assert.NotContains(t, e.Error(), a.Auth.Password, name)
 				}
 			}
 			st := srv.Stats()
@@ -145,15 +151,15 @@ func TestAuthServer(t *testing.T) {
 
 func TestAuthConfigErrors(t *testing.T) {
 	good, _ := testKeys(t)
-	_, err := NewServer(&ServerConfig{Auth: &ServerAuth{UsersPath: "x"}})
+	_, err := NewServer(&ServerConfig{Auth: &iperf3auth.Server{UsersPath: "x"}})
 	assert.Error(t, err, "no key")
-	_, err = NewServer(&ServerConfig{Auth: &ServerAuth{PrivateKey: good}})
+	_, err = NewServer(&ServerConfig{Auth: &iperf3auth.Server{PrivateKey: good}})
 	assert.Error(t, err, "no users")
-	_, err = NewServer(&ServerConfig{Auth: &ServerAuth{PrivateKey: good, UsersPath: filepath.Join(t.TempDir(), "none")}})
+	_, err = NewServer(&ServerConfig{Auth: &iperf3auth.Server{PrivateKey: good, UsersPath: filepath.Join(t.TempDir(), "none")}})
 	assert.ErrorIs(t, err, os.ErrNotExist, "the users file is checked at start-up, as iperf3 does")
-	_, err = Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &Config{Auth: &ClientAuth{User: "u"}})
+	_, err = Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &Config{Iperf3Options: Iperf3Options{Auth: &iperf3auth.Client{User: "u"}}})
 	assert.ErrorContains(t, err, "public key")
-	a := ClientAuth{User: "mario", Password: "s3cret"}
+	a := iperf3auth.Client{User: "mario", Password: "s3cret"}
 	for _, f := range []string{"%v", "%+v", "%#v", "%s"} {
 		assert.NotContains(t, fmt.Sprintf(f, a), "s3cret", f)
 	}
@@ -166,7 +172,7 @@ func TestAuth321Client(t *testing.T) {
 	good, other := testKeys(t)
 	f := writeAuthFiles(t, good)
 	fo := writeAuthFiles(t, other)
-	addr, srv, errs := hookedServer(t, ServerConfig{Auth: &ServerAuth{PrivateKey: good, UsersPath: f.users}})
+	addr, srv, errs := hookedServer(t, ServerConfig{Auth: &iperf3auth.Server{PrivateKey: good, UsersPath: f.users}})
 	host, port := splitHP(addr)
 	client := func(pub, user, pw string, extra ...string) (string, error) {
 		args := []string{"-c", host, "-p", fmt.Sprint(port), "-t", "1"}
@@ -200,7 +206,7 @@ func TestAuth321Client(t *testing.T) {
 
 	// 3.21's --use-pkcs1-padding is server-only: its client always uses
 	// OAEP, which a PKCS#1 server cannot decrypt.
-	addr, _, errs = hookedServer(t, ServerConfig{Auth: &ServerAuth{PrivateKey: good, UsersPath: f.users, PKCS1Padding: true}})
+	addr, _, errs = hookedServer(t, ServerConfig{Auth: &iperf3auth.Server{PrivateKey: good, UsersPath: f.users, PKCS1Padding: true}})
 	host, port = splitHP(addr)
 	out, err = client(f.pub, "mario", "rossi")
 	require.Error(t, err)

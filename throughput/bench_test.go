@@ -110,7 +110,7 @@ func BenchmarkTCPClientVsIperf3(b *testing.B) {
 					b.Run(name, func(b *testing.B) {
 						var p pair
 						for i := 0; i < b.N; i++ {
-							o, _ := ourClient(b, addr, Config{Streams: streams, BlockLen: blk, StreamThreads: threads})
+							o, _ := ourClient(b, addr, Config{Streams: streams, BlockLen: blk, SocketOptions: SocketOptions{StreamThreads: threads}})
 							t, _ := iperf3Client(b, peer.bin, addr, "-P", strconv.Itoa(streams), "-l", "128K")
 							p.ours += o
 							p.theirs += t
@@ -213,7 +213,7 @@ func BenchmarkUDPPlainVsFastPath(b *testing.B) {
 	p := pair{label: "plain"}
 	for i := 0; i < b.N; i++ {
 		o, loss := ourClient(b, ours, Config{UDP: true, Bitrate: Unlimited, BlockLen: 1400})
-		t, _ := ourClient(b, ours, Config{UDP: true, Bitrate: Unlimited, BlockLen: 1400, DisableFastPath: true})
+		t, _ := ourClient(b, ours, Config{UDP: true, Bitrate: Unlimited, BlockLen: 1400, SocketOptions: SocketOptions{DisableFastPath: true}})
 		p.ours += o
 		p.theirs += t
 		p.loss += loss

@@ -26,12 +26,12 @@ func TestBurstParams(t *testing.T) {
 	assert.Equal(t, 16, configFromParams(p, &ServerConfig{}).Burst)
 
 	// Out of range from the command line or a client is refused or ignored.
-	for _, n := range []int{-1, MaxBurst + 1} {
+	for _, n := range []int{-1, maxBurst + 1} {
 		bad := c
 		bad.Burst = n
-		assert.ErrorContains(t, bad.validate(), "burst")
+		assert.ErrorContains(t, bad.validate(), "Config.Burst")
 	}
-	p.Burst = MaxBurst + 1
+	p.Burst = maxBurst + 1
 	assert.Zero(t, configFromParams(p, &ServerConfig{}).Burst)
 }
 
@@ -46,7 +46,7 @@ func TestUDPBurstShape(t *testing.T) {
 	require.NoError(t, err)
 	defer tx.Close()
 
-	cfg := (&Config{UDP: true, Bitrate: 8e6, BlockLen: 1000, Burst: 20, DisableFastPath: true}).withDefaults()
+	cfg := (&Config{UDP: true, Bitrate: 8e6, BlockLen: 1000, Burst: 20, SocketOptions: SocketOptions{DisableFastPath: true}}).withDefaults()
 	e := newEngine(&cfg, false)
 	e.streams = []*flowStream{{send: true, udp: true, conn: tx}}
 	e.start()

@@ -206,7 +206,7 @@ func testRunCancelEveryPhase(t *testing.T, threads bool) {
 			// The test ends on a byte count, beyond the 64 KiB the peer waits
 			// for before it goes on: a timed one may move nothing on a
 			// loaded machine.
-			cfg := &Config{Bytes: 1 << 20, Bitrate: 100e6, Interval: 100 * time.Millisecond, StreamThreads: threads}
+			cfg := &Config{Bytes: 1 << 20, Bitrate: 100e6, Interval: 100 * time.Millisecond, SocketOptions: SocketOptions{StreamThreads: threads}}
 			if phase == "running" || phase == "early" {
 				cfg.Bytes, cfg.Duration = 0, time.Minute // only the peer ends it
 			}
@@ -293,7 +293,9 @@ func TestServeCancelEveryPhase(t *testing.T) {
 func testServeCancelEveryPhase(t *testing.T, threads bool) {
 	var mu sync.Mutex
 	reasons := map[Reason]int{}
-	srv, err := NewServer(&ServerConfig{MaxTests: 8, StreamThreads: threads, OnFailure: func(e *SessionError) {
+	srv, err := NewServer(&ServerConfig{MaxTests: 8, StreamThreads: threads, OnFailure: func(_ net.Addr, err error) {
+		e := asSession(err)
+
 		mu.Lock()
 		reasons[e.Reason]++
 		mu.Unlock()
@@ -347,7 +349,7 @@ func testServeCancelEveryPhase(t *testing.T, threads bool) {
 	cancel()
 	select {
 	case err := <-served:
-		require.NoError(t, err)
+		require.ErrorIs(t, err, context.Canceled, "Serve returns ctx.Err()")
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve ignored the cancel")
 	}
@@ -407,7 +409,7 @@ func TestListenAndServe(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.ListenAndServe(ctx, "127.0.0.1:0") }()
+	go func() { served <- srv.ListenAndServe(ctx, "tcp", "127.0.0.1:0") }()
 	var addr net.Addr
 	select {
 	case addr = <-bound:
@@ -421,12 +423,12 @@ func TestListenAndServe(t *testing.T) {
 	assert.GreaterOrEqual(t, res.Upload.Sent.Bytes, int64(1<<20))
 	require.Eventually(t, func() bool { return srv.Stats().Completed == 1 }, 5*time.Second, 10*time.Millisecond)
 	cancel()
-	require.NoError(t, <-served)
+	require.ErrorIs(t, <-served, context.Canceled, "Serve returns ctx.Err()")
 
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer busy.Close()
-	assert.Error(t, srv.ListenAndServe(context.Background(), busy.Addr().String()), "the port is taken")
+	assert.Error(t, srv.ListenAndServe(context.Background(), "tcp", busy.Addr().String()), "the port is taken")
 }
 
 func TestNewServerInvalid(t *testing.T) {

@@ -26,6 +26,16 @@ const maxResultsBytes = 4 << 20
 // is busy or refuses, ErrServerError when it reports an error, or
 // ErrProtocol on a malformed exchange.
 func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
+	switch {
+	case ctx == nil:
+		return nil, errors.New("throughput: Run: nil ctx")
+	case addr == "":
+		return nil, errors.New("throughput: Run: empty addr")
+	case cfg != nil && cfg.ConnectTimeout < 0:
+		return nil, fmt.Errorf("throughput: Config.ConnectTimeout %v is negative", cfg.ConnectTimeout)
+	case cfg != nil && cfg.IOTimeout < 0:
+		return nil, fmt.Errorf("throughput: Config.IOTimeout %v is negative", cfg.IOTimeout)
+	}
 	c := cfg.withDefaults()
 	if err := c.validate(); err != nil {
 		return nil, err
@@ -103,7 +113,7 @@ func (cl *client) handshake(ctx context.Context) error {
 	}
 	p := cl.cfg.params()
 	if a := cl.cfg.Auth; a != nil {
-		if p.AuthToken, err = a.token(time.Now()); err != nil {
+		if p.AuthToken, err = authToken(a, cl.cfg.authClock()); err != nil {
 			return err
 		}
 	}
@@ -267,12 +277,6 @@ func (cl *client) finish(res *Result, remote *iperfwire.Results) error {
 	}
 	if cl.cfg.GetServerOutput {
 		res.ServerOutputJSON, res.ServerOutputText = remote.ServerOutputJSON, remote.ServerOutputText
-	}
-	if cl.cfg.Latency != nil {
-		res.Latency = cl.probe
-		if cl.probeErr != nil {
-			res.Notes = append(res.Notes, "latency probe: "+cl.probeErr.Error())
-		}
 	}
 	return derr
 }

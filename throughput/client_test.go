@@ -111,15 +111,15 @@ func TestClientAgainstIperf3(t *testing.T) {
 		{"bidir-P2", Config{Duration: sec, Bidir: true, Streams: 2}, 2, 2},
 		{"bytes", Config{Bytes: 50 << 20}, 1, 0},
 		{"blocks", Config{Blocks: 100, BlockLen: 64 << 10}, 1, 0},
-		{"len-window", Config{Duration: sec, BlockLen: 16 << 10, Window: 256 << 10}, 1, 0},
+		{"len-window", Config{Duration: sec, BlockLen: 16 << 10, SocketOptions: SocketOptions{Window: 256 << 10}}, 1, 0},
 		{"omit", Config{Duration: sec, Omit: sec}, 1, 0},
 		{"rate", Config{Duration: sec, Bitrate: 100e6, BlockLen: 128 << 10}, 1, 0},
 		// The same on stream threads (Config.StreamThreads).
-		{"threads-tcp-P4", Config{Duration: sec, Streams: 4, StreamThreads: true}, 4, 0},
-		{"threads-bidir-P2", Config{Duration: sec, Bidir: true, Streams: 2, StreamThreads: true}, 2, 2},
-		{"threads-bytes", Config{Bytes: 50 << 20, StreamThreads: true}, 1, 0},
-		{"threads-blocks", Config{Blocks: 100, BlockLen: 64 << 10, StreamThreads: true}, 1, 0},
-		{"threads-rate", Config{Duration: sec, Bitrate: 100e6, BlockLen: 128 << 10, StreamThreads: true}, 1, 0},
+		{"threads-tcp-P4", Config{Duration: sec, Streams: 4, SocketOptions: SocketOptions{StreamThreads: true}}, 4, 0},
+		{"threads-bidir-P2", Config{Duration: sec, Bidir: true, Streams: 2, SocketOptions: SocketOptions{StreamThreads: true}}, 2, 2},
+		{"threads-bytes", Config{Bytes: 50 << 20, SocketOptions: SocketOptions{StreamThreads: true}}, 1, 0},
+		{"threads-blocks", Config{Blocks: 100, BlockLen: 64 << 10, SocketOptions: SocketOptions{StreamThreads: true}}, 1, 0},
+		{"threads-rate", Config{Duration: sec, Bitrate: 100e6, BlockLen: 128 << 10, SocketOptions: SocketOptions{StreamThreads: true}}, 1, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestClientAgainstIperf3(t *testing.T) {
 
 func TestClientGetServerOutputIperf3(t *testing.T) {
 	addr := startIperf3Server(t)
-	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: time.Second, GetServerOutput: true})
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: time.Second, Iperf3Options: Iperf3Options{GetServerOutput: true}})
 	require.NoError(t, err)
 	t.Logf("json %d bytes, text %q", len(res.ServerOutputJSON), res.ServerOutputText)
 	require.True(t, len(res.ServerOutputJSON) > 0 || res.ServerOutputText != "")
@@ -173,7 +173,7 @@ func TestClientUDPAgainstIperf3(t *testing.T) {
 		cfg  Config
 	}{
 		{"udp-10M", Config{UDP: true, Bitrate: 10e6, BlockLen: 1200}},
-		{"udp-32bit", Config{UDP: true, Bitrate: 5e6, UDP32BitCounters: true}},
+		{"udp-32bit", Config{UDP: true, Bitrate: 5e6, Iperf3Options: Iperf3Options{UDP32BitCounters: true}}},
 		{"udp-reverse", Config{UDP: true, Bitrate: 10e6, Reverse: true}},
 		{"udp-bidir-P2", Config{UDP: true, Bitrate: 5e6, Bidir: true, Streams: 2}},
 	}

@@ -18,8 +18,12 @@ import (
 func TestSocketOptionsReachServer(t *testing.T) {
 	addr, results := startServer(t, nil)
 	port := freeTCPPort(t)
-	cfg := &Config{Duration: 300 * time.Millisecond, TOS: 0x20, ExtraData: "run-42", RepeatingPayload: true,
-		SendTimeout: 5 * time.Second, BindAddr: "127.0.0.1", ClientPort: port, Streams: 2}
+	cfg := &Config{
+		Duration:      300 * time.Millisecond,
+		Streams:       2,
+		Iperf3Options: Iperf3Options{ExtraData: "run-42", RepeatingPayload: true},
+		SocketOptions: SocketOptions{TOS: 0x20, SendTimeout: 5 * time.Second, BindAddr: "127.0.0.1", ClientPort: port},
+	}
 	res, err := Run(ctxT(t, 20*time.Second), addr, cfg)
 	require.NoError(t, err)
 	_, p0, _ := net.SplitHostPort(res.Streams[0].LocalAddr)
@@ -29,7 +33,7 @@ func TestSocketOptionsReachServer(t *testing.T) {
 	assert.Equal(t, 0x20, sr.Config.TOS)
 	assert.Equal(t, "run-42", sr.Config.ExtraData)
 	assert.True(t, sr.Config.RepeatingPayload)
-	doc, err := IperfJSON(res)
+	doc, err := iperfJSON(res)
 	require.NoError(t, err)
 	var m struct {
 		ExtraData string `json:"extra_data"`
@@ -49,14 +53,14 @@ func TestSocketOptionsReachServer(t *testing.T) {
 		assert.Positive(t, *m.Start.TCPMSSDefault)
 	}
 
-	ures, err := Run(ctxT(t, 20*time.Second), addr, &Config{UDP: true, Duration: 300 * time.Millisecond, DontFragment: true, TOS: 0x10})
+	ures, err := Run(ctxT(t, 20*time.Second), addr, &Config{UDP: true, Duration: 300 * time.Millisecond, SocketOptions: SocketOptions{DontFragment: true, TOS: 0x10}})
 	require.NoError(t, err)
 	assert.Positive(t, ures.Upload.Received.Packets)
 	assert.True(t, (<-results).Config.DontFragment)
 
-	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{TOS: 300})
+	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{SocketOptions: SocketOptions{TOS: 300}})
 	assert.Error(t, err)
-	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{BindAddr: "not-an-ip"})
+	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{SocketOptions: SocketOptions{BindAddr: "not-an-ip"}})
 	assert.Error(t, err)
 }
 
@@ -86,26 +90,26 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // fails the run with the kernel's word, and a bound server's UDP test runs.
 func TestBindDeviceAndMPTCP(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		_, err := Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &Config{BindDevice: "lo"})
+		_, err := Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &Config{SocketOptions: SocketOptions{BindDevice: "lo"}})
 		require.ErrorIs(t, err, ErrNotAvailable)
 		return
 	}
 	results := make(chan *Result, 4)
 	addrs := make(chan net.Addr, 1)
 	srv, err := NewServer(&ServerConfig{BindDevice: "lo", MPTCP: true,
-		OnListen: func(a net.Addr) { addrs <- a }, OnResult: func(r *Result) { results <- r }})
+		OnListen: func(a net.Addr) { addrs <- a }, OnResult: func(r Result) { results <- &r }})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.ListenAndServe(ctx, "127.0.0.1:0") }()
+	go func() { done <- srv.ListenAndServe(ctx, "tcp", "127.0.0.1:0") }()
 	t.Cleanup(func() {
 		cancel()
-		assert.NoError(t, <-done)
+		assert.ErrorIs(t, <-done, context.Canceled, "Serve returns ctx.Err()")
 	})
 	addr := (<-addrs).String()
 	for _, cfg := range []Config{
-		{Duration: 300 * time.Millisecond, BindDevice: "lo", MPTCP: true, ControlKeepAlive: &net.KeepAliveConfig{Enable: true, Idle: time.Second, Interval: time.Second, Count: 3}},
-		{Duration: 300 * time.Millisecond, UDP: true, Bitrate: 10e6, BindDevice: "lo"},
+		{Duration: 300 * time.Millisecond, SocketOptions: SocketOptions{BindDevice: "lo", MPTCP: true, ControlKeepAlive: &net.KeepAliveConfig{Enable: true, Idle: time.Second, Interval: time.Second, Count: 3}}},
+		{Duration: 300 * time.Millisecond, UDP: true, Bitrate: 10e6, SocketOptions: SocketOptions{BindDevice: "lo"}},
 	} {
 		res, err := Run(ctxT(t, 20*time.Second), addr, &cfg)
 		require.NoError(t, err, "%+v", cfg)
@@ -114,10 +118,10 @@ func TestBindDeviceAndMPTCP(t *testing.T) {
 		sr := <-results
 		assert.Equal(t, cfg.MPTCP, sr.Config.MPTCP, "the server is told of -m")
 	}
-	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{Duration: time.Second, BindDevice: "nosuchdev0"})
+	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{Duration: time.Second, SocketOptions: SocketOptions{BindDevice: "nosuchdev0"}})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "bind to device nosuchdev0")
-	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{BindDevice: "a-name-longer-than-15"})
+	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{SocketOptions: SocketOptions{BindDevice: "a-name-longer-than-15"}})
 	assert.ErrorContains(t, err, "longer than 15 bytes")
 	_, err = NewServer(&ServerConfig{BindDevice: "a-name-longer-than-15"})
 	assert.ErrorContains(t, err, "longer than 15 bytes")

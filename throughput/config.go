@@ -3,6 +3,7 @@ package throughput
 import (
 	"errors"
 	"fmt"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 	"io"
 	"net"
 	"time"
@@ -19,13 +20,14 @@ const DefaultPort = 5201
 // MaxStreams is iperf3's limit on parallel streams (per direction).
 const MaxStreams = 128
 
-// MaxBurst is the largest Config.Burst, iperf3's limit.
-const MaxBurst = 1000
+// maxBurst is the largest Config.Burst, iperf3's limit.
+const maxBurst = 1000
 
 // Defaults, named once; Config's and ServerConfig's docs state them.
 const (
 	defaultDuration       = 10 * time.Second
-	defaultBlockLen       = 1 << 20 // TCP writes; iperf3's is 128 KiB, larger writes cost fewer system calls
+	minDuration           = 10 * time.Millisecond // Config.Duration's doc states it
+	defaultBlockLen       = 1 << 20               // TCP writes; iperf3's is 128 KiB, larger writes cost fewer system calls
 	iperfTCPBlockLen      = 128 << 10
 	defaultUDPLen         = 1460
 	defaultUDPBitrate     = 1024 * 1024 // iperf3's 1 Mbit/s, as 1024*1024
@@ -53,7 +55,8 @@ type Config struct {
 	Streams int `json:"streams"`
 	// Duration of the test after Omit; 0 means 10 s unless Bytes or Blocks
 	// is set, or SendFrom is and this side sends (the test then lasts until
-	// the data is sent).
+	// the data is sent). Otherwise at least 10 ms: a shorter test measures
+	// nothing but its own set-up.
 	Duration time.Duration `json:"duration_ns"`
 	// Bytes ends the test after this many bytes (iperf3 -n); 0 means no limit.
 	Bytes int64 `json:"bytes"`
@@ -75,25 +78,8 @@ type Config struct {
 	// Burst, with a target rate, writes this many blocks (UDP datagrams)
 	// back to back and then waits for the rate to catch up, as iperf3's
 	// "-b rate/burst" does; 0 lets the pacer choose (at most 50 us of the
-	// rate per write). At most MaxBurst.
+	// rate per write). At most 1000, iperf3's limit.
 	Burst int `json:"burst,omitempty"`
-	// ReadLen is the size of each TCP receive read; 0 means 128 KiB.
-	ReadLen int `json:"read_len_bytes,omitempty"`
-	// StreamThreads gives each TCP stream of this side its own OS thread,
-	// which sleeps in the kernel's read or write as iperf3 3.21's stream
-	// threads do, instead of the Go poller (linux; elsewhere it is
-	// ignored; ZeroCopy senders use sendfile there). While such a thread runs,
-	// GOMAXPROCS is one higher, so that Go code keeps as many Ps as
-	// before; see StreamThreads in doc.go.
-	StreamThreads bool `json:"stream_threads,omitempty"`
-	// Window sets SO_SNDBUF and SO_RCVBUF on the data sockets; 0 leaves the OS default.
-	Window int `json:"window_bytes,omitempty"`
-	// MSS sets TCP_MAXSEG (linux); 0 leaves the default.
-	MSS int `json:"mss,omitempty"`
-	// NoDelay sets TCP_NODELAY on the data streams.
-	NoDelay bool `json:"no_delay,omitempty"`
-	// Congestion selects the TCP congestion control algorithm (linux), "" the default.
-	Congestion string `json:"congestion,omitempty"`
 	// Omit is how long to send before counting starts (iperf3 -O); 0 means none.
 	Omit time.Duration `json:"omit_ns"`
 	// Interval between reports; 0 means 1 s, negative disables interval reports.
@@ -101,145 +87,24 @@ type Config struct {
 	// OnInterval, when set, is called with each interval report from a
 	// single goroutine while the test runs; it must return quickly.
 	OnInterval func(Interval) `json:"-"`
-	// GetServerOutput asks the server for its own report (iperf3
-	// --get-server-output). The client asks for it anyway in reverse and
-	// bidirectional TCP tests to fill in the server's TCP_INFO.
-	GetServerOutput bool `json:"get_server_output,omitempty"`
-	// UDP32BitCounters uses iperf3's legacy 32-bit packet counters; the
-	// default is 64-bit counters.
-	UDP32BitCounters bool `json:"udp_32bit_counters,omitempty"`
-	// ConnectTimeout bounds each connection set-up; 0 means 10 s.
+	// ConnectTimeout bounds each connection set-up; 0 means 10 s, and a
+	// negative one is an error.
 	ConnectTimeout time.Duration `json:"-"`
 	// IOTimeout bounds every read and write on the control connection and
-	// every data write; 0 means 10 s. Cancelling the context ends any of
-	// them at once: timeouts are for silent peers, not for stopping.
+	// every data write; 0 means 10 s, and a negative one is an error.
+	// Cancelling the context ends any of them at once: timeouts are for
+	// silent peers, not for stopping.
 	IOTimeout time.Duration `json:"-"`
 	// RecvTimeout fails a running test when this side receives nothing
 	// for so long (iperf3 --rcv-timeout, "idle timeout for receiving
 	// data"); it applies to the client's receiving streams (-R, --bidir).
 	// 0 means 120 s, iperf3's default; negative disables it.
 	RecvTimeout time.Duration `json:"recv_timeout_ns,omitempty"`
-	// DisableFastPath turns off UDP GSO and GRO on linux, whatever GSO and GRO say.
-	DisableFastPath bool `json:"disable_fast_path,omitempty"`
-	// Title is sent to the server as iperf3's title parameter.
-	Title string `json:"title,omitempty"`
-	// Latency, when set, measures round trips to a sockperf-compatible echo
-	// server while the flows run (RTT under load); see Result.Latency.
-	Latency *LatencyProbe `json:"-"`
-
-	// Authentication and events (iperf3 3.21 parity, issue 11).
-
-	// Auth, when set, sends iperf3's RSA credentials to a server that
-	// requires them. A refusal returns an error matching ErrAuthFailed (and
-	// ErrAccessDenied). Result.Config never carries it.
-	Auth *ClientAuth `json:"-"`
 	// OnEvent, when set, receives the test's events (start, interval,
 	// error, end) as iperf3 3.21's --json-stream reports them, from one
 	// goroutine at a time; it must return quickly. OnInterval, when also
 	// set, still receives the intervals.
 	OnEvent func(Event) `json:"-"`
-	// BindAddr is the local IP address of the client's connections (iperf3
-	// -B); "" lets the OS choose.
-	BindAddr string `json:"bind_addr,omitempty"`
-	// ClientPort is the local port of the first data stream, the next ones
-	// taking the following ports, as iperf3 --cport does; 0 lets the OS
-	// choose. The control connection always uses an ephemeral port.
-	ClientPort int `json:"client_port,omitempty"`
-	// TOS is the IP type-of-service byte (IPv6: traffic class) of the
-	// data streams at both ends (iperf3 -S; --dscp is the DSCP shifted left
-	// by 2); 0 leaves the default. Not available on windows (a note says so).
-	TOS int `json:"tos,omitempty"`
-	// DontFragment sets the IPv4 don't-fragment bit on UDP datagrams at
-	// both ends (iperf3 --dont-fragment; linux).
-	DontFragment bool `json:"dont_fragment,omitempty"`
-	// SendTimeout bounds how long the client's sent data may stay
-	// unacknowledged before the kernel drops the connection
-	// (TCP_USER_TIMEOUT, iperf3 --snd-timeout; linux); 0 leaves the default.
-	SendTimeout time.Duration `json:"send_timeout_ns,omitempty"`
-	// BindDevice binds every socket of the test, control and data, to this
-	// network interface (SO_BINDTODEVICE, iperf3 --bind-dev or -B addr%dev;
-	// linux: elsewhere Run fails with ErrNotAvailable); "" leaves routing
-	// to choose.
-	BindDevice string `json:"bind_device,omitempty"`
-	// MPTCP dials the control and TCP data connections with Multipath TCP
-	// (iperf3 -m) and tells the server, as a 3.21 client does. Where the
-	// kernel or the server has no MPTCP, the connections fall back to TCP.
-	MPTCP bool `json:"mptcp,omitempty"`
-	// ControlKeepAlive, when set, gives the control connection's TCP
-	// keepalive probes these settings (iperf3 --cntl-ka; Enable is implied,
-	// and a zero or negative field keeps Go's or the system's value), so
-	// that a path that silently drops an idle connection is noticed soon.
-	// Nil keeps Go's defaults (probes after 15 s idle).
-	ControlKeepAlive *net.KeepAliveConfig `json:"-"`
-	// ExtraData is sent to the server and written as "extra_data" in both
-	// ends' iperf3 documents (iperf3 --extra-data).
-	ExtraData string `json:"extra_data,omitempty"`
-	// RepeatingPayload asks a stock server for a repeating payload pattern
-	// (iperf3 --repeating-payload); this package always sends one.
-	RepeatingPayload bool `json:"repeating_payload,omitempty"`
-
-	// Data-path options (iperf3 3.19+). A client sends them to the server
-	// in 3.21's parameters, and a server takes them from the client's.
-	// Where the platform lacks one, the result carries a "...: not
-	// available on this platform" note and the test runs without it.
-
-	// GSO switches UDP send segmentation (linux UDP_SEGMENT); OffloadAuto
-	// uses it. With a target rate one write carries at most 50 us of the
-	// rate (4 datagrams of 1400 bytes at 1 Gbit/s), so pacing stays smooth.
-	// iperf3 3.21's --gsro is GSO and GRO OffloadOn.
-	GSO Offload `json:"gso,omitempty"`
-	// GRO switches UDP receive coalescing (linux UDP_GRO). OffloadAuto uses
-	// it only without a target rate: a paced test reads datagram by
-	// datagram, so each has its own arrival time for the jitter.
-	GRO Offload `json:"gro,omitempty"`
-	// JitterClock is the clock this side's UDP receivers take each
-	// datagram's arrival time from for the jitter (a server's tests take
-	// ServerConfig.JitterClock). The default is the kernel's.
-	JitterClock JitterClock `json:"jitter_clock,omitempty"`
-	// SkipRxCopy receives with MSG_TRUNC, so the kernel drops the payload
-	// instead of copying it (iperf3 --skip-rx-copy; UDP reads only the
-	// datagram header). GRO reads ignore it, as iperf3's do.
-	SkipRxCopy bool `json:"skip_rx_copy,omitempty"`
-	// ZeroCopy sends TCP data with sendfile from a temporary file instead
-	// of copying every write (iperf3 -Z). UDP ignores it, as iperf3 does.
-	ZeroCopy bool `json:"zerocopy,omitempty"`
-	// FQRate caps each data socket's pacing in the kernel
-	// (SO_MAX_PACING_RATE, iperf3 --fq-rate) in bits/s; 0 leaves it, except
-	// that a paced UDP stream sets it to its target rate (it takes effect
-	// under the fq qdisc; the package's own pacer works without).
-	FQRate float64 `json:"fq_rate_bits_per_second,omitempty"`
-
-	// The IPv6 flow label and the server's CPU (iperf3 -L and -A n,m).
-
-	// FlowLabel is the IPv6 flow label of the test's data, 1..MaxFlowLabel
-	// (iperf3 -L); 0 leaves the kernel's own (a hash of the connection).
-	// The client's TCP and UDP data sockets carry it from their first
-	// packet (IPV6_FLOWLABEL_MGR and IPV6_FLOWINFO_SEND; linux: elsewhere
-	// a note says it is not available and the test runs without it), the
-	// control connection does not, as in 3.21. It is sent as 3.21's
-	// flowlabel parameter, and this package's server then labels its UDP
-	// streams too, so reverse and bidirectional UDP data carries it both
-	// ways. A server's TCP streams keep the kernel's label: linux gives an
-	// accepted socket none of its own (unless net.ipv6.flowlabel_reflect
-	// makes it reflect the client's), so with Reverse only the client's
-	// ACKs carry it, as with 3.21. A TCP stream to an IPv4 address fails
-	// with ErrFlowLabel, as 3.21's; an IPv4 UDP test runs without a label
-	// and a note says so (3.21 labels no UDP socket at all).
-	FlowLabel int `json:"flowlabel,omitempty"`
-	// ServerAffinity, when set, asks the server to run the test's data
-	// streams on that CPU, 0..1024 (iperf3 -A n,m: m), as 3.21's
-	// server_affinity parameter; nil asks nothing. A 3.21 server pins its
-	// whole process for the test. This package's server pins the test's
-	// stream goroutines, each locked to an OS thread (see "Server
-	// affinity" in the package documentation), and refuses a CPU outside
-	// its own allowed set as 3.21 reports a failed sched_setaffinity: a
-	// *ServerError with iperf3's IEAFFINITY (132, "unable to set CPU
-	// affinity") and EINVAL.
-	ServerAffinity *int `json:"server_affinity,omitempty"`
-
-	// Data to send and where received data goes (iperf3 -F). TCP only:
-	// Run refuses them with UDP, whose datagrams carry iperf3's header.
-
 	// SendFrom, when set, opens the data each stream this side sends on
 	// carries instead of the package's pattern. It is called once per
 	// sending stream, with the stream's id (StreamInterval.ID: 1, 3, 4, ...),
@@ -273,10 +138,155 @@ type Config struct {
 	// SendFrom's reads (a writer with a SetWriteDeadline method has its
 	// deadline set when the test ends). It excludes SkipRxCopy.
 	ReceiveTo func(stream int) (io.Writer, error) `json:"-"`
+
+	// SocketOptions set up this side's sockets and data path: buffers,
+	// TCP and IP options, the interface and addresses, UDP offloads,
+	// zero copy and stream threads. The zero value leaves the system's
+	// defaults and lets the package choose its fast paths.
+	SocketOptions
+	// Iperf3Options are the fields only iperf3's protocol or its command
+	// line need: the title and extra data it carries, its legacy counters,
+	// the server's output and CPU, and its RSA authentication.
+	Iperf3Options
 }
 
-// MaxFlowLabel is the largest IPv6 flow label (20 bits).
-const MaxFlowLabel = 0xfffff
+// SocketOptions are a Config's socket and data-path settings (iperf3's -w,
+// -M, -N, -C, -S, -B, --cport, --bind-dev, -m, -L, -Z, --gsro and their
+// kind). Their fields are promoted: cfg.Window is cfg.SocketOptions.Window.
+type SocketOptions struct {
+	// ReadLen is the size of each TCP receive read; 0 means 128 KiB.
+	ReadLen int `json:"read_len_bytes,omitempty"`
+	// StreamThreads gives each TCP stream of this side its own OS thread,
+	// which sleeps in the kernel's read or write as iperf3 3.21's stream
+	// threads do, instead of the Go poller (linux; elsewhere it is
+	// ignored; ZeroCopy senders use sendfile there). While such a thread runs,
+	// GOMAXPROCS is one higher, so that Go code keeps as many Ps as
+	// before; see StreamThreads in doc.go.
+	StreamThreads bool `json:"stream_threads,omitempty"`
+	// Window sets SO_SNDBUF and SO_RCVBUF on the data sockets; 0 leaves the OS default.
+	Window int `json:"window_bytes,omitempty"`
+	// MSS sets TCP_MAXSEG (linux); 0 leaves the default.
+	MSS int `json:"mss,omitempty"`
+	// NoDelay sets TCP_NODELAY on the data streams.
+	NoDelay bool `json:"no_delay,omitempty"`
+	// Congestion selects the TCP congestion control algorithm (linux), "" the default.
+	Congestion string `json:"congestion,omitempty"`
+	// DisableFastPath turns off UDP GSO and GRO on linux, whatever GSO and GRO say.
+	DisableFastPath bool `json:"disable_fast_path,omitempty"`
+	// BindAddr is the local IP address of the client's connections (iperf3
+	// -B); "" lets the OS choose.
+	BindAddr string `json:"bind_addr,omitempty"`
+	// ClientPort is the local port of the first data stream, the next ones
+	// taking the following ports, as iperf3 --cport does; 0 lets the OS
+	// choose. The control connection always uses an ephemeral port.
+	ClientPort int `json:"client_port,omitempty"`
+	// TOS is the IP type-of-service byte (IPv6: traffic class) of the
+	// data streams at both ends (iperf3 -S; --dscp is the DSCP shifted left
+	// by 2); 0 leaves the default. Not available on windows (a note says so).
+	TOS int `json:"tos,omitempty"`
+	// DontFragment sets the IPv4 don't-fragment bit on UDP datagrams at
+	// both ends (iperf3 --dont-fragment; linux).
+	DontFragment bool `json:"dont_fragment,omitempty"`
+	// SendTimeout bounds how long the client's sent data may stay
+	// unacknowledged before the kernel drops the connection
+	// (TCP_USER_TIMEOUT, iperf3 --snd-timeout; linux); 0 leaves the default.
+	SendTimeout time.Duration `json:"send_timeout_ns,omitempty"`
+	// BindDevice binds every socket of the test, control and data, to this
+	// network interface (SO_BINDTODEVICE, iperf3 --bind-dev or -B addr%dev;
+	// linux: elsewhere Run fails with ErrNotAvailable); "" leaves routing
+	// to choose.
+	BindDevice string `json:"bind_device,omitempty"`
+	// MPTCP dials the control and TCP data connections with Multipath TCP
+	// (iperf3 -m) and tells the server, as a 3.21 client does. Where the
+	// kernel or the server has no MPTCP, the connections fall back to TCP.
+	MPTCP bool `json:"mptcp,omitempty"`
+	// ControlKeepAlive, when set, gives the control connection's TCP
+	// keepalive probes these settings (iperf3 --cntl-ka; Enable is implied,
+	// and a zero or negative field keeps Go's or the system's value), so
+	// that a path that silently drops an idle connection is noticed soon.
+	// Nil keeps Go's defaults (probes after 15 s idle).
+	ControlKeepAlive *net.KeepAliveConfig `json:"-"`
+	// GSO switches UDP send segmentation (linux UDP_SEGMENT); OffloadAuto
+	// uses it. With a target rate one write carries at most 50 us of the
+	// rate (4 datagrams of 1400 bytes at 1 Gbit/s), so pacing stays smooth.
+	// iperf3 3.21's --gsro is GSO and GRO OffloadOn.
+	GSO Offload `json:"gso,omitempty"`
+	// GRO switches UDP receive coalescing (linux UDP_GRO). OffloadAuto uses
+	// it only without a target rate: a paced test reads datagram by
+	// datagram, so each has its own arrival time for the jitter.
+	GRO Offload `json:"gro,omitempty"`
+	// JitterClock is the clock this side's UDP receivers take each
+	// datagram's arrival time from for the jitter (a server's tests take
+	// ServerConfig.JitterClock). The default is the kernel's.
+	JitterClock JitterClock `json:"jitter_clock,omitempty"`
+	// SkipRxCopy receives with MSG_TRUNC, so the kernel drops the payload
+	// instead of copying it (iperf3 --skip-rx-copy; UDP reads only the
+	// datagram header). GRO reads ignore it, as iperf3's do.
+	SkipRxCopy bool `json:"skip_rx_copy,omitempty"`
+	// ZeroCopy sends TCP data with sendfile from a temporary file instead
+	// of copying every write (iperf3 -Z). UDP ignores it, as iperf3 does.
+	ZeroCopy bool `json:"zerocopy,omitempty"`
+	// FQRate caps each data socket's pacing in the kernel
+	// (SO_MAX_PACING_RATE, iperf3 --fq-rate) in bits/s; 0 leaves it, except
+	// that a paced UDP stream sets it to its target rate (it takes effect
+	// under the fq qdisc; the package's own pacer works without).
+	FQRate float64 `json:"fq_rate_bits_per_second,omitempty"`
+	// FlowLabel is the IPv6 flow label of the test's data, 1..0xfffff
+	// (iperf3 -L); 0 leaves the kernel's own (a hash of the connection).
+	// The client's TCP and UDP data sockets carry it from their first
+	// packet (IPV6_FLOWLABEL_MGR and IPV6_FLOWINFO_SEND; linux: elsewhere
+	// a note says it is not available and the test runs without it), the
+	// control connection does not, as in 3.21. It is sent as 3.21's
+	// flowlabel parameter, and this package's server then labels its UDP
+	// streams too, so reverse and bidirectional UDP data carries it both
+	// ways. A server's TCP streams keep the kernel's label: linux gives an
+	// accepted socket none of its own (unless net.ipv6.flowlabel_reflect
+	// makes it reflect the client's), so with Reverse only the client's
+	// ACKs carry it, as with 3.21. A TCP stream to an IPv4 address fails
+	// with ErrFlowLabel, as 3.21's; an IPv4 UDP test runs without a label
+	// and a note says so (3.21 labels no UDP socket at all).
+	FlowLabel int `json:"flowlabel,omitempty"`
+}
+
+// Iperf3Options are a Config's fields that only iperf3's protocol or its
+// command line need. Their fields are promoted, as SocketOptions' are.
+type Iperf3Options struct {
+	// GetServerOutput asks the server for its own report (iperf3
+	// --get-server-output). The client asks for it anyway in reverse and
+	// bidirectional TCP tests to fill in the server's TCP_INFO.
+	GetServerOutput bool `json:"get_server_output,omitempty"`
+	// UDP32BitCounters uses iperf3's legacy 32-bit packet counters; the
+	// default is 64-bit counters.
+	UDP32BitCounters bool `json:"udp_32bit_counters,omitempty"`
+	// Title is sent to the server as iperf3's title parameter.
+	Title string `json:"title,omitempty"`
+	// Auth, when set, sends iperf3's RSA credentials to a server that
+	// requires them. A refusal returns an error matching ErrAuthFailed (and
+	// ErrAccessDenied). Result.Config never carries it.
+	Auth *iperf3auth.Client `json:"-"`
+	// ExtraData is sent to the server and written as "extra_data" in both
+	// ends' iperf3 documents (iperf3 --extra-data).
+	ExtraData string `json:"extra_data,omitempty"`
+	// RepeatingPayload asks a stock server for a repeating payload pattern
+	// (iperf3 --repeating-payload); this package always sends one.
+	RepeatingPayload bool `json:"repeating_payload,omitempty"`
+	// ServerAffinity, when set, asks the server to run the test's data
+	// streams on that CPU, 0..1024 (iperf3 -A n,m: m), as 3.21's
+	// server_affinity parameter; nil asks nothing. A 3.21 server pins its
+	// whole process for the test. This package's server pins the test's
+	// stream goroutines, each locked to an OS thread (see "Server
+	// affinity" in the package documentation), and refuses a CPU outside
+	// its own allowed set as 3.21 reports a failed sched_setaffinity: a
+	// *ServerError with iperf3's IEAFFINITY (132, "unable to set CPU
+	// affinity") and EINVAL.
+	ServerAffinity *int `json:"server_affinity,omitempty"`
+
+	// authNow is the clock of Auth's token, a test seam; nil means time.Now.
+	authNow func() time.Time
+}
+
+// maxFlowLabel is the largest IPv6 flow label (20 bits).
+const maxFlowLabel = 0xfffff
 
 // maxAffinity is iperf3's bound on a CPU number (-A and server_affinity).
 const maxAffinity = 1024
@@ -345,6 +355,14 @@ func ParseJitterClock(s string) (JitterClock, error) {
 		}
 	}
 	return 0, fmt.Errorf("throughput: jitter clock %q: want kernel or read", s)
+}
+
+// authClock is the time Auth's token carries.
+func (c *Config) authClock() time.Time {
+	if c.authNow != nil {
+		return c.authNow()
+	}
+	return time.Now()
 }
 
 // useGSO reports whether UDP senders try GSO.
@@ -466,49 +484,55 @@ func (c *Config) withDefaults() Config {
 func (c *Config) validate() error {
 	switch {
 	case c.Streams < 1 || c.Streams > MaxStreams:
-		return fmt.Errorf("throughput: streams %d outside 1..%d", c.Streams, MaxStreams)
+		return fmt.Errorf("throughput: Config.Streams %d outside 1..%d", c.Streams, MaxStreams)
 	case c.Reverse && c.Bidir:
-		return errors.New("throughput: reverse and bidir are exclusive")
+		return errors.New("throughput: Config.Reverse and Config.Bidir are exclusive")
 	case c.UDP && (c.BlockLen < iperfwire.MinUDPLen || c.BlockLen > iperfwire.MaxUDPLen):
-		return fmt.Errorf("throughput: udp length %d outside %d..%d", c.BlockLen, iperfwire.MinUDPLen, iperfwire.MaxUDPLen)
+		return fmt.Errorf("throughput: Config.BlockLen %d outside %d..%d for UDP", c.BlockLen, iperfwire.MinUDPLen, iperfwire.MaxUDPLen)
 	case c.BlockLen < 1:
-		return fmt.Errorf("throughput: block length %d", c.BlockLen)
-	case c.Duration < 0 || c.Omit < 0 || c.Bytes < 0 || c.Blocks < 0:
-		return errors.New("throughput: negative duration, omit, bytes or blocks")
+		return fmt.Errorf("throughput: Config.BlockLen %d is negative", c.BlockLen)
+	case c.Duration < 0:
+		return fmt.Errorf("throughput: Config.Duration %v is negative", c.Duration)
+	case c.Duration > 0 && c.Duration < minDuration:
+		return fmt.Errorf("throughput: Config.Duration %v below the minimum %v", c.Duration, minDuration)
+	case c.Omit < 0:
+		return fmt.Errorf("throughput: Config.Omit %v is negative", c.Omit)
+	case c.Bytes < 0 || c.Blocks < 0:
+		return fmt.Errorf("throughput: Config.Bytes %d or Config.Blocks %d is negative", c.Bytes, c.Blocks)
 	case c.TOS < 0 || c.TOS > 255:
-		return fmt.Errorf("throughput: TOS %d outside 0..255", c.TOS)
+		return fmt.Errorf("throughput: Config.TOS %d outside 0..255", c.TOS)
 	case c.SendTimeout < 0:
-		return errors.New("throughput: negative send timeout")
-	case c.Burst < 0 || c.Burst > MaxBurst:
-		return fmt.Errorf("throughput: burst %d outside 0..%d", c.Burst, MaxBurst)
+		return errors.New("throughput: Config.SendTimeout is negative")
+	case c.Burst < 0 || c.Burst > maxBurst:
+		return fmt.Errorf("throughput: Config.Burst %d outside 0..%d", c.Burst, maxBurst)
 	case c.ClientPort < 0 || c.ClientPort > 65535:
-		return fmt.Errorf("throughput: client port %d", c.ClientPort)
+		return fmt.Errorf("throughput: Config.ClientPort %d outside 0..65535", c.ClientPort)
 	case c.BindAddr != "" && net.ParseIP(c.BindAddr) == nil:
-		return fmt.Errorf("throughput: bind address %q is not an IP address", c.BindAddr)
+		return fmt.Errorf("throughput: Config.BindAddr %q is not an IP address", c.BindAddr)
 	case c.BindDevice != "" && !bindDeviceAvailable:
-		return fmt.Errorf("throughput: bind device: %w", ErrNotAvailable)
-	case c.FlowLabel < 0 || c.FlowLabel > MaxFlowLabel:
-		return fmt.Errorf("throughput: flow label %d outside 1..%d", c.FlowLabel, MaxFlowLabel)
+		return fmt.Errorf("throughput: Config.BindDevice: %w", ErrNotAvailable)
+	case c.FlowLabel < 0 || c.FlowLabel > maxFlowLabel:
+		return fmt.Errorf("throughput: Config.FlowLabel %d outside 1..%d", c.FlowLabel, maxFlowLabel)
 	case c.ServerAffinity != nil && (*c.ServerAffinity < 0 || *c.ServerAffinity > maxAffinity):
-		return fmt.Errorf("throughput: server affinity %d outside 0..%d", *c.ServerAffinity, maxAffinity)
+		return fmt.Errorf("throughput: Config.ServerAffinity %d outside 0..%d", *c.ServerAffinity, maxAffinity)
 	case len(c.BindDevice) > maxIfaceName:
-		return fmt.Errorf("throughput: bind device %q: longer than %d bytes", c.BindDevice, maxIfaceName)
+		return fmt.Errorf("throughput: Config.BindDevice %q: longer than %d bytes", c.BindDevice, maxIfaceName)
 	case c.UDP && (c.SendFrom != nil || c.ReceiveTo != nil):
 		return fmt.Errorf("%w: SendFrom and ReceiveTo need TCP (UDP datagrams carry iperf3's header)", ErrDataNeedsTCP)
 	case c.SkipRxCopy && c.ReceiveTo != nil:
-		return errors.New("throughput: SkipRxCopy drops the data ReceiveTo would write")
+		return errors.New("throughput: Config.SkipRxCopy drops the data Config.ReceiveTo would write")
 	}
-	return c.Auth.validate()
+	return validateAuth(c.Auth)
 }
 
 // untilSent reports whether the client's test lasts, unless told
 // otherwise, until its SendFrom data is sent: it has a source and sends.
 func (c *Config) untilSent() bool { return c.SendFrom != nil && (!c.Reverse || c.Bidir) }
 
-// withoutHooks is c as Result.Config reports it: without callbacks, the
-// latency probe, credentials and data sources and sinks.
+// withoutHooks is c as Result.Config reports it: without callbacks,
+// credentials and data sources and sinks.
 func (c Config) withoutHooks() Config {
-	c.OnInterval, c.OnEvent, c.Latency, c.Auth, c.SendFrom, c.ReceiveTo = nil, nil, nil, nil, nil, nil
+	c.OnInterval, c.OnEvent, c.Auth, c.SendFrom, c.ReceiveTo = nil, nil, nil, nil, nil
 	return c
 }
 
@@ -599,21 +623,28 @@ func (c *Config) params() *iperfwire.Params {
 // checked against the server's limits).
 func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 	c := Config{
-		UDP: bool(p.UDP), Streams: int(p.Parallel),
-		Duration: time.Duration(p.Time) * time.Second, Omit: time.Duration(p.Omit) * time.Second,
-		Bytes: int64(p.Num), Blocks: int64(p.BlockCount), Reverse: bool(p.Reverse), Bidir: bool(p.Bidirectional),
-		BlockLen: int(p.Len), Bitrate: float64(p.Bandwidth), Window: int(p.Window), MSS: int(p.MSS),
-		NoDelay: bool(p.NoDelay), Congestion: p.Congestion, Title: p.Title,
-		TOS: int(p.TOS), ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, DontFragment: p.DontFragment != 0, MPTCP: bool(p.MPTCP),
-		GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0,
-		ReadLen: sc.ReadLen, Interval: sc.Interval, IOTimeout: sc.IOTimeout, DisableFastPath: sc.DisableFastPath,
-		RecvTimeout: sc.RecvTimeout, StreamThreads: sc.StreamThreads, JitterClock: sc.JitterClock, FlowLabel: int(p.FlowLabel),
-		SendFrom: sc.SendFrom, ReceiveTo: sc.ReceiveTo,
+		UDP:           bool(p.UDP),
+		Streams:       int(p.Parallel),
+		Duration:      time.Duration(p.Time) * time.Second,
+		Omit:          time.Duration(p.Omit) * time.Second,
+		Bytes:         int64(p.Num),
+		Blocks:        int64(p.BlockCount),
+		Reverse:       bool(p.Reverse),
+		Bidir:         bool(p.Bidirectional),
+		BlockLen:      int(p.Len),
+		Bitrate:       float64(p.Bandwidth),
+		Interval:      sc.Interval,
+		IOTimeout:     sc.IOTimeout,
+		RecvTimeout:   sc.RecvTimeout,
+		SendFrom:      sc.SendFrom,
+		ReceiveTo:     sc.ReceiveTo,
+		Iperf3Options: Iperf3Options{Title: p.Title, ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0},
+		SocketOptions: SocketOptions{Window: int(p.Window), MSS: int(p.MSS), NoDelay: bool(p.NoDelay), Congestion: p.Congestion, TOS: int(p.TOS), DontFragment: p.DontFragment != 0, MPTCP: bool(p.MPTCP), ReadLen: sc.ReadLen, DisableFastPath: sc.DisableFastPath, StreamThreads: sc.StreamThreads, JitterClock: sc.JitterClock, FlowLabel: int(p.FlowLabel)},
 	}
 	if a := p.ServerAffinity; a != nil {
 		c.ServerAffinity = new(int(*a))
 	}
-	if b := int(p.Burst); b > 0 && b <= MaxBurst {
+	if b := int(p.Burst); b > 0 && b <= maxBurst {
 		c.Burst = b
 	}
 	c.dataPathFromParams(p)

@@ -16,7 +16,7 @@ import (
 // client's Config to the server's in 3.21's keys, and that a client that
 // sends none of them (3.12) leaves the offloads to the server.
 func TestDataPathParams(t *testing.T) {
-	c := (&Config{UDP: true, Bitrate: 1e9, BlockLen: 1400, GSO: OffloadOn, GRO: OffloadOn, SkipRxCopy: true, ZeroCopy: true, FQRate: 2e9}).withDefaults()
+	c := (&Config{UDP: true, Bitrate: 1e9, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn, SkipRxCopy: true, ZeroCopy: true, FQRate: 2e9}}).withDefaults()
 	b, err := json.Marshal(c.params())
 	require.NoError(t, err)
 	for _, k := range []string{`"gso":1`, `"gro":1`, `"gso_dg_size":1400`, `"skip_rx_copy":1`, `"zerocopy":1`, `"fqrate":2000000000`} {
@@ -51,10 +51,10 @@ func TestDataPathParams(t *testing.T) {
 	// Switched on with small datagrams, the batch a 3.21 server is told to
 	// send stays within the kernel's 64 segments (65507 bytes of 100-byte
 	// datagrams would be 655).
-	small := (&Config{UDP: true, Bitrate: 1e6, BlockLen: 100, GSO: OffloadOn}).withDefaults()
+	small := (&Config{UDP: true, Bitrate: 1e6, BlockLen: 100, SocketOptions: SocketOptions{GSO: OffloadOn}}).withDefaults()
 	assert.Equal(t, iperfwire.Int(64*100), small.params().GSOBfSize)
 	assert.Equal(t, iperfwire.Int(100), small.params().GSODgSize)
-	big := (&Config{UDP: true, Bitrate: 1e6, BlockLen: 1400, GSO: OffloadOn}).withDefaults()
+	big := (&Config{UDP: true, Bitrate: 1e6, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn}}).withDefaults()
 	assert.Equal(t, iperfwire.Int(46*1400), big.params().GSOBfSize)
 	tcp := (&Config{}).withDefaults()
 	b, _ = json.Marshal(tcp.params())
@@ -79,16 +79,16 @@ func TestDataPathParams(t *testing.T) {
 func TestDataPathOwnPeers(t *testing.T) {
 	addr, results := startServer(t, nil)
 	for name, cfg := range map[string]Config{
-		"tcp-skip-rx-copy":      {SkipRxCopy: true},
-		"tcp-reverse-skip":      {SkipRxCopy: true, Reverse: true},
-		"tcp-zerocopy":          {ZeroCopy: true},
-		"tcp-reverse-zerocopy":  {ZeroCopy: true, Reverse: true, Streams: 2},
-		"tcp-fqrate":            {FQRate: 400e6},
-		"udp-skip-rx-copy":      {UDP: true, Bitrate: 50e6, BlockLen: 1400, SkipRxCopy: true},
-		"udp-reverse-skip":      {UDP: true, Bitrate: 50e6, BlockLen: 1400, SkipRxCopy: true, Reverse: true},
-		"udp-gsro-unlimited":    {UDP: true, Bitrate: Unlimited, BlockLen: 1400, GSO: OffloadOn, GRO: OffloadOn},
-		"udp-no-gso-bidir":      {UDP: true, Bitrate: 50e6, GSO: OffloadOff, GRO: OffloadOff, Bidir: true},
-		"udp-gro-paced-reverse": {UDP: true, Bitrate: 200e6, BlockLen: 1400, GRO: OffloadOn, Reverse: true},
+		"tcp-skip-rx-copy":      {SocketOptions: SocketOptions{SkipRxCopy: true}},
+		"tcp-reverse-skip":      {Reverse: true, SocketOptions: SocketOptions{SkipRxCopy: true}},
+		"tcp-zerocopy":          {SocketOptions: SocketOptions{ZeroCopy: true}},
+		"tcp-reverse-zerocopy":  {Reverse: true, Streams: 2, SocketOptions: SocketOptions{ZeroCopy: true}},
+		"tcp-fqrate":            {SocketOptions: SocketOptions{FQRate: 400e6}},
+		"udp-skip-rx-copy":      {UDP: true, Bitrate: 50e6, BlockLen: 1400, SocketOptions: SocketOptions{SkipRxCopy: true}},
+		"udp-reverse-skip":      {UDP: true, Bitrate: 50e6, BlockLen: 1400, Reverse: true, SocketOptions: SocketOptions{SkipRxCopy: true}},
+		"udp-gsro-unlimited":    {UDP: true, Bitrate: Unlimited, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn}},
+		"udp-no-gso-bidir":      {UDP: true, Bitrate: 50e6, Bidir: true, SocketOptions: SocketOptions{GSO: OffloadOff, GRO: OffloadOff}},
+		"udp-gro-paced-reverse": {UDP: true, Bitrate: 200e6, BlockLen: 1400, Reverse: true, SocketOptions: SocketOptions{GRO: OffloadOn}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg.Duration, cfg.Interval = 500*time.Millisecond, -1
@@ -207,15 +207,15 @@ func TestIperf321DataPath(t *testing.T) {
 	}
 	stock := startIperf3ServerBin(t, bin)
 	for _, cfg := range []Config{
-		{SkipRxCopy: true}, {SkipRxCopy: true, Reverse: true}, {ZeroCopy: true}, {ZeroCopy: true, Reverse: true},
+		{SocketOptions: SocketOptions{SkipRxCopy: true}}, {Reverse: true, SocketOptions: SocketOptions{SkipRxCopy: true}}, {SocketOptions: SocketOptions{ZeroCopy: true}}, {Reverse: true, SocketOptions: SocketOptions{ZeroCopy: true}},
 		{Streams: 8}, {Bidir: true, Streams: 2},
-		{UDP: true, Bitrate: 200e6, BlockLen: 1400, GSO: OffloadOn, GRO: OffloadOn},
-		{UDP: true, Bitrate: 200e6, BlockLen: 1400, GSO: OffloadOn, GRO: OffloadOn, Reverse: true},
-		{UDP: true, Bitrate: 100e6, SkipRxCopy: true}, {UDP: true, Bitrate: 50e6, Bidir: true},
+		{UDP: true, Bitrate: 200e6, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn}},
+		{UDP: true, Bitrate: 200e6, BlockLen: 1400, Reverse: true, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn}},
+		{UDP: true, Bitrate: 100e6, SocketOptions: SocketOptions{SkipRxCopy: true}}, {UDP: true, Bitrate: 50e6, Bidir: true},
 		// Small datagrams from a 3.21 server: it sent none when asked for
 		// GSO without a batch size that fits the kernel's segment limit.
 		{UDP: true, Bitrate: 1e6, BlockLen: 100, Reverse: true},
-		{UDP: true, Bitrate: 1e6, BlockLen: 100, Reverse: true, GSO: OffloadOn, GRO: OffloadOn},
+		{UDP: true, Bitrate: 1e6, BlockLen: 100, Reverse: true, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn}},
 	} {
 		cfg.Duration, cfg.Interval = time.Second, -1
 		res, err := runRetry(t, stock, &cfg)

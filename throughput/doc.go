@@ -1,36 +1,31 @@
 // Package throughput generates TCP and UDP flows and measures them, and speaks
-// iperf3's control protocol as a client (Run) and as a server (Server), so a
-// Go program can test against a stock iperf3 server and stock iperf3 clients
-// can test against a Go server.
+// iperf3's control protocol as a client and as a server, so a Go program can
+// test against a stock iperf3 server and stock iperf3 clients can test
+// against a Go server.
 //
-// # Conventions
+// Entry points:
 //
-// These hold in every netperfkit package:
+//   - Run runs one test against an iperf3-compatible server and returns its
+//     Result; Config (nil for defaults) says what to run.
+//   - Result.Total reads the whole test whichever way the data flowed;
+//     Result.Upload and Result.Download hold each direction, Result.Intervals
+//     the interval reports that Config.OnInterval also receives live.
+//   - NewServer, then Server.Serve(ctx, listener) or
+//     Server.ListenAndServe(ctx, network, address), serves stock iperf3
+//     clients and Run; ServerConfig sets its limits and hooks.
 //
-//   - Context: every blocking call takes ctx first and returns within 100 ms
-//     of its cancellation, in every phase (connect, handshake, stream set-up,
-//     data, results exchange, teardown), with the partial result it has and
-//     an error matching ctx.Err(). Cancellation closes connections; deadlines
-//     (Config.IOTimeout, ServerConfig.HandshakeTimeout) only bound silent peers.
-//   - Settings: one value per test. Config is what Run takes, what the engine
-//     reads, what the server builds from a client's parameters and what
-//     Result.Config reports with every default filled in. A nil *Config or
-//     *ServerConfig means defaults, and each field says what its zero means.
-//   - Callbacks (Config.OnInterval, ServerConfig.OnResult, OnFailure,
-//     OnListen) are fields of the config struct; progress is reported
-//     through them, never printed.
-//   - Durations are time.Duration in Go, and integer nanoseconds in a
-//     Result's JSON (keys name their unit: duration_ns, jitter_ns,
-//     bits_per_second); float seconds, milliseconds and microseconds appear
-//     only in iperf3-shaped output (IperfJSON, IperfText).
-//   - Servers: NewServer, then Serve(ctx, listener) or ListenAndServe(ctx,
-//     addr) which reports the bound address through ServerConfig.OnListen.
-//     Any net.Listener works; UDP tests need a TCP listener and are refused
-//     with an error otherwise, never a panic. Every refused or failed
-//     session reaches ServerConfig.OnFailure with a Reason and is
-//     counted in Stats. Limits (tests at once, duration, streams, rate per
-//     stream and in total over a window (MaxTotalBitrate),
-//     message sizes) have safe defaults.
+// Beside it: throughput/throughputtest starts in-process servers for tests
+// and benchmarks, throughput/iperf3fmt writes a Result as iperf3 3.21's
+// text, -J and live report, and throughput/underload runs latency probes
+// beside the flows (RTT under load, responsiveness).
+//
+// The package's one third-party dependency is golang.org/x/sys (socket
+// options, TCP_INFO, UDP GSO/GRO); it imports no other netperfkit package
+// (iperf3's wire format is in an internal package and is not part of the
+// API). The conventions it shares with every netperfkit package (context
+// first and partial results on cancel, callbacks as config fields,
+// time.Duration in Go, one server shape, errors naming the field) are in
+// docs/conventions.md.
 //
 // # Defaults
 //
@@ -40,13 +35,6 @@
 // stream, as iperf3 does. Reports come every second. Connecting and every
 // control step time out after 10 s. A server runs 4 tests at once, each at
 // most 1 hour and 128 streams, and gives each handshake step 10 s.
-//
-// # Output
-//
-// Results are plain structs with snake_case JSON tags; IperfJSON renders a
-// Result as iperf3's -J document and IperfText as iperf3 3.21's text, so
-// scripts that parse iperf3 keep working. TextReport writes the same text
-// live from a run's events (Config.OnEvent), as examples/iperf3 does.
 //
 // # UDP pacing
 //
@@ -140,13 +128,6 @@
 // *os.File holding a regular file is sent with sendfile from the file
 // itself, on the poller and on stream threads alike. A stream without a
 // source or a sink writes and reads as before. TCP only.
-//
-// # Responsiveness
-//
-// Responsiveness runs flows and, beside them, the IETF responsiveness
-// draft's probes: new connections to an echo server (foreign probes) and
-// the loaded connections' own round trips from TCP_INFO (self probes),
-// combined into RPM.
 //
 // Linux-only measurements (TCP_INFO, UDP GSO/GRO, MSS and congestion
 // control) sit behind build tags; elsewhere results carry a "not available

@@ -41,7 +41,7 @@ var (
 	// TCP stream to an IPv4 address, or a label the kernel refuses (one
 	// leased to another destination, or above 0x7ffff when
 	// net.ipv6.flowlabel_state_ranges is set), or a server's refusal of a
-	// label outside 1..MaxFlowLabel. iperf3's "unable to set IPv6 flow
+	// label outside 1..0xfffff. iperf3's "unable to set IPv6 flow
 	// label".
 	ErrFlowLabel = errors.New("throughput: unable to set IPv6 flow label")
 	// ErrAffinity: a server could not run a test's streams on the CPU the

@@ -17,7 +17,7 @@ const (
 
 // Event is one step of a test, as Config.OnEvent and ServerConfig.OnEvent
 // receive it: the same events, in the same order, as iperf3 3.21's
-// --json-stream output (IperfJSON renders the "start" and "end" objects of
+// --json-stream output (throughput/iperf3fmt.JSON renders the "start" and "end" objects of
 // Result, and the interval objects of Interval).
 type Event struct {
 	Kind EventKind

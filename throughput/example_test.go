@@ -3,6 +3,7 @@ package throughput_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -26,7 +27,8 @@ func ExampleRun() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%.2f Gbit/s, %d retransmits\n", res.Upload.Received.BitsPerSecond/1e9, res.Upload.Sent.Retransmits)
+	total := res.Total()
+	fmt.Printf("%.2f Gbit/s, %d retransmits\n", total.Received.BitsPerSecond/1e9, total.Sent.Retransmits)
 }
 
 // A UDP test at a 5 Gbit/s target says plainly when the sender could not
@@ -44,29 +46,34 @@ func ExampleRun_udp() {
 }
 
 // Serve stock iperf3 clients (several at once) until the context ends,
-// printing each result and each refused or failed session.
+// logging each result and each refused or failed session.
 func ExampleServer_ListenAndServe() {
 	srv, err := throughput.NewServer(&throughput.ServerConfig{
 		MaxTests:    8,
 		MaxDuration: time.Minute,
 		OnListen:    func(a net.Addr) { log.Printf("listening on %v", a) },
-		OnResult: func(r *throughput.Result) {
-			fmt.Print(throughput.IperfText(r))
+		OnResult: func(r throughput.Result) {
+			t := r.Total()
+			log.Printf("%s: %.2f Gbit/s", r.RemoteAddr, t.Received.BitsPerSecond/1e9)
 		},
-		OnFailure: func(e *throughput.SessionError) {
-			log.Printf("%v: %s: %v", e.Remote, e.Reason, e.Err)
+		OnFailure: func(remote net.Addr, err error) {
+			var se *throughput.SessionError
+			if errors.As(err, &se) {
+				log.Printf("%v: %s: %v", remote, se.Reason, se.Err)
+			}
 		},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := srv.ListenAndServe(context.Background(), ":5201"); err != nil {
+	if err := srv.ListenAndServe(context.Background(), "tcp", ":5201"); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// A loopback test against an in-process server, printed as iperf3 -J does.
-func ExampleIperfJSON() {
+// A loopback test against an in-process server on 127.0.0.1:0: Serve
+// returns ctx.Err() once the context ends.
+func ExampleServer_Serve() {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
@@ -78,78 +85,46 @@ func ExampleIperfJSON() {
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
-	res, err := throughput.Run(ctx, ln.Addr().String(), &throughput.Config{Duration: 200 * time.Millisecond})
+	res, err := throughput.Run(ctx, ln.Addr().String(), &throughput.Config{Bytes: 1 << 20})
 	cancel()
-	<-done
 	if err != nil {
 		log.Fatal(err)
 	}
-	doc, err := throughput.IperfJSON(res)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(len(doc) > 0, res.Upload.Received.Bytes > 0)
+	fmt.Println(res.Total().Received.Bytes >= 1<<20, errors.Is(<-done, context.Canceled))
 	// Output: true true
 }
 
-// Format results as iperf3's text report.
-func ExampleIperfText() {
-	r := &throughput.Result{Streams: []throughput.StreamResult{{ID: 1, Totals: throughput.Totals{
-		Duration: 10 * time.Second,
-		Sent:     throughput.Counts{Bytes: 10 << 30, BitsPerSecond: 8.59e9, Retransmits: 3},
-		Received: throughput.Counts{Bytes: 10 << 30, BitsPerSecond: 8.59e9},
-	}}}}
-	fmt.Print(throughput.IperfText(r))
-	// Output:
-	// - - - - - - - - - - - - - - - - - - - - - - - - -
-	// [ ID] Interval           Transfer     Bitrate         Retr
-	// [  4]   0.00-10.00  sec  10.0 GBytes  8.59 Gbits/sec    3            sender
-	// [  4]   0.00-10.00  sec  10.0 GBytes  8.59 Gbits/sec                  receiver
-}
-
-// Print iperf3's live report from a run's events.
-func ExampleTextReport() {
-	cfg := &throughput.Config{Duration: 10 * time.Second}
-	rep := throughput.NewTextReport(os.Stdout, cfg, throughput.TextOptions{Format: 'm'})
-	cfg.OnEvent = func(e throughput.Event) {
-		switch e.Kind {
-		case throughput.EventStart:
-			for _, s := range e.Result.Streams {
-				rep.Connected(s)
-			}
-		case throughput.EventInterval:
-			rep.Interval(*e.Interval)
-		case throughput.EventEnd:
-			rep.Summary(e.Result)
-		}
+// The README's throughput snippet, run against an in-process server
+// (TestReadmeSnippet keeps the two the same and runs it).
+func Example_readme() {
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
 	}
-	// As Run would call it:
-	cfg.OnEvent(throughput.Event{Kind: throughput.EventInterval, Interval: &throughput.Interval{End: time.Second,
-		Streams: []throughput.StreamInterval{{ID: 1, Sender: true,
-			Counts: throughput.Counts{Bytes: 1 << 30, BitsPerSecond: 8.59e9, Retransmits: 2},
-			TCP:    &throughput.TCPInfo{SndCwndBytes: 3 << 20}}}}})
-	// Output:
-	// [ ID] Interval           Transfer     Bitrate         Retr  Cwnd
-	// [  4]   0.00-1.00   sec  1.00 GBytes  8590 Mbits/sec    2   3.00 MBytes
-}
+	srv, err := throughput.NewServer(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = srv.Serve(sctx, ln) }()
+	addr := ln.Addr().String()
 
-// Measure the RTT under load: a latency probe to a sockperf-compatible echo
-// server (`sockperf server` or latency.Server) runs while 8 TCP streams fill
-// the path.
-func ExampleRun_latency() {
-	res, err := throughput.Run(context.Background(), "10.0.0.2:5201", &throughput.Config{
-		Streams:  8,
-		Duration: 20 * time.Second,
-		Latency:  &throughput.LatencyProbe{Addr: "10.0.0.2:11111"},
+	// README begin
+	res, err := throughput.Run(ctx, addr, &throughput.Config{
+		Streams:    4,
+		Reverse:    true, // the server sends, like iperf3 -R; without it the client sends
+		Duration:   time.Second,
+		OnInterval: func(iv throughput.Interval) { /* live progress */ },
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	if res.Latency == nil { // the probe failed; res.Notes says why
-		log.Fatal(res.Notes)
-	}
-	fmt.Printf("%.1f Gbit/s with RTT p50 %.1f us, p99 %.1f us under load\n",
-		res.Upload.Received.BitsPerSecond/1e9, res.Latency.P50Us, res.Latency.P99Us)
+	total := res.Total() // every stream, whichever way the data flowed
+	fmt.Printf("%.2f Gbit/s received, %d retransmits\n",
+		total.Received.BitsPerSecond/1e9, total.Sent.Retransmits)
+	// README end
 }
 
 // Send a file to a stock `iperf3 -s` (iperf3 -F), with sendfile from the
@@ -158,8 +133,8 @@ func ExampleRun_latency() {
 // duration the upload lasts until the file is sent.
 func ExampleRun_sendFrom() {
 	res, err := throughput.Run(context.Background(), "10.0.0.2", &throughput.Config{
-		ZeroCopy: true,
-		SendFrom: func(int) (io.Reader, error) { return os.Open("/var/tmp/disk.img") },
+		SendFrom:      func(int) (io.Reader, error) { return os.Open("/var/tmp/disk.img") },
+		SocketOptions: throughput.SocketOptions{ZeroCopy: true},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -38,7 +38,7 @@ func setFlowLabel(fd uintptr, dst netip.Addr, label int) error {
 	var req [flowLabelReqLen]byte
 	a16 := dst.As16()
 	copy(req[:16], a16[:])
-	binary.BigEndian.PutUint32(req[16:], uint32(label&MaxFlowLabel))
+	binary.BigEndian.PutUint32(req[16:], uint32(label&maxFlowLabel))
 	req[20], req[21] = flActionGet, flShareAny
 	binary.NativeEndian.PutUint16(req[22:], flFlagCreate)
 	if err := unix.SetsockoptString(int(fd), unix.IPPROTO_IPV6, ipv6FlowLabelMgr, string(req[:])); err != nil {
@@ -56,7 +56,7 @@ func setFlowLabel(fd uintptr, dst netip.Addr, label int) error {
 func connectFlow(fd uintptr, ap netip.AddrPort, label int) error {
 	sa := unix.RawSockaddrInet6{Family: unix.AF_INET6, Addr: ap.Addr().As16()}
 	binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], ap.Port())
-	binary.BigEndian.PutUint32((*[4]byte)(unsafe.Pointer(&sa.Flowinfo))[:], uint32(label&MaxFlowLabel))
+	binary.BigEndian.PutUint32((*[4]byte)(unsafe.Pointer(&sa.Flowinfo))[:], uint32(label&maxFlowLabel))
 	if z := ap.Addr().Zone(); z != "" {
 		sa.Scope_id = zoneIndex(z)
 	}

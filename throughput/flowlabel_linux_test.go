@@ -100,7 +100,7 @@ func (c *labelCapture) record(p []byte) {
 	if len(p) < 44 || p[0]>>4 != 6 || (p[6] != unix.IPPROTO_TCP && p[6] != unix.IPPROTO_UDP) {
 		return
 	}
-	label := binary.BigEndian.Uint32(p[0:4]) & MaxFlowLabel
+	label := binary.BigEndian.Uint32(p[0:4]) & maxFlowLabel
 	src, dst := int(binary.BigEndian.Uint16(p[40:])), int(binary.BigEndian.Uint16(p[42:]))
 	k := flowKey{udp: p[6] == unix.IPPROTO_UDP}
 	switch c.port {
@@ -166,7 +166,7 @@ func TestFlowLabelOnTheWire(t *testing.T) {
 		"tcp":         {Streams: 2},
 		"tcp-reverse": {Reverse: true},
 		// The label's connect binds the local address itself.
-		"tcp-bind-cport": {BindAddr: "::1", ClientPort: peertest.FreePort(t), Streams: 2},
+		"tcp-bind-cport": {Streams: 2, SocketOptions: SocketOptions{BindAddr: "::1", ClientPort: peertest.FreePort(t)}},
 		"udp":            {UDP: true, Bitrate: 10e6, BlockLen: 1400},
 		"udp-reverse":    {UDP: true, Bitrate: 10e6, BlockLen: 1400, Reverse: true},
 		"udp-bidir":      {UDP: true, Bitrate: 10e6, BlockLen: 1400, Bidir: true},
@@ -213,10 +213,10 @@ func TestFlowLabelOnTheWire(t *testing.T) {
 // without a label (with a note).
 func TestFlowLabelIPv4(t *testing.T) {
 	addr, results := startServer(t, nil)
-	_, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 200 * time.Millisecond, FlowLabel: 5})
+	_, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 200 * time.Millisecond, SocketOptions: SocketOptions{FlowLabel: 5}})
 	require.ErrorIs(t, err, ErrFlowLabel)
 	assert.Contains(t, err.Error(), "unable to set IPv6 flow label")
-	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Duration: 200 * time.Millisecond, FlowLabel: 5, Interval: -1})
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Duration: 200 * time.Millisecond, Interval: -1, SocketOptions: SocketOptions{FlowLabel: 5}})
 	require.NoError(t, err)
 	assert.Contains(t, res.Notes, noteFlowLabelIPv4)
 	srv := <-results

@@ -14,7 +14,7 @@ import (
 // in 3.21's keys, flowlabel and server_affinity, a server checks them
 // against 3.21's bounds with 3.21's codes, and unset ones are not sent.
 func TestFlowLabelAffinityParams(t *testing.T) {
-	c := (&Config{FlowLabel: 0x12345, ServerAffinity: new(1)}).withDefaults()
+	c := (&Config{Iperf3Options: Iperf3Options{ServerAffinity: new(1)}, SocketOptions: SocketOptions{FlowLabel: 0x12345}}).withDefaults()
 	require.NoError(t, c.validate())
 	b, err := json.Marshal(c.params())
 	require.NoError(t, err)
@@ -28,7 +28,7 @@ func TestFlowLabelAffinityParams(t *testing.T) {
 	assert.Equal(t, 1, *srv.ServerAffinity)
 
 	// CPU 0 is a CPU, not "unset".
-	zero := (&Config{ServerAffinity: new(0)}).withDefaults()
+	zero := (&Config{Iperf3Options: Iperf3Options{ServerAffinity: new(0)}}).withDefaults()
 	b, _ = json.Marshal(zero.params())
 	assert.Contains(t, string(b), `"server_affinity":0`)
 	def := (&Config{}).withDefaults()
@@ -37,12 +37,12 @@ func TestFlowLabelAffinityParams(t *testing.T) {
 	assert.NotContains(t, string(b), "server_affinity")
 	assert.Nil(t, configFromParams(&iperfwire.Params{Parallel: 1}, &ServerConfig{}).ServerAffinity)
 
-	for _, bad := range []Config{{FlowLabel: -1}, {FlowLabel: MaxFlowLabel + 1}, {ServerAffinity: new(-1)}, {ServerAffinity: new(1025)}} {
+	for _, bad := range []Config{{SocketOptions: SocketOptions{FlowLabel: -1}}, {SocketOptions: SocketOptions{FlowLabel: maxFlowLabel + 1}}, {Iperf3Options: Iperf3Options{ServerAffinity: new(-1)}}, {Iperf3Options: Iperf3Options{ServerAffinity: new(1025)}}} {
 		d := bad.withDefaults()
 		assert.Error(t, d.validate(), "%+v", bad)
 	}
 	sc := &ServerConfig{MaxStreams: 1, MaxDuration: time.Hour}
-	code, err := checkParams(sc, &iperfwire.Params{Parallel: 1, FlowLabel: MaxFlowLabel + 1})
+	code, err := checkParams(sc, &iperfwire.Params{Parallel: 1, FlowLabel: maxFlowLabel + 1})
 	assert.Equal(t, iperfwire.IErrSetFlow, code)
 	assert.ErrorIs(t, err, ErrLimit)
 	assert.ErrorIs(t, err, ErrFlowLabel)
@@ -51,6 +51,6 @@ func TestFlowLabelAffinityParams(t *testing.T) {
 	assert.Equal(t, iperfwire.IErrAffinity, code)
 	assert.ErrorIs(t, err, ErrLimit)
 	assert.ErrorIs(t, err, ErrAffinity)
-	_, err = checkParams(sc, &iperfwire.Params{Parallel: 1, FlowLabel: MaxFlowLabel, ServerAffinity: iperfwire.PtrInt(maxAffinity)})
+	_, err = checkParams(sc, &iperfwire.Params{Parallel: 1, FlowLabel: maxFlowLabel, ServerAffinity: iperfwire.PtrInt(maxAffinity)})
 	assert.NoError(t, err)
 }

@@ -2,6 +2,8 @@ package throughput
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
@@ -95,7 +97,10 @@ func hookedServer(t *testing.T, cfg ServerConfig) (string, *Server, <-chan *Sess
 func hookedServerOn(t *testing.T, ln net.Listener, cfg ServerConfig) (string, *Server, <-chan *SessionError) {
 	t.Helper()
 	errs := make(chan *SessionError, 256)
-	cfg.OnFailure = func(e *SessionError) { errs <- e }
+	cfg.OnFailure = func(_ net.Addr, err error) {
+		e := asSession(err)
+		errs <- e
+	}
 	srv, err := NewServer(&cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -103,7 +108,7 @@ func hookedServerOn(t *testing.T, ln net.Listener, cfg ServerConfig) (string, *S
 	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
-		assert.NoError(t, <-done)
+		assert.ErrorIs(t, <-done, context.Canceled, "Serve returns ctx.Err()")
 	})
 	return ln.Addr().String(), srv, errs
 }
@@ -223,7 +228,7 @@ func TestServerHostilePeers(t *testing.T) {
 		expectReason(t, srv, errs, ReasonPeerGone)
 	})
 	t.Run("params-too-large", func(t *testing.T) {
-		_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: time.Second, Title: strings.Repeat("t", 9000)})
+		_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: time.Second, Iperf3Options: Iperf3Options{Title: strings.Repeat("t", 9000)}})
 		require.ErrorIs(t, err, ErrServerError)
 		expectReason(t, srv, errs, ReasonBadParams)
 	})
@@ -322,7 +327,7 @@ func testServeStopsWithoutLeaks(t *testing.T, threads bool) {
 	cancel()
 	select {
 	case err := <-done:
-		require.NoError(t, err)
+		require.ErrorIs(t, err, context.Canceled)
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not stop")
 	}
@@ -416,4 +421,13 @@ func TestServerClientLeavesDuringStreams(t *testing.T) {
 	}
 	require.NoError(t, <-goodRun(t, addr), "the server still serves")
 	assert.Equal(t, int64(2), srv.Stats().Failed[ReasonPeerGone])
+}
+
+// asSession is OnFailure's error as the *SessionError it always is.
+func asSession(err error) *SessionError {
+	var se *SessionError
+	if !errors.As(err, &se) {
+		panic(fmt.Sprintf("OnFailure got %T, not a *SessionError", err))
+	}
+	return se
 }

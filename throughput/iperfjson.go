@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"strconv"
 	"time"
-
-	"github.com/netperfkit/netperfkit/latency"
 )
 
 // The -J document, field for field as iperf3 3.12 writes it.
@@ -20,8 +18,6 @@ type ijDoc struct {
 	ServerOutputText string          `json:"server_output_text,omitempty"`
 	// ExtraData is the client's --extra-data.
 	ExtraData string `json:"extra_data,omitempty"`
-	// Latency is this package's addition: the RTT under load (Config.Latency).
-	Latency *latency.PingPongResult `json:"latency,omitempty"`
 }
 
 type ijConnected struct {
@@ -143,12 +139,12 @@ func (r *Result) localSends(reverse bool) bool {
 	return !reverse
 }
 
-// IperfJSON renders r as iperf3's -J document (start, intervals, end with
+// iperfJSON renders r as iperf3's -J document (start, intervals, end with
 // sum_sent/sum_received for TCP, sum with jitter_ms/lost_packets/
 // lost_percent for UDP, the *_bidir_reverse sums with bidir, and
 // cpu_utilization_percent), so scripts that parse iperf3 keep working.
 // Interval times restart at zero after the omit period, as in iperf3.
-func IperfJSON(r *Result) ([]byte, error) {
+func iperfJSON(r *Result) ([]byte, error) {
 	return json.MarshalIndent(iperfDoc(r), "", "\t")
 }
 
@@ -166,7 +162,6 @@ func iperfDoc(r *Result) *ijDoc {
 	}
 	ijEndOf(&d.End, r, primary)
 	d.ServerOutputJSON, d.ServerOutputText = r.ServerOutputJSON, r.ServerOutputText
-	d.Latency = r.Latency
 	d.ExtraData = r.Config.ExtraData
 	return d
 }

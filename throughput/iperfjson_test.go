@@ -51,7 +51,7 @@ func TestIperfJSONShape(t *testing.T) {
 			require.NoError(t, json.Unmarshal(raw, &want))
 			res, err := Run(ctxT(t, 30*time.Second), addr, &cfg)
 			require.NoError(t, err)
-			doc, err := IperfJSON(res)
+			doc, err := iperfJSON(res)
 			require.NoError(t, err)
 			var got any
 			require.NoError(t, json.Unmarshal(doc, &got))
@@ -134,7 +134,7 @@ func TestIperfJSONSenderKeysWithoutTCPInfo(t *testing.T) {
 	r := &Result{Role: "client", Config: Config{Reverse: true, Duration: time.Second},
 		Streams: []StreamResult{{ID: 1, Reverse: true, Totals: Totals{Duration: time.Second,
 			Sent: Counts{Bytes: 1 << 20, Retransmits: 2}, Received: Counts{Bytes: 1 << 20}}}}}
-	doc, err := IperfJSON(r)
+	doc, err := iperfJSON(r)
 	require.NoError(t, err)
 	var d struct {
 		End struct {

@@ -21,7 +21,7 @@ func TestJitterClock(t *testing.T) {
 	const n, gap = 10, 20 * time.Millisecond
 	jitter := map[JitterClock]time.Duration{}
 	for _, clock := range []JitterClock{JitterKernel, JitterRead} {
-		cfg := (&Config{UDP: true, BlockLen: 1400, JitterClock: clock}).withDefaults()
+		cfg := (&Config{UDP: true, BlockLen: 1400, SocketOptions: SocketOptions{JitterClock: clock}}).withDefaults()
 		e := newEngine(&cfg, false)
 		rx, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		require.NoError(t, err)
@@ -70,7 +70,7 @@ func TestParseJitterClock(t *testing.T) {
 	assert.ErrorContains(t, err, `jitter clock "wall": want kernel or read`)
 	assert.Equal(t, "JitterClock(7)", JitterClock(7).String())
 
-	b, err := json.Marshal(Config{JitterClock: JitterRead})
+	b, err := json.Marshal(Config{SocketOptions: SocketOptions{JitterClock: JitterRead}})
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"jitter_clock":"read"`, "results name the clock")
 	var c Config

@@ -55,7 +55,7 @@ func TestLowatFollowsRate(t *testing.T) {
 
 	paced := (&Config{Bitrate: 1e9}).withDefaults()
 	assert.False(t, newLowat(a, &paced, &off).enabled, "a paced sender's data is never held back")
-	window := (&Config{Window: 64 << 10}).withDefaults()
+	window := (&Config{SocketOptions: SocketOptions{Window: 64 << 10}}).withDefaults()
 	assert.False(t, newLowat(a, &window, &off).enabled, "a fixed window may be smaller than the threshold")
 }
 

@@ -78,24 +78,6 @@ func mergeServerTCPInfo(r *Result, raw json.RawMessage) {
 	}
 }
 
-// serverSenderRTTs returns the TCP_INFO round trips of the streams a
-// server sent, from each of its counted intervals in its -J output.
-func serverSenderRTTs(raw json.RawMessage) []time.Duration {
-	var so serverOutput
-	if len(raw) == 0 || json.Unmarshal(raw, &so) != nil {
-		return nil
-	}
-	var out []time.Duration
-	for _, iv := range so.Intervals {
-		for _, s := range iv.Streams {
-			if s.Sender && !s.Omitted && intOr0(s.RTT) > 0 {
-				out = append(out, time.Duration(intOr0(s.RTT))*time.Microsecond)
-			}
-		}
-	}
-	return out
-}
-
 // sumDownloadRetransmits recomputes an interval's download retransmits from
 // its reverse streams, after the server's TCP_INFO was merged into them.
 func sumDownloadRetransmits(iv *Interval) {

@@ -102,10 +102,10 @@ func TestSendFromToServerSink(t *testing.T) {
 		threads bool // the server's
 	}{
 		{"poller", Config{SendFrom: fromMemory(data)}, false},
-		{"threads", Config{SendFrom: fromMemory(data), StreamThreads: true, BlockLen: 128 << 10}, true},
-		{"zerocopy file", Config{SendFrom: fromFile(path), ZeroCopy: true}, false},
-		{"zerocopy file threads", Config{SendFrom: fromFile(path), ZeroCopy: true, StreamThreads: true}, true},
-		{"file copied", Config{SendFrom: fromFile(path), Streams: 2, StreamThreads: true}, false},
+		{"threads", Config{SendFrom: fromMemory(data), BlockLen: 128 << 10, SocketOptions: SocketOptions{StreamThreads: true}}, true},
+		{"zerocopy file", Config{SendFrom: fromFile(path), SocketOptions: SocketOptions{ZeroCopy: true}}, false},
+		{"zerocopy file threads", Config{SendFrom: fromFile(path), SocketOptions: SocketOptions{ZeroCopy: true, StreamThreads: true}}, true},
+		{"file copied", Config{SendFrom: fromFile(path), Streams: 2, SocketOptions: SocketOptions{StreamThreads: true}}, false},
 		{"long duration", Config{SendFrom: fromMemory(data), Duration: time.Minute}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,9 +142,9 @@ func TestReceiveToFromServerSource(t *testing.T) {
 		threads bool
 	}{
 		{"poller", Config{}, false},
-		{"threads", Config{StreamThreads: true}, true},
-		{"server sendfile", Config{ZeroCopy: true}, false},
-		{"server sendfile threads", Config{ZeroCopy: true, StreamThreads: true}, true},
+		{"threads", Config{SocketOptions: SocketOptions{StreamThreads: true}}, true},
+		{"server sendfile", Config{SocketOptions: SocketOptions{ZeroCopy: true}}, false},
+		{"server sendfile threads", Config{SocketOptions: SocketOptions{ZeroCopy: true, StreamThreads: true}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, results := startServer(t, &ServerConfig{SendFrom: fromFile(path), StreamThreads: tc.threads})
@@ -286,7 +286,7 @@ func TestSendFromErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "stream 1: send from:")
 
 	sink := func(int) (io.Writer, error) { return io.Discard, nil }
-	for _, c := range []Config{{UDP: true, SendFrom: fromMemory(nil)}, {UDP: true, ReceiveTo: sink}, {SkipRxCopy: true, ReceiveTo: sink}} {
+	for _, c := range []Config{{UDP: true, SendFrom: fromMemory(nil)}, {UDP: true, ReceiveTo: sink}, {ReceiveTo: sink, SocketOptions: SocketOptions{SkipRxCopy: true}}} {
 		_, err := Run(ctxT(t, 30*time.Second), addr, &c)
 		assert.Error(t, err)
 	}
@@ -307,7 +307,7 @@ func TestZeroCopySourceNote(t *testing.T) {
 	data := randomData(1<<20, 4)
 	var sinks streamSinks
 	addr, results := startServer(t, &ServerConfig{ReceiveTo: sinks.open})
-	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{SendFrom: fromMemory(data), ZeroCopy: true})
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{SendFrom: fromMemory(data), SocketOptions: SocketOptions{ZeroCopy: true}})
 	require.NoError(t, err)
 	serverResult(t, results)
 	assert.True(t, bytes.Equal(data, sinks.streams()[1]))
@@ -336,7 +336,7 @@ func TestOpenDataSendfile(t *testing.T) {
 		r    io.Reader
 		file bool
 	}{{"file", f, true}, {"memory", bytes.NewReader(nil), false}, {"pipe", pr, false}} {
-		c := Config{ZeroCopy: true, SendFrom: func(int) (io.Reader, error) { return tc.r, nil }}
+		c := Config{SendFrom: func(int) (io.Reader, error) { return tc.r, nil }, SocketOptions: SocketOptions{ZeroCopy: true}}
 		d, err := c.openData(1, true)
 		require.NoError(t, err)
 		if !tc.file {
@@ -371,8 +371,8 @@ func TestSendFromIperf3Servers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			bin := bin(t)
 			plain := startIperf3ServerBin(t, bin)
-			for _, cfg := range []Config{{SendFrom: fromFile(src)}, {SendFrom: fromFile(src), ZeroCopy: true, StreamThreads: true},
-				{SendFrom: fromMemory(data), StreamThreads: true, Streams: 2}} {
+			for _, cfg := range []Config{{SendFrom: fromFile(src)}, {SendFrom: fromFile(src), SocketOptions: SocketOptions{ZeroCopy: true, StreamThreads: true}},
+				{SendFrom: fromMemory(data), Streams: 2, SocketOptions: SocketOptions{StreamThreads: true}}} {
 				res, err := runRetry(t, plain, &cfg)
 				require.NoError(t, err)
 				n := int64(cfg.Streams * len(data))
@@ -387,7 +387,7 @@ func TestSendFromIperf3Servers(t *testing.T) {
 			sink := startIperf3ServerBin(t, bin, "-F", out)
 			// Paced, so that it reads some before our TEST_END: at full
 			// speed the data can sit in its socket until it closes it.
-			_, err := runRetry(t, sink, &Config{SendFrom: fromFile(src), StreamThreads: true, Bitrate: 100e6, BlockLen: 128 << 10})
+			_, err := runRetry(t, sink, &Config{SendFrom: fromFile(src), Bitrate: 100e6, BlockLen: 128 << 10, SocketOptions: SocketOptions{StreamThreads: true}})
 			require.NoError(t, err)
 			got, err := os.ReadFile(out)
 			require.NoError(t, err)
@@ -397,8 +397,12 @@ func TestSendFromIperf3Servers(t *testing.T) {
 			source := startIperf3ServerBin(t, bin, "-F", src)
 			for _, threads := range []bool{false, true} {
 				mine := filepath.Join(t.TempDir(), "mine.bin")
-				res, err := runRetry(t, source, &Config{Reverse: true, Bytes: int64(len(data)), StreamThreads: threads,
-					ReceiveTo: func(int) (io.Writer, error) { return os.Create(mine) }})
+				res, err := runRetry(t, source, &Config{
+					Reverse:       true,
+					Bytes:         int64(len(data)),
+					ReceiveTo:     func(int) (io.Writer, error) { return os.Create(mine) },
+					SocketOptions: SocketOptions{StreamThreads: threads},
+				})
 				require.NoError(t, err)
 				assert.Equal(t, int64(len(data)), res.Download.Received.Bytes)
 				got, err := os.ReadFile(mine)
@@ -503,8 +507,10 @@ func TestSinkStallAtTheEnd(t *testing.T) {
 			sink := &stallingSink{at: 7 << 20, stall: 300 * time.Millisecond}
 			addr, results := startServer(t, &ServerConfig{StreamThreads: threads,
 				ReceiveTo: func(int) (io.Writer, error) { return sink, nil }})
-			res, err := Run(ctxT(t, 30*time.Second), addr, &Config{StreamThreads: threads,
-				SendFrom: func(int) (io.Reader, error) { return bytes.NewReader(data), nil }})
+			res, err := Run(ctxT(t, 30*time.Second), addr, &Config{
+				SendFrom:      func(int) (io.Reader, error) { return bytes.NewReader(data), nil },
+				SocketOptions: SocketOptions{StreamThreads: threads},
+			})
 			require.NoError(t, err)
 			assert.Equal(t, int64(len(data)), res.Upload.Sent.Bytes)
 			srv := <-results

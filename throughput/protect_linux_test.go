@@ -33,7 +33,10 @@ func TestProtectionNetns(t *testing.T) {
 		return err
 	}))
 	errs := make(chan *SessionError, 64)
-	srv, err := NewServer(&ServerConfig{MaxTestsPerClient: 1, OnFailure: func(e *SessionError) { errs <- e },
+	srv, err := NewServer(&ServerConfig{MaxTestsPerClient: 1, OnFailure: func(_ net.Addr, err error) {
+		e := asSession(err)
+		errs <- e
+	},
 		AllowedClients: []netip.Prefix{netip.MustParsePrefix(v.PeerAddr + "/32"), netip.MustParsePrefix("10.231.0.6/32")}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -41,7 +44,7 @@ func TestProtectionNetns(t *testing.T) {
 	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
-		require.NoError(t, <-done)
+		require.ErrorIs(t, <-done, context.Canceled, "Serve returns ctx.Err()")
 	})
 	addr := ln.Addr().String()
 	// Every client socket is made on a thread inside the peer namespace.

@@ -2,6 +2,7 @@ package throughput
 
 import (
 	"context"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 	"net"
 	"net/netip"
 	"testing"
@@ -29,7 +30,7 @@ func dialFrom(t *testing.T, src, addr string) net.Conn {
 func checkProtection(t *testing.T, addr string, srv *Server, errs <-chan *SessionError, ok1, ok2, bad string, dial func(src string) net.Conn) {
 	t.Helper()
 	run := func(src string, streams int) (*Result, error) {
-		return Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Streams: streams, BindAddr: src, Interval: -1})
+		return Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Streams: streams, Interval: -1, SocketOptions: SocketOptions{BindAddr: src}})
 	}
 	// A client outside the allow-list is refused before anything is read.
 	_, err := run(bad, 1)
@@ -127,7 +128,7 @@ func TestOneOffAndIdle(t *testing.T) {
 	}
 	good, _ := testKeys(t)
 	// One-off: a refused client does not count, the first test does.
-	addr, done := run(ServerConfig{OneOff: true, Auth: &ServerAuth{PrivateKey: good, Users: map[string]string{}}})
+	addr, done := run(ServerConfig{OneOff: true, Auth: &iperf3auth.Server{PrivateKey: good, Users: map[string]string{}}})
 	_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: 200 * time.Millisecond})
 	require.ErrorIs(t, err, ErrAuthFailed)
 	select {

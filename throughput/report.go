@@ -3,8 +3,6 @@ package throughput
 import (
 	"encoding/json"
 	"time"
-
-	"github.com/netperfkit/netperfkit/latency"
 )
 
 // Counts are one stream's figures, or one direction's sum, over an
@@ -150,10 +148,6 @@ type Result struct {
 	ServerOutputJSON json.RawMessage `json:"server_output_json,omitempty"`
 	ServerOutputText string          `json:"server_output_text,omitempty"`
 
-	// Latency is the RTT distribution measured alongside the flows when
-	// Config.Latency was set (client side only).
-	Latency *latency.PingPongResult `json:"latency,omitempty"`
-
 	// ControlMSS is the control connection's TCP MSS (linux; 0 elsewhere),
 	// iperf3's tcp_mss_default.
 	ControlMSS int `json:"control_mss,omitempty"`
@@ -164,3 +158,48 @@ func secs(d time.Duration) float64 { return d.Seconds() }
 
 // micros is a duration in whole microseconds, as TCP_INFO and iperf3 carry RTTs.
 func micros(d time.Duration) int64 { return d.Microseconds() }
+
+// Total sums every stream of the test, whichever way the data flowed:
+// Upload for a forward test, Download for a reverse one (Config.Reverse),
+// both for a bidirectional one. Read it when the direction does not
+// matter. Sent.Retransmits is -1 when either direction's is unknown,
+// Received.Jitter is the streams' mean and SenderLimited says whether
+// either direction's sender fell short. A nil Result or one without
+// streams gives the zero Summary.
+func (r *Result) Total() Summary {
+	var t Summary
+	if r == nil {
+		return t
+	}
+	var jitter time.Duration
+	n := 0
+	for _, s := range []*Summary{r.Upload, r.Download} {
+		if s == nil {
+			continue
+		}
+		if n == 0 {
+			t.Sent.Retransmits = s.Sent.Retransmits
+		} else if t.Sent.Retransmits < 0 || s.Sent.Retransmits < 0 {
+			t.Sent.Retransmits = -1
+		} else {
+			t.Sent.Retransmits += s.Sent.Retransmits
+		}
+		n++
+		t.Streams += s.Streams
+		t.SenderLimited = t.SenderLimited || s.SenderLimited
+		t.Duration = max(t.Duration, s.Duration)
+		for _, p := range [][2]*Counts{{&t.Sent, &s.Sent}, {&t.Received, &s.Received}} {
+			p[0].Bytes += p[1].Bytes
+			p[0].BitsPerSecond += p[1].BitsPerSecond
+			p[0].Packets += p[1].Packets
+			p[0].LostPackets += p[1].LostPackets
+			p[0].OutOfOrder += p[1].OutOfOrder
+		}
+		jitter += s.Received.Jitter * time.Duration(s.Streams)
+	}
+	if t.Streams > 0 {
+		t.Received.Jitter = jitter / time.Duration(t.Streams)
+	}
+	t.Received.LostPercent = percent(t.Received.LostPackets, t.Received.Packets)
+	return t
+}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 	"io"
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -100,23 +102,25 @@ type ServerConfig struct {
 	// that MPTCP clients keep it; plain TCP clients connect as before.
 	// False leaves Go's default (which GODEBUG=multipathtcp sets).
 	MPTCP bool
-	// OnListen, when set, is called by ListenAndServe with the bound
-	// address before the first Accept.
+	// OnListen, when set, is called by Serve and ListenAndServe with the
+	// bound address before the first Accept (Addr returns it too).
 	OnListen func(net.Addr)
 	// OnResult, when set, receives the server's view of every finished
 	// test. It is called from the test's goroutine and may run concurrently
 	// for concurrent tests.
-	OnResult func(*Result)
-	// OnFailure, when set, receives every refused or failed
-	// connection and test, with its Reason (Stats counts them too). It is
-	// called from the connection's goroutine, possibly concurrently.
-	OnFailure func(*SessionError)
+	OnResult func(Result)
+	// OnFailure, when set, receives every refused or failed connection
+	// and test: the peer's address (nil when unknown) and the error, a
+	// *SessionError (errors.As) carrying its Reason; Stats counts them
+	// too. It is called from the connection's goroutine, possibly
+	// concurrently.
+	OnFailure func(remote net.Addr, err error)
 
 	// Authentication and protection (iperf3 3.21 parity, issue 11).
 
 	// Auth, when set, requires every client to authenticate with iperf3's
 	// RSA scheme; NewServer fails when its key or users file is unusable.
-	Auth *ServerAuth
+	Auth *iperf3auth.Server
 	// AllowedClients, when not empty, lists the client networks served;
 	// a connection from elsewhere gets ACCESS_DENIED before anything is
 	// read, and reaches OnFailure with ReasonDenied (ErrAccessDenied).
@@ -157,27 +161,44 @@ type ServerConfig struct {
 	ReceiveTo func(stream int) (io.Writer, error)
 }
 
+// negativeLimit names the first limit that is negative (or a NaN
+// MaxTotalBitrate), "" when none is.
+func (c *ServerConfig) negativeLimit() string {
+	for _, l := range []struct {
+		name string
+		bad  bool
+	}{
+		{"MaxTests", c.MaxTests < 0}, {"MaxDuration", c.MaxDuration < 0}, {"MaxStreams", c.MaxStreams < 0},
+		{"MaxBitrate", !(c.MaxBitrate >= 0)}, {"MaxTotalBitrate", !(c.MaxTotalBitrate >= 0)},
+		{"HandshakeTimeout", c.HandshakeTimeout < 0}, {"IOTimeout", c.IOTimeout < 0}, {"ReadLen", c.ReadLen < 0},
+		{"Interval", c.Interval < 0}, {"MaxTestsPerClient", c.MaxTestsPerClient < 0}, {"IdleTimeout", c.IdleTimeout < 0},
+	} {
+		if l.bad {
+			return l.name
+		}
+	}
+	return ""
+}
+
 func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 	var d ServerConfig
 	if c != nil {
 		d = *c
 	}
-	if d.MaxTests < 0 || d.MaxDuration < 0 || d.MaxStreams < 0 || d.MaxBitrate < 0 ||
-		d.HandshakeTimeout < 0 || d.IOTimeout < 0 || d.ReadLen < 0 || d.Interval < 0 ||
-		d.MaxTestsPerClient < 0 || d.IdleTimeout < 0 || !(d.MaxTotalBitrate >= 0) {
-		return d, errors.New("throughput: negative server limit")
+	if name := d.negativeLimit(); name != "" {
+		return d, fmt.Errorf("throughput: ServerConfig.%s is negative", name)
 	}
 	if w := d.TotalBitrateWindow; w != 0 && (w < minRateWindow || w > maxRateWindow) {
-		return d, fmt.Errorf("throughput: server TotalBitrateWindow %v outside %v to %v", w, minRateWindow, maxRateWindow)
+		return d, fmt.Errorf("throughput: ServerConfig.TotalBitrateWindow %v outside %v to %v", w, minRateWindow, maxRateWindow)
 	}
 	if d.BindDevice != "" && !bindDeviceAvailable {
-		return d, fmt.Errorf("throughput: server bind device: %w", ErrNotAvailable)
+		return d, fmt.Errorf("throughput: ServerConfig.BindDevice: %w", ErrNotAvailable)
 	}
 	if len(d.BindDevice) > maxIfaceName {
-		return d, fmt.Errorf("throughput: server bind device %q: longer than %d bytes", d.BindDevice, maxIfaceName)
+		return d, fmt.Errorf("throughput: ServerConfig.BindDevice %q: longer than %d bytes", d.BindDevice, maxIfaceName)
 	}
 	if d.MaxStreams > MaxStreams {
-		return d, fmt.Errorf("throughput: server MaxStreams %d above %d", d.MaxStreams, MaxStreams)
+		return d, fmt.Errorf("throughput: ServerConfig.MaxStreams %d above %d", d.MaxStreams, MaxStreams)
 	}
 	allowed, err := allowlist.Normalize(d.AllowedClients)
 	if err != nil {
@@ -214,9 +235,14 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 // a silent, slow or malformed connection only ever holds its own goroutine
 // (each step has a deadline). It is safe for concurrent use; one Server may
 // serve several listeners.
+//
+// The zero Server is not usable: its methods return an error (Stats and
+// Addr a zero value); make one with NewServer.
 type Server struct {
 	cfg   ServerConfig
-	auth  *iperfauth.Verifier // nil: no authentication
+	ready bool                     // made by NewServer
+	addr  atomic.Pointer[net.Addr] // the listener Serve runs on
+	auth  *iperfauth.Verifier      // nil: no authentication
 	mu    sync.Mutex
 	tests map[string]*serverTest // by cookie
 	udpMu chanMutex              // one test at a time sets up UDP streams
@@ -233,19 +259,50 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := c.Auth.verifier()
+	v, err := authVerifier(c.Auth)
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: c, auth: v, tests: map[string]*serverTest{}}, nil
+	return &Server{cfg: c, ready: true, auth: v, tests: map[string]*serverTest{}}, nil
+}
+
+// errZeroServer is what a zero Server's methods return.
+var errZeroServer = errors.New("throughput: Server not made by NewServer")
+
+// Addr returns the address of the listener the server serves on, nil
+// before Serve or ListenAndServe has one (with several listeners, the
+// latest).
+func (s *Server) Addr() net.Addr {
+	if s == nil {
+		return nil
+	}
+	if a := s.addr.Load(); a != nil {
+		return *a
+	}
+	return nil
 }
 
 // Serve accepts connections on ln and runs tests until ctx ends; it then
-// closes ln, ends every test (each returns within 100 ms) and returns nil,
-// or the accept error that stopped it. Any listener works: UDP tests need
-// a TCP listener (their socket binds the same port) and are refused with
-// SERVER_ERROR on others.
+// closes ln, ends every test (each returns within 100 ms) and returns
+// ctx.Err(). It returns nil when ServerConfig.OneOff or IdleTimeout ends
+// it, and the accept error that stopped it otherwise. Any listener works:
+// UDP tests need a TCP listener (their socket binds the same port) and
+// are refused with SERVER_ERROR on others. A nil ln is an error.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	switch {
+	case s == nil || !s.ready:
+		return errZeroServer
+	case ln == nil:
+		return errors.New("throughput: Serve: nil listener ln")
+	case ctx == nil:
+		return errors.New("throughput: Serve: nil ctx")
+	}
+	a := ln.Addr()
+	s.addr.Store(&a)
+	if s.cfg.OnListen != nil {
+		s.cfg.OnListen(a)
+	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
@@ -266,8 +323,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
+			if parent.Err() != nil {
+				return parent.Err()
+			}
 			if ctx.Err() != nil {
-				return nil
+				return nil // OneOff or IdleTimeout
 			}
 			if isTimeout(err) {
 				continue
@@ -287,11 +347,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-// ListenAndServe listens on the TCP address addr (":5201" when empty),
-// reports the bound address to ServerConfig.OnListen, and serves as Serve.
-func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
-	if addr == "" {
-		addr = fmt.Sprintf(":%d", DefaultPort)
+// ListenAndServe listens on address (":5201" when empty) of network
+// ("tcp", "tcp4", "tcp6" or "unix", as for net.Listen), reports the bound
+// address to ServerConfig.OnListen, and serves as Serve.
+func (s *Server) ListenAndServe(ctx context.Context, network, address string) error {
+	switch {
+	case s == nil || !s.ready:
+		return errZeroServer
+	case ctx == nil:
+		return errors.New("throughput: ListenAndServe: nil ctx")
+	}
+	switch network {
+	case "tcp", "tcp4", "tcp6", "unix":
+	default:
+		return fmt.Errorf("throughput: ListenAndServe: network %q: want tcp, tcp4, tcp6 or unix", network)
+	}
+	if address == "" && network != "unix" {
+		address = fmt.Sprintf(":%d", DefaultPort)
 	}
 	var lc net.ListenConfig
 	if s.cfg.MPTCP {
@@ -306,12 +378,9 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 			return serr
 		}
 	}
-	ln, err := lc.Listen(ctx, "tcp", addr)
+	ln, err := lc.Listen(ctx, network, address)
 	if err != nil {
 		return fmt.Errorf("throughput: listen: %w", err)
-	}
-	if s.cfg.OnListen != nil {
-		s.cfg.OnListen(ln.Addr())
 	}
 	return s.Serve(ctx, ln)
 }
@@ -477,6 +546,6 @@ func (s *Server) runTest(ctx context.Context, sv *serving, conn net.Conn, cookie
 	}
 	s.stats.completed.Add(1)
 	if s.cfg.OnResult != nil {
-		s.cfg.OnResult(res)
+		s.cfg.OnResult(*res)
 	}
 }

@@ -34,7 +34,7 @@ func startServerAt(t testing.TB, laddr string, cfg *ServerConfig) (addr string, 
 	if cfg != nil {
 		c = *cfg
 	}
-	c.OnResult = func(r *Result) { ch <- r }
+	c.OnResult = func(r Result) { ch <- &r }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	srv, err := NewServer(&c)
@@ -44,7 +44,7 @@ func startServerAt(t testing.TB, laddr string, cfg *ServerConfig) (addr string, 
 		cancel()
 		select {
 		case err := <-done:
-			assert.NoError(t, err)
+			assert.ErrorIs(t, err, context.Canceled)
 		case <-time.After(15 * time.Second):
 			t.Error("Serve did not return after its context ended")
 		}
@@ -309,9 +309,9 @@ func TestIperf321BothRoles(t *testing.T) {
 	stock := startIperf3ServerBin(t, bin)
 	for _, cfg := range []Config{{Duration: time.Second}, {Duration: time.Second, Reverse: true, Streams: 2},
 		{Duration: time.Second, UDP: true, Bitrate: 50e6}, {Duration: time.Second, Bidir: true},
-		{Duration: time.Second, Reverse: true, Streams: 4, StreamThreads: true},
-		{Duration: time.Second, Streams: 4, StreamThreads: true}, {Duration: time.Second, Bidir: true, StreamThreads: true},
-		{Duration: time.Second, Streams: 2, ZeroCopy: true, StreamThreads: true}} {
+		{Duration: time.Second, Reverse: true, Streams: 4, SocketOptions: SocketOptions{StreamThreads: true}},
+		{Duration: time.Second, Streams: 4, SocketOptions: SocketOptions{StreamThreads: true}}, {Duration: time.Second, Bidir: true, SocketOptions: SocketOptions{StreamThreads: true}},
+		{Duration: time.Second, Streams: 2, SocketOptions: SocketOptions{ZeroCopy: true, StreamThreads: true}}} {
 		res, err := runRetry(t, stock, &cfg)
 		require.NoError(t, err, "%+v", cfg)
 		// Our sender counts every byte it writes, so its peer never receives

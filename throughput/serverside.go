@@ -106,8 +106,8 @@ func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
 		return iperfwire.IErrBufSize, fmt.Errorf("%w: window %d", ErrLimit, p.Window)
 	case p.TOS < 0 || p.TOS > 255:
 		return iperfwire.IErrBadTOS, fmt.Errorf("%w: TOS %d", ErrLimit, p.TOS)
-	case p.FlowLabel < 0 || p.FlowLabel > MaxFlowLabel:
-		return iperfwire.IErrSetFlow, fmt.Errorf("%w: %w: %d outside 1..%d", ErrLimit, ErrFlowLabel, p.FlowLabel, MaxFlowLabel)
+	case p.FlowLabel < 0 || p.FlowLabel > maxFlowLabel:
+		return iperfwire.IErrSetFlow, fmt.Errorf("%w: %w: %d outside 1..%d", ErrLimit, ErrFlowLabel, p.FlowLabel, maxFlowLabel)
 	case p.ServerAffinity != nil && (*p.ServerAffinity < 0 || *p.ServerAffinity > maxAffinity):
 		return iperfwire.IErrAffinity, fmt.Errorf("%w: %w: CPU %d outside 0..%d", ErrLimit, ErrAffinity, *p.ServerAffinity, maxAffinity)
 	case p.MSS < 0 || p.MSS > 32767:
@@ -278,11 +278,11 @@ func (ss *serverSession) exchange(<-chan stateMsg) (*iperfwire.Results, error) {
 			return
 		}
 		if ss.params.JSONOutput {
-			if doc, err := IperfJSON(res); err == nil {
+			if doc, err := iperfJSON(res); err == nil {
 				w.ServerOutputJSON = json.RawMessage(doc)
 			}
 		} else {
-			w.ServerOutputText = IperfText(res)
+			w.ServerOutputText = iperfText(res)
 		}
 	})
 	if err != nil {

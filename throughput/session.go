@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
-	"github.com/netperfkit/netperfkit/latency"
 )
 
 // session is one test seen from either end. The skeleton -- handshake,
@@ -29,9 +28,6 @@ type session struct {
 	t      *testRun // set once the handshake settled cfg
 
 	ended atomic.Bool // the test's time is over: a silent control connection is now an error
-
-	probe    *latency.PingPongResult // the client's RTT under load
-	probeErr error
 
 	mu      sync.Mutex
 	conns   []io.Closer
@@ -178,20 +174,13 @@ func addrString(a net.Addr) string {
 	return a.String()
 }
 
-// measure runs the data streams (and the client's latency probe) until the
-// side says the test's time is up, then freezes the counters.
+// measure runs the data streams until the side says the test's time is
+// up, then freezes the counters.
 func (s *session) measure(ctx context.Context, sd side, states <-chan stateMsg) error {
-	var probe *probeRun
-	if s.cfg.Latency != nil && !s.server {
-		probe = startProbe(ctx, s.cfg.Latency, s.cfg.Omit, s.cfg.Omit+s.cfg.Duration)
-	}
 	stopRep := s.t.begin()
 	err := sd.await(ctx, states)
 	s.t.end(ctx, stopRep, s.server && err == nil)
 	s.ended.Store(true)
-	if probe != nil {
-		s.probe, s.probeErr = probe.stop()
-	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -13,8 +13,11 @@ import (
 // window; on linux the algorithm is reported by both ends.
 func TestSocketOptions(t *testing.T) {
 	addr, results := startServer(t, nil)
-	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 300 * time.Millisecond, MSS: 1200,
-		NoDelay: true, Congestion: "reno", Window: 512 << 10, Interval: -1})
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{
+		Duration:      300 * time.Millisecond,
+		Interval:      -1,
+		SocketOptions: SocketOptions{MSS: 1200, NoDelay: true, Congestion: "reno", Window: 512 << 10},
+	})
 	if runtime.GOOS != "linux" {
 		require.NoError(t, err)
 		assert.Contains(t, res.Notes, "congestion: not available on this platform")
@@ -28,6 +31,6 @@ func TestSocketOptions(t *testing.T) {
 	assert.Equal(t, 512<<10, srv.Config.Window)
 	assert.GreaterOrEqual(t, res.SndBufActual, 512<<10)
 	// An unknown algorithm is an error on linux, before any data flows.
-	_, err = Run(ctxT(t, 10*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Congestion: "no-such-cc"})
+	_, err = Run(ctxT(t, 10*time.Second), addr, &Config{Duration: 300 * time.Millisecond, SocketOptions: SocketOptions{Congestion: "no-such-cc"}})
 	assert.Error(t, err)
 }

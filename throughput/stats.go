@@ -54,7 +54,11 @@ type SessionError struct {
 }
 
 func (e *SessionError) Error() string {
-	return "throughput: session from " + addrString(e.Remote) + ": " + string(e.Reason) + ": " + e.Err.Error()
+	cause := "<nil>"
+	if e.Err != nil {
+		cause = e.Err.Error()
+	}
+	return "throughput: session from " + addrString(e.Remote) + ": " + string(e.Reason) + ": " + cause
 }
 
 // Unwrap returns the cause, so errors.Is sees ErrLimit, ErrProtocol, context.Canceled...
@@ -64,11 +68,11 @@ func (e *SessionError) Unwrap() error { return e.Err }
 // are cumulative.
 type ServerStats struct {
 	// Started counts control connections that began a test's handshake.
-	Started int64
+	Started int64 `json:"started"`
 	// Completed counts tests that ran and exchanged results.
-	Completed int64
+	Completed int64 `json:"completed"`
 	// Failed counts refused or failed connections and tests by reason.
-	Failed map[Reason]int64
+	Failed map[Reason]int64 `json:"failed"`
 }
 
 type serverCounters struct {
@@ -77,8 +81,11 @@ type serverCounters struct {
 	failed             map[Reason]int64
 }
 
-// Stats returns the server's counters.
+// Stats returns the server's counters (zero for a zero Server).
 func (s *Server) Stats() ServerStats {
+	if s == nil {
+		return ServerStats{Failed: map[Reason]int64{}}
+	}
 	st := ServerStats{Started: s.stats.started.Load(), Completed: s.stats.completed.Load(), Failed: map[Reason]int64{}}
 	s.stats.mu.Lock()
 	for r, n := range s.stats.failed {
@@ -101,7 +108,8 @@ func (s *Server) failed(conn net.Conn, r Reason, err error) {
 	s.stats.failed[r]++
 	s.stats.mu.Unlock()
 	if s.cfg.OnFailure != nil {
-		s.cfg.OnFailure(&SessionError{Remote: conn.RemoteAddr(), Reason: r, Err: err})
+		remote := conn.RemoteAddr()
+		s.cfg.OnFailure(remote, &SessionError{Remote: remote, Reason: r, Err: err})
 	}
 }
 

@@ -30,9 +30,9 @@ func TestStreamThreadsOwnPeers(t *testing.T) {
 		threads int // threaded TCP streams of both sides
 	}{
 		"upload-4":      {Config{Streams: 4}, 8},
-		"upload-skip":   {Config{Streams: 2, SkipRxCopy: true}, 4},
+		"upload-skip":   {Config{Streams: 2, SocketOptions: SocketOptions{SkipRxCopy: true}}, 4},
 		"upload-paced":  {Config{Streams: 2, Bitrate: 200e6}, 4},
-		"zerocopy-2":    {Config{Streams: 2, ZeroCopy: true}, 4},
+		"zerocopy-2":    {Config{Streams: 2, SocketOptions: SocketOptions{ZeroCopy: true}}, 4},
 		"reverse-2":     {Config{Streams: 2, Reverse: true}, 4},
 		"reverse-blk1k": {Config{Reverse: true, BlockLen: 1000}, 2},
 		"bidir":         {Config{Bidir: true}, 4},
@@ -353,7 +353,7 @@ func TestStalledPeerEndsTheSend(t *testing.T) {
 	}{{"poller", false, false}, {"threads", true, false}, {"poller-zerocopy", false, true}, {"threads-zerocopy", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, _ := tcpPair(t) // nobody reads the other end
-			cfg := (&Config{IOTimeout: 300 * time.Millisecond, Duration: time.Minute, StreamThreads: tc.threads, ZeroCopy: tc.zerocopy}).withDefaults()
+			cfg := (&Config{IOTimeout: 300 * time.Millisecond, Duration: time.Minute, SocketOptions: SocketOptions{StreamThreads: tc.threads, ZeroCopy: tc.zerocopy}}).withDefaults()
 			e := newEngine(&cfg, false)
 			s := &flowStream{conn: a, send: true}
 			e.streams = []*flowStream{s}
@@ -379,7 +379,7 @@ func TestLendPs(t *testing.T) {
 	assert.Zero(t, lendPs(1), "no more than maxStreamThreads at once")
 
 	a, _ := tcpPair(t)
-	e := newEngine(&Config{StreamThreads: true}, false)
+	e := newEngine(&Config{SocketOptions: SocketOptions{StreamThreads: true}}, false)
 	e.streams = []*flowStream{{conn: a}}
 	e.startThreads()
 	assert.Nil(t, threadOf(e.streams[0].conn), "without a P to lend, the stream reads through the poller")

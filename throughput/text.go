@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// TextOptions choose how a TextReport reads.
-type TextOptions struct {
+// textOptions choose how a textReport reads.
+type textOptions struct {
 	// Format is iperf3's -f: 'k', 'm', 'g', 't' show bitrates in a fixed
 	// unit of bits, 'K', 'M', 'G', 'T' in bytes; 0 or 'a' adapts the unit.
 	Format byte
@@ -21,14 +21,14 @@ type TextOptions struct {
 	Verbose bool
 }
 
-// TextReport writes iperf3 3.21's human-readable report (the report_*
+// textReport writes iperf3 3.21's human-readable report (the report_*
 // formats of its src/iperf_locale.c): connection lines, interval lines
 // with [SUM] lines for several streams, and the sender/receiver summary.
 // Feed it the events of Config.OnEvent (or ServerConfig.OnEvent) as they
-// come, or a finished Result through IperfText. A TextReport is not safe
+// come, or a finished Result through iperfText. A textReport is not safe
 // for concurrent use; the library delivers a test's events from one
 // goroutine.
-type TextReport struct {
+type textReport struct {
 	w       io.Writer
 	format  byte
 	udp     bool
@@ -45,23 +45,23 @@ type TextReport struct {
 
 const separator = "- - - - - - - - - - - - - - - - - - - - - - - - -\n"
 
-// NewTextReport returns a report of a test run with cfg (for a server, the
+// newTextReport returns a report of a test run with cfg (for a server, the
 // Config of the test's Result) that writes to w.
-func NewTextReport(w io.Writer, cfg *Config, o TextOptions) *TextReport {
+func newTextReport(w io.Writer, cfg *Config, o textOptions) *textReport {
 	f := o.Format
 	if f == 0 {
 		f = 'a'
 	}
-	return &TextReport{w: w, format: f, udp: cfg.UDP, bidir: cfg.Bidir, reverse: cfg.Reverse, client: !o.Server,
+	return &textReport{w: w, format: f, udp: cfg.UDP, bidir: cfg.Bidir, reverse: cfg.Reverse, client: !o.Server,
 		streams: max(cfg.Streams, 1), omit: cfg.Omit.Seconds(), verbose: o.Verbose, every: cfg.Interval}
 }
 
-// IperfText renders a whole result as iperf3 3.21's text report, from the
+// iperfText renders a whole result as iperf3 3.21's text report, from the
 // view of the result's Role: interval lines, the summary, and what
 // netperfkit adds (Extras).
-func IperfText(r *Result) string {
+func iperfText(r *Result) string {
 	var b strings.Builder
-	t := NewTextReport(&b, &r.Config, TextOptions{Server: r.Role == "server"})
+	t := newTextReport(&b, &r.Config, textOptions{Server: r.Role == "server"})
 	for _, iv := range r.Intervals {
 		t.Interval(iv)
 	}
@@ -103,7 +103,7 @@ func unitText(bytes float64, format byte) string {
 }
 
 // Connecting writes what 3.21's client writes before its streams connect.
-func (t *TextReport) Connecting(host string, port int) {
+func (t *textReport) Connecting(host string, port int) {
 	fmt.Fprintf(t.w, "Connecting to host %s, port %d\n", host, port)
 	if t.reverse {
 		fmt.Fprintf(t.w, "Reverse mode, remote host %s is sending\n", host)
@@ -111,7 +111,7 @@ func (t *TextReport) Connecting(host string, port int) {
 }
 
 // Connected writes one "[  4] local A port P connected to B port Q" line.
-func (t *TextReport) Connected(s StreamResult) {
+func (t *textReport) Connected(s StreamResult) {
 	lh, lp := splitAddr(s.LocalAddr)
 	rh, rp := splitAddr(s.RemoteAddr)
 	fmt.Fprintf(t.w, "[%3d] local %s port %s connected to %s port %s\n", t.id(s.ID), lh, lp, rh, rp)
@@ -134,14 +134,14 @@ func textID(id int) int { return id + 3 }
 // id is the number this side's text shows for stream id: a 3.21 server's
 // descriptors start one higher than a client's (its listener holds one),
 // so its first stream is [  5].
-func (t *TextReport) id(id int) int {
+func (t *textReport) id(id int) int {
 	if t.client {
 		return textID(id)
 	}
 	return textID(id) + 1
 }
 
-func (t *TextReport) roleTag(sender bool) string {
+func (t *textReport) roleTag(sender bool) string {
 	if !t.bidir {
 		return ""
 	}
@@ -156,10 +156,10 @@ func (t *TextReport) roleTag(sender bool) string {
 }
 
 // localSends reports whether this side sends on a stream in direction rev.
-func (t *TextReport) localSends(rev bool) bool { return t.client != rev }
+func (t *textReport) localSends(rev bool) bool { return t.client != rev }
 
 // header is written above the first interval, as 3.21 chooses it.
-func (t *TextReport) header(iv Interval) string {
+func (t *textReport) header(iv Interval) string {
 	b := ""
 	if t.bidir {
 		b = "[Role]"
@@ -179,7 +179,7 @@ func (t *TextReport) header(iv Interval) string {
 	return cols + "\n"
 }
 
-func (t *TextReport) times(iv Interval) (float64, float64) {
+func (t *textReport) times(iv Interval) (float64, float64) {
 	st, et := iv.Start.Seconds(), iv.End.Seconds()
 	if iv.Omitted || t.omit == 0 {
 		return st, et
@@ -187,11 +187,11 @@ func (t *TextReport) times(iv Interval) (float64, float64) {
 	return max(st-t.omit, 0), max(et-t.omit, 0)
 }
 
-// Sliver reports whether iv is the short last interval of a test that
+// sliver reports whether iv is the short last interval of a test that
 // iperf3 3.21 leaves out of its reports (text and --json-stream): shorter
 // than a tenth of the reporting interval every (0: 1 s) and with no stream
 // moving data.
-func (iv Interval) Sliver(every time.Duration) bool {
+func sliver(iv Interval, every time.Duration) bool {
 	if every <= 0 {
 		every = time.Second
 	}
@@ -208,8 +208,8 @@ func (iv Interval) Sliver(every time.Duration) bool {
 
 // Interval writes one interval report: a line per stream and, with
 // several streams per direction, a [SUM] line per direction.
-func (t *TextReport) Interval(iv Interval) {
-	if iv.Sliver(t.every) {
+func (t *textReport) Interval(iv Interval) {
+	if sliver(iv, t.every) {
 		return
 	}
 	if t.intervals == 0 {
@@ -253,7 +253,7 @@ func (t *TextReport) Interval(iv Interval) {
 
 // line writes one interval line; cwnd < 0 marks a [SUM] line, which has
 // a retransmit column but no cwnd.
-func (t *TextReport) line(tag string, st, et float64, c *Counts, sender, info bool, cwnd int64, end string) {
+func (t *textReport) line(tag string, st, et float64, c *Counts, sender, info bool, cwnd int64, end string) {
 	head := fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, st, et, unitText(float64(c.Bytes), 'A'), unitText(c.BitsPerSecond/8, t.format))
 	switch {
 	case t.udp && sender:
@@ -280,16 +280,16 @@ func jitterText(v float64) string {
 	return fmt.Sprintf("%.*f", int(math.Ceil(-math.Log10(v)))+1, v)
 }
 
-// FormatJitter writes a jitter in milliseconds as the text reports do:
+// formatJitter writes a jitter in milliseconds as the text reports do:
 // three decimals, and two significant digits below 0.001 ms, so that a
 // measured jitter never reads as 0.000.
-func FormatJitter(j time.Duration) string {
+func formatJitter(j time.Duration) string {
 	return strings.TrimSpace(jitterText(float64(j) / float64(time.Millisecond)))
 }
 
 // zbuf is the blank column 3.21 puts before a UDP sender's datagram count
 // in bidirectional tests (and leaves empty otherwise).
-func (t *TextReport) zbuf() string {
+func (t *textReport) zbuf() string {
 	if t.bidir {
 		return "          "
 	}
@@ -298,7 +298,7 @@ func (t *TextReport) zbuf() string {
 
 // Summary writes the separator, the summary header and each stream's
 // sender and receiver lines, then the [SUM] lines of each direction.
-func (t *TextReport) Summary(r *Result) {
+func (t *textReport) Summary(r *Result) {
 	fmt.Fprint(t.w, separator)
 	if t.verbose {
 		fmt.Fprint(t.w, "Test Complete. Summary Results:\n")
@@ -347,7 +347,7 @@ func (t *TextReport) Summary(r *Result) {
 // 3.21's server does (with -V, a line saying the other side's statistics
 // are not available). id is "[  4]" or "[SUM]", role the bidirectional
 // role tag, which a "not available" line goes without.
-func (t *TextReport) summaryPair(id, role string, tot *Totals, localSends bool) {
+func (t *textReport) summaryPair(id, role string, tot *Totals, localSends bool) {
 	sumLine := id == "[SUM]"
 	tag := id + role
 	secs := tot.Duration.Seconds()
@@ -388,18 +388,14 @@ func (t *TextReport) summaryPair(id, role string, tot *Totals, localSends bool) 
 }
 
 // Extras writes what netperfkit adds after iperf3's summary: a note when
-// the generator rather than the network limited a direction, the RTT
-// under load, and the result's notes.
-func (t *TextReport) Extras(r *Result) {
+// the generator rather than the network limited a direction, and the
+// result's notes.
+func (t *textReport) Extras(r *Result) {
 	for _, sm := range []*Summary{r.Upload, r.Download} {
 		if sm != nil && sm.SenderLimited {
 			fmt.Fprintf(t.w, "note: the sender reached %ss/sec of a %ss/sec target: the generator, not the network, limited this test\n",
 				unitText(sm.Sent.BitsPerSecond/8, t.format), unitText(r.Config.rate()*float64(sm.Streams)/8, t.format))
 		}
-	}
-	if l := r.Latency; l != nil {
-		fmt.Fprintf(t.w, "RTT under load (%s, %d samples): p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us\n",
-			l.Network, l.Observations, l.P50Us, l.P99Us, l.P999Us, l.MaxUs)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(t.w, "note: %s\n", n)
@@ -409,7 +405,7 @@ func (t *TextReport) Extras(r *Result) {
 // Done ends a client's report as 3.21 does, in two writes as 3.21 makes
 // them, so that a writer which prefixes each (-T, --timestamps) prefixes
 // "iperf Done." too.
-func (t *TextReport) Done() {
+func (t *textReport) Done() {
 	fmt.Fprint(t.w, "\n")
 	fmt.Fprint(t.w, "iperf Done.\n")
 }

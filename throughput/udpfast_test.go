@@ -21,8 +21,14 @@ func TestUDPFastPathAccounting(t *testing.T) {
 			rate = 80e6
 		}
 		// A paced test reads without GRO unless asked: ask, to cover it.
-		res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Bitrate: rate, BlockLen: 1400,
-			Duration: time.Second, DisableFastPath: disable, GRO: OffloadOn, Interval: -1})
+		res, err := Run(ctxT(t, 30*time.Second), addr, &Config{
+			UDP:           true,
+			Bitrate:       rate,
+			BlockLen:      1400,
+			Duration:      time.Second,
+			Interval:      -1,
+			SocketOptions: SocketOptions{DisableFastPath: disable, GRO: OffloadOn},
+		})
 		require.NoError(t, err)
 		srv := <-results
 		if udpFastAvailable && !disable {
@@ -68,12 +74,18 @@ func TestGSOBatch(t *testing.T) {
 // the result must say that the generator, not the network, was the limit.
 func TestSenderLimited(t *testing.T) {
 	addr, _ := startServer(t, nil)
-	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{UDP: true, Bitrate: 200e9, BlockLen: 1400,
-		Duration: 500 * time.Millisecond, DisableFastPath: true, Interval: -1})
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{
+		UDP:           true,
+		Bitrate:       200e9,
+		BlockLen:      1400,
+		Duration:      500 * time.Millisecond,
+		Interval:      -1,
+		SocketOptions: SocketOptions{DisableFastPath: true},
+	})
 	require.NoError(t, err)
 	assert.True(t, res.Upload.SenderLimited, "sent %.0f of 200e9 bit/s", res.Upload.Sent.BitsPerSecond)
 	assert.Equal(t, 200e9, res.Config.Bitrate)
-	assert.Contains(t, IperfText(res), "the generator, not the network, limited this test")
+	assert.Contains(t, iperfText(res), "the generator, not the network, limited this test")
 }
 
 // TestIntervalsAddUp checks that per-stream interval bytes add up to the

@@ -35,8 +35,8 @@ func Benchmark(b *testing.B, ep *cache.Endpoint, cfg *cache.WorkloadConfig) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(0, "ns/op")
-	b.ReportMetric(r.Latency.P50Us*1e3, "p50-ns")
-	b.ReportMetric(r.Latency.P99Us*1e3, "p99-ns")
+	b.ReportMetric(float64(r.Latency.P50), "p50-ns")
+	b.ReportMetric(float64(r.Latency.P99), "p99-ns")
 	b.ReportMetric(r.OpsPerSec, "ops/s")
 	if r.Attempts > 0 {
 		b.ReportMetric(float64(r.Errors)/float64(r.Attempts), "errors/op")

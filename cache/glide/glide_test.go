@@ -26,7 +26,7 @@ func requireClean(t *testing.T, r *cache.RunResult) {
 	require.Zero(t, r.Errors, "%v", r.ErrorExamples)
 	require.Positive(t, r.Attempts)
 	require.Equal(t, r.Attempts, r.Latency.Observations, "every attempt is recorded")
-	require.Positive(t, r.Latency.P50Us)
+	require.Positive(t, r.Latency.P50)
 	require.Positive(t, r.OpsPerSec)
 	require.Equal(t, glide.Name, r.Engine)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/latency"
 )
@@ -32,7 +33,7 @@ func ExampleRun() {
 func ExampleSummarize() {
 	run := func(p50, p99, ops float64, attempts, errs int64) *cache.RunResult {
 		return &cache.RunResult{Engine: "resp", Mode: cache.Pooled, OpsPerSec: ops, Attempts: attempts, Errors: errs,
-			Latency: latency.Summary{P50Us: p50, P99Us: p99}}
+			Latency: latency.Summary{P50: time.Duration(p50 * 1e3), P99: time.Duration(p99 * 1e3)}}
 	}
 	a := median.Summarize([]*cache.RunResult{
 		run(151, 273, 24506, 490120, 0),
@@ -45,12 +46,50 @@ func ExampleSummarize() {
 }
 
 func ExampleCompare() {
-	us := func(n int) median.DurationRange {
-		return median.DurationRange{Median: time.Duration(n) * time.Microsecond}
+	us := func(n int) latency.DurationRange {
+		return latency.DurationRange{Median: time.Duration(n) * time.Microsecond}
 	}
 	node := &median.Result{P50: us(151), P99: us(273), OpsPerSec: latency.Range{Median: 24506}}
 	serverless := &median.Result{P50: us(476), P99: us(719), OpsPerSec: latency.Range{Median: 8310}}
 	c := median.Compare("node", node, "serverless", serverless)
 	fmt.Printf("p50 %.2fx, p99 %.2fx, ops/s %.2fx\n", c.P50Ratio, c.P99Ratio, c.OpsPerSecRatio)
 	// Output: p50 3.15x, p99 2.63x, ops/s 0.34x
+}
+
+// The README's cache snippet, against a local redis-server or valkey-server
+// that cachetest starts on a free loopback port (TestReadmeExample runs it;
+// internal/readme keeps the two texts the same).
+func Example_readme() {
+	ctx := context.Background()
+	srv, err := cachetest.Start(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	ep := srv.Endpoint() // a real cache: &cache.Endpoint{Addr: "my-cache.xxxxxx.use1.cache.amazonaws.com:6379", TLS: true, Cluster: true}
+
+	// README begin
+	p, err := cache.NewProber(ep)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 200})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, ph := range []cache.Phase{cache.PhaseDNS, cache.PhaseConnect, cache.PhaseTLS, cache.PhaseClusterSlots, cache.PhaseCommand} {
+		fmt.Printf("%s %v, ", ph, sum.Phases[ph].P50)
+	}
+	fmt.Printf("total %v\n", sum.Total.P50)
+
+	for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
+		res, err := median.Run(ctx, ep, &median.Config{Runs: 3, Workload: &cache.WorkloadConfig{
+			Mode: mode, Workers: 4, Duration: time.Second, // Engine nil: the pure-Go resp engine
+		}})
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s: p50 %v, p99 %v, %.0f ops/s (median of 3)\n", mode, res.P50.Median, res.P99.Median, res.OpsPerSec.Median)
+	}
+	// README end
 }

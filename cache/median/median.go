@@ -14,10 +14,8 @@ package median
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
@@ -39,52 +37,14 @@ type Config struct {
 	OnRun func(cache.RunResult)
 }
 
-// DurationRange is a latency's median over runs with its minimum and
-// maximum; a median between two nanoseconds (of an even N) is rounded to
-// one. In JSON it keeps latency.Range's shape in microseconds
-// ({"median":..., "min":..., "max":..., "n":...}, floats).
-type DurationRange struct {
-	// Median is the middle value (the mean of the two middle values for an
-	// even N).
-	Median, Min, Max time.Duration
-	// N is the number of runs.
-	N int
-}
-
-// MarshalJSON implements json.Marshaler, in microseconds.
-func (r DurationRange) MarshalJSON() ([]byte, error) {
-	return json.Marshal(latency.Range{Median: us(r.Median), Min: us(r.Min), Max: us(r.Max), N: r.N})
-}
-
-// UnmarshalJSON implements json.Unmarshaler, from microseconds.
-func (r *DurationRange) UnmarshalJSON(b []byte) error {
-	if r == nil {
-		return errors.New("median: UnmarshalJSON into a nil *DurationRange")
-	}
-	var lr latency.Range
-	if err := json.Unmarshal(b, &lr); err != nil {
-		return fmt.Errorf("median: %w", err)
-	}
-	*r = fromUs(lr)
-	return nil
-}
-
-func us(d time.Duration) float64 { return float64(d) / 1e3 }
-
-// fromUs converts a range of microseconds.
-func fromUs(r latency.Range) DurationRange {
-	d := func(us float64) time.Duration { return time.Duration(math.Round(us * 1e3)) }
-	return DurationRange{Median: d(r.Median), Min: d(r.Min), Max: d(r.Max), N: r.N}
-}
-
 // Result is one engine and mode's E3 row.
 type Result struct {
 	Engine string         `json:"engine"`
 	Mode   cache.ConnMode `json:"mode"`
 	// P50 and P99 are the runs' latency percentiles (response times in an
 	// open-loop run, from each operation's intended start).
-	P50          DurationRange             `json:"p50_us"`
-	P99          DurationRange             `json:"p99_us"`
+	P50          latency.DurationRange     `json:"p50_us"`
+	P99          latency.DurationRange     `json:"p99_us"`
 	OpsPerSec    latency.Range             `json:"ops_per_sec"`
 	Attempts     int64                     `json:"attempts"`
 	Errors       int64                     `json:"errors"`
@@ -93,11 +53,11 @@ type Result struct {
 	// medians of the achieved rate (operations started per second) and of
 	// the service-time p99 (from each operation's actual start), and the
 	// late and unstarted operations summed over runs.
-	TargetRate   float64        `json:"target_rate,omitempty"`
-	AchievedRate *latency.Range `json:"achieved_rate,omitempty"`
-	ServiceP99   *DurationRange `json:"service_p99_us,omitempty"`
-	Late         int64          `json:"late,omitempty"`
-	Unstarted    int64          `json:"unstarted,omitempty"`
+	TargetRate   float64                `json:"target_rate,omitempty"`
+	AchievedRate *latency.Range         `json:"achieved_rate,omitempty"`
+	ServiceP99   *latency.DurationRange `json:"service_p99_us,omitempty"`
+	Late         int64                  `json:"late,omitempty"`
+	Unstarted    int64                  `json:"unstarted,omitempty"`
 	// Results holds every run; P50.N and the others' N count them.
 	Results []*cache.RunResult `json:"runs_detail"`
 }
@@ -122,8 +82,8 @@ func Summarize(runs []*cache.RunResult) *Result {
 			a.ErrorsByKind[k] += n
 		}
 	}
-	a.P50 = fromUs(latency.AggregateFunc(rs, func(r *cache.RunResult) float64 { return r.Latency.P50Us }))
-	a.P99 = fromUs(latency.AggregateFunc(rs, func(r *cache.RunResult) float64 { return r.Latency.P99Us }))
+	a.P50 = latency.AggregateDurations(rs, func(r *cache.RunResult) time.Duration { return r.Latency.P50 })
+	a.P99 = latency.AggregateDurations(rs, func(r *cache.RunResult) time.Duration { return r.Latency.P99 })
 	a.OpsPerSec = latency.AggregateFunc(rs, func(r *cache.RunResult) float64 { return r.OpsPerSec })
 	if rs[0].Schedule != nil {
 		summarizeOpen(a, rs)
@@ -143,7 +103,7 @@ func summarizeOpen(a *Result, runs []*cache.RunResult) {
 	}
 	a.TargetRate = runs[0].TargetRate
 	ach := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.AchievedRate })
-	svc := fromUs(latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.Service.P99Us }))
+	svc := latency.AggregateDurations(sched, func(s *latency.ScheduleResult) time.Duration { return s.Service.P99 })
 	a.AchievedRate, a.ServiceP99 = &ach, &svc
 }
 

@@ -19,7 +19,7 @@ import (
 
 func run(p50, p99, ops float64, attempts, errs int64, kinds map[cache.ErrorKind]int64) *cache.RunResult {
 	return &cache.RunResult{Engine: "resp", Mode: cache.Pooled, OpsPerSec: ops, Attempts: attempts, Errors: errs,
-		ErrorsByKind: kinds, Latency: latency.Summary{P50Us: p50, P99Us: p99}}
+		ErrorsByKind: kinds, Latency: latency.Summary{P50: time.Duration(p50 * 1e3), P99: time.Duration(p99 * 1e3)}}
 }
 
 func TestSummarize(t *testing.T) {
@@ -29,7 +29,7 @@ func TestSummarize(t *testing.T) {
 		run(20, 80, 2000, 30, 0, nil),
 	}
 	a := median.Summarize(runs)
-	assert.Equal(t, median.DurationRange{Median: 20 * time.Microsecond, Min: 10 * time.Microsecond, Max: 30 * time.Microsecond, N: 3}, a.P50)
+	assert.Equal(t, latency.DurationRange{Median: 20 * time.Microsecond, Min: 10 * time.Microsecond, Max: 30 * time.Microsecond, N: 3}, a.P50)
 	assert.Equal(t, 80*time.Microsecond, a.P99.Median)
 	assert.Equal(t, latency.Range{Median: 2000, Min: 1000, Max: 3000, N: 3}, a.OpsPerSec)
 	assert.Equal(t, int64(60), a.Attempts)
@@ -39,7 +39,7 @@ func TestSummarize(t *testing.T) {
 	assert.Nil(t, median.Summarize(nil))
 	assert.Nil(t, median.Summarize([]*cache.RunResult{nil}), "nil runs are skipped")
 
-	b := &median.Result{P50: median.DurationRange{Median: 23 * time.Microsecond}, P99: median.DurationRange{Median: 425600 * time.Nanosecond},
+	b := &median.Result{P50: latency.DurationRange{Median: 23 * time.Microsecond}, P99: latency.DurationRange{Median: 425600 * time.Nanosecond},
 		OpsPerSec: latency.Range{Median: 640}}
 	c := median.Compare("node", a, "serverless", b)
 	assert.InDelta(t, 1.15, c.P50Ratio, 1e-9)
@@ -53,9 +53,9 @@ func TestSummarize(t *testing.T) {
 // and service_p99_us as latency.Range objects in float microseconds.
 func TestResultJSONShape(t *testing.T) {
 	r1 := run(151.5, 273.25, 24506, 490120, 0, nil)
-	r1.Schedule, r1.TargetRate = &latency.ScheduleResult{AchievedRate: 999.5, Late: 2, Service: latency.Summary{P99Us: 120.126}}, 1000
+	r1.Schedule, r1.TargetRate = &latency.ScheduleResult{AchievedRate: 999.5, Late: 2, Service: latency.Summary{P99: 120126 * time.Nanosecond}}, 1000
 	r2 := run(148, 290, 24800, 496000, 1, map[cache.ErrorKind]int64{cache.ErrTimeout: 1})
-	r2.Schedule, r2.TargetRate = &latency.ScheduleResult{AchievedRate: 1000, Unstarted: 3, Service: latency.Summary{P99Us: 110}}, 1000
+	r2.Schedule, r2.TargetRate = &latency.ScheduleResult{AchievedRate: 1000, Unstarted: 3, Service: latency.Summary{P99: 110 * time.Microsecond}}, 1000
 	a := median.Summarize([]*cache.RunResult{r1, r2})
 	a.Results = nil
 	b, err := json.Marshal(a)
@@ -76,7 +76,7 @@ func TestResultJSONShape(t *testing.T) {
 
 	// A median between two nanoseconds is rounded to one: Go durations
 	// are whole nanoseconds.
-	r1.Schedule.Service.P99Us, r2.Schedule.Service.P99Us = 110.001, 110.002
+	r1.Schedule.Service.P99, r2.Schedule.Service.P99 = 110001*time.Nanosecond, 110002*time.Nanosecond
 	assert.Equal(t, 110002*time.Nanosecond, median.Summarize([]*cache.RunResult{r1, r2}).ServiceP99.Median)
 }
 
@@ -94,7 +94,7 @@ func TestRunAndCompare(t *testing.T) {
 	var att int64
 	for _, r := range a.Results {
 		att += r.Attempts
-		p50 := time.Duration(r.Latency.P50Us * 1e3)
+		p50 := r.Latency.P50
 		assert.GreaterOrEqual(t, p50, a.P50.Min-time.Nanosecond)
 		assert.LessOrEqual(t, p50, a.P50.Max+time.Nanosecond)
 	}
@@ -150,7 +150,7 @@ func TestRunBadInput(t *testing.T) {
 	require.ErrorContains(t, err, "Config.Runs")
 	_, err = median.Run(context.Background(), ep, &median.Config{Workload: &cache.WorkloadConfig{Duration: -time.Second}})
 	require.ErrorContains(t, err, "WorkloadConfig.Duration")
-	var r median.DurationRange
+	var r latency.DurationRange
 	require.Error(t, r.UnmarshalJSON([]byte(`"x"`)))
-	require.ErrorContains(t, (*median.DurationRange)(nil).UnmarshalJSON([]byte(`{}`)), "nil *DurationRange")
+	require.ErrorContains(t, (*latency.DurationRange)(nil).UnmarshalJSON([]byte(`{}`)), "nil *DurationRange")
 }

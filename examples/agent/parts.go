@@ -20,15 +20,16 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/srd"
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 )
 
 // accessControl is who the agent's servers serve: the allowed client
 // networks (both servers), the per-client cap on iperf3 tests and the
-// iperf3 RSA authentication (throughput.ServerAuth).
+// iperf3 RSA authentication (iperf3auth.Server).
 type accessControl struct {
 	allowed   []netip.Prefix
 	perClient int
-	auth      *throughput.ServerAuth
+	auth      *iperf3auth.Server
 }
 
 // newAccessControl reads the access settings; key and users files are
@@ -56,18 +57,18 @@ func newAccessControl(cfg config) (accessControl, error) {
 		if err != nil {
 			return ac, fmt.Errorf("-iperf3-rsa-private-key: %w", err)
 		}
-		key, err := throughput.ParseRSAPrivateKey(pem)
+		key, err := iperf3auth.ParsePrivateKey(pem)
 		if err != nil {
 			return ac, fmt.Errorf("-iperf3-rsa-private-key: %w", err)
 		}
-		ac.auth = &throughput.ServerAuth{PrivateKey: key, UsersPath: cfg.IperfUsers}
+		ac.auth = &iperf3auth.Server{PrivateKey: key, UsersPath: cfg.IperfUsers}
 	}
 	return ac, nil
 }
 
 // probeAuth is the credentials of the agent's throughput probes, nil
 // without -iperf3-username.
-func probeAuth(cfg config) (*throughput.ClientAuth, error) {
+func probeAuth(cfg config) (*iperf3auth.Client, error) {
 	if cfg.IperfUser == "" {
 		return nil, nil
 	}
@@ -75,11 +76,11 @@ func probeAuth(cfg config) (*throughput.ClientAuth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-iperf3-rsa-public-key: %w", err)
 	}
-	pub, err := throughput.ParseRSAPublicKey(pem)
+	pub, err := iperf3auth.ParsePublicKey(pem)
 	if err != nil {
 		return nil, fmt.Errorf("-iperf3-rsa-public-key: %w", err)
 	}
-	return &throughput.ClientAuth{User: cfg.IperfUser, Password: os.Getenv("NETPERFKIT_IPERF3_PASSWORD"), PublicKey: pub}, nil
+	return &iperf3auth.Client{User: cfg.IperfUser, Password: os.Getenv("NETPERFKIT_IPERF3_PASSWORD"), PublicKey: pub}, nil
 }
 
 // rttResult is what one RTT probe measured.
@@ -122,7 +123,7 @@ type tputResult struct {
 
 // tputProbe runs one TCP stream to an iperf3-compatible server, sending at
 // most maxBytes for at most d.
-func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout time.Duration, auth *throughput.ClientAuth) (tputResult, error) {
+func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout time.Duration, auth *iperf3auth.Client) (tputResult, error) {
 	res, err := throughput.Run(ctx, addr, &throughput.Config{
 		Duration: d,
 		Bytes:    maxBytes,
@@ -131,8 +132,7 @@ func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout ti
 		Interval:       -1,
 		ConnectTimeout: ioTimeout,
 		IOTimeout:      ioTimeout,
-		Title:          "netperfkit-agent",
-		Auth:           auth,
+		Iperf3Options:  throughput.Iperf3Options{Title: "netperfkit-agent", Auth: auth},
 	})
 	if errors.Is(err, throughput.ErrAccessDenied) && !errors.Is(err, throughput.ErrAuthFailed) {
 		err = fmt.Errorf("%w: %w", errPeerBusy, err)
@@ -160,7 +160,8 @@ func (c *config) serverLimits() serverLimits {
 	return serverLimits{maxTests: c.MaxTests, maxConns: c.MaxConns, maxRate: c.BitrateLimit}
 }
 
-// serveIperf3 runs the iperf3-compatible server on ln until ctx ends.
+// serveIperf3 runs the iperf3-compatible server on ln until ctx ends, and
+// then returns nil: the end the agent asked for is not a failure.
 func serveIperf3(ctx context.Context, ln net.Listener, lim serverLimits, ac accessControl) error {
 	srv, err := throughput.NewServer(&throughput.ServerConfig{
 		MaxTests:          lim.maxTests,
@@ -174,7 +175,10 @@ func serveIperf3(ctx context.Context, ln net.Listener, lim serverLimits, ac acce
 	if err != nil {
 		return err
 	}
-	return srv.Serve(ctx, ln)
+	if err := srv.Serve(ctx, ln); ctx.Err() == nil {
+		return err
+	}
+	return nil
 }
 
 // listenSockperf binds the sockperf-compatible server on addr for network

@@ -37,7 +37,7 @@ func impairedSockperf(t *testing.T, impair func(n int) (delay time.Duration, dro
 		n++
 		return impair(n)
 	}})
-	_, port, err := net.SplitHostPort(srv.UDPAddr)
+	_, port, err := net.SplitHostPort(srv.Addr)
 	require.NoError(t, err)
 	p, err := strconv.Atoi(port)
 	require.NoError(t, err)

@@ -57,6 +57,7 @@ import (
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/examples/internal/localcache"
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/slo"
 )
 
 func main() {
@@ -95,7 +96,7 @@ type options struct {
 	get, set int
 	rate     float64
 	arrival  latency.Arrival
-	slo      *latency.SLO
+	slo      *slo.SLO
 	start    float64
 	step     time.Duration
 	asJSON   bool
@@ -150,11 +151,11 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		o.workers = 0 // open loop: enough in flight for the rate
 	}
 	if *sloFlag != "" {
-		slo, err := latency.ParseSLO(*sloFlag)
+		objective, err := slo.Parse(*sloFlag)
 		if err != nil {
 			return nil, fmt.Errorf("-slo: %w", err)
 		}
-		o.slo = &slo
+		o.slo = &objective
 	}
 	if o.rate < 0 {
 		return nil, fmt.Errorf("-rate %v is negative", o.rate)
@@ -302,7 +303,7 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 			agg, err := median.Run(ctx, ep, &median.Config{Workload: cfg, Runs: o.runs,
 				OnRun: func(r cache.RunResult) {
 					fmt.Fprintf(stderr, "cachebench: %s %s: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d attempts, %d errors\n",
-						r.Engine, r.Mode, r.OpsPerSec, r.Latency.P50Us, r.Latency.P99Us, r.Attempts, r.Errors)
+						r.Engine, r.Mode, r.OpsPerSec, float64(r.Latency.P50)/1e3, float64(r.Latency.P99)/1e3, r.Attempts, r.Errors)
 				},
 			})
 			if err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
-	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/slo"
 )
 
 // stall keeps the server busy with back-to-back DEBUG SLEEPs of d on one
@@ -45,18 +45,18 @@ func stall(t *testing.T, addr string, d time.Duration) {
 func TestSearchRateThrottledServer(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{ExtraArgs: []string{"--enable-debug-command", "yes"}})
 	stall(t, s.Addr, 2*time.Millisecond)
-	slo := latency.SLO{Percentile: 99, Max: 50 * time.Millisecond}
+	objective := slo.SLO{Percentile: 99, Max: 50 * time.Millisecond}
 	var steps int
 	ep := s.Endpoint()
 	res, err := searchRate(context.Background(), ep, &cache.WorkloadConfig{Workers: 1, KeySpace: 100},
-		&latency.SearchConfig{SLO: slo, Start: 50, StepDuration: 400 * time.Millisecond, Precision: 0.25, MaxSteps: 8,
-			OnStep: func(*latency.SearchStep) { steps++ }})
+		&slo.Config{SLO: objective, Start: 50, StepDuration: 400 * time.Millisecond, Precision: 0.25, MaxSteps: 8,
+			OnStep: func(slo.Step) { steps++ }})
 	require.NoError(t, err)
 	assert.Len(t, res.Steps, steps)
 	for _, st := range res.Steps {
-		t.Logf("%-6s %5.0f/s achieved %5.0f/s p99 %8.0f us, %d requests, met %v", st.Phase, st.Rate, st.AchievedRate, st.PercentileUs, st.Requests, st.Met)
+		t.Logf("%-6s %5.0f/s achieved %5.0f/s p99 %8.0f us, %d requests, met %v", st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Met)
 		if st.Met {
-			assert.LessOrEqual(t, st.PercentileUs, 50_000.0)
+			assert.LessOrEqual(t, st.Percentile, 50*time.Millisecond)
 		}
 	}
 	require.Positive(t, res.BrokeAt, "one connection to the stalled server cannot hold 50 x 2^7 operations per second")
@@ -64,6 +64,6 @@ func TestSearchRateThrottledServer(t *testing.T) {
 		assert.Less(t, res.Rate, res.BrokeAt)
 	}
 
-	_, err = searchRate(context.Background(), ep, nil, &latency.SearchConfig{})
-	require.ErrorIs(t, err, latency.ErrInvalidConfig)
+	_, err = searchRate(context.Background(), ep, nil, &slo.Config{})
+	require.ErrorIs(t, err, slo.ErrInvalidConfig)
 }

@@ -10,14 +10,14 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
-	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/slo"
 )
 
 // search is one engine and mode's SLO search.
 type search struct {
 	Engine string         `json:"engine"`
 	Mode   cache.ConnMode `json:"mode"`
-	*latency.SearchResult
+	*slo.Result
 }
 
 // searchAll runs the SLO search for every engine and mode.
@@ -27,10 +27,10 @@ func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Wr
 		for _, engine := range o.engines {
 			name := cachecli.Name(engine)
 			cfg := &cache.WorkloadConfig{Engine: engine, Mode: mode, Workers: o.workers, GetWeight: o.get, SetWeight: o.set, Arrival: o.arrival}
-			res, err := searchRate(ctx, ep, cfg, &latency.SearchConfig{SLO: *o.slo, Start: o.start, StepDuration: o.step,
-				OnStep: func(st *latency.SearchStep) {
+			res, err := searchRate(ctx, ep, cfg, &slo.Config{SLO: *o.slo, Start: o.start, StepDuration: o.step,
+				OnStep: func(st slo.Step) {
 					fmt.Fprintf(stderr, "cachebench: %s %s %s: %.0f ops/s (achieved %.0f): p%g %.0f us, %d failed: %s\n",
-						name, mode, st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, st.PercentileUs, st.Failed, metWord(st.Met))
+						name, mode, st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, float64(st.Percentile)/1e3, st.Failed, metWord(st.Met))
 				}})
 			if err != nil {
 				err = fmt.Errorf("%s %s: %w", name, mode, err)
@@ -39,12 +39,12 @@ func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Wr
 				}
 				// Stopped: keep the steps so far.
 				if res != nil {
-					out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, SearchResult: res})
+					out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, Result: res})
 				}
 				out.Interrupted = true
 				return out, err
 			}
-			out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, SearchResult: res})
+			out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, Result: res})
 		}
 	}
 	return out, nil
@@ -63,7 +63,7 @@ func printSearches(w io.Writer, o *output) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "step\tphase\trate/s\tachieved/s\tpercentile us\trequests\tfailed\tSLO\t")
 		for i, st := range s.Steps {
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.0f\t%d\t%d\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, st.PercentileUs, st.Requests, st.Failed, metWord(st.Met))
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.0f\t%d\t%d\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Failed, metWord(st.Met))
 		}
 		tw.Flush()
 		broke := "never, up to the maximum rate"
@@ -76,31 +76,36 @@ func printSearches(w io.Writer, o *output) {
 
 // searchRate searches for the highest open-loop rate (operations per second)
 // whose response-time percentile on ep meets search.SLO, with
-// latency.SearchRate: each step is an open-loop cache.Run of cfg at the
+// slo.Search: each step is an open-loop cache.Run of cfg at the
 // step's rate for search.StepDuration, cfg's Rate, Duration and MaxOps being
 // replaced. A zero cfg.Workers is chosen per step as
 // cache.WorkloadConfig.Workers says. Each step checks the endpoint before its
 // schedule starts (outside the step's measurement); a step with failed
 // operations breaks the SLO. When ctx ends it returns the steps so far and
 // ctx.Err().
-func searchRate(ctx context.Context, ep *cache.Endpoint, cfg *cache.WorkloadConfig, search *latency.SearchConfig) (*latency.SearchResult, error) {
+func searchRate(ctx context.Context, ep *cache.Endpoint, cfg *cache.WorkloadConfig, search *slo.Config) (*slo.Result, error) {
 	if ep == nil {
 		return nil, errors.New("nil endpoint")
+	}
+	if search == nil {
+		return nil, fmt.Errorf("%w: nil search *slo.Config", slo.ErrInvalidConfig)
 	}
 	var base cache.WorkloadConfig
 	if cfg != nil {
 		base = *cfg
 	}
 	base.MaxOps = 0
-	res, err := latency.SearchRate(ctx, search, func(ctx context.Context, rate float64, d time.Duration) (*latency.StepMeasurement, error) {
+	sc := *search
+	sc.Measure = func(ctx context.Context, rate float64, d time.Duration) (slo.Measurement, error) {
 		c := base
 		c.Rate, c.Duration = rate, d
 		r, err := cache.Run(ctx, ep, &c)
 		if err != nil {
-			return nil, err
+			return slo.Measurement{}, err
 		}
-		return &latency.StepMeasurement{Response: r.Histogram, AchievedRate: r.Schedule.AchievedRate, Failed: r.Errors}, nil
-	})
+		return slo.Measurement{Response: r.Histogram, AchievedRate: r.Schedule.AchievedRate, Failed: r.Errors}, nil
+	}
+	res, err := slo.Search(ctx, &sc)
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}

@@ -130,7 +130,7 @@ func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
 		{"AUTH", s.Phases[cache.PhaseAuth]}, {"CLUSTER SLOTS", s.Phases[cache.PhaseClusterSlots]},
 		{"GET", s.Phases[cache.PhaseCommand]}, {"close", s.Phases[cache.PhaseClose]}, {"total", s.Total},
 	} {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t\n", row.name, row.s.Observations, row.s.P50Us, row.s.P90Us, row.s.P99Us, row.s.MaxUs)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t\n", row.name, row.s.Observations, float64(row.s.P50)/1e3, float64(row.s.P90)/1e3, float64(row.s.P99)/1e3, float64(row.s.Max)/1e3)
 	}
 	tw.Flush()
 }

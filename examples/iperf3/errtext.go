@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3fmt"
 )
 
 // 3.21's words for the errors this file maps (src/iperf_error.c).
@@ -181,14 +182,14 @@ func fail(o *options, out, errOut io.Writer, err error) int {
 			line += ", errno: " + strerror(syscall.Errno(se.Errno))
 		}
 		if o.jsonStream {
-			(&jsonStream{w: out}).error(line)
+			iperf3fmt.NewJSONStream(out, 0, nil).Error(line)
 		} else if !o.json {
 			fmt.Fprintf(errOut, "iperf3: %s\n", line)
 		}
 	}
 	switch {
 	case o.jsonStream:
-		(&jsonStream{w: out}).error("error - " + msg)
+		iperf3fmt.NewJSONStream(out, 0, nil).Error("error - " + msg)
 	case o.json:
 		printErrorJSON(out, o, msg)
 	default:
@@ -221,8 +222,13 @@ func startSkeleton(o *options) any {
 	if o.server {
 		role = "server"
 	}
-	if raw, err := part(&throughput.Result{Role: role, Config: o.cfg}, "start"); err == nil {
-		_ = json.Unmarshal(raw, &s)
+	if doc, err := iperf3fmt.JSON(&throughput.Result{Role: role, Config: o.cfg}); err == nil {
+		var m struct {
+			Start json.RawMessage `json:"start"`
+		}
+		if json.Unmarshal(doc, &m) == nil {
+			_ = json.Unmarshal(m.Start, &s)
+		}
 		if s.Connected == nil {
 			s.Connected = []any{}
 		}

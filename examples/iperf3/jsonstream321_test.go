@@ -57,7 +57,7 @@ func streamKeys(t *testing.T, out string) ([]string, map[string]map[string]bool)
 }
 
 // libraryGaps are the keys 3.21 writes that the library's iperf3 JSON
-// (throughput.IperfJSON) or its events do not carry; the test fails if any
+// (iperf3fmt.JSON) or its events do not carry; the test fails if any
 // other key is missing, or if the tool writes a key 3.21 does not. None
 // are left.
 var libraryGaps = map[string]bool{}

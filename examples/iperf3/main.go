@@ -43,6 +43,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3fmt"
 )
 
 // signalError is the cause of the run's context when a signal ends it.
@@ -172,13 +173,12 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	defer stop()
 	cfg := o.cfg
 	cfg.StreamThreads, cfg.JitterClock = o.streamThreads, o.jitterClock
-	if o.rtt != "" {
-		cfg.Latency = &throughput.LatencyProbe{Addr: o.rtt}
-	}
 	txt := newTextReport(out, o)
-	var stream *jsonStream
+	var stream *iperf3fmt.JSONStream
 	if o.jsonStream {
-		stream = newJSONStream(out, o, addr)
+		stream = iperf3fmt.NewJSONStream(out, o.cfg.Interval, &throughput.Result{
+			Role: "client", Config: o.cfg, RemoteAddr: addr, Start: time.Now(),
+		})
 	}
 	// 3.21 prints "Connecting to host" once the server has taken the
 	// control connection, so a failed connect prints only the error.
@@ -197,9 +197,9 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 		}
 		switch {
 		case stream != nil && e.Kind == throughput.EventStart:
-			stream.start(o.view(e.Result))
+			stream.Start(o.view(e.Result))
 		case stream != nil && e.Kind == throughput.EventInterval:
-			stream.interval(*e.Interval)
+			stream.Interval(*e.Interval)
 		case o.json:
 		case e.Kind == throughput.EventStart:
 			announce(e.Result)
@@ -212,7 +212,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 			txt.Interval(*e.Interval)
 		}
 	}
-	res, err := throughput.Run(ctx, addr, &cfg)
+	res, err := runTest(ctx, o, addr, &cfg)
 	var sig *signalError
 	if err != nil && !errors.As(context.Cause(ctx), &sig) {
 		if res != nil && (!errors.Is(err, throughput.ErrAccessDenied) || errors.Is(err, throughput.ErrAuthFailed)) {
@@ -236,12 +236,12 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 
 // terminated reports a test the server ended (SERVER_TERMINATE) as 3.21
 // does: the summary so far, then "the server has terminated"; exit 1.
-func terminated(o *options, res *throughput.Result, out, errOut io.Writer, txt *throughput.TextReport, stream *jsonStream) int {
+func terminated(o *options, res *throughput.Result, out, errOut io.Writer, txt *iperf3fmt.TextReport, stream *iperf3fmt.JSONStream) int {
 	msg := msgServerTerm
 	switch {
 	case stream != nil:
-		stream.error("error - " + msg)
-		stream.end(res)
+		stream.Error("error - " + msg)
+		stream.End(res)
 	case o.json:
 		printJSON(out, res, msg)
 	default:
@@ -252,7 +252,7 @@ func terminated(o *options, res *throughput.Result, out, errOut io.Writer, txt *
 }
 
 // report prints the end of a client run in the chosen output format.
-func report(o *options, res *throughput.Result, out io.Writer, txt *throughput.TextReport, stream *jsonStream, sig *signalError) {
+func report(o *options, res *throughput.Result, out io.Writer, txt *iperf3fmt.TextReport, stream *iperf3fmt.JSONStream, sig *signalError) {
 	var errMsg string
 	if sig != nil {
 		errMsg = "interrupt - the client has terminated " + sig.describe()
@@ -260,21 +260,21 @@ func report(o *options, res *throughput.Result, out io.Writer, txt *throughput.T
 	switch {
 	case stream != nil:
 		if sig != nil {
-			stream.error(errMsg)
+			stream.Error(errMsg)
 		}
-		stream.end(res)
+		stream.End(res)
 		if o.jsonStreamFull {
 			// 3.21 (3.20+) follows the stream with the whole -J document.
-			printJSON(out, res, errMsg)
+			printJSONWith(out, res, errMsg, o.rttResult)
 		}
 	case o.json:
-		printJSON(out, res, errMsg)
+		printJSONWith(out, res, errMsg, o.rttResult)
 	default:
 		txt.Summary(res)
 		if o.verbose {
 			congestionLines(out, res)
 		}
-		txt.Extras(res)
+		extras(out, txt, res, o.rttResult)
 		if res.ServerOutputText != "" {
 			fmt.Fprintf(out, "\nServer output:\n%s", res.ServerOutputText)
 		}
@@ -285,14 +285,23 @@ func report(o *options, res *throughput.Result, out io.Writer, txt *throughput.T
 }
 
 // newTextReport is the text report of this run's role and options.
-func newTextReport(w io.Writer, o *options) *throughput.TextReport {
-	return throughput.NewTextReport(w, &o.cfg, throughput.TextOptions{Format: o.format, Server: o.server, Verbose: o.verbose})
+func newTextReport(w io.Writer, o *options) *iperf3fmt.TextReport {
+	return iperf3fmt.NewTextReport(w, &o.cfg, iperf3fmt.Options{Format: o.format, Server: o.server, Verbose: o.verbose})
 }
 
 // printJSON prints res as 3.21's -J document, with an "error" member when
 // errMsg is not empty.
 func printJSON(out io.Writer, res *throughput.Result, errMsg string) {
-	doc, err := throughput.IperfJSON(res)
+	printJSONWith(out, res, errMsg, nil)
+}
+
+// printJSONWith is printJSON with netperfkit's "latency" member, the RTT
+// under load (--rtt), last when lat is not nil.
+func printJSONWith(out io.Writer, res *throughput.Result, errMsg string, lat *latency.PingPongResult) {
+	doc, err := iperf3fmt.JSON(res)
+	if err == nil && lat != nil {
+		doc, err = withLatency(doc, lat)
+	}
 	if err != nil {
 		fmt.Fprintf(out, "{\"error\": %q}\n", err.Error())
 		return

@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 )
 
 // iperf3 3.21's limits on option values (src/iperf.h, iperf_api.h).
@@ -82,6 +84,7 @@ type options struct {
 	repeatingPayload bool
 	dontFragment     bool
 	rtt              string
+	rttResult        *latency.PingPongResult // what --rtt measured
 
 	// Server.
 	oneOff            bool
@@ -97,7 +100,7 @@ type options struct {
 	authorizedUsersPath string
 	skewThreshold       time.Duration
 	usePKCS1Padding     bool
-	serverAuth          *throughput.ServerAuth // loaded by loadAuth
+	serverAuth          *iperf3auth.Server // loaded by loadAuth
 
 	// 3.21's options that came with its later releases.
 	compat

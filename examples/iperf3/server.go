@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
+	"github.com/netperfkit/netperfkit/throughput/iperf3fmt"
 )
 
 const banner = "-----------------------------------------------------------\n"
@@ -23,9 +25,9 @@ func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
 		msg := "error - unable to start listener for connections: " + errnoText(err)
 		switch {
 		case o.jsonStream:
-			js := &jsonStream{w: out}
-			js.error(msg)
-			js.event("end", struct{}{})
+			js := iperf3fmt.NewJSONStream(out, 0, nil)
+			js.Error(msg)
+			js.End(nil)
 		case o.json:
 			printErrorJSON(out, o, msg)
 		default:
@@ -46,7 +48,7 @@ func serve(ctx context.Context, o *options, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "iperf3: interrupt - the server has terminated %s\n", sig.describe())
 		return 0
 	}
-	if err != nil {
+	if err != nil && ctx.Err() == nil { // a stop the caller asked for is no error
 		fmt.Fprintf(errOut, "iperf3: error - %s\n", iperfMessage(err))
 		return 1
 	}
@@ -113,7 +115,11 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 		cfg.IdleTimeout = o.idleTimeout
 	}
 	dbg := newDebugLog(out, o.debug, "server")
-	cfg.OnFailure = func(e *throughput.SessionError) {
+	cfg.OnFailure = func(remote net.Addr, err error) {
+		var e *throughput.SessionError
+		if !errors.As(err, &e) { // OnFailure always passes one
+			e = &throughput.SessionError{Remote: remote, Reason: throughput.ReasonStream, Err: err}
+		}
 		dbg.failure(e)
 		switch {
 		case errors.Is(e.Err, throughput.ErrAuthFailed):
@@ -141,7 +147,8 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 		dbg.event(e)
 		live.event(e)
 	}
-	cfg.OnResult = func(r *throughput.Result) {
+	cfg.OnResult = func(res throughput.Result) {
+		r := &res
 		mu.Lock()
 		defer mu.Unlock()
 		if o.json && !o.jsonStream {
@@ -169,8 +176,8 @@ type liveReports struct {
 
 // liveReport is one running test's text or --json-stream report.
 type liveReport struct {
-	txt *throughput.TextReport
-	js  *jsonStream
+	txt *iperf3fmt.TextReport
+	js  *iperf3fmt.JSONStream
 }
 
 func (l *liveReports) event(e throughput.Event) {
@@ -191,18 +198,18 @@ func (l *liveReports) event(e throughput.Event) {
 	switch e.Kind {
 	case throughput.EventInterval:
 		if rep.js != nil {
-			rep.js.interval(*e.Interval)
+			rep.js.Interval(*e.Interval)
 		} else {
 			rep.txt.Interval(*e.Interval)
 		}
 	case throughput.EventError:
 		if rep.js != nil {
-			rep.js.error("error - " + iperfMessage(e.Err))
+			rep.js.Error("error - " + iperfMessage(e.Err))
 		}
 	case throughput.EventEnd:
 		delete(l.tests, e.Cookie)
 		if rep.js != nil {
-			rep.js.end(e.Result)
+			rep.js.End(e.Result)
 		} else {
 			rep.txt.Summary(e.Result)
 		}
@@ -212,8 +219,8 @@ func (l *liveReports) event(e throughput.Event) {
 // start prints a test's opening lines and returns its report.
 func (l *liveReports) start(r *throughput.Result) *liveReport {
 	if l.o.jsonStream {
-		js := &jsonStream{w: l.out, every: r.Config.Interval}
-		js.start(r)
+		js := iperf3fmt.NewJSONStream(l.out, r.Config.Interval, nil)
+		js.Start(r)
 		return &liveReport{js: js}
 	}
 	h, p := hostPort(r.RemoteAddr)
@@ -265,7 +272,7 @@ func loadAuth(o *options) error {
 		if err != nil {
 			return errors.Join(err, errClientAuth)
 		}
-		pub, err := throughput.ParseRSAPublicKey(pem)
+		pub, err := iperf3auth.ParsePublicKey(pem)
 		if err != nil {
 			return errors.Join(err, errClientAuth)
 		}
@@ -273,7 +280,7 @@ func loadAuth(o *options) error {
 		if !ok {
 			return errors.Join(errors.New("IPERF3_PASSWORD is not set (this tool does not prompt for a password)"), errClientAuth)
 		}
-		o.cfg.Auth = &throughput.ClientAuth{User: o.username, Password: pw, PublicKey: pub}
+		o.cfg.Auth = &iperf3auth.Client{User: o.username, Password: pw, PublicKey: pub}
 	case o.server && o.rsaPrivateKeyPath != "":
 		if _, err := os.Stat(o.authorizedUsersPath); err != nil {
 			return errors.Join(err, perr("cannot access authorized users file"))
@@ -282,11 +289,11 @@ func loadAuth(o *options) error {
 		if err != nil {
 			return errors.Join(err, errServerAuth)
 		}
-		key, err := throughput.ParseRSAPrivateKey(pem)
+		key, err := iperf3auth.ParsePrivateKey(pem)
 		if err != nil {
 			return errors.Join(err, errServerAuth)
 		}
-		o.serverAuth = &throughput.ServerAuth{PrivateKey: key, UsersPath: o.authorizedUsersPath,
+		o.serverAuth = &iperf3auth.Server{PrivateKey: key, UsersPath: o.authorizedUsersPath,
 			SkewThreshold: o.skewThreshold, PKCS1Padding: o.usePKCS1Padding}
 	}
 	return nil

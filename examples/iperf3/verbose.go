@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3fmt"
 )
 
 // rfc1123GMT is 3.21's "Time:" format (strftime "%a, %d %b %Y %H:%M:%S %Z"
@@ -22,7 +23,7 @@ func printSystem(w io.Writer) {
 // its control connection: with -V the control connection's MSS, the UDP
 // block size it chose, the time; then "Connecting to host" and, with -V,
 // the cookie, the TCP MSS and the target bitrate.
-func connecting(w io.Writer, o *options, txt *throughput.TextReport, host string, r *throughput.Result) {
+func connecting(w io.Writer, o *options, txt *iperf3fmt.TextReport, host string, r *throughput.Result) {
 	c := &r.Config
 	if o.verbose {
 		fmt.Fprintf(w, "Control connection MSS %d\n", r.ControlMSS)

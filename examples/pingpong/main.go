@@ -33,7 +33,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/slo"
 )
 
 func main() {
@@ -52,7 +54,7 @@ type options struct {
 	mps      int
 	arrival  latency.Arrival
 	spin     bool
-	slo      *latency.SLO
+	slo      *slo.SLO
 	start    float64
 	step     time.Duration
 	server   bool
@@ -89,11 +91,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("-arrival: %w", err)
 	}
 	if *sloFlag != "" {
-		slo, err := latency.ParseSLO(*sloFlag)
+		objective, err := slo.Parse(*sloFlag)
 		if err != nil {
 			return o, fmt.Errorf("-slo: %w", err)
 		}
-		o.slo = &slo
+		o.slo = &objective
 	}
 	return o, nil
 }
@@ -141,7 +143,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		cfg.Duration = o.duration
 	}
 	if o.spin {
-		cfg.Mode = latency.ModeSpin
+		cfg.Receive = latency.ReceiveSpin
 	}
 	if o.slo != nil {
 		return searchSLO(ctx, stdout, stderr, o, cfg)
@@ -217,15 +219,35 @@ func writeHist(path string, res *latency.PingPongResult, start time.Time) error 
 	if err != nil {
 		return err
 	}
-	l, err := latency.NewHistogramLog(f, start)
-	if err == nil {
-		end := start.Add(time.Duration(res.RunSeconds * float64(time.Second)))
-		err = l.WriteInterval(res.Recorder.Snapshot(), start, end, "")
-	}
+	err = writeHistLog(f, res.Recorder.Snapshot(), start, start.Add(res.RunTime))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// writeHistLog writes h as the one interval from..to of an HdrHistogram
+// interval log (version 1.3), which HistogramLogProcessor and the Go, Java
+// and C log readers read; h is not modified.
+func writeHistLog(w io.Writer, h *hdrhistogram.Histogram, from, to time.Time) error {
+	lw := hdrhistogram.NewHistogramLogWriter(w)
+	ms := from.UnixMilli()
+	for _, f := range []func() error{
+		lw.OutputLogFormatVersion,
+		func() error { return lw.OutputComment("[Logged with netperfkit latency, values in nanoseconds]") },
+		func() error { return lw.OutputStartTime(ms) },
+		func() error { return lw.OutputBaseTime(ms) },
+		lw.OutputLegend,
+	} {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	lw.SetBaseTime(ms)
+	c := h.Clone()
+	c.SetStartTimeMs(ms)
+	c.SetEndTimeMs(to.UnixMilli())
+	return lw.OutputIntervalHistogram(c)
 }
 
 // writeText prints res in sockperf's style; local says that addr is the
@@ -239,10 +261,10 @@ func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult
 	if local {
 		where += " (in-process server)"
 	}
-	fmt.Fprintf(w, "sockperf: %s over %s to %s, %d-byte messages, %s mode\n", kind, res.Network, where, res.MessageSizeBytes, res.Mode)
+	fmt.Fprintf(w, "sockperf: %s over %s to %s, %d-byte messages, %s mode\n", kind, res.Network, where, res.MessageSizeBytes, res.Receive)
 	fmt.Fprintf(w, "sockperf: [Total Run] RunTime=%.3f sec; SentMessages=%d; ReceivedMessages=%d; rate=%.0f msg/s\n",
-		res.RunSeconds, res.Sent, res.Received, res.AchievedMPS)
-	fmt.Fprintf(w, "sockperf: [Valid Duration] RunTime=%.3f sec; Observations=%d\n", res.ValidSeconds, res.Observations)
+		res.RunTime.Seconds(), res.Sent, res.Received, res.AchievedMPS)
+	fmt.Fprintf(w, "sockperf: [Valid Duration] RunTime=%.3f sec; Observations=%d\n", res.ValidTime.Seconds(), res.Observations)
 	if res.TargetMPS > 0 {
 		fmt.Fprintf(w, "sockperf: %d messages sent late (over one interval, at most 1 ms, after their intended time)\n", res.Late)
 		fmt.Fprintln(w, "sockperf: round-trip times from each message's intended send time:")
@@ -259,10 +281,10 @@ func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult
 
 // searchSLO runs the SLO rate search and prints its steps.
 func searchSLO(ctx context.Context, stdout, stderr io.Writer, o options, cfg *latency.PingPongConfig) error {
-	res, err := latency.SearchPingPong(ctx, o.addr, cfg, &latency.SearchConfig{SLO: *o.slo, Start: o.start, StepDuration: o.step,
-		OnStep: func(st *latency.SearchStep) {
+	res, err := slo.PingPong(ctx, o.addr, cfg, &slo.Config{SLO: *o.slo, Start: o.start, StepDuration: o.step,
+		OnStep: func(st slo.Step) {
 			fmt.Fprintf(stderr, "pingpong: %s %.0f msg/s (achieved %.0f): p%g %.1f us, %d dropped, met %v\n",
-				st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, st.PercentileUs, st.Failed, st.Met)
+				st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, float64(st.Percentile)/1e3, st.Failed, st.Met)
 		}})
 	if res == nil {
 		return err
@@ -283,7 +305,7 @@ func searchSLO(ctx context.Context, stdout, stderr io.Writer, o options, cfg *la
 		if st.Met {
 			verdict = "met"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.1f\t%d\t%d\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, st.PercentileUs, st.Requests, st.Failed, verdict)
+		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.1f\t%d\t%d\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Failed, verdict)
 	}
 	tw.Flush()
 	broke := "never, up to the maximum rate"

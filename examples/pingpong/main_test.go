@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/netperfkit/netperfkit/latency"
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/netperfkit/netperfkit/latency/latencytest"
+	"github.com/netperfkit/netperfkit/latency/slo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,18 +30,22 @@ func TestJSONKeys(t *testing.T) {
 	f, err := os.Open(hist)
 	require.NoError(t, err)
 	defer f.Close()
-	hs, err := latency.ReadHistogramLog(f)
+	lr := hdrhistogram.NewHistogramLogReader(f)
+	h, err := lr.NextIntervalHistogram()
 	require.NoError(t, err)
-	require.Len(t, hs, 1)
-	assert.Equal(t, int64(200), hs[0].TotalCount())
+	require.NotNil(t, h)
+	assert.Equal(t, int64(200), h.TotalCount())
+	h, err = lr.NextIntervalHistogram()
+	require.NoError(t, err)
+	assert.Nil(t, h, "one interval")
 }
 
 func TestTextAgainstServerTCPUnderLoad(t *testing.T) {
 	srv := latencytest.NewServer(t, &latencytest.Config{Network: "tcp"})
 	var out, errOut bytes.Buffer
-	require.NoError(t, run([]string{"-addr", srv.TCPAddr, "-tcp", "-t", "700ms", "-mps", "1000"}, &out, &errOut), errOut.String())
+	require.NoError(t, run([]string{"-addr", srv.Addr, "-tcp", "-t", "700ms", "-mps", "1000"}, &out, &errOut), errOut.String())
 	s := out.String()
-	assert.Contains(t, s, "under-load (1000 msg/s, reply every 100) over tcp to "+srv.TCPAddr)
+	assert.Contains(t, s, "under-load (1000 msg/s, reply every 100) over tcp to "+srv.Addr)
 	assert.Contains(t, s, "sockperf: Summary: Round trip is")
 	assert.Contains(t, s, "raw send-to-reply round-trip times")
 	assert.Contains(t, s, "---> percentile 99.999 =")
@@ -57,9 +62,9 @@ func TestTextLoopbackAddrIsNotInProcess(t *testing.T) {
 	// A user's server on 127.0.0.1 (a local sockperf, say) is not ours.
 	srv := latencytest.NewServer(t, &latencytest.Config{Network: "udp"})
 	var out, errOut bytes.Buffer
-	require.NoError(t, run([]string{"-addr", srv.UDPAddr, "-n", "50"}, &out, &errOut), errOut.String())
+	require.NoError(t, run([]string{"-addr", srv.Addr, "-n", "50"}, &out, &errOut), errOut.String())
 	s := out.String()
-	assert.Contains(t, s, "ping-pong over udp to "+srv.UDPAddr+",")
+	assert.Contains(t, s, "ping-pong over udp to "+srv.Addr+",")
 	assert.NotContains(t, s, "in-process")
 }
 
@@ -76,7 +81,7 @@ func TestBadFlags(t *testing.T) {
 func TestSLOSearch(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.NoError(t, run([]string{"-slo", "p99=50ms", "-start", "500", "-step", "300ms", "-json"}, &out, &errOut), errOut.String())
-	var res latency.SearchResult
+	var res slo.Result
 	require.NoError(t, json.Unmarshal(out.Bytes(), &res), out.String())
 	assert.Equal(t, "p99=50ms", res.SLO)
 	require.NotEmpty(t, res.Steps)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/responsiveness"
 )
 
 // Defaults of cacheRespConfig.
@@ -43,7 +44,7 @@ type CacheResponsiveness struct {
 	Load *cache.RunResult `json:"load"`
 	// NewConnection probes open a fresh connection each: TCP connect, TLS,
 	// AUTH, the first command (GET) and close, as cache.Prober.Probe does.
-	NewConnection latency.ProbeStats `json:"new_connection"`
+	NewConnection responsiveness.ProbeStats `json:"new_connection"`
 	// NewConnectionPhasesUs holds the 95% trimmed means of the new
 	// connections' phases that RPM weighs: "connect", "tls" (with TLS)
 	// and "request" (AUTH, if any, and the first command).
@@ -51,7 +52,7 @@ type CacheResponsiveness struct {
 	// Loaded probes send one GET on one of the load's own connections,
 	// between its operations: the wait for the connection is part of the
 	// round trip.
-	Loaded latency.ProbeStats `json:"loaded_connection"`
+	Loaded responsiveness.ProbeStats `json:"loaded_connection"`
 	// RPM is responsiveness as the IETF responsiveness draft combines it:
 	// 60 s divided by 1/6 x (connect + TLS + request) + 1/2 x loaded, each
 	// term a 95% trimmed mean; without TLS, 1/4 x (connect + request) +
@@ -122,22 +123,22 @@ func cacheRespRun(ctx context.Context, c *cacheRespConfig, ep *cache.Endpoint, l
 		wg.Wait()
 		return res, cacheFirstErr(ctx.Err(), loadErr)
 	}
-	sc := func(workers int) *latency.ScheduleConfig {
+	sc := func(workers int, do func(context.Context, latency.Request) error) *latency.ScheduleConfig {
 		return &latency.ScheduleConfig{Rate: c.ProbeRate, Workers: workers, Duration: load.Duration - c.WarmUp,
-			Recorder: &latency.RecorderConfig{Lowest: time.Microsecond}, Spin: -1}
+			Recorder: &latency.RecorderConfig{Lowest: time.Microsecond}, Spin: -1, Do: do}
 	}
 	phases := newCachePhaseRecorders()
 	var foreign, self *latency.ScheduleResult
 	wg.Go(func() {
-		foreign, _ = latency.Schedule(pctx, sc(cacheForeignWorkers), func(ctx context.Context, _ *latency.Request) error {
+		foreign, _ = latency.Schedule(pctx, sc(cacheForeignWorkers, func(ctx context.Context, _ latency.Request) error {
 			r, err := prober.Probe(ctx)
 			if err == nil {
 				phases.add(r)
 			}
 			return err
-		})
+		}))
 	})
-	self, _ = latency.Schedule(pctx, sc(cacheSelfWorkers), func(ctx context.Context, _ *latency.Request) error {
+	self, _ = latency.Schedule(pctx, sc(cacheSelfWorkers, func(ctx context.Context, _ latency.Request) error {
 		done := make(chan error, 1)
 		probe := func(ctx context.Context, cl cache.Client, err error) {
 			if err == nil {
@@ -151,11 +152,11 @@ func cacheRespRun(ctx context.Context, c *cacheRespConfig, ep *cache.Endpoint, l
 			return ctx.Err()
 		}
 		return <-done
-	})
+	}))
 	wg.Wait()
-	res.NewConnection, res.Loaded = latency.ProbeStatsOf(foreign), latency.ProbeStatsOf(self)
+	res.NewConnection, res.Loaded = responsiveness.ProbeStatsOf(foreign), responsiveness.ProbeStatsOf(self)
 	res.NewConnectionPhasesUs = phases.trimmedMeans()
-	res.RPM = cacheRPM(res.NewConnectionPhasesUs, res.Loaded.TrimmedMeanUs)
+	res.RPM = cacheRPM(res.NewConnectionPhasesUs, float64(res.Loaded.TrimmedMean)/1e3)
 	return res, cacheFirstErr(ctx.Err(), loadErr)
 }
 
@@ -193,7 +194,7 @@ func cacheRPM(foreign map[string]float64, selfUs float64) float64 {
 	} else {
 		us = (conn+req)/4 + selfUs/2
 	}
-	return latency.RPM(time.Duration(us * 1e3))
+	return 60e6 / us // round trips per minute
 }
 
 // cachePhaseRecorders collects the phases of new-connection probes.
@@ -228,7 +229,7 @@ func (p *cachePhaseRecorders) trimmedMeans() map[string]float64 {
 	defer p.mu.Unlock()
 	out := make(map[string]float64, len(p.recs))
 	for name, rec := range p.recs {
-		out[name] = float64(latency.TrimmedMean(rec.Snapshot(), latency.RPMTrim)) / 1e3
+		out[name] = float64(responsiveness.TrimmedMean(rec.Snapshot())) / 1e3
 	}
 	return out
 }

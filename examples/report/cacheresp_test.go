@@ -10,7 +10,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
-	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/responsiveness"
 )
 
 func TestCacheResponsiveness(t *testing.T) {
@@ -22,18 +22,18 @@ func TestCacheResponsiveness(t *testing.T) {
 			})
 			require.NoError(t, err)
 			t.Logf("load %.0f ops/s; new connection: %d probes, trimmed mean %.0f us (phases %v); loaded: %d probes, trimmed mean %.0f us; RPM %.0f",
-				res.Load.OpsPerSec, res.NewConnection.Probes, res.NewConnection.TrimmedMeanUs, res.NewConnectionPhasesUs,
-				res.Loaded.Probes, res.Loaded.TrimmedMeanUs, res.RPM)
+				res.Load.OpsPerSec, res.NewConnection.Probes, (float64(res.NewConnection.TrimmedMean) / 1e3), res.NewConnectionPhasesUs,
+				res.Loaded.Probes, (float64(res.Loaded.TrimmedMean) / 1e3), res.RPM)
 			require.NotNil(t, res.Load)
 			assert.Equal(t, cache.Pooled, res.Load.Mode)
 			assert.Positive(t, res.Load.Attempts)
-			for _, ps := range []latency.ProbeStats{res.NewConnection, res.Loaded} {
+			for _, ps := range []responsiveness.ProbeStats{res.NewConnection, res.Loaded} {
 				assert.Positive(t, ps.Probes)
 				assert.Zero(t, ps.Errors)
 				assert.Equal(t, ps.Probes, ps.Latency.Observations)
-				assert.Positive(t, ps.TrimmedMeanUs)
-				assert.LessOrEqual(t, ps.TrimmedMeanUs, ps.Latency.MaxUs)
-				assert.InDelta(t, 60e6/ps.TrimmedMeanUs, ps.RPM, 1e-6*ps.RPM)
+				assert.Positive(t, (float64(ps.TrimmedMean) / 1e3))
+				assert.LessOrEqual(t, (float64(ps.TrimmedMean) / 1e3), float64(ps.Latency.Max)/1e3)
+				assert.InDelta(t, 60e6/(float64(ps.TrimmedMean)/1e3), ps.RPM, 1e-6*ps.RPM)
 			}
 			assert.Contains(t, res.NewConnectionPhasesUs, "connect")
 			assert.Contains(t, res.NewConnectionPhasesUs, "request")

@@ -164,7 +164,7 @@ func aggCells(a *median.Result) []string {
 }
 
 // usRange is r in microseconds, the unit the report prints and compares.
-func usRange(r median.DurationRange) latency.Range {
+func usRange(r latency.DurationRange) latency.Range {
 	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
 	return latency.Range{Median: us(r.Median), Min: us(r.Min), Max: us(r.Max), N: r.N}
 }
@@ -201,8 +201,8 @@ func writeUnderLoad(w io.Writer, sec *CacheSection) error {
 		if r.Load != nil {
 			ops = fmt.Sprintf("%.0f", r.Load.OpsPerSec)
 		}
-		t.row(ce.Label, fmt.Sprintf("%.0f", r.RPM), us(r.NewConnection.TrimmedMeanUs), us(r.NewConnection.Latency.P99Us),
-			us(r.Loaded.TrimmedMeanUs), us(r.Loaded.Latency.P99Us), fmt.Sprint(r.NewConnection.Errors+r.Loaded.Errors), ops)
+		t.row(ce.Label, fmt.Sprintf("%.0f", r.RPM), us(float64(r.NewConnection.TrimmedMean)/1e3), us(float64(r.NewConnection.Latency.P99)/1e3),
+			us(float64(r.Loaded.TrimmedMean)/1e3), us(float64(r.Loaded.Latency.P99)/1e3), fmt.Sprint(r.NewConnection.Errors+r.Loaded.Errors), ops)
 		if ce.UnderLoadError != "" {
 			notes = append(notes, fmt.Sprintf("%s: under load: %s", ce.Label, ce.UnderLoadError))
 		}

@@ -66,9 +66,9 @@ func metricsOf(rep *Report) []metric {
 			add("E1 "+t.Name+" 1 flow", "Gbit/s", true, one(t.SingleFlowBitsPerSecond/1e9))
 			add(fmt.Sprintf("E1 %s %d streams", t.Name, t.Streams), "Gbit/s", true, one(t.MultiStreamBitsPerSecond/1e9))
 			if t.RTT.Observations > 0 {
-				add("E1 "+t.Name+" RTT p50", "us", false, one(t.RTT.P50Us))
-				add("E1 "+t.Name+" RTT p99", "us", false, one(t.RTT.P99Us))
-				add("E1 "+t.Name+" RTT p99.9", "us", false, one(t.RTT.P999Us))
+				add("E1 "+t.Name+" RTT p50", "us", false, one(float64(t.RTT.P50)/1e3))
+				add("E1 "+t.Name+" RTT p99", "us", false, one(float64(t.RTT.P99)/1e3))
+				add("E1 "+t.Name+" RTT p99.9", "us", false, one(float64(t.RTT.P999)/1e3))
 			}
 			if t.SRD.HasSRD() && t.SRD.EligibleTxPktsDelta > 0 {
 				add("E1 "+t.Name+" SRD coverage", "%", true, one(100*t.SRD.Coverage))

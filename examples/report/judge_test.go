@@ -77,7 +77,7 @@ func TestReportPathLimitAndRTTMode(t *testing.T) {
 	tport := ln.Addr().(*net.TCPAddr).Port
 	// The ping-pong server must share the host and take the port -lport names.
 	pp := latencytest.NewServer(t, &latencytest.Config{Network: "udp"})
-	_, lport, err := net.SplitHostPort(pp.UDPAddr)
+	_, lport, err := net.SplitHostPort(pp.Addr)
 	require.NoError(t, err)
 
 	out := t.TempDir()

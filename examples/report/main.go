@@ -643,7 +643,7 @@ func medianRun(a *median.Result) *cache.RunResult {
 		return nil
 	}
 	for _, r := range a.Results {
-		if best == nil || math.Abs(r.Latency.P50Us-usRange(a.P50).Median) < math.Abs(best.Latency.P50Us-usRange(a.P50).Median) {
+		if best == nil || math.Abs(float64(r.Latency.P50)/1e3-usRange(a.P50).Median) < math.Abs(float64(best.Latency.P50)/1e3-usRange(a.P50).Median) {
 			best = r
 		}
 	}

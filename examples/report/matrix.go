@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/iperf3fmt"
 )
 
 // MatrixSection is E2: the TCP/UDP throughput matrix judged against a stated
@@ -256,7 +257,7 @@ func writeMatrixText(w io.Writer, sec *MatrixSection) error {
 			retr = fmt.Sprint(r.Retransmits)
 		}
 		if r.Protocol == "udp" {
-			loss, jit = pct(r.LostPercent), throughput.FormatJitter(time.Duration(r.JitterMs*float64(time.Millisecond)))
+			loss, jit = pct(r.LostPercent), iperf3fmt.FormatJitter(time.Duration(r.JitterMs*float64(time.Millisecond)))
 		}
 		by := "-"
 		if r.LimitedBy != "" {

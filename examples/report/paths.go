@@ -86,9 +86,9 @@ func pathTargets(o *options, srv *servers) ([]srdexperiment.Target, map[string]f
 
 func runPaths(ctx context.Context, targets []srdexperiment.Target, limits map[string]float64, o *options, prog *progress) (*PathsSection, error) {
 	sec := &PathsSection{rttHists: map[string]*hdrhistogram.Histogram{}, RTTMode: o.rttMode, SingleFlowLimits: limits}
-	mode := latency.ModeDefault
+	mode := latency.ReceiveDefault
 	if o.rttMode == "spin" {
-		mode = latency.ModeSpin
+		mode = latency.ReceiveSpin
 	}
 	iface := o.iface
 	if iface == "" && allLoopback(targets) {
@@ -134,7 +134,7 @@ func runPaths(ctx context.Context, targets []srdexperiment.Target, limits map[st
 		},
 		// The RTT run keeps its histogram for the percentile-spectrum plot.
 		RTT: func(ctx context.Context, addr string, d time.Duration) (latency.Summary, error) {
-			res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: d, Mode: mode})
+			res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: d, Receive: mode})
 			if res == nil {
 				return latency.Summary{}, err
 			}
@@ -214,7 +214,7 @@ func writePathsText(w io.Writer, sec *PathsSection) error {
 			ofLimit = fmt.Sprintf("%s of %s", pct(100*t.SingleFlowBitsPerSecond/lim), formatRate(lim))
 		}
 		tb.row(t.Name, gbit(t.SingleFlowBitsPerSecond), ofLimit, gbit(t.MultiStreamBitsPerSecond),
-			us(t.RTT.P50Us), us(t.RTT.P99Us), us(t.RTT.P999Us), tx, el, t.SRD.Percent(), mode)
+			us(float64(t.RTT.P50)/1e3), us(float64(t.RTT.P99)/1e3), us(float64(t.RTT.P999)/1e3), tx, el, t.SRD.Percent(), mode)
 		if t.Error != "" {
 			notes = append(notes, fmt.Sprintf("%s: error: %s", t.Name, t.Error))
 		}

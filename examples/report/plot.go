@@ -26,10 +26,10 @@ func summaryPoints(s *latency.Summary) plotter.XYs {
 	if s == nil || s.Observations == 0 {
 		return nil
 	}
-	pts := plotter.XYs{{X: 1, Y: s.MinUs}}
+	pts := plotter.XYs{{X: 1, Y: float64(s.Min) / 1e3}}
 	for _, p := range []struct{ q, v float64 }{
-		{0.25, s.P25Us}, {0.5, s.P50Us}, {0.75, s.P75Us}, {0.9, s.P90Us}, {0.99, s.P99Us},
-		{0.999, s.P999Us}, {0.9999, s.P9999Us}, {0.99999, s.P99999Us},
+		{0.25, float64(s.P25) / 1e3}, {0.5, float64(s.P50) / 1e3}, {0.75, float64(s.P75) / 1e3}, {0.9, float64(s.P90) / 1e3}, {0.99, float64(s.P99) / 1e3},
+		{0.999, float64(s.P999) / 1e3}, {0.9999, float64(s.P9999) / 1e3}, {0.99999, float64(s.P99999) / 1e3},
 	} {
 		x := 1 / (1 - p.q)
 		if x > float64(s.Observations) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/median"
@@ -94,9 +95,12 @@ func tooFewNote(tests ...*RunTest) string {
 
 // Accessors of a cache run's figures, in one place: the samples the U test
 // compares are these per run.
-func runP50Us(r *cache.RunResult) float64 { return r.Latency.P50Us }
-func runP99Us(r *cache.RunResult) float64 { return r.Latency.P99Us }
+func runP50Us(r *cache.RunResult) float64 { return microseconds(r.Latency.P50) }
+func runP99Us(r *cache.RunResult) float64 { return microseconds(r.Latency.P99) }
 func runOps(r *cache.RunResult) float64   { return r.OpsPerSec }
+
+// microseconds is d in the unit of the report's tables and report.json.
+func microseconds(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // runValues lists f of every run of a (nil a: none).
 func runValues(a *median.Result, f func(*cache.RunResult) float64) []float64 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/median"
@@ -54,7 +55,7 @@ func aggOf(mode cache.ConnMode, p50s, ops []float64) *median.Result {
 	var runs []*cache.RunResult
 	for i := range p50s {
 		runs = append(runs, &cache.RunResult{Engine: "resp", Mode: mode, OpsPerSec: ops[i],
-			Latency: latency.Summary{Observations: 100, P50Us: p50s[i], P99Us: 2 * p50s[i]}})
+			Latency: latency.Summary{Observations: 100, P50: time.Duration(p50s[i] * 1e3), P99: time.Duration(2 * p50s[i] * 1e3)}})
 	}
 	return median.Summarize(runs)
 }

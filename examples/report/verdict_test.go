@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"bytes"
 	"context"
 	"strings"
@@ -124,7 +126,9 @@ func TestCacheCompareUnknownLabel(t *testing.T) {
 // TestCachePhasesNotRunPrintDash: a phase no probe went through is "-", not
 // a measured 0.0 µs.
 func TestCachePhasesNotRunPrintDash(t *testing.T) {
-	sum := func(us float64) latency.Summary { return latency.Summary{Observations: 10, P50Us: us} }
+	sum := func(us float64) latency.Summary {
+		return latency.Summary{Observations: 10, P50: time.Duration(us * 1e3)}
+	}
 	sec := &CacheSection{Endpoints: []*CacheEndpoint{{
 		Label:   "plain",
 		Medians: &cachecli.PhaseMedians{TCPUs: 14.3, GetUs: 28.2, TotalUs: 50.7},

@@ -14,7 +14,7 @@ func ExampleNewServer() {
 	t := &testing.T{} // in a real test, the *testing.T of the test
 	srv := latencytest.NewServer(t, &latencytest.Config{Network: "udp"})
 	defer srv.Close()
-	res, err := latency.PingPong(context.Background(), srv.UDPAddr, &latency.PingPongConfig{Count: 100})
+	res, err := latency.PingPong(context.Background(), srv.Addr, &latency.PingPongConfig{Count: 100, ReadTimeout: 10 * time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -33,7 +33,7 @@ func ExampleConfig_impair() {
 		return 0, n%10 == 0
 	}})
 	defer srv.Close()
-	res, err := latency.PingPong(context.Background(), srv.UDPAddr, &latency.PingPongConfig{Count: 100, AdaptiveTimeout: true})
+	res, err := latency.PingPong(context.Background(), srv.Addr, &latency.PingPongConfig{Count: 100, AdaptiveTimeout: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -47,7 +47,7 @@ func ExampleBenchmark() {
 	//
 	//	func BenchmarkRTT(b *testing.B) {
 	//		srv := latencytest.NewServer(b, nil)
-	//		latencytest.Benchmark(b, srv.UDPAddr, nil)
+	//		latencytest.Benchmark(b, srv.Addr, nil)
 	//	}
 	//
 	// `go test -bench RTT -count 10 | benchstat -` then compares p50-ns,

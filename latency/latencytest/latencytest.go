@@ -6,6 +6,7 @@ package latencytest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -35,20 +36,28 @@ type Config struct {
 
 // Server is a running in-process latency.Server.
 type Server struct {
-	// UDPAddr and TCPAddr are the "host:port" addresses the server listens
-	// on; one is empty when Config.Network selected only the other.
-	UDPAddr, TCPAddr string
+	// Addr is the "host:port" the server listens on: UDP and TCP share the
+	// port when Config.Network selects both.
+	Addr string
 	// Server is the underlying server, for its Stats.
 	Server *latency.Server
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	once   sync.Once
+	mu     sync.Mutex
+	err    error // the first failure of a serving goroutine
 }
 
-// NewServer starts a sockperf-compatible echo server on free loopback ports
-// and stops it when the test ends (or at Close). It fails tb if the server
-// cannot start.
+// sharedPortTries bounds the attempts to find a port free for both UDP and
+// TCP: another process may hold the UDP port of a fresh TCP one.
+const sharedPortTries = 16
+
+// NewServer starts a sockperf-compatible echo server on a free loopback port
+// (the same port for UDP and TCP) and stops it when the test ends (or at
+// Close), failing tb if it stopped with an error. It fails tb at once if
+// the server cannot start. A nil cfg means UDP and TCP on 127.0.0.1 with
+// the default limits.
 func NewServer(tb testing.TB, cfg *Config) *Server {
 	tb.Helper()
 	var c Config
@@ -58,66 +67,101 @@ func NewServer(tb testing.TB, cfg *Config) *Server {
 	if c.Host == "" {
 		c.Host = "127.0.0.1"
 	}
+	if c.Network != "" && c.Network != "udp" && c.Network != "tcp" {
+		tb.Fatalf("latencytest: Config.Network %q is not udp, tcp or empty", c.Network)
+	}
 	srv, err := latency.NewServer(c.Server)
+	if err != nil {
+		tb.Fatalf("latencytest: %v", err)
+	}
+	pc, ln, err := listen(c.Host, c.Network)
 	if err != nil {
 		tb.Fatalf("latencytest: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{Server: srv, cancel: cancel}
-	tb.Cleanup(s.Close)
-	addr := net.JoinHostPort(c.Host, "0")
-	for _, network := range []string{"udp", "tcp"} {
-		if c.Network != "" && c.Network != network {
-			continue
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("%v", err)
 		}
-		var serve func() error
-		if network == "udp" {
-			pc, err := net.ListenPacket(network, addr)
-			if err != nil {
-				tb.Fatalf("latencytest: %v", err)
-			}
-			s.UDPAddr = pc.LocalAddr().String()
-			if c.Impair != nil {
-				pc = newImpairedConn(pc, c.Impair)
-			}
-			serve = func() error { return srv.ServePacket(ctx, pc) }
-		} else {
-			ln, err := net.Listen(network, addr)
-			if err != nil {
-				tb.Fatalf("latencytest: %v", err)
-			}
-			s.TCPAddr = ln.Addr().String()
-			serve = func() error { return srv.Serve(ctx, ln) }
+	})
+	if pc != nil {
+		s.Addr = pc.LocalAddr().String()
+		if c.Impair != nil {
+			pc = newImpairedConn(pc, c.Impair)
 		}
-		s.wg.Go(func() {
-			if err := serve(); !errors.Is(err, context.Canceled) {
-				tb.Errorf("latencytest: %v", err)
-			}
-		})
+		s.wg.Go(func() { s.fail(srv.ServePacket(ctx, pc)) })
 	}
-	if s.UDPAddr == "" && s.TCPAddr == "" {
-		tb.Fatalf("latencytest: network %q is not udp, tcp or empty", c.Network)
+	if ln != nil {
+		s.Addr = ln.Addr().String()
+		s.wg.Go(func() { s.fail(srv.Serve(ctx, ln)) })
 	}
 	return s
 }
 
-// Close stops the server and waits for its goroutines. It is safe to call
-// more than once.
-func (s *Server) Close() {
+// listen opens the UDP socket and the TCP listener network asks for ("" for
+// both, on one port) on host.
+func listen(host, network string) (net.PacketConn, net.Listener, error) {
+	wildcard := net.JoinHostPort(host, "0")
+	switch network {
+	case "udp":
+		pc, err := net.ListenPacket("udp", wildcard)
+		return pc, nil, err
+	case "tcp":
+		ln, err := net.Listen("tcp", wildcard)
+		return nil, ln, err
+	}
+	var lastErr error
+	for range sharedPortTries {
+		ln, err := net.Listen("tcp", wildcard)
+		if err != nil {
+			return nil, nil, err
+		}
+		pc, err := net.ListenPacket("udp", ln.Addr().String())
+		if err == nil {
+			return pc, ln, nil
+		}
+		ln.Close()
+		lastErr = err
+	}
+	return nil, nil, fmt.Errorf("no port free for both UDP and TCP: %w", lastErr)
+}
+
+// fail keeps the first error of a serving goroutine other than the
+// cancellation Close causes.
+func (s *Server) fail(err error) {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = fmt.Errorf("latencytest: %w", err)
+	}
+}
+
+// Close stops the server and waits for its goroutines. It returns the first
+// error a serving goroutine stopped with, if any, and the same on every
+// later call.
+func (s *Server) Close() error {
 	s.once.Do(func() {
 		s.cancel()
 		s.wg.Wait()
 	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }
 
-// Benchmark measures b.N round trips to addr with latency.PingPong and
-// reports the round-trip percentiles as p50-ns, p99-ns and p999-ns with
-// ns/op set to 0, so that benchstat compares the percentiles of runs. cfg may
-// be nil; its Count is replaced by b.N and, unless set, its Duration bound
-// is lifted. Use it from a user's benchmark:
+// Benchmark measures round trips to target ("host:port") with
+// latency.PingPong: one b.N iteration is one round trip (one ping-pong
+// message and its reply). It reports the round-trip percentiles as p50-ns,
+// p99-ns and p999-ns with ns/op set to 0, so that benchstat compares the
+// percentiles of runs. cfg may be nil; its Count is replaced by b.N and,
+// unless set, its Duration bound is lifted. Use it from a user's benchmark:
 //
 //	func BenchmarkRTT(b *testing.B) { latencytest.Benchmark(b, addr, nil) }
-func Benchmark(b *testing.B, addr string, cfg *latency.PingPongConfig) {
+func Benchmark(b *testing.B, target string, cfg *latency.PingPongConfig) {
 	b.Helper()
 	var c latency.PingPongConfig
 	if cfg != nil {
@@ -125,7 +169,7 @@ func Benchmark(b *testing.B, addr string, cfg *latency.PingPongConfig) {
 	}
 	c.Count = int64(b.N)
 	b.ResetTimer()
-	res, err := latency.PingPong(b.Context(), addr, &c)
+	res, err := latency.PingPong(b.Context(), target, &c)
 	b.StopTimer()
 	if err != nil {
 		b.Fatalf("latencytest: %v", err)
@@ -133,8 +177,8 @@ func Benchmark(b *testing.B, addr string, cfg *latency.PingPongConfig) {
 	if res.Dropped > 0 {
 		b.Logf("latencytest: %d of %d round trips dropped", res.Dropped, b.N)
 	}
-	b.ReportMetric(res.P50Us*1e3, "p50-ns")
-	b.ReportMetric(res.P99Us*1e3, "p99-ns")
-	b.ReportMetric(res.P999Us*1e3, "p999-ns")
+	b.ReportMetric(float64(res.P50), "p50-ns")
+	b.ReportMetric(float64(res.P99), "p99-ns")
+	b.ReportMetric(float64(res.P999), "p999-ns")
 	b.ReportMetric(0, "ns/op")
 }

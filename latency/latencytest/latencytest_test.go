@@ -14,22 +14,21 @@ import (
 
 func TestNewServerBoth(t *testing.T) {
 	s := latencytest.NewServer(t, nil)
-	require.NotEmpty(t, s.UDPAddr)
-	require.NotEmpty(t, s.TCPAddr)
-	for network, addr := range map[string]string{"udp": s.UDPAddr, "tcp": s.TCPAddr} {
-		res, err := latency.PingPong(context.Background(), addr, &latency.PingPongConfig{Network: network, Count: 20})
-		require.NoError(t, err)
-		assert.Equal(t, int64(20), res.Observations)
+	require.NotEmpty(t, s.Addr)
+	for _, network := range []string{"udp", "tcp"} {
+		res, err := latency.PingPong(context.Background(), s.Addr, &latency.PingPongConfig{Network: network, Count: 20})
+		require.NoError(t, err, network)
+		assert.Equal(t, int64(20), res.Observations, network)
 	}
 	assert.Equal(t, int64(40), s.Server.Stats().Replies)
-	s.Close()
-	s.Close()
+	require.NotNil(t, s.Server.Addr())
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "Close is idempotent")
 }
 
 func TestNewServerTCPOnly(t *testing.T) {
 	s := latencytest.NewServer(t, &latencytest.Config{Network: "tcp", Server: &latency.ServerConfig{MaxConns: 1}})
-	assert.Empty(t, s.UDPAddr)
-	res, err := latency.PingPong(context.Background(), s.TCPAddr, &latency.PingPongConfig{Network: "tcp", Count: 5})
+	res, err := latency.PingPong(context.Background(), s.Addr, &latency.PingPongConfig{Network: "tcp", Count: 5})
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), res.Observations)
 }
@@ -49,7 +48,7 @@ func TestNewServerImpair(t *testing.T) {
 		}
 		return 0, false
 	}})
-	res, err := latency.PingPong(context.Background(), s.UDPAddr, &latency.PingPongConfig{Count: 6, ReadTimeout: 200 * time.Millisecond})
+	res, err := latency.PingPong(context.Background(), s.Addr, &latency.PingPongConfig{Count: 6, ReadTimeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), res.Observations)
 	assert.Equal(t, int64(3), res.Dropped)
@@ -59,11 +58,11 @@ func TestNewServerImpair(t *testing.T) {
 	for i := 1; i < len(seqs); i++ {
 		assert.Equal(t, seqs[i-1]+1, seqs[i], "the replies' sequence numbers, in order")
 	}
-	res, err = latency.PingPong(context.Background(), s.TCPAddr, &latency.PingPongConfig{Network: "tcp", Count: 6})
+	res, err = latency.PingPong(context.Background(), s.Addr, &latency.PingPongConfig{Network: "tcp", Count: 6})
 	require.NoError(t, err)
 	assert.Equal(t, int64(6), res.Observations, "TCP is never impaired")
 	done := make(chan struct{})
-	go func() { s.Close(); close(done) }()
+	go func() { _ = s.Close(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
@@ -73,10 +72,10 @@ func TestNewServerImpair(t *testing.T) {
 
 func BenchmarkLoopbackUDP(b *testing.B) {
 	s := latencytest.NewServer(b, &latencytest.Config{Network: "udp"})
-	latencytest.Benchmark(b, s.UDPAddr, nil)
+	latencytest.Benchmark(b, s.Addr, nil)
 }
 
 func BenchmarkLoopbackTCP(b *testing.B) {
 	s := latencytest.NewServer(b, &latencytest.Config{Network: "tcp"})
-	latencytest.Benchmark(b, s.TCPAddr, &latency.PingPongConfig{Network: "tcp"})
+	latencytest.Benchmark(b, s.Addr, &latency.PingPongConfig{Network: "tcp"})
 }

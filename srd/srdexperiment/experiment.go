@@ -319,7 +319,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f us\t%.1f us\t%.1f us\t%s\t%s\t%s\t%s\n",
 			t.Name, gbit(t.SingleFlowBitsPerSecond), gbit(t.MultiStreamBitsPerSecond),
-			t.RTT.P50Us, t.RTT.P99Us, t.RTT.P999Us, tx, el, cov, mode)
+			float64(t.RTT.P50)/1e3, float64(t.RTT.P99)/1e3, float64(t.RTT.P999)/1e3, tx, el, cov, mode)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -55,8 +55,8 @@ func e1Fakes(t *testing.T) *Config {
 		one, many float64
 		rtt       latency.Summary
 	}{
-		"10.0.1.20": {24.3e9, 99.8e9, latency.Summary{Observations: 278105, P50Us: 52.2, P99Us: 56.7, P999Us: 59.5}},
-		"10.0.2.30": {12.6e9, 86.8e9, latency.Summary{Observations: 25000, P50Us: 590.4, P99Us: 677.4, P999Us: 702.0}},
+		"10.0.1.20": {24.3e9, 99.8e9, latency.Summary{Observations: 278105, P50: time.Duration(52.2 * 1e3), P99: time.Duration(56.7 * 1e3), P999: time.Duration(59.5 * 1e3)}},
+		"10.0.2.30": {12.6e9, 86.8e9, latency.Summary{Observations: 25000, P50: time.Duration(590.4 * 1e3), P99: time.Duration(677.4 * 1e3), P999: time.Duration(702.0 * 1e3)}},
 	}
 	return &Config{
 		Interface: "eth0",
@@ -120,7 +120,7 @@ func TestExperimentE1Table(t *testing.T) {
 	same := res.Targets[0]
 	assert.Equal(t, 24.3e9, same.SingleFlowBitsPerSecond)
 	assert.Equal(t, 99.8e9, same.MultiStreamBitsPerSecond)
-	assert.Equal(t, 52.2, same.RTT.P50Us)
+	assert.Equal(t, 52.2, float64(same.RTT.P50)/1e3)
 	assert.Equal(t, uint64(28195047), same.SRD.TxPktsDelta)
 	assert.Equal(t, uint64(28195063), same.SRD.EligibleTxPktsDelta)
 	assert.Equal(t, srd.VerdictCarried, same.SRD.Verdict)
@@ -159,13 +159,13 @@ func TestExperimentFailuresAndCancel(t *testing.T) {
 			return float64(streams) * 1e9, nil
 		},
 		RTT: func(context.Context, string, time.Duration) (latency.Summary, error) {
-			return latency.Summary{P50Us: 10}, nil
+			return latency.Summary{P50: time.Duration(10 * 1e3)}, nil
 		},
 	}
 	res, err := Run(context.Background(), []Target{{Name: "a", ThroughputAddr: "bad:1"}, {Name: "b", ThroughputAddr: "good:1"}}, cfg)
 	require.NoError(t, err)
 	assert.Equal(t, "1-flow TCP: connection refused", res.Targets[0].Error)
-	assert.Equal(t, 10.0, res.Targets[0].RTT.P50Us, "the other runs of a failing target still run")
+	assert.Equal(t, 10.0, float64(res.Targets[0].RTT.P50)/1e3, "the other runs of a failing target still run")
 	assert.Empty(t, res.Targets[1].Error)
 	assert.Equal(t, 2e9, res.Targets[1].MultiStreamBitsPerSecond)
 	assert.Equal(t, srd.VerdictNoStatistics, res.Targets[1].SRD.Verdict)
@@ -221,15 +221,15 @@ func TestExperimentLoopback(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		cfg.Interface = "lo"
 	}
-	res, err := Run(ctx, []Target{{Name: "loopback", ThroughputAddr: ln.Addr().String(), PingPongAddr: pp.UDPAddr}}, cfg)
+	res, err := Run(ctx, []Target{{Name: "loopback", ThroughputAddr: ln.Addr().String(), PingPongAddr: pp.Addr}}, cfg)
 	require.NoError(t, err)
 	row := res.Targets[0]
 	require.Empty(t, row.Error)
 	assert.Positive(t, row.SingleFlowBitsPerSecond)
 	assert.Positive(t, row.MultiStreamBitsPerSecond)
 	assert.Positive(t, row.RTT.Observations)
-	assert.Positive(t, row.RTT.P50Us)
-	assert.GreaterOrEqual(t, row.RTT.P999Us, row.RTT.P50Us)
+	assert.Positive(t, row.RTT.P50)
+	assert.GreaterOrEqual(t, row.RTT.P999, row.RTT.P50)
 	assert.Equal(t, srd.VerdictNoStatistics, row.SRD.Verdict)
 	var buf bytes.Buffer
 	require.NoError(t, res.WriteTable(&buf))
@@ -255,8 +255,8 @@ func TestExperimentCancelEveryPhase(t *testing.T) {
 	})
 	pp := latencytest.NewServer(t, &latencytest.Config{Network: "udp"})
 	targets := []Target{
-		{Name: "a", ThroughputAddr: ln.Addr().String(), PingPongAddr: pp.UDPAddr},
-		{Name: "b", ThroughputAddr: ln.Addr().String(), PingPongAddr: pp.UDPAddr},
+		{Name: "a", ThroughputAddr: ln.Addr().String(), PingPongAddr: pp.Addr},
+		{Name: "b", ThroughputAddr: ln.Addr().String(), PingPongAddr: pp.Addr},
 	}
 	for _, phase := range []string{"1-flow", "n-stream", "rtt"} {
 		t.Run(phase, func(t *testing.T) {

@@ -1,39 +1,64 @@
 // Package throughputtest starts in-process iperf3-compatible servers for
 // tests, in the manner of net/http/httptest, and measures throughput inside
-// `go test -bench` with b.ReportMetric.
+// `go test -bench` (Benchmark). It has the shape of latencytest and
+// cachetest: Config, NewServer(tb, cfg), Server.Addr, Close and Benchmark.
 package throughputtest
 
 import (
 	"context"
+	"errors"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
+// Config selects what NewServer starts. A nil *Config means a server on
+// 127.0.0.1 with throughput's default limits.
+type Config struct {
+	// Host is the address to listen on; "" means "127.0.0.1".
+	Host string
+	// Server sets the server's limits and hooks (nil means defaults).
+	// Its OnResult, when set, is called before Results receives the result.
+	Server *throughput.ServerConfig
+}
+
 // Server is a throughput.Server running on a loopback port. It is safe for
 // concurrent use.
 type Server struct {
 	// Addr is the server's "host:port", ready for throughput.Run or
 	// `iperf3 -c host -p port`.
-	Addr    string
-	cancel  context.CancelFunc
-	done    chan error
-	results chan *throughput.Result
+	Addr      string
+	cancel    context.CancelFunc
+	done      chan error
+	results   chan *throughput.Result
+	closeOnce sync.Once
+	closeErr  error
 }
 
-// NewServer starts a server on 127.0.0.1 with cfg (nil means defaults) and
-// stops it when the test ends, failing the test if it does not stop or
-// cfg is invalid. cfg.OnResult is wrapped so that Results also receives
-// every result.
-func NewServer(tb testing.TB, cfg *throughput.ServerConfig) *Server {
+// closeWait bounds how long Close waits for the server to end: every test
+// ends within 100 ms of a cancel, so only a bug takes longer.
+const closeWait = 15 * time.Second
+
+// NewServer starts a server as cfg says (nil means defaults) and stops it
+// when the test ends, failing the test if it does not stop or cfg is
+// invalid.
+func NewServer(tb testing.TB, cfg *Config) *Server {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Host == "" {
+		c.Host = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(c.Host, "0"))
 	if err != nil {
 		tb.Fatalf("throughputtest: listen: %v", err)
 	}
-	s, err := start(ln, cfg)
+	s, err := start(ln, c.Server)
 	if err != nil {
 		_ = ln.Close()
 		tb.Fatalf("throughputtest: %v", err)
@@ -54,13 +79,13 @@ func start(ln net.Listener, cfg *throughput.ServerConfig) (*Server, error) {
 	}
 	s := &Server{Addr: ln.Addr().String(), done: make(chan error, 1), results: make(chan *throughput.Result, 128)}
 	user := c.OnResult
-	c.OnResult = func(r *throughput.Result) {
+	c.OnResult = func(r throughput.Result) {
 		if user != nil {
 			user(r)
 		}
 		select {
-		case s.results <- r:
-		default: // nobody reads them: drop the oldest-unread rather than block a test
+		case s.results <- &r:
+		default: // nobody reads them: drop the newest rather than block a test
 		}
 	}
 	srv, err := throughput.NewServer(&c)
@@ -76,60 +101,63 @@ func start(ln net.Listener, cfg *throughput.ServerConfig) (*Server, error) {
 // Results delivers the server's view of each finished test (up to 128 unread).
 func (s *Server) Results() <-chan *throughput.Result { return s.results }
 
-// Close stops the server and waits (at most 15 s) for it to end.
+// Close stops the server and waits (at most 15 s) for it to end. It may be
+// called more than once; later calls return the first one's error. A zero
+// Server's Close returns an error.
 func (s *Server) Close() error {
-	s.cancel()
-	select {
-	case err := <-s.done:
-		s.done <- err // Close may be called again
-		return err
-	case <-time.After(15 * time.Second):
-		return context.DeadlineExceeded
+	if s == nil || s.cancel == nil {
+		return errors.New("throughputtest: Server not made by NewServer")
 	}
+	s.closeOnce.Do(func() {
+		s.cancel()
+		select {
+		case err := <-s.done:
+			if !errors.Is(err, context.Canceled) {
+				s.closeErr = err
+			}
+		case <-time.After(closeWait):
+			s.closeErr = errors.New("throughputtest: server did not stop within 15 s")
+		}
+	})
+	return s.closeErr
 }
 
-// Bench runs b.N tests with cfg against addr (an in-process server when
-// addr is "") and reports the received bits/s over all of them as
-// "bits/s", TCP retransmits per test as "retransmits/op", and UDP loss as
-// "lost-%"; ns/op is set to 0 because time per iteration means nothing
-// here. It returns the last result.
-func Bench(b *testing.B, addr string, cfg *throughput.Config) *throughput.Result {
+// Benchmark runs one test with cfg against target (an in-process server
+// when target is "") that moves b.N blocks: one b.N iteration is one block
+// of cfg.BlockLen bytes (the throughput.Config default when 0) sent by the
+// test's senders, all streams together, as iperf3 -k counts them. It calls
+// b.SetBytes with the block length, so the B/s column is the throughput,
+// and reports the test's own received rate as "bits/s", TCP retransmits
+// per block as "retransmits/op" and UDP loss as "lost-%". cfg's Duration
+// and Bytes are replaced by the block count; cfg.Bidir is refused, since
+// its blocks would count both ways. It returns the test's result.
+func Benchmark(b *testing.B, target string, cfg *throughput.Config) *throughput.Result {
 	b.Helper()
-	if addr == "" {
-		addr = NewServer(b, nil).Addr
+	var c throughput.Config
+	if cfg != nil {
+		c = *cfg
 	}
-	var bytes int64
-	var secs float64
-	var retr, lost, pkts int64
-	var last *throughput.Result
+	if c.Bidir {
+		b.Fatal("throughputtest: Benchmark: cfg.Bidir counts blocks both ways; run each direction apart")
+	}
+	if target == "" {
+		target = NewServer(b, nil).Addr
+	}
+	c.Duration, c.Bytes, c.Blocks = 0, 0, int64(b.N)
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		r, err := throughput.Run(context.Background(), addr, cfg)
-		if err != nil {
-			b.Fatalf("throughputtest: %v", err)
-		}
-		last = r
-		for _, s := range []*throughput.Summary{r.Upload, r.Download} {
-			if s == nil {
-				continue
-			}
-			bytes += s.Received.Bytes
-			if s.Sent.Retransmits > 0 {
-				retr += s.Sent.Retransmits
-			}
-			lost += s.Received.LostPackets
-			pkts += s.Received.Packets
-		}
-		secs += r.Streams[0].Duration.Seconds()
-	}
+	r, err := throughput.Run(b.Context(), target, &c)
 	b.StopTimer()
-	if secs > 0 {
-		b.ReportMetric(float64(bytes)*8/secs, "bits/s")
+	if err != nil {
+		b.Fatalf("throughputtest: Benchmark: %v", err)
 	}
-	b.ReportMetric(float64(retr)/float64(b.N), "retransmits/op")
-	if pkts > 0 {
-		b.ReportMetric(100*float64(lost)/float64(pkts), "lost-%")
+	b.SetBytes(int64(r.Config.BlockLen))
+	t := r.Total()
+	b.ReportMetric(t.Received.BitsPerSecond, "bits/s")
+	if !c.UDP && t.Sent.Retransmits >= 0 {
+		b.ReportMetric(float64(t.Sent.Retransmits)/float64(b.N), "retransmits/op")
 	}
-	b.ReportMetric(0, "ns/op")
-	return last
+	if c.UDP {
+		b.ReportMetric(t.Received.LostPercent, "lost-%")
+	}
+	return r
 }

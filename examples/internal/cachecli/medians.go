@@ -17,10 +17,10 @@ type PhaseMedians struct {
 
 // Medians returns the per-phase medians of s.
 func Medians(s *cache.ProbeSummary) PhaseMedians {
-	p := func(ph cache.Phase) float64 { return s.Phases[ph].P50Us }
+	p := func(ph cache.Phase) float64 { return float64(s.Phases[ph].P50) / 1e3 }
 	return PhaseMedians{
 		DNSUs: p(cache.PhaseDNS), TCPUs: p(cache.PhaseConnect), TLSUs: p(cache.PhaseTLS), AuthUs: p(cache.PhaseAuth),
 		ClusterSlotsUs: p(cache.PhaseClusterSlots), GetUs: p(cache.PhaseCommand), CloseUs: p(cache.PhaseClose),
-		TotalUs: s.Total.P50Us,
+		TotalUs: float64(s.Total.P50) / 1e3,
 	}
 }

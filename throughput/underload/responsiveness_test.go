@@ -1,13 +1,17 @@
-package throughput
+package underload_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/peertest"
 
-	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/latencytest"
+	"github.com/netperfkit/netperfkit/latency/responsiveness"
+	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/throughputtest"
+	"github.com/netperfkit/netperfkit/throughput/underload"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,7 +23,7 @@ import (
 // server's for -R.
 func TestResponsiveness(t *testing.T) {
 	echo := latencytest.NewServer(t, &latencytest.Config{Network: "tcp"})
-	ours, _ := startServer(t, nil)
+	ours := throughputtest.NewServer(t, nil).Addr
 	// A stock server reports its senders' RTT to the client only in JSON,
 	// which it writes when started with -J.
 	servers := map[string]func(t *testing.T) string{
@@ -29,21 +33,21 @@ func TestResponsiveness(t *testing.T) {
 	for name, server := range servers {
 		for _, reverse := range []bool{false, true} {
 			t.Run(name+map[bool]string{false: " upload", true: " download"}[reverse], func(t *testing.T) {
-				if !tcpInfoAvailable {
+				if runtime.GOOS != "linux" {
 					t.Skip("TCP_INFO is not available on this platform")
 				}
 				addr := server(t)
-				res, err := Responsiveness(ctxT(t, 30*time.Second), addr, &ResponsivenessConfig{
-					Flows:    Config{Duration: 2 * time.Second, Streams: 2, Reverse: reverse},
-					EchoAddr: echo.TCPAddr,
-					Probes:   latency.ResponsivenessConfig{ProbeRate: 20},
+				res, err := underload.Responsiveness(ctxT(t, 30*time.Second), addr, &underload.ResponsivenessConfig{
+					Flows:    throughput.Config{Duration: 2 * time.Second, Streams: 2, Reverse: reverse},
+					EchoAddr: echo.Addr,
+					Probes:   responsiveness.Config{ProbeRate: 20},
 				})
 				require.NoError(t, err)
 				require.NotNil(t, res.Flows)
 				require.NotNil(t, res.Probes)
 				lf := res.LoadedFlows
 				t.Logf("loaded flows: %d samples, trimmed mean %.0f us; new connections: %d probes, phases %v; RPM %.0f",
-					lf.Probes, lf.TrimmedMeanUs, res.Probes.NewConnection.Probes, res.Probes.NewConnectionPhasesUs, res.RPM)
+					lf.Probes, float64(lf.TrimmedMean)/1e3, res.Probes.NewConnection.Probes, res.Probes.NewConnectionPhases, res.RPM)
 				// 2 streams x 20 intervals of 100 ms; a stock server
 				// sending (-R) reports its own every second only.
 				want := int64(10)
@@ -51,13 +55,13 @@ func TestResponsiveness(t *testing.T) {
 					want = 2
 				}
 				assert.GreaterOrEqual(t, lf.Probes, want)
-				assert.Positive(t, lf.TrimmedMeanUs)
-				assert.LessOrEqual(t, lf.TrimmedMeanUs, lf.Latency.MaxUs)
+				assert.Positive(t, lf.TrimmedMean)
+				assert.LessOrEqual(t, lf.TrimmedMean, lf.Latency.Max)
 				assert.Positive(t, res.Probes.NewConnection.Probes)
-				conn, req := res.Probes.NewConnectionPhasesUs["connect"], res.Probes.NewConnectionPhasesUs["request"]
+				conn, req := float64(res.Probes.NewConnectionPhases["connect"])/1e3, float64(res.Probes.NewConnectionPhases["request"])/1e3
 				require.Positive(t, conn)
 				require.Positive(t, req)
-				assert.InEpsilon(t, 60e6/((conn+req)/4+lf.TrimmedMeanUs/2), res.RPM, 1e-3)
+				assert.InEpsilon(t, 60e6/((conn+req)/4+float64(lf.TrimmedMean)/1e3/2), res.RPM, 1e-3)
 				assert.Equal(t, "loaded_flows", res.SelfProbes)
 			})
 		}
@@ -66,8 +70,8 @@ func TestResponsiveness(t *testing.T) {
 		// Without -J the stock server's report has no RTT: RPM takes the
 		// established connection's probes and says so.
 		addr := startIperf3ServerBin(t, peertest.NewIPerf3(t))
-		res, err := Responsiveness(ctxT(t, 30*time.Second), addr, &ResponsivenessConfig{
-			Flows: Config{Duration: time.Second, Reverse: true}, EchoAddr: echo.TCPAddr,
+		res, err := underload.Responsiveness(ctxT(t, 30*time.Second), addr, &underload.ResponsivenessConfig{
+			Flows: throughput.Config{Duration: time.Second, Reverse: true}, EchoAddr: echo.Addr,
 		})
 		require.NoError(t, err)
 		assert.Zero(t, res.LoadedFlows.Probes)
@@ -75,7 +79,7 @@ func TestResponsiveness(t *testing.T) {
 		assert.Positive(t, res.RPM)
 	})
 	t.Run("no echo server", func(t *testing.T) {
-		_, err := Responsiveness(ctxT(t, 5*time.Second), ours, &ResponsivenessConfig{})
-		require.ErrorContains(t, err, "echo server")
+		_, err := underload.Responsiveness(ctxT(t, 5*time.Second), ours, &underload.ResponsivenessConfig{})
+		require.ErrorContains(t, err, "EchoAddr")
 	})
 }

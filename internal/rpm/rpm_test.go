@@ -1,4 +1,4 @@
-package latency
+package rpm
 
 import (
 	"testing"
@@ -16,7 +16,7 @@ func TestTrimmedMeanAndRPM(t *testing.T) {
 	for range 5 {
 		_ = h.RecordValue(int64(10 * time.Second)) // the slowest 5% are trimmed
 	}
-	tm := TrimmedMean(h, RPMTrim)
+	tm := TrimmedMean(h, Trim)
 	assert.InEpsilon(t, float64(10*time.Millisecond), float64(tm), 0.001)
 	assert.InEpsilon(t, 6000, RPM(tm), 0.001)
 	assert.InEpsilon(t, float64(h.Mean()), float64(TrimmedMean(h, 100)), 0.001, "nothing trimmed: the mean")

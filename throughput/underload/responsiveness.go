@@ -1,28 +1,33 @@
-package throughput
+package underload
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"time"
 
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
+	"github.com/netperfkit/netperfkit/internal/rpm"
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/responsiveness"
+	"github.com/netperfkit/netperfkit/throughput"
 )
 
 // ResponsivenessConfig sets up Responsiveness: the flows that load the
 // path, and the probes that measure it while they run.
 type ResponsivenessConfig struct {
-	// Flows is the load, run as Run runs it. Its Duration (10 s when 0)
+	// Flows is the load, run as throughput.Run runs it. Its Duration (10 s when 0)
 	// also bounds the probes. Its Interval, when 0, is 100 ms here: every
 	// interval report samples the loaded connections' round trip. With
 	// Reverse or Bidir it asks for the server's output (GetServerOutput).
-	Flows Config
+	Flows throughput.Config
 	// EchoAddr is a sockperf-compatible TCP echo server on the far host
 	// (a latency.Server, or `sockperf server --tcp`): the new-connection
 	// probes' target.
 	EchoAddr string
 	// Probes sets the probes' rate and timeout; its Duration is the flows'.
-	Probes latency.ResponsivenessConfig
+	Probes responsiveness.Config
 }
 
 // ResponsivenessResult is a path's responsiveness under load, in the terms
@@ -31,18 +36,18 @@ type ResponsivenessConfig struct {
 // on the load-generating connections themselves.
 type ResponsivenessResult struct {
 	// Flows is the load's own result.
-	Flows *Result `json:"flows"`
+	Flows *throughput.Result `json:"flows"`
 	// Probes holds the new-connection probes (TCP connect + first echo,
 	// the draft's foreign probes) and, for comparison, echoes on one
 	// established idle connection beside the flows.
-	Probes *latency.ResponsivenessResult `json:"probes"`
+	Probes *responsiveness.Result `json:"probes"`
 	// LoadedFlows are the loaded connections' own round trips: the kernel's
 	// smoothed RTT (TCP_INFO) of every sending stream at every interval
 	// report, the server's merged in for the streams it sends (-R,
 	// --bidir). A bulk TCP stream cannot carry a request between its
 	// bytes; its RTT is what a request on it would wait. Empty where
 	// TCP_INFO is not available (UDP, or a platform without it).
-	LoadedFlows latency.ProbeStats `json:"loaded_flows"`
+	LoadedFlows responsiveness.ProbeStats `json:"loaded_flows"`
 	// RPM is 60 s divided by 1/4 x (connect + request) + 1/2 x self, each
 	// a 95% trimmed mean: the draft's weights without TLS (its foreign
 	// half split over two phases instead of three). 0 when a part is
@@ -55,18 +60,18 @@ type ResponsivenessResult struct {
 	SelfProbes string `json:"self_probes,omitempty"`
 }
 
-// Responsiveness runs cfg.Flows against the iperf3 server at addr and,
+// Responsiveness runs cfg.Flows against the iperf3-compatible server at addr and,
 // while they run, probes the echo server at cfg.EchoAddr on new
 // connections and samples the flows' own round trips. It returns the
 // flows' error, or the probes' when the flows succeeded; when ctx ends,
 // within about 100 ms, the result so far with ctx.Err().
 func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig) (*ResponsivenessResult, error) {
 	if cfg == nil || cfg.EchoAddr == "" {
-		return nil, errors.New("throughput: responsiveness needs an echo server address")
+		return nil, errors.New("underload: ResponsivenessConfig.EchoAddr: an echo server address is required")
 	}
 	flows := cfg.Flows
 	if flows.Duration == 0 && flows.Bytes == 0 && flows.Blocks == 0 {
-		flows.Duration = defaultDuration
+		flows.Duration = defaultFlowsDuration
 	}
 	if flows.Interval == 0 {
 		flows.Interval = 100 * time.Millisecond
@@ -80,13 +85,13 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 	probes.Duration = flows.Omit + flows.Duration
 	var (
 		wg       sync.WaitGroup
-		pres     *latency.ResponsivenessResult
+		pres     *responsiveness.Result
 		probeErr error
 	)
 	pctx, stopProbes := context.WithCancel(ctx)
 	defer stopProbes()
-	wg.Go(func() { pres, probeErr = latency.Responsiveness(pctx, cfg.EchoAddr, &probes) })
-	res, err := Run(ctx, addr, &flows)
+	wg.Go(func() { pres, probeErr = responsiveness.Run(pctx, cfg.EchoAddr, &probes) })
+	res, err := throughput.Run(ctx, addr, &flows)
 	stopProbes() // a test that ended early (an error, -n) ends its probes
 	wg.Wait()
 	out := &ResponsivenessResult{Flows: res, Probes: pres}
@@ -95,14 +100,11 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 	}
 	if pres != nil {
 		out.SelfProbes = "loaded_flows"
-		self := out.LoadedFlows.TrimmedMeanUs
+		self := out.LoadedFlows.TrimmedMean
 		if self == 0 {
-			out.SelfProbes, self = "established_connection", pres.Established.TrimmedMeanUs
+			out.SelfProbes, self = "established_connection", pres.Established.TrimmedMean
 		}
-		conn, req := pres.NewConnectionPhasesUs["connect"], pres.NewConnectionPhasesUs["request"]
-		if conn > 0 && req > 0 && self > 0 {
-			out.RPM = latency.RPM(time.Duration(((conn+req)/4 + self/2) * 1e3))
-		}
+		out.RPM = responsiveness.Combine(pres.NewConnectionPhases["connect"], pres.NewConnectionPhases["request"], self)
 	}
 	if err == nil && probeErr != nil && !errors.Is(probeErr, context.Canceled) {
 		err = probeErr
@@ -112,7 +114,7 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 
 // loadedRTTs collects the sending streams' TCP_INFO round trips from every
 // counted interval of res.
-func loadedRTTs(res *Result) latency.ProbeStats {
+func loadedRTTs(res *throughput.Result) responsiveness.ProbeStats {
 	rec, _ := latency.NewRecorder(nil) // the default configuration is valid
 	serverSent := false                // the server's TCP_INFO was merged into the streams it sent
 	for _, iv := range res.Intervals {
@@ -135,10 +137,44 @@ func loadedRTTs(res *Result) latency.ProbeStats {
 		}
 	}
 	if rec.Count() == 0 {
-		return latency.ProbeStats{}
+		return responsiveness.ProbeStats{}
 	}
 	h := rec.Snapshot()
-	tm := latency.TrimmedMean(h, latency.RPMTrim)
-	return latency.ProbeStats{Probes: rec.Count(), Latency: rec.Summary(nil), TrimmedMeanUs: float64(tm) / 1e3,
-		RPM: latency.RPM(tm), Histogram: h}
+	tm := rpm.TrimmedMean(h, rpm.Trim)
+	return responsiveness.ProbeStats{Probes: rec.Count(), Latency: rec.Summary(nil), TrimmedMean: tm,
+		RPM: rpm.RPM(tm), Histogram: h}
+}
+
+// defaultFlowsDuration is throughput.Config's default Duration, which
+// also bounds the probes.
+const defaultFlowsDuration = 10 * time.Second
+
+// serverOutput is the part of a server's iperf3 -J document (a stock
+// server's get_server_output) with its senders' round trips.
+type serverOutput struct {
+	Intervals []struct {
+		Streams []struct {
+			Sender  bool           `json:"sender"`
+			Omitted bool           `json:"omitted"`
+			RTT     *iperfwire.Int `json:"rtt"` // microseconds
+		} `json:"streams"`
+	} `json:"intervals"`
+}
+
+// serverSenderRTTs returns the TCP_INFO round trips of the streams a
+// server sent, from each of its counted intervals in its -J output.
+func serverSenderRTTs(raw json.RawMessage) []time.Duration {
+	var so serverOutput
+	if len(raw) == 0 || json.Unmarshal(raw, &so) != nil {
+		return nil
+	}
+	var out []time.Duration
+	for _, iv := range so.Intervals {
+		for _, s := range iv.Streams {
+			if s.Sender && !s.Omitted && s.RTT != nil && *s.RTT > 0 {
+				out = append(out, time.Duration(*s.RTT)*time.Microsecond)
+			}
+		}
+	}
+	return out
 }

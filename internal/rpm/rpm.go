@@ -1,4 +1,8 @@
-package latency
+// Package rpm holds the IETF responsiveness draft's arithmetic
+// (draft-ietf-ippm-responsiveness) that latency/responsiveness, cache and
+// throughput share: the 95% trimmed mean of probe round trips and round
+// trips per minute.
+package rpm
 
 import (
 	"math"
@@ -7,10 +11,9 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// RPMTrim is the percentile at which the IETF responsiveness draft
-// (draft-ietf-ippm-responsiveness) trims probe round trips before averaging
-// them: TrimmedMean(h, RPMTrim).
-const RPMTrim = 95
+// Trim is the percentile at which the draft trims probe round trips before
+// averaging them: TrimmedMean(h, Trim).
+const Trim = 95
 
 // TrimmedMean returns the mean of the values of h at or below its pct
 // percentile (0 < pct <= 100), each bucket counted at its midpoint: the

@@ -1,4 +1,4 @@
-package latency
+package responsiveness
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netperfkit/netperfkit/latency"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,7 +39,7 @@ func TestResponsivenessRedialBounded(t *testing.T) {
 	// connections nobody accepts leave the kernel dropping new SYNs.
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	est := &estConn{cfg: &ResponsivenessConfig{Network: "tcp", Timeout: 100 * time.Millisecond}, addr: ln.Addr().String()}
+	est := &estConn{cfg: &Config{Network: "tcp", Timeout: 100 * time.Millisecond}, addr: ln.Addr().String()}
 	require.NoError(t, est.dial(ctx))
 	defer est.close()
 	rc, err := ln.(*net.TCPListener).SyscallConn()
@@ -54,7 +55,7 @@ func TestResponsivenessRedialBounded(t *testing.T) {
 	}
 	start := time.Now()
 	for range 3 {
-		assert.Error(t, est.probe(ctx, nil), "no reply, then no connection")
+		assert.Error(t, est.probe(ctx, latency.Request{}), "no reply, then no connection")
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Fatalf("3 probes with a 100 ms timeout took %v: a redial was not bounded", time.Since(start))

@@ -1,0 +1,291 @@
+package latency
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// apiCall is one call of the exported API with nil, zero, negative or
+// out-of-range input. name is the function ("PingPong") or method
+// ("Recorder.Record") it exercises; call returns the error it got (nil for
+// calls that document a zero result instead); want, when not empty, is a
+// word the error must contain: the field or argument at fault.
+type apiCall struct {
+	name string
+	call func(ctx context.Context) error
+	want string
+}
+
+// unreachable is an address nothing listens on: a closed port on loopback.
+const unreachable = "127.0.0.1:1"
+
+func apiCalls(t *testing.T) []apiCall {
+	nop := func(context.Context, Request) error { return nil }
+	var nilRec *Recorder
+	var zeroRec Recorder
+	var nilSrv *Server
+	var nilCtx context.Context // a nil context is the point
+	ready, err := NewServer(nil)
+	require.NoError(t, err)
+	pingPong := func(addr string, cfg *PingPongConfig) func(context.Context) error {
+		return func(ctx context.Context) error { _, err := PingPong(ctx, addr, cfg); return err }
+	}
+	sched := func(cfg *ScheduleConfig) func(context.Context) error {
+		return func(ctx context.Context) error { _, err := Schedule(ctx, cfg); return err }
+	}
+	newServer := func(cfg *ServerConfig) func(context.Context) error {
+		return func(context.Context) error { _, err := NewServer(cfg); return err }
+	}
+	newRecorder := func(cfg *RecorderConfig) func(context.Context) error {
+		return func(context.Context) error { _, err := NewRecorder(cfg); return err }
+	}
+	return []apiCall{
+		// PingPong: bad configurations, a nil context, a missing address
+		// and a silent one (bounded by Duration, not a hang).
+		{"PingPong", pingPong(unreachable, &PingPongConfig{Duration: -time.Second}), "Duration"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{MPS: -1}), "MPS"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{ReplyEvery: -1}), "ReplyEvery"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{ReadTimeout: -1}), "ReadTimeout"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{SpinTimeout: -1}), "SpinTimeout"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{MinReadTimeout: -1}), "MinReadTimeout"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{MessageSize: -1}), "MessageSize"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{MessageSize: 1 << 30}), "MessageSize"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{Network: "sctp"}), "Network"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{Receive: -1}), "Receive"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{Arrival: 99}), "Arrival"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{Duration: time.Millisecond}), "Duration"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{Recorder: &RecorderConfig{SignificantFigures: 9}}), "SignificantFigures"},
+		{"PingPong", pingPong("", nil), "address"},
+		{"PingPong", func(context.Context) error {
+			_, err := PingPong(nilCtx, unreachable, nil)
+			return err
+		}, "context"},
+		// Schedule
+		{"Schedule", sched(nil), "ScheduleConfig"},
+		{"Schedule", sched(&ScheduleConfig{Rate: 1}), "Do"},
+		{"Schedule", sched(&ScheduleConfig{Do: nop}), "Rate"},
+		{"Schedule", sched(&ScheduleConfig{Rate: -5, Do: nop}), "Rate"},
+		{"Schedule", sched(&ScheduleConfig{Rate: 1, Workers: -1, Do: nop}), "Workers"},
+		{"Schedule", sched(&ScheduleConfig{Rate: 1, Duration: -1, Do: nop}), "Duration"},
+		{"Schedule", sched(&ScheduleConfig{Rate: 1, LateAfter: -1, Do: nop}), "LateAfter"},
+		{"Schedule", sched(&ScheduleConfig{Rate: 1, Arrival: 7, Do: nop}), "Arrival"},
+		{"Schedule", sched(&ScheduleConfig{Rate: 1, Recorder: &RecorderConfig{Lowest: -1}, Do: nop}), "Lowest"},
+		{"Schedule", func(context.Context) error {
+			_, err := Schedule(nilCtx, &ScheduleConfig{Rate: 1, Do: nop})
+			return err
+		}, "context"},
+		// Constructors
+		{"NewRecorder", newRecorder(&RecorderConfig{Lowest: -1}), "Lowest"},
+		{"NewRecorder", newRecorder(&RecorderConfig{Highest: -1}), "Highest"},
+		{"NewRecorder", newRecorder(&RecorderConfig{SignificantFigures: -1}), "SignificantFigures"},
+		{"NewRecorder", newRecorder(&RecorderConfig{SignificantFigures: 6}), "SignificantFigures"},
+		{"NewServer", newServer(&ServerConfig{MaxConns: -1}), "MaxConns"},
+		{"NewServer", newServer(&ServerConfig{IdleTimeout: -1}), "IdleTimeout"},
+		{"NewServer", newServer(&ServerConfig{WriteTimeout: -1}), "WriteTimeout"},
+		{"NewServer", newServer(&ServerConfig{MaxMessageSize: 3}), "MaxMessageSize"},
+		{"NewServer", newServer(&ServerConfig{MaxMessageSize: -3}), "MaxMessageSize"},
+		{"ParseArrival", func(context.Context) error { _, err := ParseArrival("bursty"); return err }, "arrival"},
+		// Server: nil arguments, a nil or zero Server, bad networks.
+		{"Server.Serve", func(ctx context.Context) error { return ready.Serve(ctx, nil) }, "Listener"},
+		{"Server.Serve", func(ctx context.Context) error { return (&Server{}).Serve(ctx, nil) }, "NewServer"},
+		{"Server.Serve", func(ctx context.Context) error { return nilSrv.Serve(ctx, nil) }, "NewServer"},
+		{"Server.Serve", func(context.Context) error { return ready.Serve(nilCtx, nil) }, "context"},
+		{"Server.ServePacket", func(ctx context.Context) error { return ready.ServePacket(ctx, nil) }, "PacketConn"},
+		{"Server.ServePacket", func(ctx context.Context) error { return (&Server{}).ServePacket(ctx, nil) }, "NewServer"},
+		{"Server.ListenAndServe", func(ctx context.Context) error { return ready.ListenAndServe(ctx, "sctp", "127.0.0.1:0") }, "network"},
+		{"Server.ListenAndServe", func(ctx context.Context) error { return ready.ListenAndServe(ctx, "", "") }, "network"},
+		{"Server.ListenAndServe", func(ctx context.Context) error { return ready.ListenAndServe(ctx, "udp", "no-port") }, "port"},
+		{"Server.ListenAndServe", func(ctx context.Context) error { return nilSrv.ListenAndServe(ctx, "udp", "") }, "NewServer"},
+		{"Server.Addr", func(context.Context) error {
+			if nilSrv.Addr() != nil || (&Server{}).Addr() != nil || ready.Addr() != nil {
+				return assert.AnError
+			}
+			return nil
+		}, ""},
+		{"Server.Stats", func(context.Context) error {
+			if nilSrv.Stats() != (ServerStats{}) || (&Server{}).Stats() != (ServerStats{}) {
+				return assert.AnError
+			}
+			return nil
+		}, ""},
+		// Recorder and Worker: nil and zero values.
+		{"Recorder.Record", func(context.Context) error { nilRec.Record(time.Second); zeroRec.Record(-time.Second); return nil }, ""},
+		{"Recorder.Count", func(context.Context) error { _ = nilRec.Count(); _ = (&Recorder{}).Count(); return nil }, ""},
+		{"Recorder.OutOfRange", func(context.Context) error { _ = nilRec.OutOfRange(); _ = (&Recorder{}).OutOfRange(); return nil }, ""},
+		{"Recorder.Merge", func(context.Context) error {
+			h := hdrhistogram.New(1, 10, 1)
+			_ = h.RecordValue(5)
+			_ = nilRec.Merge(h)
+			_ = (&Recorder{}).Merge(nil)
+			_ = (&Recorder{}).Merge(h)
+			return nil
+		}, ""},
+		{"Recorder.Reset", func(context.Context) error { nilRec.Reset(); (&Recorder{}).Reset(); return nil }, ""},
+		{"Recorder.Snapshot", func(context.Context) error { _ = nilRec.Snapshot(); _ = (&Recorder{}).Snapshot(); return nil }, ""},
+		{"Recorder.Summary", func(context.Context) error {
+			_ = nilRec.Summary(nil)
+			_ = (&Recorder{}).Summary(&SummaryConfig{CILevel: -1})
+			return nil
+		}, ""},
+		{"Recorder.Worker", func(context.Context) error {
+			nilRec.Worker().Record(time.Second)
+			(&Recorder{}).Worker().Record(time.Second)
+			return nil
+		}, ""},
+		{"Worker.Record", func(context.Context) error { var w Worker; w.Record(time.Second); return nil }, ""},
+		// Pure functions and methods with empty or nil input.
+		{"SummarizeSamples", func(context.Context) error { _ = SummarizeSamples(nil, nil); return nil }, ""},
+		{"SummarizeHistogram", func(context.Context) error { _ = SummarizeHistogram(nil, nil); return nil }, ""},
+		{"Aggregate", func(context.Context) error { _ = Aggregate(nil); return nil }, ""},
+		{"AggregateFunc", func(context.Context) error { _ = AggregateFunc([]int{1, 2}, nil); return nil }, ""},
+		{"Arrival.String", func(context.Context) error { _ = Arrival(-3).String(); return nil }, ""},
+		{"Receive.String", func(context.Context) error { _ = Receive(-3).String(); return nil }, ""},
+		{"Summary.WriteText", func(context.Context) error { return Summary{}.WriteText(nil, "") }, "Writer"},
+		{"Summary.MarshalJSON", func(context.Context) error { _, err := Summary{}.MarshalJSON(); return err }, ""},
+		{"Summary.UnmarshalJSON", func(context.Context) error { return new(Summary).UnmarshalJSON([]byte("{")) }, "summary"},
+		{"PingPongResult.MarshalJSON", func(context.Context) error { _, err := PingPongResult{}.MarshalJSON(); return err }, ""},
+		{"PingPongResult.UnmarshalJSON", func(context.Context) error { return new(PingPongResult).UnmarshalJSON([]byte(`{"p50_us":"x"}`)) }, "ping-pong"},
+	}
+}
+
+// TestAPIMisuse calls every exported function and method with nil, zero,
+// negative or out-of-range input: none may panic or hang (each returns
+// within a second), and an error names the field or argument at fault.
+func TestAPIMisuse(t *testing.T) {
+	calls := apiCalls(t)
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			type outcome struct {
+				err   error
+				panic any
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				defer func() {
+					if p := recover(); p != nil {
+						done <- outcome{panic: p}
+					}
+				}()
+				done <- outcome{err: c.call(ctx)}
+			}()
+			select {
+			case o := <-done:
+				require.Nil(t, o.panic, "panicked")
+				if c.want == "" {
+					assert.NoError(t, o.err)
+					return
+				}
+				require.Error(t, o.err)
+				assert.Contains(t, o.err.Error(), c.want)
+				assert.True(t, strings.HasPrefix(o.err.Error(), "latency: "), "%q starts with the package name", o.err)
+			case <-time.After(time.Second):
+				t.Fatal("did not return within 1 s")
+			}
+		})
+	}
+}
+
+// TestAPIMisuseCoversEveryExport fails when an exported function or method
+// has no entry in apiCalls, so that a new one cannot skip the walk.
+func TestAPIMisuseCoversEveryExport(t *testing.T) {
+	covered := map[string]bool{}
+	for _, c := range apiCalls(t) {
+		covered[c.name] = true
+	}
+	var missing []string
+	for _, name := range exportedFuncs(t, ".") {
+		if !covered[name] {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(missing)
+	assert.Empty(t, missing, "exported functions and methods without a misuse call")
+}
+
+// exportedFuncs lists the exported functions and methods (as Type.Method)
+// declared in the package's non-test files in dir.
+func exportedFuncs(t *testing.T, dir string) []string {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	var out []string
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		af, err := parser.ParseFile(fset, f, src, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		for _, d := range af.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || !fd.Name.IsExported() {
+				continue
+			}
+			name := fd.Name.Name
+			if fd.Recv != nil && len(fd.Recv.List) > 0 {
+				typ := fd.Recv.List[0].Type
+				if st, ok := typ.(*ast.StarExpr); ok {
+					typ = st.X
+				}
+				id, ok := typ.(*ast.Ident)
+				if !ok || !id.IsExported() {
+					continue
+				}
+				name = id.Name + "." + name
+			}
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// A zero Recorder is the default one: it records, counts and summarises.
+func TestZeroRecorder(t *testing.T) {
+	var r Recorder
+	r.Record(10 * time.Microsecond)
+	r.Worker().Record(20 * time.Microsecond)
+	r.Record(2 * time.Minute) // above the default 60 s
+	assert.Equal(t, int64(3), r.Count())
+	assert.Equal(t, int64(1), r.OutOfRange())
+	assert.Equal(t, RecorderConfig{Lowest: time.Nanosecond, Highest: time.Minute, SignificantFigures: 3}, r.config())
+	s := r.Summary(nil)
+	assert.Equal(t, int64(3), s.Observations)
+	assert.InEpsilon(t, float64(10*time.Microsecond), float64(s.Min), 1e-3)
+	var nilRec *Recorder
+	assert.Zero(t, nilRec.Count())
+	assert.Zero(t, nilRec.Snapshot().TotalCount())
+	assert.Nil(t, nilRec.Worker())
+}
+
+// Addr is nil before a Server serves and the bound address after; Serve
+// returns ctx.Err() when ctx ends.
+func TestServerAddr(t *testing.T) {
+	s, err := NewServer(nil)
+	require.NoError(t, err)
+	assert.Nil(t, s.Addr())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	require.Eventually(t, func() bool { return s.Addr() != nil }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, ln.Addr().String(), s.Addr().String())
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+}

@@ -1,0 +1,430 @@
+// Package responsiveness measures a path's responsiveness the way the IETF
+// responsiveness draft (draft-ietf-ippm-responsiveness) does: round trips
+// per minute (RPM) from probes on new connections and on an established
+// one, run open-loop with latency.Schedule against a sockperf-compatible
+// TCP echo server (a latency.Server or `sockperf server --tcp`).
+//
+// Entry points: Run probes a server for a while (load the path beside it to
+// get responsiveness under load); ProbeStatsOf turns any schedule of probes
+// into the draft's statistics. Package cache and package throughput report
+// their own probes with ProbeStats.
+//
+// It imports hdrhistogram-go and, through package latency, x/sys; it
+// follows netperfkit's conventions (docs/conventions.md): durations are
+// time.Duration in Go and float microseconds in JSON.
+package responsiveness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/netperfkit/netperfkit/internal/rpm"
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
+	"github.com/netperfkit/netperfkit/latency"
+)
+
+// Defaults of Config.
+const (
+	defaultRespDuration  = 10 * time.Second
+	defaultProbeRate     = 10
+	defaultProbeTimeout  = 2 * time.Second
+	respNewConnWorkers   = 8
+	respEstablishWorkers = 1
+)
+
+// Config configures Run. A nil config means the defaults.
+type Config struct {
+	// Network is "tcp" (the zero value), "tcp4" or "tcp6".
+	Network string
+	// Duration is how long probes are sent. Zero means 10 s.
+	Duration time.Duration
+	// ProbeRate is the number of probes of each kind per second. Zero
+	// means 10.
+	ProbeRate float64
+	// Timeout bounds each probe. Zero means 2 s.
+	Timeout time.Duration
+}
+
+func (c *Config) normalize() (Config, error) {
+	var n Config
+	if c != nil {
+		n = *c
+	}
+	if n.Network == "" {
+		n.Network = "tcp"
+	}
+	switch {
+	case n.Network != "tcp" && n.Network != "tcp4" && n.Network != "tcp6":
+		return n, fmt.Errorf("%w: Network %q is not tcp", latency.ErrInvalidConfig, n.Network)
+	case n.Duration < 0:
+		return n, fmt.Errorf("%w: Duration %v is negative", latency.ErrInvalidConfig, n.Duration)
+	case n.ProbeRate < 0 || math.IsNaN(n.ProbeRate) || math.IsInf(n.ProbeRate, 0):
+		return n, fmt.Errorf("%w: ProbeRate %v is not a positive rate", latency.ErrInvalidConfig, n.ProbeRate)
+	case n.Timeout < 0:
+		return n, fmt.Errorf("%w: Timeout %v is negative", latency.ErrInvalidConfig, n.Timeout)
+	}
+	if n.Duration == 0 {
+		n.Duration = defaultRespDuration
+	}
+	if n.ProbeRate == 0 {
+		n.ProbeRate = defaultProbeRate
+	}
+	if n.Timeout == 0 {
+		n.Timeout = defaultProbeTimeout
+	}
+	return n, nil
+}
+
+// ProbeStats is the distribution of one kind of responsiveness probe, in
+// the form of the IETF responsiveness draft. Only the probes that succeeded
+// are measured: a failed probe may have failed at once (a refused or broken
+// connection) or at its timeout, and neither says how long a round trip
+// takes. Read Errors beside RPM: a path that loses most probes can show a
+// high RPM from the few that got through.
+type ProbeStats struct {
+	// Probes counts the probes that succeeded, which Latency summarises;
+	// Errors those that failed.
+	Probes int64 `json:"probes"`
+	Errors int64 `json:"errors"`
+	// Latency summarises the successful probes' round trips, measured
+	// from each probe's intended start (probes run open-loop on
+	// latency.Schedule).
+	Latency latency.Summary `json:"latency"`
+	// TrimmedMean is the mean of the fastest 95%, and RPM 60 s divided by
+	// it; both are zero when no probe succeeded. JSON has the mean in
+	// microseconds ("trimmed_mean_us").
+	TrimmedMean time.Duration `json:"-"`
+	RPM         float64       `json:"rpm"`
+	// Histogram holds the successful round trips in nanoseconds.
+	Histogram *hdrhistogram.Histogram `json:"-"`
+}
+
+// probeStatsJSON is ProbeStats' wire form.
+type probeStatsJSON struct {
+	Probes        int64           `json:"probes"`
+	Errors        int64           `json:"errors"`
+	Latency       latency.Summary `json:"latency"`
+	TrimmedMeanUs float64         `json:"trimmed_mean_us"`
+	RPM           float64         `json:"rpm"`
+}
+
+// MarshalJSON writes the statistics with the trimmed mean in float
+// microseconds, as netperfkit has always written them.
+func (p ProbeStats) MarshalJSON() ([]byte, error) {
+	return json.Marshal(probeStatsJSON{Probes: p.Probes, Errors: p.Errors, Latency: p.Latency,
+		TrimmedMeanUs: microseconds(p.TrimmedMean), RPM: p.RPM})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (without the histogram).
+func (p *ProbeStats) UnmarshalJSON(b []byte) error {
+	var w probeStatsJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("responsiveness: probe stats: %w", err)
+	}
+	*p = ProbeStats{Probes: w.Probes, Errors: w.Errors, Latency: w.Latency,
+		TrimmedMean: fromMicroseconds(w.TrimmedMeanUs), RPM: w.RPM}
+	return nil
+}
+
+func microseconds(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// fromMicroseconds rounds float microseconds to a Duration, clamped to its
+// range.
+func fromMicroseconds(us float64) time.Duration {
+	ns := us * 1e3
+	switch {
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	case math.IsNaN(ns):
+		return 0
+	}
+	return time.Duration(math.Round(ns))
+}
+
+// ProbeStatsOf returns the probe statistics of a schedule of probes: the
+// response times of those that succeeded, their trimmed mean and RPM, and
+// the number that failed. A nil schedule gives the zero value.
+func ProbeStatsOf(s *latency.ScheduleResult) ProbeStats {
+	if s == nil {
+		return ProbeStats{}
+	}
+	tm := rpm.TrimmedMean(s.SuccessResponseHistogram, rpm.Trim)
+	return ProbeStats{Probes: s.SuccessResponse.Observations, Errors: s.Failed, Latency: s.SuccessResponse,
+		TrimmedMean: tm, RPM: rpm.RPM(tm), Histogram: s.SuccessResponseHistogram}
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	// NewConnection probes each open a TCP connection, send one echo
+	// request and read its reply, then close.
+	NewConnection ProbeStats `json:"new_connection"`
+	// NewConnectionPhases holds the 95% trimmed means of their phases:
+	// "connect" and "request" (the first echo). JSON has them in
+	// microseconds ("new_connection_phases_trimmed_mean_us").
+	NewConnectionPhases map[string]time.Duration `json:"-"`
+	// Established probes send one echo request each on one connection
+	// opened at the start. A probe that fails leaves the stream out of step
+	// (its reply may still come), so it closes the connection and opens a
+	// new one for the next; a probe that finds no connection (the reopening
+	// failed) tries again and counts as failed.
+	Established ProbeStats `json:"established_connection"`
+	// RPM combines them as the IETF responsiveness draft does without TLS:
+	// 60 s divided by 1/4 x (connect + request) + 1/2 x established, each a
+	// 95% trimmed mean of the successful probes; it is zero unless both
+	// kinds had successful probes. The draft's self probes travel on the
+	// loaded connections; here the established connection is the probe's
+	// own, so load it with flows beside it (throughput.Run) and read
+	// Established as the latency those flows add to a waiting connection.
+	RPM float64 `json:"rpm"`
+}
+
+// resultJSON is Result's wire form.
+type resultJSON struct {
+	NewConnection         ProbeStats         `json:"new_connection"`
+	NewConnectionPhasesUs map[string]float64 `json:"new_connection_phases_trimmed_mean_us"`
+	Established           ProbeStats         `json:"established_connection"`
+	RPM                   float64            `json:"rpm"`
+}
+
+// MarshalJSON writes the result with the phases in float microseconds, as
+// netperfkit has always written it.
+func (r Result) MarshalJSON() ([]byte, error) {
+	w := resultJSON{NewConnection: r.NewConnection, Established: r.Established, RPM: r.RPM}
+	if r.NewConnectionPhases != nil {
+		w.NewConnectionPhasesUs = make(map[string]float64, len(r.NewConnectionPhases))
+		for k, v := range r.NewConnectionPhases {
+			w.NewConnectionPhasesUs[k] = microseconds(v)
+		}
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	var w resultJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("responsiveness: result: %w", err)
+	}
+	*r = Result{NewConnection: w.NewConnection, Established: w.Established, RPM: w.RPM}
+	if w.NewConnectionPhasesUs != nil {
+		r.NewConnectionPhases = make(map[string]time.Duration, len(w.NewConnectionPhasesUs))
+		for k, v := range w.NewConnectionPhasesUs {
+			r.NewConnectionPhases[k] = fromMicroseconds(v)
+		}
+	}
+	return nil
+}
+
+// Run measures the responsiveness of the path to a sockperf-compatible TCP
+// echo server at addr (a latency.Server or `sockperf server --tcp`),
+// RPM-style: for cfg.Duration, probes run open-loop at ProbeRate per second
+// on new connections (TCP connect + first echo) and on one established
+// connection. Run it while flows load the path (throughput.Run in another
+// goroutine) to get responsiveness under load. Probe failures are counted;
+// it returns an error only when the established connection cannot be
+// opened or the configuration is invalid (wrapping
+// latency.ErrInvalidConfig and naming the field), and when ctx ends,
+// within about 100 ms the result so far with ctx.Err().
+func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
+	if ctx == nil {
+		return nil, errors.New("responsiveness: nil context.Context")
+	}
+	c, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	est := &estConn{cfg: &c, addr: addr}
+	if err := est.dial(ctx); err != nil {
+		return nil, err
+	}
+	defer est.close()
+	sc := func(workers int, do func(context.Context, latency.Request) error) *latency.ScheduleConfig {
+		return &latency.ScheduleConfig{Rate: c.ProbeRate, Workers: workers, Duration: c.Duration, Spin: -1, Do: do}
+	}
+	phases := map[string]*latency.Recorder{}
+	for _, name := range []string{"connect", "request"} {
+		phases[name], _ = latency.NewRecorder(nil) // the default configuration is valid
+	}
+	var (
+		wg    sync.WaitGroup
+		fresh *latency.ScheduleResult
+	)
+	wg.Go(func() {
+		fresh, _ = latency.Schedule(ctx, sc(respNewConnWorkers, func(ctx context.Context, _ latency.Request) error {
+			return newConnProbe(ctx, &c, addr, phases)
+		}))
+	})
+	estab, _ := latency.Schedule(ctx, sc(respEstablishWorkers, est.probe))
+	wg.Wait()
+	res := &Result{NewConnection: ProbeStatsOf(fresh), Established: ProbeStatsOf(estab),
+		NewConnectionPhases: map[string]time.Duration{}}
+	for name, rec := range phases {
+		if rec.Count() > 0 {
+			res.NewConnectionPhases[name] = rpm.TrimmedMean(rec.Snapshot(), rpm.Trim)
+		}
+	}
+	res.RPM = Combine(res.NewConnectionPhases["connect"], res.NewConnectionPhases["request"], res.Established.TrimmedMean)
+	return res, ctx.Err()
+}
+
+// Combine is the draft's RPM without TLS from the trimmed means of the
+// connect and request phases of new connections and of the probes on an
+// established connection: 60 s divided by 1/4 x (connect + request) + 1/2
+// x established. It is zero unless all three are positive.
+func Combine(connect, request, established time.Duration) float64 {
+	if connect <= 0 || request <= 0 || established <= 0 {
+		return 0
+	}
+	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
+	return rpm.RPM(time.Duration(((us(connect)+us(request))/4 + us(established)/2) * 1e3))
+}
+
+// errBrokenConn fails an established probe that found no connection.
+var errBrokenConn = errors.New("responsiveness: the established probe connection failed earlier")
+
+// estConn is the established connection of Responsiveness.
+type estConn struct {
+	cfg  *Config
+	addr string
+
+	mu  sync.Mutex // one probe at a time
+	tr  *conn
+	seq uint64
+}
+
+// dial connects within Timeout: a probe holds e.mu while it dials, and
+// the run waits for its probes.
+func (e *estConn) dial(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	tr, err := dial(ctx, e.cfg.Network, e.addr)
+	if err != nil {
+		return err
+	}
+	e.tr = tr
+	return nil
+}
+
+// probe echoes one message on the connection. After a failure the stream
+// may still carry the late reply, so the connection is replaced; the
+// reconnection is part of the failed probe, not of the next one's round
+// trip (though the next may wait for it, which its response time shows).
+func (e *estConn) probe(ctx context.Context, _ latency.Request) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.tr == nil {
+		err := e.dial(ctx)
+		if err == nil {
+			err = errors.New("reconnected")
+		}
+		return fmt.Errorf("%w: %w", errBrokenConn, err)
+	}
+	stop := context.AfterFunc(ctx, e.tr.abort)
+	defer stop()
+	e.seq++
+	err := e.tr.echo(e.seq, e.cfg.Timeout)
+	if err != nil {
+		e.tr.close()
+		e.tr = nil
+		if ctx.Err() == nil {
+			_ = e.dial(ctx) // on failure the next probe tries again
+		}
+	}
+	return err
+}
+
+func (e *estConn) close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.tr != nil {
+		e.tr.close()
+		e.tr = nil
+	}
+}
+
+// newConnProbe opens a connection, echoes one message and closes it,
+// recording the connect and request phases.
+func newConnProbe(ctx context.Context, c *Config, addr string, phases map[string]*latency.Recorder) error {
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	t0 := time.Now()
+	tr, err := dial(ctx, c.Network, addr)
+	if err != nil {
+		return err
+	}
+	t1 := time.Now()
+	stop := context.AfterFunc(ctx, tr.abort)
+	defer stop()
+	defer tr.close()
+	if err := tr.echo(1, c.Timeout); err != nil {
+		return err
+	}
+	t2 := time.Now()
+	phases["connect"].Record(t1.Sub(t0))
+	phases["request"].Record(t2.Sub(t1))
+	return nil
+}
+
+// conn is a probe's TCP connection to a sockperf-compatible server.
+type conn struct {
+	c  net.Conn
+	fr *wire.FrameReader
+}
+
+// dial connects with Nagle's algorithm off, as sockperf's TCP client does.
+func dial(ctx context.Context, network, addr string) (*conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("responsiveness: connect: %w", err)
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	return &conn{c: c, fr: wire.NewFrameReader(c, wire.HeaderSize)}, nil
+}
+
+func (t *conn) abort() { t.c.Close() }
+func (t *conn) close() { t.c.Close() }
+
+// echo sends one ping-pong message with sequence number seq and waits up
+// to timeout for its reply.
+func (t *conn) echo(seq uint64, timeout time.Duration) error {
+	msg := make([]byte, wire.HeaderSize)
+	wire.Header{Seq: seq, Flags: wire.FlagClient | wire.FlagPong, Length: uint32(len(msg))}.Put(msg)
+	deadline := time.Now().Add(timeout)
+	if err := t.c.SetDeadline(deadline); err != nil {
+		return fmt.Errorf("responsiveness: %w", err)
+	}
+	if _, err := t.c.Write(msg); err != nil {
+		return fmt.Errorf("responsiveness: write: %w", err)
+	}
+	for {
+		h, _, err := t.fr.Next()
+		if err != nil {
+			return fmt.Errorf("responsiveness: read: %w", err)
+		}
+		if h.Flags&wire.FlagClient == 0 && h.Seq == seq {
+			return nil
+		}
+	}
+}
+
+// TrimmedMean is the draft's 95% trimmed mean of a histogram of probe round
+// trips (the slowest 5% left out), the statistic Combine takes. A nil or
+// empty histogram gives zero.
+func TrimmedMean(h *hdrhistogram.Histogram) time.Duration {
+	if h == nil {
+		return 0
+	}
+	return rpm.TrimmedMean(h, rpm.Trim)
+}

@@ -1,0 +1,367 @@
+// Package slo searches for the highest rate at which a service meets a
+// latency objective (an SLO such as "p99.9=200us"), with growing steps and
+// then a bisection.
+//
+// Entry points: Parse reads an SLO; Search runs the search over any load
+// (Config.Measure runs one step); PingPong runs it on latency's under-load
+// ping-pong against a sockperf-compatible server. Package cache runs it on
+// its open-loop workloads.
+//
+// It imports hdrhistogram-go and package latency; it follows netperfkit's
+// conventions (docs/conventions.md): durations are time.Duration in Go and
+// float microseconds in JSON.
+package slo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/netperfkit/netperfkit/latency"
+)
+
+// ErrInvalidConfig is latency.ErrInvalidConfig: every configuration error
+// of this package wraps it.
+var ErrInvalidConfig = latency.ErrInvalidConfig
+
+// SLO is a latency objective: the Percentile (0 < Percentile < 100) of the
+// response times must not exceed Max.
+type SLO struct {
+	Percentile float64
+	Max        time.Duration
+}
+
+// String returns the SLO as Parse reads it: "p99.9=200µs".
+func (s SLO) String() string {
+	return "p" + strconv.FormatFloat(s.Percentile, 'f', -1, 64) + "=" + s.Max.String()
+}
+
+// Parse parses "pP=D", a percentile and a Go duration: "p99=1ms",
+// "p99.9=200us".
+func Parse(s string) (SLO, error) {
+	p, d, ok := strings.Cut(s, "=")
+	if !ok || !strings.HasPrefix(p, "p") {
+		return SLO{}, fmt.Errorf("%w: SLO %q is not of the form p99=1ms", ErrInvalidConfig, s)
+	}
+	pct, err := strconv.ParseFloat(p[1:], 64)
+	if err != nil || !(pct > 0 && pct < 100) {
+		return SLO{}, fmt.Errorf("%w: SLO %q: the percentile is not above 0 and below 100", ErrInvalidConfig, s)
+	}
+	max, err := time.ParseDuration(d)
+	if err != nil || max <= 0 {
+		return SLO{}, fmt.Errorf("%w: SLO %q: %q is not a positive duration", ErrInvalidConfig, s, d)
+	}
+	return SLO{Percentile: pct, Max: max}, nil
+}
+
+// Defaults of Config.
+const (
+	defaultSearchStart     = 1000
+	defaultSearchMax       = 10_000_000
+	defaultSearchGrowth    = 2
+	defaultSearchStep      = time.Second
+	defaultSearchPrecision = 0.05
+	defaultSearchSteps     = 16
+	// minDelivered is the share of the offered rate a step must achieve
+	// to count as meeting the SLO: a load generator that cannot offer the
+	// rate has not shown that the server meets it.
+	minDelivered = 0.9
+)
+
+// Config configures Search. SLO and Measure are required (PingPong sets
+// Measure itself).
+type Config struct {
+	SLO SLO
+	// Measure runs the load at rate for d and reports what it measured; an
+	// error ends the search with it and the steps so far.
+	Measure func(ctx context.Context, rate float64, d time.Duration) (Measurement, error)
+	// Start is the first rate tried, per second. Zero means 1,000.
+	Start float64
+	// Max bounds the rates tried. Zero means 10,000,000.
+	Max float64
+	// Growth multiplies the rate after each step that meets the SLO,
+	// until one breaks it; a bisection follows. Zero means 2.
+	Growth float64
+	// StepDuration is the length of each step. Zero means 1 s.
+	StepDuration time.Duration
+	// Precision ends the bisection once the rate that broke the SLO is
+	// within this fraction above the one that met it. Zero means 0.05.
+	Precision float64
+	// MaxSteps bounds the number of steps. Zero means 16.
+	MaxSteps int
+	// OnStep, when set, is called after each step on the caller's
+	// goroutine.
+	OnStep func(Step)
+}
+
+// Measurement is what one step of a rate search measured.
+type Measurement struct {
+	// Response holds the response times in nanoseconds, from each
+	// request's intended start.
+	Response *hdrhistogram.Histogram
+	// AchievedRate is the rate the step actually offered, per second.
+	AchievedRate float64
+	// Failed counts failed or unanswered requests; any breaks the SLO.
+	Failed int64
+}
+
+// Step is one step of a rate search.
+type Step struct {
+	// Phase is "grow" (growing from Start), "shrink" (halving after Start
+	// broke the SLO) or "bisect".
+	Phase        string
+	Rate         float64
+	AchievedRate float64
+	// Percentile is the SLO's percentile of the step's response times (in
+	// JSON "percentile_us", in microseconds).
+	Percentile time.Duration
+	Requests   int64
+	Failed     int64
+	// Met says whether the step met the SLO: its percentile within the
+	// SLO, no failures, and at least 90% of the rate offered.
+	Met bool
+}
+
+// stepJSON is Step's wire form.
+type stepJSON struct {
+	Phase        string  `json:"phase"`
+	Rate         float64 `json:"rate"`
+	AchievedRate float64 `json:"achieved_rate"`
+	PercentileUs float64 `json:"percentile_us"`
+	Requests     int64   `json:"requests"`
+	Failed       int64   `json:"failed"`
+	Met          bool    `json:"met"`
+}
+
+// MarshalJSON writes the step with its percentile in float microseconds,
+// as netperfkit has always written it.
+func (s Step) MarshalJSON() ([]byte, error) {
+	return json.Marshal(stepJSON{Phase: s.Phase, Rate: s.Rate, AchievedRate: s.AchievedRate,
+		PercentileUs: float64(s.Percentile) / 1e3, Requests: s.Requests, Failed: s.Failed, Met: s.Met})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Step) UnmarshalJSON(b []byte) error {
+	var w stepJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("slo: step: %w", err)
+	}
+	*s = Step{Phase: w.Phase, Rate: w.Rate, AchievedRate: w.AchievedRate,
+		Percentile: fromMicroseconds(w.PercentileUs), Requests: w.Requests, Failed: w.Failed, Met: w.Met}
+	return nil
+}
+
+// fromMicroseconds rounds float microseconds to a Duration, clamped to its
+// range.
+func fromMicroseconds(us float64) time.Duration {
+	ns := us * 1e3
+	switch {
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	case math.IsNaN(ns):
+		return 0
+	}
+	return time.Duration(math.Round(ns))
+}
+
+// Result is the outcome of Search.
+type Result struct {
+	SLO string `json:"slo"`
+	// Rate is the highest rate that met the SLO (0 when none did), and
+	// BrokeAt the lowest rate that broke it (0 when none did, up to Max).
+	Rate    float64 `json:"rate"`
+	BrokeAt float64 `json:"broke_at"`
+	// Steps holds every step in order.
+	Steps []Step `json:"steps"`
+}
+
+func (c *Config) normalize() (Config, error) {
+	var s Config
+	if c != nil {
+		s = *c
+	}
+	switch {
+	case c == nil:
+		return s, fmt.Errorf("%w: nil *slo.Config (SLO and Measure are required)", ErrInvalidConfig)
+	case !(s.SLO.Percentile > 0 && s.SLO.Percentile < 100) || s.SLO.Max <= 0:
+		return s, fmt.Errorf("%w: SLO %v needs a percentile between 0 and 100 and a positive maximum", ErrInvalidConfig, s.SLO)
+	case s.Measure == nil:
+		return s, fmt.Errorf("%w: Measure is nil", ErrInvalidConfig)
+	case s.Start < 0, s.Max < 0, s.Growth < 0, s.Precision < 0, s.StepDuration < 0, s.MaxSteps < 0:
+		return s, fmt.Errorf("%w: negative Start, Max, Growth, Precision, StepDuration or MaxSteps", ErrInvalidConfig)
+	}
+	s.Start = orPositive(s.Start, defaultSearchStart)
+	s.Max = orPositive(s.Max, defaultSearchMax)
+	s.Growth = orPositive(s.Growth, defaultSearchGrowth)
+	s.Precision = orPositive(s.Precision, defaultSearchPrecision)
+	if s.StepDuration <= 0 {
+		s.StepDuration = defaultSearchStep
+	}
+	if s.MaxSteps <= 0 {
+		s.MaxSteps = defaultSearchSteps
+	}
+	if s.Growth <= 1 || s.Start > s.Max {
+		return s, fmt.Errorf("%w: Growth %v must exceed 1 and Start %v must not exceed Max %v", ErrInvalidConfig, s.Growth, s.Start, s.Max)
+	}
+	return s, nil
+}
+
+func orPositive(v, def float64) float64 {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// Search searches for the highest rate whose response-time percentile
+// meets cfg.SLO. It measures (cfg.Measure) at Start, then at rates growing
+// by Growth until one breaks the SLO (or, if Start breaks it, at rates
+// halving until one meets it), then bisects between the highest rate that
+// met it and the lowest that broke it. An error from Measure ends the
+// search with it and the steps so far. When ctx ends, Search returns the
+// steps so far and ctx.Err() (the interrupted step is not counted). The
+// error wraps ErrInvalidConfig, naming the field, for a nil cfg, a nil
+// Measure, an invalid SLO or a negative field.
+func Search(ctx context.Context, cfg *Config) (*Result, error) {
+	if ctx == nil {
+		return nil, errors.New("slo: nil context.Context")
+	}
+	c, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{SLO: c.SLO.String()}
+	try := func(phase string, rate float64) (bool, error) {
+		m, err := c.Measure(ctx, rate, c.StepDuration)
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if err != nil {
+			return false, err
+		}
+		st := judge(&c.SLO, phase, rate, m)
+		res.Steps = append(res.Steps, st)
+		if st.Met {
+			res.Rate = max(res.Rate, rate)
+		} else if res.BrokeAt == 0 || rate < res.BrokeAt {
+			res.BrokeAt = rate
+		}
+		if c.OnStep != nil {
+			c.OnStep(st)
+		}
+		return st.Met, nil
+	}
+	if err := search(&c, try); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// search walks the rates: grow (or shrink), then bisect.
+func search(c *Config, try func(string, float64) (bool, error)) error {
+	lo, hi := 0.0, 0.0 // highest rate met, lowest broken
+	rate, phase := c.Start, "grow"
+	for range c.MaxSteps {
+		if lo > 0 && hi > 0 {
+			if hi <= lo*(1+c.Precision) {
+				return nil
+			}
+			rate, phase = (lo+hi)/2, "bisect"
+		}
+		met, err := try(phase, rate)
+		if err != nil {
+			return err
+		}
+		if met {
+			lo = rate
+		} else {
+			hi = rate
+		}
+		switch {
+		case lo > 0 && hi > 0: // bisect next
+		case met:
+			if rate >= c.Max {
+				return nil
+			}
+			rate = min(rate*c.Growth, c.Max)
+		default:
+			rate, phase = rate/2, "shrink"
+			if rate < 1 {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// judge turns a measurement into a step.
+func judge(slo *SLO, phase string, rate float64, m Measurement) Step {
+	st := Step{Phase: phase, Rate: rate}
+	st.AchievedRate, st.Failed = m.AchievedRate, m.Failed
+	if m.Response != nil && m.Response.TotalCount() > 0 {
+		st.Requests = m.Response.TotalCount()
+		p := m.Response.ValueAtQuantile(slo.Percentile)
+		st.Percentile = time.Duration(p)
+		st.Met = time.Duration(p) <= slo.Max && m.Failed == 0 && m.AchievedRate >= minDelivered*rate
+	}
+	if math.IsNaN(st.AchievedRate) {
+		st.AchievedRate = 0
+	}
+	return st
+}
+
+// PingPong searches for the highest under-load rate (messages per
+// second) at which the round trips to a sockperf-compatible server at addr
+// meet search.SLO, with Search: each step is a latency.PingPong run with
+// MPS set to the step's rate (search.Measure is ignored). cfg (nil means
+// defaults) sets everything else, with these changes for a step: a zero
+// ReplyEvery means 1, so that the percentile rests on every message; a zero
+// WarmUp or CoolDown means a tenth of the step (at most latency's defaults
+// of 400 ms and 50 ms), and only the histogram is kept. Dropped replies
+// break the SLO.
+func PingPong(ctx context.Context, addr string, cfg *latency.PingPongConfig, search *Config) (*Result, error) {
+	if search == nil {
+		return nil, fmt.Errorf("%w: nil search *slo.Config (SLO is required)", ErrInvalidConfig)
+	}
+	var base latency.PingPongConfig
+	if cfg != nil {
+		base = *cfg
+	}
+	sc := *search
+	sc.Measure = func(ctx context.Context, rate float64, d time.Duration) (Measurement, error) {
+		c := base
+		c.MPS, c.Duration, c.Count, c.DiscardSamples = max(int(math.Round(rate)), 1), d, 0, true
+		if c.ReplyEvery == 0 {
+			c.ReplyEvery = 1
+		}
+		if c.WarmUp == 0 {
+			c.WarmUp = min(d/10, defaultWarmUp)
+		}
+		if c.CoolDown == 0 {
+			c.CoolDown = min(d/10, defaultCoolDown)
+		}
+		res, err := latency.PingPong(ctx, addr, &c)
+		if err != nil {
+			return Measurement{}, err
+		}
+		if res.Recorder == nil {
+			return Measurement{}, errors.New("slo: ping-pong step without a histogram")
+		}
+		return Measurement{Response: res.Recorder.Snapshot(), AchievedRate: res.AchievedMPS, Failed: res.Dropped}, nil
+	}
+	return Search(ctx, &sc)
+}
+
+// latency's default warm-up and cool-down of a timed run.
+const (
+	defaultWarmUp   = 400 * time.Millisecond
+	defaultCoolDown = 50 * time.Millisecond
+)

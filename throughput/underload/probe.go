@@ -1,0 +1,151 @@
+package underload
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/throughput"
+)
+
+// Config is a throughput test and the latency probe that runs beside it.
+type Config struct {
+	// Flows is the load, run as throughput.Run runs it. Its OnEvent, when
+	// set, still receives every event.
+	Flows throughput.Config
+	// EchoAddr is a sockperf-compatible echo server ("host:port"): `sockperf
+	// server`, or a latency.Server on the far host. Required.
+	EchoAddr string
+	// Rate is the number of probe messages per second. Zero means 100;
+	// Probe.MPS, when set, takes precedence.
+	Rate int
+	// Probe tunes the probe (nil means UDP, 14-byte messages, Rate per
+	// second, uniform arrivals). Its Duration is replaced by the test's:
+	// the probe runs from the moment data flows until the test ends. A zero
+	// MPS becomes Rate and a zero ReplyEvery 1 (every message measured); a
+	// zero WarmUp becomes the test's omit period; a zero CoolDown becomes
+	// none.
+	Probe *latency.PingPongConfig
+}
+
+// Result is a test's flows and the round trips measured beside them.
+type Result struct {
+	// Flows is the throughput test's result; a probe that failed adds a
+	// "latency probe: ..." note to its Notes.
+	Flows *throughput.Result `json:"flows"`
+	// Latency is the RTT distribution under load; nil when the probe
+	// failed or the flows never started.
+	Latency *latency.PingPongResult `json:"latency,omitempty"`
+}
+
+// defaultProbeRate is Config.Rate's default, messages per second.
+const defaultProbeRate = 100
+
+// Run runs cfg.Flows against the iperf3-compatible server at addr and,
+// from the moment its data flows until it ends, an open-loop latency probe
+// to cfg.EchoAddr (what iperf3 users ask for in its issue 635): messages go
+// out at a fixed rate on latency's scheduler, each asking for a reply, and
+// round trips are measured from their intended send times, so a path that
+// stalls shows in the tail instead of slowing the probe down. A probe
+// that fails never fails the test: the flows' notes say why. Run returns
+// throughput.Run's error; when ctx ends, within about 100 ms, the result
+// so far with ctx.Err().
+func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
+	if cfg == nil || cfg.EchoAddr == "" {
+		return nil, errors.New("underload: Config.EchoAddr: an echo server address is required")
+	}
+	if cfg.Rate < 0 {
+		return nil, errors.New("underload: Config.Rate is negative")
+	}
+	flows := cfg.Flows
+	var (
+		mu    sync.Mutex
+		probe *probeRun
+	)
+	user := flows.OnEvent
+	flows.OnEvent = func(e throughput.Event) {
+		if e.Kind == throughput.EventStart && e.Result != nil {
+			c := e.Result.Config // with the defaults filled in
+			mu.Lock()
+			if probe == nil {
+				probe = startProbe(ctx, cfg, c.Omit, c.Omit+c.Duration)
+			}
+			mu.Unlock()
+		}
+		if user != nil {
+			user(e)
+		}
+	}
+	res, err := throughput.Run(ctx, addr, &flows)
+	out := &Result{Flows: res}
+	mu.Lock()
+	defer mu.Unlock()
+	if probe != nil {
+		lat, perr := probe.stop()
+		out.Latency = lat
+		if perr != nil && res != nil {
+			res.Notes = append(res.Notes, "latency probe: "+perr.Error())
+		}
+	}
+	return out, err
+}
+
+// probeRun is a probe in flight.
+type probeRun struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	res    *latency.PingPongResult
+	err    error
+}
+
+func startProbe(ctx context.Context, c *Config, omit, total time.Duration) *probeRun {
+	var cfg latency.PingPongConfig
+	if c.Probe != nil {
+		cfg = *c.Probe
+	}
+	cfg.Count = 0
+	if cfg.MPS == 0 {
+		cfg.MPS = c.Rate
+		if cfg.MPS <= 0 {
+			cfg.MPS = defaultProbeRate
+		}
+	}
+	if cfg.ReplyEvery == 0 {
+		cfg.ReplyEvery = 1
+	}
+	// The run is ended by cancellation when the flows end; the duration is
+	// only a bound.
+	cfg.Duration = 24 * time.Hour
+	if total > 0 {
+		cfg.Duration = total + 5*time.Second
+	}
+	if cfg.WarmUp == 0 {
+		cfg.WarmUp = omit
+		if omit == 0 {
+			cfg.WarmUp = -1
+		}
+	}
+	if cfg.CoolDown == 0 {
+		cfg.CoolDown = -1
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	pr := &probeRun{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(pr.done)
+		pr.res, pr.err = latency.PingPong(pctx, c.EchoAddr, &cfg)
+	}()
+	return pr
+}
+
+// stop ends the probe and returns what it measured; the cancellation that
+// ends it is not an error.
+func (pr *probeRun) stop() (*latency.PingPongResult, error) {
+	pr.cancel()
+	<-pr.done
+	if pr.res != nil {
+		return pr.res, nil
+	}
+	return nil, pr.err
+}

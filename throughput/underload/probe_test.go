@@ -1,0 +1,60 @@
+package underload_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/latencytest"
+	"github.com/netperfkit/netperfkit/throughput"
+	"github.com/netperfkit/netperfkit/throughput/throughputtest"
+	"github.com/netperfkit/netperfkit/throughput/underload"
+)
+
+// TestRun measures RTT to an echo server while TCP flows run.
+func TestRun(t *testing.T) {
+	srv := throughputtest.NewServer(t, nil)
+	echo := latencytest.NewServer(t, &latencytest.Config{Network: "udp"})
+	var starts int
+	res, err := underload.Run(ctxT(t, 30*time.Second), srv.Addr, &underload.Config{
+		Flows:    throughput.Config{Duration: time.Second, Streams: 2, OnEvent: func(e throughput.Event) { starts += map[bool]int{true: 1}[e.Kind == throughput.EventStart] }},
+		EchoAddr: echo.Addr,
+	})
+	require.NoError(t, err)
+	require.NotNil(t, res.Latency, "notes: %v", res.Flows.Notes)
+	assert.Equal(t, 1, starts, "the caller's OnEvent still gets the events")
+	assert.Greater(t, res.Latency.Observations, int64(10))
+	assert.Positive(t, res.Latency.P50)
+	assert.GreaterOrEqual(t, res.Latency.P99, res.Latency.P50)
+	assert.Greater(t, res.Flows.Upload.Received.Bytes, int64(0))
+
+	// A probe that cannot reach its server never fails the throughput test.
+	res, err = underload.Run(ctxT(t, 30*time.Second), srv.Addr, &underload.Config{
+		Flows:    throughput.Config{Duration: 300 * time.Millisecond},
+		EchoAddr: "127.0.0.1:1", Probe: &latency.PingPongConfig{Network: "tcp"}})
+	require.NoError(t, err)
+	assert.Nil(t, res.Latency)
+	require.NotEmpty(t, res.Flows.Notes)
+	assert.Contains(t, res.Flows.Notes[len(res.Flows.Notes)-1], "latency probe: ")
+}
+
+// TestRunMisuse: a missing echo server or a negative rate is an error that
+// names the field, before any connection.
+func TestRunMisuse(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  *underload.Config
+		want string
+	}{
+		{nil, "Config.EchoAddr"},
+		{&underload.Config{}, "Config.EchoAddr"},
+		{&underload.Config{EchoAddr: "127.0.0.1:1", Rate: -1}, "Config.Rate"},
+	} {
+		_, err := underload.Run(ctxT(t, time.Second), "127.0.0.1:1", tc.cfg)
+		require.ErrorContains(t, err, tc.want)
+	}
+	_, err := underload.Responsiveness(ctxT(t, time.Second), "127.0.0.1:1", nil)
+	require.ErrorContains(t, err, "ResponsivenessConfig.EchoAddr")
+}
