@@ -26,6 +26,10 @@ type cacheTarget = cachecli.Target
 type CacheSection struct {
 	// Skipped says why the section did not run, and how to make it run.
 	Skipped string `json:"skipped,omitempty"`
+	// ServerNote qualifies every number of the section when it was
+	// measured against the in-process miniredis (no -cache and no cache
+	// server installed).
+	ServerNote string `json:"server_note,omitempty"`
 	// Endpoints holds one entry per configuration, in the order given.
 	Endpoints []*CacheEndpoint `json:"endpoints"`
 	// Comparisons relate configurations: connect ÷ pool per endpoint, each
@@ -69,13 +73,18 @@ type CacheWorkload struct {
 type CacheComparison struct {
 	Kind string `json:"kind"`
 	median.Comparison
+	// P50Test, P99Test and OpsTest compare the runs of the two sides
+	// (Mann-Whitney U test, alpha 0.05), as benchstat does.
+	P50Test *RunTest `json:"p50_test,omitempty"`
+	P99Test *RunTest `json:"p99_test,omitempty"`
+	OpsTest *RunTest `json:"ops_per_sec_test,omitempty"`
 }
 
-// valkeyBuilt is where ../shared/peers/build.sh installs valkey-server.
+// valkeyBuilt is where scripts/install-peers.sh builds valkey-server.
 const valkeyBuilt = ".cache/netperfkit-peers/valkey-8.0.1/bin/valkey-server"
 
 // localServerBinaries lists the cache servers installed here: valkey-server
-// (on PATH, $NETPERFKIT_VALKEY_SERVER or build.sh's output) and
+// (on PATH, $NETPERFKIT_VALKEY_SERVER or install-peers.sh's build) and
 // redis-server, each labelled by its name.
 func localServerBinaries() []string {
 	var out []string
@@ -98,10 +107,10 @@ func localServerBinaries() []string {
 	return out
 }
 
-// localCacheTargets starts, for valkey-server and redis-server each when
-// installed, a plain and a TLS+ACL server through cachetest, or says why it
-// cannot. The returned cleanup stops them.
-func localCacheTargets(ctx context.Context) ([]cacheTarget, func(), error) {
+// localCacheTargets starts, for each server binary in bins (valkey-server,
+// redis-server), a plain and a TLS+ACL server through cachetest, or says why
+// it cannot. The returned cleanup stops them.
+func localCacheTargets(ctx context.Context, bins []string) ([]cacheTarget, func(), error) {
 	var targets []cacheTarget
 	var closers []func()
 	cleanup := func() {
@@ -109,9 +118,8 @@ func localCacheTargets(ctx context.Context) ([]cacheTarget, func(), error) {
 			c()
 		}
 	}
-	bins := localServerBinaries()
 	if len(bins) == 0 {
-		return nil, cleanup, fmt.Errorf("no redis-server or valkey-server is installed, so no local cache could be started (%s, or ../shared/peers/build.sh valkey), or point -cache at endpoints", cachetest.InstallHint)
+		return nil, cleanup, fmt.Errorf("no redis-server or valkey-server is installed (%s), or point -cache at endpoints", cachetest.InstallHint)
 	}
 	var errs []error
 	for _, bin := range bins {
@@ -173,6 +181,9 @@ func checkCacheCompare(o *options) error {
 		for _, bin := range localServerBinaries() {
 			name := strings.TrimSuffix(filepath.Base(bin), "-server")
 			labels = append(labels, name, name+" TLS+ACL")
+		}
+		if len(labels) == 0 {
+			labels = embeddedLabels()
 		}
 	}
 	for _, p := range pairs {
@@ -361,7 +372,7 @@ func compareCache(eps []*CacheEndpoint, o cacheOptions) []CacheComparison {
 	first := cachecli.Name(o.Engines[0])
 	for _, ce := range eps {
 		if w := workload(ce, first); w != nil && w.Pool != nil && w.Connect != nil {
-			out = append(out, CacheComparison{"connect/pool", median.Compare(ce.Label+" "+w.Engine+" pool", w.Pool, ce.Label+" "+w.Engine+" connect", w.Connect)})
+			out = append(out, cacheRatio("connect/pool", ce.Label+" "+w.Engine+" pool", w.Pool, ce.Label+" "+w.Engine+" connect", w.Connect))
 		}
 		if g, r := workload(ce, cachecli.Glide), workload(ce, cachecli.Resp); g != nil && r != nil {
 			for _, m := range []struct {
@@ -369,7 +380,7 @@ func compareCache(eps []*CacheEndpoint, o cacheOptions) []CacheComparison {
 				base, othr *median.Result
 			}{{"pool", r.Pool, g.Pool}, {"connect", r.Connect, g.Connect}} {
 				if m.base != nil && m.othr != nil {
-					out = append(out, CacheComparison{"engine", median.Compare(ce.Label+" resp "+m.name, m.base, ce.Label+" glide "+m.name, m.othr)})
+					out = append(out, cacheRatio("engine", ce.Label+" resp "+m.name, m.base, ce.Label+" glide "+m.name, m.othr))
 				}
 			}
 		}
@@ -395,7 +406,7 @@ func compareCache(eps []*CacheEndpoint, o cacheOptions) []CacheComparison {
 				b, o *median.Result
 			}{{"pool", bw.Pool, ow.Pool}, {"connect", bw.Connect, ow.Connect}} {
 				if m.b != nil && m.o != nil {
-					out = append(out, CacheComparison{"endpoint", median.Compare(base.Label+" "+bw.Engine+" "+m.name, m.b, other.Label+" "+bw.Engine+" "+m.name, m.o)})
+					out = append(out, cacheRatio("endpoint", base.Label+" "+bw.Engine+" "+m.name, m.b, other.Label+" "+bw.Engine+" "+m.name, m.o))
 				}
 			}
 		}

@@ -40,6 +40,9 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 		fmt.Fprintf(w, "  not run: %s\n\n", sec.Skipped)
 		return nil
 	}
+	if sec.ServerNote != "" {
+		fmt.Fprintf(w, "NOTE: %s\n", sec.ServerNote)
+	}
 	t := newTable(w, "config", "probes", "errors", "DNS", "TCP", "TLS", "AUTH", "CLUSTER SLOTS", "GET", "total (us)")
 	for _, ce := range sec.Endpoints {
 		if ce.Medians == nil {
@@ -71,12 +74,19 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 	}
 	if len(sec.Comparisons) > 0 {
 		fmt.Fprintln(w, "\nE3 cache: ratios (other ÷ base; p50 1.15x means 15% slower, ops/s 0.32x a third of the rate)")
-		t = newTable(w, "kind", "base", "other", "p50", "p99", "ops/s")
+		t = newTable(w, "kind", "base", "other", "p50", "p99", "ops/s", "p50 vs base", "ops/s vs base")
+		var tests []*RunTest
 		for _, c := range sec.Comparisons {
-			t.row(c.Kind, c.Base, c.Other, fmt.Sprintf("%.2fx", c.P50Ratio), fmt.Sprintf("%.2fx", c.P99Ratio), fmt.Sprintf("%.2fx", c.OpsPerSecRatio))
+			t.row(c.Kind, c.Base, c.Other, fmt.Sprintf("%.2fx", c.P50Ratio), fmt.Sprintf("%.2fx", c.P99Ratio), fmt.Sprintf("%.2fx", c.OpsPerSecRatio),
+				c.P50Test.cell(), c.OpsTest.cell())
+			tests = append(tests, c.P50Test, c.OpsTest)
 		}
 		if err := t.flush(); err != nil {
 			return err
+		}
+		fmt.Fprintln(w, "vs base: change of the median where the runs differ (Mann-Whitney U test, p < 0.05; ~ when they cannot tell), as benchstat prints it")
+		if n := tooFewNote(tests...); n != "" {
+			fmt.Fprintln(w, n)
 		}
 	}
 	fmt.Fprintln(w)

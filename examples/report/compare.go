@@ -20,10 +20,10 @@ type Comparison struct {
 }
 
 // MetricCompare is one metric of both runs. Verdict is "better" or "worse"
-// when the new range lies entirely outside the old one (each range is the
-// min-max of a run's repetitions, as benchstat requires no overlap), "~"
-// when the ranges overlap, and "n=1" when either side has one repetition,
-// so that no range says whether the difference is noise.
+// when the Mann-Whitney U test of the two runs' repetitions finds them
+// different (p < 0.05, as benchstat), "~" when it does not, and "n=1" when
+// either side has one repetition, so that nothing can say whether the
+// difference is noise. Test holds the test and benchstat's notation.
 type MetricCompare struct {
 	Name string `json:"name"`
 	Unit string `json:"unit"`
@@ -34,6 +34,8 @@ type MetricCompare struct {
 	// Ratio is New.Median / Old.Median (0 when Old.Median is 0).
 	Ratio   float64 `json:"ratio"`
 	Verdict string  `json:"verdict"`
+	// Test compares the repetitions (nil when a side kept none).
+	Test *RunTest `json:"test,omitempty"`
 }
 
 // metric is one value a report holds.
@@ -41,6 +43,8 @@ type metric struct {
 	name, unit string
 	higher     bool
 	r          latency.Range
+	// samples are the repetitions' values (one for a single run).
+	samples []float64
 }
 
 func one(v float64) latency.Range { return latency.Range{Median: v, Min: v, Max: v, N: 1} }
@@ -49,9 +53,12 @@ func one(v float64) latency.Range { return latency.Range{Median: v, Min: v, Max:
 // measurement in another report has the same name.
 func metricsOf(rep *Report) []metric {
 	var out []metric
-	add := func(name, unit string, higher bool, r latency.Range) {
+	add := func(name, unit string, higher bool, r latency.Range, samples ...float64) {
 		if r.N > 0 {
-			out = append(out, metric{name, unit, higher, r})
+			if len(samples) == 0 && r.N == 1 {
+				samples = []float64{r.Median}
+			}
+			out = append(out, metric{name, unit, higher, r, samples})
 		}
 	}
 	if p := rep.Paths; p != nil && p.Result != nil {
@@ -93,9 +100,9 @@ func metricsOf(rep *Report) []metric {
 						continue
 					}
 					name := fmt.Sprintf("E3 %s %s %s", ce.Label, w.Engine, a.Mode)
-					add(name+" p50", "us", false, usRange(a.P50))
-					add(name+" p99", "us", false, usRange(a.P99))
-					add(name+" ops/s", "ops/s", true, a.OpsPerSec)
+					add(name+" p50", "us", false, usRange(a.P50), runValues(a, runP50Us)...)
+					add(name+" p99", "us", false, usRange(a.P99), runValues(a, runP99Us)...)
+					add(name+" ops/s", "ops/s", true, a.OpsPerSec, runValues(a, runOps)...)
 				}
 			}
 		}
@@ -116,7 +123,8 @@ func compareReports(oldRep, newRep *Report, oldLabel, newLabel string) *Comparis
 		if !ok {
 			continue
 		}
-		mc := MetricCompare{Name: o.name, Unit: o.unit, HigherIsBetter: o.higher, Old: o.r, New: n.r, Verdict: verdict(o.r, n.r, o.higher)}
+		test := compareRuns(o.samples, n.samples)
+		mc := MetricCompare{Name: o.name, Unit: o.unit, HigherIsBetter: o.higher, Old: o.r, New: n.r, Verdict: verdict(o.r, n.r, test, o.higher), Test: test}
 		if o.r.Median != 0 {
 			mc.Ratio = n.r.Median / o.r.Median
 		}
@@ -125,24 +133,18 @@ func compareReports(oldRep, newRep *Report, oldLabel, newLabel string) *Comparis
 	return c
 }
 
-// verdict is benchstat's rule on min-max ranges: a change only when the
-// ranges do not overlap.
-func verdict(o, n latency.Range, higher bool) string {
+// verdict reads the U test: a change only where the runs differ at
+// alpha 0.05, in the metric's direction.
+func verdict(o, n latency.Range, t *RunTest, higher bool) string {
 	switch {
 	case o.N < 2 || n.N < 2:
 		return "n=1"
-	case n.Min > o.Max:
-		if higher {
-			return "better"
-		}
-		return "worse"
-	case n.Max < o.Min:
-		if higher {
-			return "worse"
-		}
+	case t == nil || !t.Significant || t.NewMedian == t.OldMedian:
+		return "~"
+	case (t.NewMedian > t.OldMedian) == higher:
 		return "better"
 	}
-	return "~"
+	return "worse"
 }
 
 func readReport(name string) (*Report, error) {
@@ -188,10 +190,15 @@ func runCompare(files []string, labels string, jsonOut bool, stdout io.Writer) e
 }
 
 func writeComparison(w io.Writer, c *Comparison) error {
-	fmt.Fprintf(w, "compare: old = %s, new = %s (median [min-max] of each run's repetitions; a verdict needs non-overlapping ranges)\n", c.Old, c.New)
-	t := newTable(w, "metric", "unit", "old", "new", "new ÷ old", "verdict")
-	changed := 0
+	fmt.Fprintf(w, "compare: old = %s, new = %s (median [min-max] of each run's repetitions; vs old: Mann-Whitney U test at alpha 0.05, as benchstat)\n", c.Old, c.New)
+	t := newTable(w, "metric", "unit", "old", "new", "new ÷ old", "verdict", "vs old")
+	changed, single := 0, 0
+	var tests []*RunTest
 	for _, m := range c.Metrics {
+		tests = append(tests, m.Test)
+		if m.Verdict == "n=1" {
+			single++
+		}
 		v := m.Verdict
 		if v == "better" || v == "worse" {
 			v = strings.ToUpper(v)
@@ -201,12 +208,15 @@ func writeComparison(w io.Writer, c *Comparison) error {
 		if m.Ratio != 0 {
 			ratio = fmt.Sprintf("%.2fx", m.Ratio)
 		}
-		t.row(m.Name, m.Unit, compactRange(m.Old), compactRange(m.New), ratio, v)
+		t.row(m.Name, m.Unit, compactRange(m.Old), compactRange(m.New), ratio, v, m.Test.cell())
 	}
 	if err := t.flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d of %d metrics changed beyond both runs' ranges\n", changed, len(c.Metrics))
+	if n := tooFewNote(tests...); n != "" {
+		fmt.Fprintln(w, n)
+	}
+	_, err := fmt.Fprintf(w, "%d of %d metrics changed (p < 0.05); %d measured once per report, where no test can tell (n=1)\n", changed, len(c.Metrics), single)
 	return err
 }
 

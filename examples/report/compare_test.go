@@ -8,20 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netperfkit/netperfkit/latency"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func TestVerdict(t *testing.T) {
-	r := func(med, lo, hi float64) latency.Range { return latency.Range{Median: med, Min: lo, Max: hi, N: 3} }
-	assert.Equal(t, "~", verdict(r(10, 9, 11), r(11, 10.5, 12), true), "overlapping ranges")
-	assert.Equal(t, "better", verdict(r(10, 9, 11), r(13, 12, 14), true))
-	assert.Equal(t, "worse", verdict(r(10, 9, 11), r(13, 12, 14), false), "higher latency is worse")
-	assert.Equal(t, "worse", verdict(r(10, 9, 11), r(7, 6, 8), true))
-	assert.Equal(t, "better", verdict(r(10, 9, 11), r(7, 6, 8), false))
-	assert.Equal(t, "n=1", verdict(one(10), r(20, 19, 21), true), "one repetition has no range")
-}
 
 // TestReportCompare makes two real tiny runs and compares them.
 func TestReportCompare(t *testing.T) {
@@ -48,8 +37,12 @@ func TestReportCompare(t *testing.T) {
 			assert.InDelta(t, m.New.Median/m.Old.Median, m.Ratio, 1e-9, m.Name)
 		}
 		if m.Old.N >= 2 && m.New.N >= 2 {
-			disjoint := m.New.Min > m.Old.Max || m.New.Max < m.Old.Min
-			assert.Equal(t, disjoint, m.Verdict != "~", m.Name)
+			require.NotNil(t, m.Test, m.Name)
+			assert.Equal(t, m.Test.Significant, m.Verdict != "~", m.Name)
+			assert.Equal(t, 2, m.Test.NOld, m.Name)
+			assert.NotEmpty(t, m.Test.TooFew, "2 runs a side cannot show a change: %s", m.Name)
+			assert.Equal(t, "~", m.Verdict, "2 runs a side never reach p < 0.05: %s", m.Name)
+			assert.InDelta(t, m.Old.Median, m.Test.OldMedian, 1e-9, "benchmath's median is the report's: %s", m.Name)
 		}
 	}
 	require.Contains(t, names, "E2 TCP 1 stream upload received")
@@ -70,7 +63,10 @@ func TestReportCompare(t *testing.T) {
 	text := stdout.String()
 	assert.Contains(t, text, "compare: old = x, new = y")
 	assert.Contains(t, text, "new ÷ old")
-	assert.Regexp(t, `\d+ of \d+ metrics changed beyond both runs' ranges`, text)
+	assert.Regexp(t, `\d+ of \d+ metrics changed \(p < 0.05\); \d+ measured once per report`, text)
+	assert.Contains(t, text, "vs old")
+	assert.Regexp(t, `~ \(p=\d\.\d{3} n=2\) `+tooFewMark, text, "benchstat's notation, flagged: two runs a side")
+	assert.Contains(t, text, tooFewMark+" too few runs to tell a change")
 
 	assert.Equal(t, 1, run(context.Background(), []string{"-compare", a}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "-compare takes two report.json files")

@@ -9,14 +9,18 @@
 //     connect-per-operation workloads.
 //
 // With no flags it starts netperfkit's iperf3-compatible and sockperf-
-// compatible servers on loopback (and redis-server through cachetest, when
-// installed) and measures them with short durations. Flags point each part
+// compatible servers on loopback, and for E3 a plain and a TLS+ACL cache
+// server (valkey-server and redis-server through cachetest when installed,
+// else an in-process miniredis that shows the method, not a cache's
+// performance), and measures them with short durations. Flags point each part
 // at real targets:
 //
 //	report -paths same=10.0.0.5,cross=10.1.0.7 -matrix 10.0.0.5 -limit 5G \
 //	       -cache my-cache.example:6379 -cache-tls -d 15s -out results
 //
-// -out DIR writes report.json and percentile-spectrum plots (SVG and PNG).
+// -out DIR writes report.json, percentile-spectrum and throughput plots (SVG
+// and PNG), and the report ready to publish: report.md (GitHub-flavoured
+// Markdown) and report.html (one self-contained page).
 package main
 
 import (
@@ -65,6 +69,9 @@ type Report struct {
 	Paths  *PathsSection  `json:"paths"`
 	Matrix *MatrixSection `json:"matrix"`
 	Cache  *CacheSection  `json:"cache"`
+	// Command holds the flags given on the command line (-name=value; a
+	// password as its environment variable), to reproduce the run.
+	Command []string `json:"command,omitempty"`
 	// Plots lists the files written next to report.json.
 	Plots []string `json:"plots,omitempty"`
 	// PlotErrors says which plots could not be drawn, and why.
@@ -90,6 +97,7 @@ type options struct {
 	compareFiles                    []string
 	imdsTimeout                     time.Duration
 	settings                        map[string]string // every flag and its value, for the metadata
+	command                         []string          // the flags given, for Report.Command
 
 	// snapshot, when set, replaces ethtool.ReadSnapshot as the source of
 	// E1's counter snapshots (tests feed saved ENA snapshots through it).
@@ -122,7 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cacheConfig, "cache-config", "", "JSON or YAML file with per-endpoint settings (label, addr, tls, cluster, cacert, insecure, server_name, user, password_env, iam: {cache, region, serverless}, connect_timeout, request_timeout); -cache LABEL,... picks from it")
 	fs.StringVar(&o.cacheCompare, "cache-compare", "", "E3 endpoint ratios as BASE/OTHER label pairs, for example SV2/SP1,N1/N2 (default: every endpoint against the first)")
 	fs.StringVar(&o.skip, "skip", "", "parts to skip: any of paths,matrix,cache")
-	fs.StringVar(&o.out, "out", "", "directory for report.json and the plots")
+	fs.StringVar(&o.out, "out", "", "directory for report.json, the plots, report.md and report.html")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of tables")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (when a terminal), on, off")
 	fs.StringVar(&o.imds, "imds", "", "EC2 instance metadata endpoint for the metadata block (default: the SDK's, 169.254.169.254); off skips it")
@@ -147,6 +155,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 		return o, nil
 	}
+	o.command = commandArgs(fs)
 	o.settings = map[string]string{}
 	fs.VisitAll(func(f *flag.Flag) {
 		if !strings.Contains(f.Name, "password") && !strings.Contains(f.Name, "pass") {
@@ -253,7 +262,7 @@ func execute(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		return max(code, 1)
 	}
 	if o.out != "" {
-		fmt.Fprintf(stdout, "wrote %s\n", strings.Join(append([]string{filepath.Join(o.out, "report.json")}, rep.Plots...), ", "))
+		fmt.Fprintf(stdout, "wrote %s\n", strings.Join(append([]string{filepath.Join(o.out, "report.json"), "report.md", "report.html"}, rep.Plots...), ", "))
 	}
 	return code
 }
@@ -321,7 +330,7 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	prog := newProgress(pw, planned)
 	defer prog.Close()
 
-	rep := &Report{StartedAt: time.Now(), Metadata: collectMetadata(ctx, o)}
+	rep := &Report{StartedAt: time.Now(), Metadata: collectMetadata(ctx, o), Command: o.command}
 	err = runSections(ctx, rep, o, sectionPlan{targets: targets, pathLimits: pathLimits, matrixAddr: matrixAddr, matrixInProcess: o.matrix == "",
 		limit: limit, scs: scs, copts: copts}, prog)
 	rep.DurationSeconds = time.Since(rep.StartedAt).Seconds()
@@ -376,22 +385,29 @@ func collectMetadata(ctx context.Context, o *options) *runinfo.Metadata {
 	})
 }
 
-// cacheSection runs E3 against -cache / -cache-config, or against local
-// servers, or says why it cannot.
+// cacheSection runs E3 against -cache / -cache-config, or else against
+// local valkey/redis servers, or else against the in-process miniredis
+// (labelled so), or says why it cannot.
 func cacheSection(ctx context.Context, o *options, copts cacheOptions, prog *progress) (*CacheSection, error) {
 	targets, err := o.cache.Targets(o.cacheConfig)
 	if err != nil {
 		return nil, fmt.Errorf("-cache: %w", err)
 	}
+	note := ""
 	if len(targets) == 0 {
-		var cleanup func()
-		targets, cleanup, err = localCacheTargets(ctx)
-		defer cleanup()
+		set, err := defaultCacheTargets(ctx, localServerBinaries())
 		if err != nil {
 			return &CacheSection{Skipped: err.Error()}, nil
 		}
+		defer set.cleanup()
+		copts.Engines = set.engines(copts.Engines)
+		targets, note = set.targets, set.note
 	}
-	return runCache(ctx, targets, copts, prog)
+	sec, err := runCache(ctx, targets, copts, prog)
+	if sec != nil {
+		sec.ServerNote = note
+	}
+	return sec, err
 }
 
 // servers are the in-process servers the default run measures.
@@ -502,8 +518,8 @@ func writeText(w io.Writer, rep *Report) error {
 
 // writeOut writes report.json into dir first, so that it exists whatever
 // happens to the plots, then the plots, then report.json again with the
-// plots listed. A plot that cannot be drawn is named in PlotErrors and on
-// stderr; it fails nothing.
+// plots listed, then report.md and report.html. A plot that cannot be
+// drawn is named in PlotErrors and on stderr; it fails nothing.
 func writeOut(dir string, rep *Report, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -523,7 +539,10 @@ func writeOut(dir string, rep *Report, stderr io.Writer) error {
 			rep.Plots = append(rep.Plots, name)
 		}
 	}
-	return writeJSONFile(filepath.Join(dir, "report.json"), rep)
+	if err := writeJSONFile(filepath.Join(dir, "report.json"), rep); err != nil {
+		return err
+	}
+	return writePublished(dir, rep)
 }
 
 func writeJSONFile(name string, v any) error {
@@ -578,7 +597,11 @@ func plotsOf(rep *Report) []plotSpec {
 			}
 		}
 		if len(series) > 0 {
-			out = append(out, plotSpec{name: "cache-spectrum", title: "cache operation latency by endpoint, engine and mode", series: series})
+			title := "cache operation latency by endpoint, engine and mode"
+			if rep.Cache.ServerNote != "" {
+				title += "\n(" + embeddedNote + ")"
+			}
+			out = append(out, plotSpec{name: "cache-spectrum", title: title, series: series})
 		}
 	}
 	return out

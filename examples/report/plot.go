@@ -10,8 +10,6 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 )
 
 // spectrumSeries is one named latency distribution for a percentile-spectrum plot.
@@ -101,10 +99,19 @@ func trimFloat(v float64) string {
 // savePercentileSpectrum draws the series into file (the extension picks SVG
 // or PNG) with gonum/plot.
 func savePercentileSpectrum(file, title string, series []spectrumSeries) error {
+	p, legend, err := spectrumPlot(title, series)
+	if err != nil {
+		return err
+	}
+	return savePlot(p, legend, file)
+}
+
+// spectrumPlot lays out the percentile-spectrum figure.
+func spectrumPlot(title string, series []spectrumSeries) (*plot.Plot, []legendEntry, error) {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "percentile"
-	p.Y.Label.Text = "latency (us)"
+	p.X.Label.Text = "percentile (%)"
+	p.Y.Label.Text = "latency (µs)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = percentileTicks{}
 	// Latency spectra span decades (a 10 us median under a 10 ms tail): a
@@ -112,10 +119,8 @@ func savePercentileSpectrum(file, title string, series []spectrumSeries) error {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
-	drawn := 0
-	for i, s := range series {
+	var legend []legendEntry
+	for _, s := range series {
 		pts := summaryPoints(s.Summary)
 		if s.Hist != nil {
 			pts = spectrumPoints(s.Hist)
@@ -128,19 +133,17 @@ func savePercentileSpectrum(file, title string, series []spectrumSeries) error {
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
-			return fmt.Errorf("report: plot %s: %w", s.Name, err)
+			return nil, nil, fmt.Errorf("report: plot %s: %w", s.Name, err)
 		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
+		l.LineStyle = seriesStyle(len(legend))
 		p.Add(l)
-		p.Legend.Add(s.Name, l)
-		drawn++
+		legend = append(legend, legendEntry{s.Name, l})
 	}
-	if drawn == 0 {
-		return errors.New("report: nothing to plot")
+	if len(legend) == 0 {
+		return nil, nil, errors.New("report: nothing to plot")
 	}
 	p.BackgroundColor = color.White
-	return p.Save(8*vg.Inch, 4.5*vg.Inch, file)
+	return p, legend, nil
 }
 
 // timeSeries is one matrix row's throughput over time.
@@ -150,18 +153,27 @@ type timeSeries struct {
 }
 
 // saveThroughputOverTime draws each series as Gbit/s against the end of
-// its intervals, so that a burst credit running out shows as a step down.
+// its intervals, so that a burst credit running out shows as a step down,
+// and the stated limit across the whole run.
 func saveThroughputOverTime(file, title string, limit float64, series []timeSeries) error {
+	p, legend, err := throughputPlot(title, limit, series)
+	if err != nil {
+		return err
+	}
+	return savePlot(p, legend, file)
+}
+
+// throughputPlot lays out the throughput-over-time figure.
+func throughputPlot(title string, limit float64, series []timeSeries) (*plot.Plot, []legendEntry, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "time (s)"
-	p.Y.Label.Text = "Gbit/s"
+	p.Y.Label.Text = "throughput (Gbit/s)"
+	p.Y.Min = 0
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
-	drawn := 0
+	var legend []legendEntry
 	maxX := 0.0
-	for i, s := range series {
+	for _, s := range series {
 		if len(s.Points) == 0 {
 			continue
 		}
@@ -173,26 +185,27 @@ func saveThroughputOverTime(file, title string, limit float64, series []timeSeri
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
-			return fmt.Errorf("report: plot %s: %w", s.Name, err)
+			return nil, nil, fmt.Errorf("report: plot %s: %w", s.Name, err)
 		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i / 7)
-		l.Width = vg.Points(1.5)
+		l.LineStyle = seriesStyle(len(legend))
 		p.Add(l)
-		p.Legend.Add(s.Name, l)
-		drawn++
+		legend = append(legend, legendEntry{s.Name, l})
 	}
-	if drawn == 0 {
-		return errors.New("report: nothing to plot")
+	if len(legend) == 0 {
+		return nil, nil, errors.New("report: nothing to plot")
 	}
+	// Headroom above the highest line or the limit, so neither runs along
+	// the frame.
+	defer func() { p.Y.Max *= 1.08 }()
 	if limit > 0 {
 		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: limit / 1e9}, {X: maxX, Y: limit / 1e9}})
-		if err == nil {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
-			p.Add(l)
-			p.Legend.Add("limit "+formatRate(limit), l)
+		if err != nil {
+			return nil, nil, fmt.Errorf("report: plot limit: %w", err)
 		}
+		l.LineStyle = limitStyle
+		p.Add(l)
+		legend = append(legend, legendEntry{fmt.Sprintf("stated limit %s (%s Gbit/s)", formatRate(limit), trimFloat(limit/1e9)), l})
 	}
 	p.BackgroundColor = color.White
-	return p.Save(8*vg.Inch, 4.5*vg.Inch, file)
+	return p, legend, nil
 }

@@ -12,18 +12,20 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache/median"
-	"github.com/netperfkit/netperfkit/internal/peertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // TestReportEndToEnd runs the whole report with tiny durations against the
-// embedded servers and a local redis-server, and checks every section of the
-// tables and every file of -out.
+// in-process servers and a local redis-server (or, without one, the
+// in-process miniredis), and checks every section of the tables and every
+// file of -out.
 func TestReportEndToEnd(t *testing.T) {
+	first, embedded := "redis", false
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		if _, err := exec.LookPath("valkey-server"); err != nil {
-			peertest.Missing(t, "no redis-server or valkey-server for the cache section", "apt-get install redis-server redis-tools")
+		first, embedded = embeddedLabel, true
+		if len(localServerBinaries()) > 0 {
+			first, embedded = "valkey", false
 		}
 	}
 	out := t.TempDir()
@@ -39,7 +41,7 @@ func TestReportEndToEnd(t *testing.T) {
 	for _, want := range []string{
 		"run metadata", "E1 paths", "1 flow (Gbit/s)", "2 streams (Gbit/s)", "RTT p99.9 (us)", "coverage (%)", "loopback",
 		"E2 matrix", "TCP 1 stream", "TCP 2 streams", "download", "UDP target 100M", "UDP target 1G", "% of limit",
-		"E3 cache: connection phases", "redis TLS+ACL", "CLUSTER SLOTS",
+		"E3 cache: connection phases", first + " TLS+ACL", "CLUSTER SLOTS",
 		"E3 cache: pooled vs connect-per-op", "pool p50 (us)", "connect ops/s", "closing", "request", "timeout", "ratios",
 	} {
 		assert.Contains(t, text, want)
@@ -59,8 +61,14 @@ func TestReportEndToEnd(t *testing.T) {
 	for _, ce := range c.Endpoints {
 		byLabel[ce.Label] = ce
 	}
-	require.Contains(t, byLabel, "redis")
-	require.Contains(t, byLabel, "redis TLS+ACL")
+	require.Contains(t, byLabel, first)
+	require.Contains(t, byLabel, first+" TLS+ACL")
+	if embedded {
+		assert.True(t, strings.HasPrefix(c.ServerNote, embeddedNote), c.ServerNote)
+		assert.Contains(t, text, "NOTE: "+embeddedNote)
+	} else {
+		assert.Empty(t, c.ServerNote, "real servers carry no miniredis note")
+	}
 	if len(localServerBinaries()) > 1 {
 		require.Contains(t, byLabel, "valkey", "valkey-server is installed: the local default runs it too")
 		require.Contains(t, byLabel, "valkey TLS+ACL")
@@ -84,7 +92,7 @@ func TestReportEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	resp := byLabel["redis"].Workloads[len(byLabel["redis"].Workloads)-1]
+	resp := byLabel[first].Workloads[len(byLabel[first].Workloads)-1]
 	require.Equal(t, "resp", resp.Engine)
 	assert.Greater(t, resp.Pool.OpsPerSec.Median, resp.Connect.OpsPerSec.Median, "reusing a connection beats connecting per operation")
 	kinds := map[string]int{}

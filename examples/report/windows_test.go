@@ -47,6 +47,11 @@ func TestReportE1WindowsFromENAFixtures(t *testing.T) {
 	assert.Regexp(t, `loopback\s+rtt\s+\S+(\s+\+0){3}\s+0\s+-\s+2 -> 2(\s+\+0){5}\s+136781\s+-\n`, text, "counters present, nothing moved: +0 is a real zero here, and no coverage")
 	assert.Regexp(t, `loopback(\s+\S+){6}\s+\+52729368\s+\+52729402\s+99\.99993\d+\s+3 \(ENA Express on, UDP on\)`, text, "the whole window")
 
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Regexp(t, `\| path \| phase \| seconds \| SRD tx \| SRD eligible \|`, string(md), "report.md has the windows as a table")
+	assert.Regexp(t, `\| loopback \| n-stream \| [0-9.]+ \| \+24534321 \| \+24534339 \|`, string(md))
+
 	b, err := os.ReadFile(filepath.Join(out, "report.json"))
 	require.NoError(t, err)
 	var rep struct {
