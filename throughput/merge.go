@@ -57,7 +57,7 @@ func mergeServerTCPInfo(r *Result, raw json.RawMessage) {
 		}
 		iv := &r.Intervals[i]
 		srv := so.Intervals[i].Streams
-		if ours := (iv.End - iv.Start).Seconds(); !within(float64(srv[0].Seconds), ours, 0.05*ours+0.01) {
+		if ours := (iv.End - iv.Start).Seconds(); !within(float64(srv[0].Seconds), ours, 0.2*ours+0.05) {
 			break
 		}
 		for j := range iv.Streams {

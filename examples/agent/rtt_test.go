@@ -82,8 +82,11 @@ func TestAgentRTTOnLossyPath(t *testing.T) {
 	require.Eventually(t, func() bool {
 		mfs = scrape(t, url)
 		n, _ := peerValue(mfs, "netperfkit_probe_rtt_seconds", name, "")
-		return n >= 900
-	}, 30*time.Second, 100*time.Millisecond, "no probe measured 900 round trips:\n%s", log.String())
+		r := peerRTT(mfs, name)
+		// A probe's round trips are exported as they are measured, its
+		// message counts and loss ratio when it ends: wait for both.
+		return n >= 900 && r.hasMessages && r.hasRatio
+	}, 30*time.Second, 100*time.Millisecond, "no probe measured 900 round trips and ended:\n%s", log.String())
 	// One probe or more ended; each adds the same numbers.
 	r := peerRTT(mfs, name)
 	require.True(t, r.hasMessages, "netperfkit_probe_rtt_messages_total")
