@@ -24,6 +24,7 @@ type tcpInfo struct {
 	PMTU         int64
 	SndWnd       int64 // tcpi_snd_wnd (linux 5.4+; 0 before)
 	ReordSeen    int64 // tcpi_reord_seen (linux 4.19+; 0 before)
+	lim          limitSample
 }
 
 // public is the reports' view of the TCP_INFO, nil when unknown.
@@ -82,6 +83,8 @@ type flowStream struct {
 	lastRetran int64
 	final      streamSnap
 	finalInfo  tcpInfo
+	limAt      limitSample // the sender's limit counters when counting (re)started
+	limLast    limitSample // ... at the last interval's end
 }
 
 // addrs are the stream's local and remote addresses, "" when unknown.

@@ -103,6 +103,9 @@ type ijStream struct {
 	OutOfOrder    *int64   `json:"out_of_order,omitempty"`
 	Omitted       *bool    `json:"omitted,omitempty"`
 	Sender        bool     `json:"sender"`
+	// TCPLimits is this package's addition: what held the TCP sender back
+	// (TCPLimits), where known.
+	TCPLimits *TCPLimits `json:"tcp_limits,omitempty"`
 }
 
 type ijInterval struct {
@@ -235,6 +238,7 @@ func ijIntervalOf(r *Result, iv Interval, primary bool) ijInterval {
 			}
 			e.Retransmits, e.SndCwnd, e.SndWnd, e.RTT, e.RTTVar, e.PMTU = pi(s.Retransmits), pi(ti.SndCwndBytes), pi(ti.SndWndBytes), pi(micros(ti.RTT)), pi(micros(ti.RTTVar)), pi(ti.PMTU)
 			e.Reorder = pi(ti.ReorderSeen)
+			e.TCPLimits = s.Limits
 		}
 		ijUDPCounts(&e, r.udp(), s.Sender, &s.Counts)
 		out.Streams = append(out.Streams, e)
@@ -336,6 +340,9 @@ func ijEndStreamOf(r *Result, s *StreamResult) ijEndStream {
 		snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(st.maxCwnd), pi(micros(st.maxRTT)), pi(micros(st.minRTT)), pi(micros(st.avg))
 		snd.MaxSndWnd, snd.Reorder = pi(st.maxSndWnd), pi(st.reorder)
 	}
+	if !r.udp() {
+		snd.TCPLimits = s.Limits
+	}
 	rcv := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Received.Bytes, BitsPerSecond: s.Received.BitsPerSecond, Sender: sender}
 	return ijEndStream{Sender: snd, Receiver: rcv}
 }
@@ -350,6 +357,9 @@ func ijSums(r *Result, sm *Summary, reverse bool) (sent, recv *ijStream) {
 	recv = &ijStream{End: d, Seconds: d, Bytes: sm.Received.Bytes, BitsPerSecond: sm.Received.BitsPerSecond, Sender: sender}
 	if !r.udp() && sm.Sent.Retransmits >= 0 {
 		sent.Retransmits = pi(sm.Sent.Retransmits)
+	}
+	if !r.udp() {
+		sent.TCPLimits = sm.Limits
 	}
 	if r.udp() {
 		// 3.21 marks a UDP sum_sent as the sender's and a sum_received as

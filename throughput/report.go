@@ -50,6 +50,9 @@ type StreamInterval struct {
 	// sender's, or for streams the server sends, the server's output merged
 	// in after the test (Result.Intervals only, not live).
 	TCP *TCPInfo `json:"tcp_info,omitempty"`
+	// Limits is what held the sender back in the interval, where known
+	// (the same senders as TCP); nil when unknown.
+	Limits *TCPLimits `json:"tcp_limits,omitempty"`
 }
 
 // TCPInfo is the part of a TCP sender's TCP_INFO the reports carry.
@@ -87,6 +90,10 @@ type StreamResult struct {
 	// TCP is the sender's final TCP_INFO when this side sent (linux). The
 	// per-interval figures, and their extremes, are in Result.Intervals.
 	TCP *TCPInfo `json:"tcp_info,omitempty"`
+	// Limits is what held the TCP sender back over the counted time: this
+	// side's own accounting when it sent, the peer's (sent with its
+	// results) when the peer did; nil when unknown.
+	Limits *TCPLimits `json:"tcp_limits,omitempty"`
 }
 
 // Summary sums the streams of one direction of a test.
@@ -96,6 +103,10 @@ type Summary struct {
 	// SenderLimited is true when the sender fell more than 5% short of the
 	// target rate (Config.Bitrate times Streams): the generator, not the network, was the bottleneck.
 	SenderLimited bool `json:"sender_limited"`
+	// Limits combines the streams' (TCPLimits: time fractions averaged,
+	// retransmitted bytes weighted by bytes sent, delivery rates summed);
+	// nil when any stream's are unknown.
+	Limits *TCPLimits `json:"tcp_limits,omitempty"`
 }
 
 // CPUUtilization is iperf3's CPU usage: percent of one wall-clock second

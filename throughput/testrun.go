@@ -80,6 +80,7 @@ func (t *testRun) begin() (stopRep func()) {
 		if !s.udp && s.send {
 			if ti, err := readTCPInfo(s.conn); err == nil {
 				s.retransAt, s.lastRetran = ti.TotalRetrans, ti.TotalRetrans
+				s.limAt, s.limLast = ti.lim, ti.lim
 			}
 		}
 	}
@@ -196,6 +197,7 @@ func (t *testRun) restartCounting(at time.Duration) {
 	for _, s := range t.eng.streams {
 		s.omitSnap = s.last
 		s.retransAt = s.lastRetran
+		s.limAt = s.limLast
 		if s.udp && !s.send {
 			s.mu.Lock()
 			s.rstats.restartJitter()
@@ -218,6 +220,8 @@ func (t *testRun) cut(from, to time.Duration, omitted bool) Interval {
 				si.TCP = ti.public()
 				si.Retransmits = ti.TotalRetrans - s.lastRetran
 				s.lastRetran = ti.TotalRetrans
+				si.Limits = limitsBetween(s.limLast, ti.lim)
+				s.limLast = ti.lim
 			}
 		}
 		if s.udp {
