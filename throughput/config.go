@@ -273,6 +273,17 @@ type Config struct {
 	// SendFrom's reads (a writer with a SetWriteDeadline method has its
 	// deadline set when the test ends). It excludes SkipRxCopy.
 	ReceiveTo func(stream int) (io.Writer, error) `json:"-"`
+
+	// UDPKeepRate makes a UDP sender drop a datagram its own host refuses
+	// (ENOBUFS: a full qdisc or device queue) and keep offering the target
+	// rate, counting it in Counts.LocalDrops. By default the sender waits
+	// for the queue and offers the datagram again, as iperf3's blocking
+	// socket does: the offered rate falls to what the host can send, and
+	// Counts.LocalRetries says how often it waited. Either way a datagram
+	// counts as sent only once the kernel took it, and one the host
+	// dropped is never counted as lost on the path (its counter is not
+	// used). It applies to the streams this side sends.
+	UDPKeepRate bool `json:"udp_keep_rate,omitempty"`
 }
 
 // MaxFlowLabel is the largest IPv6 flow label (20 bits).

@@ -106,6 +106,21 @@ type ijStream struct {
 	// TCPLimits is this package's addition: what held the TCP sender back
 	// (TCPLimits), where known.
 	TCPLimits *TCPLimits `json:"tcp_limits,omitempty"`
+	// netperfkit's own: UDP datagrams the sender's host refused (Counts),
+	// beside lost_packets and only when non-zero, so iperf3's keys and a
+	// clean run's document are as 3.21 writes them.
+	LocalDrops   *int64 `json:"local_drops,omitempty"`
+	LocalRetries *int64 `json:"local_retries,omitempty"`
+}
+
+// ijLocal adds the sender's local refusals from c to e, when there were any.
+func ijLocal(e *ijStream, c *Counts) {
+	if c.LocalDrops > 0 {
+		e.LocalDrops = pi(c.LocalDrops)
+	}
+	if c.LocalRetries > 0 {
+		e.LocalRetries = pi(c.LocalRetries)
+	}
 }
 
 type ijInterval struct {
@@ -271,6 +286,7 @@ func ijUDPCounts(e *ijStream, udp, sender bool, c *Counts) {
 	case !udp:
 	case sender:
 		e.Packets = pi(c.Packets)
+		ijLocal(e, c)
 	default:
 		e.JitterMs, e.LostPackets, e.Packets, e.LostPercent = pf(ms(c.Jitter)), pi(c.LostPackets), pi(c.Packets), pf(c.LostPercent)
 	}
@@ -299,6 +315,7 @@ func ijEndOf(en *ijEnd, r *Result, primary bool) {
 			}
 			s := *recv
 			s.Bytes, s.BitsPerSecond, s.Sender = sm.Sent.Bytes, sm.Sent.BitsPerSecond, r.localSends(rev)
+			ijLocal(&s, &sm.Sent)
 			return &s
 		}
 		en.Sum = udpSum(pri, en.SumReceived, priRev)
@@ -322,9 +339,11 @@ func ijEndStreamOf(r *Result, s *StreamResult) ijEndStream {
 	sender := r.localSends(s.Reverse)
 	d := secs(s.Duration)
 	if r.udp() {
-		return ijEndStream{UDP: &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Sent.Bytes, BitsPerSecond: s.Sent.BitsPerSecond,
+		u := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Sent.Bytes, BitsPerSecond: s.Sent.BitsPerSecond,
 			JitterMs: pf(ms(s.Received.Jitter)), LostPackets: pi(s.Received.LostPackets), Packets: pi(s.Received.Packets), LostPercent: pf(s.Received.LostPercent),
-			OutOfOrder: pi(s.Received.OutOfOrder), Sender: sender}}
+			OutOfOrder: pi(s.Received.OutOfOrder), Sender: sender}
+		ijLocal(u, &s.Sent)
+		return ijEndStream{UDP: u}
 	}
 	snd := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Sent.Bytes, BitsPerSecond: s.Sent.BitsPerSecond, Sender: sender}
 	if s.Sent.Retransmits >= 0 {
@@ -367,6 +386,7 @@ func ijSums(r *Result, sm *Summary, reverse bool) (sent, recv *ijStream) {
 		// this side's role).
 		sent.Sender, recv.Sender = true, false
 		sent.JitterMs, sent.LostPackets, sent.Packets, sent.LostPercent = pf(0), pi(0), pi(sm.Sent.Packets), pf(0)
+		ijLocal(sent, &sm.Sent)
 		recv.JitterMs, recv.LostPackets, recv.Packets, recv.LostPercent = pf(ms(sm.Received.Jitter)), pi(sm.Received.LostPackets), pi(sm.Received.Packets), pf(sm.Received.LostPercent)
 	}
 	return sent, recv

@@ -23,6 +23,15 @@ type Counts struct {
 	LostPercent float64       `json:"lost_percent"`
 	OutOfOrder  int64         `json:"out_of_order"`
 	Jitter      time.Duration `json:"jitter_ns"`
+	// LocalDrops are UDP datagrams the sender's own host refused (ENOBUFS:
+	// a full qdisc or device queue) and the sender dropped
+	// (Config.UDPKeepRate): neither sent (Packets) nor lost on the path
+	// (LostPackets). Known where this side sends.
+	LocalDrops int64 `json:"local_drops,omitempty"`
+	// LocalRetries are UDP datagrams the sender's host refused and the
+	// sender offered again once its queue had room (the default), each
+	// refusal counted: the host, not the path, held the rate back.
+	LocalRetries int64 `json:"local_retries,omitempty"`
 }
 
 // Interval is one interval report. Start and End are measured from the
@@ -107,6 +116,10 @@ type Summary struct {
 	// retransmitted bytes weighted by bytes sent, delivery rates summed);
 	// nil when any stream's are unknown.
 	Limits *TCPLimits `json:"tcp_limits,omitempty"`
+	// QueueLimited is true when the sender's own host refused datagrams
+	// (Sent.LocalDrops or Sent.LocalRetries): its queue, not the path,
+	// decided what left.
+	QueueLimited bool `json:"queue_limited,omitempty"`
 }
 
 // CPUUtilization is iperf3's CPU usage: percent of one wall-clock second

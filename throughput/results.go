@@ -122,6 +122,9 @@ func (t *testRun) streamResult(s *flowStream, ws *iperfwire.Stream, remoteRetr b
 	}
 	if s.send {
 		sr.Sent.Bytes, sr.Sent.Packets = bytes, packets
+		if s.udp {
+			sr.Sent.LocalDrops, sr.Sent.LocalRetries = t.localRefused(s)
+		}
 		if !s.udp && s.finalInfo.OK {
 			sr.Sent.Retransmits = s.finalInfo.TotalRetrans - s.retransAt
 			sr.TCP = s.finalInfo.public()
@@ -200,6 +203,8 @@ func (t *testRun) summary(ss []StreamResult, reverse bool, d time.Duration) *Sum
 			sum.Sent.Retransmits += s.Sent.Retransmits
 		}
 		sum.Sent.Packets += s.Sent.Packets
+		sum.Sent.LocalDrops += s.Sent.LocalDrops
+		sum.Sent.LocalRetries += s.Sent.LocalRetries
 		sum.Received.Packets += s.Received.Packets
 		sum.Received.LostPackets += s.Received.LostPackets
 		sum.Received.OutOfOrder += s.Received.OutOfOrder
@@ -220,6 +225,7 @@ func (t *testRun) summary(ss []StreamResult, reverse bool, d time.Duration) *Sum
 	if rate := t.cfg.rate(); rate > 0 {
 		sum.SenderLimited = sum.Sent.BitsPerSecond < 0.95*rate*float64(sum.Streams)
 	}
+	sum.QueueLimited = sum.Sent.LocalDrops > 0 || sum.Sent.LocalRetries > 0
 	return &sum
 }
 

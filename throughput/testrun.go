@@ -227,6 +227,8 @@ func (t *testRun) cut(from, to time.Duration, omitted bool) Interval {
 		if s.udp {
 			if s.send {
 				si.Packets = now.packets - s.last.packets
+				si.LocalDrops = now.localDrops - s.last.localDrops
+				si.LocalRetries = now.localRetry - s.last.localRetry
 			} else {
 				si.Packets = int64(now.rx.Highest) - int64(s.last.rx.Highest)
 				si.LostPackets = now.rx.Errors - s.last.rx.Errors
@@ -256,6 +258,8 @@ func sumInterval(ss []StreamInterval, reverse bool, secs float64) *Counts {
 		sum.LostPackets += s.LostPackets
 		sum.OutOfOrder += s.OutOfOrder
 		sum.Jitter += s.Jitter
+		sum.LocalDrops += s.LocalDrops
+		sum.LocalRetries += s.LocalRetries
 	}
 	if n == 0 {
 		return nil
@@ -346,6 +350,13 @@ func (t *testRun) counted() time.Duration {
 		return 0
 	}
 	return t.endT.Sub(t.startT.Add(t.omitEnd))
+}
+
+// localRefused returns the datagrams a sending UDP stream's host refused
+// after the omit period: dropped, and offered again.
+func (t *testRun) localRefused(s *flowStream) (drops, retries int64) {
+	f, o := s.final, s.omitSnap
+	return f.localDrops - o.localDrops, f.localRetry - o.localRetry
 }
 
 // localCounts returns a stream's counted (post-omit) figures.

@@ -172,6 +172,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	defer stop()
 	cfg := o.cfg
 	cfg.StreamThreads, cfg.JitterClock = o.streamThreads, o.jitterClock
+	cfg.UDPKeepRate = o.keepRate
 	if o.rtt != "" {
 		cfg.Latency = &throughput.LatencyProbe{Addr: o.rtt}
 	}
