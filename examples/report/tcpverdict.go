@@ -12,7 +12,10 @@ import (
 const (
 	// stallShare: a stall (the receiver's window, the sender's buffer, or
 	// nothing to send) that held the sender back at least this share of
-	// the time decides, the largest one first.
+	// the time decides, in that order: a window held shut keeps the
+	// sender's congestion window, and with it the send buffer the kernel
+	// sizes from it, small, so the sending thread must refill it every
+	// round trip and its wake-ups show as idle time.
 	stallShare = 0.25
 	// cwndShare: a sender busy and stalled on neither window nor buffer
 	// this share of the time was paced by its congestion window.
@@ -53,15 +56,14 @@ func tcpLimitedBy(r *MatrixRow, near bool, cpus int) (by, detail string) {
 	send, recv := sides(r.Direction)
 	idle := 1 - l.Busy
 	cwnd := l.Busy - l.RwndLimited - l.SndbufLimited
-	stall := max(l.RwndLimited, l.SndbufLimited, idle)
 	switch {
-	case stall >= stallShare && stall == l.RwndLimited:
+	case l.RwndLimited >= stallShare:
 		return "receiver window (" + recv + ")", describeLimits(l, "rwnd")
-	case stall >= stallShare && stall == l.SndbufLimited:
+	case l.SndbufLimited >= stallShare:
 		return "sender buffer (" + send + ")", describeLimits(l, "sndbuf")
-	case stall >= stallShare && cpu != "":
+	case idle >= stallShare && cpu != "":
 		return "generator CPU", joinDetail(cpu, describeLimits(l, "idle"))
-	case stall >= stallShare:
+	case idle >= stallShare:
 		return "sender application (" + send + ")", describeLimits(l, "idle")
 	case cwnd >= cwndShare && l.Retransmitted > netRetrans:
 		return "network", describeLimits(l, "cwnd")
