@@ -156,7 +156,7 @@ func TestWireRTTs(t *testing.T) {
 // pingLab is a path (unshaped: RTTs of microseconds) with our pingpong
 // server and sockperf's in B and tcpdump on A's veth.
 type pingLab struct {
-	lab                 *pathlab.Lab
+	lab                  *pathlab.Lab
 	ours, sockperf, dump string
 }
 
