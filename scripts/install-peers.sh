@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real peers that netperfkit's integration tests run against, when
 # they are missing: iperf3, sockperf, redis-server/redis-cli/redis-benchmark,
-# ethtool, iproute2 and prometheus (the agent's test scrapes with it). As root
+# ethtool, iproute2, tcpdump (the path lab's ping-pong referee) and prometheus
+# (the agent's test scrapes with it). As root
 # it uses apt-get; otherwise it prints what to install and carries on (the
 # tests then skip, unless NETPERFKIT_REQUIRE_PEERS=1).
 set -euo pipefail
@@ -14,6 +15,7 @@ have redis-server || need+=(redis-server)
 { have redis-cli && have redis-benchmark; } || need+=(redis-tools)
 have ethtool || need+=(ethtool)
 have ip || need+=(iproute2)
+have tcpdump || need+=(tcpdump)
 have prometheus || need+=(prometheus)
 
 # The current iperf3 and valkey releases are built from ../shared/peers (when the
