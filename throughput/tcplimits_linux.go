@@ -22,6 +22,13 @@ func getTCPInfo(fd int) (*unix.TCPInfo, uintptr, error) {
 	n := uint32(unsafe.Sizeof(ti))
 	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.IPPROTO_TCP, unix.TCP_INFO,
 		uintptr(unsafe.Pointer(&ti)), uintptr(unsafe.Pointer(&n)), 0)
+	if errno == unix.ENOSYS {
+		// 32-bit x86 before linux 4.3 has getsockopt only through
+		// socketcall, which x/sys uses; its length is not returned, so
+		// the limits stay unknown there.
+		p, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+		return p, 0, err
+	}
 	if errno != 0 {
 		return nil, 0, errno
 	}
