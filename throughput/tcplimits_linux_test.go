@@ -38,9 +38,11 @@ func checkLimits(t *testing.T, l *TCPLimits, what string) {
 }
 
 // TestTCPLimitsReported: every TCP stream carries its sender's limits in
-// each interval and in its result: this side's own where it sends, and for
-// the streams the server sends (-R, --bidir) the server's, from its results
-// and its -J output merged in after the test.
+// its result and in each interval where the sender's TCP_INFO is known:
+// this side's own where it sends, and for the streams the server sends
+// (-R, --bidir) the server's, from its results, and in the intervals its -J
+// output merged in after the test (where the two sides' intervals line up,
+// as for TCPInfo).
 func TestTCPLimitsReported(t *testing.T) {
 	addr, results := startServer(t, nil)
 	for _, c := range []struct {
@@ -57,7 +59,11 @@ func TestTCPLimitsReported(t *testing.T) {
 		require.NotEmpty(t, res.Intervals, c.name)
 		for _, iv := range res.Intervals {
 			for _, si := range iv.Streams {
-				checkLimits(t, si.Limits, c.name+": interval")
+				if si.Sender || si.TCP != nil {
+					checkLimits(t, si.Limits, c.name+": interval")
+				} else {
+					assert.Nil(t, si.Limits, c.name+": an interval the server's output did not line up with")
+				}
 			}
 		}
 		for _, sr := range res.Streams {
@@ -86,5 +92,5 @@ func TestTCPLimitsPacedSender(t *testing.T) {
 	require.NotNil(t, res.Upload)
 	checkLimits(t, res.Upload.Limits, "paced upload")
 	assert.Less(t, res.Upload.Limits.Busy, 0.5, "%+v", res.Upload.Limits)
-	assert.Zero(t, res.Upload.Limits.RwndLimited)
+	assert.Less(t, res.Upload.Limits.RwndLimited, 0.25, "not a receiver's window stall (E2's threshold): %+v", res.Upload.Limits)
 }

@@ -165,3 +165,26 @@ func TestIperfJSONCarriesLimits(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "tcp_limits", "unknown limits are left out")
 }
+
+// TestMergeServerLimits: the limits in a server's -J intervals reach the
+// client's intervals for the streams the server sent, beside its TCP_INFO,
+// and out-of-range ones are dropped.
+func TestMergeServerLimits(t *testing.T) {
+	r := &Result{Config: Config{Reverse: true}}
+	r.Intervals = []Interval{
+		{Start: 0, End: time.Second, Streams: []StreamInterval{{ID: 1, Reverse: true}}, Download: &Counts{}},
+		{Start: time.Second, End: 2 * time.Second, Streams: []StreamInterval{{ID: 1, Reverse: true}}, Download: &Counts{}},
+	}
+	raw := []byte(`{"intervals":[
+		{"streams":[{"socket":5,"start":0,"seconds":1,"sender":true,"retransmits":2,"snd_cwnd":1000,"rtt":50,
+			"tcp_limits":{"busy_fraction":0.9,"rwnd_limited_fraction":0.6,"sndbuf_limited_fraction":0,"retransmitted_fraction":0.001,"delivery_rate_bits_per_second":1e9}}]},
+		{"streams":[{"socket":5,"start":1,"seconds":1,"sender":true,"retransmits":0,"snd_cwnd":1000,"rtt":50,
+			"tcp_limits":{"busy_fraction":7}}]}]}`)
+	mergeServerTCPInfo(r, raw)
+	first := r.Intervals[0].Streams[0]
+	require.NotNil(t, first.TCP)
+	assert.Equal(t, &TCPLimits{Busy: 0.9, RwndLimited: 0.6, Retransmitted: 0.001, DeliveryRate: 1e9}, first.Limits)
+	second := r.Intervals[1].Streams[0]
+	require.NotNil(t, second.TCP, "the server's TCP_INFO is merged")
+	assert.Nil(t, second.Limits, "a busy fraction of 7 is not taken")
+}
