@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real peers that netperfkit's integration tests run against, when
 # they are missing: iperf3, sockperf, redis-server/redis-cli/redis-benchmark,
-# ethtool, iproute2, prometheus (the agent's test scrapes with it) and chromium
-# (examples/report's test renders report.html in it). As root
+# ethtool, iproute2, tcpdump (the path lab's ping-pong referee), prometheus (the
+# agent's test scrapes with it) and chromium (examples/report's test renders
+# report.html in it). As root
 # it uses apt-get; otherwise it prints what to install and carries on (the
 # tests then skip, unless NETPERFKIT_REQUIRE_PEERS=1).
 set -euo pipefail
@@ -15,6 +16,7 @@ have redis-server || need+=(redis-server)
 { have redis-cli && have redis-benchmark; } || need+=(redis-tools)
 have ethtool || need+=(ethtool)
 have ip || need+=(iproute2)
+have tcpdump || need+=(tcpdump)
 have prometheus || need+=(prometheus)
 # examples/report's test renders report.html in headless Chromium.
 { have chromium || have chromium-browser; } || need+=(chromium)

@@ -148,6 +148,16 @@ type Config struct {
 	// line need: the title and extra data it carries, its legacy counters,
 	// the server's output and CPU, and its RSA authentication.
 	Iperf3Options
+	// UDPKeepRate makes a UDP sender drop a datagram its own host refuses
+	// (ENOBUFS: a full qdisc or device queue) and keep offering the target
+	// rate, counting it in Counts.LocalDrops. By default the sender waits
+	// for the queue and offers the datagram again, as iperf3's blocking
+	// socket does: the offered rate falls to what the host can send, and
+	// Counts.LocalRetries says how often it waited. Either way a datagram
+	// counts as sent only once the kernel took it, and one the host
+	// dropped is never counted as lost on the path (its counter is not
+	// used). It applies to the streams this side sends.
+	UDPKeepRate bool `json:"udp_keep_rate,omitempty"`
 }
 
 // SocketOptions are a Config's socket and data-path settings (iperf3's -w,

@@ -129,6 +129,15 @@
 // itself, on the poller and on stream threads alike. A stream without a
 // source or a sink writes and reads as before. TCP only.
 //
+// # Why a TCP flow fell short
+//
+// TCPLimits (StreamInterval.Limits, StreamResult.Limits, Summary.Limits)
+// is the sender kernel's own account of what held it back: the fractions
+// of the time it was busy, stalled on the receiver's window or on its own
+// send buffer, and the fraction of its bytes it retransmitted. A count of
+// retransmitted segments says little on its own; these say which side to
+// look at. A netperfkit peer sends its sender's with its results.
+//
 // Linux-only measurements (TCP_INFO, UDP GSO/GRO, MSS and congestion
 // control) sit behind build tags; elsewhere results carry a "not available
 // on this platform" note instead of failing. iperf3's wire format itself is

@@ -24,6 +24,7 @@ type tcpInfo struct {
 	PMTU         int64
 	SndWnd       int64 // tcpi_snd_wnd (linux 5.4+; 0 before)
 	ReordSeen    int64 // tcpi_reord_seen (linux 4.19+; 0 before)
+	lim          limitSample
 }
 
 // public is the reports' view of the TCP_INFO, nil when unknown.
@@ -71,6 +72,9 @@ type flowStream struct {
 	bytes   atomic.Int64 // payload bytes sent or received while counting
 	blocks  atomic.Int64 // writes or reads
 	packets atomic.Int64 // UDP datagrams sent
+	// UDP datagrams this host refused (ENOBUFS): dropped (Config.UDPKeepRate)
+	// or sent again once its queue took them; counted apart from packets.
+	localDrops, localRetries atomic.Int64
 
 	mu     sync.Mutex
 	rstats udpRecvStats // UDP receive accounting, under mu
@@ -82,6 +86,8 @@ type flowStream struct {
 	lastRetran int64
 	final      streamSnap
 	finalInfo  tcpInfo
+	limAt      limitSample // the sender's limit counters when counting (re)started
+	limLast    limitSample // ... at the last interval's end
 }
 
 // addrs are the stream's local and remote addresses, "" when unknown.
@@ -100,10 +106,12 @@ func (s *flowStream) addrs() (local, remote string) {
 type streamSnap struct {
 	bytes, blocks, packets int64
 	rx                     udpRecvStats
+	localDrops, localRetry int64
 }
 
 func (s *flowStream) snap() streamSnap {
-	sn := streamSnap{bytes: s.bytes.Load(), blocks: s.blocks.Load(), packets: s.packets.Load()}
+	sn := streamSnap{bytes: s.bytes.Load(), blocks: s.blocks.Load(), packets: s.packets.Load(),
+		localDrops: s.localDrops.Load(), localRetry: s.localRetries.Load()}
 	if s.udp && !s.send {
 		s.mu.Lock()
 		sn.rx = s.rstats
@@ -507,6 +515,9 @@ func setupUDP(uc *net.UDPConn, c *Config, send bool) *udpFast {
 	if r := c.pacingRate(); send && r > 0 {
 		_ = setPacingRate(uc, r)
 	}
+	if send {
+		reportLocalDrops(uc)
+	}
 	var f *udpFast
 	if gso || gro {
 		f, _ = newUDPFast(uc, gso, gro, c.BlockLen)
@@ -545,7 +556,7 @@ func (e *engine) sendUDP(s *flowStream) error {
 	defer sl.close()
 	p := newPacer(e.cfg.rate(), time.Now(), sl)
 	dl := deadline{stop: &e.sendStop}
-	w := udpWriter{e: e, s: s, send: s.conn.Write, buf: buf, l: l, k: k}
+	w := udpWriter{e: e, s: s, send: s.conn.Write, buf: buf, l: l, k: k, sl: sl}
 	if send, closeFn, ok := udpSender(s.conn, &e.sendStop); ok {
 		w.send = send
 		defer closeFn()
@@ -596,6 +607,10 @@ type udpWriter struct {
 	buf   []byte
 	l, k  int
 	count uint64 // datagrams sent so far: the next header's counter
+	sl    sleeper
+	// backoff is how long the sender waits before it offers datagrams
+	// its host refused again; it doubles while the host keeps refusing.
+	backoff time.Duration
 }
 
 // stamp writes the headers of the first m datagrams: send time at, and
@@ -614,8 +629,25 @@ func (w *udpWriter) stamp(m int, at time.Time) {
 // many went: 0 after an error the sender rides out (a full buffer, a
 // device that cannot segment, which drops to one datagram per write), or
 // the error that ends the stream (nil once the senders are told to stop).
+// Datagrams the host refuses (localRefusal) are offered again after a
+// wait, or with Config.UDPKeepRate dropped: then write returns m, but
+// neither the counter in the headers nor the sent counts move, so the
+// receiver never sees them as lost on the path.
 func (w *udpWriter) write(m int) (int, error) {
 	n, err := w.send(w.buf[:m*w.l])
+	for err != nil && localRefusal(err) && !w.e.sendStop.Load() {
+		if w.e.cfg.UDPKeepRate {
+			w.s.localDrops.Add(int64(m))
+			return m, nil
+		}
+		w.s.localRetries.Add(int64(m))
+		w.waitQueue()
+		// The datagrams leave now, not when they were first offered: the
+		// wait is this host's, and must not read as jitter on the path.
+		w.stamp(m, time.Now())
+		n, err = w.send(w.buf[:m*w.l])
+	}
+	w.backoff = 0
 	if err != nil {
 		switch {
 		case w.e.sendStop.Load():
@@ -635,6 +667,23 @@ func (w *udpWriter) write(m int) (int, error) {
 	return m, nil
 }
 
+// Bounds of udpWriter.backoff: a 64 KiB GSO write drains from a 1 Gbit/s
+// qdisc in 0.5 ms, so the first retry comes well within one write's time
+// and a host that keeps refusing is asked at least every millisecond.
+const (
+	minQueueWait = 20 * time.Microsecond
+	maxQueueWait = time.Millisecond
+)
+
+// waitQueue waits for the host's queue to drain before a refused write is
+// offered again. The kernel wakes no one when a qdisc has room again (a
+// blocking socket, as iperf3's, waits on its own send buffer instead), so
+// the sender polls, backing off while the queue stays full.
+func (w *udpWriter) waitQueue() {
+	w.backoff = min(max(2*w.backoff, minQueueWait), maxQueueWait)
+	w.sl.sleep(w.backoff)
+}
+
 // stampAt is the sender timestamp for the clock reading now (from
 // time.Now): wall clock at engine start plus monotonic time since, so it
 // never jumps backwards during a test.
@@ -649,6 +698,14 @@ func (e *engine) stampAt(now time.Time) (sec, usec uint32) {
 func (e *engine) arrivalAt(now time.Time) float64 {
 	t := e.base.Add(now.Sub(e.base))
 	return float64(t.UnixMicro()) / 1e6
+}
+
+// localRefusal reports whether err says this host refused a datagram
+// rather than sent it: ENOBUFS, from a full qdisc or device queue (the
+// socket has IP_RECVERR, without which linux reports such a drop as
+// success), or a send buffer that cannot take it.
+func localRefusal(err error) bool {
+	return errors.Is(err, syscall.ENOBUFS)
 }
 
 // transientUDP reports errors a UDP sender should ride out: a full socket

@@ -99,6 +99,24 @@ type ijStream struct {
 	OutOfOrder    *int64   `json:"out_of_order,omitempty"`
 	Omitted       *bool    `json:"omitted,omitempty"`
 	Sender        bool     `json:"sender"`
+	// TCPLimits is this package's addition: what held the TCP sender back
+	// (TCPLimits), where known.
+	TCPLimits *TCPLimits `json:"tcp_limits,omitempty"`
+	// netperfkit's own: UDP datagrams the sender's host refused (Counts),
+	// beside lost_packets and only when non-zero, so iperf3's keys and a
+	// clean run's document are as 3.21 writes them.
+	LocalDrops   *int64 `json:"local_drops,omitempty"`
+	LocalRetries *int64 `json:"local_retries,omitempty"`
+}
+
+// ijLocal adds the sender's local refusals from c to e, when there were any.
+func ijLocal(e *ijStream, c *Counts) {
+	if c.LocalDrops > 0 {
+		e.LocalDrops = pi(c.LocalDrops)
+	}
+	if c.LocalRetries > 0 {
+		e.LocalRetries = pi(c.LocalRetries)
+	}
 }
 
 type ijInterval struct {
@@ -230,6 +248,7 @@ func ijIntervalOf(r *Result, iv Interval, primary bool) ijInterval {
 			}
 			e.Retransmits, e.SndCwnd, e.SndWnd, e.RTT, e.RTTVar, e.PMTU = pi(s.Retransmits), pi(ti.SndCwndBytes), pi(ti.SndWndBytes), pi(micros(ti.RTT)), pi(micros(ti.RTTVar)), pi(ti.PMTU)
 			e.Reorder = pi(ti.ReorderSeen)
+			e.TCPLimits = s.Limits
 		}
 		ijUDPCounts(&e, r.udp(), s.Sender, &s.Counts)
 		out.Streams = append(out.Streams, e)
@@ -262,6 +281,7 @@ func ijUDPCounts(e *ijStream, udp, sender bool, c *Counts) {
 	case !udp:
 	case sender:
 		e.Packets = pi(c.Packets)
+		ijLocal(e, c)
 	default:
 		e.JitterMs, e.LostPackets, e.Packets, e.LostPercent = pf(ms(c.Jitter)), pi(c.LostPackets), pi(c.Packets), pf(c.LostPercent)
 	}
@@ -290,6 +310,7 @@ func ijEndOf(en *ijEnd, r *Result, primary bool) {
 			}
 			s := *recv
 			s.Bytes, s.BitsPerSecond, s.Sender = sm.Sent.Bytes, sm.Sent.BitsPerSecond, r.localSends(rev)
+			ijLocal(&s, &sm.Sent)
 			return &s
 		}
 		en.Sum = udpSum(pri, en.SumReceived, priRev)
@@ -313,9 +334,11 @@ func ijEndStreamOf(r *Result, s *StreamResult) ijEndStream {
 	sender := r.localSends(s.Reverse)
 	d := secs(s.Duration)
 	if r.udp() {
-		return ijEndStream{UDP: &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Sent.Bytes, BitsPerSecond: s.Sent.BitsPerSecond,
+		u := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Sent.Bytes, BitsPerSecond: s.Sent.BitsPerSecond,
 			JitterMs: pf(ms(s.Received.Jitter)), LostPackets: pi(s.Received.LostPackets), Packets: pi(s.Received.Packets), LostPercent: pf(s.Received.LostPercent),
-			OutOfOrder: pi(s.Received.OutOfOrder), Sender: sender}}
+			OutOfOrder: pi(s.Received.OutOfOrder), Sender: sender}
+		ijLocal(u, &s.Sent)
+		return ijEndStream{UDP: u}
 	}
 	snd := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Sent.Bytes, BitsPerSecond: s.Sent.BitsPerSecond, Sender: sender}
 	if s.Sent.Retransmits >= 0 {
@@ -330,6 +353,9 @@ func ijEndStreamOf(r *Result, s *StreamResult) ijEndStream {
 		}
 		snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(st.maxCwnd), pi(micros(st.maxRTT)), pi(micros(st.minRTT)), pi(micros(st.avg))
 		snd.MaxSndWnd, snd.Reorder = pi(st.maxSndWnd), pi(st.reorder)
+	}
+	if !r.udp() {
+		snd.TCPLimits = s.Limits
 	}
 	rcv := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Received.Bytes, BitsPerSecond: s.Received.BitsPerSecond, Sender: sender}
 	return ijEndStream{Sender: snd, Receiver: rcv}
@@ -346,12 +372,16 @@ func ijSums(r *Result, sm *Summary, reverse bool) (sent, recv *ijStream) {
 	if !r.udp() && sm.Sent.Retransmits >= 0 {
 		sent.Retransmits = pi(sm.Sent.Retransmits)
 	}
+	if !r.udp() {
+		sent.TCPLimits = sm.Limits
+	}
 	if r.udp() {
 		// 3.21 marks a UDP sum_sent as the sender's and a sum_received as
 		// the receiver's, whichever side writes them (its TCP sums carry
 		// this side's role).
 		sent.Sender, recv.Sender = true, false
 		sent.JitterMs, sent.LostPackets, sent.Packets, sent.LostPercent = pf(0), pi(0), pi(sm.Sent.Packets), pf(0)
+		ijLocal(sent, &sm.Sent)
 		recv.JitterMs, recv.LostPackets, recv.Packets, recv.LostPercent = pf(ms(sm.Received.Jitter)), pi(sm.Received.LostPackets), pi(sm.Received.Packets), pf(sm.Received.LostPercent)
 	}
 	return sent, recv

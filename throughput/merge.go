@@ -25,6 +25,7 @@ type serverOutput struct {
 			RTTVar      *iperfwire.Int  `json:"rttvar"`
 			PMTU        *iperfwire.Int  `json:"pmtu"`
 			Omitted     bool            `json:"omitted"`
+			TCPLimits   json.RawMessage `json:"tcp_limits"`
 		} `json:"streams"`
 	} `json:"intervals"`
 }
@@ -73,6 +74,7 @@ func mergeServerTCPInfo(r *Result, raw json.RawMessage) {
 			st.TCP = &TCPInfo{SndCwndBytes: intOr0(ss.SndCwnd), RTT: time.Duration(intOr0(ss.RTT)) * time.Microsecond,
 				RTTVar: time.Duration(intOr0(ss.RTTVar)) * time.Microsecond, PMTU: intOr0(ss.PMTU),
 				SndWndBytes: intOr0(ss.SndWnd), ReorderSeen: intOr0(ss.Reorder)}
+			st.Limits = decodeLimits(ss.TCPLimits)
 		}
 		sumDownloadRetransmits(iv)
 	}

@@ -21,6 +21,15 @@ type Counts struct {
 	LostPercent float64       `json:"lost_percent"`
 	OutOfOrder  int64         `json:"out_of_order"`
 	Jitter      time.Duration `json:"jitter_ns"`
+	// LocalDrops are UDP datagrams the sender's own host refused (ENOBUFS:
+	// a full qdisc or device queue) and the sender dropped
+	// (Config.UDPKeepRate): neither sent (Packets) nor lost on the path
+	// (LostPackets). Known where this side sends.
+	LocalDrops int64 `json:"local_drops,omitempty"`
+	// LocalRetries are UDP datagrams the sender's host refused and the
+	// sender offered again once its queue had room (the default), each
+	// refusal counted: the host, not the path, held the rate back.
+	LocalRetries int64 `json:"local_retries,omitempty"`
 }
 
 // Interval is one interval report. Start and End are measured from the
@@ -48,6 +57,9 @@ type StreamInterval struct {
 	// sender's, or for streams the server sends, the server's output merged
 	// in after the test (Result.Intervals only, not live).
 	TCP *TCPInfo `json:"tcp_info,omitempty"`
+	// Limits is what held the sender back in the interval, where known
+	// (the same senders as TCP); nil when unknown.
+	Limits *TCPLimits `json:"tcp_limits,omitempty"`
 }
 
 // TCPInfo is the part of a TCP sender's TCP_INFO the reports carry.
@@ -85,6 +97,10 @@ type StreamResult struct {
 	// TCP is the sender's final TCP_INFO when this side sent (linux). The
 	// per-interval figures, and their extremes, are in Result.Intervals.
 	TCP *TCPInfo `json:"tcp_info,omitempty"`
+	// Limits is what held the TCP sender back over the counted time: this
+	// side's own accounting when it sent, the peer's (sent with its
+	// results) when the peer did; nil when unknown.
+	Limits *TCPLimits `json:"tcp_limits,omitempty"`
 }
 
 // Summary sums the streams of one direction of a test.
@@ -94,6 +110,14 @@ type Summary struct {
 	// SenderLimited is true when the sender fell more than 5% short of the
 	// target rate (Config.Bitrate times Streams): the generator, not the network, was the bottleneck.
 	SenderLimited bool `json:"sender_limited"`
+	// Limits combines the streams' (TCPLimits: time fractions averaged,
+	// retransmitted bytes weighted by bytes sent, delivery rates summed);
+	// nil when any stream's are unknown.
+	Limits *TCPLimits `json:"tcp_limits,omitempty"`
+	// QueueLimited is true when the sender's own host refused datagrams
+	// (Sent.LocalDrops or Sent.LocalRetries): its queue, not the path,
+	// decided what left.
+	QueueLimited bool `json:"queue_limited,omitempty"`
 }
 
 // CPUUtilization is iperf3's CPU usage: percent of one wall-clock second

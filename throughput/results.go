@@ -48,6 +48,9 @@ func (t *testRun) wireStream(s *flowStream, retrKnown bool) iperfwire.Stream {
 		Jitter: fp(0), Errors: ip(0), Packets: ip(0),
 		OmittedErrors: ip(0), OmittedPackets: ip(0), EndTime: iperfwire.Float(t.counted().Seconds()),
 	}
+	if s.send && !s.udp {
+		ws.TCPLimits = encodeLimits(limitsBetween(s.limAt, s.finalInfo.lim))
+	}
 	switch {
 	case s.udp && s.send:
 		ws.Packets, ws.OmittedPackets = ip(f.packets), ip(o.packets)
@@ -119,9 +122,13 @@ func (t *testRun) streamResult(s *flowStream, ws *iperfwire.Stream, remoteRetr b
 	}
 	if s.send {
 		sr.Sent.Bytes, sr.Sent.Packets = bytes, packets
+		if s.udp {
+			sr.Sent.LocalDrops, sr.Sent.LocalRetries = t.localRefused(s)
+		}
 		if !s.udp && s.finalInfo.OK {
 			sr.Sent.Retransmits = s.finalInfo.TotalRetrans - s.retransAt
 			sr.TCP = s.finalInfo.public()
+			sr.Limits = limitsBetween(s.limAt, s.finalInfo.lim)
 		}
 		if ws != nil {
 			sr.Received.Bytes = int64(*ws.Bytes)
@@ -140,6 +147,9 @@ func (t *testRun) streamResult(s *flowStream, ws *iperfwire.Stream, remoteRetr b
 			sr.Sent.Bytes = int64(*ws.Bytes)
 			if remoteRetr && !s.udp {
 				sr.Sent.Retransmits = int64(*ws.Retransmits)
+			}
+			if !s.udp {
+				sr.Limits = decodeLimits(ws.TCPLimits)
 			}
 			if s.udp {
 				sr.Sent.Packets = int64(*ws.Packets) - omitted(ws.OmittedPackets)
@@ -177,10 +187,13 @@ func (t *testRun) udpOffload() string {
 func (t *testRun) summary(ss []StreamResult, reverse bool, d time.Duration) *Summary {
 	var sum Summary
 	var jitter time.Duration
+	var lims []*TCPLimits
+	var sent []int64
 	for _, s := range ss {
 		if s.Reverse != reverse {
 			continue
 		}
+		lims, sent = append(lims, s.Limits), append(sent, s.Sent.Bytes)
 		sum.Streams++
 		sum.Sent.Bytes += s.Sent.Bytes
 		sum.Received.Bytes += s.Received.Bytes
@@ -190,6 +203,8 @@ func (t *testRun) summary(ss []StreamResult, reverse bool, d time.Duration) *Sum
 			sum.Sent.Retransmits += s.Sent.Retransmits
 		}
 		sum.Sent.Packets += s.Sent.Packets
+		sum.Sent.LocalDrops += s.Sent.LocalDrops
+		sum.Sent.LocalRetries += s.Sent.LocalRetries
 		sum.Received.Packets += s.Received.Packets
 		sum.Received.LostPackets += s.Received.LostPackets
 		sum.Received.OutOfOrder += s.Received.OutOfOrder
@@ -201,6 +216,7 @@ func (t *testRun) summary(ss []StreamResult, reverse bool, d time.Duration) *Sum
 	if sum.Sent.Retransmits < 0 {
 		sum.Sent.Retransmits = -1
 	}
+	sum.Limits = combineLimits(lims, sent)
 	sum.Duration = d
 	sum.Received.Jitter = jitter / time.Duration(sum.Streams)
 	sum.Received.LostPercent = percent(sum.Received.LostPackets, sum.Received.Packets)
@@ -209,6 +225,7 @@ func (t *testRun) summary(ss []StreamResult, reverse bool, d time.Duration) *Sum
 	if rate := t.cfg.rate(); rate > 0 {
 		sum.SenderLimited = sum.Sent.BitsPerSecond < 0.95*rate*float64(sum.Streams)
 	}
+	sum.QueueLimited = sum.Sent.LocalDrops > 0 || sum.Sent.LocalRetries > 0
 	return &sum
 }
 

@@ -30,9 +30,10 @@ func readTCPInfo(c net.Conn) (tcpInfo, error) {
 		return tcpInfo{}, fmt.Errorf("throughput: tcp_info: %w", err)
 	}
 	var ti *unix.TCPInfo
+	var n uintptr
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
-		ti, serr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+		ti, n, serr = getTCPInfo(int(fd))
 	}); err != nil {
 		return tcpInfo{}, fmt.Errorf("throughput: tcp_info: %w", err)
 	}
@@ -48,6 +49,7 @@ func readTCPInfo(c net.Conn) (tcpInfo, error) {
 		PMTU:         int64(ti.Pmtu),
 		SndWnd:       int64(ti.Snd_wnd),
 		ReordSeen:    int64(ti.Reord_seen),
+		lim:          limitsOf(ti, n, time.Now()),
 	}, nil
 }
 

@@ -80,6 +80,7 @@ func (t *testRun) begin() (stopRep func()) {
 		if !s.udp && s.send {
 			if ti, err := readTCPInfo(s.conn); err == nil {
 				s.retransAt, s.lastRetran = ti.TotalRetrans, ti.TotalRetrans
+				s.limAt, s.limLast = ti.lim, ti.lim
 			}
 		}
 	}
@@ -196,6 +197,7 @@ func (t *testRun) restartCounting(at time.Duration) {
 	for _, s := range t.eng.streams {
 		s.omitSnap = s.last
 		s.retransAt = s.lastRetran
+		s.limAt = s.limLast
 		if s.udp && !s.send {
 			s.mu.Lock()
 			s.rstats.restartJitter()
@@ -218,11 +220,15 @@ func (t *testRun) cut(from, to time.Duration, omitted bool) Interval {
 				si.TCP = ti.public()
 				si.Retransmits = ti.TotalRetrans - s.lastRetran
 				s.lastRetran = ti.TotalRetrans
+				si.Limits = limitsBetween(s.limLast, ti.lim)
+				s.limLast = ti.lim
 			}
 		}
 		if s.udp {
 			if s.send {
 				si.Packets = now.packets - s.last.packets
+				si.LocalDrops = now.localDrops - s.last.localDrops
+				si.LocalRetries = now.localRetry - s.last.localRetry
 			} else {
 				si.Packets = int64(now.rx.Highest) - int64(s.last.rx.Highest)
 				si.LostPackets = now.rx.Errors - s.last.rx.Errors
@@ -252,6 +258,8 @@ func sumInterval(ss []StreamInterval, reverse bool, secs float64) *Counts {
 		sum.LostPackets += s.LostPackets
 		sum.OutOfOrder += s.OutOfOrder
 		sum.Jitter += s.Jitter
+		sum.LocalDrops += s.LocalDrops
+		sum.LocalRetries += s.LocalRetries
 	}
 	if n == 0 {
 		return nil
@@ -342,6 +350,13 @@ func (t *testRun) counted() time.Duration {
 		return 0
 	}
 	return t.endT.Sub(t.startT.Add(t.omitEnd))
+}
+
+// localRefused returns the datagrams a sending UDP stream's host refused
+// after the omit period: dropped, and offered again.
+func (t *testRun) localRefused(s *flowStream) (drops, retries int64) {
+	f, o := s.final, s.omitSnap
+	return f.localDrops - o.localDrops, f.localRetry - o.localRetry
 }
 
 // localCounts returns a stream's counted (post-omit) figures.

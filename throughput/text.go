@@ -392,13 +392,34 @@ func (t *textReport) summaryPair(id, role string, tot *Totals, localSends bool) 
 // result's notes.
 func (t *textReport) Extras(r *Result) {
 	for _, sm := range []*Summary{r.Upload, r.Download} {
-		if sm != nil && sm.SenderLimited {
-			fmt.Fprintf(t.w, "note: the sender reached %ss/sec of a %ss/sec target: the generator, not the network, limited this test\n",
-				unitText(sm.Sent.BitsPerSecond/8, t.format), unitText(r.Config.rate()*float64(sm.Streams)/8, t.format))
+		if sm == nil {
+			continue
 		}
+		if sm.SenderLimited {
+			who := "the generator, not the network,"
+			if sm.QueueLimited {
+				who = "this host's own queue, not the path,"
+			}
+			fmt.Fprintf(t.w, "note: the sender reached %ss/sec of a %ss/sec target: %s limited this test\n",
+				unitText(sm.Sent.BitsPerSecond/8, t.format), unitText(r.Config.rate()*float64(sm.Streams)/8, t.format), who)
+		}
+		t.localDrops(sm)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(t.w, "note: %s\n", n)
+	}
+}
+
+// localDrops writes the line for datagrams the sender's own host refused,
+// when there were any: they are neither sent nor lost on the path.
+func (t *textReport) localDrops(sm *Summary) {
+	switch c := sm.Sent; {
+	case c.LocalDrops > 0:
+		fmt.Fprintf(t.w, "note: dropped by this host: %d datagrams (%.2g%% of those offered) refused by its own queue; not sent, not counted as lost\n",
+			c.LocalDrops, percent(c.LocalDrops, c.LocalDrops+c.Packets))
+	case c.LocalRetries > 0:
+		fmt.Fprintf(t.w, "note: this host's queue refused %d datagrams, which waited for it and were sent: the offered rate fell to what the host could send\n",
+			c.LocalRetries)
 	}
 }
 

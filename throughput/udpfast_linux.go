@@ -58,6 +58,24 @@ func newUDPFast(uc *net.UDPConn, gso, gro bool, segSize int) (*udpFast, error) {
 	return f, nil
 }
 
+// reportLocalDrops sets IP_RECVERR (and IPV6_RECVERR) on a sender's
+// socket. Without it linux reports a datagram its own qdisc or device
+// queue dropped (ENOBUFS) as sent, and counts it only in the namespace's
+// UdpSndbufErrors: the sender would count it as sent and the receiver as
+// lost on the path. With it the write fails and the sender knows.
+// The ICMP errors it also queues reach the sender as ECONNREFUSED, which
+// it rides out (transientUDP).
+func reportLocalDrops(uc *net.UDPConn) {
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_RECVERR, 1)
+		_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_RECVERR, 1)
+	})
+}
+
 func (e *engine) recvUDPFast(s *flowStream) error {
 	buf := make([]byte, 1<<16)
 	oob := make([]byte, unix.CmsgSpace(4)*4)

@@ -11,7 +11,9 @@
 // sockperf-compatible UDP echo server, "local" with --in-process),
 // --in-process, --stream-threads (on by default: each TCP stream gets an
 // OS thread, as in 3.21), --jitter-clock (read: iperf3's arrival times for
-// the UDP jitter instead of the kernel's), and for servers --allowed-clients,
+// the UDP jitter instead of the kernel's), --keep-rate (a UDP sender drops
+// what its host's queue refuses and counts it, instead of waiting for the
+// queue), and for servers --allowed-clients,
 // --max-tests-per-client and --max-tests (1 for iperf3's one test at a
 // time).
 //
@@ -173,6 +175,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	defer stop()
 	cfg := o.cfg
 	cfg.StreamThreads, cfg.JitterClock = o.streamThreads, o.jitterClock
+	cfg.UDPKeepRate = o.keepRate
 	txt := newTextReport(out, o)
 	var stream *iperf3fmt.JSONStream
 	if o.jsonStream {

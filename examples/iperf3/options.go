@@ -47,6 +47,7 @@ type options struct {
 	inProcess      bool                   // --in-process: ours, a loopback test against an in-process server
 	streamThreads  bool                   // --stream-threads: ours, Config.StreamThreads for both roles
 	jitterClock    throughput.JitterClock // --jitter-clock: ours, Config.JitterClock for both roles
+	keepRate       bool                   // --keep-rate: ours, Config.UDPKeepRate (client)
 
 	// Output.
 	format      byte // -f: 0 means adaptive
@@ -160,7 +161,7 @@ var (
 	clientOnly = []string{"udp", "bitrate", "bandwidth", "time", "bytes", "blockcount", "length", "parallel", "reverse", "bidir",
 		"window", "set-mss", "no-delay", "tos", "dscp", "extra-data", "zerocopy", "repeating-payload", "omit", "title",
 		"congestion", "get-server-output", "udp-counters-64bit", "fq-rate", "dont-fragment", "skip-rx-copy",
-		"pacing-timer", "connect-timeout", "username", "rsa-public-key-path", "gsro", "rtt", "flowlabel", "no-fq-socket-pacing"}
+		"pacing-timer", "connect-timeout", "username", "rsa-public-key-path", "gsro", "rtt", "flowlabel", "no-fq-socket-pacing", "keep-rate"}
 	serverOnly = []string{"one-off", "idle-timeout", "server-max-duration", "rsa-private-key-path", "time-skew-threshold", "use-pkcs1-padding",
 		"allowed-clients", "max-tests-per-client", "daemon", "server-bitrate-limit", "max-tests"}
 )
@@ -287,6 +288,8 @@ func defineOurs(fs *pflag.FlagSet, o *options) {
 		o.jitterClock = c
 		return nil
 	})
+	fs.BoolVar(&o.keepRate, "keep-rate", false,
+		"UDP: drop what this host's own queue refuses and keep offering the target rate, counting the drops (default: wait for the queue, as iperf3) (netperfkit)")
 }
 
 // defineOutput defines the options that shape what is written and where.

@@ -161,6 +161,9 @@ netperfkit additions:
   --jitter-clock kernel|read  where a UDP receiver's arrival times come from: kernel
                             (when each datagram reached the socket: the path's jitter,
                             default) or read (when the read returned, as iperf3 measures)
+  --keep-rate               UDP: drop what this host's own queue refuses (a full qdisc)
+                            and keep offering the target rate, counting the drops apart
+                            from loss (default: wait for the queue, as iperf3's socket)
 
 [KMG] indicates options that support a K/M/G suffix for kilo-, mega-, or giga-
 `

@@ -30,11 +30,17 @@ func TestLimitedBy(t *testing.T) {
 		{tcp(2e9, 95, 1, 3), "generator CPU", "95% of 1 core(s)"},
 		{tcp(2e9, 150, 4, 0), "", ""},                               // 4 streams on 2 CPUs: 150% is not 2 full cores
 		{tcp(2e9, 185, 4, 0), "generator CPU", "185% of 2 core(s)"}, // it is at 185%
-		{tcp(2e9, 20, 1, 7), "retransmits", "7"},
+		{tcp(2e9, 20, 1, 7), "", ""},                                // a retransmit count alone never decides (TestTCPLimitedBy)
 		{tcp(2e9, 20, 1, -1), "", ""},
 		{&MatrixRow{Protocol: "udp", TargetBitsPerSecond: 5e9, SentBitsPerSecond: 0.4e9, ReceivedBitsPerSecond: 0.4e9, GeneratorLimited: true}, "generator", "sent 0.40 of 5.00 Gbit/s"},
 		{&MatrixRow{Protocol: "udp", TargetBitsPerSecond: 1e9, SentBitsPerSecond: 1e9, ReceivedBitsPerSecond: 0.6e9, LostPercent: 40}, "loss", "40.0% lost: 0.60 of 1.00 Gbit/s delivered"},
 		{&MatrixRow{Protocol: "udp", TargetBitsPerSecond: 1e9, SentBitsPerSecond: 1e9, ReceivedBitsPerSecond: 0.999e9, LostPercent: 0.1}, "", ""},
+		// The sending host's queue: dropped (keep-rate), or held back.
+		{&MatrixRow{Protocol: "udp", TargetBitsPerSecond: 6e9, SentBitsPerSecond: 4.2e9, ReceivedBitsPerSecond: 4.2e9, GeneratorLimited: true, LocalDrops: 90000},
+			"sender's queue", "90000 datagrams dropped by the sending host; sent 4.20, delivered 4.20 of 6.00 Gbit/s"},
+		{&MatrixRow{Protocol: "udp", TargetBitsPerSecond: 6e9, SentBitsPerSecond: 4.6e9, ReceivedBitsPerSecond: 4.6e9, GeneratorLimited: true, LocalRetries: 500},
+			"sender's queue", "the sending host's queue held it to 4.60 of 6.00 Gbit/s; delivered 4.60"},
+		{&MatrixRow{Protocol: "udp", TargetBitsPerSecond: 1e9, SentBitsPerSecond: 1e9, ReceivedBitsPerSecond: 1e9, LocalRetries: 3}, "", ""},
 	} {
 		by, detail := limitedBy(c.row, 5e9, 2)
 		assert.Equal(t, c.by, by, "%+v", c.row)

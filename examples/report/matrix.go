@@ -66,16 +66,27 @@ type MatrixRow struct {
 	// DeliveredPercent is, for UDP, the received rate as a percentage of
 	// the target: what reached the receiver, not what was sent.
 	DeliveredPercent float64 `json:"delivered_percent_of_target,omitempty"`
-	// LimitedBy names what limited the row: "generator CPU",
-	// "retransmits", "limit" (within 90-110% of it), for UDP "generator" or
-	// "loss"; "above the stated limit" when the row went past it (the limit
-	// was not in effect) and nothing else limited it; or "" when nothing
-	// did. LimitedByDetail says by how much.
+	// LimitedBy names what limited the row: "limit" (within 90-110% of
+	// it); for TCP "receiver window (server|client)", "sender buffer
+	// (client|server)", "sender application (client|server)", "network" or
+	// "generator CPU" (tcpLimitedBy); for UDP "sender's queue" (the sending
+	// host refused datagrams), "generator" or "loss"; "above the stated
+	// limit" when the row went past it (the limit was not in effect) and
+	// nothing else limited it; or "" when nothing did. LimitedByDetail says
+	// by how much, for TCP with the sender's fractions.
 	LimitedBy       string `json:"limited_by"`
 	LimitedByDetail string `json:"limited_by_detail,omitempty"`
 	// Intervals is the throughput series (-i), for burst-credit depletion.
 	Intervals []IntervalPoint `json:"intervals,omitempty"`
 	Error     string          `json:"error,omitempty"`
+	// TCPLimits is what held the TCP senders back (their kernel's
+	// accounting, summed over the streams); nil when unknown.
+	TCPLimits *throughput.TCPLimits `json:"tcp_limits,omitempty"`
+	// LocalDrops and LocalRetries are, for UDP, the datagrams the sending
+	// host's own queue refused: dropped, or sent once it had room
+	// (throughput.Counts). Either makes the row "sender's queue"-limited.
+	LocalDrops   int64 `json:"local_drops,omitempty"`
+	LocalRetries int64 `json:"local_retries,omitempty"`
 }
 
 // matrixScenario is one planned run.
@@ -155,6 +166,8 @@ func fillRow(row *MatrixRow, res *throughput.Result, reverse, inProcess bool, li
 		row.LostPercent = sum.Received.LostPercent
 		row.JitterMs = float64(sum.Received.Jitter) / float64(time.Millisecond)
 		row.GeneratorLimited = sum.SenderLimited
+		row.TCPLimits = sum.Limits
+		row.LocalDrops, row.LocalRetries = sum.Sent.LocalDrops, sum.Sent.LocalRetries
 	}
 	row.SenderCPUPercent = cpu
 	if inProcess {
@@ -193,8 +206,9 @@ const (
 )
 
 // limitedBy judges a row: what delivered traffic shows, not only whether
-// the sender reached its target. A sender's cores are min(streams, CPUs);
-// a negative SenderCPUPercent (unknown) is never judged. A row within
+// the sender reached its target; a TCP row by tcpLimitedBy. A sender's
+// cores are min(streams, CPUs); a negative SenderCPUPercent (unknown) is
+// never judged. A row within
 // 90-110% of the limit is limited by it; a row above that band shows the
 // stated limit was not in effect, and the other checks go on.
 func limitedBy(r *MatrixRow, limit float64, cpus int) (string, string) {
@@ -210,6 +224,12 @@ func limitedBy(r *MatrixRow, limit float64, cpus int) (string, string) {
 	by, detail := "", ""
 	if r.Protocol == "udp" {
 		switch {
+		case r.LocalDrops > 0:
+			by, detail = "sender's queue", fmt.Sprintf("%d datagrams dropped by the sending host; sent %s, delivered %s of %s Gbit/s",
+				r.LocalDrops, gbit(r.SentBitsPerSecond), gbit(r.ReceivedBitsPerSecond), gbit(r.TargetBitsPerSecond))
+		case r.LocalRetries > 0 && r.GeneratorLimited:
+			by, detail = "sender's queue", fmt.Sprintf("the sending host's queue held it to %s of %s Gbit/s; delivered %s",
+				gbit(r.SentBitsPerSecond), gbit(r.TargetBitsPerSecond), gbit(r.ReceivedBitsPerSecond))
 		case r.GeneratorLimited:
 			by, detail = "generator", fmt.Sprintf("sent %s of %s Gbit/s", gbit(r.SentBitsPerSecond), gbit(r.TargetBitsPerSecond))
 		case r.LostPercent > maxUDPLossPerc:
@@ -218,15 +238,7 @@ func limitedBy(r *MatrixRow, limit float64, cpus int) (string, string) {
 			return "limit", fmt.Sprintf("%.0f%% of it", r.PercentOfLimit)
 		}
 	} else {
-		cores := max(1, min(r.Streams, cpus))
-		switch {
-		case band == "near":
-			return "limit", fmt.Sprintf("%.0f%% of it", r.PercentOfLimit)
-		case r.SenderCPUPercent >= 0 && r.SenderCPUPercent >= cpuSaturated*float64(cores):
-			by, detail = "generator CPU", fmt.Sprintf("%.0f%% of %d core(s)", r.SenderCPUPercent, cores)
-		case r.Retransmits > 0:
-			by, detail = "retransmits", fmt.Sprintf("%d", r.Retransmits)
-		}
+		by, detail = tcpLimitedBy(r, band == "near", cpus)
 	}
 	if band != "above" {
 		return by, detail

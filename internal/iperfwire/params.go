@@ -173,6 +173,9 @@ type Stream struct {
 	OutOfOrder *Int  `json:"out_of_order,omitempty"`
 	StartTime  Float `json:"start_time"`
 	EndTime    Float `json:"end_time"`
+	// TCPLimits is this package's addition too: what held the TCP sender
+	// back (throughput.TCPLimits), which only the sender's kernel knows.
+	TCPLimits json.RawMessage `json:"tcp_limits,omitempty"`
 }
 
 // DecodeResults parses a results object and checks that the keys iperf3

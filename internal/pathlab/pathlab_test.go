@@ -1,0 +1,169 @@
+package pathlab
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	RemoveBuilds()
+	os.Exit(code)
+}
+
+func TestShaperValidate(t *testing.T) {
+	for _, s := range []*Shaper{{Rate: 0}, {Rate: -1}, {Qdisc: "netem", Rate: 1e6}, {Rate: 1e6, Burst: -1}, {Rate: 1e6, Latency: -1}} {
+		assert.ErrorContains(t, s.validate(), "pathlab: Shaper.", "%+v", s)
+	}
+	for _, s := range []*Shaper{nil, {Rate: 1e6}, {Qdisc: HTB, Rate: 1e6, Burst: 1 << 20}} {
+		assert.NoError(t, s.validate(), "%+v", s)
+	}
+}
+
+const qdiscJSON = `[{"kind":"tbf","handle":"8002:","root":true,"refcnt":3,"options":{"rate":100000000,"burst":262100,"lat":20000},` +
+	`"bytes":1500,"packets":3,"drops":7,"overlimits":11,"requeues":0,"backlog":0,"qlen":0}]`
+
+func TestParseQdisc(t *testing.T) {
+	q, err := parseQdisc(strings.NewReader(qdiscJSON))
+	require.NoError(t, err)
+	assert.Equal(t, QdiscStats{Kind: "tbf", Bytes: 1500, Packets: 3, Drops: 7, Overlimits: 11}, q)
+	_, err = parseQdisc(strings.NewReader(`[{"kind":"pfifo","root":false}]`))
+	assert.ErrorContains(t, err, "no root qdisc")
+}
+
+const snmpText = `Ip: Forwarding DefaultTTL
+Ip: 2 64
+Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors
+Udp: 5 0 0 9 1 4
+`
+
+func TestParseSNMP(t *testing.T) {
+	m, err := parseSNMP(strings.NewReader(snmpText))
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), m["UdpSndbufErrors"])
+	assert.Equal(t, int64(9), m["UdpOutDatagrams"])
+	assert.Equal(t, int64(64), m["IpDefaultTTL"])
+	_, err = parseSNMP(strings.NewReader("Udp: A B\nUdp: 1\n"))
+	assert.Error(t, err)
+	_, err = parseSNMP(strings.NewReader("Udp: A\n"))
+	assert.Error(t, err)
+}
+
+func FuzzParseSNMP(f *testing.F) {
+	f.Add(snmpText)
+	f.Add("Udp: A\nTcp: 1\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := parseSNMP(strings.NewReader(s))
+		if err == nil && len(m) > 0 && !strings.Contains(s, ":") {
+			t.Fatalf("counters %v from text without a protocol", m)
+		}
+	})
+}
+
+func FuzzParseQdisc(f *testing.F) {
+	f.Add(qdiscJSON)
+	f.Add(`[]`)
+	f.Fuzz(func(t *testing.T, s string) {
+		q, err := parseQdisc(strings.NewReader(s))
+		if err == nil {
+			b, _ := json.Marshal(q)
+			var back QdiscStats
+			require.NoError(t, json.Unmarshal(b, &back))
+			require.Equal(t, q, back)
+		}
+	})
+}
+
+// TestLabDo opens a listener in B and dials it from A, both through Do:
+// the path carries Go sockets as well as commands.
+func TestLabDo(t *testing.T) {
+	l := New(t, nil)
+	var ln net.Listener
+	require.NoError(t, l.B.Do(func() (err error) {
+		ln, err = net.Listen("tcp", net.JoinHostPort(l.B.Addr.String(), "0"))
+		return err
+	}))
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			_, _ = c.Write([]byte("hello"))
+			_ = c.Close()
+		}
+	}()
+	var c net.Conn
+	require.NoError(t, l.A.Do(func() (err error) {
+		c, err = net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
+		return err
+	}))
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+	b, err := io.ReadAll(c)
+	require.NoError(t, err)
+	assert.Equal(t, "hello", string(b))
+	// From the test's own namespace the lab's addresses do not exist.
+	_, err = net.DialTimeout("tcp", ln.Addr().String(), 200*time.Millisecond)
+	assert.Error(t, err)
+}
+
+// TestLabShapes runs stock iperf3 across a path shaped by each qdisc and
+// checks that the receiver got 85-105 % of the shaped rate and that the
+// shaper's counters saw the traffic.
+func TestLabShapes(t *testing.T) {
+	for _, q := range []string{TBF, HTB} {
+		t.Run(q, func(t *testing.T) {
+			const rate = 400e6
+			l := New(t, &Config{A: &Shaper{Qdisc: q, Rate: rate}})
+			iperf3 := peertest.Binary(t, "apt-get install iperf3", "iperf3")
+			const port = 5301
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			srv := l.B.Command(ctx, iperf3, "-s", "-1", "-p", strconv.Itoa(port))
+			require.NoError(t, srv.Start())
+			defer func() { _ = srv.Wait() }()
+			l.B.WaitListening(t, port, 5*time.Second)
+			out := l.A.Run(t, iperf3, "-c", l.B.Addr.String(), "-p", strconv.Itoa(port), "-t", "1", "-J")
+			var res struct {
+				End struct {
+					SumReceived struct {
+						BitsPerSecond float64 `json:"bits_per_second"`
+					} `json:"sum_received"`
+				} `json:"end"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &res))
+			got := res.End.SumReceived.BitsPerSecond
+			assert.InDelta(t, 0.95*rate, got, 0.10*rate, "received %.0f bit/s across %s at %.0f: %s", got, q, rate, out)
+			st := l.A.Qdisc(t)
+			assert.Equal(t, q, st.Kind)
+			assert.Greater(t, st.Bytes, int64(rate/8/2), "the shaper carried the flow")
+			assert.Equal(t, int64(0), l.B.Qdisc(t).Drops)
+		})
+	}
+}
+
+func TestListening(t *testing.T) {
+	const tab = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000:14B5 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:1F90 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0000000000000000 20 4 30 10 -1
+`
+	ok, err := listening(strings.NewReader(tab), 5301)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = listening(strings.NewReader(tab), 8080) // connected, not listening
+	require.NoError(t, err)
+	assert.False(t, ok)
+	_, err = listening(strings.NewReader("h\n 0: x"), 1)
+	assert.Error(t, err)
+}

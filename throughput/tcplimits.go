@@ -1,0 +1,145 @@
+package throughput
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+)
+
+// TCPLimits says what held a TCP sender back, from the kernel's own
+// accounting (linux TCP_INFO, 4.19 or later): how much of the time the
+// sender was busy and how much of it it stalled on the receiver's window or
+// on its own send buffer, and how much of what it sent was sent again.
+//
+// The kernel counters are cumulative; these are their differences over one
+// interval (StreamInterval.Limits) or over the counted time of the test
+// (StreamResult.Limits, Summary.Limits). A nil *TCPLimits means unknown:
+// the sender is not on linux, its kernel predates the counters, it is a
+// stock iperf3 on the far end, or the stream is UDP.
+//
+// The time fractions nest: RwndLimited and SndbufLimited are parts of Busy,
+// and what remains of Busy is time the congestion window (or pacing) set
+// the pace. 1-Busy is time the sender had nothing to send: its application
+// did not keep up. The kernel keeps these clocks in jiffies (1-10 ms), so a
+// fraction of a short interval is that coarse.
+type TCPLimits struct {
+	// Busy is the fraction of the time (0..1) the sender had data queued
+	// or in flight (tcpi_busy_time).
+	Busy float64 `json:"busy_fraction"`
+	// RwndLimited is the fraction of the time (0..1) the sender stalled
+	// because the receiver's advertised window was full (tcpi_rwnd_limited).
+	RwndLimited float64 `json:"rwnd_limited_fraction"`
+	// SndbufLimited is the fraction of the time (0..1) the sender stalled
+	// because its own send buffer was full (tcpi_sndbuf_limited).
+	SndbufLimited float64 `json:"sndbuf_limited_fraction"`
+	// Retransmitted is the fraction (0..1) of the bytes the sender put on
+	// the wire that were retransmissions (tcpi_bytes_retrans over
+	// tcpi_bytes_sent): a rate, where Counts.Retransmits is a count of
+	// segments whose size depends on the path (64 KB on loopback).
+	Retransmitted float64 `json:"retransmitted_fraction"`
+	// DeliveryRate is the kernel's latest delivery-rate sample at the end
+	// of the interval or test, in bits per second (tcpi_delivery_rate);
+	// for a Summary, the sum over its streams.
+	DeliveryRate float64 `json:"delivery_rate_bits_per_second"`
+}
+
+// limitSample is a TCP sender's cumulative limit counters at one instant.
+type limitSample struct {
+	ok                 bool
+	at                 time.Time
+	busy, rwnd, sndbuf time.Duration // tcpi_busy_time, tcpi_rwnd_limited, tcpi_sndbuf_limited
+	sent, retrans      uint64        // tcpi_bytes_sent, tcpi_bytes_retrans
+	delivery           float64       // tcpi_delivery_rate, in bits/s
+}
+
+// limitsBetween is what held the sender back from a to b, nil when either
+// sample is unknown or no time passed between them.
+func limitsBetween(a, b limitSample) *TCPLimits {
+	el := b.at.Sub(a.at)
+	if !a.ok || !b.ok || el <= 0 {
+		return nil
+	}
+	frac := func(x, y time.Duration) float64 { return clamp01(float64(y-x) / float64(el)) }
+	l := &TCPLimits{Busy: frac(a.busy, b.busy), RwndLimited: frac(a.rwnd, b.rwnd),
+		SndbufLimited: frac(a.sndbuf, b.sndbuf), DeliveryRate: b.delivery}
+	if b.sent > a.sent && b.retrans >= a.retrans {
+		l.Retransmitted = clamp01(float64(b.retrans-a.retrans) / float64(b.sent-a.sent))
+	}
+	return l
+}
+
+// clamp01 bounds a fraction the kernel's jiffy clocks can push just past
+// 0 or 1; NaN reads 0.
+func clamp01(v float64) float64 {
+	if !(v > 0) {
+		return 0
+	}
+	return math.Min(v, 1)
+}
+
+// combineLimits is one direction's limits from its streams': the time
+// fractions averaged over the streams, the retransmitted fraction weighted
+// by the bytes each stream sent, the delivery rates summed. It is nil when
+// any stream's are unknown, or there are none.
+func combineLimits(ls []*TCPLimits, sent []int64) *TCPLimits {
+	if len(ls) == 0 || len(ls) != len(sent) {
+		return nil
+	}
+	var c TCPLimits
+	var w float64
+	for i, l := range ls {
+		if l == nil {
+			return nil
+		}
+		c.Busy += l.Busy
+		c.RwndLimited += l.RwndLimited
+		c.SndbufLimited += l.SndbufLimited
+		c.DeliveryRate += l.DeliveryRate
+		c.Retransmitted += l.Retransmitted * float64(sent[i])
+		w += float64(sent[i])
+	}
+	n := float64(len(ls))
+	c.Busy, c.RwndLimited, c.SndbufLimited = c.Busy/n, c.RwndLimited/n, c.SndbufLimited/n
+	if w > 0 {
+		c.Retransmitted /= w
+	} else {
+		c.Retransmitted = 0
+	}
+	return &c
+}
+
+// decodeLimits reads the limits a peer sent with its results (the
+// tcp_limits key, this package's addition to iperf3's results object): nil
+// when absent, malformed, or out of range, so a peer's garbage never
+// reaches a verdict.
+func decodeLimits(raw json.RawMessage) *TCPLimits {
+	if len(raw) == 0 {
+		return nil
+	}
+	var l TCPLimits
+	if json.Unmarshal(raw, &l) != nil {
+		return nil
+	}
+	for _, f := range []float64{l.Busy, l.RwndLimited, l.SndbufLimited, l.Retransmitted} {
+		if !(f >= 0 && f <= 1) {
+			return nil
+		}
+	}
+	if !(l.DeliveryRate >= 0) || math.IsInf(l.DeliveryRate, 0) {
+		return nil
+	}
+	return &l
+}
+
+// encodeLimits is l as the tcp_limits key of this side's results, nil for
+// unknown limits.
+func encodeLimits(l *TCPLimits) json.RawMessage {
+	if l == nil {
+		return nil
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return nil
+	}
+	return b
+}
