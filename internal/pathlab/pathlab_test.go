@@ -130,20 +130,33 @@ func TestLabShapes(t *testing.T) {
 			const port = 5301
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			srv := l.B.Command(ctx, iperf3, "-s", "-1", "-p", strconv.Itoa(port))
+			srv := l.B.Command(ctx, iperf3, "-s", "-p", strconv.Itoa(port))
 			require.NoError(t, srv.Start())
-			defer func() { _ = srv.Wait() }()
+			defer func() {
+				cancel()
+				_ = srv.Wait()
+			}()
 			l.B.WaitListening(t, port, 5*time.Second)
-			out := l.A.Run(t, iperf3, "-c", l.B.Addr.String(), "-p", strconv.Itoa(port), "-t", "1", "-J")
-			var res struct {
-				End struct {
-					SumReceived struct {
-						BitsPerSecond float64 `json:"bits_per_second"`
-					} `json:"sum_received"`
-				} `json:"end"`
+			// A starved CPU, not the shaper, can hold a 1 s flow under
+			// 85 % of the rate (docs/testing.md): up to three flows.
+			var got float64
+			var out string
+			for try := 1; try <= 3; try++ {
+				out = l.A.Run(t, iperf3, "-c", l.B.Addr.String(), "-p", strconv.Itoa(port), "-t", "1", "-J")
+				var res struct {
+					End struct {
+						SumReceived struct {
+							BitsPerSecond float64 `json:"bits_per_second"`
+						} `json:"sum_received"`
+					} `json:"end"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(out), &res))
+				got = res.End.SumReceived.BitsPerSecond
+				if got >= 0.85*rate && got <= 1.05*rate {
+					break
+				}
+				t.Logf("try %d: received %.0f bit/s across %s at %.0f", try, got, q, rate)
 			}
-			require.NoError(t, json.Unmarshal([]byte(out), &res))
-			got := res.End.SumReceived.BitsPerSecond
 			assert.InDelta(t, 0.95*rate, got, 0.10*rate, "received %.0f bit/s across %s at %.0f: %s", got, q, rate, out)
 			st := l.A.Qdisc(t)
 			assert.Equal(t, q, st.Kind)
