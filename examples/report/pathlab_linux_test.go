@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestMatrixAcrossShapedPath runs E2 from one namespace against our iperf3
+// TestMatrixAcrossShapedPath runs E2 (the built report) from one namespace against our iperf3
 // server in the other, across a path shaped to 800 Mbit/s both ways, with
 // -limit 800M: the TCP rows are limited by the limit; the UDP row above it
 // is limited by the sender's queue (the sending host held it to what the
@@ -41,6 +41,7 @@ func TestMatrixAcrossShapedPath(t *testing.T) {
 		return
 	}
 	iperf3 := pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/iperf3")
+	report := pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/report")
 	const port = 5298
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := lab.B.Command(ctx, iperf3, "-s", "-p", strconv.Itoa(port))
@@ -56,7 +57,7 @@ func TestMatrixAcrossShapedPath(t *testing.T) {
 	// A starved CPU, not the path, can hold a row under 90 % of the limit
 	// (docs/testing.md); the matrix runs three times at most.
 	for try := 1; try <= 3; try++ {
-		sec = pathMatrix(t, lab, port)
+		sec = pathMatrix(t, lab, report, port)
 		if bad = judgePathRows(sec); len(bad) == 0 {
 			break
 		}
@@ -76,20 +77,18 @@ func TestMatrixAcrossShapedPath(t *testing.T) {
 	}
 }
 
-// pathMatrix runs the report's matrix from A; Do keeps every socket the
-// runs dial in A's namespace (throughput.Run dials on its caller's
-// goroutine).
-func pathMatrix(t *testing.T, lab *pathlab.Lab, port int) *MatrixSection {
+// pathMatrix runs the report's matrix from A: the built tool, not run()
+// in-process, so a -race test run measures an uninstrumented sender.
+func pathMatrix(t *testing.T, lab *pathlab.Lab, report string, port int) *MatrixSection {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	var code int
-	require.NoError(t, lab.A.Do(func() error {
-		code = run(context.Background(), []string{"-skip", "paths,cache", "-imds", "off", "-progress", "off", "-json",
-			"-matrix", lab.B.Addr.String(), "-tport", strconv.Itoa(port), "-limit", "800M", "-rates", "400M,1200M",
-			"-d", "1s", "-mstreams", "4"}, &stdout, &stderr)
-		return nil
-	}))
-	require.Equal(t, 0, code, "stderr: %s", stderr.String())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := lab.A.Command(ctx, report, "-skip", "paths,cache", "-imds", "off", "-progress", "off", "-json",
+		"-matrix", lab.B.Addr.String(), "-tport", strconv.Itoa(port), "-limit", "800M", "-rates", "400M,1200M",
+		"-d", "1s", "-mstreams", "4")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
 	var rep struct {
 		Matrix *MatrixSection `json:"matrix"`
 	}
