@@ -180,3 +180,22 @@ func TestListening(t *testing.T) {
 	_, err = listening(strings.NewReader("h\n 0: x"), 1)
 	assert.Error(t, err)
 }
+
+func TestParsePressure(t *testing.T) {
+	n, ok := parsePressure(strings.NewReader("some avg10=96.54 avg60=92.72 avg300=93.67 total=2543236062\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"))
+	assert.True(t, ok)
+	assert.Equal(t, int64(2543236062), n)
+	_, ok = parsePressure(strings.NewReader("full total=3\n"))
+	assert.False(t, ok)
+	_, ok = parsePressure(strings.NewReader("some total=x\n"))
+	assert.False(t, ok)
+}
+
+func FuzzParsePressure(f *testing.F) {
+	f.Add("some avg10=1.00 total=12\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		if n, ok := parsePressure(strings.NewReader(s)); ok && !strings.Contains(s, strconv.FormatInt(n, 10)) {
+			t.Fatalf("total %d not in %q", n, s)
+		}
+	})
+}
