@@ -53,17 +53,28 @@ func TestMatrixAcrossShapedPath(t *testing.T) {
 	lab.B.WaitListening(t, port, 10*time.Second)
 
 	var sec *MatrixSection
-	var bad []string
+	var bad, short []string
+	var machine bool
 	// A starved CPU, not the path, can hold a row under 90 % of the limit
-	// (docs/testing.md); the matrix runs three times at most.
+	// (docs/testing.md); the matrix runs three times at most, and a
+	// shortfall in a try the machine starved (pathlab.Starved) is logged.
 	for try := 1; try <= 3; try++ {
+		pr := pathlab.StartCPUPressure()
 		sec = pathMatrix(t, lab, report, port)
-		if bad = judgePathRows(sec); len(bad) == 0 {
+		if bad, short = judgePathRows(sec); len(bad)+len(short) == 0 {
 			break
 		}
-		t.Logf("try %d: %v", try, bad)
+		t.Logf("try %d: %v %v", try, bad, short)
+		share, ok := pr.Share()
+		machine = ok && share >= pathlab.Starved
+		if machine {
+			t.Logf("CPU pressure %.0f%% during the try: a shortfall is the machine's", 100*share)
+		}
 	}
 	require.Empty(t, bad)
+	if !machine {
+		require.Empty(t, short)
+	}
 	for _, r := range sec.Rows {
 		t.Logf("%s %s: received %.0f bit/s, limited by %q (%s)", r.Scenario, r.Direction, r.ReceivedBitsPerSecond, r.LimitedBy, r.LimitedByDetail)
 	}
@@ -98,16 +109,22 @@ func pathMatrix(t *testing.T, lab *pathlab.Lab, report string, port int) *Matrix
 	return rep.Matrix
 }
 
-// judgePathRows lists what is wrong with the rows' verdicts on the 800M path.
-func judgePathRows(sec *MatrixSection) []string {
-	var bad []string
+// judgePathRows lists what is wrong with the rows' verdicts on the 800M
+// path, and apart (short) TCP rows that fell under the limit's band, which
+// only a starved machine explains.
+func judgePathRows(sec *MatrixSection) (bad, short []string) {
 	for _, r := range sec.Rows {
 		name := r.Scenario + " " + r.Direction
 		switch {
 		case r.Error != "":
 			bad = append(bad, name+": "+r.Error)
+		case r.Protocol == "tcp" && r.LimitedBy != "limit" && r.PercentOfLimit < 100*nearLimit:
+			short = append(short, fmt.Sprintf("%s: limited by %q (%s), %.0f%% of the limit", name, r.LimitedBy, r.LimitedByDetail, r.PercentOfLimit))
 		case r.Protocol == "tcp" && r.LimitedBy != "limit":
 			bad = append(bad, fmt.Sprintf("%s: limited by %q (%s), %.0f%% of the limit", name, r.LimitedBy, r.LimitedByDetail, r.PercentOfLimit))
+		case r.Protocol == "udp" && r.TargetBitsPerSecond > 800e6 && r.LocalRetries == 0 && r.LimitedBy == "generator":
+			// A sender that never filled its queue was starved.
+			short = append(short, fmt.Sprintf("%s: limited by %q (%s)", name, r.LimitedBy, r.LimitedByDetail))
 		case r.Protocol == "udp" && r.TargetBitsPerSecond > 800e6:
 			if r.LimitedBy != "sender's queue" || r.LocalRetries == 0 || r.LocalDrops != 0 ||
 				!strings.Contains(r.LimitedByDetail, "delivered") || r.PercentOfLimit > 105 {
@@ -119,5 +136,5 @@ func judgePathRows(sec *MatrixSection) []string {
 			}
 		}
 	}
-	return bad
+	return bad, short
 }
