@@ -81,9 +81,11 @@ func TestMatrixAcrossShapedPath(t *testing.T) {
 	for i := range sec.Rows {
 		r := sec.Rows[i]
 		by, detail := limitedBy(&r, rate/2, runtime.NumCPU())
-		if r.Protocol == "tcp" {
-			assert.Equal(t, "above the stated limit", by, "%s %s at a stated 400M", r.Scenario, r.Direction)
-			assert.Contains(t, detail, "it was not in effect")
+		if r.Protocol == "tcp" && r.LimitedBy == "limit" {
+			// "above the stated limit", or another reason (retransmits)
+			// followed by the same words.
+			assert.NotEqual(t, "limit", by, "%s %s at a stated 400M", r.Scenario, r.Direction)
+			assert.Contains(t, detail, "of the stated limit: it was not in effect", "%s %s at a stated 400M: %s", r.Scenario, r.Direction, by)
 		}
 	}
 }
