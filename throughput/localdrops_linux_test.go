@@ -46,6 +46,7 @@ func TestLocalDropsOnShapedPath(t *testing.T) {
 			qBefore := lab.A.Qdisc(t).Drops
 			rBefore := lab.B.SNMP(t)["UdpRcvbufErrors"]
 			var res *Result
+			pr := pathlab.StartCPUPressure()
 			require.NoError(t, lab.A.Do(func() (err error) {
 				// Run dials on this goroutine: its sockets are A's.
 				res, err = Run(context.Background(), addr, &Config{UDP: true, Bitrate: 1.5 * rate, BlockLen: 1400,
@@ -57,14 +58,20 @@ func TestLocalDropsOnShapedPath(t *testing.T) {
 			up := res.Upload
 			require.NotNil(t, up)
 			t.Logf("sent %+v, received %+v; qdisc drops %d, receiver's buffer drops %d", up.Sent, up.Received, qDrops, rcvbuf)
-			assert.True(t, up.QueueLimited)
+			// A sender the machine starved may never fill its queue.
+			share, ok := pr.Share()
+			filled := !ok || share < pathlab.Starved || qDrops > 0
 			if keep {
-				assert.Positive(t, up.Sent.LocalDrops)
 				assert.GreaterOrEqual(t, up.Sent.LocalDrops, qDrops, "every skb the qdisc dropped holds a datagram or more")
 				assert.Zero(t, up.Sent.LocalRetries)
 			} else {
 				assert.Zero(t, up.Sent.LocalDrops)
-				assert.Positive(t, up.Sent.LocalRetries)
+			}
+			if filled {
+				assert.True(t, up.QueueLimited)
+				assert.Positive(t, up.Sent.LocalDrops+up.Sent.LocalRetries)
+			} else {
+				t.Logf("CPU pressure %.0f%% and no qdisc drop: the sender never filled its queue", 100*share)
 			}
 			// Sent is what the host took: never more than the shaper
 			// lets through (its rate, its 256 KiB bucket and its 20 ms

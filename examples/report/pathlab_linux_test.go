@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestMatrixAcrossShapedPath runs E2 from one namespace against our iperf3
+// TestMatrixAcrossShapedPath runs E2 (the built report) from one namespace against our iperf3
 // server in the other, across a path shaped to 800 Mbit/s both ways, with
 // -limit 800M: the TCP rows are limited by the limit; the UDP row above it
 // is limited by the sender's queue (the sending host held it to what the
@@ -41,6 +41,7 @@ func TestMatrixAcrossShapedPath(t *testing.T) {
 		return
 	}
 	iperf3 := pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/iperf3")
+	report := pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/report")
 	const port = 5298
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := lab.B.Command(ctx, iperf3, "-s", "-p", strconv.Itoa(port))
@@ -52,44 +53,55 @@ func TestMatrixAcrossShapedPath(t *testing.T) {
 	lab.B.WaitListening(t, port, 10*time.Second)
 
 	var sec *MatrixSection
-	var bad []string
+	var bad, short []string
+	var machine bool
 	// A starved CPU, not the path, can hold a row under 90 % of the limit
-	// (docs/testing.md); the matrix runs three times at most.
+	// (docs/testing.md); the matrix runs three times at most, and a
+	// shortfall in a try the machine starved (pathlab.Starved) is logged.
 	for try := 1; try <= 3; try++ {
-		sec = pathMatrix(t, lab, port)
-		if bad = judgePathRows(sec); len(bad) == 0 {
+		pr := pathlab.StartCPUPressure()
+		sec = pathMatrix(t, lab, report, port)
+		if bad, short = judgePathRows(sec); len(bad)+len(short) == 0 {
 			break
 		}
-		t.Logf("try %d: %v", try, bad)
+		t.Logf("try %d: %v %v", try, bad, short)
+		share, ok := pr.Share()
+		machine = ok && share >= pathlab.Starved
+		if machine {
+			t.Logf("CPU pressure %.0f%% during the try: a shortfall is the machine's", 100*share)
+		}
 	}
 	require.Empty(t, bad)
+	if !machine {
+		require.Empty(t, short)
+	}
 	for _, r := range sec.Rows {
 		t.Logf("%s %s: received %.0f bit/s, limited by %q (%s)", r.Scenario, r.Direction, r.ReceivedBitsPerSecond, r.LimitedBy, r.LimitedByDetail)
 	}
 	for i := range sec.Rows {
 		r := sec.Rows[i]
 		by, detail := limitedBy(&r, rate/2, runtime.NumCPU())
-		if r.Protocol == "tcp" {
-			assert.Equal(t, "above the stated limit", by, "%s %s at a stated 400M", r.Scenario, r.Direction)
-			assert.Contains(t, detail, "it was not in effect")
+		if r.Protocol == "tcp" && r.LimitedBy == "limit" {
+			// "above the stated limit", or another reason (retransmits)
+			// followed by the same words.
+			assert.NotEqual(t, "limit", by, "%s %s at a stated 400M", r.Scenario, r.Direction)
+			assert.Contains(t, detail, "of the stated limit: it was not in effect", "%s %s at a stated 400M: %s", r.Scenario, r.Direction, by)
 		}
 	}
 }
 
-// pathMatrix runs the report's matrix from A; Do keeps every socket the
-// runs dial in A's namespace (throughput.Run dials on its caller's
-// goroutine).
-func pathMatrix(t *testing.T, lab *pathlab.Lab, port int) *MatrixSection {
+// pathMatrix runs the report's matrix from A: the built tool, not run()
+// in-process, so a -race test run measures an uninstrumented sender.
+func pathMatrix(t *testing.T, lab *pathlab.Lab, report string, port int) *MatrixSection {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	var code int
-	require.NoError(t, lab.A.Do(func() error {
-		code = run(context.Background(), []string{"-skip", "paths,cache", "-imds", "off", "-progress", "off", "-json",
-			"-matrix", lab.B.Addr.String(), "-tport", strconv.Itoa(port), "-limit", "800M", "-rates", "400M,1200M",
-			"-d", "1s", "-mstreams", "4"}, &stdout, &stderr)
-		return nil
-	}))
-	require.Equal(t, 0, code, "stderr: %s", stderr.String())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := lab.A.Command(ctx, report, "-skip", "paths,cache", "-imds", "off", "-progress", "off", "-json",
+		"-matrix", lab.B.Addr.String(), "-tport", strconv.Itoa(port), "-limit", "800M", "-rates", "400M,1200M",
+		"-d", "1s", "-mstreams", "4")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
 	var rep struct {
 		Matrix *MatrixSection `json:"matrix"`
 	}
@@ -99,16 +111,22 @@ func pathMatrix(t *testing.T, lab *pathlab.Lab, port int) *MatrixSection {
 	return rep.Matrix
 }
 
-// judgePathRows lists what is wrong with the rows' verdicts on the 800M path.
-func judgePathRows(sec *MatrixSection) []string {
-	var bad []string
+// judgePathRows lists what is wrong with the rows' verdicts on the 800M
+// path, and apart (short) TCP rows that fell under the limit's band, which
+// only a starved machine explains.
+func judgePathRows(sec *MatrixSection) (bad, short []string) {
 	for _, r := range sec.Rows {
 		name := r.Scenario + " " + r.Direction
 		switch {
 		case r.Error != "":
 			bad = append(bad, name+": "+r.Error)
+		case r.Protocol == "tcp" && r.LimitedBy != "limit" && r.PercentOfLimit < 100*nearLimit:
+			short = append(short, fmt.Sprintf("%s: limited by %q (%s), %.0f%% of the limit", name, r.LimitedBy, r.LimitedByDetail, r.PercentOfLimit))
 		case r.Protocol == "tcp" && r.LimitedBy != "limit":
 			bad = append(bad, fmt.Sprintf("%s: limited by %q (%s), %.0f%% of the limit", name, r.LimitedBy, r.LimitedByDetail, r.PercentOfLimit))
+		case r.Protocol == "udp" && r.TargetBitsPerSecond > 800e6 && r.LocalRetries == 0 && r.LimitedBy == "generator":
+			// A sender that never filled its queue was starved.
+			short = append(short, fmt.Sprintf("%s: limited by %q (%s)", name, r.LimitedBy, r.LimitedByDetail))
 		case r.Protocol == "udp" && r.TargetBitsPerSecond > 800e6:
 			if r.LimitedBy != "sender's queue" || r.LocalRetries == 0 || r.LocalDrops != 0 ||
 				!strings.Contains(r.LimitedByDetail, "delivered") || r.PercentOfLimit > 105 {
@@ -120,5 +138,5 @@ func judgePathRows(sec *MatrixSection) []string {
 			}
 		}
 	}
-	return bad
+	return bad, short
 }
