@@ -37,7 +37,8 @@ type netLab struct {
 	addrs  []string // the agents' IPv4 addresses
 }
 
-const labNet = "10.77.0."
+// labNet is in 198.18.0.0/15, RFC 2544's benchmarking range.
+const labNet = "198.18.77."
 
 func newNetLab(t *testing.T, n int) *netLab {
 	ipBin := peertest.Binary(t, "apt-get install iproute2", "ip")
