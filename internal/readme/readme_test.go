@@ -1,6 +1,3 @@
-// Package readme holds the test that keeps README.md's Go snippets and the
-// Example functions that run them the same text, so the README cannot drift
-// from code that compiles and runs.
 package readme
 
 import (
