@@ -197,10 +197,11 @@ func (w *waiter) late(m *sentMsg, d time.Duration) {
 	}
 }
 
-// drain waits, after the last message (last), one more timeout for the late
-// replies of messages still overdue, and no longer than the newest of them
-// may take: a reply that comes more than ReadTimeout after its message is
-// out of order anyway.
+// drain waits, after the last message (last), for the late replies of
+// messages still overdue, until the newest of them has had its ReadTimeout:
+// a message is lost only when its reply is later than that, at the end of a
+// run as in its course (one more adaptive timeout alone dropped a reply that
+// a loaded machine or a slow path held back past it).
 func (w *waiter) drain(last uint64) error {
 	r := w.r
 	if !w.adaptive {
@@ -214,7 +215,7 @@ func (w *waiter) drain(last uint64) error {
 			newest = max(newest, m.tx)
 		}
 	}
-	deadline := r.base.Add(min(time.Duration(now)+w.timeout(), time.Duration(newest)+r.cfg.ReadTimeout))
+	deadline := r.base.Add(time.Duration(newest) + r.cfg.ReadTimeout)
 	for pending > 0 {
 		b, err := r.tr.read(deadline)
 		if err != nil {

@@ -73,9 +73,9 @@ func overdueAt(w *waiter, seq uint64, tx time.Duration, in bool) {
 	w.expire(m)
 }
 
-// TestWaiterDrainCap: after the last message the run waits one more
-// timeout for late replies, but not past the newest overdue message's
-// ReadTimeout, after which its reply would be out of order.
+// TestWaiterDrainCap: after the last message the run waits for late
+// replies until the newest overdue message's ReadTimeout, after which its
+// reply would be out of order.
 func TestWaiterDrainCap(t *testing.T) {
 	tr := &deadlineTransport{}
 	r := &run{cfg: PingPongConfig{Count: 8, ReadTimeout: time.Second, MinReadTimeout: 200 * time.Millisecond, AdaptiveTimeout: true},
@@ -109,4 +109,23 @@ func TestWaiterAbandon(t *testing.T) {
 	w.abandon(int64(2500 * time.Millisecond))
 	assert.Equal(t, int64(1), r.dropped, "only message 1, sent 2 s before the end")
 	assert.Equal(t, []time.Duration{-1, -1, -1}, r.samples, "empty places, which finish removes")
+}
+
+// TestWaiterDrainWaitsForReadTimeout: a reply held back past the adaptive
+// timeout (10 ms here) but within ReadTimeout is late, not lost, for the
+// run's last message too: the drain waits until that message's ReadTimeout,
+// not one more adaptive timeout.
+func TestWaiterDrainWaitsForReadTimeout(t *testing.T) {
+	tr := &deadlineTransport{}
+	r := &run{cfg: PingPongConfig{Count: 8, ReadTimeout: time.Second, AdaptiveTimeout: true},
+		tr: tr, base: time.Now().Add(-1200 * time.Millisecond)}
+	w := newWaiter(r)
+	w.rto.sample(time.Millisecond)
+	overdueAt(w, 1, 1190*time.Millisecond, true)
+	require.Less(t, w.timeout(), 100*time.Millisecond)
+
+	require.NoError(t, w.drain(1))
+	require.Len(t, tr.deadlines, 1)
+	assert.WithinDuration(t, r.base.Add(2190*time.Millisecond), tr.deadlines[0], 0,
+		"message 1's ReadTimeout, not one adaptive timeout from now")
 }
