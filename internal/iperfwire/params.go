@@ -176,6 +176,12 @@ type Stream struct {
 	// TCPLimits is this package's addition too: what held the TCP sender
 	// back (throughput.TCPLimits), which only the sender's kernel knows.
 	TCPLimits json.RawMessage `json:"tcp_limits,omitempty"`
+	// LocalDrops and LocalRetries are this package's additions as well: the
+	// UDP datagrams the sender's own host refused (throughput.Counts),
+	// dropped or waited for, which only the sender knows. Written only when
+	// non-zero, so a clean run's results are as iperf3 writes them.
+	LocalDrops   *Int `json:"local_drops,omitempty"`
+	LocalRetries *Int `json:"local_retries,omitempty"`
 }
 
 // DecodeResults parses a results object and checks that the keys iperf3
@@ -197,6 +203,9 @@ func DecodeResults(b []byte) (*Results, error) {
 		}
 		if (s.OmittedErrors == nil) != (s.OmittedPackets == nil) {
 			return nil, fmt.Errorf("%w: results stream %d has only one of omitted_errors/omitted_packets", ErrProtocol, i)
+		}
+		if (s.LocalDrops != nil && *s.LocalDrops < 0) || (s.LocalRetries != nil && *s.LocalRetries < 0) {
+			return nil, fmt.Errorf("%w: results stream %d has a negative local_drops or local_retries", ErrProtocol, i)
 		}
 	}
 	return &r, nil

@@ -1,0 +1,90 @@
+package throughput
+
+import (
+	"encoding/json"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/internal/iperfwire"
+)
+
+// exchangeRun is one side of a UDP test with one stream (id 1), which
+// this side sends on when send is set, ended a second after it started.
+func exchangeRun(t *testing.T, server, send bool) (*testRun, *flowStream) {
+	t.Helper()
+	cfg := (&Config{UDP: true, Reverse: true}).withDefaults()
+	e := newEngine(&cfg, !server)
+	a, b := net.Pipe()
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	s := &flowStream{id: 1, send: send, udp: true, conn: a}
+	e.streams = []*flowStream{s}
+	tr := &testRun{cfg: &cfg, eng: e, server: server}
+	tr.startT = time.Now().Add(-time.Second)
+	tr.endT = tr.startT.Add(time.Second)
+	return tr, s
+}
+
+// TestLocalRefusalsExchanged: in a reverse UDP test the server sends, and
+// what its host refused after the omit period reaches the client's Result
+// (the stream, the download summary, -J's sum_sent) through the results
+// exchange; a server that refused nothing adds no key, as stock iperf3's
+// results carry none.
+func TestLocalRefusalsExchanged(t *testing.T) {
+	srv, ss := exchangeRun(t, true, true)
+	ss.omitSnap = streamSnap{packets: 100, localDrops: 5, localRetry: 1}
+	ss.final = streamSnap{bytes: 1400 * 9000, packets: 9100, localDrops: 45, localRetry: 8}
+	b, err := srv.resultsJSON(nil)
+	require.NoError(t, err)
+	var raw struct {
+		Streams []map[string]any `json:"streams"`
+	}
+	require.NoError(t, json.Unmarshal(b, &raw))
+	require.Len(t, raw.Streams, 1)
+	assert.EqualValues(t, 40, raw.Streams[0]["local_drops"], "%s", b)
+	assert.EqualValues(t, 7, raw.Streams[0]["local_retries"], "%s", b)
+
+	remote, err := iperfwire.DecodeResults(b)
+	require.NoError(t, err)
+	cl, cs := exchangeRun(t, false, false)
+	cs.final = streamSnap{bytes: 1400 * 9000, rx: udpRecvStats{Highest: 9000}}
+	r := cl.result(remote)
+	require.Len(t, r.Streams, 1)
+	st := r.Streams[0]
+	assert.True(t, st.Reverse)
+	assert.Equal(t, int64(40), st.Sent.LocalDrops)
+	assert.Equal(t, int64(7), st.Sent.LocalRetries)
+	assert.Equal(t, int64(9000), st.Sent.Packets)
+	assert.Zero(t, st.Received.LostPackets, "the server's refusals are not path loss")
+	require.NotNil(t, r.Download)
+	assert.Equal(t, int64(40), r.Download.Sent.LocalDrops)
+	assert.Equal(t, int64(7), r.Download.Sent.LocalRetries)
+	assert.True(t, r.Download.QueueLimited)
+	assert.Nil(t, r.Upload)
+
+	doc, err := iperfJSON(r)
+	require.NoError(t, err)
+	var j struct {
+		End struct {
+			SumSent map[string]any `json:"sum_sent"`
+		} `json:"end"`
+	}
+	require.NoError(t, json.Unmarshal(doc, &j))
+	assert.EqualValues(t, 40, j.End.SumSent["local_drops"], "%s", doc)
+	assert.EqualValues(t, 7, j.End.SumSent["local_retries"], "%s", doc)
+
+	// A sender its host never refused: no key on the wire, none merged.
+	ss.omitSnap, ss.final = streamSnap{}, streamSnap{bytes: 1400, packets: 1}
+	b, err = srv.resultsJSON(nil)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "local_")
+	remote, err = iperfwire.DecodeResults(b)
+	require.NoError(t, err)
+	r = cl.result(remote)
+	assert.Zero(t, r.Streams[0].Sent.LocalDrops)
+	assert.Zero(t, r.Streams[0].Sent.LocalRetries)
+	assert.False(t, r.Download.QueueLimited)
+}
