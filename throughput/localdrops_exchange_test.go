@@ -3,6 +3,7 @@ package throughput
 import (
 	"encoding/json"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,12 @@ func TestLocalRefusalsExchanged(t *testing.T) {
 	require.NoError(t, json.Unmarshal(doc, &j))
 	assert.EqualValues(t, 40, j.End.SumSent["local_drops"], "%s", doc)
 	assert.EqualValues(t, 7, j.End.SumSent["local_retries"], "%s", doc)
+
+	// The text names the host whose queue it was.
+	var txt strings.Builder
+	newTextReport(&txt, cl.cfg, textOptions{}).Extras(r)
+	assert.Contains(t, txt.String(), "note: dropped by the server's host: 40 datagrams")
+	assert.NotContains(t, txt.String(), "this host")
 
 	// A sender its host never refused: no key on the wire, none merged.
 	ss.omitSnap, ss.final = streamSnap{}, streamSnap{bytes: 1400, packets: 1}
