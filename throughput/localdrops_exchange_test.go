@@ -95,3 +95,24 @@ func TestLocalRefusalsExchanged(t *testing.T) {
 	assert.Zero(t, r.Streams[0].Sent.LocalRetries)
 	assert.False(t, r.Download.QueueLimited)
 }
+
+// TestKeepRateParam: a UDP client's UDPKeepRate reaches the server's
+// Config through the parameters (netperfkit_keep_rate, absent without
+// it, as in a stock client's), so a reverse test's sender drops instead
+// of waiting when the client asked.
+func TestKeepRateParam(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		c := (&Config{UDP: true, Reverse: true, UDPKeepRate: keep}).withDefaults()
+		b, err := json.Marshal(c.params())
+		require.NoError(t, err)
+		assert.Equal(t, keep, strings.Contains(string(b), `"netperfkit_keep_rate":true`), "%s", b)
+		p, err := iperfwire.DecodeParams(b)
+		require.NoError(t, err)
+		assert.Equal(t, keep, configFromParams(p, &ServerConfig{}).UDPKeepRate)
+	}
+	// A TCP test never asks.
+	c := (&Config{UDPKeepRate: true}).withDefaults()
+	b, err := json.Marshal(c.params())
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "keep_rate")
+}

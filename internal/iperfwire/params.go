@@ -135,6 +135,11 @@ type Params struct {
 	// seconds, so that a netperfkit server's output lines up with the
 	// client's intervals. iperf3 ignores the key.
 	Interval float64 `json:"netperfkit_interval,omitempty"`
+	// KeepRate is this package's addition too: the client asks a server
+	// that sends UDP to it (reverse, bidir) to drop what its host refuses
+	// and keep the target rate (throughput.Config.UDPKeepRate). iperf3
+	// ignores the key.
+	KeepRate Flag `json:"netperfkit_keep_rate,omitempty"`
 }
 
 // DecodeParams parses a parameter object. It checks syntax only; limits are
