@@ -167,12 +167,17 @@ func (p *pingLab) loaded(t *testing.T, iperf3 string, iperfPort, echoPort int, r
 		Latency *struct {
 			P50Us        float64 `json:"p50_us"`
 			Observations int64   `json:"observations"`
+			Sent         int64   `json:"sent"`
+			Dropped      int64   `json:"dropped"`
+			LateReplies  int64   `json:"late_replies"`
 		} `json:"latency"`
 	}
 	require.NoError(t, json.Unmarshal(out, &doc), "%s", out)
 	require.NotNil(t, doc.Latency, "no RTT under load in %s", out)
 	require.Positive(t, doc.Latency.Observations, "%s", out)
 	share, ok := pr.Share()
+	t.Logf("probe: %d sent, %d round trips, %d dropped, %d late replies; the capture: %d pairs",
+		doc.Latency.Sent, doc.Latency.Observations, doc.Latency.Dropped, doc.Latency.LateReplies, len(wire))
 	return loadedRun{drops: queue.Qdisc(t).Drops - drops,
 		ours: usDur(doc.Latency.P50Us), wire: usDur(quantile(wire, .5)), samples: doc.Latency.Observations,
 		pairs: len(wire), received: doc.End.SumReceived.BitsPerSecond, starved: ok && share >= pathlab.Starved,
