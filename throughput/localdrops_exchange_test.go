@@ -116,3 +116,44 @@ func TestKeepRateParam(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "keep_rate")
 }
+
+// TestLocalRefusalsExchangedBidir: in a bidir test each side sends one
+// stream; the server's refusals land on the client's download (its stream
+// 2), and the client's own on its upload, never mixed.
+func TestLocalRefusalsExchangedBidir(t *testing.T) {
+	side := func(server bool) (*testRun, *flowStream, *flowStream) {
+		cfg := (&Config{UDP: true, Bidir: true}).withDefaults()
+		e := newEngine(&cfg, !server)
+		a, b := net.Pipe()
+		t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+		up := &flowStream{id: 1, send: !server, udp: true, conn: a}
+		down := &flowStream{id: 2, send: server, udp: true, conn: a}
+		e.streams = []*flowStream{up, down}
+		tr := &testRun{cfg: &cfg, eng: e, server: server}
+		tr.startT = time.Now().Add(-time.Second)
+		tr.endT = tr.startT.Add(time.Second)
+		return tr, up, down
+	}
+	srv, sUp, sDown := side(true)
+	sUp.final = streamSnap{bytes: 1400 * 100, rx: udpRecvStats{Highest: 100}}
+	sDown.final = streamSnap{bytes: 1400 * 200, packets: 200, localDrops: 9}
+	b, err := srv.resultsJSON(nil)
+	require.NoError(t, err)
+	remote, err := iperfwire.DecodeResults(b)
+	require.NoError(t, err)
+
+	cl, cUp, cDown := side(false)
+	cUp.final = streamSnap{bytes: 1400 * 100, packets: 100, localRetry: 4}
+	cDown.final = streamSnap{bytes: 1400 * 200, rx: udpRecvStats{Highest: 200}}
+	r := cl.result(remote)
+	require.NotNil(t, r.Upload)
+	require.NotNil(t, r.Download)
+	assert.Equal(t, int64(4), r.Upload.Sent.LocalRetries)
+	assert.Zero(t, r.Upload.Sent.LocalDrops)
+	assert.Equal(t, int64(9), r.Download.Sent.LocalDrops)
+	assert.Zero(t, r.Download.Sent.LocalRetries)
+	var txt strings.Builder
+	newTextReport(&txt, cl.cfg, textOptions{}).Extras(r)
+	assert.Contains(t, txt.String(), "note: this host's queue refused 4 datagrams")
+	assert.Contains(t, txt.String(), "note: dropped by the server's host: 9 datagrams")
+}
