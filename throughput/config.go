@@ -156,7 +156,10 @@ type Config struct {
 	// Counts.LocalRetries says how often it waited. Either way a datagram
 	// counts as sent only once the kernel took it, and one the host
 	// dropped is never counted as lost on the path (its counter is not
-	// used). It applies to the streams this side sends.
+	// used). It applies to the streams this side sends and, in a Reverse
+	// or Bidir test against a netperfkit server, to those the server sends:
+	// the client asks for it with its parameters (a stock iperf3 server
+	// ignores the request and waits, as iperf3 does).
 	UDPKeepRate bool `json:"udp_keep_rate,omitempty"`
 }
 
@@ -608,7 +611,7 @@ func (c *Config) params() *iperfwire.Params {
 		p.Omit++
 	}
 	if c.UDP {
-		p.UDP = true
+		p.UDP, p.KeepRate = true, iperfwire.Flag(c.UDPKeepRate)
 		if c.rate() > 0 {
 			p.PacingTimer = 1000
 		}
@@ -643,6 +646,7 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 		Bidir:         bool(p.Bidirectional),
 		BlockLen:      int(p.Len),
 		Bitrate:       float64(p.Bandwidth),
+		UDPKeepRate:   bool(p.KeepRate),
 		Interval:      sc.Interval,
 		IOTimeout:     sc.IOTimeout,
 		RecvTimeout:   sc.RecvTimeout,

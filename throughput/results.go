@@ -54,6 +54,15 @@ func (t *testRun) wireStream(s *flowStream, retrKnown bool) iperfwire.Stream {
 	switch {
 	case s.udp && s.send:
 		ws.Packets, ws.OmittedPackets = ip(f.packets), ip(o.packets)
+		// The peer of a reverse test learns of this host's refusals only
+		// from these (issue 24: where a datagram died).
+		drops, retries := t.localRefused(s)
+		if drops > 0 {
+			ws.LocalDrops = ip(drops)
+		}
+		if retries > 0 {
+			ws.LocalRetries = ip(retries)
+		}
 	case s.udp:
 		ws.Jitter = fp(f.rx.Jitter)
 		ws.Errors, ws.OmittedErrors = ip(f.rx.Errors), ip(o.rx.Errors)
@@ -153,6 +162,7 @@ func (t *testRun) streamResult(s *flowStream, ws *iperfwire.Stream, remoteRetr b
 			}
 			if s.udp {
 				sr.Sent.Packets = int64(*ws.Packets) - omitted(ws.OmittedPackets)
+				sr.Sent.LocalDrops, sr.Sent.LocalRetries = intOr0(ws.LocalDrops), intOr0(ws.LocalRetries)
 			}
 		}
 	}

@@ -395,15 +395,16 @@ func (t *textReport) Extras(r *Result) {
 		if sm == nil {
 			continue
 		}
+		host := r.senderHost(sm == r.Download)
 		if sm.SenderLimited {
 			who := "the generator, not the network,"
 			if sm.QueueLimited {
-				who = "this host's own queue, not the path,"
+				who = host + "'s own queue, not the path,"
 			}
 			fmt.Fprintf(t.w, "note: the sender reached %ss/sec of a %ss/sec target: %s limited this test\n",
 				unitText(sm.Sent.BitsPerSecond/8, t.format), unitText(r.Config.rate()*float64(sm.Streams)/8, t.format), who)
 		}
-		t.localDrops(sm)
+		t.localDrops(sm, host)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(t.w, "note: %s\n", n)
@@ -411,16 +412,30 @@ func (t *textReport) Extras(r *Result) {
 }
 
 // localDrops writes the line for datagrams the sender's own host refused,
-// when there were any: they are neither sent nor lost on the path.
-func (t *textReport) localDrops(sm *Summary) {
+// when there were any: they are neither sent nor lost on the path. host
+// names the sender (senderHost): the peer's, for a direction it sent,
+// whose refusals came in its results.
+func (t *textReport) localDrops(sm *Summary, host string) {
 	switch c := sm.Sent; {
 	case c.LocalDrops > 0:
-		fmt.Fprintf(t.w, "note: dropped by this host: %d datagrams (%.2g%% of those offered) refused by its own queue; not sent, not counted as lost\n",
-			c.LocalDrops, percent(c.LocalDrops, c.LocalDrops+c.Packets))
+		fmt.Fprintf(t.w, "note: dropped by %s: %d datagrams (%.2g%% of those offered) refused by its own queue; not sent, not counted as lost\n",
+			host, c.LocalDrops, percent(c.LocalDrops, c.LocalDrops+c.Packets))
 	case c.LocalRetries > 0:
-		fmt.Fprintf(t.w, "note: this host's queue refused %d datagrams, which waited for it and were sent: the offered rate fell to what the host could send\n",
-			c.LocalRetries)
+		fmt.Fprintf(t.w, "note: %s's queue refused %d datagrams, which waited for it and were sent: the offered rate fell to what the host could send\n",
+			host, c.LocalRetries)
 	}
+}
+
+// senderHost names the host that sent the direction reverse (the
+// download) for the text's notes: this host, or the peer's.
+func (r *Result) senderHost(reverse bool) string {
+	switch {
+	case r.localSends(reverse):
+		return "this host"
+	case r.Role == "server":
+		return "the client's host"
+	}
+	return "the server's host"
 }
 
 // Done ends a client's report as 3.21 does, in two writes as 3.21 makes

@@ -163,7 +163,8 @@ netperfkit additions:
                             default) or read (when the read returned, as iperf3 measures)
   --keep-rate               UDP: drop what this host's own queue refuses (a full qdisc)
                             and keep offering the target rate, counting the drops apart
-                            from loss (default: wait for the queue, as iperf3's socket)
+                            from loss (default: wait for the queue, as iperf3's socket);
+                            with -R or --bidir a netperfkit server's sender does so too
 
 [KMG] indicates options that support a K/M/G suffix for kilo-, mega-, or giga-
 `

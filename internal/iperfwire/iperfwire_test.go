@@ -193,6 +193,7 @@ func FuzzDecodeResults(f *testing.F) {
 	f.Add([]byte(results312))
 	f.Add([]byte(`{"cpu_util_total":0,"cpu_util_user":0,"cpu_util_system":0,"sender_has_retransmits":1,"streams":[]}`))
 	f.Add([]byte(`{"streams":[{"id":1e400}]}`))
+	f.Add([]byte(`{"cpu_util_total":0,"cpu_util_user":0,"cpu_util_system":0,"sender_has_retransmits":0,"streams":[{"id":1,"bytes":1,"retransmits":-1,"jitter":0,"errors":0,"packets":1,"local_drops":4,"local_retries":2}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := DecodeResults(b)
 		if err != nil {
@@ -206,6 +207,8 @@ func FuzzDecodeResults(f *testing.F) {
 		for i := range r.Streams {
 			require.Equal(t, *r.Streams[i].ID, *r2.Streams[i].ID)
 			require.Equal(t, *r.Streams[i].Bytes, *r2.Streams[i].Bytes)
+			require.Equal(t, r.Streams[i].LocalDrops, r2.Streams[i].LocalDrops)
+			require.Equal(t, r.Streams[i].LocalRetries, r2.Streams[i].LocalRetries)
 		}
 	})
 }

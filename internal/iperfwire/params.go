@@ -135,6 +135,11 @@ type Params struct {
 	// seconds, so that a netperfkit server's output lines up with the
 	// client's intervals. iperf3 ignores the key.
 	Interval float64 `json:"netperfkit_interval,omitempty"`
+	// KeepRate is this package's addition too: the client asks a server
+	// that sends UDP to it (reverse, bidir) to drop what its host refuses
+	// and keep the target rate (throughput.Config.UDPKeepRate). iperf3
+	// ignores the key.
+	KeepRate Flag `json:"netperfkit_keep_rate,omitempty"`
 }
 
 // DecodeParams parses a parameter object. It checks syntax only; limits are
@@ -176,6 +181,12 @@ type Stream struct {
 	// TCPLimits is this package's addition too: what held the TCP sender
 	// back (throughput.TCPLimits), which only the sender's kernel knows.
 	TCPLimits json.RawMessage `json:"tcp_limits,omitempty"`
+	// LocalDrops and LocalRetries are this package's additions as well: the
+	// UDP datagrams the sender's own host refused (throughput.Counts),
+	// dropped or waited for, which only the sender knows. Written only when
+	// non-zero, so a clean run's results are as iperf3 writes them.
+	LocalDrops   *Int `json:"local_drops,omitempty"`
+	LocalRetries *Int `json:"local_retries,omitempty"`
 }
 
 // DecodeResults parses a results object and checks that the keys iperf3
@@ -197,6 +208,9 @@ func DecodeResults(b []byte) (*Results, error) {
 		}
 		if (s.OmittedErrors == nil) != (s.OmittedPackets == nil) {
 			return nil, fmt.Errorf("%w: results stream %d has only one of omitted_errors/omitted_packets", ErrProtocol, i)
+		}
+		if (s.LocalDrops != nil && *s.LocalDrops < 0) || (s.LocalRetries != nil && *s.LocalRetries < 0) {
+			return nil, fmt.Errorf("%w: results stream %d has a negative local_drops or local_retries", ErrProtocol, i)
 		}
 	}
 	return &r, nil
