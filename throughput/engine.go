@@ -635,11 +635,13 @@ func (w *udpWriter) stamp(m int, at time.Time) {
 // receiver never sees them as lost on the path.
 func (w *udpWriter) write(m int) (int, error) {
 	n, err := w.send(w.buf[:m*w.l])
+	if err != nil && localRefusal(err) && w.e.cfg.UDPKeepRate {
+		// Dropped by this host's queue, even as the senders stop: the
+		// qdisc counted it, and so do we.
+		w.s.localDrops.Add(int64(m))
+		return m, nil
+	}
 	for err != nil && localRefusal(err) && !w.e.sendStop.Load() {
-		if w.e.cfg.UDPKeepRate {
-			w.s.localDrops.Add(int64(m))
-			return m, nil
-		}
 		w.s.localRetries.Add(int64(m))
 		w.waitQueue()
 		// The datagrams leave now, not when they were first offered: the
