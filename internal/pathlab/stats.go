@@ -73,6 +73,9 @@ func parseSNMP(r io.Reader) (map[string]int64, error) {
 		if len(names) == 0 || len(vals) != len(names) || vals[0] != names[0] {
 			return nil, fmt.Errorf("pathlab: snmp: %d names and %d values", len(names), len(vals))
 		}
+		if !strings.HasSuffix(names[0], ":") {
+			return nil, fmt.Errorf("pathlab: snmp: line %q does not start with a protocol (\"Udp:\")", names[0])
+		}
 		proto := strings.TrimSuffix(names[0], ":")
 		for i := 1; i < len(names); i++ {
 			v, err := strconv.ParseInt(vals[i], 10, 64)
