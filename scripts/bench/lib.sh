@@ -35,3 +35,9 @@ client_json() {
 	done
 	echo "$out"
 }
+
+# cpu_ticks PID: the process's user+system CPU so far, in clock ticks
+# (getconf CLK_TCK, 100 here), from /proc/PID/stat.
+cpu_ticks() {
+	awk '{print $14 + $15}' "/proc/$1/stat"
+}
