@@ -34,7 +34,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
 		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
 		Do: func(ctx context.Context, r latency.Request) error {
-			err := states[r.Worker].attempt(ctx)
+			err := states[r.Worker].attempt(withStamps(ctx, &stamps{sent: r.Sent, arrived: r.Arrived}))
 			if err != nil && !ctxDone(ctx) {
 				// The schedule paces retries: no pause after a refusal.
 				wk.t.fail(err)

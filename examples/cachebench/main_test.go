@@ -122,6 +122,14 @@ func TestCachebenchRate(t *testing.T) {
 		assert.Equal(t, sched["due"], sched["started"].(float64)+sched["unstarted"].(float64))
 		assert.Contains(t, sched, "service")
 		assert.Contains(t, sched, "response")
+		// The client's own share, beside them; the RESP engine reads its
+		// replies with kernel receive timestamps on linux.
+		require.Contains(t, sched, "client_lateness")
+		require.Contains(t, sched, "receive_wake")
+		assert.Equal(t, sched["response"].(map[string]any)["observations"], sched["client_lateness"].(map[string]any)["observations"])
+		if runtime.GOOS == "linux" && r["mode"] == "pool" {
+			assert.Positive(t, sched["receive_wake"].(map[string]any)["observations"], "kernel arrival times")
+		}
 	}
 
 	out.Reset()
@@ -129,6 +137,7 @@ func TestCachebenchRate(t *testing.T) {
 	require.Equal(t, 0, rc, errb.String())
 	assert.Contains(t, out.String(), "open loop at 300 ops/s (uniform)")
 	assert.Contains(t, out.String(), "achieved/s")
+	assert.Contains(t, out.String(), "receive wake p99 us")
 
 	assert.Equal(t, 2, run([]string{"-rate", "-1"}, &out, &errb))
 	assert.Equal(t, 2, run([]string{"-arrival", "bursty"}, &out, &errb))
@@ -321,4 +330,13 @@ func TestPrintErrorsKindNames(t *testing.T) {
 	printErrors(&b, &output{Results: []*median.Result{{Engine: "resp", Mode: cache.Pooled, Errors: 4,
 		ErrorsByKind: map[cache.ErrorKind]int64{cache.ErrTimeout: 3, cache.ErrConnectRefused: 1}}}})
 	assert.Equal(t, "cachebench: resp pool errors: [connect_refused=1 timeout=3]\n", b.String())
+}
+
+func TestClientShareNote(t *testing.T) {
+	assert.Empty(t, clientShareNote("resp pool", 400*time.Microsecond, 10*time.Microsecond, 20*time.Microsecond), "a small share")
+	assert.Empty(t, clientShareNote("resp pool", 0, 0, 0), "nothing measured")
+	n := clientShareNote("resp pool", 200*time.Microsecond, 30*time.Microsecond, 40*time.Microsecond)
+	assert.Contains(t, n, "resp pool")
+	assert.Contains(t, n, "p99 200 us")
+	assert.Contains(t, n, "receive wake-up p99 40 us")
 }
