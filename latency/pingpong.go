@@ -145,7 +145,8 @@ type PingPongConfig struct {
 // default "latency" is half of it) of the messages in the measurement window;
 // in an under-load run they are measured from each message's INTENDED send
 // time, which keeps a stalled server from hiding its stall (coordinated
-// omission), and Raw holds the plain send-to-reply statistics.
+// omission), less the sender's own lateness (SendLateness), and Raw holds
+// the plain send-to-reply statistics.
 type PingPongResult struct {
 	Summary
 	// Network and Receive ("default" or "spin") describe the run.
@@ -182,6 +183,17 @@ type PingPongResult struct {
 	LateReplies int64 `json:"late_replies,omitempty"`
 	// Raw summarises the send-to-reply times of an under-load run.
 	Raw *Summary `json:"raw,omitempty"`
+	// SendLateness and ReceiveWake are the client's own share of the
+	// measured messages (docs/conventions.md); nil when not measured.
+	// SendLateness, under load, is how late each message went out past the
+	// later of its intended time and the previous write's return: the
+	// sender never waits for a reply, so that is its own timer's and
+	// thread's doing, and it is kept out of the round trips above (a
+	// write held up by flow control stays in them). ReceiveWake runs from
+	// each reply's arrival in the kernel (SO_TIMESTAMPNS, linux) to its
+	// read's return, and is inside the round trips.
+	SendLateness *Summary `json:"send_lateness,omitempty"`
+	ReceiveWake  *Summary `json:"receive_wake,omitempty"`
 	// Samples holds every measured round trip in send order, unless
 	// DiscardSamples was set; RawSamples the under-load send-to-reply times.
 	Samples    []time.Duration `json:"-"`
@@ -207,6 +219,8 @@ type pingPongJSON struct {
 	Late             int64    `json:"late,omitempty"`
 	LateReplies      int64    `json:"late_replies,omitempty"`
 	Raw              *Summary `json:"raw,omitempty"`
+	SendLateness     *Summary `json:"send_lateness,omitempty"`
+	ReceiveWake      *Summary `json:"receive_wake,omitempty"`
 }
 
 // MarshalJSON writes the result in the form netperfkit has always written:
@@ -218,7 +232,7 @@ func (r PingPongResult) MarshalJSON() ([]byte, error) {
 		MessageSizeBytes: r.MessageSizeBytes, Sent: r.Sent, Received: r.Received,
 		RunSeconds: r.RunTime.Seconds(), ValidSeconds: r.ValidTime.Seconds(),
 		TargetMPS: r.TargetMPS, AchievedMPS: r.AchievedMPS, ReplyEvery: r.ReplyEvery,
-		Late: r.Late, LateReplies: r.LateReplies, Raw: r.Raw,
+		Late: r.Late, LateReplies: r.LateReplies, Raw: r.Raw, SendLateness: r.SendLateness, ReceiveWake: r.ReceiveWake,
 	})
 }
 
@@ -234,7 +248,7 @@ func (r *PingPongResult) UnmarshalJSON(b []byte) error {
 		MessageSizeBytes: w.MessageSizeBytes, Sent: w.Sent, Received: w.Received,
 		RunTime: seconds(w.RunSeconds), ValidTime: seconds(w.ValidSeconds),
 		TargetMPS: w.TargetMPS, AchievedMPS: w.AchievedMPS, ReplyEvery: w.ReplyEvery,
-		Late: w.Late, LateReplies: w.LateReplies, Raw: w.Raw,
+		Late: w.Late, LateReplies: w.LateReplies, Raw: w.Raw, SendLateness: w.SendLateness, ReceiveWake: w.ReceiveWake,
 	}
 	return nil
 }
@@ -354,11 +368,10 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 		Recorder:         rec,
 	}
 	r := &run{cfg: c, res: res, rec: rec.Worker(), base: time.Now()}
-	if c.Receive == ReceiveSpin {
-		r.tr, err = dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, c.SpinTimeout)
-	} else {
-		r.tr, err = dialNet(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout)
-	}
+	// Their configuration is rec's, which NewRecorder took.
+	r.sendLate, _ = NewRecorder(c.Recorder)
+	r.wake, _ = NewRecorder(c.Recorder)
+	r.tr, err = dial(ctx, addr, &c)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			r.setWindow()
@@ -370,7 +383,9 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	defer r.tr.close()
 	stop := context.AfterFunc(ctx, func() { r.cancelled.Store(true); r.tr.abort() })
 	defer stop()
-	if c.Receive == ReceiveSpin && c.MPS == 0 {
+	if c.MPS == 0 {
+		// ReceiveDefault's thread sleeps in the kernel, ReceiveSpin's
+		// spins: either way the thread is the run's own.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 	}
@@ -388,6 +403,20 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	return res, err
 }
 
+// dial connects the run's transport: ReceiveSpin's; ReceiveDefault's reads
+// in the kernel where the platform allows (spinTransport without spinning),
+// else Go's netpoller.
+func dial(ctx context.Context, addr string, c *PingPongConfig) (transport, error) {
+	if c.Receive == ReceiveSpin {
+		return dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, c.SpinTimeout)
+	}
+	tr, err := dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, 0)
+	if errors.Is(err, ErrSpinUnsupported) {
+		return dialNet(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout)
+	}
+	return tr, err
+}
+
 // run is the state of one PingPong call.
 type run struct {
 	cfg       PingPongConfig
@@ -403,6 +432,17 @@ type run struct {
 
 	dropped, dup, ooo, late int64
 	samples, raw            []time.Duration
+	// The client's own share of the measured messages: how late they
+	// went out (under-load) and how long after their reply's arrival in
+	// the kernel it was read.
+	sendLate, wake *Recorder
+}
+
+// woke records the receive wake-up of the reply read last, read at rx.
+func (r *run) woke(rx int64) {
+	if at := r.tr.arrived(); !at.IsZero() {
+		r.wake.Record(time.Duration(max(rx-int64(at.Sub(r.base)), 0)))
+	}
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
@@ -530,6 +570,7 @@ type pending struct {
 	seq      atomic.Uint64
 	intended atomic.Int64
 	sent     atomic.Int64
+	own      atomic.Int64 // the sender's own lateness, not charged
 	got      atomic.Bool // a reply arrived: a second one is a duplicate
 }
 
@@ -589,6 +630,10 @@ func (r *run) underLoad(ctx context.Context) error {
 func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 	r := l.run
 	size := uint32(len(msg))
+	// The sender's thread is its own, so that its spinning and its
+	// wake-ups are not shared with other goroutines.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	clk := newRealClock(r.base, defaultSpin, runtime.GOMAXPROCS(0))
 	// ReceiveSpin's receiver spins on a P of its own and reads its socket
 	// without the poller: a sender that kept the other P would starve the
@@ -597,6 +642,7 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 	defer clk.timer.Stop()
 	pc := newPacer(r.start, float64(r.cfg.MPS), r.cfg.Arrival, 0)
 	lateAfter := min(int64(time.Second)/int64(r.cfg.MPS), int64(maxLateAfter))
+	var wrote int64 // when the last write returned
 	for i := int64(0); ; i++ {
 		if r.cfg.Count > 0 && i >= r.cfg.Count {
 			return nil
@@ -620,6 +666,10 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 			p.intended.Store(intended)
 			p.got.Store(false)
 			p.sent.Store(now)
+			// The sender never waits for a reply: lateness past the
+			// previous write's return (a write held up by flow
+			// control is the server's) is the client's own.
+			p.own.Store(max(now-max(intended, wrote), 0))
 			p.seq.Store(seq)
 			if r.inWindow(intended) {
 				l.pongsIn++
@@ -630,8 +680,9 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 			return err
 		}
 		r.res.Sent++
+		wrote = r.now()
 		l.lastSeq.Store(seq)
-		l.lastSend.Store(r.now())
+		l.lastSend.Store(wrote)
 	}
 }
 
@@ -639,10 +690,8 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 // or ReadTimeout has passed since the last send, or the run is cancelled.
 func (l *loadRun) receive(ctx context.Context) error {
 	r := l.run
-	if r.cfg.Receive == ReceiveSpin {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var highest uint64
 	poll := int64(50 * time.Millisecond)
 	for {
@@ -701,7 +750,10 @@ func (l *loadRun) reply(m []byte, rx int64, highest *uint64) error {
 	}
 	*highest = h.Seq
 	if in {
-		r.keep(time.Duration(rx - intended))
+		own := p.own.Load()
+		r.keep(time.Duration(rx - intended - own))
+		r.sendLate.Record(time.Duration(own))
+		r.woke(rx)
 		if !r.cfg.DiscardSamples {
 			r.raw = append(r.raw, time.Duration(rx-p.sent.Load()))
 		}
@@ -743,6 +795,15 @@ func (r *run) finish() {
 		res.Raw = &raw
 	}
 	res.Dropped, res.Duplicated, res.OutOfOrder, res.LateReplies = r.dropped, r.dup, r.ooo, r.late
+	for _, x := range []struct {
+		rec *Recorder
+		to  **Summary
+	}{{r.sendLate, &res.SendLateness}, {r.wake, &res.ReceiveWake}} {
+		if x.rec != nil && x.rec.Count() > 0 {
+			s := x.rec.Summary(r.cfg.Summary)
+			*x.to = &s
+		}
+	}
 	if res.Raw != nil {
 		res.Raw.Dropped, res.Raw.Duplicated, res.Raw.OutOfOrder = r.dropped, r.dup, r.ooo
 	}
