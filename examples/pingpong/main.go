@@ -267,17 +267,42 @@ func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult
 	fmt.Fprintf(w, "sockperf: [Valid Duration] RunTime=%.3f sec; Observations=%d\n", res.ValidTime.Seconds(), res.Observations)
 	if res.TargetMPS > 0 {
 		fmt.Fprintf(w, "sockperf: %d messages sent late (over one interval, at most 1 ms, after their intended time)\n", res.Late)
-		fmt.Fprintln(w, "sockperf: round-trip times from each message's intended send time:")
+		fmt.Fprintln(w, "sockperf: round-trip times from each message's intended send time, less the sender's own lateness:")
 	}
 	if err := res.Summary.WriteText(w, "Round trip"); err != nil {
 		return err
 	}
 	if res.Raw != nil {
 		fmt.Fprintln(w, "sockperf: raw send-to-reply round-trip times:")
-		return res.Raw.WriteText(w, "Round trip")
+		if err := res.Raw.WriteText(w, "Round trip"); err != nil {
+			return err
+		}
 	}
+	writeClientShare(w, res)
 	return nil
 }
+
+// writeClientShare prints the client's own share of the measured round
+// trips, and says when it is a large part of them.
+func writeClientShare(w io.Writer, res *latency.PingPongResult) {
+	var sendP99, wakeP50, wakeP99 time.Duration
+	if res.SendLateness != nil {
+		sendP99 = res.SendLateness.P99
+	}
+	if res.ReceiveWake != nil {
+		wakeP50, wakeP99 = res.ReceiveWake.P50, res.ReceiveWake.P99
+	}
+	if res.SendLateness == nil && res.ReceiveWake == nil {
+		return
+	}
+	fmt.Fprintf(w, "sockperf: client's own share: send lateness p99 %.3f usec (kept out of the round trips); receive wake-up p50 %.3f p99 %.3f usec (inside them)\n",
+		usec(sendP99), usec(wakeP50), usec(wakeP99))
+	if res.P99 > 0 && 4*(sendP99+wakeP99) >= res.P99 {
+		fmt.Fprintln(w, "sockperf: NOTE: the client's own share is a large part of the p99 above: on a busy machine the figure is partly the client's")
+	}
+}
+
+func usec(d time.Duration) float64 { return float64(d) / 1e3 }
 
 // searchSLO runs the SLO rate search and prints its steps.
 func searchSLO(ctx context.Context, stdout, stderr io.Writer, o options, cfg *latency.PingPongConfig) error {
