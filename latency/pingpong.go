@@ -571,7 +571,7 @@ type pending struct {
 	intended atomic.Int64
 	sent     atomic.Int64
 	own      atomic.Int64 // the sender's own lateness, not charged
-	got      atomic.Bool // a reply arrived: a second one is a duplicate
+	got      atomic.Bool  // a reply arrived: a second one is a duplicate
 }
 
 // loadRun is the state an under-load run shares between its sender (the

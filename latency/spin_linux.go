@@ -219,4 +219,4 @@ func (t *spinTransport) write(b []byte) error {
 
 func (t *spinTransport) arrived() time.Time { return t.last }
 func (t *spinTransport) abort()             { t.aborted.Store(true) }
-func (t *spinTransport) close() error { return t.conn.Close() }
+func (t *spinTransport) close() error       { return t.conn.Close() }
