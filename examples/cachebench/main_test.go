@@ -149,7 +149,7 @@ func TestCachebenchSLO(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
 	var out, errb bytes.Buffer
 	rc := run([]string{"-addr", s.Addr, "-engine", "resp", "-mode", "both", "-workers", "2", "-slo", "p99=1s",
-		"-start", "200", "-step", "200ms", "-json"}, &out, &errb)
+		"-start", "1000", "-step", "500ms", "-json"}, &out, &errb)
 	require.Equal(t, 0, rc, errb.String())
 	var o struct {
 		Searches []struct {
@@ -171,13 +171,13 @@ func TestCachebenchSLO(t *testing.T) {
 	for _, sr := range o.Searches {
 		assert.Equal(t, "p99=1s", sr.SLO)
 		require.NotEmpty(t, sr.Steps)
-		assert.Equal(t, 200.0, sr.Steps[0].Rate)
+		assert.Equal(t, 1000.0, sr.Steps[0].Rate)
 		assert.Positive(t, sr.BrokeAt, "two workers cannot hold every rate")
 		if sr.Rate > 0 {
 			assert.Less(t, sr.Rate, sr.BrokeAt)
 		}
 	}
-	assert.Contains(t, errb.String(), "resp pool grow: 200 ops/s")
+	assert.Contains(t, errb.String(), "resp pool grow: 1000 ops/s")
 
 	out.Reset()
 	assert.Equal(t, 2, run([]string{"-slo", "p99"}, &out, &errb))
@@ -310,7 +310,7 @@ func TestCachebenchSLOInterruptedPrintsPartial(t *testing.T) {
 	errb := &cancelOn{marker: "grow:", cancel: cancel}
 	var out bytes.Buffer
 	rc := runCtx(ctx, []string{"-addr", s.Addr, "-engine", "resp", "-mode", "pool", "-slo", "p99=1s",
-		"-start", "100", "-step", "100ms", "-json"}, &out, errb)
+		"-start", "2000", "-step", "100ms", "-json"}, &out, errb)
 	require.Equal(t, exitInterrupted, rc, errb.String())
 	var o struct {
 		Interrupted bool `json:"interrupted"`
