@@ -21,8 +21,12 @@ import (
 type Receive int
 
 const (
-	// ReceiveDefault waits through Go's netpoller: cheap on CPU, but every
-	// wake-up adds several microseconds to the measured round trip.
+	// ReceiveDefault, on linux, reads on a thread of its own that sleeps
+	// in the kernel (poll(2) and recv outside Go's netpoller), as sockperf
+	// does: it costs an OS thread per run but no CPU while it waits, and the
+	// kernel wakes it directly, where a netpoller wake-up added tens of
+	// microseconds to each round trip on an idle machine. Elsewhere it waits
+	// through the netpoller.
 	ReceiveDefault Receive = iota
 	// ReceiveSpin receives on the raw socket from a goroutine locked to its
 	// OS thread, spinning on non-blocking receives for up to SpinTimeout per
