@@ -102,12 +102,14 @@ func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Va
 		return resp.Value{}, err
 	}
 	c.wbuf = resp.AppendCommand(c.wbuf[:0], args...)
+	// The request leaves when the write starts: over loopback the write
+	// itself carries it to the server, which may answer before it returns.
+	if st != nil && st.sent.IsZero() {
+		*st.sent = time.Now()
+	}
 	if _, err := c.nc.Write(c.wbuf); err != nil {
 		c.broken = true
 		return resp.Value{}, err
-	}
-	if st != nil && st.sent.IsZero() {
-		*st.sent = time.Now()
 	}
 	for {
 		v, err := c.rd.Read()

@@ -115,7 +115,8 @@ type Request struct {
 	Sent, Arrived *time.Time
 
 	// queued is how long the request waited for a worker that was still
-	// busy with an earlier request: queueing, charged to the server.
+	// waiting for the reply to an earlier request: queueing, charged to
+	// the server.
 	queued int64
 }
 
@@ -158,9 +159,10 @@ type ScheduleResult struct {
 	StartLateness Summary `json:"start_lateness"`
 	// ClientLateness and ReceiveWake are the client's own share, kept
 	// apart (docs/conventions.md): ClientLateness runs from the later of a
-	// request's intended start and the moment a worker was free for it to
-	// its send (Request.Sent, or Start), the dispatcher's and the sender's
-	// wake-up; it is not charged to Response. ReceiveWake runs from its
+	// request's intended start and the moment a worker was free for it (its
+	// previous reply's arrival) to its send (Request.Sent, or Start), the
+	// dispatcher's, the sender's and the previous receive's wake-ups; it is
+	// not charged to Response. ReceiveWake runs from its
 	// reply's arrival in the kernel (Request.Arrived) to Do's return, the
 	// receiver's wake-up and read; it stays in Response and Service, and
 	// is empty when Do reports no arrival. ClientLate counts the requests
@@ -381,9 +383,10 @@ type sched struct {
 	resp, serv, lat, ok, cl, wake *Recorder
 	idle                          chan int
 	work                          []chan Request
-	// freeAt[id] is when worker id last finished (ns since base); the
-	// worker writes it before it puts id back on idle, which orders it
-	// before the dispatcher's read.
+	// freeAt[id] is when worker id's last reply arrived, or it finished
+	// when Do reports no arrival (ns since base); the worker writes it
+	// before it puts id back on idle, which orders it before the
+	// dispatcher's read.
 	freeAt []int64
 
 	started, late, failed, okIn, clientLate atomic.Int64
@@ -521,14 +524,21 @@ func (s *sched) run(ctx context.Context, w *workerState, req Request) {
 	req.Sent, req.Arrived = &w.sent, &w.arrived
 	err := s.do(ctx, req)
 	done := s.clk.now()
+	base := s.clk.base()
+	// The worker's connection is free for the next request from the
+	// reply's arrival: a wait past it is the client's reading, not the
+	// server's doing.
+	free := done
+	if !w.arrived.IsZero() {
+		free = min(max(int64(w.arrived.Sub(base)), int64(req.Start.Sub(base))), done)
+	}
 	defer func() {
-		s.freeAt[req.Worker] = done
+		s.freeAt[req.Worker] = free
 		s.idle <- req.Worker
 	}()
 	if err != nil && ctx.Err() != nil {
 		return // cut short by the caller
 	}
-	base := s.clk.base()
 	intended := int64(req.Intended.Sub(base))
 	sent := int64(req.Start.Sub(base))
 	if !w.sent.IsZero() {

@@ -406,3 +406,33 @@ func TestScheduleSentAndArrived(t *testing.T) {
 	assert.InDelta(t, 140, usOf(res.Response.P50), 1)
 	assert.InDelta(t, 440, usOf(res.Service.P50), 1)
 }
+
+// A connection is free once its reply has arrived: request 0's reply
+// arrives at 0.5 ms but the client reads it only at 1.8 ms (a slow receive
+// wake-up, inside request 0's own response time). Request 1, due at 1 ms,
+// goes out at 1.8 ms: the 0.8 ms past the arrival is the client's, not
+// queueing, and stays out of request 1's response.
+func TestScheduleFreeAtArrival(t *testing.T) {
+	clk := &fakeClock{}
+	cfg := &ScheduleConfig{Rate: 1000, Count: 2, Workers: 1, LateAfter: 100 * time.Microsecond,
+		Do: func(_ context.Context, r Request) error {
+			*r.Sent = r.Start
+			if r.Seq == 0 {
+				*r.Arrived = r.Start.Add(500 * time.Microsecond)
+				clk.advanceTo(int64(1800 * time.Microsecond))
+				return nil
+			}
+			*r.Arrived = r.Start.Add(100 * time.Microsecond)
+			clk.advanceTo(int64(r.Start.Sub(fakeBase) + 100*time.Microsecond))
+			return nil
+		}}
+	c, err := cfg.normalize()
+	require.NoError(t, err)
+	res, err := schedule(context.Background(), &c, clk)
+	require.NoError(t, err)
+	assert.InDelta(t, 800, usOf(res.ClientLateness.Max), 1)
+	assert.Equal(t, int64(1), res.ClientLate)
+	assert.InDelta(t, 100, usOf(res.Response.Min), 1, "request 1: its own 100 us")
+	assert.InDelta(t, 1800, usOf(res.Response.Max), 1, "request 0: its receive wake-up stays in")
+	assert.InDelta(t, 1300, usOf(res.ReceiveWake.Max), 1)
+}
