@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,6 +92,9 @@ type PingPongConfig struct {
 	// MPS, when positive, makes this an under-load run like `sockperf
 	// under-load`: messages are sent at a fixed rate of MPS per second and
 	// only every ReplyEvery-th one asks for a reply. Zero means ping-pong.
+	// Over UDP in ReceiveDefault on linux one thread sends and, while it
+	// waits for the next send time, reads the replies (as sockperf does);
+	// otherwise a second thread reads them.
 	// Like sockperf, the sender busy-waits for gaps under 2 ms when
 	// GOMAXPROCS is above 1, so an under-load run above ~500 messages per
 	// second keeps a core busy; with GOMAXPROCS 1 it sleeps, and messages
@@ -189,10 +193,10 @@ type PingPongResult struct {
 	Raw *Summary `json:"raw,omitempty"`
 	// SendLateness and ReceiveWake are the client's own share of the
 	// measured messages (docs/conventions.md); nil when not measured.
-	// SendLateness, under load, is how late each message went out past the
-	// later of its intended time and the previous write's return: the
-	// sender never waits for a reply, so that is its own timer's and
-	// thread's doing, and it is kept out of the round trips above (a
+	// SendLateness, under load, is how late each message went out past its
+	// intended time (over TCP, past the previous write's return if later):
+	// the sender never waits for a reply, so that is its own timer's and
+	// thread's doing, and it is kept out of the round trips above (a TCP
 	// write held up by flow control stays in them). ReceiveWake runs from
 	// each reply's arrival in the kernel (SO_TIMESTAMPNS, linux) to its
 	// read's return, and is inside the round trips.
@@ -591,8 +595,53 @@ type loadRun struct {
 	lastSend   atomic.Int64
 	lastSeq    atomic.Uint64
 
-	pongsIn int64 // pongs requested inside the window (sender only)
-	gotIn   int64 // and answered (receiver only)
+	pongsIn int64  // pongs requested inside the window (sender only)
+	gotIn   int64  // and answered (receiver only)
+	highest uint64 // highest reply sequence number (receiver only)
+
+	// rb, when set, is the transport the sender receives from itself
+	// while it waits (there is no receiver goroutine then).
+	rb readByer
+}
+
+// readByer is a datagram transport that can wait for a message until a
+// deadline without an error at the deadline (spinTransport).
+type readByer interface {
+	readBy(deadline time.Time) (msg []byte, ok bool, err error)
+	datagrams() bool
+}
+
+// waitReceiving waits until intended (ns since base) on the sender's
+// thread, handling the replies that arrive meanwhile: it sleeps in the
+// kernel until spin/2 before intended, then receives without blocking until
+// it. It reports false when the run was cancelled.
+func (l *loadRun) waitReceiving(ctx context.Context, intended, spin int64) (bool, error) {
+	r := l.run
+	for i := 0; ; i++ {
+		now := r.now()
+		if now >= intended {
+			return true, nil
+		}
+		if i&63 == 0 && (ctx.Err() != nil || r.cancelled.Load()) {
+			return false, nil
+		}
+		by := now // a non-blocking receive
+		if intended-now > spin {
+			by = intended - spin/2
+		}
+		m, ok, err := l.rb.readBy(r.base.Add(time.Duration(by)))
+		if err != nil {
+			if r.cancelled.Load() {
+				return false, nil
+			}
+			return false, err
+		}
+		if ok {
+			if err := l.reply(m, r.now(), &l.highest); err != nil {
+				return false, err
+			}
+		}
+	}
 }
 
 func (r *run) underLoad(ctx context.Context) error {
@@ -607,12 +656,27 @@ func (r *run) underLoad(ctx context.Context) error {
 	l.first = seq + 1
 
 	var recvErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { recvErr = l.receive(ctx) })
-	sendErr := l.send(ctx, msg, seq)
-	sent := r.now()
-	l.senderDone.Store(true)
-	wg.Wait()
+	var sendErr error
+	var sent int64
+	if rb, ok := r.tr.(readByer); ok && r.cfg.Receive == ReceiveDefault && rb.datagrams() {
+		// One thread sends and, while it waits for each send time,
+		// receives: a reply that arrives while it spins is read at once,
+		// with no thread to wake.
+		l.rb = rb
+		sendErr = l.send(ctx, msg, seq)
+		sent = r.now()
+		l.senderDone.Store(true)
+		if sendErr == nil {
+			recvErr = l.receive(ctx)
+		}
+	} else {
+		var wg sync.WaitGroup
+		wg.Go(func() { recvErr = l.receive(ctx) })
+		sendErr = l.send(ctx, msg, seq)
+		sent = r.now()
+		l.senderDone.Store(true)
+		wg.Wait()
+	}
 	if sendErr != nil && !r.cancelled.Load() {
 		return sendErr
 	}
@@ -646,6 +710,9 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 	defer clk.timer.Stop()
 	pc := newPacer(r.start, float64(r.cfg.MPS), r.cfg.Arrival, 0)
 	lateAfter := min(int64(time.Second)/int64(r.cfg.MPS), int64(maxLateAfter))
+	// A UDP write never waits for the server; a TCP one may, for flow
+	// control, and that wait is the server's.
+	flowControl := !strings.HasPrefix(r.cfg.Network, "udp")
 	var wrote int64 // when the last write returned
 	for i := int64(0); ; i++ {
 		if r.cfg.Count > 0 && i >= r.cfg.Count {
@@ -655,7 +722,15 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 		if r.end >= 0 && intended >= r.end {
 			return nil
 		}
-		if !clk.waitUntil(ctx, intended) || r.cancelled.Load() {
+		if l.rb != nil {
+			ok, err := l.waitReceiving(ctx, intended, clk.spin)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return nil
+			}
+		} else if !clk.waitUntil(ctx, intended) || r.cancelled.Load() {
 			return nil
 		}
 		seq++
@@ -670,10 +745,14 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 			p.intended.Store(intended)
 			p.got.Store(false)
 			p.sent.Store(now)
-			// The sender never waits for a reply: lateness past the
-			// previous write's return (a write held up by flow
-			// control is the server's) is the client's own.
-			p.own.Store(max(now-max(intended, wrote), 0))
+			// The sender never waits for a reply: its lateness is
+			// its own, past the previous write's return over TCP (a
+			// write held up by flow control is the server's).
+			from := intended
+			if flowControl {
+				from = max(intended, wrote)
+			}
+			p.own.Store(max(now-from, 0))
 			p.seq.Store(seq)
 			if r.inWindow(intended) {
 				l.pongsIn++
@@ -696,7 +775,6 @@ func (l *loadRun) receive(ctx context.Context) error {
 	r := l.run
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var highest uint64
 	poll := int64(50 * time.Millisecond)
 	for {
 		if ctx.Err() != nil || r.cancelled.Load() {
@@ -716,7 +794,7 @@ func (l *loadRun) receive(ctx context.Context) error {
 			}
 			return err
 		}
-		if err := l.reply(m, r.now(), &highest); err != nil {
+		if err := l.reply(m, r.now(), &l.highest); err != nil {
 			return err
 		}
 	}

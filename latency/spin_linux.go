@@ -45,7 +45,39 @@ type spinTransport struct {
 	msg    unix.Msghdr
 	iov    unix.Iovec
 	last   time.Time
+	pfd    [1]unix.PollFd
 }
+
+// readBy returns the next datagram if one arrives by deadline, sleeping in
+// ppoll(2), to the nanosecond, meanwhile; ok is false when none did. A
+// deadline already passed makes it one non-blocking receive. UDP only.
+func (t *spinTransport) readBy(deadline time.Time) (msg []byte, ok bool, err error) {
+	for {
+		n, errno := t.tryRecv(t.buf)
+		switch errno {
+		case 0:
+			return t.buf[:n], true, nil
+		case unix.EAGAIN, unix.EINTR:
+		default:
+			return nil, false, fmt.Errorf("latency: recv: %w", errno)
+		}
+		if t.aborted.Load() {
+			return nil, false, errAborted
+		}
+		rem := time.Until(deadline)
+		if rem <= 0 {
+			return nil, false, nil
+		}
+		ts := unix.NsecToTimespec(int64(min(rem, 20*time.Millisecond)))
+		t.pfd[0] = unix.PollFd{Fd: int32(t.fd), Events: unix.POLLIN}
+		if _, err := unix.Ppoll(t.pfd[:], &ts, nil); err != nil && err != unix.EINTR {
+			return nil, false, fmt.Errorf("latency: ppoll: %w", err)
+		}
+	}
+}
+
+// datagrams reports whether readBy may be used.
+func (t *spinTransport) datagrams() bool { return t.fr == nil }
 
 func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, spin time.Duration) (transport, error) {
 	c, buf, err := dialConn(ctx, network, addr)
