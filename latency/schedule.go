@@ -383,10 +383,10 @@ type sched struct {
 	resp, serv, lat, ok, cl, wake *Recorder
 	idle                          chan int
 	work                          []chan Request
-	// freeAt[id] is when worker id's last reply arrived, or it finished
-	// when Do reports no arrival (ns since base); the worker writes it
-	// before it puts id back on idle, which orders it before the
-	// dispatcher's read.
+	// freeAt[id] is when worker id would have been free had the client
+	// been on time (ns since base; see run); the worker writes it before
+	// it puts id back on idle, which orders it before the dispatcher's
+	// read.
 	freeAt []int64
 
 	started, late, failed, okIn, clientLate atomic.Int64
@@ -525,28 +525,33 @@ func (s *sched) run(ctx context.Context, w *workerState, req Request) {
 	err := s.do(ctx, req)
 	done := s.clk.now()
 	base := s.clk.base()
-	// The worker's connection is free for the next request from the
-	// reply's arrival: a wait past it is the client's reading, not the
-	// server's doing.
+	intended := int64(req.Intended.Sub(base))
+	sent := int64(req.Start.Sub(base))
+	if !w.sent.IsZero() {
+		sent = min(max(int64(w.sent.Sub(base)), sent), done)
+	}
+	// The server had the request from its send to its reply's arrival (or
+	// Do's return): a wait past the arrival is the client's reading.
 	free := done
 	if !w.arrived.IsZero() {
-		free = min(max(int64(w.arrived.Sub(base)), int64(req.Start.Sub(base))), done)
+		free = min(max(int64(w.arrived.Sub(base)), sent), done)
 	}
+	// The worker is free for the next request when it would have been
+	// had the client sent every request on time: from this one's charged
+	// start, the server's time on it. A client that stalls therefore
+	// never charges the server for the backlog it sends afterwards, while
+	// a server that stalls is charged for all it kept waiting.
+	vfree := intended + req.queued + (free - sent)
 	defer func() {
-		s.freeAt[req.Worker] = free
+		s.freeAt[req.Worker] = vfree
 		s.idle <- req.Worker
 	}()
 	if err != nil && ctx.Err() != nil {
 		return // cut short by the caller
 	}
-	intended := int64(req.Intended.Sub(base))
-	sent := int64(req.Start.Sub(base))
-	if !w.sent.IsZero() {
-		sent = max(int64(w.sent.Sub(base)), sent)
-	}
 	// The client's own lateness: the send's delay past the later of the
 	// intended start and the moment a worker was free for it.
-	own := min(max(sent-intended-req.queued, 0), max(done-intended-req.queued, 0))
+	own := max(sent-intended-req.queued, 0)
 	if own > s.lateAft {
 		s.clientLate.Add(1)
 	}

@@ -436,3 +436,26 @@ func TestScheduleFreeAtArrival(t *testing.T) {
 	assert.InDelta(t, 1800, usOf(res.Response.Max), 1, "request 0: its receive wake-up stays in")
 	assert.InDelta(t, 1300, usOf(res.ReceiveWake.Max), 1)
 }
+
+// The client stalls: the timer for request 0 fires 5 ms late and the
+// requests due meanwhile then go out back to back, each waiting for the
+// one before. None of that waiting is the server's, which answers each in
+// 100 us: every response is 100 us, and the stall shows in ClientLateness.
+func TestScheduleClientStallBacklogNotCharged(t *testing.T) {
+	const iv = int64(time.Millisecond)
+	clk := &fakeClock{}
+	clk.stall = func(intended int64) int64 {
+		if intended == 0 {
+			return 5 * iv
+		}
+		return 0
+	}
+	res, reqs := runFake(t, &ScheduleConfig{Rate: 1000, Duration: 10 * time.Millisecond, Workers: 1, LateAfter: 100 * time.Microsecond}, clk,
+		func(*Request) time.Duration { return 100 * time.Microsecond })
+	require.Len(t, reqs, 10)
+	assert.Equal(t, reqs[4].Intended.Add(1400*time.Microsecond), reqs[4].Start, "sent after the backlog before it")
+	assert.InDelta(t, 100, usOf(res.Response.Max), 1)
+	assert.InDelta(t, 100, usOf(res.Response.Min), 1)
+	assert.InDelta(t, 5000, usOf(res.ClientLateness.Max), 10)
+	assert.Equal(t, int64(6), res.ClientLate, "requests 0-5")
+}

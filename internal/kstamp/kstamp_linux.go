@@ -20,6 +20,13 @@ import (
 // idle machine. The connection's deadlines and Close still apply, within
 // 10 ms. A Reader is not safe for concurrent reads.
 type Reader struct {
+	// Spin, when positive, makes each Read try non-blocking receives for
+	// up to Spin before it sleeps: on a thread that would otherwise spin
+	// anyway (an open-loop sender waiting for its next send time) it
+	// spares the reply the kernel's wake-up, at the cost of the thread's
+	// core meanwhile.
+	Spin time.Duration
+
 	raw     syscall.RawConn
 	oob     []byte
 	arrived time.Time
@@ -55,11 +62,18 @@ func (r *Reader) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	ms := int(pollSlice / time.Millisecond)
+	var spinUntil time.Time
+	if r.Spin > 0 {
+		spinUntil = time.Now().Add(r.Spin)
+	}
 	for {
 		var n, oobn int
 		var rerr error
 		err := r.raw.Read(func(fd uintptr) bool {
 			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), b, r.oob, unix.MSG_DONTWAIT)
+			if rerr == unix.EAGAIN && !spinUntil.IsZero() && time.Now().Before(spinUntil) {
+				return true // spin: the next pass receives again
+			}
 			if rerr == unix.EAGAIN {
 				fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 				_, _ = unix.Poll(fds, ms)

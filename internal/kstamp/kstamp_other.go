@@ -8,7 +8,10 @@ import (
 )
 
 // Reader is linux-only; New returns false elsewhere.
-type Reader struct{}
+type Reader struct {
+	// Spin is as on linux.
+	Spin time.Duration
+}
 
 // New returns false: kernel-stamped reads are linux-only.
 func New(net.Conn) (*Reader, bool) { return nil, false }
