@@ -122,9 +122,16 @@ type Request struct {
 
 // ScheduleResult is the outcome of Schedule. Response times run from each
 // request's intended start to its end, so that a stalled server cannot hide
-// the requests it kept from being sent (coordinated omission); service times
-// run from its actual start. Both include failed requests; SuccessResponse
-// leaves them out.
+// the requests it kept from being sent (coordinated omission), less the
+// client's own lateness (ClientLateness): a request that waited for a worker
+// whose earlier request the server had not yet answered stays charged for the
+// wait, one that a late timer or a slow wake-up sent late while a worker was
+// free for it does not. A worker counts as busy from a request's charged
+// start for the server's time on it (its send to its reply's arrival, by
+// Request.Sent and Arrived, or Start to Do's return), so the backlog a
+// stalled client sends afterwards is not charged to the server
+// (docs/conventions.md). Service times run from each request's actual start.
+// Both include failed requests; SuccessResponse leaves them out.
 type ScheduleResult struct {
 	TargetRate float64 `json:"target_rate"`
 	Arrival    string  `json:"arrival"`
