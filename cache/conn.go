@@ -16,8 +16,9 @@ import (
 type stampsKey struct{}
 
 // stamps receives the times of an open-loop request that latency.Schedule
-// splits the client's share by (latency.Request's Sent and Arrived); spin
-// is how long its reply may be awaited spinning (kstamp.Reader.Spin).
+// splits the client's share by (latency.Request's Sent and Arrived; a nil
+// one is not reported); spin is how long its reply may be awaited spinning
+// (kstamp.Reader.Spin).
 type stamps struct {
 	sent, arrived *time.Time
 	spin          time.Duration
@@ -111,7 +112,7 @@ func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Va
 	c.wbuf = resp.AppendCommand(c.wbuf[:0], args...)
 	// The request leaves when the write starts: over loopback the write
 	// itself carries it to the server, which may answer before it returns.
-	if st != nil && st.sent.IsZero() {
+	if st != nil && st.sent != nil && st.sent.IsZero() {
 		*st.sent = time.Now()
 	}
 	if _, err := c.nc.Write(c.wbuf); err != nil {
@@ -127,7 +128,7 @@ func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Va
 		if v.Type == resp.Push { // RESP3 out-of-band data: not a reply
 			continue
 		}
-		if st != nil && c.kr != nil {
+		if st != nil && st.arrived != nil && c.kr != nil {
 			*st.arrived = c.kr.Arrived()
 		}
 		return v, nil

@@ -45,7 +45,14 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
 		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
 		Do: func(ctx context.Context, r latency.Request) error {
-			err := states[r.Worker].attempt(withStamps(ctx, &stamps{sent: r.Sent, arrived: r.Arrived, spin: spin}))
+			st := &stamps{sent: r.Sent, arrived: r.Arrived, spin: spin}
+			if w.Mode == ConnectPerOp {
+				// The operation starts with its dial, which is the
+				// network's and the server's time: Start stands for its
+				// send.
+				st.sent = nil
+			}
+			err := states[r.Worker].attempt(withStamps(ctx, st))
 			if err != nil && !ctxDone(ctx) {
 				// The schedule paces retries: no pause after a refusal.
 				wk.t.fail(err)
