@@ -8,8 +8,30 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netperfkit/netperfkit/internal/kstamp"
 	"github.com/netperfkit/netperfkit/internal/resp"
 )
+
+// stampsKey carries an open-loop request's *stamps in its context.
+type stampsKey struct{}
+
+// stamps receives the times of an open-loop request that latency.Schedule
+// splits the client's share by (latency.Request's Sent and Arrived; a nil
+// one is not reported); spin is how long its reply may be awaited spinning
+// (kstamp.Reader.Spin).
+type stamps struct {
+	sent, arrived *time.Time
+	spin          time.Duration
+}
+
+func withStamps(ctx context.Context, s *stamps) context.Context {
+	return context.WithValue(ctx, stampsKey{}, s)
+}
+
+func contextStamps(ctx context.Context) *stamps {
+	s, _ := ctx.Value(stampsKey{}).(*stamps)
+	return s
+}
 
 // conn is one RESP connection. It is not safe for concurrent use.
 type conn struct {
@@ -21,6 +43,11 @@ type conn struct {
 	timeout time.Duration
 	broken  bool
 	pool    *readerPool
+	// kr, once an open-loop request has used the connection, reads it in
+	// the kernel with receive timestamps (kstamp); kernelTried records
+	// that it was tried, since a TLS connection cannot.
+	kr          *kstamp.Reader
+	kernelTried bool
 	// stop unregisters the close-on-cancel hook of the context the
 	// connection was dialled with.
 	stop func() bool
@@ -68,12 +95,26 @@ func (c *conn) release() error {
 // roundTrip writes one command and reads its reply, both by deadline. An error
 // reply is returned as a value, not an error; a transport or protocol error
 // marks the connection broken.
-func (c *conn) roundTrip(deadline time.Time, args []string) (resp.Value, error) {
+//
+// With st (an open-loop request), the reply is read in the kernel
+// (kstamp) and st receives the send and the reply's kernel arrival.
+func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Value, error) {
+	if st != nil && !c.kernelTried {
+		c.useKernel()
+	}
+	if st != nil && c.kr != nil {
+		c.kr.Spin = st.spin
+	}
 	if err := c.nc.SetDeadline(deadline); err != nil {
 		c.broken = true
 		return resp.Value{}, err
 	}
 	c.wbuf = resp.AppendCommand(c.wbuf[:0], args...)
+	// The request leaves when the write starts: over loopback the write
+	// itself carries it to the server, which may answer before it returns.
+	if st != nil && st.sent != nil && st.sent.IsZero() {
+		*st.sent = time.Now()
+	}
 	if _, err := c.nc.Write(c.wbuf); err != nil {
 		c.broken = true
 		return resp.Value{}, err
@@ -87,7 +128,23 @@ func (c *conn) roundTrip(deadline time.Time, args []string) (resp.Value, error) 
 		if v.Type == resp.Push { // RESP3 out-of-band data: not a reply
 			continue
 		}
+		if st != nil && st.arrived != nil && c.kr != nil {
+			*st.arrived = c.kr.Arrived()
+		}
 		return v, nil
+	}
+}
+
+// useKernel switches the connection's reads to kstamp, between replies
+// (nothing is buffered then), when its socket allows.
+func (c *conn) useKernel() {
+	c.kernelTried = true
+	if c.br == nil || c.br.Buffered() > 0 {
+		return
+	}
+	if kr, ok := kstamp.New(c.nc); ok {
+		c.kr = kr
+		c.br.Reset(kr)
 	}
 }
 
@@ -108,7 +165,7 @@ func (c *conn) do(ctx context.Context, p Phase, args ...string) (resp.Value, err
 		err error
 	)
 	if err = ctx.Err(); err == nil {
-		v, err = c.roundTrip(deadline, args)
+		v, err = c.roundTrip(deadline, args, contextStamps(ctx))
 		if err == nil && v.IsError() {
 			err = &replyError{Msg: v.Text()}
 		}

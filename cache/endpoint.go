@@ -293,7 +293,7 @@ func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
 		if user != "" {
 			args = []string{"AUTH", user, pw.Reveal()}
 		}
-		v, err := c.roundTrip(deadline, args)
+		v, err := c.roundTrip(deadline, args, nil)
 		if err != nil {
 			return ctxCause(ctx, err)
 		}

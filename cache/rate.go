@@ -3,7 +3,9 @@ package cache
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
+	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
 )
@@ -30,11 +32,27 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		}
 		wg.Wait()
 	}
+	// One worker runs on the schedule's own thread, which spins between
+	// requests when they are under 2 ms apart (latency.ScheduleConfig.Spin)
+	// and another P is left: it may as well spin for each reply too, which
+	// spares the reply the kernel's wake-up. Several workers would each
+	// take a core, so they sleep.
+	var spin time.Duration
+	if w.Workers == 1 && w.Rate > 500 && runtime.GOMAXPROCS(0) > 1 {
+		spin = 2 * time.Millisecond
+	}
 	sres, err := latency.Schedule(ctx, &latency.ScheduleConfig{
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
 		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
 		Do: func(ctx context.Context, r latency.Request) error {
-			err := states[r.Worker].attempt(ctx)
+			st := &stamps{sent: r.Sent, arrived: r.Arrived, spin: spin}
+			if w.Mode == ConnectPerOp {
+				// The operation starts with its dial, which is the
+				// network's and the server's time: Start stands for its
+				// send.
+				st.sent = nil
+			}
+			err := states[r.Worker].attempt(withStamps(ctx, st))
 			if err != nil && !ctxDone(ctx) {
 				// The schedule paces retries: no pause after a refusal.
 				wk.t.fail(err)

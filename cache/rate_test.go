@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -44,7 +45,13 @@ func TestRunOpenLoop(t *testing.T) {
 				assert.Equal(t, sc.Started, r.Attempts, "every started operation is recorded")
 				assert.Equal(t, r.Attempts, sc.Service.Observations)
 				assert.Equal(t, r.Latency, sc.Response, "Latency holds the response times")
-				assert.GreaterOrEqual(t, float64(sc.Response.P99)/1e3, float64(sc.Service.P99)/1e3)
+				// The client's own share is recorded beside them for every
+				// operation; the RESP engine reads a pooled connection's
+				// replies with their kernel arrival times on linux.
+				assert.Equal(t, r.Attempts, sc.ClientLateness.Observations)
+				if runtime.GOOS == "linux" && mode == cache.Pooled {
+					assert.Equal(t, r.Attempts, sc.ReceiveWake.Observations)
+				}
 				require.NotNil(t, sc.ServiceHistogram)
 				require.NotNil(t, r.Histogram)
 				// When every operation started within 5 ms of its time, at
@@ -104,9 +111,11 @@ func TestRunOpenLoopCoordinatedOmission(t *testing.T) {
 	assert.Positive(t, sc.Unstarted, "operations still queued at the end are counted, not lost")
 	// Bounds with room for a loaded 2-core machine under -race, where a
 	// stalled thread adds tens of ms to any single operation: the queue
-	// (hundreds of ms by the end) dwarfs them.
+	// (hundreds of ms by the end: how many depends on how quickly the
+	// client turns around between the DEBUG SLEEPs, which spinning for
+	// replies made faster) dwarfs them.
 	assert.Greater(t, float64(sc.Response.P99)/1e3, 5*float64(sc.Service.P99)/1e3, "the response time includes the queue")
-	assert.Greater(t, float64(sc.Response.P99)/1e3, 200_000.0, "late in the run the queue is more than 200 ms long")
+	assert.Greater(t, float64(sc.Response.P99)/1e3, 100_000.0, "late in the run the queue is more than 100 ms long")
 	assert.Less(t, float64(sc.Service.P50)/1e3, 20_000.0, "the service time stays near the server's 2 ms")
 	assert.Greater(t, float64(sc.Response.P50)/1e3, 5*float64(sc.Service.P50)/1e3)
 

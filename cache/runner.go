@@ -90,8 +90,15 @@ type WorkloadConfig struct {
 	// counts as late; latencies run from each operation's intended start
 	// (RunResult.Schedule also has them from its actual start), so a
 	// server that falls behind shows in the tail instead of slowing the
-	// load down. Zero means closed loop: each worker starts its next
-	// operation when the last one ends.
+	// load down; the client's own lateness is not charged to the server
+	// (docs/conventions.md). The built-in RESP engine reads each reply in
+	// the kernel with its arrival time (RunResult.Schedule's ReceiveWake).
+	// Precision costs a core: above 500 operations per second the schedule
+	// busy-waits for each start on a thread of its own, and with one worker
+	// it also busy-waits for each reply on that thread rather than
+	// sleeping; several workers sleep in the kernel for their replies.
+	// Zero means closed loop: each worker starts its next operation when
+	// the last one ends.
 	Rate float64
 	// Arrival spaces an open-loop run's operations: latency.ArrivalUniform
 	// (the zero value) or latency.ArrivalPoisson.

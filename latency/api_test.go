@@ -153,7 +153,11 @@ func apiCalls(t *testing.T) []apiCall {
 		{"AggregateFunc", func(context.Context) error { _ = AggregateFunc([]int{1, 2}, nil); return nil }, ""},
 		{"AggregateDurations", func(context.Context) error { _ = AggregateDurations([]int{1, 2}, nil); return nil }, ""},
 		{"DurationRange.MarshalJSON", func(context.Context) error { _, err := DurationRange{}.MarshalJSON(); return err }, ""},
-		{"DurationRange.UnmarshalJSON", func(context.Context) error { return (*DurationRange)(nil).UnmarshalJSON([]byte("{}")) }, "DurationRange"},
+		{"DurationRange.UnmarshalJSON", func(context.Context) error {
+			var nilRange *DurationRange
+			return nilRange.UnmarshalJSON([]byte(`{}`))
+		}, "DurationRange"},
+		{"DurationRange.UnmarshalJSON", func(context.Context) error { return new(DurationRange).UnmarshalJSON([]byte(`{`)) }, "latency"},
 		{"Arrival.String", func(context.Context) error { _ = Arrival(-3).String(); return nil }, ""},
 		{"Receive.String", func(context.Context) error { _ = Receive(-3).String(); return nil }, ""},
 		{"Summary.WriteText", func(context.Context) error { return Summary{}.WriteText(nil, "") }, "Writer"},

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +22,12 @@ import (
 type Receive int
 
 const (
-	// ReceiveDefault waits through Go's netpoller: cheap on CPU, but every
-	// wake-up adds several microseconds to the measured round trip.
+	// ReceiveDefault, on linux, reads on a thread of its own that sleeps
+	// in the kernel (poll(2) and recv outside Go's netpoller), as sockperf
+	// does: it costs an OS thread per run but no CPU while it waits, and the
+	// kernel wakes it directly, where a netpoller wake-up added tens of
+	// microseconds to each round trip on an idle machine. Elsewhere it waits
+	// through the netpoller.
 	ReceiveDefault Receive = iota
 	// ReceiveSpin receives on the raw socket from a goroutine locked to its
 	// OS thread, spinning on non-blocking receives for up to SpinTimeout per
@@ -87,6 +92,9 @@ type PingPongConfig struct {
 	// MPS, when positive, makes this an under-load run like `sockperf
 	// under-load`: messages are sent at a fixed rate of MPS per second and
 	// only every ReplyEvery-th one asks for a reply. Zero means ping-pong.
+	// Over UDP in ReceiveDefault on linux one thread sends and, while it
+	// waits for the next send time, reads the replies (as sockperf does);
+	// otherwise a second thread reads them.
 	// Like sockperf, the sender busy-waits for gaps under 2 ms when
 	// GOMAXPROCS is above 1, so an under-load run above ~500 messages per
 	// second keeps a core busy; with GOMAXPROCS 1 it sleeps, and messages
@@ -145,7 +153,8 @@ type PingPongConfig struct {
 // default "latency" is half of it) of the messages in the measurement window;
 // in an under-load run they are measured from each message's INTENDED send
 // time, which keeps a stalled server from hiding its stall (coordinated
-// omission), and Raw holds the plain send-to-reply statistics.
+// omission), less the sender's own lateness (SendLateness), and Raw holds
+// the plain send-to-reply statistics.
 type PingPongResult struct {
 	Summary
 	// Network and Receive ("default" or "spin") describe the run.
@@ -182,6 +191,17 @@ type PingPongResult struct {
 	LateReplies int64 `json:"late_replies,omitempty"`
 	// Raw summarises the send-to-reply times of an under-load run.
 	Raw *Summary `json:"raw,omitempty"`
+	// SendLateness and ReceiveWake are the client's own share of the
+	// measured messages (docs/conventions.md); nil when not measured.
+	// SendLateness, under load, is how late each message went out past its
+	// intended time (over TCP, past the previous write's return if later):
+	// the sender never waits for a reply, so that is its own timer's and
+	// thread's doing, and it is kept out of the round trips above (a TCP
+	// write held up by flow control stays in them). ReceiveWake runs from
+	// each reply's arrival in the kernel (SO_TIMESTAMPNS, linux) to its
+	// read's return, and is inside the round trips.
+	SendLateness *Summary `json:"send_lateness,omitempty"`
+	ReceiveWake  *Summary `json:"receive_wake,omitempty"`
 	// Samples holds every measured round trip in send order, unless
 	// DiscardSamples was set; RawSamples the under-load send-to-reply times.
 	Samples    []time.Duration `json:"-"`
@@ -207,6 +227,8 @@ type pingPongJSON struct {
 	Late             int64    `json:"late,omitempty"`
 	LateReplies      int64    `json:"late_replies,omitempty"`
 	Raw              *Summary `json:"raw,omitempty"`
+	SendLateness     *Summary `json:"send_lateness,omitempty"`
+	ReceiveWake      *Summary `json:"receive_wake,omitempty"`
 }
 
 // MarshalJSON writes the result in the form netperfkit has always written:
@@ -218,7 +240,7 @@ func (r PingPongResult) MarshalJSON() ([]byte, error) {
 		MessageSizeBytes: r.MessageSizeBytes, Sent: r.Sent, Received: r.Received,
 		RunSeconds: r.RunTime.Seconds(), ValidSeconds: r.ValidTime.Seconds(),
 		TargetMPS: r.TargetMPS, AchievedMPS: r.AchievedMPS, ReplyEvery: r.ReplyEvery,
-		Late: r.Late, LateReplies: r.LateReplies, Raw: r.Raw,
+		Late: r.Late, LateReplies: r.LateReplies, Raw: r.Raw, SendLateness: r.SendLateness, ReceiveWake: r.ReceiveWake,
 	})
 }
 
@@ -234,7 +256,7 @@ func (r *PingPongResult) UnmarshalJSON(b []byte) error {
 		MessageSizeBytes: w.MessageSizeBytes, Sent: w.Sent, Received: w.Received,
 		RunTime: seconds(w.RunSeconds), ValidTime: seconds(w.ValidSeconds),
 		TargetMPS: w.TargetMPS, AchievedMPS: w.AchievedMPS, ReplyEvery: w.ReplyEvery,
-		Late: w.Late, LateReplies: w.LateReplies, Raw: w.Raw,
+		Late: w.Late, LateReplies: w.LateReplies, Raw: w.Raw, SendLateness: w.SendLateness, ReceiveWake: w.ReceiveWake,
 	}
 	return nil
 }
@@ -354,11 +376,10 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 		Recorder:         rec,
 	}
 	r := &run{cfg: c, res: res, rec: rec.Worker(), base: time.Now()}
-	if c.Receive == ReceiveSpin {
-		r.tr, err = dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, c.SpinTimeout)
-	} else {
-		r.tr, err = dialNet(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout)
-	}
+	// Their configuration is rec's, which NewRecorder took.
+	r.sendLate, _ = NewRecorder(c.Recorder)
+	r.wake, _ = NewRecorder(c.Recorder)
+	r.tr, err = dial(ctx, addr, &c)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			r.setWindow()
@@ -370,7 +391,9 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	defer r.tr.close()
 	stop := context.AfterFunc(ctx, func() { r.cancelled.Store(true); r.tr.abort() })
 	defer stop()
-	if c.Receive == ReceiveSpin && c.MPS == 0 {
+	if c.MPS == 0 {
+		// ReceiveDefault's thread sleeps in the kernel, ReceiveSpin's
+		// spins: either way the thread is the run's own.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 	}
@@ -388,6 +411,20 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	return res, err
 }
 
+// dial connects the run's transport: ReceiveSpin's; ReceiveDefault's reads
+// in the kernel where the platform allows (spinTransport without spinning),
+// else Go's netpoller.
+func dial(ctx context.Context, addr string, c *PingPongConfig) (transport, error) {
+	if c.Receive == ReceiveSpin {
+		return dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, c.SpinTimeout)
+	}
+	tr, err := dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, 0)
+	if errors.Is(err, ErrSpinUnsupported) {
+		return dialNet(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout)
+	}
+	return tr, err
+}
+
 // run is the state of one PingPong call.
 type run struct {
 	cfg       PingPongConfig
@@ -403,6 +440,17 @@ type run struct {
 
 	dropped, dup, ooo, late int64
 	samples, raw            []time.Duration
+	// The client's own share of the measured messages: how late they
+	// went out (under-load) and how long after their reply's arrival in
+	// the kernel it was read.
+	sendLate, wake *Recorder
+}
+
+// woke records the receive wake-up of the reply read last, read at rx.
+func (r *run) woke(rx int64) {
+	if at := r.tr.arrived(); !at.IsZero() {
+		r.wake.Record(time.Duration(max(rx-int64(at.Sub(r.base)), 0)))
+	}
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
@@ -530,7 +578,8 @@ type pending struct {
 	seq      atomic.Uint64
 	intended atomic.Int64
 	sent     atomic.Int64
-	got      atomic.Bool // a reply arrived: a second one is a duplicate
+	own      atomic.Int64 // the sender's own lateness, not charged
+	got      atomic.Bool  // a reply arrived: a second one is a duplicate
 }
 
 // loadRun is the state an under-load run shares between its sender (the
@@ -546,8 +595,53 @@ type loadRun struct {
 	lastSend   atomic.Int64
 	lastSeq    atomic.Uint64
 
-	pongsIn int64 // pongs requested inside the window (sender only)
-	gotIn   int64 // and answered (receiver only)
+	pongsIn int64  // pongs requested inside the window (sender only)
+	gotIn   int64  // and answered (receiver only)
+	highest uint64 // highest reply sequence number (receiver only)
+
+	// rb, when set, is the transport the sender receives from itself
+	// while it waits (there is no receiver goroutine then).
+	rb readByer
+}
+
+// readByer is a datagram transport that can wait for a message until a
+// deadline without an error at the deadline (spinTransport).
+type readByer interface {
+	readBy(deadline time.Time) (msg []byte, ok bool, err error)
+	datagrams() bool
+}
+
+// waitReceiving waits until intended (ns since base) on the sender's
+// thread, handling the replies that arrive meanwhile: it sleeps in the
+// kernel until spin/2 before intended, then receives without blocking until
+// it. It reports false when the run was cancelled.
+func (l *loadRun) waitReceiving(ctx context.Context, intended, spin int64) (bool, error) {
+	r := l.run
+	for i := 0; ; i++ {
+		now := r.now()
+		if now >= intended {
+			return true, nil
+		}
+		if i&63 == 0 && (ctx.Err() != nil || r.cancelled.Load()) {
+			return false, nil
+		}
+		by := now // a non-blocking receive
+		if intended-now > spin {
+			by = intended - spin/2
+		}
+		m, ok, err := l.rb.readBy(r.base.Add(time.Duration(by)))
+		if err != nil {
+			if r.cancelled.Load() {
+				return false, nil
+			}
+			return false, err
+		}
+		if ok {
+			if err := l.reply(m, r.now(), &l.highest); err != nil {
+				return false, err
+			}
+		}
+	}
 }
 
 func (r *run) underLoad(ctx context.Context) error {
@@ -562,12 +656,27 @@ func (r *run) underLoad(ctx context.Context) error {
 	l.first = seq + 1
 
 	var recvErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { recvErr = l.receive(ctx) })
-	sendErr := l.send(ctx, msg, seq)
-	sent := r.now()
-	l.senderDone.Store(true)
-	wg.Wait()
+	var sendErr error
+	var sent int64
+	if rb, ok := r.tr.(readByer); ok && r.cfg.Receive == ReceiveDefault && rb.datagrams() {
+		// One thread sends and, while it waits for each send time,
+		// receives: a reply that arrives while it spins is read at once,
+		// with no thread to wake.
+		l.rb = rb
+		sendErr = l.send(ctx, msg, seq)
+		sent = r.now()
+		l.senderDone.Store(true)
+		if sendErr == nil {
+			recvErr = l.receive(ctx)
+		}
+	} else {
+		var wg sync.WaitGroup
+		wg.Go(func() { recvErr = l.receive(ctx) })
+		sendErr = l.send(ctx, msg, seq)
+		sent = r.now()
+		l.senderDone.Store(true)
+		wg.Wait()
+	}
 	if sendErr != nil && !r.cancelled.Load() {
 		return sendErr
 	}
@@ -589,6 +698,10 @@ func (r *run) underLoad(ctx context.Context) error {
 func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 	r := l.run
 	size := uint32(len(msg))
+	// The sender's thread is its own, so that its spinning and its
+	// wake-ups are not shared with other goroutines.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	clk := newRealClock(r.base, defaultSpin, runtime.GOMAXPROCS(0))
 	// ReceiveSpin's receiver spins on a P of its own and reads its socket
 	// without the poller: a sender that kept the other P would starve the
@@ -597,6 +710,10 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 	defer clk.timer.Stop()
 	pc := newPacer(r.start, float64(r.cfg.MPS), r.cfg.Arrival, 0)
 	lateAfter := min(int64(time.Second)/int64(r.cfg.MPS), int64(maxLateAfter))
+	// A UDP write never waits for the server; a TCP one may, for flow
+	// control, and that wait is the server's.
+	flowControl := !strings.HasPrefix(r.cfg.Network, "udp")
+	var wrote int64 // when the last write returned
 	for i := int64(0); ; i++ {
 		if r.cfg.Count > 0 && i >= r.cfg.Count {
 			return nil
@@ -605,7 +722,15 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 		if r.end >= 0 && intended >= r.end {
 			return nil
 		}
-		if !clk.waitUntil(ctx, intended) || r.cancelled.Load() {
+		if l.rb != nil {
+			ok, err := l.waitReceiving(ctx, intended, clk.spin)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return nil
+			}
+		} else if !clk.waitUntil(ctx, intended) || r.cancelled.Load() {
 			return nil
 		}
 		seq++
@@ -620,6 +745,14 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 			p.intended.Store(intended)
 			p.got.Store(false)
 			p.sent.Store(now)
+			// The sender never waits for a reply: its lateness is
+			// its own, past the previous write's return over TCP (a
+			// write held up by flow control is the server's).
+			from := intended
+			if flowControl {
+				from = max(intended, wrote)
+			}
+			p.own.Store(max(now-from, 0))
 			p.seq.Store(seq)
 			if r.inWindow(intended) {
 				l.pongsIn++
@@ -630,8 +763,9 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 			return err
 		}
 		r.res.Sent++
+		wrote = r.now()
 		l.lastSeq.Store(seq)
-		l.lastSend.Store(r.now())
+		l.lastSend.Store(wrote)
 	}
 }
 
@@ -639,11 +773,8 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 // or ReadTimeout has passed since the last send, or the run is cancelled.
 func (l *loadRun) receive(ctx context.Context) error {
 	r := l.run
-	if r.cfg.Receive == ReceiveSpin {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-	}
-	var highest uint64
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	poll := int64(50 * time.Millisecond)
 	for {
 		if ctx.Err() != nil || r.cancelled.Load() {
@@ -663,7 +794,7 @@ func (l *loadRun) receive(ctx context.Context) error {
 			}
 			return err
 		}
-		if err := l.reply(m, r.now(), &highest); err != nil {
+		if err := l.reply(m, r.now(), &l.highest); err != nil {
 			return err
 		}
 	}
@@ -701,7 +832,10 @@ func (l *loadRun) reply(m []byte, rx int64, highest *uint64) error {
 	}
 	*highest = h.Seq
 	if in {
-		r.keep(time.Duration(rx - intended))
+		own := p.own.Load()
+		r.keep(time.Duration(rx - intended - own))
+		r.sendLate.Record(time.Duration(own))
+		r.woke(rx)
 		if !r.cfg.DiscardSamples {
 			r.raw = append(r.raw, time.Duration(rx-p.sent.Load()))
 		}
@@ -743,6 +877,15 @@ func (r *run) finish() {
 		res.Raw = &raw
 	}
 	res.Dropped, res.Duplicated, res.OutOfOrder, res.LateReplies = r.dropped, r.dup, r.ooo, r.late
+	for _, x := range []struct {
+		rec *Recorder
+		to  **Summary
+	}{{r.sendLate, &res.SendLateness}, {r.wake, &res.ReceiveWake}} {
+		if x.rec != nil && x.rec.Count() > 0 {
+			s := x.rec.Summary(r.cfg.Summary)
+			*x.to = &s
+		}
+	}
 	if res.Raw != nil {
 		res.Raw.Dropped, res.Raw.Duplicated, res.Raw.OutOfOrder = r.dropped, r.dup, r.ooo
 	}

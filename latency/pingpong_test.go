@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,6 +39,14 @@ func TestPingPongLoopback(t *testing.T) {
 				assert.LessOrEqual(t, usOf(res.Min), usOf(res.P50))
 				assert.LessOrEqual(t, usOf(res.P50), usOf(res.Max))
 				assert.Equal(t, 64, res.MessageSizeBytes)
+				if runtime.GOOS == "linux" {
+					// Both receive paths read in the kernel with its
+					// arrival times: every measured reply has a wake-up.
+					require.NotNil(t, res.ReceiveWake)
+					assert.Equal(t, int64(500), res.ReceiveWake.Observations)
+					assert.LessOrEqual(t, res.ReceiveWake.Max, res.Max, "the wake-up is part of the round trip")
+				}
+				assert.Nil(t, res.SendLateness, "ping-pong sends on the reply: no schedule to be late for")
 				st := srv.Stats()
 				if network == "udp" {
 					assert.Equal(t, int64(508), st.Messages, "500 + 8 warm-up messages")
@@ -124,7 +133,15 @@ func TestPingPongUnderLoad(t *testing.T) {
 			require.NotNil(t, res.Raw)
 			assert.Equal(t, res.Observations, res.Raw.Observations)
 			assert.InDelta(t, 70, res.Observations+res.Dropped, 8)
-			assert.GreaterOrEqual(t, usOf(res.Avg), usOf(res.Raw.Avg), "latency from the intended send time includes the sender's lateness")
+			assert.GreaterOrEqual(t, usOf(res.Avg), usOf(res.Raw.Avg), "latency from the intended send time includes the waits for earlier writes")
+			// The sender's own lateness is reported beside the round
+			// trips, one value per measured message.
+			require.NotNil(t, res.SendLateness)
+			assert.Equal(t, res.Observations, res.SendLateness.Observations)
+			if runtime.GOOS == "linux" {
+				require.NotNil(t, res.ReceiveWake)
+				assert.Equal(t, res.Observations, res.ReceiveWake.Observations)
+			}
 			assert.Equal(t, 2000, res.TargetMPS)
 			st := srv.Stats()
 			// The server counts a reply before it writes it.

@@ -62,8 +62,9 @@ func (t *deadlineTransport) read(deadline time.Time) ([]byte, error) {
 	t.deadlines = append(t.deadlines, deadline)
 	return nil, os.ErrDeadlineExceeded
 }
-func (t *deadlineTransport) abort()       {}
-func (t *deadlineTransport) close() error { return nil }
+func (t *deadlineTransport) abort()             {}
+func (t *deadlineTransport) close() error       { return nil }
+func (t *deadlineTransport) arrived() time.Time { return time.Time{} }
 
 // overdueAt puts message seq, sent tx after the run's base, in w's ring as a
 // message whose adaptive timeout passed.

@@ -106,13 +106,32 @@ type Request struct {
 	Worker int
 	// Intended is when the schedule meant it to start; Start when it did.
 	Intended, Start time.Time
+	// Sent and Arrived, when Do sets what they point to, are when the
+	// request left the client (its write returned) and when its reply
+	// reached the client's kernel (a receive timestamp such as
+	// SO_TIMESTAMPNS). They split the client's own share of the time from
+	// the server's (see ScheduleResult); Do that does not know them leaves
+	// them alone, and Start and Do's return stand in for them.
+	Sent, Arrived *time.Time
+
+	// queued is how long the request waited for a worker that was still
+	// waiting for the reply to an earlier request: queueing, charged to
+	// the server.
+	queued int64
 }
 
 // ScheduleResult is the outcome of Schedule. Response times run from each
 // request's intended start to its end, so that a stalled server cannot hide
-// the requests it kept from being sent (coordinated omission); service times
-// run from its actual start. Both include failed requests; SuccessResponse
-// leaves them out.
+// the requests it kept from being sent (coordinated omission), less the
+// client's own lateness (ClientLateness): a request that waited for a worker
+// whose earlier request the server had not yet answered stays charged for the
+// wait, one that a late timer or a slow wake-up sent late while a worker was
+// free for it does not. A worker counts as busy from a request's charged
+// start for the server's time on it (its send to its reply's arrival, by
+// Request.Sent and Arrived, or Start to Do's return), so the backlog a
+// stalled client sends afterwards is not charged to the server
+// (docs/conventions.md). Service times run from each request's actual start.
+// Both include failed requests; SuccessResponse leaves them out.
 type ScheduleResult struct {
 	TargetRate float64 `json:"target_rate"`
 	Arrival    string  `json:"arrival"`
@@ -145,6 +164,21 @@ type ScheduleResult struct {
 	Response      Summary `json:"response"`
 	Service       Summary `json:"service"`
 	StartLateness Summary `json:"start_lateness"`
+	// ClientLateness and ReceiveWake are the client's own share, kept
+	// apart (docs/conventions.md): ClientLateness runs from the later of a
+	// request's intended start and the moment a worker was free for it (its
+	// previous reply's arrival) to its send (Request.Sent, or Start), the
+	// dispatcher's, the sender's and the previous receive's wake-ups; it is
+	// not charged to Response. ReceiveWake runs from its
+	// reply's arrival in the kernel (Request.Arrived) to Do's return, the
+	// receiver's wake-up and read; it stays in Response and Service, and
+	// is empty when Do reports no arrival. ClientLate counts the requests
+	// whose ClientLateness exceeded LateAfter: a large count means the
+	// client could not keep the schedule, and Response then holds less of
+	// the offered load's queueing than the server caused.
+	ClientLateness Summary `json:"client_lateness"`
+	ReceiveWake    Summary `json:"receive_wake"`
+	ClientLate     int64   `json:"client_late"`
 	// SuccessResponse summarises the response times of the requests that
 	// succeeded: a request that fails fast (a refused connection, a
 	// broken one) would otherwise pull Response's statistics down.
@@ -353,16 +387,21 @@ type sched struct {
 	end     int64 // window end (ns since base); MaxInt64 without Duration
 	lateAft int64
 
-	resp, serv, lat, ok *Recorder
-	idle                chan int
-	work                []chan Request
+	resp, serv, lat, ok, cl, wake *Recorder
+	idle                          chan int
+	work                          []chan Request
+	// freeAt[id] is when worker id would have been free had the client
+	// been on time (ns since base; see run); the worker writes it before
+	// it puts id back on idle, which orders it before the dispatcher's
+	// read.
+	freeAt []int64
 
-	started, late, failed, okIn atomic.Int64
+	started, late, failed, okIn, clientLate atomic.Int64
 }
 
 func schedule(ctx context.Context, c *ScheduleConfig, clk clock) (*ScheduleResult, error) {
 	s := &sched{cfg: c, clk: clk, do: c.Do, lateAft: int64(c.LateAfter), idle: make(chan int, c.Workers)}
-	for _, r := range []**Recorder{&s.resp, &s.serv, &s.lat, &s.ok} {
+	for _, r := range []**Recorder{&s.resp, &s.serv, &s.lat, &s.ok, &s.cl, &s.wake} {
 		rec, err := NewRecorder(c.Recorder)
 		if err != nil {
 			return nil, err
@@ -378,13 +417,23 @@ func schedule(ctx context.Context, c *ScheduleConfig, clk clock) (*ScheduleResul
 	defer cancel()
 	var wg sync.WaitGroup
 	s.work = make([]chan Request, c.Workers)
+	s.freeAt = make([]int64, c.Workers)
 	for id := range c.Workers {
 		s.work[id] = make(chan Request, 1)
 		s.idle <- id
-		wg.Go(func() { s.worker(wctx, id) })
+		if c.Workers > 1 {
+			wg.Go(func() { s.worker(wctx, id) })
+		}
+	}
+	var inline *workerState
+	if c.Workers == 1 {
+		// One worker runs on the dispatcher's goroutine: handing each
+		// request to another goroutine would add its wake-up to every
+		// request, and the dispatcher has nothing else to do meanwhile.
+		inline = s.newWorkerState()
 	}
 	p := newPacer(s.start, c.Rate, c.Arrival, c.Seed)
-	due, stoppedAt := s.dispatch(ctx, p)
+	due, stoppedAt := s.dispatch(ctx, wctx, p, inline)
 	for _, ch := range s.work {
 		close(ch)
 	}
@@ -393,8 +442,12 @@ func schedule(ctx context.Context, c *ScheduleConfig, clk clock) (*ScheduleResul
 }
 
 // dispatch starts requests until the window or Count ends, or ctx does. It
-// returns the number of requests due in the window and when it stopped.
-func (s *sched) dispatch(ctx context.Context, p *pacer) (due int64, stoppedAt int64) {
+// returns the number of requests due in the window and when it stopped. A
+// non-nil inline runs each request itself, on wctx.
+func (s *sched) dispatch(ctx, wctx context.Context, p *pacer, inline *workerState) (due int64, stoppedAt int64) {
+	// A locked thread keeps the spinning dispatcher's wake-ups its own.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var windowOver <-chan struct{}
 	if s.end != math.MaxInt64 {
 		ch, stop := s.clk.after(s.end)
@@ -435,7 +488,13 @@ func (s *sched) dispatch(ctx context.Context, p *pacer) (due int64, stoppedAt in
 		s.started.Add(1)
 		s.lat.Record(time.Duration(now - intended))
 		base := s.clk.base()
-		s.work[id] <- Request{Seq: seq, Worker: id, Intended: base.Add(time.Duration(intended)), Start: base.Add(time.Duration(now))}
+		req := Request{Seq: seq, Worker: id, Intended: base.Add(time.Duration(intended)), Start: base.Add(time.Duration(now)),
+			queued: max(min(s.freeAt[id], now)-intended, 0)}
+		if inline != nil {
+			s.run(wctx, inline, req)
+			continue
+		}
+		s.work[id] <- req
 	}
 }
 
@@ -448,29 +507,75 @@ func (s *sched) countDue(p *pacer, n int64) int64 {
 	return n
 }
 
+// workerState is one worker's recorders and the times its Do reports.
+type workerState struct {
+	resp, serv, ok, cl, wake *Worker
+	sent, arrived            time.Time
+}
+
+func (s *sched) newWorkerState() *workerState {
+	return &workerState{resp: s.resp.Worker(), serv: s.serv.Worker(), ok: s.ok.Worker(), cl: s.cl.Worker(), wake: s.wake.Worker()}
+}
+
 // worker runs the requests given to worker id.
 func (s *sched) worker(ctx context.Context, id int) {
-	resp, serv, ok := s.resp.Worker(), s.serv.Worker(), s.ok.Worker()
-	base := s.clk.base()
+	w := s.newWorkerState()
 	for req := range s.work[id] {
-		err := s.do(ctx, req)
-		done := s.clk.now()
-		if err != nil && ctx.Err() != nil {
-			s.idle <- id
-			continue // cut short by the caller
-		}
-		response := time.Duration(done) - req.Intended.Sub(base)
-		resp.Record(response)
-		serv.Record(time.Duration(done) - req.Start.Sub(base))
-		if err != nil {
-			s.failed.Add(1)
-		} else {
-			ok.Record(response)
-			if done <= s.end {
-				s.okIn.Add(1)
-			}
-		}
-		s.idle <- id
+		s.run(ctx, w, req)
+	}
+}
+
+// run runs req on worker state w, records it and frees its worker.
+func (s *sched) run(ctx context.Context, w *workerState, req Request) {
+	w.sent, w.arrived = time.Time{}, time.Time{}
+	req.Sent, req.Arrived = &w.sent, &w.arrived
+	err := s.do(ctx, req)
+	done := s.clk.now()
+	base := s.clk.base()
+	intended := int64(req.Intended.Sub(base))
+	sent := int64(req.Start.Sub(base))
+	if !w.sent.IsZero() {
+		sent = min(max(int64(w.sent.Sub(base)), sent), done)
+	}
+	// The server had the request from its send to its reply's arrival (or
+	// Do's return): a wait past the arrival is the client's reading.
+	free := done
+	if !w.arrived.IsZero() {
+		free = min(max(int64(w.arrived.Sub(base)), sent), done)
+	}
+	// The worker is free for the next request when it would have been
+	// had the client sent every request on time: from this one's charged
+	// start, the server's time on it. A client that stalls therefore
+	// never charges the server for the backlog it sends afterwards, while
+	// a server that stalls is charged for all it kept waiting.
+	vfree := intended + req.queued + (free - sent)
+	defer func() {
+		s.freeAt[req.Worker] = vfree
+		s.idle <- req.Worker
+	}()
+	if err != nil && ctx.Err() != nil {
+		return // cut short by the caller
+	}
+	// The client's own lateness: the send's delay past the later of the
+	// intended start and the moment a worker was free for it.
+	own := max(sent-intended-req.queued, 0)
+	if own > s.lateAft {
+		s.clientLate.Add(1)
+	}
+	w.cl.Record(time.Duration(own))
+	if !w.arrived.IsZero() {
+		w.wake.Record(time.Duration(max(done-int64(w.arrived.Sub(base)), 0)))
+	}
+	response := time.Duration(done - intended - own)
+	w.resp.Record(response)
+	w.serv.Record(time.Duration(done) - req.Start.Sub(base))
+	if err != nil {
+		s.failed.Add(1)
+		return
+	}
+	w.ok.Record(response)
+	if done <= s.end {
+		s.okIn.Add(1)
 	}
 }
 
@@ -479,7 +584,7 @@ func (s *sched) result(due, stoppedAt int64) *ScheduleResult {
 		TargetRate: s.cfg.Rate, Arrival: s.cfg.Arrival.String(), Workers: s.cfg.Workers,
 		Window: time.Duration(min(stoppedAt, s.end) - s.start), Elapsed: time.Duration(s.clk.now() - s.start),
 		Due: due, Started: s.started.Load(), Late: s.late.Load(), Failed: s.failed.Load(),
-		SucceededInWindow: s.okIn.Load(),
+		SucceededInWindow: s.okIn.Load(), ClientLate: s.clientLate.Load(),
 	}
 	r.Unstarted = max(r.Due-r.Started, 0)
 	if r.Window > 0 {
@@ -492,6 +597,7 @@ func (s *sched) result(due, stoppedAt int64) *ScheduleResult {
 	}{
 		{s.resp, &r.ResponseHistogram, &r.Response}, {s.serv, &r.ServiceHistogram, &r.Service},
 		{s.lat, new(*hdrhistogram.Histogram), &r.StartLateness}, {s.ok, &r.SuccessResponseHistogram, &r.SuccessResponse},
+		{s.cl, new(*hdrhistogram.Histogram), &r.ClientLateness}, {s.wake, new(*hdrhistogram.Histogram), &r.ReceiveWake},
 	} {
 		if x.rec.Count() > 0 {
 			*x.h = x.rec.Snapshot()

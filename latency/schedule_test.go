@@ -335,3 +335,127 @@ func TestRealClockBusyWaitDoesNotYield(t *testing.T) {
 	assert.False(t, ranDuringWait, "the busy-wait yielded to another goroutine")
 	<-done
 }
+
+// The rule of docs/conventions.md on a fake clock. The timer that should
+// start request 10 fires 600 us late while the worker is idle: the client's
+// error, reported in ClientLateness and ClientLate and kept out of Response,
+// which holds only the request's own 100 us. Request 11 then starts on time.
+func TestScheduleClientLatenessNotCharged(t *testing.T) {
+	const iv = int64(time.Millisecond)
+	clk := &fakeClock{}
+	clk.stall = func(intended int64) int64 {
+		if intended == 10*iv {
+			return 600 * int64(time.Microsecond)
+		}
+		return 0
+	}
+	res, reqs := runFake(t, &ScheduleConfig{Rate: 1000, Duration: 20 * time.Millisecond, Workers: 1, LateAfter: 100 * time.Microsecond}, clk,
+		func(*Request) time.Duration { return 100 * time.Microsecond })
+	require.Len(t, reqs, 20)
+	assert.Equal(t, 600*time.Microsecond, reqs[10].Start.Sub(reqs[10].Intended))
+	assert.Equal(t, reqs[11].Intended, reqs[11].Start)
+	assert.Equal(t, int64(1), res.Late)
+	assert.Equal(t, int64(1), res.ClientLate)
+	assert.InDelta(t, 600, usOf(res.ClientLateness.Max), 1)
+	assert.InDelta(t, 600, usOf(res.StartLateness.Max), 1)
+	assert.InDelta(t, 100, usOf(res.Response.Max), 1, "the late timer is not the server's")
+	assert.InDelta(t, 100, usOf(res.Service.Max), 1)
+}
+
+// A request that waits behind an outstanding one is queueing and stays
+// charged: one worker; request 1 is due at 1 ms while request 0 runs until
+// 2.5 ms, so its 1.5 ms wait is all charged and none of it is the client's.
+func TestScheduleQueueingCharged(t *testing.T) {
+	const iv = time.Millisecond
+	clk := &fakeClock{}
+	res, reqs := runFake(t, &ScheduleConfig{Rate: 1000, Count: 2, Workers: 1, LateAfter: 100 * time.Microsecond}, clk,
+		func(r *Request) time.Duration {
+			if r.Seq == 0 {
+				return 5 * iv / 2
+			}
+			return 100 * time.Microsecond
+		})
+	require.Len(t, reqs, 2)
+	assert.Equal(t, 5*iv/2, reqs[1].Start.Sub(fakeBase))
+	assert.Equal(t, int64(0), res.ClientLate)
+	assert.Zero(t, usOf(res.ClientLateness.Max))
+	// Request 1: 1.5 ms queued + 0.1 ms service.
+	assert.InDelta(t, 1600, usOf(res.Response.Min), 2)
+	assert.InDelta(t, 2500, usOf(res.Response.Max), 2)
+}
+
+// Do reports its send and its reply's kernel arrival: a send 300 us after
+// Start is the client's and leaves Response; the 40 us from arrival to
+// Do's return is the receive wake-up, reported and kept in Response.
+func TestScheduleSentAndArrived(t *testing.T) {
+	clk := &fakeClock{}
+	cfg := &ScheduleConfig{Rate: 1000, Count: 5, Workers: 1, LateAfter: 100 * time.Microsecond,
+		Do: func(_ context.Context, r Request) error {
+			*r.Sent = r.Start.Add(300 * time.Microsecond)
+			*r.Arrived = r.Start.Add(400 * time.Microsecond)
+			clk.advanceTo(int64(r.Start.Sub(fakeBase) + 440*time.Microsecond))
+			return nil
+		}}
+	c, err := cfg.normalize()
+	require.NoError(t, err)
+	res, err := schedule(context.Background(), &c, clk)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), res.ClientLate)
+	assert.InDelta(t, 300, usOf(res.ClientLateness.P50), 1)
+	assert.InDelta(t, 40, usOf(res.ReceiveWake.P50), 1)
+	assert.InDelta(t, 140, usOf(res.Response.P50), 1)
+	assert.InDelta(t, 440, usOf(res.Service.P50), 1)
+}
+
+// A connection is free once its reply has arrived: request 0's reply
+// arrives at 0.5 ms but the client reads it only at 1.8 ms (a slow receive
+// wake-up, inside request 0's own response time). Request 1, due at 1 ms,
+// goes out at 1.8 ms: the 0.8 ms past the arrival is the client's, not
+// queueing, and stays out of request 1's response.
+func TestScheduleFreeAtArrival(t *testing.T) {
+	clk := &fakeClock{}
+	cfg := &ScheduleConfig{Rate: 1000, Count: 2, Workers: 1, LateAfter: 100 * time.Microsecond,
+		Do: func(_ context.Context, r Request) error {
+			*r.Sent = r.Start
+			if r.Seq == 0 {
+				*r.Arrived = r.Start.Add(500 * time.Microsecond)
+				clk.advanceTo(int64(1800 * time.Microsecond))
+				return nil
+			}
+			*r.Arrived = r.Start.Add(100 * time.Microsecond)
+			clk.advanceTo(int64(r.Start.Sub(fakeBase) + 100*time.Microsecond))
+			return nil
+		}}
+	c, err := cfg.normalize()
+	require.NoError(t, err)
+	res, err := schedule(context.Background(), &c, clk)
+	require.NoError(t, err)
+	assert.InDelta(t, 800, usOf(res.ClientLateness.Max), 1)
+	assert.Equal(t, int64(1), res.ClientLate)
+	assert.InDelta(t, 100, usOf(res.Response.Min), 1, "request 1: its own 100 us")
+	assert.InDelta(t, 1800, usOf(res.Response.Max), 1, "request 0: its receive wake-up stays in")
+	assert.InDelta(t, 1300, usOf(res.ReceiveWake.Max), 1)
+}
+
+// The client stalls: the timer for request 0 fires 5 ms late and the
+// requests due meanwhile then go out back to back, each waiting for the
+// one before. None of that waiting is the server's, which answers each in
+// 100 us: every response is 100 us, and the stall shows in ClientLateness.
+func TestScheduleClientStallBacklogNotCharged(t *testing.T) {
+	const iv = int64(time.Millisecond)
+	clk := &fakeClock{}
+	clk.stall = func(intended int64) int64 {
+		if intended == 0 {
+			return 5 * iv
+		}
+		return 0
+	}
+	res, reqs := runFake(t, &ScheduleConfig{Rate: 1000, Duration: 10 * time.Millisecond, Workers: 1, LateAfter: 100 * time.Microsecond}, clk,
+		func(*Request) time.Duration { return 100 * time.Microsecond })
+	require.Len(t, reqs, 10)
+	assert.Equal(t, reqs[4].Intended.Add(1400*time.Microsecond), reqs[4].Start, "sent after the backlog before it")
+	assert.InDelta(t, 100, usOf(res.Response.Max), 1)
+	assert.InDelta(t, 100, usOf(res.Response.Min), 1)
+	assert.InDelta(t, 5000, usOf(res.ClientLateness.Max), 10)
+	assert.Equal(t, int64(6), res.ClientLate, "requests 0-5")
+}

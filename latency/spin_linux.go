@@ -14,14 +14,19 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/netperfkit/netperfkit/internal/kstamp"
 	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 
 	"golang.org/x/sys/unix"
 )
 
 // spinTransport is ReceiveSpin: raw non-blocking receives on the socket's file
-// descriptor, spinning for up to spin before blocking in poll(2). The caller
-// locks its goroutine to an OS thread.
+// descriptor, spinning for up to spin before blocking in poll(2). With a zero
+// spin it is ReceiveDefault on linux: the reading thread sleeps in the kernel,
+// which wakes it when a reply arrives, where Go's netpoller would first have
+// to find it a P (tens of microseconds on an idle machine). Receives take
+// the kernel's arrival time (SO_TIMESTAMPNS) when the socket allows. The
+// caller locks its goroutine to an OS thread.
 type spinTransport struct {
 	conn    net.Conn // owns fd; closed only by close
 	fd      int
@@ -32,7 +37,47 @@ type spinTransport struct {
 	buf      []byte            // UDP
 	fr       *wire.FrameReader // TCP, over rd
 	deadline time.Time         // of the TCP read in progress
+
+	// With stamps, receives are recvmsg(2) calls whose control messages
+	// (oob) hold the arrival time, kept in last.
+	stamps bool
+	oob    []byte
+	msg    unix.Msghdr
+	iov    unix.Iovec
+	last   time.Time
+	pfd    [1]unix.PollFd
 }
+
+// readBy returns the next datagram if one arrives by deadline, sleeping in
+// ppoll(2), to the nanosecond, meanwhile; ok is false when none did. A
+// deadline already passed makes it one non-blocking receive. UDP only.
+func (t *spinTransport) readBy(deadline time.Time) (msg []byte, ok bool, err error) {
+	for {
+		n, errno := t.tryRecv(t.buf)
+		switch errno {
+		case 0:
+			return t.buf[:n], true, nil
+		case unix.EAGAIN, unix.EINTR:
+		default:
+			return nil, false, fmt.Errorf("latency: recv: %w", errno)
+		}
+		if t.aborted.Load() {
+			return nil, false, errAborted
+		}
+		rem := time.Until(deadline)
+		if rem <= 0 {
+			return nil, false, nil
+		}
+		ts := unix.NsecToTimespec(int64(min(rem, 20*time.Millisecond)))
+		t.pfd[0] = unix.PollFd{Fd: int32(t.fd), Events: unix.POLLIN}
+		if _, err := unix.Ppoll(t.pfd[:], &ts, nil); err != nil && err != unix.EINTR {
+			return nil, false, fmt.Errorf("latency: ppoll: %w", err)
+		}
+	}
+}
+
+// datagrams reports whether readBy may be used.
+func (t *spinTransport) datagrams() bool { return t.fr == nil }
 
 func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, spin time.Duration) (transport, error) {
 	c, buf, err := dialConn(ctx, network, addr)
@@ -53,6 +98,14 @@ func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, sp
 	if err := raw.Control(func(fd uintptr) { t.fd = int(fd) }); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("latency: %w", err)
+	}
+	var serr error
+	_ = raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	})
+	if serr == nil {
+		t.stamps = true
+		t.oob = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))*2)
 	}
 	if buf == nil {
 		t.fr = wire.NewFrameReader(spinReader{t}, maxMsg)
@@ -76,6 +129,9 @@ func (t *spinTransport) recv(b []byte, deadline time.Time) (int, error) {
 		if errno != unix.EAGAIN && errno != unix.EINTR {
 			return 0, fmt.Errorf("latency: recv: %w", errno)
 		}
+		if t.spin <= 0 {
+			break
+		}
 		if i&15 == 15 {
 			if t.aborted.Load() {
 				return 0, errAborted
@@ -89,6 +145,22 @@ func (t *spinTransport) recv(b []byte, deadline time.Time) (int, error) {
 }
 
 func (t *spinTransport) tryRecv(b []byte) (int, unix.Errno) {
+	if t.stamps {
+		t.iov.Base = &b[0]
+		t.iov.SetLen(len(b))
+		t.msg.Iov, t.msg.Iovlen = &t.iov, 1
+		t.msg.Control = &t.oob[0]
+		t.msg.SetControllen(len(t.oob))
+		n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(t.fd), uintptr(unsafe.Pointer(&t.msg)), unix.MSG_DONTWAIT)
+		if errno == 0 {
+			if at, ok := kstamp.Stamp(t.oob[:t.msg.Controllen]); ok {
+				t.last = at
+			} else {
+				t.last = time.Time{}
+			}
+		}
+		return int(n), errno
+	}
 	// RawSyscall skips the scheduler's syscall bookkeeping, which a
 	// non-blocking receive does not need and which would add to every spin.
 	n, _, errno := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(t.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), unix.MSG_DONTWAIT, 0, 0)
@@ -177,5 +249,6 @@ func (t *spinTransport) write(b []byte) error {
 	return nil
 }
 
-func (t *spinTransport) abort()       { t.aborted.Store(true) }
-func (t *spinTransport) close() error { return t.conn.Close() }
+func (t *spinTransport) arrived() time.Time { return t.last }
+func (t *spinTransport) abort()             { t.aborted.Store(true) }
+func (t *spinTransport) close() error       { return t.conn.Close() }

@@ -23,6 +23,9 @@ type transport interface {
 	// called from any goroutine.
 	abort()
 	close() error
+	// arrived is when the kernel received the message read last (a
+	// wall-clock reading), zero when the transport does not know.
+	arrived() time.Time
 }
 
 // isTimeout reports whether err is, or wraps, a timeout: a passed deadline
@@ -102,5 +105,6 @@ func (t *netTransport) read(deadline time.Time) ([]byte, error) {
 	return t.buf[:n], nil
 }
 
-func (t *netTransport) abort()       { t.conn.Close() }
-func (t *netTransport) close() error { return t.conn.Close() }
+func (t *netTransport) arrived() time.Time { return time.Time{} }
+func (t *netTransport) abort()             { t.conn.Close() }
+func (t *netTransport) close() error       { return t.conn.Close() }

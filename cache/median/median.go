@@ -58,6 +58,12 @@ type Result struct {
 	ServiceP99   *latency.DurationRange `json:"service_p99_us,omitempty"`
 	Late         int64                  `json:"late,omitempty"`
 	Unstarted    int64                  `json:"unstarted,omitempty"`
+	// ClientLatenessP99 and ReceiveWakeP99 are the medians of the p99s of
+	// the client's own share (latency.ScheduleResult's ClientLateness and
+	// ReceiveWake): large ones mean the figures above are partly the
+	// client's.
+	ClientLatenessP99 *latency.DurationRange `json:"client_lateness_p99_us,omitempty"`
+	ReceiveWakeP99    *latency.DurationRange `json:"receive_wake_p99_us,omitempty"`
 	// Results holds every run; P50.N and the others' N count them.
 	Results []*cache.RunResult `json:"runs_detail"`
 }
@@ -104,7 +110,9 @@ func summarizeOpen(a *Result, runs []*cache.RunResult) {
 	a.TargetRate = runs[0].TargetRate
 	ach := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.AchievedRate })
 	svc := latency.AggregateDurations(sched, func(s *latency.ScheduleResult) time.Duration { return s.Service.P99 })
-	a.AchievedRate, a.ServiceP99 = &ach, &svc
+	cl := latency.AggregateDurations(sched, func(s *latency.ScheduleResult) time.Duration { return s.ClientLateness.P99 })
+	wake := latency.AggregateDurations(sched, func(s *latency.ScheduleResult) time.Duration { return s.ReceiveWake.P99 })
+	a.AchievedRate, a.ServiceP99, a.ClientLatenessP99, a.ReceiveWakeP99 = &ach, &svc, &cl, &wake
 }
 
 // Run runs the workload cfg.Workload against ep cfg.Runs times with

@@ -53,9 +53,11 @@ func TestSummarize(t *testing.T) {
 // and service_p99_us as latency.Range objects in float microseconds.
 func TestResultJSONShape(t *testing.T) {
 	r1 := run(151.5, 273.25, 24506, 490120, 0, nil)
-	r1.Schedule, r1.TargetRate = &latency.ScheduleResult{AchievedRate: 999.5, Late: 2, Service: latency.Summary{P99: 120126 * time.Nanosecond}}, 1000
+	r1.Schedule, r1.TargetRate = &latency.ScheduleResult{AchievedRate: 999.5, Late: 2, Service: latency.Summary{P99: 120126 * time.Nanosecond},
+		ClientLateness: latency.Summary{P99: 3 * time.Microsecond}, ReceiveWake: latency.Summary{P99: 9 * time.Microsecond}}, 1000
 	r2 := run(148, 290, 24800, 496000, 1, map[cache.ErrorKind]int64{cache.ErrTimeout: 1})
-	r2.Schedule, r2.TargetRate = &latency.ScheduleResult{AchievedRate: 1000, Unstarted: 3, Service: latency.Summary{P99: 110 * time.Microsecond}}, 1000
+	r2.Schedule, r2.TargetRate = &latency.ScheduleResult{AchievedRate: 1000, Unstarted: 3, Service: latency.Summary{P99: 110 * time.Microsecond},
+		ClientLateness: latency.Summary{P99: 5 * time.Microsecond}, ReceiveWake: latency.Summary{P99: 11 * time.Microsecond}}, 1000
 	a := median.Summarize([]*cache.RunResult{r1, r2})
 	a.Results = nil
 	b, err := json.Marshal(a)
@@ -67,7 +69,9 @@ func TestResultJSONShape(t *testing.T) {
 		"attempts":986120,"errors":1,"errors_by_kind":{"timeout":1},
 		"target_rate":1000,"achieved_rate":{"median":999.75,"min":999.5,"max":1000,"n":2},
 		"service_p99_us":{"median":115.063,"min":110,"max":120.126,"n":2},
-		"late":2,"unstarted":3,"runs_detail":null}`, string(b))
+		"late":2,"unstarted":3,"runs_detail":null,
+		"client_lateness_p99_us":{"median":4,"min":3,"max":5,"n":2},
+		"receive_wake_p99_us":{"median":10,"min":9,"max":11,"n":2}}`, string(b))
 	var back median.Result
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, a.P50, back.P50)

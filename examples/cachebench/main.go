@@ -393,16 +393,38 @@ func printTables(w io.Writer, o *output) {
 func printOpen(w io.Writer, o *output) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "engine\tmode\ttarget/s\tachieved/s\t(min-max)\tlate\tunstarted\tservice p99 us\t(min-max)\t")
+	fmt.Fprintln(tw, "engine\tmode\ttarget/s\tachieved/s\t(min-max)\tlate\tunstarted\tservice p99 us\t(min-max)\tclient: send late p99 us\treceive wake p99 us\t")
+	var notes []string
 	for _, a := range o.Results {
 		if a.AchievedRate == nil || a.ServiceP99 == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t(%.0f-%.0f)\t%d\t%d\t%.0f\t(%.0f-%.0f)\t\n", a.Engine, a.Mode, a.TargetRate,
+		var cl, wake time.Duration
+		if a.ClientLatenessP99 != nil && a.ReceiveWakeP99 != nil {
+			cl, wake = a.ClientLatenessP99.Median, a.ReceiveWakeP99.Median
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t(%.0f-%.0f)\t%d\t%d\t%.0f\t(%.0f-%.0f)\t%.0f\t%.0f\t\n", a.Engine, a.Mode, a.TargetRate,
 			a.AchievedRate.Median, a.AchievedRate.Min, a.AchievedRate.Max, a.Late, a.Unstarted,
-			us(a.ServiceP99.Median), us(a.ServiceP99.Min), us(a.ServiceP99.Max))
+			us(a.ServiceP99.Median), us(a.ServiceP99.Min), us(a.ServiceP99.Max), us(cl), us(wake))
+		if n := clientShareNote(a.Engine+" "+string(a.Mode), a.P99.Median, cl, wake); n != "" {
+			notes = append(notes, n)
+		}
 	}
 	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+}
+
+// clientShareNote says when the client's own share (its send lateness,
+// kept out of the response times, and its receive wake-up, inside them) is
+// a large part of a p99 of p99: then the figure is partly the client's.
+func clientShareNote(what string, p99, sendLate, wake time.Duration) string {
+	if p99 <= 0 || 4*(sendLate+wake) < p99 {
+		return ""
+	}
+	return fmt.Sprintf("NOTE %s: the client's own share is a large part of p99 %.0f us (send lateness p99 %.0f us, kept out of it; receive wake-up p99 %.0f us, inside it): on a busy machine the figure is partly the client's",
+		what, us(p99), us(sendLate), us(wake))
 }
 
 // us is d in microseconds, the unit the tables print.

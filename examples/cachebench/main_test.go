@@ -122,6 +122,14 @@ func TestCachebenchRate(t *testing.T) {
 		assert.Equal(t, sched["due"], sched["started"].(float64)+sched["unstarted"].(float64))
 		assert.Contains(t, sched, "service")
 		assert.Contains(t, sched, "response")
+		// The client's own share, beside them; the RESP engine reads its
+		// replies with kernel receive timestamps on linux.
+		require.Contains(t, sched, "client_lateness")
+		require.Contains(t, sched, "receive_wake")
+		assert.Equal(t, sched["response"].(map[string]any)["observations"], sched["client_lateness"].(map[string]any)["observations"])
+		if runtime.GOOS == "linux" && r["mode"] == "pool" {
+			assert.Positive(t, sched["receive_wake"].(map[string]any)["observations"], "kernel arrival times")
+		}
 	}
 
 	out.Reset()
@@ -129,6 +137,7 @@ func TestCachebenchRate(t *testing.T) {
 	require.Equal(t, 0, rc, errb.String())
 	assert.Contains(t, out.String(), "open loop at 300 ops/s (uniform)")
 	assert.Contains(t, out.String(), "achieved/s")
+	assert.Contains(t, out.String(), "receive wake p99 us")
 
 	assert.Equal(t, 2, run([]string{"-rate", "-1"}, &out, &errb))
 	assert.Equal(t, 2, run([]string{"-arrival", "bursty"}, &out, &errb))
@@ -140,7 +149,7 @@ func TestCachebenchSLO(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
 	var out, errb bytes.Buffer
 	rc := run([]string{"-addr", s.Addr, "-engine", "resp", "-mode", "both", "-workers", "2", "-slo", "p99=1s",
-		"-start", "200", "-step", "200ms", "-json"}, &out, &errb)
+		"-start", "1000", "-step", "500ms", "-json"}, &out, &errb)
 	require.Equal(t, 0, rc, errb.String())
 	var o struct {
 		Searches []struct {
@@ -162,13 +171,13 @@ func TestCachebenchSLO(t *testing.T) {
 	for _, sr := range o.Searches {
 		assert.Equal(t, "p99=1s", sr.SLO)
 		require.NotEmpty(t, sr.Steps)
-		assert.Equal(t, 200.0, sr.Steps[0].Rate)
+		assert.Equal(t, 1000.0, sr.Steps[0].Rate)
 		assert.Positive(t, sr.BrokeAt, "two workers cannot hold every rate")
 		if sr.Rate > 0 {
 			assert.Less(t, sr.Rate, sr.BrokeAt)
 		}
 	}
-	assert.Contains(t, errb.String(), "resp pool grow: 200 ops/s")
+	assert.Contains(t, errb.String(), "resp pool grow: 1000 ops/s")
 
 	out.Reset()
 	assert.Equal(t, 2, run([]string{"-slo", "p99"}, &out, &errb))
@@ -301,7 +310,7 @@ func TestCachebenchSLOInterruptedPrintsPartial(t *testing.T) {
 	errb := &cancelOn{marker: "grow:", cancel: cancel}
 	var out bytes.Buffer
 	rc := runCtx(ctx, []string{"-addr", s.Addr, "-engine", "resp", "-mode", "pool", "-slo", "p99=1s",
-		"-start", "100", "-step", "100ms", "-json"}, &out, errb)
+		"-start", "2000", "-step", "100ms", "-json"}, &out, errb)
 	require.Equal(t, exitInterrupted, rc, errb.String())
 	var o struct {
 		Interrupted bool `json:"interrupted"`
@@ -321,4 +330,13 @@ func TestPrintErrorsKindNames(t *testing.T) {
 	printErrors(&b, &output{Results: []*median.Result{{Engine: "resp", Mode: cache.Pooled, Errors: 4,
 		ErrorsByKind: map[cache.ErrorKind]int64{cache.ErrTimeout: 3, cache.ErrConnectRefused: 1}}}})
 	assert.Equal(t, "cachebench: resp pool errors: [connect_refused=1 timeout=3]\n", b.String())
+}
+
+func TestClientShareNote(t *testing.T) {
+	assert.Empty(t, clientShareNote("resp pool", 400*time.Microsecond, 10*time.Microsecond, 20*time.Microsecond), "a small share")
+	assert.Empty(t, clientShareNote("resp pool", 0, 0, 0), "nothing measured")
+	n := clientShareNote("resp pool", 200*time.Microsecond, 30*time.Microsecond, 40*time.Microsecond)
+	assert.Contains(t, n, "resp pool")
+	assert.Contains(t, n, "p99 200 us")
+	assert.Contains(t, n, "receive wake-up p99 40 us")
 }

@@ -29,8 +29,9 @@ func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Wr
 			cfg := &cache.WorkloadConfig{Engine: engine, Mode: mode, Workers: o.workers, GetWeight: o.get, SetWeight: o.set, Arrival: o.arrival}
 			res, err := searchRate(ctx, ep, cfg, &slo.Config{SLO: *o.slo, Start: o.start, StepDuration: o.step,
 				OnStep: func(st slo.Step) {
-					fmt.Fprintf(stderr, "cachebench: %s %s %s: %.0f ops/s (achieved %.0f): p%g %.0f us, %d failed: %s\n",
-						name, mode, st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, float64(st.Percentile)/1e3, st.Failed, metWord(st.Met))
+					fmt.Fprintf(stderr, "cachebench: %s %s %s: %.0f ops/s (achieved %.0f): p%g %.0f us of %d requests (client's share p99 %.0f us), %d failed: %s\n",
+						name, mode, st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, float64(st.Percentile)/1e3, st.Requests,
+						float64(st.ClientShare)/1e3, st.Failed, stepWord(st))
 				}})
 			if err != nil {
 				err = fmt.Errorf("%s %s: %w", name, mode, err)
@@ -50,9 +51,14 @@ func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Wr
 	return out, nil
 }
 
-func metWord(met bool) string {
-	if met {
+// stepWord is a step's verdict: met, broke, or unjudged (too few requests
+// for the percentile, which ends the search).
+func stepWord(st slo.Step) string {
+	switch {
+	case st.Met:
 		return "met"
+	case st.Unjudged:
+		return "unjudged"
 	}
 	return "broke"
 }
@@ -61,16 +67,21 @@ func printSearches(w io.Writer, o *output) {
 	for _, s := range o.Searches {
 		fmt.Fprintf(w, "%s %s on %s: SLO %s, steps of %gs\n", s.Engine, s.Mode, o.Endpoint, s.SLO, o.DurationSec)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "step\tphase\trate/s\tachieved/s\tpercentile us\trequests\tfailed\tSLO\t")
+		fmt.Fprintln(tw, "step\tphase\trate/s\tachieved/s\tpercentile us\trequests\tfailed\tclient p99 us\tSLO\t")
 		for i, st := range s.Steps {
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.0f\t%d\t%d\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Failed, metWord(st.Met))
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.0f\t%d\t%d\t%.0f\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Failed,
+				float64(st.ClientShare)/1e3, stepWord(st))
 		}
 		tw.Flush()
 		broke := "never, up to the maximum rate"
 		if s.BrokeAt > 0 {
 			broke = fmt.Sprintf("%.0f ops/s", s.BrokeAt)
 		}
-		fmt.Fprintf(w, "highest rate meeting %s: %.0f ops/s; broke at %s\n\n", s.SLO, s.Rate, broke)
+		fmt.Fprintf(w, "highest rate meeting %s: %.0f ops/s; broke at %s\n", s.SLO, s.Rate, broke)
+		if n := len(s.Steps); n > 0 && s.Steps[n-1].Unjudged {
+			fmt.Fprintf(w, "the search ended at %.0f ops/s: even a step ten times as long holds too few requests to judge %s there\n", s.Steps[n-1].Rate, s.SLO)
+		}
+		fmt.Fprintln(w)
 	}
 }
 
@@ -103,7 +114,8 @@ func searchRate(ctx context.Context, ep *cache.Endpoint, cfg *cache.WorkloadConf
 		if err != nil {
 			return slo.Measurement{}, err
 		}
-		return slo.Measurement{Response: r.Histogram, AchievedRate: r.Schedule.AchievedRate, Failed: r.Errors}, nil
+		return slo.Measurement{Response: r.Histogram, AchievedRate: r.Schedule.AchievedRate, Failed: r.Errors,
+			ClientShare: r.Schedule.ClientLateness.P99 + r.Schedule.ReceiveWake.P99}, nil
 	}
 	res, err := slo.Search(ctx, &sc)
 	if err != nil && res == nil {

@@ -267,24 +267,49 @@ func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult
 	fmt.Fprintf(w, "sockperf: [Valid Duration] RunTime=%.3f sec; Observations=%d\n", res.ValidTime.Seconds(), res.Observations)
 	if res.TargetMPS > 0 {
 		fmt.Fprintf(w, "sockperf: %d messages sent late (over one interval, at most 1 ms, after their intended time)\n", res.Late)
-		fmt.Fprintln(w, "sockperf: round-trip times from each message's intended send time:")
+		fmt.Fprintln(w, "sockperf: round-trip times from each message's intended send time, less the sender's own lateness:")
 	}
 	if err := res.Summary.WriteText(w, "Round trip"); err != nil {
 		return err
 	}
 	if res.Raw != nil {
 		fmt.Fprintln(w, "sockperf: raw send-to-reply round-trip times:")
-		return res.Raw.WriteText(w, "Round trip")
+		if err := res.Raw.WriteText(w, "Round trip"); err != nil {
+			return err
+		}
 	}
+	writeClientShare(w, res)
 	return nil
 }
+
+// writeClientShare prints the client's own share of the measured round
+// trips, and says when it is a large part of them.
+func writeClientShare(w io.Writer, res *latency.PingPongResult) {
+	var sendP99, wakeP50, wakeP99 time.Duration
+	if res.SendLateness != nil {
+		sendP99 = res.SendLateness.P99
+	}
+	if res.ReceiveWake != nil {
+		wakeP50, wakeP99 = res.ReceiveWake.P50, res.ReceiveWake.P99
+	}
+	if res.SendLateness == nil && res.ReceiveWake == nil {
+		return
+	}
+	fmt.Fprintf(w, "sockperf: client's own share: send lateness p99 %.3f usec (kept out of the round trips); receive wake-up p50 %.3f p99 %.3f usec (inside them)\n",
+		usec(sendP99), usec(wakeP50), usec(wakeP99))
+	if res.P99 > 0 && 4*(sendP99+wakeP99) >= res.P99 {
+		fmt.Fprintln(w, "sockperf: NOTE: the client's own share is a large part of the p99 above: on a busy machine the figure is partly the client's")
+	}
+}
+
+func usec(d time.Duration) float64 { return float64(d) / 1e3 }
 
 // searchSLO runs the SLO rate search and prints its steps.
 func searchSLO(ctx context.Context, stdout, stderr io.Writer, o options, cfg *latency.PingPongConfig) error {
 	res, err := slo.PingPong(ctx, o.addr, cfg, &slo.Config{SLO: *o.slo, Start: o.start, StepDuration: o.step,
 		OnStep: func(st slo.Step) {
-			fmt.Fprintf(stderr, "pingpong: %s %.0f msg/s (achieved %.0f): p%g %.1f us, %d dropped, met %v\n",
-				st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, float64(st.Percentile)/1e3, st.Failed, st.Met)
+			fmt.Fprintf(stderr, "pingpong: %s %.0f msg/s (achieved %.0f): p%g %.1f us of %d (client's share p99 %.1f us), %d dropped, %s\n",
+				st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, float64(st.Percentile)/1e3, st.Requests, usec(st.ClientShare), st.Failed, verdict(st))
 		}})
 	if res == nil {
 		return err
@@ -299,13 +324,10 @@ func searchSLO(ctx context.Context, stdout, stderr io.Writer, o options, cfg *la
 	}
 	fmt.Fprintf(stdout, "SLO %s on %s over %s, steps of %v, every message asks for a reply\n", res.SLO, o.addr, cfg.Network, o.step)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "step\tphase\tmsg/s\tachieved/s\tpercentile us\tmeasured\tdropped\tSLO\t")
+	fmt.Fprintln(tw, "step\tphase\tmsg/s\tachieved/s\tpercentile us\tmeasured\tdropped\tclient p99 us\tSLO\t")
 	for i, st := range res.Steps {
-		verdict := "broke"
-		if st.Met {
-			verdict = "met"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.1f\t%d\t%d\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Failed, verdict)
+		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.1f\t%d\t%d\t%.1f\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Failed,
+			usec(st.ClientShare), verdict(st))
 	}
 	tw.Flush()
 	broke := "never, up to the maximum rate"
@@ -313,5 +335,20 @@ func searchSLO(ctx context.Context, stdout, stderr io.Writer, o options, cfg *la
 		broke = fmt.Sprintf("%.0f msg/s", res.BrokeAt)
 	}
 	fmt.Fprintf(stdout, "highest rate meeting %s: %.0f msg/s; broke at %s\n", res.SLO, res.Rate, broke)
+	if n := len(res.Steps); n > 0 && res.Steps[n-1].Unjudged {
+		fmt.Fprintf(stdout, "the search ended at %.0f msg/s: even a step ten times as long holds too few replies to judge %s there\n", res.Steps[n-1].Rate, res.SLO)
+	}
 	return err
+}
+
+// verdict is a step's: met, broke, or unjudged (too few replies for the
+// percentile, which ends the search).
+func verdict(st slo.Step) string {
+	switch {
+	case st.Met:
+		return "met"
+	case st.Unjudged:
+		return "unjudged"
+	}
+	return "broke"
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -26,6 +27,11 @@ func TestJSONKeys(t *testing.T) {
 	}
 	assert.Equal(t, 200.0, m["observations"])
 	assert.Equal(t, 64.0, m["message_size_bytes"])
+	if runtime.GOOS == "linux" {
+		// The default receive path reads in the kernel with arrival times.
+		require.Contains(t, m, "receive_wake")
+		assert.Equal(t, 200.0, m["receive_wake"].(map[string]any)["observations"])
+	}
 
 	f, err := os.Open(hist)
 	require.NoError(t, err)
@@ -50,6 +56,7 @@ func TestTextAgainstServerTCPUnderLoad(t *testing.T) {
 	assert.Contains(t, s, "raw send-to-reply round-trip times")
 	assert.Contains(t, s, "---> percentile 99.999 =")
 	assert.Regexp(t, `sockperf: \d+ messages sent late`, s)
+	assert.Regexp(t, `sockperf: client's own share: send lateness p99 [0-9.]+ usec`, s)
 }
 
 func TestTextInProcessServer(t *testing.T) {

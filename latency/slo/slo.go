@@ -72,7 +72,31 @@ const (
 	// to count as meeting the SLO: a load generator that cannot offer the
 	// rate has not shown that the server meets it.
 	minDelivered = 0.9
+	// tailSamples is how many samples a step must hold beyond the
+	// percentile it judges: a p99 of a few hundred samples is one of its
+	// largest few, and of three samples their maximum.
+	tailSamples = 10
+	// maxStretch bounds how far a step is lengthened to hold them, in
+	// StepDurations.
+	maxStretch = 10
+	// stepMargin lengthens a stretched step for the warm-up and cool-down a
+	// Measure may leave out of it.
+	stepMargin = 1.5
 )
+
+// needSamples is how many samples a step must hold to judge percentile p.
+func needSamples(p float64) int64 {
+	return int64(math.Ceil(tailSamples / (1 - p/100)))
+}
+
+// stepFor is the step duration at rate: StepDuration, lengthened (up to
+// maxStretch of it) until the step holds the samples the SLO's percentile
+// needs.
+func (c *Config) stepFor(rate float64) time.Duration {
+	need := float64(needSamples(c.SLO.Percentile)) * stepMargin / rate
+	d := time.Duration(math.Ceil(need * float64(time.Second)))
+	return min(max(c.StepDuration, d), maxStretch*c.StepDuration)
+}
 
 // Config configures Search. SLO and Measure are required (PingPong sets
 // Measure itself).
@@ -88,7 +112,10 @@ type Config struct {
 	// Growth multiplies the rate after each step that meets the SLO,
 	// until one breaks it; a bisection follows. Zero means 2.
 	Growth float64
-	// StepDuration is the length of each step. Zero means 1 s.
+	// StepDuration is the length of each step. Zero means 1 s. A step is
+	// lengthened, up to ten times StepDuration, until it holds at least
+	// 10/(1-p) requests for the SLO's percentile p (1,000 for a p99): a
+	// step that still holds fewer is Unjudged, and ends the search.
 	StepDuration time.Duration
 	// Precision ends the bisection once the rate that broke the SLO is
 	// within this fraction above the one that met it. Zero means 0.05.
@@ -109,6 +136,10 @@ type Measurement struct {
 	AchievedRate float64
 	// Failed counts failed or unanswered requests; any breaks the SLO.
 	Failed int64
+	// ClientShare is the p99 of the client's own share of the response
+	// times: its send lateness's p99 plus its receive wake-up's p99 (see
+	// docs/conventions.md); zero when not measured.
+	ClientShare time.Duration
 }
 
 // Step is one step of a rate search.
@@ -123,9 +154,16 @@ type Step struct {
 	Percentile time.Duration
 	Requests   int64
 	Failed     int64
+	// ClientShare is the Measurement's (in JSON "client_share_p99_us").
+	ClientShare time.Duration
 	// Met says whether the step met the SLO: its percentile within the
 	// SLO, no failures, and at least 90% of the rate offered.
 	Met bool
+	// Unjudged says that the step, having offered its rate, held too few
+	// requests to judge the SLO's percentile (Config.StepDuration says how
+	// many it needs) and too few over the SLO to say it broke it: the
+	// search ends there, the rate neither met nor broken.
+	Unjudged bool
 }
 
 // stepJSON is Step's wire form.
@@ -137,13 +175,16 @@ type stepJSON struct {
 	Requests     int64   `json:"requests"`
 	Failed       int64   `json:"failed"`
 	Met          bool    `json:"met"`
+	ClientUs     float64 `json:"client_share_p99_us,omitempty"`
+	Unjudged     bool    `json:"unjudged,omitempty"`
 }
 
 // MarshalJSON writes the step with its percentile in float microseconds,
 // as netperfkit has always written it.
 func (s Step) MarshalJSON() ([]byte, error) {
 	return json.Marshal(stepJSON{Phase: s.Phase, Rate: s.Rate, AchievedRate: s.AchievedRate,
-		PercentileUs: float64(s.Percentile) / 1e3, Requests: s.Requests, Failed: s.Failed, Met: s.Met})
+		PercentileUs: float64(s.Percentile) / 1e3, Requests: s.Requests, Failed: s.Failed, Met: s.Met,
+		ClientUs: float64(s.ClientShare) / 1e3, Unjudged: s.Unjudged})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -153,7 +194,8 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("slo: step: %w", err)
 	}
 	*s = Step{Phase: w.Phase, Rate: w.Rate, AchievedRate: w.AchievedRate,
-		Percentile: fromMicroseconds(w.PercentileUs), Requests: w.Requests, Failed: w.Failed, Met: w.Met}
+		Percentile: fromMicroseconds(w.PercentileUs), Requests: w.Requests, Failed: w.Failed, Met: w.Met,
+		ClientShare: fromMicroseconds(w.ClientUs), Unjudged: w.Unjudged}
 	return nil
 }
 
@@ -240,7 +282,7 @@ func Search(ctx context.Context, cfg *Config) (*Result, error) {
 	}
 	res := &Result{SLO: c.SLO.String()}
 	try := func(phase string, rate float64) (bool, error) {
-		m, err := c.Measure(ctx, rate, c.StepDuration)
+		m, err := c.Measure(ctx, rate, c.stepFor(rate))
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
@@ -249,6 +291,12 @@ func Search(ctx context.Context, cfg *Config) (*Result, error) {
 		}
 		st := judge(&c.SLO, phase, rate, m)
 		res.Steps = append(res.Steps, st)
+		if c.OnStep != nil && st.Unjudged {
+			c.OnStep(st)
+		}
+		if st.Unjudged {
+			return false, errUnjudged
+		}
 		if st.Met {
 			res.Rate = max(res.Rate, rate)
 		} else if res.BrokeAt == 0 || rate < res.BrokeAt {
@@ -259,11 +307,14 @@ func Search(ctx context.Context, cfg *Config) (*Result, error) {
 		}
 		return st.Met, nil
 	}
-	if err := search(&c, try); err != nil {
+	if err := search(&c, try); err != nil && !errors.Is(err, errUnjudged) {
 		return res, err
 	}
 	return res, nil
 }
+
+// errUnjudged ends a search at a step too short to judge.
+var errUnjudged = errors.New("slo: step too short to judge its percentile")
 
 // search walks the rates: grow (or shrink), then bisect.
 func search(c *Config, try func(string, float64) (bool, error)) error {
@@ -305,12 +356,22 @@ func search(c *Config, try func(string, float64) (bool, error)) error {
 // judge turns a measurement into a step.
 func judge(slo *SLO, phase string, rate float64, m Measurement) Step {
 	st := Step{Phase: phase, Rate: rate}
-	st.AchievedRate, st.Failed = m.AchievedRate, m.Failed
+	st.AchievedRate, st.Failed, st.ClientShare = m.AchievedRate, m.Failed, m.ClientShare
+	delivered := m.AchievedRate >= minDelivered*rate
 	if m.Response != nil && m.Response.TotalCount() > 0 {
 		st.Requests = m.Response.TotalCount()
 		p := m.Response.ValueAtQuantile(slo.Percentile)
 		st.Percentile = time.Duration(p)
-		st.Met = time.Duration(p) <= slo.Max && m.Failed == 0 && m.AchievedRate >= minDelivered*rate
+		st.Met = time.Duration(p) <= slo.Max && m.Failed == 0 && delivered
+	}
+	// A step that offered its rate without failures but holds too few
+	// requests cannot say that the SLO was met. It can say that it broke
+	// it when tailSamples of them exceed it (more than the percentile
+	// allows, since they are fewer than needSamples). A failure or an
+	// undelivered rate breaks it whatever the count.
+	if n := st.Requests; delivered && m.Failed == 0 && n < needSamples(slo.Percentile) {
+		st.Met = false
+		st.Unjudged = n <= tailSamples || time.Duration(m.Response.ValueAtQuantile(100*(1-float64(tailSamples)/float64(n)))) <= slo.Max
 	}
 	if math.IsNaN(st.AchievedRate) {
 		st.AchievedRate = 0
@@ -355,7 +416,14 @@ func PingPong(ctx context.Context, addr string, cfg *latency.PingPongConfig, sea
 		if res.Recorder == nil {
 			return Measurement{}, errors.New("slo: ping-pong step without a histogram")
 		}
-		return Measurement{Response: res.Recorder.Snapshot(), AchievedRate: res.AchievedMPS, Failed: res.Dropped}, nil
+		var share time.Duration
+		if res.SendLateness != nil {
+			share += res.SendLateness.P99
+		}
+		if res.ReceiveWake != nil {
+			share += res.ReceiveWake.P99
+		}
+		return Measurement{Response: res.Recorder.Snapshot(), AchievedRate: res.AchievedMPS, Failed: res.Dropped, ClientShare: share}, nil
 	}
 	return Search(ctx, &sc)
 }

@@ -16,18 +16,17 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
-// model is a server whose p99 is 100 µs up to capacity and 1 s above it.
+// model is a server whose p99 is 100 µs up to capacity and 1 s above it;
+// a step holds rate·d requests.
 func model(capacity float64) func(context.Context, float64, time.Duration) (Measurement, error) {
-	return func(_ context.Context, rate float64, _ time.Duration) (Measurement, error) {
+	return func(_ context.Context, rate float64, d time.Duration) (Measurement, error) {
 		h := hdrhistogram.New(1, int64(time.Minute), 3)
 		v := int64(100 * time.Microsecond)
 		if rate > capacity {
 			v = int64(time.Second)
 		}
-		for range 1000 {
-			_ = h.RecordValue(v)
-		}
-		return Measurement{Response: h, AchievedRate: rate}, nil
+		_ = h.RecordValues(v, int64(rate*d.Seconds()))
+		return Measurement{Response: h, AchievedRate: rate, ClientShare: 7 * time.Microsecond}, nil
 	}
 }
 
@@ -55,7 +54,7 @@ func TestSearchGrowThenBisect(t *testing.T) {
 }
 
 func TestSearchShrink(t *testing.T) {
-	res, err := Search(context.Background(), &Config{SLO: SLO{Percentile: 99.9, Max: time.Millisecond}, Start: 1000, Precision: 0.1, Measure: model(300)})
+	res, err := Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, Precision: 0.1, Measure: model(300)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"grow", "shrink", "shrink"}, []string{res.Steps[0].Phase, res.Steps[1].Phase, res.Steps[2].Phase})
 	assert.Equal(t, 250.0, res.Steps[2].Rate)
@@ -91,6 +90,51 @@ func TestSearchUndelivered(t *testing.T) {
 			return m, err
 		}})
 	require.NoError(t, err)
+	assert.False(t, res.Steps[0].Met)
+}
+
+// Each step holds enough requests for its percentile: a p99 needs 1,000,
+// so the 1 s steps at 500/s, 250/s and 125/s are lengthened (with a margin
+// for a warm-up) and report their counts. At 62.5/s ten steps' length holds
+// only 625, but all of them break the SLO: broken. At 31.25/s the 312 meet
+// it, too few to say it is met: that step is unjudged and ends the search,
+// its rate neither met nor broken.
+func TestSearchStepsHoldEnoughRequests(t *testing.T) {
+	var lengths []time.Duration
+	m := model(40)
+	res, err := Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 500, MaxSteps: 10,
+		Measure: func(ctx context.Context, rate float64, d time.Duration) (Measurement, error) {
+			lengths = append(lengths, d)
+			return m(ctx, rate, d)
+		}})
+	require.NoError(t, err)
+	require.Len(t, res.Steps, 5, "500, 250, 125 and 62.5 broke; 31.25 unjudged")
+	assert.Equal(t, []time.Duration{3 * time.Second, 6 * time.Second, 10 * time.Second, 10 * time.Second, 10 * time.Second}, lengths)
+	for _, st := range res.Steps[:4] {
+		assert.False(t, st.Met)
+		assert.False(t, st.Unjudged, "rate %v", st.Rate)
+		assert.Equal(t, 7*time.Microsecond, st.ClientShare)
+	}
+	for _, st := range res.Steps[:3] {
+		assert.GreaterOrEqual(t, st.Requests, int64(1000), "rate %v", st.Rate)
+	}
+	last := res.Steps[4]
+	assert.True(t, last.Unjudged)
+	assert.False(t, last.Met)
+	assert.Equal(t, int64(312), last.Requests)
+	assert.Zero(t, res.Rate)
+	assert.Equal(t, 62.5, res.BrokeAt, "an unjudged rate does not count as broken")
+
+	// A step short of requests because the server could not take the
+	// rate is broken, not unjudged.
+	res, err = Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, MaxSteps: 1,
+		Measure: func(ctx context.Context, rate float64, d time.Duration) (Measurement, error) {
+			m, err := m(ctx, rate, d/10)
+			m.AchievedRate = rate / 10
+			return m, err
+		}})
+	require.NoError(t, err)
+	assert.False(t, res.Steps[0].Unjudged)
 	assert.False(t, res.Steps[0].Met)
 }
 
@@ -157,7 +201,7 @@ func (c slowPacketConn) ReadFrom(b []byte) (int, net.Addr, error) {
 }
 
 // The ping-pong search against an in-process server throttled to under
-// 2,000 messages per second: it grows from 250/s until a step breaks the
+// 2,000 messages per second: it grows from 500/s until a step breaks the
 // SLO, bisects, and reports a rate that met it below one that broke it.
 func TestSearchPingPongThrottledServer(t *testing.T) {
 	s, err := latency.NewServer(nil)
@@ -171,7 +215,7 @@ func TestSearchPingPongThrottledServer(t *testing.T) {
 
 	objective := SLO{Percentile: 99, Max: 20 * time.Millisecond}
 	res, err := PingPong(context.Background(), pc.LocalAddr().String(), &latency.PingPongConfig{ReadTimeout: 300 * time.Millisecond},
-		&Config{SLO: objective, Start: 250, StepDuration: 400 * time.Millisecond, Precision: 0.25, MaxSteps: 9})
+		&Config{SLO: objective, Start: 500, StepDuration: 400 * time.Millisecond, Precision: 0.25, MaxSteps: 9})
 	require.NoError(t, err)
 	for _, st := range res.Steps {
 		t.Logf("%-6s %6.0f/s achieved %6.0f/s p99 %8.0f us, %d requests, %d failed, met %v", st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Failed, st.Met)
@@ -198,6 +242,15 @@ func TestResultJSONShape(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"slo":"p99=1ms","rate":2000,"broke_at":4000,"steps":[{"phase":"grow","rate":1000,"achieved_rate":999.5,"percentile_us":123.456,"requests":1000,"failed":1,"met":true}]}`, string(b))
 	var back Result
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, r, back)
+
+	// The client's share and an unjudged step add their keys.
+	r.Steps[0].ClientShare, r.Steps[0].Unjudged, r.Steps[0].Met = 12500*time.Nanosecond, true, false
+	b, err = json.Marshal(r)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"slo":"p99=1ms","rate":2000,"broke_at":4000,"steps":[{"phase":"grow","rate":1000,"achieved_rate":999.5,"percentile_us":123.456,"requests":1000,"failed":1,"met":false,"client_share_p99_us":12.5,"unjudged":true}]}`, string(b))
+	back = Result{}
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, r, back)
 }

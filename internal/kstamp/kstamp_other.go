@@ -1,0 +1,23 @@
+//go:build !linux
+
+package kstamp
+
+import (
+	"net"
+	"time"
+)
+
+// Reader is linux-only; New returns false elsewhere.
+type Reader struct {
+	// Spin is as on linux.
+	Spin time.Duration
+}
+
+// New returns false: kernel-stamped reads are linux-only.
+func New(net.Conn) (*Reader, bool) { return nil, false }
+
+// Read is never called: New returns no Reader.
+func (r *Reader) Read([]byte) (int, error) { return 0, nil }
+
+// Arrived is the zero time.
+func (r *Reader) Arrived() time.Time { return time.Time{} }

@@ -1,0 +1,74 @@
+#!/bin/bash
+# Issue 23: our open-loop and ping-pong clients against the plain references,
+# alternated, ROUNDS rounds (default 5), each tool against ONE server of each
+# kind; prints every run and then the medians of p50 and p99 (microseconds,
+# round trips / response times) per tool.
+#   redis GET at 1000/s and 5000/s on one connection: redis-openloop.py vs
+#     `cachebench -engine resp -mode pool -workers 1 -rate R`
+#   UDP under-load at 1000 msg/s: `sockperf under-load --full-rtt` vs `pingpong -mps 1000`
+#   UDP ping-pong: `sockperf ping-pong --full-rtt` vs `pingpong`
+# Both sockperf and pingpong print full round trips (sockperf's default is half).
+# Under-load runs last 3*SECS (one reply in 100: ~10 round trips a second).
+# BEFORE=DIR (a checkout of an older commit) adds that commit's cachebench and
+# pingpong to every alternation, as "...-before".
+# usage: [ROUNDS=5] [SECS=5] [BEFORE=DIR] scripts/bench/openloop-alternate.sh
+# needs redis-server, sockperf, python3 and go; builds to /tmp/np-ol-*.
+set -eu
+cd "$(dirname "$0")/../.."
+ROUNDS=${ROUNDS:-5}; SECS=${SECS:-5}
+go build -o /tmp/np-ol-cachebench ./examples/cachebench
+go build -o /tmp/np-ol-pingpong ./examples/pingpong
+CB=(/tmp/np-ol-cachebench); PP=(/tmp/np-ol-pingpong); TAG=("")
+if [ -n "${BEFORE:-}" ]; then
+	(cd "$BEFORE" && go build -o /tmp/np-ol-cachebench-before ./examples/cachebench && go build -o /tmp/np-ol-pingpong-before ./examples/pingpong)
+	CB+=(/tmp/np-ol-cachebench-before); PP+=(/tmp/np-ol-pingpong-before); TAG+=(-before)
+fi
+RP=$(shuf -i 40001-45000 -n1); SP=$(shuf -i 45001-50000 -n1)
+redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 & RS=$!
+sockperf server -i 127.0.0.1 -p "$SP" >/dev/null 2>&1 & SS=$!
+trap 'kill $RS $SS 2>/dev/null' EXIT
+sleep 1
+out=$(mktemp)
+
+# sockperf_pcts: "p50 p99" from sockperf's text on stdin.
+sockperf_pcts() {
+	awk '/percentile 50.000/ {p50=$NF} /percentile 99.000/ {p99=$NF} END {print p50, p99}'
+}
+cachebench_pcts() {
+	python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["p50_us"]["median"], r["p99_us"]["median"], r.get("client_lateness_p99_us",{}).get("median",0), r.get("receive_wake_p99_us",{}).get("median",0))'
+}
+pingpong_pcts() {
+	python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["p50_us"], r["p99_us"], (r.get("send_lateness") or {}).get("p99_us",0), (r.get("receive_wake") or {}).get("p99_us",0))'
+}
+
+for r in $(seq "$ROUNDS"); do
+	for rate in 1000 5000; do
+		echo "$r python-$rate $(python3 scripts/bench/redis-openloop.py 127.0.0.1 "$RP" "$rate" "$SECS" | awk '{print $2, $4}')"
+		for i in "${!CB[@]}"; do
+			echo "$r cachebench-$rate${TAG[$i]} $(${CB[$i]} -addr 127.0.0.1:$RP -engine resp -mode pool -workers 1 -rate "$rate" -d "${SECS}s" -runs 1 -json | cachebench_pcts)"
+		done
+	done
+	echo "$r sockperf-ul1000 $(sockperf under-load -i 127.0.0.1 -p "$SP" -t "$((SECS * 3))" --mps=1000 --full-rtt 2>&1 | sockperf_pcts)"
+	for i in "${!PP[@]}"; do
+		echo "$r pingpong-ul1000${TAG[$i]} $(${PP[$i]} -addr 127.0.0.1:$SP -t "$((SECS * 3))s" -mps 1000 -json | pingpong_pcts)"
+	done
+	echo "$r sockperf-pp $(sockperf ping-pong -i 127.0.0.1 -p "$SP" -t "$SECS" --full-rtt 2>&1 | sockperf_pcts)"
+	for i in "${!PP[@]}"; do
+		echo "$r pingpong-pp${TAG[$i]} $(${PP[$i]} -addr 127.0.0.1:$SP -t "${SECS}s" -json | pingpong_pcts)"
+	done
+done | tee "$out"
+
+echo
+echo "medians over $ROUNDS rounds (us): tool p50 p99 [client: send-lateness-p99 receive-wake-p99]"
+python3 - "$out" <<'PY'
+import statistics, sys, collections
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 4:
+        rows[f[1]].append([float(x) for x in f[2:]])
+for tool, vals in rows.items():
+    cols = list(zip(*vals))
+    print(tool, " ".join("%.1f" % statistics.median(c) for c in cols))
+PY
+rm -f "$out"
