@@ -17,11 +17,9 @@ type stampsKey struct{}
 
 // stamps receives the times of an open-loop request that latency.Schedule
 // splits the client's share by (latency.Request's Sent and Arrived; a nil
-// one is not reported); spin is how long its reply may be awaited spinning
-// (kstamp.Reader.Spin).
+// one is not reported).
 type stamps struct {
 	sent, arrived *time.Time
-	spin          time.Duration
 }
 
 func withStamps(ctx context.Context, s *stamps) context.Context {
@@ -101,9 +99,6 @@ func (c *conn) release() error {
 func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Value, error) {
 	if st != nil && !c.kernelTried {
 		c.useKernel()
-	}
-	if st != nil && c.kr != nil {
-		c.kr.Spin = st.spin
 	}
 	if err := c.nc.SetDeadline(deadline); err != nil {
 		c.broken = true

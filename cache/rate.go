@@ -3,9 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
-	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
 )
@@ -32,20 +30,17 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		}
 		wg.Wait()
 	}
-	// One worker runs on the schedule's own thread, which spins between
-	// requests when they are under 2 ms apart (latency.ScheduleConfig.Spin)
-	// and another P is left: it may as well spin for each reply too, which
-	// spares the reply the kernel's wake-up. Several workers would each
-	// take a core, so they sleep.
-	var spin time.Duration
-	if w.Workers == 1 && w.Rate > 500 && runtime.GOMAXPROCS(0) > 1 {
-		spin = 2 * time.Millisecond
-	}
+	// Replies are read in the kernel, never spun for: with one worker on
+	// the schedule's own thread, spinning for each reply too cut the p50
+	// to 0.6x a blocking client's but raised the p99 2-8x on a 2-core
+	// machine whose other core serves the cache (docs/benchmarks.md, issue
+	// 23), so the reply waits in poll(2) as the plain reference client's
+	// does in recv.
 	sres, err := latency.Schedule(ctx, &latency.ScheduleConfig{
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
 		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
 		Do: func(ctx context.Context, r latency.Request) error {
-			st := &stamps{sent: r.Sent, arrived: r.Arrived, spin: spin}
+			st := &stamps{sent: r.Sent, arrived: r.Arrived}
 			if w.Mode == ConnectPerOp {
 				// The operation starts with its dial, which is the
 				// network's and the server's time: Start stands for its

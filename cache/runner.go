@@ -93,10 +93,9 @@ type WorkloadConfig struct {
 	// load down; the client's own lateness is not charged to the server
 	// (docs/conventions.md). The built-in RESP engine reads each reply in
 	// the kernel with its arrival time (RunResult.Schedule's ReceiveWake).
-	// Precision costs a core: above 500 operations per second the schedule
-	// busy-waits for each start on a thread of its own, and with one worker
-	// it also busy-waits for each reply on that thread rather than
-	// sleeping; several workers sleep in the kernel for their replies.
+	// Precision costs a core: the schedule busy-waits for each start on a
+	// thread of its own when starts are under 2 ms apart; replies are
+	// awaited asleep in the kernel (poll(2)), never spun for.
 	// Zero means closed loop: each worker starts its next operation when
 	// the last one ends.
 	Rate float64
