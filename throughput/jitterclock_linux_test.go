@@ -31,6 +31,10 @@ func TestJitterClock(t *testing.T) {
 		t.Cleanup(func() { tx.Close() })
 		s := &flowStream{udp: true, conn: rx, fast: setupUDP(rx, &cfg, false)}
 		require.NotNil(t, s.fast, "%v: a paced receiver without GRO reads datagram by datagram", clock)
+		// The kernel turns receive timestamps on for the whole host a
+		// moment after the first socket asks (a deferred static key):
+		// datagrams queued before then carry none, and read as read.
+		time.Sleep(100 * time.Millisecond)
 		e.streams = []*flowStream{s}
 		e.counting.Store(true)
 
