@@ -19,12 +19,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"sync"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/netperfkit/netperfkit/internal/kstamp"
 	"github.com/netperfkit/netperfkit/internal/rpm"
 	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"github.com/netperfkit/netperfkit/latency"
@@ -259,8 +261,8 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 		fresh *latency.ScheduleResult
 	)
 	wg.Go(func() {
-		fresh, _ = latency.Schedule(ctx, sc(respNewConnWorkers, func(ctx context.Context, _ latency.Request) error {
-			return newConnProbe(ctx, &c, addr, phases)
+		fresh, _ = latency.Schedule(ctx, sc(respNewConnWorkers, func(ctx context.Context, r latency.Request) error {
+			return newConnProbe(ctx, &c, addr, phases, r.Arrived)
 		}))
 	})
 	estab, _ := latency.Schedule(ctx, sc(respEstablishWorkers, est.probe))
@@ -318,7 +320,7 @@ func (e *estConn) dial(ctx context.Context) error {
 // may still carry the late reply, so the connection is replaced; the
 // reconnection is part of the failed probe, not of the next one's round
 // trip (though the next may wait for it, which its response time shows).
-func (e *estConn) probe(ctx context.Context, _ latency.Request) error {
+func (e *estConn) probe(ctx context.Context, r latency.Request) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.tr == nil {
@@ -331,7 +333,7 @@ func (e *estConn) probe(ctx context.Context, _ latency.Request) error {
 	stop := context.AfterFunc(ctx, e.tr.abort)
 	defer stop()
 	e.seq++
-	err := e.tr.echo(e.seq, e.cfg.Timeout)
+	err := e.tr.echo(e.seq, e.cfg.Timeout, r.Sent, r.Arrived)
 	if err != nil {
 		e.tr.close()
 		e.tr = nil
@@ -352,8 +354,10 @@ func (e *estConn) close() {
 }
 
 // newConnProbe opens a connection, echoes one message and closes it,
-// recording the connect and request phases.
-func newConnProbe(ctx context.Context, c *Config, addr string, phases map[string]*latency.Recorder) error {
+// recording the connect and request phases. The probe starts with its
+// dial, the network's and the server's time, so only the reply's arrival
+// goes to arrived (when not nil).
+func newConnProbe(ctx context.Context, c *Config, addr string, phases map[string]*latency.Recorder, arrived *time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	t0 := time.Now()
@@ -365,7 +369,7 @@ func newConnProbe(ctx context.Context, c *Config, addr string, phases map[string
 	stop := context.AfterFunc(ctx, tr.abort)
 	defer stop()
 	defer tr.close()
-	if err := tr.echo(1, c.Timeout); err != nil {
+	if err := tr.echo(1, c.Timeout, nil, arrived); err != nil {
 		return err
 	}
 	t2 := time.Now()
@@ -378,6 +382,10 @@ func newConnProbe(ctx context.Context, c *Config, addr string, phases map[string
 type conn struct {
 	c  net.Conn
 	fr *wire.FrameReader
+	// kr, when the socket allows, reads replies in the kernel (poll(2) on
+	// the probe's thread rather than the netpoller, whose wake-up would be
+	// charged to the path) and tells each reply's arrival.
+	kr *kstamp.Reader
 }
 
 // dial connects with Nagle's algorithm off, as sockperf's TCP client does.
@@ -390,20 +398,31 @@ func dial(ctx context.Context, network, addr string) (*conn, error) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	return &conn{c: c, fr: wire.NewFrameReader(c, wire.HeaderSize)}, nil
+	t := &conn{c: c}
+	var rd io.Reader = c
+	if kr, ok := kstamp.New(c); ok {
+		t.kr, rd = kr, kr
+	}
+	t.fr = wire.NewFrameReader(rd, wire.HeaderSize)
+	return t, nil
 }
 
 func (t *conn) abort() { t.c.Close() }
 func (t *conn) close() { t.c.Close() }
 
 // echo sends one ping-pong message with sequence number seq and waits up
-// to timeout for its reply.
-func (t *conn) echo(seq uint64, timeout time.Duration) error {
+// to timeout for its reply. Non-nil sent and arrived receive when the
+// message left and when its reply reached the kernel (latency.Request's
+// Sent and Arrived), the latter only when the socket tells it.
+func (t *conn) echo(seq uint64, timeout time.Duration, sent, arrived *time.Time) error {
 	msg := make([]byte, wire.HeaderSize)
 	wire.Header{Seq: seq, Flags: wire.FlagClient | wire.FlagPong, Length: uint32(len(msg))}.Put(msg)
 	deadline := time.Now().Add(timeout)
 	if err := t.c.SetDeadline(deadline); err != nil {
 		return fmt.Errorf("responsiveness: %w", err)
+	}
+	if sent != nil {
+		*sent = time.Now()
 	}
 	if _, err := t.c.Write(msg); err != nil {
 		return fmt.Errorf("responsiveness: write: %w", err)
@@ -414,6 +433,9 @@ func (t *conn) echo(seq uint64, timeout time.Duration) error {
 			return fmt.Errorf("responsiveness: read: %w", err)
 		}
 		if h.Flags&wire.FlagClient == 0 && h.Seq == seq {
+			if arrived != nil && t.kr != nil {
+				*arrived = t.kr.Arrived()
+			}
 			return nil
 		}
 	}

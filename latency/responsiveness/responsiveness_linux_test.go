@@ -2,11 +2,13 @@ package responsiveness
 
 import (
 	"context"
+	"io"
 	"net"
 	"syscall"
 	"testing"
 	"time"
 
+	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,4 +63,64 @@ func TestResponsivenessRedialBounded(t *testing.T) {
 		t.Fatalf("3 probes with a 100 ms timeout took %v: a redial was not bounded", time.Since(start))
 	}
 	require.NoError(t, ctx.Err())
+}
+
+// Probes read their replies in the kernel and report the client's share:
+// an established probe fills the request's send time and its reply's
+// kernel arrival, a new-connection probe (whose dial is the server's time)
+// only the arrival. A server that holds each reply 5 ms puts the arrival
+// at least that far after the send.
+func TestProbesFillSentAndArrived(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	const hold = 5 * time.Millisecond
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				b := make([]byte, wire.HeaderSize)
+				for {
+					if _, err := io.ReadFull(c, b); err != nil {
+						return
+					}
+					h, _ := wire.DecodeHeader(b)
+					time.Sleep(hold)
+					wire.Header{Seq: h.Seq, Length: uint32(len(b))}.Put(b)
+					if _, err := c.Write(b); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	ctx := context.Background()
+	cfg := &Config{Network: "tcp", Timeout: time.Second}
+	est := &estConn{cfg: cfg, addr: ln.Addr().String()}
+	require.NoError(t, est.dial(ctx))
+	defer est.close()
+	require.NotNil(t, est.tr.kr, "the probe reads in the kernel")
+	for range 3 {
+		var sent, arrived time.Time
+		before := time.Now()
+		require.NoError(t, est.probe(ctx, latency.Request{Sent: &sent, Arrived: &arrived}))
+		after := time.Now()
+		assert.False(t, sent.Before(before))
+		assert.GreaterOrEqual(t, arrived.Sub(sent), hold-time.Millisecond, "kernel arrival after the server's hold")
+		assert.False(t, arrived.After(after.Add(time.Millisecond)))
+	}
+	phases := map[string]*latency.Recorder{}
+	for _, name := range []string{"connect", "request"} {
+		phases[name], _ = latency.NewRecorder(nil)
+	}
+	var arrived time.Time
+	before := time.Now()
+	require.NoError(t, newConnProbe(ctx, cfg, ln.Addr().String(), phases, &arrived))
+	assert.GreaterOrEqual(t, arrived.Sub(before), hold-time.Millisecond)
+	assert.False(t, arrived.After(time.Now().Add(time.Millisecond)))
+	assert.EqualValues(t, 1, phases["request"].Count())
 }
