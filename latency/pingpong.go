@@ -92,9 +92,10 @@ type PingPongConfig struct {
 	// MPS, when positive, makes this an under-load run like `sockperf
 	// under-load`: messages are sent at a fixed rate of MPS per second and
 	// only every ReplyEvery-th one asks for a reply. Zero means ping-pong.
-	// Over UDP in ReceiveDefault on linux one thread sends and, while it
-	// waits for the next send time, reads the replies (as sockperf does);
-	// otherwise a second thread reads them.
+	// In ReceiveDefault on linux one thread sends and, while it waits for
+	// the next send time (or, over TCP, for room in the send buffer),
+	// reads the replies, as sockperf does; otherwise a second thread reads
+	// them.
 	// Like sockperf, the sender busy-waits for gaps under 2 ms when
 	// GOMAXPROCS is above 1, so an under-load run above ~500 messages per
 	// second keeps a core busy; with GOMAXPROCS 1 it sleeps, and messages
@@ -604,11 +605,12 @@ type loadRun struct {
 	rb readByer
 }
 
-// readByer is a datagram transport that can wait for a message until a
-// deadline without an error at the deadline (spinTransport).
+// readByer is a transport that can wait for a message until a deadline
+// without an error at the deadline, and read while a write waits
+// (spinTransport).
 type readByer interface {
 	readBy(deadline time.Time) (msg []byte, ok bool, err error)
-	datagrams() bool
+	whileWriting(onReadable func() error)
 }
 
 // waitReceiving waits until intended (ns since base) on the sender's
@@ -658,11 +660,13 @@ func (r *run) underLoad(ctx context.Context) error {
 	var recvErr error
 	var sendErr error
 	var sent int64
-	if rb, ok := r.tr.(readByer); ok && r.cfg.Receive == ReceiveDefault && rb.datagrams() {
+	if rb, ok := r.tr.(readByer); ok && r.cfg.Receive == ReceiveDefault {
 		// One thread sends and, while it waits for each send time,
 		// receives: a reply that arrives while it spins is read at once,
-		// with no thread to wake.
+		// with no thread to wake. A TCP write that waits for flow
+		// control reads the replies that arrive meanwhile.
 		l.rb = rb
+		rb.whileWriting(l.drain)
 		sendErr = l.send(ctx, msg, seq)
 		sent = r.now()
 		l.senderDone.Store(true)
@@ -766,6 +770,19 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 		wrote = r.now()
 		l.lastSeq.Store(seq)
 		l.lastSend.Store(wrote)
+	}
+}
+
+// drain handles the replies the transport has at hand, without waiting.
+func (l *loadRun) drain() error {
+	for {
+		m, ok, err := l.rb.readBy(time.Time{})
+		if err != nil || !ok {
+			return err
+		}
+		if err := l.reply(m, l.run.now(), &l.highest); err != nil {
+			return err
+		}
 	}
 }
 

@@ -412,3 +412,20 @@ func TestWarmUpShrinksWithMessageSize(t *testing.T) {
 	assert.Equal(t, int64(1), res.Sent)
 	assert.Equal(t, int64(1+2), srv.Stats().Messages, "one message and two 32000-byte warm-up ones")
 }
+
+// A TCP under-load sender behind its schedule never waits for a send time,
+// so it reads replies only while a write waits for the send buffer. Were it
+// not to, a server echoing every large message would fill the client's
+// receive buffer, block on its writes, stop reading, and leave the client's
+// write waiting for its deadline.
+func TestUnderLoadTCPReadsWhileWriting(t *testing.T) {
+	addr, srv := startServer(t, "tcp", nil)
+	res, err := PingPong(context.Background(), addr, &PingPongConfig{
+		Network: "tcp", Duration: 300 * time.Millisecond, MPS: 100000, ReplyEvery: 1,
+		MessageSize: 60000, WarmUp: -1, CoolDown: -1, ReadTimeout: 2 * time.Second, DiscardSamples: true,
+	})
+	require.NoError(t, err)
+	assert.Positive(t, res.Sent)
+	assert.Equal(t, srv.Stats().Replies, res.Received, "every reply the server wrote was read")
+	assert.Zero(t, res.Dropped)
+}

@@ -45,13 +45,28 @@ type spinTransport struct {
 	msg    unix.Msghdr
 	iov    unix.Iovec
 	last   time.Time
-	pfd    [1]unix.PollFd
+	pfd    [1]unix.PollFd // the reader's
+	wpfd   [1]unix.PollFd // the writer's
+
+	onReadable func() error // see whileWriting
 }
 
-// readBy returns the next datagram if one arrives by deadline, sleeping in
-// ppoll(2), to the nanosecond, meanwhile; ok is false when none did. A
-// deadline already passed makes it one non-blocking receive. UDP only.
+// readBy returns the next message if one arrives by deadline, sleeping in
+// ppoll(2), to the nanosecond, meanwhile; ok is false when none did (over
+// TCP a message begun by then stays buffered for the next call). A
+// deadline already passed makes it one non-blocking receive.
 func (t *spinTransport) readBy(deadline time.Time) (msg []byte, ok bool, err error) {
+	if t.fr != nil {
+		t.deadline = deadline
+		_, msg, err := t.fr.Next()
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, false, nil
+		case err != nil:
+			return nil, false, fmt.Errorf("latency: read: %w", err)
+		}
+		return msg, true, nil
+	}
 	for {
 		n, errno := t.tryRecv(t.buf)
 		switch errno {
@@ -68,16 +83,30 @@ func (t *spinTransport) readBy(deadline time.Time) (msg []byte, ok bool, err err
 		if rem <= 0 {
 			return nil, false, nil
 		}
-		ts := unix.NsecToTimespec(int64(min(rem, 20*time.Millisecond)))
-		t.pfd[0] = unix.PollFd{Fd: int32(t.fd), Events: unix.POLLIN}
-		if _, err := unix.Ppoll(t.pfd[:], &ts, nil); err != nil && err != unix.EINTR {
-			return nil, false, fmt.Errorf("latency: ppoll: %w", err)
+		if _, err := t.poll(&t.pfd, unix.POLLIN, rem); err != nil {
+			return nil, false, err
 		}
 	}
 }
 
-// datagrams reports whether readBy may be used.
-func (t *spinTransport) datagrams() bool { return t.fr == nil }
+// whileWriting sets what a write that waits for the socket's send buffer
+// does when replies arrive meanwhile: a sender that also receives (an
+// under-load run on one thread) must read them, or a server blocked on
+// sending them would never read what the write waits to send.
+func (t *spinTransport) whileWriting(onReadable func() error) { t.onReadable = onReadable }
+
+// poll sleeps in ppoll(2) until the socket has one of events or d (at most
+// 20 ms, to notice an abort) passes, and returns the events it has. pfd is
+// the reader's or the writer's (ReceiveSpin under-load reads and writes on
+// two threads).
+func (t *spinTransport) poll(pfd *[1]unix.PollFd, events int16, d time.Duration) (int16, error) {
+	ts := unix.NsecToTimespec(int64(min(d, 20*time.Millisecond)))
+	pfd[0] = unix.PollFd{Fd: int32(t.fd), Events: events}
+	if _, err := unix.Ppoll(pfd[:], &ts, nil); err != nil && err != unix.EINTR {
+		return 0, fmt.Errorf("latency: ppoll: %w", err)
+	}
+	return pfd[0].Revents, nil
+}
 
 func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, spin time.Duration) (transport, error) {
 	c, buf, err := dialConn(ctx, network, addr)
@@ -167,8 +196,8 @@ func (t *spinTransport) tryRecv(b []byte) (int, unix.Errno) {
 	return int(n), errno
 }
 
-// wait blocks in poll(2) in short slices (to notice an abort) until the socket
-// is readable or deadline passes.
+// wait blocks in ppoll(2) in short slices (to notice an abort) until the
+// socket is readable or deadline passes.
 func (t *spinTransport) wait(b []byte, deadline time.Time) (int, error) {
 	for {
 		if t.aborted.Load() {
@@ -178,10 +207,8 @@ func (t *spinTransport) wait(b []byte, deadline time.Time) (int, error) {
 		if rem <= 0 {
 			return 0, fmt.Errorf("latency: read: %w", os.ErrDeadlineExceeded)
 		}
-		ms := int(min(rem, 20*time.Millisecond)/time.Millisecond) + 1
-		fds := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLIN}}
-		if _, err := unix.Poll(fds, ms); err != nil && err != unix.EINTR {
-			return 0, fmt.Errorf("latency: poll: %w", err)
+		if _, err := t.poll(&t.pfd, unix.POLLIN, rem); err != nil {
+			return 0, err
 		}
 		n, errno := t.tryRecv(b)
 		if errno == 0 {
@@ -240,10 +267,18 @@ func (t *spinTransport) write(b []byte) error {
 		if t.aborted.Load() {
 			return errAborted
 		}
-		fds := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLOUT}}
-		ms := int(min(rem, 20*time.Millisecond)/time.Millisecond) + 1
-		if _, err := unix.Poll(fds, ms); err != nil && err != unix.EINTR {
-			return fmt.Errorf("latency: poll: %w", err)
+		events := int16(unix.POLLOUT)
+		if t.onReadable != nil {
+			events |= unix.POLLIN
+		}
+		got, err := t.poll(&t.wpfd, events, rem)
+		if err != nil {
+			return err
+		}
+		if got&unix.POLLIN != 0 && t.onReadable != nil {
+			if err := t.onReadable(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
