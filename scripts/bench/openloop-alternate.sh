@@ -70,5 +70,19 @@ for line in open(sys.argv[1]):
 for tool, vals in rows.items():
     cols = list(zip(*vals))
     print(tool, " ".join("%.1f" % statistics.median(c) for c in cols))
+# Each round's ratio ours/reference, then their median: a round that a
+# neighbour's load disturbed moves one ratio, not the whole comparison.
+print()
+print("median of the rounds' ratios, ours/reference: p50 p99")
+pairs = [("cachebench-1000", "python-1000"), ("cachebench-5000", "python-5000"),
+         ("pingpong-ul1000", "sockperf-ul1000"), ("pingpong-pp", "sockperf-pp")]
+for ours, ref in pairs:
+    for tag in sorted({t[len(ours):] for t in rows if t.startswith(ours)}):
+        a, b = rows.get(ours + tag), rows.get(ref)
+        if not a or not b:
+            continue
+        r50 = [x[0] / y[0] for x, y in zip(a, b) if y[0] > 0]
+        r99 = [x[1] / y[1] for x, y in zip(a, b) if y[1] > 0]
+        print("%s/%s %.2fx %.2fx" % (ours + tag, ref, statistics.median(r50), statistics.median(r99)))
 PY
 rm -f "$out"
