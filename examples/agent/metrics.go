@@ -15,6 +15,7 @@ type metrics struct {
 	rtt         *prometheus.HistogramVec
 	rttMessages *prometheus.CounterVec
 	rttLoss     *prometheus.GaugeVec
+	rttWake     *prometheus.GaugeVec
 	errs        *prometheus.CounterVec
 	tput        *prometheus.GaugeVec
 	tputBytes   *prometheus.CounterVec
@@ -48,6 +49,10 @@ func newMetrics() *metrics {
 			Name: "netperfkit_probe_rtt_loss_ratio",
 			Help: "Lost over answered-or-lost messages of the peer's last RTT probe (0 to 1): see netperfkit_probe_rtt_messages_total for what counts, and the agent's README (RTT probes on lossy paths) for the adaptive reply timeout and its cap.",
 		}, []string{"peer"}),
+		rttWake: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "netperfkit_probe_rtt_receive_wake_p99_seconds",
+			Help: "The agent's own share of the peer's last RTT probe: the 99th percentile of the time from each reply's arrival in this host's kernel (SO_TIMESTAMPNS) to the agent reading it, part of every netperfkit_probe_rtt_seconds observation. When it is a large part of the round trips, a busy agent host, not the path, is what they show.",
+		}, []string{"peer"}),
 		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "netperfkit_probe_errors_total",
 			Help: "Failed probes by peer (host, or cache endpoint) and kind: timeout, refused, unreachable, dns, busy (the peer's iperf3 server was running its limit of tests), other; lost counts RTT messages lost (see netperfkit_probe_rtt_messages_total); an RTT probe that -probe-timeout ended before its last message counts as a timeout, and what it measured is still exported; for cache endpoints, the cache package's error kinds (dns, connect_refused, connect_timeout, connect, tls_verify, tls_handshake, auth_wrongpass, auth_noauth, auth, cluster, command, timeout, connection, closing, recovery, server_error).",
@@ -74,7 +79,7 @@ func newMetrics() *metrics {
 			Help: "Probes not run, by reason: budget (throughput byte budget spent).",
 		}, []string{"peer", "reason"}),
 	}
-	m.reg.MustRegister(m.rtt, m.rttMessages, m.rttLoss, m.errs, m.tput, m.tputBytes, m.cachePhase, m.srdRatio, m.skipped,
+	m.reg.MustRegister(m.rtt, m.rttMessages, m.rttLoss, m.rttWake, m.errs, m.tput, m.tputBytes, m.cachePhase, m.srdRatio, m.skipped,
 		buildInfo(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -121,6 +126,9 @@ func (m *metrics) observeRTT(peer string, r rttResult) {
 		m.rttMessages.WithLabelValues(peer).Add(float64(n))
 		m.rttLoss.WithLabelValues(peer).Set(float64(r.lost) / float64(n))
 	}
+	if r.wakeP99 > 0 {
+		m.rttWake.WithLabelValues(peer).Set(r.wakeP99.Seconds())
+	}
 }
 
 func (m *metrics) probeError(peer, kind string) { m.errs.WithLabelValues(peer, kind).Inc() }
@@ -131,6 +139,7 @@ func (m *metrics) forgetPeer(peer string) {
 	m.rtt.DeletePartialMatch(l)
 	m.rttMessages.DeletePartialMatch(l)
 	m.rttLoss.DeletePartialMatch(l)
+	m.rttWake.DeletePartialMatch(l)
 	m.errs.DeletePartialMatch(l)
 	m.tput.DeletePartialMatch(l)
 	m.tputBytes.DeletePartialMatch(l)

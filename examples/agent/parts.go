@@ -87,6 +87,10 @@ func probeAuth(cfg config) (*iperf3auth.Client, error) {
 type rttResult struct {
 	samples []time.Duration // one round trip per answered message, late replies included
 	lost    int64           // messages given up on (see rttProbe)
+	// wakeP99 is the agent's own share of the round trips: the 99th
+	// percentile of the time from a reply's arrival in the kernel to its
+	// read; zero when the platform does not tell arrivals.
+	wakeP99 time.Duration
 }
 
 // messages is how many messages were answered or lost: a message the probe
@@ -112,7 +116,11 @@ func rttProbe(ctx context.Context, addr string, count int, maxWait time.Duration
 	if res == nil {
 		return rttResult{}, err
 	}
-	return rttResult{samples: res.Samples, lost: res.Dropped}, err
+	r := rttResult{samples: res.Samples, lost: res.Dropped}
+	if res.ReceiveWake != nil && res.ReceiveWake.Observations > 0 {
+		r.wakeP99 = res.ReceiveWake.P99
+	}
+	return r, err
 }
 
 // tputResult is what one throughput probe measured.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -97,6 +98,14 @@ func TestAgentRTTOnLossyPath(t *testing.T) {
 	assert.Equal(t, 100*probes, r.lost)
 	assert.InDelta(t, 0.1, r.ratio, 1e-9)
 	assert.Zero(t, r.timeouts, "every probe ended before -probe-timeout")
+	// The agent's own share: on linux each reply's kernel arrival is
+	// known, and its read follows within the round trip's worst case.
+	if runtime.GOOS == "linux" {
+		wake, ok := peerValue(mfs, "netperfkit_probe_rtt_receive_wake_p99_seconds", name, "")
+		require.True(t, ok, "netperfkit_probe_rtt_receive_wake_p99_seconds")
+		assert.Positive(t, wake)
+		assert.Less(t, wake, 1.0)
+	}
 }
 
 // rttSeries is what the agent exported for one peer's RTT probes: round
