@@ -47,22 +47,22 @@ func TestMetricsNamesAndTypes(t *testing.T) {
 		assert.NotEqual(t, dto.MetricType_UNTYPED, mf.GetType(), mf.GetName())
 	}
 	for name, typ := range map[string]dto.MetricType{
-		"netperfkit_probe_rtt_seconds":                 dto.MetricType_HISTOGRAM,
-		"netperfkit_probe_rtt_messages_total":          dto.MetricType_COUNTER,
-		"netperfkit_probe_rtt_loss_ratio":              dto.MetricType_GAUGE,
+		"netperfkit_probe_rtt_seconds":                  dto.MetricType_HISTOGRAM,
+		"netperfkit_probe_rtt_messages_total":           dto.MetricType_COUNTER,
+		"netperfkit_probe_rtt_loss_ratio":               dto.MetricType_GAUGE,
 		"netperfkit_probe_rtt_receive_wake_p99_seconds": dto.MetricType_GAUGE,
-		"netperfkit_probe_errors_total":                dto.MetricType_COUNTER,
-		"netperfkit_probe_throughput_bits_per_second":  dto.MetricType_GAUGE,
-		"netperfkit_probe_throughput_sent_bytes_total": dto.MetricType_COUNTER,
-		"netperfkit_cache_phase_seconds":               dto.MetricType_HISTOGRAM,
-		"netperfkit_srd_coverage_ratio":                dto.MetricType_GAUGE,
-		"netperfkit_probe_skipped_total":               dto.MetricType_COUNTER,
-		"netperfkit_build_info":                        dto.MetricType_GAUGE,
-		"node_ethtool_info":                            dto.MetricType_GAUGE,
-		"node_ethtool_received_bytes_total":            dto.MetricType_COUNTER,
-		"node_ethtool_ena_srd_mode":                    dto.MetricType_GAUGE,
-		"node_ethtool_bw_in_allowance_exceeded":        dto.MetricType_COUNTER,
-		"process_cpu_seconds_total":                    dto.MetricType_COUNTER,
+		"netperfkit_probe_errors_total":                 dto.MetricType_COUNTER,
+		"netperfkit_probe_throughput_bits_per_second":   dto.MetricType_GAUGE,
+		"netperfkit_probe_throughput_sent_bytes_total":  dto.MetricType_COUNTER,
+		"netperfkit_cache_phase_seconds":                dto.MetricType_HISTOGRAM,
+		"netperfkit_srd_coverage_ratio":                 dto.MetricType_GAUGE,
+		"netperfkit_probe_skipped_total":                dto.MetricType_COUNTER,
+		"netperfkit_build_info":                         dto.MetricType_GAUGE,
+		"node_ethtool_info":                             dto.MetricType_GAUGE,
+		"node_ethtool_received_bytes_total":             dto.MetricType_COUNTER,
+		"node_ethtool_ena_srd_mode":                     dto.MetricType_GAUGE,
+		"node_ethtool_bw_in_allowance_exceeded":         dto.MetricType_COUNTER,
+		"process_cpu_seconds_total":                     dto.MetricType_COUNTER,
 	} {
 		if assert.Contains(t, got, name) {
 			assert.Equal(t, typ, got[name], name)
