@@ -26,6 +26,14 @@ type Reader struct {
 	// spares the reply the kernel's wake-up, at the cost of the thread's
 	// core meanwhile.
 	Spin time.Duration
+	// Netpoller, when set, makes a Read that finds nothing wait in Go's
+	// netpoller instead of in poll(2) on its thread. A thread asleep in
+	// poll(2) keeps its P: several readers on few Ps hold them all, and a
+	// reader whose data came, or any other goroutine, then waits for the
+	// runtime to take one back (up to 10 ms). Readers that share the Ps
+	// (several workers of one schedule) set it, at the cost of the
+	// netpoller's wake-up.
+	Netpoller bool
 
 	raw     syscall.RawConn
 	oob     []byte
@@ -110,12 +118,15 @@ func (r *Reader) Read(b []byte) (int, error) {
 
 // receive is Read's pass on the socket: one non-blocking receive, or, when
 // there is nothing and the spin is over, one poll(2) of up to pollSlice and
-// a receive after it. It never waits in the netpoller: the next pass checks
-// the deadline and Close and polls again.
+// a receive after it (the next pass checks the deadline and Close and polls
+// again), or with Netpoller a wait in the netpoller.
 func (r *Reader) receive(fd uintptr) bool {
 	r.recvmsg(fd)
 	if r.rerr == unix.EAGAIN && !r.spinUntil.IsZero() && time.Now().Before(r.spinUntil) {
 		return true // spin: the next pass receives again
+	}
+	if r.rerr == unix.EAGAIN && r.Netpoller {
+		return false // the netpoller waits for data, then calls again
 	}
 	if r.rerr == unix.EAGAIN {
 		r.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}

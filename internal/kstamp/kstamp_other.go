@@ -9,8 +9,9 @@ import (
 
 // Reader is linux-only; New returns false elsewhere.
 type Reader struct {
-	// Spin is as on linux.
-	Spin time.Duration
+	// Spin and Netpoller are as on linux.
+	Spin      time.Duration
+	Netpoller bool
 }
 
 // New returns false: kernel-stamped reads are linux-only.
