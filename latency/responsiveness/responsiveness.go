@@ -382,9 +382,11 @@ func newConnProbe(ctx context.Context, c *Config, addr string, phases map[string
 type conn struct {
 	c  net.Conn
 	fr *wire.FrameReader
-	// kr, when the socket allows, reads replies in the kernel (poll(2) on
-	// the probe's thread rather than the netpoller, whose wake-up would be
-	// charged to the path) and tells each reply's arrival.
+	// kr, when the socket allows, reads replies with their arrival in the
+	// kernel (SO_TIMESTAMPNS), so that the schedule tells the probe's own
+	// wake-up from the path's time. It waits in the netpoller: probes share
+	// the process, and its Ps, with the flows that load the path, and a
+	// probe asleep in poll(2) would hold a P for a loaded round trip.
 	kr *kstamp.Reader
 }
 
@@ -401,6 +403,7 @@ func dial(ctx context.Context, network, addr string) (*conn, error) {
 	t := &conn{c: c}
 	var rd io.Reader = c
 	if kr, ok := kstamp.New(c); ok {
+		kr.Netpoller = true
 		t.kr, rd = kr, kr
 	}
 	t.fr = wire.NewFrameReader(rd, wire.HeaderSize)

@@ -65,7 +65,7 @@ func TestResponsivenessRedialBounded(t *testing.T) {
 	require.NoError(t, ctx.Err())
 }
 
-// Probes read their replies in the kernel and report the client's share:
+// Probes take their replies' kernel arrival and report the client's share:
 // an established probe fills the request's send time and its reply's
 // kernel arrival, a new-connection probe (whose dial is the server's time)
 // only the arrival. A server that holds each reply 5 ms puts the arrival
@@ -103,7 +103,7 @@ func TestProbesFillSentAndArrived(t *testing.T) {
 	est := &estConn{cfg: cfg, addr: ln.Addr().String()}
 	require.NoError(t, est.dial(ctx))
 	defer est.close()
-	require.NotNil(t, est.tr.kr, "the probe reads in the kernel")
+	require.NotNil(t, est.tr.kr, "the probe takes kernel arrival times")
 	for range 3 {
 		var sent, arrived time.Time
 		before := time.Now()
