@@ -20,9 +20,6 @@ type stampsKey struct{}
 // one is not reported).
 type stamps struct {
 	sent, arrived *time.Time
-	// shared says that other workers share the Ps: replies are then
-	// awaited in the netpoller (kstamp.Reader.Netpoller).
-	shared bool
 }
 
 func withStamps(ctx context.Context, s *stamps) context.Context {
@@ -101,7 +98,7 @@ func (c *conn) release() error {
 // (kstamp) and st receives the send and the reply's kernel arrival.
 func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Value, error) {
 	if st != nil && !c.kernelTried {
-		c.useKernel(st.shared)
+		c.useKernel()
 	}
 	if err := c.nc.SetDeadline(deadline); err != nil {
 		c.broken = true
@@ -134,15 +131,13 @@ func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Va
 }
 
 // useKernel switches the connection's reads to kstamp, between replies
-// (nothing is buffered then), when its socket allows; shared makes them
-// wait in the netpoller.
-func (c *conn) useKernel(shared bool) {
+// (nothing is buffered then), when its socket allows.
+func (c *conn) useKernel() {
 	c.kernelTried = true
 	if c.br == nil || c.br.Buffered() > 0 {
 		return
 	}
 	if kr, ok := kstamp.New(c.nc); ok {
-		kr.Netpoller = shared
 		c.kr = kr
 		c.br.Reset(kr)
 	}

@@ -30,10 +30,6 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		}
 		wg.Wait()
 	}
-	// With several workers, replies are awaited in the netpoller: a worker
-	// asleep in poll(2) keeps its P, and with workers holding every P a
-	// worker whose reply came waited for one for up to 10 ms (receive
-	// wake-up p99 1 ms at 1000/s with 2 workers on 2 Ps).
 	// Replies are read in the kernel, never spun for: with one worker on
 	// the schedule's own thread, spinning for each reply too cut the p50
 	// to 0.6x a blocking client's but raised the p99 2-8x on a 2-core
@@ -44,7 +40,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
 		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
 		Do: func(ctx context.Context, r latency.Request) error {
-			st := &stamps{sent: r.Sent, arrived: r.Arrived, shared: w.Workers > 1}
+			st := &stamps{sent: r.Sent, arrived: r.Arrived}
 			if w.Mode == ConnectPerOp {
 				// The operation starts with its dial, which is the
 				// network's and the server's time: Start stands for its

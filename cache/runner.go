@@ -93,14 +93,9 @@ type WorkloadConfig struct {
 	// load down; the client's own lateness is not charged to the server
 	// (docs/conventions.md). The built-in RESP engine reads each reply in
 	// the kernel with its arrival time (RunResult.Schedule's ReceiveWake).
-	// With one worker, precision costs a core: the schedule busy-waits
-	// for each start when starts are under 2 ms apart, runs the operation
-	// on the same goroutine and awaits the reply asleep in the kernel
-	// (poll(2)), never spinning for it. With several, the dispatcher
-	// sleeps in the kernel to each start (50-100 us late on an idle
-	// machine: ClientLateness, left out of the latencies) and the workers
-	// await replies in Go's netpoller, so that no goroutine holds a P
-	// the others need.
+	// Precision costs a core: the schedule busy-waits for each start on a
+	// thread of its own when starts are under 2 ms apart; replies are
+	// awaited asleep in the kernel (poll(2)), never spun for.
 	// Zero means closed loop: each worker starts its next operation when
 	// the last one ends.
 	Rate float64

@@ -86,10 +86,7 @@ type ScheduleConfig struct {
 	// wake-ups are not delayed, and therefore happens only when GOMAXPROCS
 	// is above 1. Zero means 2 ms, which keeps a core busy above ~500
 	// requests per second; negative means never spin. Without spinning,
-	// requests start up to ~1 ms late, which StartLateness shows. With
-	// more than one worker on linux the dispatcher never spins: it sleeps
-	// in the kernel to each intended start (50-100 us late), so that the
-	// workers' wake-ups do not wait for it, and Spin is not used.
+	// requests start up to ~1 ms late, which StartLateness shows.
 	Spin time.Duration
 	// Seed seeds ArrivalPoisson's gaps; zero means a fixed default, so
 	// schedules repeat.
@@ -222,10 +219,6 @@ type realClock struct {
 	// whose network waits do not go through the poller (ReceiveSpin's
 	// receiver reads its socket itself).
 	yield bool
-	// kernel makes every wait sleep in the kernel to its target (within
-	// the kernel's timer slack, ~50-100 us late) instead of on a timer and
-	// a busy-wait; set where the platform has such a sleep (kernelSleep).
-	kernel bool
 
 	// nowFn and sleepFn, set only by tests, replace the monotonic clock
 	// and the timer.
@@ -257,18 +250,6 @@ func (c *realClock) now() int64 {
 }
 
 func (c *realClock) waitUntil(ctx context.Context, t int64) bool {
-	if c.kernel {
-		for {
-			wait := t - c.now()
-			if ctx.Err() != nil {
-				return false
-			}
-			if wait <= 0 {
-				return true
-			}
-			kernelSleep(time.Duration(min(wait, int64(10*time.Millisecond))))
-		}
-	}
 	if wait := t - c.now(); wait > c.spin {
 		if !c.sleep(ctx, time.Duration(wait-c.spin/2)) {
 			return false
@@ -393,14 +374,6 @@ func Schedule(ctx context.Context, cfg *ScheduleConfig) (*ScheduleResult, error)
 		return nil, err
 	}
 	clk := newRealClock(time.Now(), c.Spin, runtime.GOMAXPROCS(0))
-	// With several workers the dispatcher sleeps in the kernel to each
-	// intended start and never busy-waits: a busy-waiting dispatcher held
-	// the workers' replies back (their receive wake-up's p99 was 1 ms at
-	// 1000/s with 2 workers, the dispatch interval: the runtime ran a
-	// worker readied for its reply only at the dispatcher's next send).
-	// The kernel wakes the dispatcher 50-100 us late, which ClientLateness
-	// shows and the response times leave out.
-	clk.kernel = c.Workers > 1 && kernelSleepOK
 	defer clk.timer.Stop()
 	return schedule(ctx, &c, clk)
 }
@@ -472,15 +445,27 @@ func schedule(ctx context.Context, c *ScheduleConfig, clk clock) (*ScheduleResul
 // returns the number of requests due in the window and when it stopped. A
 // non-nil inline runs each request itself, on wctx.
 func (s *sched) dispatch(ctx, wctx context.Context, p *pacer, inline *workerState) (due int64, stoppedAt int64) {
-	// The dispatcher is not locked to its thread. The runtime preempts a
-	// goroutine that has run 10 ms without rescheduling, and a busy-waiting
-	// one always has: a locked goroutine's preemption hands its P to
-	// another thread and back (two wake-ups, the second one on the other
-	// CPU, where the server under test may run), an unlocked one's is a
-	// pass through its own thread's scheduler. At 5000/s one request in 50
-	// met that hand-off: locked, a one-connection redis GET's p99 read a
-	// median 2.5x a plain blocking client's over 5 alternating rounds,
-	// unlocked 1.4x (docs/benchmarks.md, issue 23).
+	// A dispatcher that runs the requests itself (one worker) is not
+	// locked to its thread. The runtime preempts a goroutine that has run
+	// 10 ms without rescheduling, and a busy-waiting one always has: a
+	// locked goroutine's preemption hands its P to another thread and back
+	// (two wake-ups, the second one on the other CPU, where the server
+	// under test may run), an unlocked one's is a pass through its own
+	// thread's scheduler. At 5000/s one request in 50 met that hand-off:
+	// locked, a one-connection redis GET's p99 read a median 2.4x a plain
+	// blocking client's over 5 alternating rounds, unlocked 0.8x
+	// (docs/benchmarks.md, issue 23).
+	//
+	// A dispatcher that hands requests to workers is locked: that same
+	// hand-off is what gives the workers it readied a P while it
+	// busy-waits. Unlocked, a worker readied for its reply waited for the
+	// dispatcher's next send (the reply wake-up's p99 was the dispatch
+	// interval, 1 ms at 1000/s), and the SLO search fell from 33,000 to
+	// 500 ops/s.
+	if inline == nil {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	var windowOver <-chan struct{}
 	if s.end != math.MaxInt64 {
 		ch, stop := s.clk.after(s.end)

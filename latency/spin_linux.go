@@ -287,13 +287,3 @@ func (t *spinTransport) write(b []byte) error {
 func (t *spinTransport) arrived() time.Time { return t.last }
 func (t *spinTransport) abort()             { t.aborted.Store(true) }
 func (t *spinTransport) close() error       { return t.conn.Close() }
-
-// kernelSleepOK says that kernelSleep sleeps in the kernel.
-const kernelSleepOK = true
-
-// kernelSleep sleeps d in nanosleep(2): the kernel wakes the thread itself
-// within its timer slack, where a Go timer fires up to 1 ms late.
-func kernelSleep(d time.Duration) {
-	ts := unix.NsecToTimespec(int64(d))
-	_ = unix.Nanosleep(&ts, nil) // EINTR: the caller checks the time
-}
