@@ -31,7 +31,7 @@ func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Wr
 				OnStep: func(st slo.Step) {
 					fmt.Fprintf(stderr, "cachebench: %s %s %s: %.0f ops/s (achieved %.0f): p%g %.0f us of %d requests (client's share p99 %.0f us), %d failed: %s\n",
 						name, mode, st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, float64(st.Percentile)/1e3, st.Requests,
-						float64(st.ClientShare)/1e3, st.Failed, stepWord(st))
+						float64(st.ClientShare)/1e3, st.Failed, st.Verdict())
 				}})
 			if err != nil {
 				err = fmt.Errorf("%s %s: %w", name, mode, err)
@@ -51,18 +51,6 @@ func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Wr
 	return out, nil
 }
 
-// stepWord is a step's verdict: met, broke, or unjudged (too few requests
-// for the percentile, which ends the search).
-func stepWord(st slo.Step) string {
-	switch {
-	case st.Met:
-		return "met"
-	case st.Unjudged:
-		return "unjudged"
-	}
-	return "broke"
-}
-
 func printSearches(w io.Writer, o *output) {
 	for _, s := range o.Searches {
 		fmt.Fprintf(w, "%s %s on %s: SLO %s, steps of %gs\n", s.Engine, s.Mode, o.Endpoint, s.SLO, o.DurationSec)
@@ -70,7 +58,7 @@ func printSearches(w io.Writer, o *output) {
 		fmt.Fprintln(tw, "step\tphase\trate/s\tachieved/s\tpercentile us\trequests\tfailed\tclient p99 us\tSLO\t")
 		for i, st := range s.Steps {
 			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.0f\t%d\t%d\t%.0f\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Failed,
-				float64(st.ClientShare)/1e3, stepWord(st))
+				float64(st.ClientShare)/1e3, st.Verdict())
 		}
 		tw.Flush()
 		broke := "never, up to the maximum rate"

@@ -309,7 +309,7 @@ func searchSLO(ctx context.Context, stdout, stderr io.Writer, o options, cfg *la
 	res, err := slo.PingPong(ctx, o.addr, cfg, &slo.Config{SLO: *o.slo, Start: o.start, StepDuration: o.step,
 		OnStep: func(st slo.Step) {
 			fmt.Fprintf(stderr, "pingpong: %s %.0f msg/s (achieved %.0f): p%g %.1f us of %d (client's share p99 %.1f us), %d dropped, %s\n",
-				st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, float64(st.Percentile)/1e3, st.Requests, usec(st.ClientShare), st.Failed, verdict(st))
+				st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, float64(st.Percentile)/1e3, st.Requests, usec(st.ClientShare), st.Failed, st.Verdict())
 		}})
 	if res == nil {
 		return err
@@ -327,7 +327,7 @@ func searchSLO(ctx context.Context, stdout, stderr io.Writer, o options, cfg *la
 	fmt.Fprintln(tw, "step\tphase\tmsg/s\tachieved/s\tpercentile us\tmeasured\tdropped\tclient p99 us\tSLO\t")
 	for i, st := range res.Steps {
 		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.1f\t%d\t%d\t%.1f\t%s\t\n", i+1, st.Phase, st.Rate, st.AchievedRate, float64(st.Percentile)/1e3, st.Requests, st.Failed,
-			usec(st.ClientShare), verdict(st))
+			usec(st.ClientShare), st.Verdict())
 	}
 	tw.Flush()
 	broke := "never, up to the maximum rate"
@@ -339,16 +339,4 @@ func searchSLO(ctx context.Context, stdout, stderr io.Writer, o options, cfg *la
 		fmt.Fprintf(stdout, "the search ended at %.0f msg/s: even a step ten times as long holds too few replies to judge %s there\n", res.Steps[n-1].Rate, res.SLO)
 	}
 	return err
-}
-
-// verdict is a step's: met, broke, or unjudged (too few replies for the
-// percentile, which ends the search).
-func verdict(st slo.Step) string {
-	switch {
-	case st.Met:
-		return "met"
-	case st.Unjudged:
-		return "unjudged"
-	}
-	return "broke"
 }

@@ -166,6 +166,18 @@ type Step struct {
 	Unjudged bool
 }
 
+// Verdict is the step's verdict in one word: "met", "broke", or
+// "unjudged" (too few requests for the percentile, which ends the search).
+func (s Step) Verdict() string {
+	switch {
+	case s.Met:
+		return "met"
+	case s.Unjudged:
+		return "unjudged"
+	}
+	return "broke"
+}
+
 // stepJSON is Step's wire form.
 type stepJSON struct {
 	Phase        string  `json:"phase"`

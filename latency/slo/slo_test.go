@@ -298,3 +298,9 @@ func TestMisuse(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+func TestStepVerdict(t *testing.T) {
+	assert.Equal(t, "met", Step{Met: true}.Verdict())
+	assert.Equal(t, "unjudged", Step{Unjudged: true}.Verdict())
+	assert.Equal(t, "broke", Step{}.Verdict())
+}
