@@ -1,12 +1,20 @@
 # The one test command of the README: installs missing integration peers (as
 # root), then vets and runs every test with the race detector, and the cache
 # tests once more against valkey-server 8.
-.PHONY: test peers vet staticcheck lint fuzz-smoke cross
+.PHONY: test test-loaded peers vet staticcheck lint fuzz-smoke cross
 
 test: peers
 	go vet ./...
 	go test -race -timeout 20m ./...
 	./scripts/test-valkey.sh
+
+# The timing-prone packages once more, with a busy loop on every core beside
+# them: a test that asserts this machine's speed fails here, in CI, instead of
+# on a newcomer's first `make test` (docs/testing.md, "What a test may assert").
+LOADED_PKGS = ./examples/cachebench ./examples/pingpong ./examples/report \
+	./latency/... ./throughput/... ./cache/...
+test-loaded:
+	./scripts/cpuload.sh go test -race -count=1 -timeout 20m $(LOADED_PKGS)
 
 peers:
 	./scripts/install-peers.sh
