@@ -39,9 +39,7 @@ func searchAll(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Wr
 					return nil, err
 				}
 				// Stopped: keep the steps so far.
-				if res != nil {
-					out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, Result: res})
-				}
+				out.Searches = append(out.Searches, &search{Engine: name, Mode: mode, Result: res})
 				out.Interrupted = true
 				return out, err
 			}
@@ -84,10 +82,21 @@ func printSearches(w io.Writer, o *output) {
 // ctx.Err().
 func searchRate(ctx context.Context, ep *cache.Endpoint, cfg *cache.WorkloadConfig, search *slo.Config) (*slo.Result, error) {
 	if ep == nil {
-		return nil, errors.New("nil endpoint")
+		return &slo.Result{}, errors.New("nil endpoint")
 	}
+	return searchWith(ctx, func(ctx context.Context, c *cache.WorkloadConfig) (*cache.RunResult, error) {
+		return cache.Run(ctx, ep, c)
+	}, cfg, search)
+}
+
+// runFunc runs one step's workload: cache.Run on the endpoint, or a fake
+// in tests.
+type runFunc func(ctx context.Context, cfg *cache.WorkloadConfig) (*cache.RunResult, error)
+
+// searchWith is searchRate with the step's run given.
+func searchWith(ctx context.Context, run runFunc, cfg *cache.WorkloadConfig, search *slo.Config) (*slo.Result, error) {
 	if search == nil {
-		return nil, fmt.Errorf("%w: nil search *slo.Config", slo.ErrInvalidConfig)
+		return &slo.Result{}, fmt.Errorf("%w: nil search *slo.Config", slo.ErrInvalidConfig)
 	}
 	var base cache.WorkloadConfig
 	if cfg != nil {
@@ -98,16 +107,30 @@ func searchRate(ctx context.Context, ep *cache.Endpoint, cfg *cache.WorkloadConf
 	sc.Measure = func(ctx context.Context, rate float64, d time.Duration) (slo.Measurement, error) {
 		c := base
 		c.Rate, c.Duration = rate, d
-		r, err := cache.Run(ctx, ep, &c)
+		r, err := run(ctx, &c)
 		if err != nil {
 			return slo.Measurement{}, err
 		}
-		return slo.Measurement{Response: r.Histogram, AchievedRate: r.Schedule.AchievedRate, Failed: r.Errors,
-			ClientShare: r.Schedule.ClientLateness.P99 + r.Schedule.ReceiveWake.P99}, nil
+		return measurement(r), nil
 	}
 	res, err := slo.Search(ctx, &sc)
-	if err != nil && res == nil {
-		return nil, fmt.Errorf("search: %w", err)
+	if res == nil {
+		res = &slo.Result{}
+	}
+	if errors.Is(err, slo.ErrInvalidConfig) {
+		err = fmt.Errorf("search: %w", err)
 	}
 	return res, err
+}
+
+// measurement is what an open-loop run tells the search: its response
+// times, the rate its schedule achieved, its failures and the client's own
+// share of the response times.
+func measurement(r *cache.RunResult) slo.Measurement {
+	m := slo.Measurement{Response: r.Histogram, Failed: r.Errors}
+	if s := r.Schedule; s != nil {
+		m.AchievedRate = s.AchievedRate
+		m.ClientShare = s.ClientLateness.P99 + s.ReceiveWake.P99
+	}
+	return m
 }
