@@ -9,6 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// mustDiff is ethtool.Diff of two snapshots that must have a delta.
+func mustDiff(t *testing.T, before, after *ethtool.Snapshot) *ethtool.Delta {
+	t.Helper()
+	d, err := ethtool.Diff(before, after)
+	require.NoError(t, err)
+	return d
+}
+
 func readFixture(t *testing.T, name string) *ethtool.Snapshot {
 	t.Helper()
 	f, err := os.Open("testdata/" + name)
@@ -21,7 +29,7 @@ func readFixture(t *testing.T, name string) *ethtool.Snapshot {
 
 func TestDeltaAllowance(t *testing.T) {
 	before, after := readFixture(t, "ena-2.17-cross-az-before.txt"), readFixture(t, "ena-2.17-cross-az-after.txt")
-	a, ok := ethtool.Diff(before, after).Allowance()
+	a, ok := mustDiff(t, before, after).Allowance()
 	require.True(t, ok)
 	assert.Equal(t, uint64(1234), a.PPSExceeded)
 	assert.Zero(t, a.BWInExceeded+a.BWOutExceeded+a.ConntrackExceeded+a.LinklocalExceeded)
@@ -32,17 +40,17 @@ func TestDeltaAllowance(t *testing.T) {
 	assert.Equal(t, []string{"pps_allowance_exceeded"}, a.Exceeded())
 	assert.Empty(t, a.Reset)
 
-	same, ok := ethtool.Diff(readFixture(t, "ena-2.17-same-az-before.txt"), readFixture(t, "ena-2.17-same-az-after.txt")).Allowance()
+	same, ok := mustDiff(t, readFixture(t, "ena-2.17-same-az-before.txt"), readFixture(t, "ena-2.17-same-az-after.txt")).Allowance()
 	require.True(t, ok)
 	assert.Equal(t, []string{}, same.Exceeded(), "no allowance was hit")
 
 	// Reversed: every allowance counter that moved went backwards.
-	rev, ok := ethtool.Diff(after, before).Allowance()
+	rev, ok := mustDiff(t, after, before).Allowance()
 	require.True(t, ok)
 	assert.Equal(t, []string{"pps_allowance_exceeded"}, rev.Reset)
 	assert.Equal(t, []string{}, rev.Exceeded())
 
-	_, ok = ethtool.Diff(readFixture(t, "veth.txt"), readFixture(t, "veth.txt")).Allowance()
+	_, ok = mustDiff(t, readFixture(t, "veth.txt"), readFixture(t, "veth.txt")).Allowance()
 	assert.False(t, ok, "veth has no allowance counters")
 }
 
@@ -65,7 +73,7 @@ func TestAllowanceResetCounterIsLowerBound(t *testing.T) {
 	// since, inside the window.
 	before := &ethtool.Snapshot{Stats: allowanceStats(5000, 0)}
 	after := &ethtool.Snapshot{Stats: allowanceStats(300, 0)}
-	a, ok := ethtool.Diff(before, after).Allowance()
+	a, ok := mustDiff(t, before, after).Allowance()
 	require.True(t, ok)
 	assert.Equal(t, uint64(300), a.PPSExceeded, "at least the count since the reset")
 	assert.Equal(t, []string{"pps_allowance_exceeded"}, a.Reset)
@@ -73,7 +81,7 @@ func TestAllowanceResetCounterIsLowerBound(t *testing.T) {
 	assert.Zero(t, a.BWOutExceeded, "bw_out did not move and there was no driver reset")
 
 	// Restarted and nothing shaped since: nothing proves a limit was hit.
-	a, ok = ethtool.Diff(before, &ethtool.Snapshot{Stats: allowanceStats(0, 0)}).Allowance()
+	a, ok = mustDiff(t, before, &ethtool.Snapshot{Stats: allowanceStats(0, 0)}).Allowance()
 	require.True(t, ok)
 	assert.Equal(t, []string{"pps_allowance_exceeded"}, a.Reset)
 	assert.Equal(t, []string{}, a.Exceeded())
@@ -87,7 +95,7 @@ func TestAllowanceAfterDriverReset(t *testing.T) {
 	// so nothing proves it was hit.
 	before := &ethtool.Snapshot{Stats: allowanceStats(100, 0)}
 	after := &ethtool.Snapshot{Stats: allowanceStats(150, 1)}
-	a, ok := ethtool.Diff(before, after).Allowance()
+	a, ok := mustDiff(t, before, after).Allowance()
 	require.True(t, ok)
 	assert.Equal(t, uint64(50), a.PPSExceeded)
 	assert.Zero(t, a.BWOutExceeded)
@@ -95,12 +103,12 @@ func TestAllowanceAfterDriverReset(t *testing.T) {
 	assert.Equal(t, []string{"pps_allowance_exceeded"}, a.Exceeded())
 
 	// total_resets going backwards (driver reload) restarts them too.
-	a, ok = ethtool.Diff(&ethtool.Snapshot{Stats: allowanceStats(100, 3)}, &ethtool.Snapshot{Stats: allowanceStats(150, 0)}).Allowance()
+	a, ok = mustDiff(t, &ethtool.Snapshot{Stats: allowanceStats(100, 3)}, &ethtool.Snapshot{Stats: allowanceStats(150, 0)}).Allowance()
 	require.True(t, ok)
 	assert.Equal(t, uint64(50), a.PPSExceeded)
 	assert.Equal(t, ethtool.AllowanceCounters(), a.Reset)
 	// One that went backwards certainly restarted: After is its bound.
-	a, ok = ethtool.Diff(&ethtool.Snapshot{Stats: allowanceStats(100, 0)}, &ethtool.Snapshot{Stats: allowanceStats(30, 1)}).Allowance()
+	a, ok = mustDiff(t, &ethtool.Snapshot{Stats: allowanceStats(100, 0)}, &ethtool.Snapshot{Stats: allowanceStats(30, 1)}).Allowance()
 	require.True(t, ok)
 	assert.Equal(t, uint64(30), a.PPSExceeded)
 }
@@ -109,7 +117,7 @@ func TestAllowanceAfterDriverReset(t *testing.T) {
 // a counter that appeared, not a reset in the window.
 func TestAllowanceTotalResetsNew(t *testing.T) {
 	before := allowanceStats(100, 0)[1:] // without total_resets
-	a, ok := ethtool.Diff(&ethtool.Snapshot{Stats: before}, &ethtool.Snapshot{Stats: allowanceStats(150, 3)}).Allowance()
+	a, ok := mustDiff(t, &ethtool.Snapshot{Stats: before}, &ethtool.Snapshot{Stats: allowanceStats(150, 3)}).Allowance()
 	require.True(t, ok)
 	assert.Empty(t, a.Reset)
 	assert.Equal(t, uint64(50), a.PPSExceeded)

@@ -38,7 +38,9 @@ type RingParams struct {
 // driver that does not implement the operation; os.ErrPermission for EPERM
 // and EACCES; and the syscall.Errno of the ioctl. On systems other than
 // linux every method returns an error matching errors.ErrUnsupported. The
-// methods of a nil or zero Client (one not made by New) return an error.
+// methods of a nil or zero Client (one not made by New) return an error, and
+// its reads after Close return "ethtool: client is closed", which matches
+// os.ErrClosed.
 type Client struct {
 	c *client
 	// now is the clock seam for tests.
@@ -99,13 +101,15 @@ func (c *Client) RingParams(iface string) (RingParams, error) {
 // them with the current time (ETHTOOL_GDRVINFO gives the driver fields; a
 // driver that does not answer it leaves them empty). It returns the errors of
 // Stats, and a missing interface matches ErrNoInterface and os.ErrNotExist.
+// The Snapshot is never nil: after an error it is empty (no interface, no
+// statistics, no time), as docs/conventions.md says of results.
 func (c *Client) Snapshot(iface string) (*Snapshot, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
 	s := &Snapshot{}
+	if err := c.check(); err != nil {
+		return s, err
+	}
 	if err := c.snapshotInto(iface, s, true); err != nil {
-		return nil, err
+		return &Snapshot{}, err
 	}
 	return s, nil
 }
@@ -155,17 +159,13 @@ func (c *Client) snapshotInto(iface string, s *Snapshot, withDriver bool) error 
 }
 
 // ReadSnapshot opens a Client, takes one Snapshot of iface and closes it. A
-// program that reads repeatedly should keep a Client (or use Watch).
+// program that reads repeatedly should keep a Client (or use Watch). As with
+// Snapshot, the result is never nil: after an error it is empty.
 func ReadSnapshot(iface string) (*Snapshot, error) {
-	return withClient(func(c *Client) (*Snapshot, error) { return c.Snapshot(iface) })
-}
-
-func withClient[T any](f func(*Client) (T, error)) (T, error) {
 	c, err := New()
 	if err != nil {
-		var zero T
-		return zero, err
+		return &Snapshot{}, err
 	}
 	defer c.Close()
-	return f(c)
+	return c.Snapshot(iface)
 }

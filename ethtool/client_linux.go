@@ -94,7 +94,7 @@ func (c *client) close() error {
 // ioctl runs SIOCETHTOOL for iface with data as the ethtool command buffer.
 func (c *client) ioctl(op, iface string, data unsafe.Pointer) error {
 	if c.fd < 0 {
-		return &opError{op: op, iface: iface, err: unix.EBADF}
+		return errClosed
 	}
 	var ifr ifreq
 	if len(iface) == 0 || len(iface) >= unix.IFNAMSIZ || bytes.IndexByte([]byte(iface), 0) >= 0 {

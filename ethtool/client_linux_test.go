@@ -159,7 +159,7 @@ func TestClientIFBCountsTraffic(t *testing.T) {
 	after, err := c.Snapshot(f.Name)
 	require.NoError(t, err)
 
-	d := Diff(before, after)
+	d := mustDiff(t, before, after)
 	pkts := d.Increase("rx_queue_0_packets")
 	assert.GreaterOrEqual(t, pkts, uint64(n))
 	assert.LessOrEqual(t, pkts, uint64(n+10), "only our datagrams cross lo in a fresh namespace")
@@ -226,7 +226,10 @@ func TestReadOnce(t *testing.T) {
 	_, err := ReadSnapshot("lo")
 	require.ErrorIs(t, err, os.ErrNotExist, "lo has no statistics")
 	require.ErrorIs(t, err, ErrNoStats)
-	_, err = withClient(func(c *Client) (RingParams, error) { return c.RingParams("no-such-if0") })
+	c, err := New()
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.RingParams("no-such-if0")
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.ErrorIs(t, err, ErrNoInterface)
 }

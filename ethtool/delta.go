@@ -118,9 +118,13 @@ func IsGauge(name string) bool {
 // A name a driver reports more than once is matched by occurrence: its k-th
 // statistic after with its k-th before; occurrences only after are New, and
 // occurrences only before are Removed. A nil snapshot reads as an empty one
-// taken at no known time, so Diff(nil, nil) is an empty Delta; it never
-// returns nil.
-func Diff(before, after *Snapshot) *Delta {
+// taken at no known time, so Diff(nil, nil) is an empty Delta.
+//
+// Snapshots of two different interfaces have no delta: when both name an
+// interface and the names differ, Diff returns an error naming both (a
+// snapshot parsed from `ethtool -S` text names none, and matches any). The
+// Delta is never nil; after an error it is empty.
+func Diff(before, after *Snapshot) (*Delta, error) {
 	if before == nil {
 		before = &Snapshot{}
 	}
@@ -128,8 +132,11 @@ func Diff(before, after *Snapshot) *Delta {
 		after = &Snapshot{}
 	}
 	d := &Delta{}
+	if before.Interface != "" && after.Interface != "" && before.Interface != after.Interface {
+		return d, fmt.Errorf("ethtool: Diff: the snapshots are of two interfaces, before of %q and after of %q", before.Interface, after.Interface)
+	}
 	d.compute(before, after)
-	return d
+	return d, nil
 }
 
 // compute fills d, reusing its slices, so that Watch does not allocate for

@@ -18,10 +18,18 @@ func snap(at time.Duration, s Stats) *Snapshot {
 	return &Snapshot{Time: t0.Add(at), Interface: "eth0", Driver: "ena", Stats: s}
 }
 
+// mustDiff is Diff of two snapshots that must have a delta.
+func mustDiff(t *testing.T, before, after *Snapshot) *Delta {
+	t.Helper()
+	d, err := Diff(before, after)
+	require.NoError(t, err)
+	return d
+}
+
 func TestDiffFixturesE1(t *testing.T) {
 	before := snap(0, parseFile(t, "ena-2.17-same-az-before.txt"))
 	after := snap(15*time.Second, parseFile(t, "ena-2.17-same-az-after.txt"))
-	d := Diff(before, after)
+	d := mustDiff(t, before, after)
 	assert.Equal(t, 15*time.Second, d.Duration)
 	assert.Len(t, d.Counters, 335)
 	assert.Zero(t, d.Resets)
@@ -39,7 +47,7 @@ func TestDiffFixturesE1(t *testing.T) {
 }
 
 func TestDiffResetIsNotWrapped(t *testing.T) {
-	d := Diff(snap(0, Stats{{"tx_timeout", 5}, {"queue_0_tx_cnt", 1000}, {"conntrack_allowance_available", 100}}),
+	d := mustDiff(t, snap(0, Stats{{"tx_timeout", 5}, {"queue_0_tx_cnt", 1000}, {"conntrack_allowance_available", 100}}),
 		snap(time.Second, Stats{{"tx_timeout", 6}, {"queue_0_tx_cnt", 10}, {"conntrack_allowance_available", 40}}))
 	assert.Equal(t, 1, d.Resets)
 	c, _ := d.Get("queue_0_tx_cnt")
@@ -57,7 +65,7 @@ func TestDiffResetIsNotWrapped(t *testing.T) {
 func TestDiffByNameWhenOrderDiffers(t *testing.T) {
 	before := snap(0, Stats{{"a", 1}, {"b", 10}, {"gone", 3}})
 	after := snap(2*time.Second, Stats{{"b", 30}, {"a", 2}, {"queue_9_rx_cnt", 7}})
-	d := Diff(before, after)
+	d := mustDiff(t, before, after)
 	assert.Equal(t, []Counter{
 		{Name: "b", Before: 10, After: 30, Increase: 20, PerSecond: 10},
 		{Name: "a", Before: 1, After: 2, Increase: 1, PerSecond: 0.5},
@@ -69,7 +77,7 @@ func TestDiffByNameWhenOrderDiffers(t *testing.T) {
 }
 
 func TestDiffWithoutTimes(t *testing.T) {
-	d := Diff(&Snapshot{Stats: Stats{{"a", 1}}}, &Snapshot{Stats: Stats{{"a", 5}}})
+	d := mustDiff(t, &Snapshot{Stats: Stats{{"a", 1}}}, &Snapshot{Stats: Stats{{"a", 5}}})
 	assert.Zero(t, d.Duration)
 	c, _ := d.Get("a")
 	assert.Equal(t, uint64(4), c.Increase)
@@ -77,7 +85,7 @@ func TestDiffWithoutTimes(t *testing.T) {
 }
 
 func TestDeltaCloneIsIndependent(t *testing.T) {
-	d := Diff(snap(0, Stats{{"a", 1}}), snap(time.Second, Stats{{"a", 2}}))
+	d := mustDiff(t, snap(0, Stats{{"a", 1}}), snap(time.Second, Stats{{"a", 2}}))
 	c := d.Clone()
 	d.Counters[0].Increase = 99
 	assert.Equal(t, uint64(1), c.Counters[0].Increase)
@@ -208,7 +216,7 @@ func TestDiffDuplicateNamesByOccurrence(t *testing.T) {
 	before := Stats{{"a", 1}, {"a", 100}, {"gone", 5}, {"x", 1}, {"x", 2}}
 	// One more statistic, so the names differ and matching is by name.
 	after := Stats{{"a", 2}, {"new", 0}, {"a", 101}, {"a", 7}, {"x", 3}}
-	d := Diff(snap(0, before), snap(time.Second, after))
+	d := mustDiff(t, snap(0, before), snap(time.Second, after))
 	assert.Equal(t, []Counter{
 		{Name: "a", Before: 1, After: 2, Increase: 1, PerSecond: 1},
 		{Name: "new", New: true},
@@ -220,7 +228,7 @@ func TestDiffDuplicateNamesByOccurrence(t *testing.T) {
 	assert.Zero(t, d.Resets)
 
 	// Same names in the same order (the fast path) agree.
-	same := Diff(snap(0, Stats{{"a", 1}, {"a", 100}}), snap(time.Second, Stats{{"a", 2}, {"a", 101}}))
-	grown := Diff(snap(0, Stats{{"a", 1}, {"a", 100}}), snap(time.Second, Stats{{"a", 2}, {"a", 101}, {"b", 0}}))
+	same := mustDiff(t, snap(0, Stats{{"a", 1}, {"a", 100}}), snap(time.Second, Stats{{"a", 2}, {"a", 101}}))
+	grown := mustDiff(t, snap(0, Stats{{"a", 1}, {"a", 100}}), snap(time.Second, Stats{{"a", 2}, {"a", 101}, {"b", 0}}))
 	assert.Equal(t, same.Counters, grown.Counters[:2])
 }

@@ -8,8 +8,9 @@
 //   - Client (New): live statistics, driver information and ring sizes
 //     through the SIOCETHTOOL ioctl (linux; no CAP_NET_ADMIN needed), and
 //     Client.Watch for periodic sampling;
-//   - Diff: the Delta between two Snapshots (per-counter increases and
-//     rates, with counter resets detected instead of wrapped);
+//   - Diff: the Delta between two Snapshots of one interface (per-counter
+//     increases and rates, with counter resets detected instead of
+//     wrapped; snapshots of two interfaces are an error);
 //   - Explain and Delta.Allowance: the Amazon ENA counters' change in plain
 //     language, and which ENI allowance (bandwidth, PPS, conntrack,
 //     link-local) limited the traffic.
@@ -24,7 +25,9 @@
 // Dependencies: golang.org/x/sys (the ioctl) and the standard library, no
 // more. Errors start with "ethtool: " and wrap their causes; the errors.Is
 // targets are ErrNoStats, ErrNoInterface, os.ErrNotExist, os.ErrPermission,
-// errors.ErrUnsupported (other systems) and the syscall.Errno of a failed
-// ioctl. The conventions every netperfkit package follows (context, units,
+// os.ErrClosed (a Client used after Close), errors.ErrUnsupported (other
+// systems) and the syscall.Errno of a failed ioctl. Snapshot, ReadSnapshot,
+// ParseSnapshot and Diff never return a nil result: after an error it is
+// empty. The conventions every netperfkit package follows (context, units,
 // callbacks, errors) are in docs/conventions.md.
 package ethtool

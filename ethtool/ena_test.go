@@ -44,7 +44,7 @@ func TestGroupQueuesVethStyle(t *testing.T) {
 }
 
 func TestGroupQueuesOfDelta(t *testing.T) {
-	d := Diff(snap(0, parseFile(t, "ena-2.17-same-az-before.txt")), snap(15*time.Second, parseFile(t, "ena-2.17-same-az-after.txt")))
+	d := mustDiff(t, snap(0, parseFile(t, "ena-2.17-same-az-before.txt")), snap(15*time.Second, parseFile(t, "ena-2.17-same-az-after.txt")))
 	g := GroupQueues(d.Increases())
 	require.Len(t, g.Queues, 16)
 	bytesTx, _ := g.Total("tx", "bytes")
@@ -84,7 +84,7 @@ func TestStatsAllowance(t *testing.T) {
 func TestExplain(t *testing.T) {
 	before := snap(0, parseFile(t, "ena-2.17-cross-az-before.txt"))
 	after := snap(20*time.Second, parseFile(t, "ena-2.17-cross-az-after.txt"))
-	f := Explain(Diff(before, after))
+	f := Explain(mustDiff(t, before, after))
 	var lines []string
 	for _, x := range f {
 		lines = append(lines, x.String())
@@ -96,10 +96,10 @@ func TestExplain(t *testing.T) {
 	}, lines)
 	assert.Equal(t, SeverityWarning, f[0].Severity)
 
-	quiet := Diff(before, before)
+	quiet := mustDiff(t, before, before)
 	assert.Empty(t, Explain(quiet))
 
-	reset := Diff(snap(0, Stats{{"total_resets", 0}, {"tx_timeout", 2}, {"queue_0_tx_cnt", 900}, {"ena_srd_resource_utilization", 10}}),
+	reset := mustDiff(t, snap(0, Stats{{"total_resets", 0}, {"tx_timeout", 2}, {"queue_0_tx_cnt", 900}, {"ena_srd_resource_utilization", 10}}),
 		snap(time.Second, Stats{{"total_resets", 1}, {"tx_timeout", 3}, {"queue_0_tx_cnt", 5}, {"ena_srd_resource_utilization", 97}}))
 	f = Explain(reset)
 	require.Len(t, f, 4)
@@ -118,7 +118,7 @@ func TestExplain(t *testing.T) {
 	for i := range zero {
 		zero[i].Value = 1
 	}
-	f = Explain(Diff(snap(0, many), snap(time.Second, zero)))
+	f = Explain(mustDiff(t, snap(0, many), snap(time.Second, zero)))
 	require.Len(t, f, 1)
 	assert.Equal(t, "10 counters", f[0].Counter)
 }

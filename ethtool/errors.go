@@ -15,6 +15,15 @@ var ErrNoStats error = notExistError("no statistics")
 // os.ErrNotExist.
 var ErrNoInterface error = notExistError("no such network interface")
 
+// errClosed is what a Client's reads return after Close.
+var errClosed error = closedError{}
+
+// closedError is errClosed's type: errors.Is matches it to os.ErrClosed.
+type closedError struct{}
+
+func (closedError) Error() string        { return "ethtool: client is closed" }
+func (closedError) Is(target error) bool { return target == os.ErrClosed }
+
 // notExistError is a sentinel that errors.Is also matches to os.ErrNotExist.
 type notExistError string
 

@@ -32,7 +32,10 @@ func Example() {
 		log.Fatal(err)
 	}
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	d := ethtool.Diff(&ethtool.Snapshot{Time: t0, Stats: before}, &ethtool.Snapshot{Time: t0.Add(10 * time.Second), Stats: after})
+	d, err := ethtool.Diff(&ethtool.Snapshot{Time: t0, Stats: before}, &ethtool.Snapshot{Time: t0.Add(10 * time.Second), Stats: after})
+	if err != nil {
+		log.Fatal(err)
+	}
 	for _, c := range d.Changed() {
 		fmt.Printf("%s +%d (%.0f/s) over %v\n", c.Name, c.Increase, c.PerSecond, d.Duration)
 	}
@@ -67,7 +70,10 @@ func ExampleDiff() {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	before := &ethtool.Snapshot{Time: t0, Stats: ethtool.Stats{{Name: "queue_0_tx_cnt", Value: 1000}, {Name: "tx_timeout", Value: 4}}}
 	after := &ethtool.Snapshot{Time: t0.Add(2 * time.Second), Stats: ethtool.Stats{{Name: "queue_0_tx_cnt", Value: 3000}, {Name: "tx_timeout", Value: 1}}}
-	d := ethtool.Diff(before, after)
+	d, err := ethtool.Diff(before, after)
+	if err != nil {
+		log.Fatal(err)
+	}
 	for _, c := range d.Counters {
 		fmt.Printf("%s +%d (%.0f/s) reset=%v\n", c.Name, c.Increase, c.PerSecond, c.Reset)
 	}
@@ -79,7 +85,11 @@ func ExampleDiff() {
 func ExampleExplain() {
 	before := &ethtool.Snapshot{Stats: ethtool.Stats{{Name: "pps_allowance_exceeded", Value: 10}, {Name: "bw_out_allowance_exceeded", Value: 0}}}
 	after := &ethtool.Snapshot{Stats: ethtool.Stats{{Name: "pps_allowance_exceeded", Value: 1244}, {Name: "bw_out_allowance_exceeded", Value: 0}}}
-	for _, f := range ethtool.Explain(ethtool.Diff(before, after)) {
+	d, err := ethtool.Diff(before, after)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, f := range ethtool.Explain(d) {
 		fmt.Println(f)
 	}
 	// Output: pps_allowance_exceeded +1234: packets were shaped by the PPS allowance (bidirectional packets per second above the instance's limit)

@@ -42,10 +42,10 @@ const maxSnapshotJSON = 32 << 20
 // error for a nil r or JSON that is malformed, larger than 32 MiB, followed by
 // anything but white space, or holding more than 65536 statistics or a name
 // ParseText would reject. JSON without statistics gives an error matching
-// ErrNoStats.
+// ErrNoStats. The Snapshot is never nil: after an error it is empty.
 func ParseSnapshot(r io.Reader) (*Snapshot, error) {
 	if r == nil {
-		return nil, errors.New("ethtool: ParseSnapshot: nil io.Reader r")
+		return &Snapshot{}, errors.New("ethtool: ParseSnapshot: nil io.Reader r")
 	}
 	br := bufio.NewReader(r)
 	skipped := 0 // lines consumed before the text starts
@@ -68,26 +68,36 @@ func ParseSnapshot(r io.Reader) (*Snapshot, error) {
 	}
 	st, err := parseText(br, skipped)
 	if err != nil {
-		return nil, err
+		return &Snapshot{}, err
 	}
 	return &Snapshot{Stats: st}, nil
 }
 
+// parseSnapshotJSON reads a JSON snapshot; after an error the Snapshot is
+// empty, never nil.
 func parseSnapshotJSON(r io.Reader) (*Snapshot, error) {
+	s, err := decodeSnapshotJSON(r)
+	if err != nil {
+		return &Snapshot{}, fmt.Errorf("ethtool: snapshot JSON: %w", err)
+	}
+	return s, nil
+}
+
+func decodeSnapshotJSON(r io.Reader) (*Snapshot, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxSnapshotJSON+1))
 	if err != nil {
-		return nil, fmt.Errorf("ethtool: snapshot JSON: %w", err)
+		return nil, err
 	}
 	if len(data) > maxSnapshotJSON {
-		return nil, fmt.Errorf("ethtool: snapshot JSON: larger than %d bytes", maxSnapshotJSON)
+		return nil, fmt.Errorf("larger than %d bytes", maxSnapshotJSON)
 	}
 	var s Snapshot
 	// Unmarshal, unlike a Decoder, rejects anything after the value.
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("ethtool: snapshot JSON: %w", err)
+		return nil, err
 	}
 	if len(s.Stats) == 0 {
-		return nil, fmt.Errorf("ethtool: snapshot JSON: %w", ErrNoStats)
+		return nil, ErrNoStats
 	}
 	return &s, nil
 }

@@ -35,6 +35,20 @@ func TestAPINilAndZeroInputs(t *testing.T) {
 		{"Coverage(before, nil)", func(t *testing.T) {
 			assert.Contains(t, srd.Coverage(&ethtool.Snapshot{}, nil).Reason, "the second snapshot, after, is nil")
 		}},
+		{"Coverage(eth0, eth1)", func(t *testing.T) {
+			srdStats := ethtool.Stats{{Name: "ena_srd_tx_pkts", Value: 5}, {Name: "ena_srd_eligible_tx_pkts", Value: 5}}
+			r := srd.Coverage(&ethtool.Snapshot{Interface: "eth0", Stats: srdStats}, &ethtool.Snapshot{Interface: "eth1", Stats: srdStats})
+			assert.Equal(t, srd.VerdictInconsistent, r.Verdict)
+			assert.Contains(t, r.Reason, `before of "eth0" and after of "eth1"`)
+			assert.Zero(t, r.TxPktsDelta)
+		}},
+		{"NewWindow(eth0, eth1)", func(t *testing.T) {
+			st := ethtool.Stats{{Name: "pps_allowance_exceeded", Value: 1}}
+			w := srd.NewWindow(&ethtool.Snapshot{Interface: "eth0", Stats: st}, &ethtool.Snapshot{Interface: "eth1", Stats: st})
+			assert.Equal(t, srd.VerdictInconsistent, w.Verdict)
+			assert.Nil(t, w.Allowance, "no allowance deltas across interfaces")
+			assert.Equal(t, []string{}, w.LimitedBy)
+		}},
 		{"NewWindow(nil, nil)", func(t *testing.T) {
 			w := srd.NewWindow(nil, nil)
 			assert.Equal(t, srd.VerdictNoStatistics, w.Verdict)

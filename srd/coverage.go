@@ -37,11 +37,11 @@ const (
 	// VerdictNoTraffic: ENA Express is on but no eligible packet was sent
 	// in the window, so there is nothing to judge.
 	VerdictNoTraffic Verdict = "no_eligible_traffic"
-	// VerdictInconsistent: ena_srd_tx_pkts grew more than
-	// ena_srd_eligible_tx_pkts, which cannot happen within one interface
-	// (every packet sent over SRD is eligible): the snapshots are mixed up
-	// (another interface or instance, or edited), so there is no coverage
-	// to judge.
+	// VerdictInconsistent: the snapshots name two different interfaces,
+	// or ena_srd_tx_pkts grew more than ena_srd_eligible_tx_pkts, which
+	// cannot happen within one interface (every packet sent over SRD is
+	// eligible): the snapshots are mixed up (another interface or
+	// instance, or edited), so there is no coverage to judge.
 	VerdictInconsistent Verdict = "inconsistent_counters"
 )
 
@@ -194,17 +194,11 @@ func readSRD(s ethtool.Stats) (c srdCounters, ok bool) {
 // VerdictDisabled.
 //
 // A nil snapshot reads as one without statistics: the verdict is then
-// VerdictNoStatistics, with a Reason that names the nil snapshot.
+// VerdictNoStatistics, with a Reason that names the nil snapshot. Snapshots
+// that name two different interfaces give VerdictInconsistent, with a
+// Reason that names both (a snapshot parsed from text names none).
 func Coverage(before, after *ethtool.Snapshot) CoverageReport {
-	var nilNote string
-	switch {
-	case before == nil && after == nil:
-		nilNote = " (both snapshots are nil)"
-	case before == nil:
-		nilNote = " (the first snapshot, before, is nil)"
-	case after == nil:
-		nilNote = " (the second snapshot, after, is nil)"
-	}
+	nilNote := nilSnapshots(before, after)
 	if before == nil {
 		before = &ethtool.Snapshot{}
 	}
@@ -217,6 +211,11 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 	}
 	if !before.Time.IsZero() && !after.Time.IsZero() {
 		r.Duration = after.Time.Sub(before.Time)
+	}
+	if before.Interface != "" && after.Interface != "" && before.Interface != after.Interface {
+		r.Verdict = VerdictInconsistent
+		r.Reason = fmt.Sprintf("the snapshots are of two interfaces, before of %q and after of %q: no delta exists; take both snapshots of one interface", before.Interface, after.Interface)
+		return r
 	}
 	b, okB := readSRD(before.Stats)
 	a, okA := readSRD(after.Stats)
@@ -270,6 +269,19 @@ func Coverage(before, after *ethtool.Snapshot) CoverageReport {
 	}
 	r.judge(b.mode)
 	return r
+}
+
+// nilSnapshots names the nil snapshots for a Reason, "" when none is.
+func nilSnapshots(before, after *ethtool.Snapshot) string {
+	switch {
+	case before == nil && after == nil:
+		return " (both snapshots are nil)"
+	case before == nil:
+		return " (the first snapshot, before, is nil)"
+	case after == nil:
+		return " (the second snapshot, after, is nil)"
+	}
+	return ""
 }
 
 // judge sets the verdict of a window whose deltas are known; from is the

@@ -140,7 +140,11 @@ func Example_readme() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, f := range ethtool.Explain(ethtool.Diff(before, after)) {
+	d, err := ethtool.Diff(before, after)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, f := range ethtool.Explain(d) {
 		fmt.Println(f)
 	}
 	cov := srd.Coverage(before, after)

@@ -73,10 +73,15 @@ func (w *Window) UnmarshalJSON(data []byte) error {
 
 // NewWindow compares two snapshots of one interface: SRD coverage (as
 // Coverage does, nil snapshots included) and the allowance counters'
-// deltas with the allowances that were hit.
+// deltas with the allowances that were hit. Snapshots of two interfaces
+// have no deltas: the verdict is VerdictInconsistent and Allowance nil.
 func NewWindow(before, after *ethtool.Snapshot) Window {
 	w := Window{CoverageReport: Coverage(before, after), LimitedBy: []string{}}
-	a, ok := ethtool.Diff(before, after).Allowance()
+	d, err := ethtool.Diff(before, after)
+	if err != nil {
+		return w
+	}
+	a, ok := d.Allowance()
 	if !ok {
 		return w
 	}

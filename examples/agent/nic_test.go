@@ -33,7 +33,9 @@ func TestSRDCoverageFromWatchDelta(t *testing.T) {
 	} {
 		before, after := fixture(t, pair[0]), fixture(t, pair[1])
 		require.True(t, hasSRDCounters(after))
-		b, a := deltaSnapshots(*ethtool.Diff(before, after))
+		d, err := ethtool.Diff(before, after)
+		require.NoError(t, err)
+		b, a := deltaSnapshots(*d)
 		got, ok := srdCoverage(b, a)
 		want := srd.Coverage(before, after)
 		if want.EligibleTxPktsDelta == 0 {

@@ -363,7 +363,10 @@ func window(o options, w io.Writer) error {
 	if o.iface != "" {
 		before.Interface, after.Interface = o.iface, o.iface
 	}
-	d := ethtool.Diff(before, after)
+	d, err := ethtool.Diff(before, after)
+	if err != nil {
+		return err
+	}
 	if !o.json {
 		if err := printDelta(w, d); err != nil {
 			return err

@@ -153,7 +153,11 @@ func (c *Config) validate() error {
 // returns the table. A failed run is recorded in its row and the experiment
 // goes on with the next target; the error is non-nil only for invalid
 // arguments, a snapshot failure other than an interface without statistics,
-// or ctx ending.
+// ctx ending, or every run of every target failing (an empty table is not a
+// success: the error then says so and quotes the first failure).
+//
+// The Result is never nil, whatever the error (docs/conventions.md): after
+// invalid arguments it is empty, and otherwise it holds the rows so far.
 //
 // When ctx ends, in any phase, Run returns as soon as the running
 // measurement does (within 100 ms with the default Throughput and RTT) the
@@ -161,35 +165,43 @@ func (c *Config) validate() error {
 // cancel and the SRD coverage of its shortened window, with an error
 // matching ctx.Err().
 func Run(ctx context.Context, targets []Target, cfg *Config) (*Result, error) {
-	if ctx == nil {
-		return nil, errors.New("srdexperiment: nil context.Context ctx")
-	}
 	c := cfg.withDefaults()
+	res := &Result{Interface: c.Interface}
+	if ctx == nil {
+		return res, errors.New("srdexperiment: nil context.Context ctx")
+	}
 	if len(targets) == 0 {
-		return nil, errors.New("srdexperiment: no targets")
+		return res, errors.New("srdexperiment: no targets")
 	}
 	if err := c.validate(); err != nil {
-		return nil, err
+		return res, err
 	}
-	res := &Result{Interface: c.Interface, Started: time.Now()}
+	res.Started = time.Now()
+	measured := false
 	for _, t := range targets {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("srdexperiment: %w", err)
 		}
-		row, err := runTarget(ctx, t, &c)
+		row, ok, err := runTarget(ctx, t, &c)
 		res.Targets = append(res.Targets, row)
+		measured = measured || ok
 		if err != nil {
 			return res, err
 		}
 	}
+	if !measured {
+		return res, fmt.Errorf("srdexperiment: every run of all %d targets failed; the first: %s: %s", len(targets), res.Targets[0].Name, res.Targets[0].Error)
+	}
 	return res, nil
 }
 
-func runTarget(ctx context.Context, t Target, c *Config) (TargetResult, error) {
+// runTarget runs the phases of one target; ok reports whether one of them
+// succeeded.
+func runTarget(ctx context.Context, t Target, c *Config) (_ TargetResult, ok bool, _ error) {
 	row := TargetResult{Target: t, Streams: c.Streams}
 	before, err := snapshot(c)
 	if err != nil {
-		return row, err
+		return row, false, err
 	}
 	phases := []struct {
 		name, what string
@@ -214,7 +226,9 @@ func runTarget(ctx context.Context, t Target, c *Config) (TargetResult, error) {
 		if c.OnPhase != nil {
 			c.OnPhase(t.Name, p.name)
 		}
-		if err := p.run(); err != nil && ctx.Err() == nil && row.Error == "" {
+		err := p.run()
+		ok = ok || err == nil
+		if err != nil && ctx.Err() == nil && row.Error == "" {
 			row.Error = p.what + ": " + err.Error()
 		}
 		if err := ctx.Err(); err != nil {
@@ -224,7 +238,7 @@ func runTarget(ctx context.Context, t Target, c *Config) (TargetResult, error) {
 		// after a cancel too, so the interrupted phase has its window.
 		after, err := snapshot(c)
 		if err != nil {
-			return row, errors.Join(cancelled, err)
+			return row, ok, errors.Join(cancelled, err)
 		}
 		w := Window{Phase: p.name, Window: srd.NewWindow(prev, after)}
 		noInterface(c, &w.CoverageReport)
@@ -236,7 +250,7 @@ func runTarget(ctx context.Context, t Target, c *Config) (TargetResult, error) {
 	}
 	row.SRD = srd.Coverage(before, prev)
 	noInterface(c, &row.SRD)
-	return row, cancelled
+	return row, ok, cancelled
 }
 
 // noInterface explains an empty window when no interface was given.
