@@ -15,6 +15,15 @@ import (
 // benchstat's default.
 const compareAlpha = 0.05
 
+// defaultRuns is -runs' default: the fewest runs a side with which the
+// Mann-Whitney U test can tell two workloads apart at compareAlpha. With n
+// runs a side the smallest two-sided p it can give is 2/C(2n,n), reached
+// when every run of one side is below every run of the other: 0.100 for 3
+// (so 3 runs can never show a change), 0.029 for 4. benchmath warns below
+// the same n ("need >= 4 samples to detect a difference at alpha level
+// 0.05").
+const defaultRuns = 4
+
 // tooFewMark flags a comparison whose runs are too few to show a change,
 // as benchstat footnotes its warnings.
 const tooFewMark = "¹"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"testing"
 	"time"
 
@@ -100,4 +101,43 @@ func TestVerdict(t *testing.T) {
 	assert.Equal(t, "~", verdict(r(3), r(3), compareRuns([]float64{1, 2, 3}, []float64{7, 8, 9}), true),
 		"disjoint ranges of 3 runs are not a change: p=0.1 (the old range rule called this better)")
 	assert.Equal(t, "n=1", verdict(r(1), r(4), nil, true), "one repetition: no test")
+}
+
+// TestDefaultRunsCanShowADifference pins that the default -runs gives the U
+// test enough runs a side to show a change at alpha 0.05, and that it is the
+// fewest that can: one run fewer a side never reaches p < 0.05, however far
+// apart the runs are.
+func TestDefaultRunsCanShowADifference(t *testing.T) {
+	o, err := parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	n := o.runs
+	require.Equal(t, defaultRuns, n)
+
+	// The most different two samples of n runs can be: every run of one side
+	// below every run of the other.
+	disjoint := func(n int) (base, other []float64) {
+		for i := range n {
+			base = append(base, 100+float64(i))
+			other = append(other, 200+float64(i))
+		}
+		return base, other
+	}
+	base, other := disjoint(n)
+	got := compareRuns(base, other)
+	require.NotNil(t, got)
+	assert.Less(t, got.P, compareAlpha, "at the default -runs %d the U test can reach p < 0.05", n)
+	assert.True(t, got.Significant)
+	assert.Empty(t, got.TooFew, "benchmath does not warn of too few runs at the default")
+	assert.NotContains(t, got.Text, "~")
+
+	base, other = disjoint(n - 1)
+	fewer := compareRuns(base, other)
+	assert.GreaterOrEqual(t, fewer.P, compareAlpha, "%d runs a side can never show a change", n-1)
+	assert.False(t, fewer.Significant)
+	assert.NotEmpty(t, fewer.TooFew, "benchmath warns of too few runs below the default")
+
+	for _, bad := range []string{"0", "-2"} {
+		_, err := parseFlags([]string{"-runs", bad}, io.Discard)
+		assert.ErrorContains(t, err, "-runs", "-runs %s is refused", bad)
+	}
 }
