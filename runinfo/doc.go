@@ -15,11 +15,16 @@
 //
 // Collect never fails: a value that cannot be read is left empty, and the
 // EC2 part says why it is missing (EC2Note). Its one network exchange is
-// bounded by Config.IMDSTimeout and by ctx.
+// IMDSv2's: a PUT for a session token, then one GET of the instance identity
+// document with it, never retried and never falling back to IMDSv1. It is
+// bounded by Config.IMDSTimeout and by ctx, gives up a connection not made
+// within 250 ms, reads at most 64 KiB of an answer, and honours the
+// environment variables the AWS SDKs read: AWS_EC2_METADATA_DISABLED=true
+// (nothing is asked, and EC2Note says so) and
+// AWS_EC2_METADATA_SERVICE_ENDPOINT.
 //
-// Dependencies: besides package ethtool (golang.org/x/sys), runinfo imports
-// the AWS SDK's IMDS client, github.com/aws/aws-sdk-go-v2/feature/ec2/imds,
-// and with it the modules github.com/aws/aws-sdk-go-v2 and
-// github.com/aws/smithy-go; no other AWS service client. The conventions
-// every netperfkit package follows are in docs/conventions.md.
+// Dependencies: package ethtool (golang.org/x/sys) and the standard
+// library, no more; the IMDSv2 client is net/http, and no AWS SDK module is
+// imported. The conventions every netperfkit package follows are in
+// docs/conventions.md.
 package runinfo

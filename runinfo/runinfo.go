@@ -16,8 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/netperfkit/netperfkit/ethtool"
 )
 
@@ -40,7 +38,7 @@ const EC2Unknown = "unknown"
 // modulePath is netperfkit's module, whose version Collect reports.
 const modulePath = "github.com/netperfkit/netperfkit"
 
-// Config tunes Collect. A nil *Config means no interface, the SDK's IMDS
+// Config tunes Collect. A nil *Config means no interface, the default IMDS
 // endpoint, a 1 s IMDS timeout and no settings.
 type Config struct {
 	// Interface whose driver, driver version and MTU are reported; "" means
@@ -50,14 +48,19 @@ type Config struct {
 	// given.
 	Settings map[string]string
 	// IMDSEndpoint is the instance metadata service's base URL; "" means
-	// the SDK's default (http://169.254.169.254, or
-	// AWS_EC2_METADATA_SERVICE_ENDPOINT when set).
+	// AWS_EC2_METADATA_SERVICE_ENDPOINT when it is set, as the AWS SDKs
+	// read it, and http://169.254.169.254 otherwise. The service is asked
+	// directly, never through an HTTP proxy.
 	IMDSEndpoint string
-	// IMDSTimeout bounds the IMDSv2 token and identity document requests;
-	// 0 means DefaultIMDSTimeout. A negative timeout is refused: the
-	// service is not asked and EC2Note says why.
+	// IMDSTimeout bounds the IMDSv2 token and identity document requests
+	// together; 0 means DefaultIMDSTimeout. Whatever it is, a connection
+	// not made within 250 ms is given up (off EC2 nothing answers at the
+	// link-local address), and nothing is retried. A negative timeout is
+	// refused: the service is not asked and EC2Note says why.
 	IMDSTimeout time.Duration
-	// SkipIMDS leaves the EC2 part out ("not asked" in EC2Note).
+	// SkipIMDS leaves the EC2 part out ("not asked" in EC2Note). The
+	// environment variable AWS_EC2_METADATA_DISABLED=true does the same,
+	// as it does for the AWS SDKs, and EC2Note names it.
 	SkipIMDS bool
 }
 
@@ -157,6 +160,8 @@ func notAsked(ctx context.Context, c Config) string {
 		return prefix + ": nil context.Context ctx"
 	case c.IMDSTimeout < 0:
 		return fmt.Sprintf("%s: Config.IMDSTimeout is negative (%v)", prefix, c.IMDSTimeout)
+	case imdsDisabled():
+		return prefix + ": " + envIMDSDisabled + " is true"
 	}
 	return ""
 }
@@ -259,41 +264,6 @@ func readInterface(name string) *Interface {
 	return it
 }
 
-// readEC2 asks IMDSv2 (a session token, then the instance identity
-// document) within the timeout; the SDK client neither retries nor falls
-// back to IMDSv1.
-func readEC2(parent context.Context, c Config) (*EC2, error) {
-	timeout := c.IMDSTimeout
-	if timeout == 0 {
-		timeout = DefaultIMDSTimeout
-	}
-	if err := parent.Err(); err != nil {
-		return nil, fmt.Errorf("the instance metadata service was not asked: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
-	client := imds.New(imds.Options{
-		Endpoint:       c.IMDSEndpoint,
-		EnableFallback: aws.FalseTernary,
-		Retryer:        aws.NopRetryer{},
-	})
-	out, err := client.GetInstanceIdentityDocument(ctx, &imds.GetInstanceIdentityDocumentInput{})
-	if err != nil {
-		if perr := parent.Err(); perr != nil {
-			// The caller gave up, not the service: the timeout did not run out.
-			return nil, fmt.Errorf("the instance metadata request was cut short: %w", perr)
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("no instance metadata service answered within %s", timeout)
-		}
-		return nil, fmt.Errorf("no IMDSv2 answer: %w", err)
-	}
-	return &EC2{
-		InstanceType: out.InstanceType, AvailabilityZone: out.AvailabilityZone,
-		InstanceID: out.InstanceID, Region: out.Region,
-	}, nil
-}
-
 // kernel is the running kernel's release (linux), or "".
 func kernel() string {
 	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
@@ -388,16 +358,7 @@ func (m *Metadata) WriteText(w io.Writer) error {
 	if e := m.EC2; e != nil {
 		line("ec2", fmt.Sprintf("%s in %s (%s), %s", e.InstanceType, e.AvailabilityZone, e.Region, e.InstanceID))
 	} else {
-		// The note's first clause says it; the SDK's wording follows in JSON.
-		note, rest, cut := strings.Cut(m.EC2Note, ": operation error")
-		if cut && strings.HasPrefix(note, EC2Unknown+" (") {
-			if _, tail, ok := strings.Cut(rest, "; the firmware"); ok {
-				note += "; the firmware" + tail
-			} else {
-				note += ")"
-			}
-		}
-		line("ec2", note)
+		line("ec2", shortNote(m.EC2Note))
 	}
 	if len(m.Settings) > 0 {
 		keys := make([]string, 0, len(m.Settings))
@@ -413,6 +374,20 @@ func (m *Metadata) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// shortNote is EC2Note for the text block: the detail of a transport
+// failure (the dial or HTTP error), which the JSON keeps, is left out.
+func shortNote(n string) string {
+	head := EC2Unknown + " (" + noIMDSv2Answer
+	rest, ok := strings.CutPrefix(n, head+": ")
+	if !ok {
+		return n
+	}
+	if _, tail, ok := strings.Cut(rest, "; the firmware"); ok {
+		return head + "; the firmware" + tail
+	}
+	return head + ")"
 }
 
 func orDash(s string) string {
