@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/latency"
 )
 
 // callDeadline bounds every call of the API walk: bad input must be turned
@@ -83,6 +85,17 @@ func TestAPIBadInput(t *testing.T) {
 		{&cache.WorkloadConfig{KeySpace: -1}, "WorkloadConfig.KeySpace"},
 		{&cache.WorkloadConfig{ValueSize: -1}, "WorkloadConfig.ValueSize"},
 		{&cache.WorkloadConfig{Mode: "sometimes"}, "WorkloadConfig.Mode"},
+		{&cache.WorkloadConfig{Arrival: 7}, "WorkloadConfig.Arrival 7"},
+		// Above each maximum, named in the field's own unit.
+		{&cache.WorkloadConfig{ValueSize: 1 << 40, Duration: 200 * time.Millisecond}, "WorkloadConfig.ValueSize 1099511627776 bytes is above the maximum of 67108864 bytes"},
+		{&cache.WorkloadConfig{ValueSize: 64<<20 + 1}, "WorkloadConfig.ValueSize 67108865 bytes"},
+		{&cache.WorkloadConfig{Workers: 10_001}, "WorkloadConfig.Workers 10001 is above the maximum of 10000"},
+		{&cache.WorkloadConfig{Workers: math.MaxInt}, "WorkloadConfig.Workers"},
+		{&cache.WorkloadConfig{Rate: 1e12}, "WorkloadConfig.Rate 1e+12 per second is above the maximum"},
+		{&cache.WorkloadConfig{KeySpace: math.MaxInt32 + 1}, "WorkloadConfig.KeySpace 2147483648 keys is above the maximum"},
+		{&cache.WorkloadConfig{KeyPrefix: strings.Repeat("k", 513)}, "WorkloadConfig.KeyPrefix is 513 bytes long"},
+		{&cache.WorkloadConfig{GetWeight: math.MaxInt, SetWeight: 1}, "WorkloadConfig.GetWeight"},
+		{&cache.WorkloadConfig{SetWeight: 1_000_001}, "WorkloadConfig.SetWeight 1000001"},
 	}
 	probes := []struct {
 		cfg  *cache.ProbeConfig
@@ -90,6 +103,7 @@ func TestAPIBadInput(t *testing.T) {
 	}{
 		{&cache.ProbeConfig{Probes: -1}, "ProbeConfig.Probes"},
 		{&cache.ProbeConfig{Concurrency: -1}, "ProbeConfig.Concurrency"},
+		{&cache.ProbeConfig{Concurrency: 10_001}, "ProbeConfig.Concurrency 10001 is above the maximum"},
 		{&cache.ProbeConfig{Interval: -time.Second}, "ProbeConfig.Interval"},
 		{&cache.ProbeConfig{Command: []string{""}}, "ProbeConfig.Command"},
 	}
@@ -98,29 +112,31 @@ func TestAPIBadInput(t *testing.T) {
 		name string
 		f    func() error
 		want string
+		// config: the error wraps cache.ErrInvalidConfig.
+		config bool
 	}
 	calls := []call{
-		{"Run(nil ctx)", func() error { _, err := cache.Run(nilCtx, ep, nil); return err }, "context"},
-		{"Prober.Probe(nil ctx)", func() error { _, err := prober.Probe(nilCtx); return err }, "context"},
-		{"Prober.Run(nil ctx)", func() error { _, err := prober.Run(nilCtx, nil); return err }, "context"},
-		{"nil Prober.Probe", func() error { _, err := (*cache.Prober)(nil).Probe(bg); return err }, "Prober"},
-		{"zero Prober.Probe", func() error { _, err := (&cache.Prober{}).Probe(bg); return err }, "Prober"},
-		{"nil Prober.Run", func() error { _, err := (*cache.Prober)(nil).Run(bg, nil); return err }, "Prober"},
-		{"zero Prober.Run", func() error { _, err := (&cache.Prober{}).Run(bg, nil); return err }, "Prober"},
+		{"Run(nil ctx)", func() error { _, err := cache.Run(nilCtx, ep, nil); return err }, "context", false},
+		{"Prober.Probe(nil ctx)", func() error { _, err := prober.Probe(nilCtx); return err }, "context", false},
+		{"Prober.Run(nil ctx)", func() error { _, err := prober.Run(nilCtx, nil); return err }, "context", false},
+		{"nil Prober.Probe", func() error { _, err := (*cache.Prober)(nil).Probe(bg); return err }, "Prober", false},
+		{"zero Prober.Probe", func() error { _, err := (&cache.Prober{}).Probe(bg); return err }, "Prober", false},
+		{"nil Prober.Run", func() error { _, err := (*cache.Prober)(nil).Run(bg, nil); return err }, "Prober", false},
+		{"zero Prober.Run", func() error { _, err := (&cache.Prober{}).Run(bg, nil); return err }, "Prober", false},
 		// A closed port: refused at once, before any run starts.
-		{"Run(closed port)", func() error { _, err := cache.Run(bg, ep, nil); return err }, "connect_refused"},
-		{"Prober.Probe(closed port)", func() error { _, err := prober.Probe(bg); return err }, "connect_refused"},
+		{"Run(closed port)", func() error { _, err := cache.Run(bg, ep, nil); return err }, "connect_refused", false},
+		{"Prober.Probe(closed port)", func() error { _, err := prober.Probe(bg); return err }, "connect_refused", false},
 	}
 	for _, e := range endpoints {
 		calls = append(calls,
-			call{"NewProber(" + e.want + ")", func() error { _, err := cache.NewProber(e.ep); return err }, e.want},
-			call{"Run(" + e.want + ")", func() error { _, err := cache.Run(bg, e.ep, nil); return err }, e.want})
+			call{"NewProber(" + e.want + ")", func() error { _, err := cache.NewProber(e.ep); return err }, e.want, true},
+			call{"Run(" + e.want + ")", func() error { _, err := cache.Run(bg, e.ep, nil); return err }, e.want, true})
 	}
 	for _, w := range workloads {
-		calls = append(calls, call{"Run(" + w.want + ")", func() error { _, err := cache.Run(bg, ep, w.cfg); return err }, w.want})
+		calls = append(calls, call{"Run(" + w.want + ")", func() error { _, err := cache.Run(bg, ep, w.cfg); return err }, w.want, true})
 	}
 	for _, p := range probes {
-		calls = append(calls, call{"Prober.Run(" + p.want + ")", func() error { _, err := prober.Run(bg, p.cfg); return err }, p.want})
+		calls = append(calls, call{"Prober.Run(" + p.want + ")", func() error { _, err := prober.Run(bg, p.cfg); return err }, p.want, true})
 	}
 	for _, c := range calls {
 		within(t, c.name, func() {
@@ -128,8 +144,116 @@ func TestAPIBadInput(t *testing.T) {
 			require.Error(t, err, c.name)
 			assert.ErrorContains(t, err, c.want, c.name)
 			assert.Regexp(t, `^cache: `, err.Error(), c.name)
+			if c.config {
+				assert.ErrorIs(t, err, cache.ErrInvalidConfig, c.name)
+			} else {
+				assert.NotErrorIs(t, err, cache.ErrInvalidConfig, c.name)
+			}
 		})
 	}
+}
+
+// Each maximum is itself accepted: a run at it gets as far as the endpoint
+// check (a closed port here), before anything is allocated for the run.
+func TestAPILimitsAccepted(t *testing.T) {
+	ep := &cache.Endpoint{Addr: closedAddr(t)}
+	for _, cfg := range []*cache.WorkloadConfig{
+		{ValueSize: 64 << 20}, {Workers: 10_000}, {Rate: 1e7}, {KeySpace: math.MaxInt32},
+		{KeyPrefix: strings.Repeat("k", 512)}, {GetWeight: 1_000_000, SetWeight: 1_000_000},
+		{Arrival: latency.ArrivalPoisson, Rate: 1},
+	} {
+		within(t, "Run at a maximum", func() {
+			r, err := cache.Run(context.Background(), ep, cfg)
+			require.ErrorIs(t, err, cache.ErrConnectRefused, "%+v", cfg)
+			assert.NotErrorIs(t, err, cache.ErrInvalidConfig)
+			require.NotNil(t, r)
+		})
+	}
+	p, err := cache.NewProber(ep)
+	require.NoError(t, err)
+	within(t, "Prober.Run at the maximum Concurrency", func() {
+		_, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 2, Concurrency: 10_000})
+		require.ErrorIs(t, err, cache.ErrConnectRefused)
+	})
+}
+
+// Results after an error are never nil (docs/conventions.md): Run,
+// Prober.Run and Prober.Probe return a result whose fields and methods can
+// be read after an invalid configuration, a refused connection, a
+// cancelled context, a nil context or a zero Prober, and the error says
+// which (errors.Is).
+func TestAPIResultsNeverNil(t *testing.T) {
+	bg := context.Background()
+	refused := &cache.Endpoint{Addr: closedAddr(t)}
+	silent := &cache.Endpoint{Addr: silentListener(t)}
+	cancelled, cancel := context.WithCancel(bg)
+	cancel()
+	var nilCtx context.Context
+	cases := []struct {
+		name string
+		ctx  context.Context
+		ep   *cache.Endpoint
+		cfg  *cache.WorkloadConfig
+		pcfg *cache.ProbeConfig
+		is   error // nil: any error
+	}{
+		{"refused", bg, refused, nil, &cache.ProbeConfig{Probes: 3}, cache.ErrConnectRefused},
+		{"cancelled", cancelled, silent, nil, &cache.ProbeConfig{Probes: 3}, context.Canceled},
+		{"invalid config", bg, refused, &cache.WorkloadConfig{ValueSize: 1 << 40}, &cache.ProbeConfig{Concurrency: 1 << 40}, cache.ErrInvalidConfig},
+		{"nil context", nilCtx, refused, nil, nil, nil},
+	}
+	for _, c := range cases {
+		within(t, "Run "+c.name, func() {
+			r, err := cache.Run(c.ctx, c.ep, c.cfg)
+			require.Error(t, err)
+			if c.is != nil {
+				require.ErrorIs(t, err, c.is)
+			}
+			require.NotNil(t, r, c.name)
+			assert.Equal(t, "resp", r.Engine)
+			assert.Equal(t, cache.Pooled, r.Mode)
+			assert.Zero(t, r.Attempts+r.Succeeded+r.Errors+r.ErrorsByKind[cache.ErrTimeout])
+			assert.Zero(t, r.Latency.P99)
+			assert.Nil(t, r.Histogram)
+			assert.Empty(t, r.FirstError)
+			assert.False(t, r.Failed(), "no operation ran, so none failed")
+		})
+		p, err := cache.NewProber(c.ep)
+		require.NoError(t, err)
+		within(t, "Prober.Run "+c.name, func() {
+			sum, err := p.Run(c.ctx, c.pcfg)
+			require.Error(t, err)
+			if c.is != nil {
+				require.ErrorIs(t, err, c.is)
+			}
+			require.NotNil(t, sum, c.name)
+			assert.Zero(t, sum.Succeeded)
+			assert.Zero(t, sum.Phases[cache.PhaseConnect].P50)
+			assert.Zero(t, sum.Total.Observations)
+			assert.Equal(t, sum.Probes, sum.ErrorsByKind[cache.ErrConnectRefused])
+		})
+		within(t, "Prober.Probe "+c.name, func() {
+			r, err := p.Probe(c.ctx)
+			require.Error(t, err)
+			require.NotNil(t, r, c.name)
+			assert.Zero(t, r.Phases[cache.PhaseCommand])
+			assert.Equal(t, err, r.Err)
+		})
+	}
+	for _, p := range []*cache.Prober{nil, {}} {
+		within(t, "zero Prober", func() {
+			sum, err := p.Run(bg, nil)
+			require.Error(t, err)
+			require.NotNil(t, sum)
+			assert.Zero(t, sum.Probes)
+			r, err := p.Probe(bg)
+			require.Error(t, err)
+			require.NotNil(t, r)
+			assert.Empty(t, r.Addr)
+		})
+	}
+	var nilResult *cache.RunResult
+	assert.True(t, nilResult.Failed(), "a nil result is a failed one")
 }
 
 // The calls whose bad input has a documented result rather than an error.
@@ -138,8 +262,9 @@ func TestAPIDocumentedZeroResults(t *testing.T) {
 		p, err := cache.NewProber(&cache.Endpoint{Addr: closedAddr(t)})
 		require.NoError(t, err)
 		sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 3})
-		require.NoError(t, err, "failed probes are counted, not fatal")
-		assert.Equal(t, 3, sum.Probes)
+		require.ErrorIs(t, err, cache.ErrConnectRefused, "no probe succeeded: an error, with the first probe's")
+		assert.ErrorContains(t, err, "all 3 probes failed")
+		assert.Equal(t, 3, sum.Probes, "each failed probe is counted")
 		assert.Zero(t, sum.Succeeded)
 		assert.Equal(t, map[cache.ErrorKind]int{cache.ErrConnectRefused: 3}, sum.ErrorsByKind)
 	})

@@ -21,7 +21,9 @@
 // same connection code, whose per-operation cost is close to
 // redis-benchmark's. Run's ops/s counts the operations that succeeded within
 // the measured window, so operations draining or timing out after it do not
-// dilute it.
+// dilute it, and its latencies are those of the operations that succeeded:
+// failed ones are counted (Errors, ErrorsByKind, FirstError), never timed
+// as if they were GETs.
 //
 // Around it: cache/median runs a workload several times and reports medians
 // with min-max ranges (the field study's rows) and their ratios; cache/glide
@@ -45,8 +47,14 @@
 //
 // cache follows docs/conventions.md (cancellation with partial results,
 // callbacks as config fields, time.Duration in Go and units in JSON keys,
-// nil configs as defaults, errors prefixed "cache: "). What is particular to
-// it:
+// nil configs as defaults, errors prefixed "cache: ", results never nil
+// after an error). What is particular to it:
+//   - A configuration out of range (negative, or above a field's documented
+//     maximum: ValueSize 64 MiB, Workers and ProbeConfig.Concurrency 10,000,
+//     KeySpace 2^31-1, Rate 10,000,000/s...) is an error naming the field
+//     that wraps ErrInvalidConfig.
+//   - A run in which no operation succeeded, and a Prober.Run in which no
+//     probe did, return an error saying so that wraps the first failure.
 //   - A failure of a probe or operation is an *Error with the Phase it
 //     happened in and an ErrorKind: errors.Is(err, cache.ErrWrongPass) tests
 //     the kind, errors.Is(err, syscall.ECONNREFUSED) the cause. A server's

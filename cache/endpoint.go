@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -108,7 +107,7 @@ func newDialer(ep *Endpoint) (*dialer, error) {
 	if len(ep.CACertPEM) > 0 {
 		d.roots = x509.NewCertPool()
 		if !d.roots.AppendCertsFromPEM(ep.CACertPEM) {
-			return nil, errors.New("cache: no certificate found in CACertPEM")
+			return nil, invalid("no certificate found in Endpoint.CACertPEM")
 		}
 	}
 	return d, nil
@@ -118,18 +117,18 @@ func newDialer(ep *Endpoint) (*dialer, error) {
 func (ep *Endpoint) validate() error {
 	switch {
 	case ep == nil:
-		return errors.New("cache: nil Endpoint")
+		return invalid("nil Endpoint")
 	case ep.Addr == "":
-		return errors.New("cache: Endpoint.Addr is required")
+		return invalid("Endpoint.Addr is required")
 	case ep.ConnectTimeout < 0:
-		return fmt.Errorf("cache: Endpoint.ConnectTimeout %v is negative", ep.ConnectTimeout)
+		return invalid("Endpoint.ConnectTimeout %v is negative", ep.ConnectTimeout)
 	case ep.RequestTimeout < 0:
-		return fmt.Errorf("cache: Endpoint.RequestTimeout %v is negative", ep.RequestTimeout)
+		return invalid("Endpoint.RequestTimeout %v is negative", ep.RequestTimeout)
 	case ep.MaxTLSVersion != 0 && ep.MinTLSVersion > ep.MaxTLSVersion:
-		return fmt.Errorf("cache: Endpoint.MinTLSVersion %#x is above MaxTLSVersion %#x", ep.MinTLSVersion, ep.MaxTLSVersion)
+		return invalid("Endpoint.MinTLSVersion %#x is above MaxTLSVersion %#x", ep.MinTLSVersion, ep.MaxTLSVersion)
 	}
 	if _, _, err := net.SplitHostPort(ep.Addr); err != nil {
-		return fmt.Errorf("cache: Endpoint.Addr: %w", err)
+		return invalid("Endpoint.Addr: %w", err)
 	}
 	return nil
 }

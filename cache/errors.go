@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -56,6 +57,17 @@ const (
 	ErrServer         ErrorKind = "server_error"    // any other error reported by the client library
 	ErrCanceled       ErrorKind = "canceled"        // the caller's context ended
 )
+
+// ErrInvalidConfig is wrapped by every error about a configuration: an
+// Endpoint, WorkloadConfig or ProbeConfig field out of range (the message
+// names the field and its value in the field's own unit), and cache/median's
+// Config.
+var ErrInvalidConfig = errors.New("cache: invalid configuration")
+
+// invalid returns an error wrapping ErrInvalidConfig.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+}
 
 // errCredentials is wrapped by the errors of Endpoint.Credentials.
 var errCredentials = errors.New("cache: credentials")

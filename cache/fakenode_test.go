@@ -151,7 +151,7 @@ func TestRunPacesDNSFailures(t *testing.T) {
 			lookups.Store(0)
 			r, err := cache.Run(context.Background(), &cache.Endpoint{Addr: addr, Cluster: true, Resolver: res},
 				&cache.WorkloadConfig{Mode: mode, Workers: 1, Duration: 200 * time.Millisecond})
-			require.NoError(t, err)
+			require.ErrorIs(t, err, cache.ErrDNS, "every operation failed")
 			t.Logf("%d attempts, %d DNS dials in %v", r.Attempts, lookups.Load(), r.Elapsed)
 			require.Positive(t, r.Errors)
 			assert.Equal(t, map[cache.ErrorKind]int64{cache.ErrDNS: r.Errors}, r.ErrorsByKind, "%v", r.ErrorExamples)

@@ -81,10 +81,11 @@ type ProbeResult struct {
 // ctx.Err(): its kind is ErrCanceled when ctx is cancelled, and when ctx's
 // deadline passes ErrTimeout, in whichever phase it passes (DNS, TLS, AUTH,
 // CLUSTER SLOTS, the command), except the TCP connect, where it is
-// ErrConnectTimeout as for the endpoint's ConnectTimeout.
+// ErrConnectTimeout as for the endpoint's ConnectTimeout. The result is never
+// nil.
 func (p *Prober) Probe(ctx context.Context) (*ProbeResult, error) {
 	if err := p.check(ctx); err != nil {
-		return nil, err
+		return &ProbeResult{Phases: map[Phase]time.Duration{}, Err: err}, err
 	}
 	return p.probe(ctx, []string{"GET", defaultProbeKey})
 }
@@ -157,11 +158,15 @@ func (p *Prober) run(ctx context.Context, cmd []string) error {
 }
 
 // ProbeConfig configures Prober.Run. A nil *ProbeConfig means the defaults;
-// a negative number in any field is an error.
+// a negative number in any field is an error, as is a Concurrency above
+// 10,000; both wrap ErrInvalidConfig.
 type ProbeConfig struct {
 	// Probes is the number of probes. Zero means 200, as the field study.
+	// Probes run one after another (Concurrency at a time) and nothing is
+	// kept per probe, so any count is accepted: ctx bounds a long run.
 	Probes int
-	// Concurrency is the number of probes in flight at once. Zero means 1.
+	// Concurrency is the number of probes in flight at once. Zero means 1;
+	// at most 10,000 (Redis's default maxclients).
 	Concurrency int
 	// Interval paces probe starts: probe i starts no earlier than
 	// i*Interval after Run starts. Zero means back to back.
@@ -177,20 +182,23 @@ type ProbeConfig struct {
 func (c *ProbeConfig) validate() error {
 	switch {
 	case c.Probes < 0:
-		return fmt.Errorf("cache: ProbeConfig.Probes %d is negative", c.Probes)
+		return invalid("ProbeConfig.Probes %d is negative", c.Probes)
 	case c.Concurrency < 0:
-		return fmt.Errorf("cache: ProbeConfig.Concurrency %d is negative", c.Concurrency)
+		return invalid("ProbeConfig.Concurrency %d is negative", c.Concurrency)
+	case c.Concurrency > maxWorkers:
+		return invalid("ProbeConfig.Concurrency %d is above the maximum of %d (Redis's default maxclients)", c.Concurrency, maxWorkers)
 	case c.Interval < 0:
-		return fmt.Errorf("cache: ProbeConfig.Interval %v is negative", c.Interval)
+		return invalid("ProbeConfig.Interval %v is negative", c.Interval)
 	case len(c.Command) > 0 && c.Command[0] == "":
-		return errors.New("cache: ProbeConfig.Command has an empty command name")
+		return invalid("ProbeConfig.Command has an empty command name")
 	}
 	return nil
 }
 
 // ProbeSummary aggregates the probes of one Run. The phase summaries and Total
 // are over successful probes, so that every phase is measured on the same
-// connections; failed probes are counted in Errors and ErrorsByKind.
+// connections; failed probes are counted in ErrorsByKind. Prober.Run
+// returns a ProbeSummary whatever its error (docs/conventions.md).
 type ProbeSummary struct {
 	Probes    int `json:"probes"`
 	Succeeded int `json:"succeeded"`
@@ -209,19 +217,23 @@ type ProbeSummary struct {
 }
 
 // Run runs cfg.Probes probes with cfg.Concurrency in flight and summarises
-// them. Failed probes are counted by kind, not fatal. When ctx ends it returns
-// within about 100 ms with the summary so far and ctx.Err(): the connection
-// of a probe in flight is closed, and that probe is not counted.
+// them. Failed probes are counted by kind, not fatal, unless every probe
+// failed: the error then says so and wraps the first probe's. When ctx ends
+// it returns within about 100 ms with the summary so far and an error
+// matching ctx.Err(): the connection of a probe in flight is closed, and
+// that probe is not counted. The summary is never nil: on any error it
+// holds what was measured (empty when nothing was).
 func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, error) {
+	sum := &ProbeSummary{ErrorsByKind: map[ErrorKind]int{}, ErrorExamples: map[ErrorKind]string{}, Phases: map[Phase]latency.Summary{}}
 	if err := p.check(ctx); err != nil {
-		return nil, err
+		return sum, err
 	}
 	var c ProbeConfig
 	if cfg != nil {
 		c = *cfg
 	}
 	if err := c.validate(); err != nil {
-		return nil, err
+		return sum, err
 	}
 	if c.Probes == 0 {
 		c.Probes = defaultProbes
@@ -230,12 +242,11 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 	if len(c.Command) == 0 {
 		c.Command = []string{"GET", defaultProbeKey}
 	}
-	pr := &probeRun{p: p, cfg: &c, recs: map[Phase]*latency.Recorder{},
-		sum: &ProbeSummary{ErrorsByKind: map[ErrorKind]int{}, ErrorExamples: map[ErrorKind]string{}, Phases: map[Phase]latency.Summary{}}}
+	pr := &probeRun{p: p, cfg: &c, recs: map[Phase]*latency.Recorder{}, sum: sum}
 	for _, ph := range append(probePhases[:], phaseTotal) {
 		r, err := newRecorder()
 		if err != nil {
-			return nil, err
+			return sum, err
 		}
 		pr.recs[ph] = r
 	}
@@ -245,7 +256,6 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 		wg.Go(func() { pr.worker(ctx) })
 	}
 	wg.Wait()
-	sum := pr.sum
 	for ph, rec := range pr.recs {
 		switch {
 		case rec.Count() == 0:
@@ -255,7 +265,22 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 			sum.Phases[ph] = rec.Summary(nil)
 		}
 	}
-	return sum, ctx.Err()
+	return sum, pr.outcome(ctx)
+}
+
+// outcome is the error of a finished Run: ctx's when it ended (a probe cut
+// short by ctx's deadline may see it before ctx says so, see ctxErr), an
+// error when every probe failed, else nil.
+func (pr *probeRun) outcome(ctx context.Context) error {
+	switch {
+	case ctxErr(ctx) != nil:
+		return fmt.Errorf("cache: %w", ctxErr(ctx))
+	case pr.sum.Succeeded > 0:
+		return nil
+	case pr.first != nil:
+		return fmt.Errorf("cache: all %d probes failed: %w", pr.sum.Probes, pr.first)
+	}
+	return errors.New("cache: no probe ran")
 }
 
 // probeRun is the state one Run shares between its workers.
@@ -265,9 +290,10 @@ type probeRun struct {
 	begin time.Time
 	next  atomic.Int64
 	// recs records every phase, and the total under phaseTotal.
-	recs map[Phase]*latency.Recorder
-	mu   sync.Mutex
-	sum  *ProbeSummary
+	recs  map[Phase]*latency.Recorder
+	mu    sync.Mutex
+	sum   *ProbeSummary
+	first error // the first failed probe's error
 }
 
 func (pr *probeRun) worker(ctx context.Context) {
@@ -302,6 +328,9 @@ func (pr *probeRun) record(r *ProbeResult, err error) {
 	sum := pr.sum
 	sum.Probes++
 	if err != nil {
+		if pr.first == nil {
+			pr.first = err
+		}
 		sum.ErrorsByKind[r.ErrorKind]++
 		if _, seen := sum.ErrorExamples[r.ErrorKind]; !seen {
 			sum.ErrorExamples[r.ErrorKind] = err.Error()
@@ -336,9 +365,20 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 // ctxDone reports whether ctx has ended or reached its deadline (a phase may
 // fail on the deadline an instant before ctx.Err reports it).
 func ctxDone(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
+	return ctxErr(ctx) != nil
+}
+
+// ctxErr is ctx.Err(), or context.DeadlineExceeded once ctx's deadline has
+// passed though ctx does not say so yet. A socket deadline set from ctx's
+// deadline fires in the netpoller, which can be an instant before ctx's own
+// timer: a probe or operation that timed out on it is cut short by the
+// deadline, and the call must then return the deadline's error, not nil.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }

@@ -221,7 +221,7 @@ func TestProbeRunCountsErrorsAndPaces(t *testing.T) {
 	var n int
 	begin := time.Now()
 	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 5, Interval: 20 * time.Millisecond, OnProbe: func(cache.ProbeResult) { n++ }})
-	require.NoError(t, err)
+	require.ErrorIs(t, err, cache.ErrConnectRefused, "every probe failed: an error wrapping the first")
 	assert.GreaterOrEqual(t, time.Since(begin), 80*time.Millisecond, "probe 4 starts 4 intervals in")
 	assert.Equal(t, 5, n)
 	assert.Zero(t, sum.Succeeded)
@@ -269,6 +269,47 @@ func TestProbeRunCancelSilentPeer(t *testing.T) {
 			assert.Less(t, time.Since(at()), cancelBound)
 			assert.Equal(t, cache.ErrCanceled, r.ErrorKind)
 		})
+	}
+}
+
+// Issue 30: a Run whose ctx reaches its deadline while its probes wait on a
+// peer that never answers returned err == nil and no probes in 15 of 20
+// tries. The probes' socket deadline (ctx's) fires in the netpoller an
+// instant before ctx's own timer, so the probe is cut short by the deadline
+// while ctx.Err() is still nil. Every try must return the deadline's error
+// with the (empty) summary; a cancel likewise.
+func TestProbeRunDeadlineSilentPeer(t *testing.T) {
+	addr := silentListener(t)
+	p, err := cache.NewProber(&cache.Endpoint{Addr: addr, ConnectTimeout: time.Minute, RequestTimeout: time.Minute})
+	require.NoError(t, err)
+	for i := range 20 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 3, Concurrency: 2})
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded, "try %d", i)
+		require.NotNil(t, sum)
+		assert.Zero(t, sum.Probes, "try %d: the probes cut short are not counted", i)
+	}
+	for i := range 20 {
+		ctx, _ := cancelAfter(t, 30*time.Millisecond)
+		sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 3, Concurrency: 2})
+		require.ErrorIs(t, err, context.Canceled, "try %d", i)
+		require.NotNil(t, sum)
+		assert.Zero(t, sum.Probes)
+	}
+}
+
+// The same race in a workload run: its operations on a silent peer time
+// out on ctx's deadline, and Run must say so, every time.
+func TestRunDeadlineSilentPeer(t *testing.T) {
+	ep := &cache.Endpoint{Addr: silentListener(t), ConnectTimeout: time.Minute, RequestTimeout: time.Minute}
+	for i := range 20 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		r, err := cache.Run(ctx, ep, &cache.WorkloadConfig{Workers: 2, Duration: time.Minute})
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded, "try %d", i)
+		require.NotNil(t, r)
+		assert.Zero(t, r.Errors, "try %d: operations cut short by the caller are not failures", i)
 	}
 }
 

@@ -55,15 +55,19 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 			return err
 		},
 	})
-	if sres == nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
 	res := wk.t.res
+	if sres == nil {
+		return res, fmt.Errorf("cache: %w", err)
+	}
 	res.TargetRate, res.Schedule = w.Rate, sres
 	res.Elapsed = sres.Elapsed
 	res.Attempts = sres.Response.Observations
+	res.Succeeded = sres.SuccessResponse.Observations
 	res.Window, res.SucceededInWindow = sres.Window, sres.SucceededInWindow
 	res.OpsPerSec = opsPerSec(res.SucceededInWindow, res.Window)
-	res.Latency, res.Histogram = sres.Response, sres.ResponseHistogram
-	return res, err
+	res.Latency, res.Histogram = sres.SuccessResponse, sres.SuccessResponseHistogram
+	if err != nil && ctxErr(ctx) == nil {
+		return res, fmt.Errorf("cache: %w", err)
+	}
+	return res, res.outcome(ctx, wk.t.first)
 }

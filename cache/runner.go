@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -69,10 +70,38 @@ const (
 	maxRateWorkers   = 1024
 )
 
+// Workload limits: a larger value is refused with an error wrapping
+// ErrInvalidConfig, never clamped, and never left to exhaust memory.
+const (
+	// maxWorkers bounds Workers (and ProbeConfig.Concurrency): one
+	// goroutine and one or more connections each; 10,000 is Redis's and
+	// Valkey's default maxclients.
+	maxWorkers = 10_000
+	// maxRate bounds Rate, per second: far beyond what one client process
+	// can send (redis-benchmark, pipelined, sends about a million).
+	maxRate = 10_000_000
+	// maxKeySpace bounds KeySpace (2^31-1): key numbers fit an int on
+	// every platform. Only the first keyTable keys are built before the
+	// run; the others are built per operation.
+	maxKeySpace = math.MaxInt32
+	// keyTable is the number of keys built once, before a run.
+	keyTable = 1 << 16
+	// maxKeyPrefix bounds KeyPrefix's length in bytes.
+	maxKeyPrefix = 512
+	// maxValueSize bounds ValueSize, in bytes: 64 MiB, the largest value
+	// the resp engine reads back (internal/resp's MaxBulk); the server's
+	// own limit (proto-max-bulk-len) is 512 MB. The value is built once,
+	// before the run, and shared by every SET.
+	maxValueSize = 64 << 20
+	// maxWeight bounds GetWeight and SetWeight (their sum must fit an int).
+	maxWeight = 1_000_000
+)
+
 // WorkloadConfig configures Run. A nil *WorkloadConfig means the field
 // study's workload on the built-in resp engine in pool mode: 4 workers,
 // 20 s, 1:1 GET/SET over 10,000 keys of 100-byte values. A negative number
-// in any field is an error.
+// in any field is an error, and so is a number above its field's maximum
+// (each field says which); both wrap ErrInvalidConfig.
 type WorkloadConfig struct {
 	// Engine is the client library. Nil means the built-in pure-Go RESP
 	// engine ("resp"); glide.Engine() from package cache/glide is the other.
@@ -81,7 +110,8 @@ type WorkloadConfig struct {
 	Mode ConnMode
 	// Workers is the number of concurrent workers. Zero means 4, or with
 	// Rate set enough to hold it at 5 ms per operation: Rate/200, at least
-	// 4, at most 1024. In pool mode each worker has its own client.
+	// 4, at most 1024. In pool mode each worker has its own client. At
+	// most 10,000 (Redis's default maxclients).
 	Workers int
 	// Rate, when positive (and finite), runs the workload open-loop: operations start at
 	// Rate per second across all workers (latency.Schedule), whether or not
@@ -97,7 +127,7 @@ type WorkloadConfig struct {
 	// thread of its own when starts are under 2 ms apart; replies are
 	// awaited asleep in the kernel (poll(2)), never spun for.
 	// Zero means closed loop: each worker starts its next operation when
-	// the last one ends.
+	// the last one ends. At most 10,000,000 per second.
 	Rate float64
 	// Arrival spaces an open-loop run's operations: latency.ArrivalUniform
 	// (the zero value) or latency.ArrivalPoisson.
@@ -110,12 +140,18 @@ type WorkloadConfig struct {
 	// total (benchmarks use it with b.N).
 	MaxOps int64
 	// GetWeight and SetWeight set the GET:SET mix. Both zero means 1:1.
+	// Each is at most 1,000,000.
 	GetWeight, SetWeight int
-	// KeySpace is the number of distinct keys. Zero means 10,000.
+	// KeySpace is the number of distinct keys. Zero means 10,000; at most
+	// 2^31-1. The first 65,536 keys are built before the run, any others
+	// per operation.
 	KeySpace int
-	// ValueSize is the size of SET values in bytes. Zero means 100.
+	// ValueSize is the size of SET values in bytes. Zero means 100; at most
+	// 64 MiB (67,108,864 bytes), the largest value the resp engine reads
+	// back (the server's own limit, proto-max-bulk-len, is 512 MB).
 	ValueSize int
-	// KeyPrefix prefixes every key. Empty means "netperfkit:".
+	// KeyPrefix prefixes every key. Empty means "netperfkit:"; at most 512
+	// bytes.
 	KeyPrefix string
 	// Seed seeds the key choice; zero means a fixed default, so runs repeat.
 	Seed uint64
@@ -132,30 +168,46 @@ type WorkloadConfig struct {
 
 // validate reports the first field of c that is out of range.
 func (c *WorkloadConfig) validate() error {
-	field := func(name string, v any) error {
-		return fmt.Errorf("cache: WorkloadConfig.%s %v is negative", name, v)
+	negative := func(name string, v any) error {
+		return invalid("WorkloadConfig.%s %v is negative", name, v)
 	}
 	switch {
 	case c.Mode != "" && c.Mode != Pooled && c.Mode != ConnectPerOp:
-		return fmt.Errorf("cache: WorkloadConfig.Mode %q is neither %q nor %q", c.Mode, Pooled, ConnectPerOp)
+		return invalid("WorkloadConfig.Mode %q is neither %q nor %q", c.Mode, Pooled, ConnectPerOp)
 	case c.Workers < 0:
-		return field("Workers", c.Workers)
+		return negative("Workers", c.Workers)
+	case c.Workers > maxWorkers:
+		return invalid("WorkloadConfig.Workers %d is above the maximum of %d (Redis's default maxclients)", c.Workers, maxWorkers)
 	case c.Rate < 0:
-		return field("Rate", c.Rate)
+		return negative("Rate", c.Rate)
 	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
-		return fmt.Errorf("cache: WorkloadConfig.Rate %v is not a finite number", c.Rate)
+		return invalid("WorkloadConfig.Rate %v is not a finite number", c.Rate)
+	case c.Rate > maxRate:
+		return invalid("WorkloadConfig.Rate %v per second is above the maximum of %d per second", c.Rate, maxRate)
+	case c.Arrival != latency.ArrivalUniform && c.Arrival != latency.ArrivalPoisson:
+		return invalid("WorkloadConfig.Arrival %d is neither latency.ArrivalUniform nor latency.ArrivalPoisson", int(c.Arrival))
 	case c.Duration < 0:
-		return field("Duration", c.Duration)
+		return negative("Duration", c.Duration)
 	case c.MaxOps < 0:
-		return field("MaxOps", c.MaxOps)
+		return negative("MaxOps", c.MaxOps)
 	case c.GetWeight < 0:
-		return field("GetWeight", c.GetWeight)
+		return negative("GetWeight", c.GetWeight)
 	case c.SetWeight < 0:
-		return field("SetWeight", c.SetWeight)
+		return negative("SetWeight", c.SetWeight)
+	case c.GetWeight > maxWeight:
+		return invalid("WorkloadConfig.GetWeight %d is above the maximum of %d", c.GetWeight, maxWeight)
+	case c.SetWeight > maxWeight:
+		return invalid("WorkloadConfig.SetWeight %d is above the maximum of %d", c.SetWeight, maxWeight)
 	case c.KeySpace < 0:
-		return field("KeySpace", c.KeySpace)
+		return negative("KeySpace", c.KeySpace)
+	case c.KeySpace > maxKeySpace:
+		return invalid("WorkloadConfig.KeySpace %d keys is above the maximum of %d keys", c.KeySpace, maxKeySpace)
 	case c.ValueSize < 0:
-		return field("ValueSize", c.ValueSize)
+		return negative("ValueSize", c.ValueSize)
+	case c.ValueSize > maxValueSize:
+		return invalid("WorkloadConfig.ValueSize %d bytes is above the maximum of %d bytes (64 MiB)", c.ValueSize, maxValueSize)
+	case len(c.KeyPrefix) > maxKeyPrefix:
+		return invalid("WorkloadConfig.KeyPrefix is %d bytes long, above the maximum of %d bytes", len(c.KeyPrefix), maxKeyPrefix)
 	}
 	return nil
 }
@@ -207,19 +259,34 @@ func (w *WorkloadConfig) engineName() string {
 	return w.Engine.Name()
 }
 
-// RunResult is one run of a workload. Latencies include failed operations,
-// with the time they took, as the field study did; in connect mode an
-// operation's latency covers creating the client, the command and closing.
+// RunResult is one run of a workload. Its latencies are those of the
+// operations that succeeded: a failed operation (an error reply such as
+// DENIED or NOAUTH, a timeout, a refused connection) is counted in Errors
+// and by kind, with the first error's text in FirstError, and its time is
+// in no percentile, so that error replies never read as GET latencies. In
+// connect mode an operation's latency covers creating the client, the
+// command and closing.
+//
+// Run returns a RunResult whatever its error (docs/conventions.md); its
+// methods are safe on a nil one.
 type RunResult struct {
 	Engine   string        `json:"engine"`
 	Mode     ConnMode      `json:"mode"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	Attempts int64         `json:"attempts"`
-	Errors   int64         `json:"errors"`
+	// Succeeded and Errors split Attempts: the operations that succeeded
+	// (within the window or after it) and those that failed.
+	Succeeded int64 `json:"succeeded"`
+	Errors    int64 `json:"errors"`
 	// ErrorsByKind counts failed attempts per ErrorKind.
 	ErrorsByKind map[ErrorKind]int64 `json:"errors_by_kind"`
 	// ErrorExamples holds the first message seen per kind.
 	ErrorExamples map[ErrorKind]string `json:"error_examples,omitempty"`
+	// FirstError is the message of the run's first failed operation, empty
+	// when none failed. Like every message of this package it holds no
+	// password or token (the Endpoint's Password is replaced by
+	// "[redacted]" should an engine's error quote it).
+	FirstError string `json:"first_error,omitempty"`
 	// Window is the measured window: Duration from the first attempt, or
 	// less when the run ended sooner (MaxOps, cancellation). Elapsed also
 	// covers the operations in flight at the window's end draining or
@@ -232,19 +299,57 @@ type RunResult struct {
 	// in flight when the window ends (draining, or timing out against a
 	// server that stopped answering) do not dilute it.
 	OpsPerSec float64 `json:"ops_per_sec"`
-	// Latency holds the statistics of every attempt (P50, P99...).
+	// Latency holds the statistics of the operations that succeeded (P50,
+	// P99...); zero when none did.
 	Latency latency.Summary `json:"latency"`
-	// Histogram holds every attempt's latency in nanoseconds, for plots and
-	// HdrHistogram exports (its Encode method); nil when nothing ran.
-	// In an open-loop run both are response times, from each operation's
-	// intended start.
+	// Histogram holds the latency of every operation that succeeded, in
+	// nanoseconds, for plots and HdrHistogram exports (its Encode method);
+	// nil when none did. In an open-loop run both are response times, from
+	// each operation's intended start.
 	Histogram *hdrhistogram.Histogram `json:"-"`
 	// TargetRate is an open-loop run's WorkloadConfig.Rate (0: closed loop).
 	TargetRate float64 `json:"target_rate,omitempty"`
 	// Schedule is an open-loop run's schedule: achieved rate, late and
 	// unstarted operations, and response times (from the intended start)
 	// and service times (from the actual start) with their histograms.
+	// Its Response and Service include failed operations; its
+	// SuccessResponse is Latency.
 	Schedule *latency.ScheduleResult `json:"schedule,omitempty"`
+}
+
+// newRunResult returns the empty result of a run of cfg, named after its
+// engine and mode.
+func newRunResult(cfg *WorkloadConfig) *RunResult {
+	r := &RunResult{Engine: respName, Mode: Pooled, ErrorsByKind: map[ErrorKind]int64{}, ErrorExamples: map[ErrorKind]string{}}
+	if cfg != nil {
+		r.Engine = cfg.engineName()
+		if cfg.Mode != "" {
+			r.Mode = cfg.Mode
+		}
+	}
+	return r
+}
+
+// Failed reports whether r is nil, or operations ran and every one failed
+// (a server answering every command with an error, a timeout on each): its
+// latencies then describe nothing, and a report shows Errors and
+// FirstError in their place. Run also returns an error for such a run.
+func (r *RunResult) Failed() bool {
+	return r == nil || (r.Attempts > 0 && r.Errors >= r.Attempts)
+}
+
+// outcome is the error of a finished run: ctx's when it ended, otherwise an
+// error when no operation succeeded (with the first failure's), else nil.
+func (r *RunResult) outcome(ctx context.Context, first error) error {
+	switch {
+	case ctxErr(ctx) != nil:
+		return fmt.Errorf("cache: %w", ctxErr(ctx))
+	case r.Succeeded > 0:
+		return nil
+	case first != nil:
+		return fmt.Errorf("cache: all %d operations failed: %w", r.Attempts, first)
+	}
+	return fmt.Errorf("cache: no operation ran in the %v window", r.Window)
 }
 
 // recordLowest is the resolution of the histograms of operations and probe
@@ -267,11 +372,13 @@ func newRecorder() (*latency.Recorder, error) {
 // newClientFunc creates one client of an engine.
 type newClientFunc = func(context.Context) (Client, error)
 
-// Run runs the workload cfg against ep once and returns its result. Failed
-// operations are counted, not fatal: Run returns an error only for an invalid
-// configuration, when the endpoint cannot be reached before the run starts
-// (the error then says why: refused, TLS verification, wrong password...), or
-// when ctx ends, with the partial result. It returns within about 100 ms of
+// Run runs the workload cfg against ep once and returns its result, never
+// nil. Failed operations are counted, not fatal: Run returns an error only
+// for an invalid configuration (wrapping ErrInvalidConfig), when the
+// endpoint cannot be reached before the run starts (the error then says
+// why: refused, TLS verification, wrong password...), when no operation
+// succeeded (wrapping the first failure), or when ctx ends, with the
+// partial result and an error matching ctx.Err(). It returns within about 100 ms of
 // ctx ending on the resp engine. Otherwise it returns within the endpoint
 // check (one connection set-up: ConnectTimeout), plus Duration, plus the
 // longest operation in flight when the window ends. On the resp engine an
@@ -288,21 +395,26 @@ type newClientFunc = func(context.Context) (Client, error)
 // answer, each step ends much sooner. Other engines bound their operations
 // with their own clients' timeouts, set from the same Endpoint.
 func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, error) {
+	res := newRunResult(cfg)
 	if ctx == nil {
-		return nil, errNilContext
+		return res, errNilContext
 	}
 	if err := ep.validate(); err != nil {
-		return nil, err
+		return res, err
 	}
 	w, err := cfg.withDefaults()
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	newClient, err := openEngine(ctx, ep, &w)
 	if err != nil {
-		return nil, err
+		if cerr := ctxErr(ctx); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w: %w", cerr, err)
+		}
+		return res, err
 	}
-	return runEngine(ctx, newClient, &w)
+	t := &tally{res: res, secret: ep.Password.Reveal()}
+	return runEngine(ctx, newClient, &w, t)
 }
 
 // openEngine checks the endpoint and opens w's engine on it.
@@ -337,6 +449,8 @@ func openEngine(ctx context.Context, ep *Endpoint, w *WorkloadConfig) (newClient
 type tally struct {
 	mu       sync.Mutex
 	res      *RunResult
+	first    error        // the first failure
+	secret   string       // the Endpoint's password, kept out of messages
 	attempts atomic.Int64 // started, only read to enforce MaxOps
 	ok       atomic.Int64
 	okIn     atomic.Int64 // succeeded by the end of the window
@@ -349,27 +463,49 @@ func (t *tally) fail(err error) ErrorKind {
 		k = ErrServer
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.res.Errors++
 	t.res.ErrorsByKind[k]++
 	if _, seen := t.res.ErrorExamples[k]; !seen {
-		t.res.ErrorExamples[k] = err.Error()
+		t.res.ErrorExamples[k] = t.message(err)
 	}
-	t.mu.Unlock()
+	if t.first == nil {
+		t.res.FirstError = t.message(err)
+		t.first = &redactedError{msg: t.res.FirstError, err: err}
+	}
 	return k
 }
 
-// runEngine runs the workload w on clients from newClient.
-func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) (*RunResult, error) {
+// redactedError is err with the endpoint's password taken out of its
+// message.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// message is err's text without the endpoint's password, should an engine
+// quote it.
+func (t *tally) message(err error) string {
+	msg := err.Error()
+	if t.secret != "" {
+		msg = strings.ReplaceAll(msg, t.secret, redacted)
+	}
+	return msg
+}
+
+// runEngine runs the workload w on clients from newClient, into t.res.
+func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig, t *tally) (*RunResult, error) {
 	rec, err := newRecorder()
 	if err != nil {
-		return nil, err
+		return t.res, err
 	}
-	keys := make([]string, w.KeySpace)
+	keys := make([]string, min(w.KeySpace, keyTable))
 	for i := range keys {
 		keys[i] = w.KeyPrefix + strconv.Itoa(i)
 	}
-	t := &tally{res: &RunResult{Engine: w.engineName(), Mode: w.Mode,
-		ErrorsByKind: map[ErrorKind]int64{}, ErrorExamples: map[ErrorKind]string{}}}
 	wk := worker{w: w, newClient: newClient, keys: keys, val: strings.Repeat("x", w.ValueSize), t: t}
 	if w.Rate > 0 {
 		return wk.runOpen(ctx)
@@ -383,7 +519,8 @@ func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) 
 	wg.Wait()
 	res := t.res
 	res.Elapsed = time.Since(start)
-	res.Attempts = res.Errors + t.ok.Load()
+	res.Succeeded = t.ok.Load()
+	res.Attempts = res.Errors + res.Succeeded
 	res.Window, res.SucceededInWindow = w.Duration, t.okIn.Load()
 	if res.Elapsed < w.Duration {
 		// Ended early: every operation finished inside the window.
@@ -394,7 +531,7 @@ func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig) 
 		res.Histogram = rec.Snapshot()
 		res.Latency = latency.SummarizeHistogram(res.Histogram, nil)
 	}
-	return res, ctx.Err()
+	return res, res.outcome(ctx, t.first)
 }
 
 // opsPerSec is n per second of d, zero for an empty window.
@@ -436,9 +573,18 @@ func (wk *worker) newState(id uint64) *client {
 	return &client{wk: wk, rng: rand.New(rand.NewPCG(wk.w.Seed, id)), total: wk.w.GetWeight + wk.w.SetWeight}
 }
 
+// key returns key number i: from the table built before the run, or built
+// now above it.
+func (wk *worker) key(i int) string {
+	if i < len(wk.keys) {
+		return wk.keys[i]
+	}
+	return wk.w.KeyPrefix + strconv.Itoa(i)
+}
+
 // op runs one GET or SET on c.
 func (st *client) op(ctx context.Context, c Client) error {
-	key := st.wk.keys[st.rng.IntN(len(st.wk.keys))]
+	key := st.wk.key(st.rng.IntN(st.wk.w.KeySpace))
 	if st.rng.IntN(st.total) < st.wk.w.GetWeight {
 		return c.Get(ctx, key)
 	}
@@ -525,11 +671,11 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
 		if err != nil && ctxDone(ctx) {
 			return // cut short by the caller: not an endpoint failure
 		}
-		rec.Record(took)
 		if err != nil {
 			wk.failed(ctx, err, t0, took)
 			continue
 		}
+		rec.Record(took)
 		succeeded++
 		if !t1.After(wk.deadline) {
 			okIn++

@@ -118,7 +118,10 @@ func TestRunServerKilledMidRun(t *testing.T) {
 	assert.Less(t, took, cfg.Duration+time.Second, "returns on time")
 	assert.Positive(t, r.Errors)
 	assert.Less(t, r.Errors, r.Attempts)
-	assert.Equal(t, r.Attempts, r.Latency.Observations, "failed attempts are recorded too")
+	assert.Equal(t, r.Succeeded, r.Latency.Observations, "only successful operations have latencies")
+	assert.Equal(t, r.Attempts, r.Succeeded+r.Errors)
+	assert.NotEmpty(t, r.FirstError)
+	assert.False(t, r.Failed())
 	var sum int64
 	for k, n := range r.ErrorsByKind {
 		assert.Contains(t, serverGoneKinds, k)
@@ -159,7 +162,7 @@ func TestResetDuringSetUpIsRefused(t *testing.T) {
 	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 50, Concurrency: 2, OnProbe: func(r cache.ProbeResult) {
 		phases[r.ErrorPhase]++
 	}})
-	require.NoError(t, err)
+	require.ErrorIs(t, err, cache.ErrConnectRefused, "every probe failed")
 	assert.Equal(t, map[cache.ErrorKind]int{cache.ErrConnectRefused: 50}, sum.ErrorsByKind, "%v", sum.ErrorExamples)
 	t.Logf("resets seen per phase: %v", phases)
 
@@ -274,7 +277,8 @@ func TestRunCancel(t *testing.T) {
 // Cancelling while the peer has stopped answering, in each phase a client
 // can be stuck in: the command (plain), AUTH (password) and the TLS
 // handshake. The endpoint check itself is stuck with AUTH and TLS, so those
-// return no result; with plain TCP the check passes and the run has started.
+// return an empty result; with plain TCP the check passes and the run has
+// started.
 func TestRunCancelSilentPeer(t *testing.T) {
 	addr := silentListener(t)
 	for name, ep := range map[string]*cache.Endpoint{
@@ -290,11 +294,11 @@ func TestRunCancelSilentPeer(t *testing.T) {
 			r, err := cache.Run(ctx, ep, cfg)
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Less(t, time.Since(at()), cancelBound)
-			if name == "command" {
-				require.NotNil(t, r)
-				assert.Zero(t, r.Errors)
-			} else {
+			require.NotNil(t, r)
+			assert.Zero(t, r.Errors)
+			if name != "command" {
 				assert.ErrorIs(t, err, cache.ErrCanceled)
+				assert.Zero(t, r.Attempts, "the run never started")
 			}
 		})
 	}

@@ -22,33 +22,47 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
-// defaultRuns is Config.Runs' default, as the field study.
-const defaultRuns = 3
+// defaultRuns is Config.Runs' default, as the field study; maxRuns its
+// maximum (every run's result is kept).
+const (
+	defaultRuns = 3
+	maxRuns     = 1000
+)
 
 // Config configures Run. A nil *Config means three runs of cache's default
 // workload.
 type Config struct {
 	// Workload is every run's workload. Nil means cache's defaults.
 	Workload *cache.WorkloadConfig
-	// Runs is the number of runs. Zero means 3; negative is an error.
+	// Runs is the number of runs. Zero means 3; negative or above 1,000 is
+	// an error wrapping cache.ErrInvalidConfig.
 	Runs int
 	// OnRun, when set, is called after each complete run, on the caller's
 	// goroutine.
 	OnRun func(cache.RunResult)
 }
 
-// Result is one engine and mode's E3 row.
+// Result is one engine and mode's E3 row. Run returns one whatever its
+// error, and its methods are safe on a nil one.
 type Result struct {
 	Engine string         `json:"engine"`
 	Mode   cache.ConnMode `json:"mode"`
-	// P50 and P99 are the runs' latency percentiles (response times in an
-	// open-loop run, from each operation's intended start).
-	P50          latency.DurationRange     `json:"p50_us"`
-	P99          latency.DurationRange     `json:"p99_us"`
-	OpsPerSec    latency.Range             `json:"ops_per_sec"`
+	// P50 and P99 are the medians of the runs' latency percentiles, which
+	// are those of their successful operations (response times in an
+	// open-loop run, from each operation's intended start), over the runs
+	// in which any operation succeeded: N counts those runs, and a run
+	// whose every operation failed, or in which none ran, is in none.
+	P50       latency.DurationRange `json:"p50_us"`
+	P99       latency.DurationRange `json:"p99_us"`
+	OpsPerSec latency.Range         `json:"ops_per_sec"`
+	// Attempts, Succeeded and Errors are summed over the runs.
 	Attempts     int64                     `json:"attempts"`
+	Succeeded    int64                     `json:"succeeded"`
 	Errors       int64                     `json:"errors"`
 	ErrorsByKind map[cache.ErrorKind]int64 `json:"errors_by_kind"`
+	// FirstError is the first run's first failure (cache.RunResult's
+	// FirstError, of the first run that had one), empty when none failed.
+	FirstError string `json:"first_error,omitempty"`
 	// Open-loop runs (WorkloadConfig.Rate) only: the target rate, the
 	// medians of the achieved rate (operations started per second) and of
 	// the service-time p99 (from each operation's actual start), and the
@@ -68,13 +82,23 @@ type Result struct {
 	Results []*cache.RunResult `json:"runs_detail"`
 }
 
+// Failed reports whether r is nil, or operations ran and every one failed:
+// its latencies then describe nothing, a report shows Errors and FirstError
+// in their place, and Compare leaves it out.
+func (r *Result) Failed() bool {
+	return r == nil || (r.Attempts > 0 && r.Errors >= r.Attempts)
+}
+
 // Summarize aggregates runs of one engine and mode, skipping nil entries. It
 // returns nil when no run is left.
 func Summarize(runs []*cache.RunResult) *Result {
-	var rs []*cache.RunResult
+	var rs, ok []*cache.RunResult
 	for _, r := range runs {
 		if r != nil {
 			rs = append(rs, r)
+		}
+		if r != nil && r.Attempts > r.Errors {
+			ok = append(ok, r) // its percentiles describe successes
 		}
 	}
 	if len(rs) == 0 {
@@ -83,13 +107,17 @@ func Summarize(runs []*cache.RunResult) *Result {
 	a := &Result{Engine: rs[0].Engine, Mode: rs[0].Mode, ErrorsByKind: map[cache.ErrorKind]int64{}, Results: rs}
 	for _, r := range rs {
 		a.Attempts += r.Attempts
+		a.Succeeded += r.Succeeded
 		a.Errors += r.Errors
 		for k, n := range r.ErrorsByKind {
 			a.ErrorsByKind[k] += n
 		}
+		if a.FirstError == "" {
+			a.FirstError = r.FirstError
+		}
 	}
-	a.P50 = latency.AggregateDurations(rs, func(r *cache.RunResult) time.Duration { return r.Latency.P50 })
-	a.P99 = latency.AggregateDurations(rs, func(r *cache.RunResult) time.Duration { return r.Latency.P99 })
+	a.P50 = latency.AggregateDurations(ok, func(r *cache.RunResult) time.Duration { return r.Latency.P50 })
+	a.P99 = latency.AggregateDurations(ok, func(r *cache.RunResult) time.Duration { return r.Latency.P99 })
 	a.OpsPerSec = latency.AggregateFunc(rs, func(r *cache.RunResult) float64 { return r.OpsPerSec })
 	if rs[0].Schedule != nil {
 		summarizeOpen(a, rs)
@@ -117,36 +145,43 @@ func summarizeOpen(a *Result, runs []*cache.RunResult) {
 
 // Run runs the workload cfg.Workload against ep cfg.Runs times with
 // cache.Run (each run checks the endpoint before its window) and
-// summarises the runs. It stops at the first run that fails, returning that
-// error and nil. When ctx ends it returns, within cache.Run's bound, the
-// result of the runs so far, the interrupted one included, and ctx.Err();
-// nil if no run had started.
+// summarises the runs. It stops at the first run that fails (an endpoint
+// that cannot be reached, or a run in which no operation succeeded),
+// returning the runs so far with that error, the failed run included when
+// it attempted any operation. When ctx ends it returns, within cache.Run's
+// bound, the result of the runs so far, the interrupted one included, and
+// an error matching ctx.Err(). The result is never nil: an error before
+// any run gives an empty one (Failed).
 func Run(ctx context.Context, ep *cache.Endpoint, cfg *Config) (*Result, error) {
-	if ctx == nil {
-		return nil, errors.New("median: nil context")
-	}
-	if ep == nil {
-		return nil, errors.New("median: nil Endpoint")
-	}
 	var c Config
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Runs < 0 {
-		return nil, fmt.Errorf("median: Config.Runs %d is negative", c.Runs)
-	}
-	if c.Runs == 0 {
+	empty := emptyResult(c.Workload)
+	switch {
+	case ctx == nil:
+		return empty, errors.New("median: nil context")
+	case ep == nil:
+		return empty, fmt.Errorf("median: %w: nil Endpoint", cache.ErrInvalidConfig)
+	case c.Runs < 0:
+		return empty, fmt.Errorf("median: %w: Config.Runs %d is negative", cache.ErrInvalidConfig, c.Runs)
+	case c.Runs > maxRuns:
+		return empty, fmt.Errorf("median: %w: Config.Runs %d is above the maximum of %d", cache.ErrInvalidConfig, c.Runs, maxRuns)
+	case c.Runs == 0:
 		c.Runs = defaultRuns
 	}
 	var all []*cache.RunResult
 	for range c.Runs {
 		r, err := cache.Run(ctx, ep, c.Workload)
-		if ctx.Err() != nil {
+		if cerr := ctxErr(ctx); cerr != nil {
 			all = append(all, r)
-			return Summarize(all), ctx.Err()
+			return orEmpty(Summarize(all), empty), fmt.Errorf("median: %w", cerr)
 		}
 		if err != nil {
-			return nil, err
+			if r.Attempts > 0 {
+				all = append(all, r)
+			}
+			return orEmpty(Summarize(all), empty), err
 		}
 		if c.OnRun != nil {
 			c.OnRun(*r)
@@ -154,6 +189,38 @@ func Run(ctx context.Context, ep *cache.Endpoint, cfg *Config) (*Result, error) 
 		all = append(all, r)
 	}
 	return Summarize(all), nil
+}
+
+// emptyResult is the result of no run of w.
+func emptyResult(w *cache.WorkloadConfig) *Result {
+	r := &Result{Engine: "resp", Mode: cache.Pooled, ErrorsByKind: map[cache.ErrorKind]int64{}}
+	if w != nil && w.Engine != nil {
+		r.Engine = w.Engine.Name()
+	}
+	if w != nil && w.Mode != "" {
+		r.Mode = w.Mode
+	}
+	return r
+}
+
+func orEmpty(r, empty *Result) *Result {
+	if r == nil {
+		return empty
+	}
+	return r
+}
+
+// ctxErr is ctx.Err(), or context.DeadlineExceeded once ctx's deadline has
+// passed though ctx does not say so yet (cache.Run may return on its
+// deadline an instant before ctx's timer fires).
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // Comparison reports Other relative to Base as ratios Other/Base of the
@@ -167,10 +234,11 @@ type Comparison struct {
 }
 
 // Compare compares two results, labelled by the caller. A ratio whose base
-// is zero, or whose base or other is nil, is zero.
+// is zero, or whose base or other is nil or Failed, is zero: latencies of
+// operations that all failed are compared with nothing.
 func Compare(baseLabel string, base *Result, otherLabel string, other *Result) Comparison {
 	c := Comparison{Base: baseLabel, Other: otherLabel}
-	if base == nil || other == nil {
+	if base.Failed() || other.Failed() {
 		return c
 	}
 	ratio := func(o, b float64) float64 {

@@ -1,8 +1,12 @@
 package median_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -66,7 +70,7 @@ func TestResultJSONShape(t *testing.T) {
 		"p50_us":{"median":149.75,"min":148,"max":151.5,"n":2},
 		"p99_us":{"median":281.625,"min":273.25,"max":290,"n":2},
 		"ops_per_sec":{"median":24653,"min":24506,"max":24800,"n":2},
-		"attempts":986120,"errors":1,"errors_by_kind":{"timeout":1},
+		"attempts":986120,"succeeded":0,"errors":1,"errors_by_kind":{"timeout":1},
 		"target_rate":1000,"achieved_rate":{"median":999.75,"min":999.5,"max":1000,"n":2},
 		"service_p99_us":{"median":115.063,"min":110,"max":120.126,"n":2},
 		"late":2,"unstarted":3,"runs_detail":null,
@@ -82,6 +86,91 @@ func TestResultJSONShape(t *testing.T) {
 	// are whole nanoseconds.
 	r1.Schedule.Service.P99, r2.Schedule.Service.P99 = 110001*time.Nanosecond, 110002*time.Nanosecond
 	assert.Equal(t, 110002*time.Nanosecond, median.Summarize([]*cache.RunResult{r1, r2}).ServiceP99.Median)
+}
+
+// A run in which every operation failed (DENIED: a server in protected
+// mode) takes no part in the percentiles; its counts and first error are
+// kept, and a Failed result is compared with nothing.
+func TestSummarizeFailedRuns(t *testing.T) {
+	denied := run(0, 0, 0, 5, 5, map[cache.ErrorKind]int64{cache.ErrCommand: 5})
+	denied.FirstError = "cache: command: command: cache: server replied: DENIED protected mode"
+	ok1, ok2 := run(30, 90, 1000, 10, 0, nil), run(10, 70, 3000, 20, 0, nil)
+	ok1.Succeeded, ok2.Succeeded = 10, 20
+	a := median.Summarize([]*cache.RunResult{ok1, denied, ok2})
+	assert.Equal(t, 2, a.P50.N, "the failed run has no percentiles")
+	assert.Equal(t, 20*time.Microsecond, a.P50.Median)
+	assert.Equal(t, 3, a.OpsPerSec.N, "its rate, zero, is real")
+	assert.Equal(t, int64(35), a.Attempts)
+	assert.Equal(t, int64(30), a.Succeeded)
+	assert.Equal(t, int64(5), a.Errors)
+	assert.Equal(t, denied.FirstError, a.FirstError)
+	assert.False(t, a.Failed())
+
+	f := median.Summarize([]*cache.RunResult{denied, denied})
+	assert.True(t, f.Failed())
+	assert.Zero(t, f.P50.N)
+	assert.Zero(t, f.P99.Median)
+	assert.Equal(t, median.Comparison{Base: "ok", Other: "denied"}, median.Compare("ok", a, "denied", f), "no ratio with a failed result")
+	assert.Equal(t, median.Comparison{Base: "denied", Other: "ok"}, median.Compare("denied", f, "ok", a))
+	var nilResult *median.Result
+	assert.True(t, nilResult.Failed())
+}
+
+// deniedServer answers every command with DENIED, as a redis-server in
+// protected mode answers a client from another host.
+func deniedServer(t *testing.T) *cache.Endpoint {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { l.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				go func() { <-t.Context().Done(); c.Close() }()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if strings.HasPrefix(line, "*") { // a command's array header
+						if _, err := io.WriteString(c, "-DENIED Redis is running in protected mode\r\n"); err != nil {
+							return
+						}
+					}
+				}
+			})
+		}
+	})
+	return &cache.Endpoint{Addr: l.Addr().String()}
+}
+
+// Against an endpoint that denies every command, Run stops at the first
+// run, which failed: the error says so with the first failure, and the
+// result holds that run's counts, with no latency.
+func TestRunEveryOperationFailed(t *testing.T) {
+	ep := deniedServer(t)
+	n := 0
+	a, err := median.Run(context.Background(), ep, &median.Config{Runs: 3, OnRun: func(cache.RunResult) { n++ },
+		Workload: &cache.WorkloadConfig{Workers: 2, MaxOps: 50, Duration: 10 * time.Second}})
+	require.ErrorIs(t, err, cache.ErrCommand)
+	assert.ErrorContains(t, err, "all 50 operations failed")
+	assert.ErrorContains(t, err, "DENIED")
+	require.NotNil(t, a)
+	assert.Zero(t, n, "OnRun hears of complete runs only")
+	require.Len(t, a.Results, 1, "the failed run is kept")
+	assert.True(t, a.Failed())
+	assert.Equal(t, int64(50), a.Attempts)
+	assert.Equal(t, int64(50), a.Errors)
+	assert.Zero(t, a.Succeeded)
+	assert.Contains(t, a.FirstError, "DENIED")
+	assert.Zero(t, a.P50.N)
+	assert.Zero(t, a.P99.Median)
 }
 
 func TestRunAndCompare(t *testing.T) {
@@ -142,18 +231,42 @@ func TestRunCancel(t *testing.T) {
 	assert.Zero(t, a.Errors)
 }
 
-// Bad input is an error naming the field, never a panic or a run.
+// Bad input is an error naming the field, never a panic or a run, and the
+// result is an empty one whose fields can be read (docs/conventions.md).
 func TestRunBadInput(t *testing.T) {
 	ep := &cache.Endpoint{Addr: "127.0.0.1:1"}
 	var nilCtx context.Context
-	_, err := median.Run(nilCtx, ep, nil)
-	require.ErrorContains(t, err, "context")
-	_, err = median.Run(context.Background(), nil, nil)
-	require.ErrorContains(t, err, "Endpoint")
-	_, err = median.Run(context.Background(), ep, &median.Config{Runs: -1})
-	require.ErrorContains(t, err, "Config.Runs")
-	_, err = median.Run(context.Background(), ep, &median.Config{Workload: &cache.WorkloadConfig{Duration: -time.Second}})
-	require.ErrorContains(t, err, "WorkloadConfig.Duration")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		ctx    context.Context
+		ep     *cache.Endpoint
+		cfg    *median.Config
+		want   string
+		config bool
+	}{
+		{nilCtx, ep, nil, "context", false},
+		{context.Background(), nil, nil, "Endpoint", true},
+		{context.Background(), ep, &median.Config{Runs: -1}, "Config.Runs -1 is negative", true},
+		{context.Background(), ep, &median.Config{Runs: 1001}, "Config.Runs 1001 is above the maximum of 1000", true},
+		{context.Background(), ep, &median.Config{Workload: &cache.WorkloadConfig{Duration: -time.Second}}, "WorkloadConfig.Duration", true},
+		{context.Background(), ep, &median.Config{Workload: &cache.WorkloadConfig{ValueSize: 1 << 40}}, "WorkloadConfig.ValueSize", true},
+		{cancelled, ep, nil, "canceled", false},
+	} {
+		r, err := median.Run(c.ctx, c.ep, c.cfg)
+		require.ErrorContains(t, err, c.want)
+		if c.config {
+			require.ErrorIs(t, err, cache.ErrInvalidConfig, c.want)
+		}
+		require.NotNil(t, r, c.want)
+		assert.Equal(t, "resp", r.Engine)
+		assert.Zero(t, r.P50.N+r.P99.N)
+		assert.Zero(t, r.Attempts)
+		assert.Empty(t, r.FirstError)
+		assert.Zero(t, r.ErrorsByKind[cache.ErrTimeout])
+	}
+	_, err := median.Run(cancelled, ep, nil)
+	require.ErrorIs(t, err, context.Canceled)
 	var r latency.DurationRange
 	require.Error(t, r.UnmarshalJSON([]byte(`"x"`)))
 	require.ErrorContains(t, (*latency.DurationRange)(nil).UnmarshalJSON([]byte(`{}`)), "nil *DurationRange")
