@@ -64,7 +64,7 @@ type Config struct {
 	// Format, LogValue and MarshalJSON show only whether it is set.
 	Credentials aws.CredentialsProvider `json:"-"`
 	// Refresh is the age at which a token is replaced by a fresh one. Zero
-	// means 10 minutes; tokens are valid for 15.
+	// means 10 minutes; tokens are valid for 15, so it must be below that.
 	Refresh time.Duration
 }
 
@@ -143,7 +143,11 @@ func NewTokenSource(ctx context.Context, user string, cfg *Config) (*TokenSource
 		return nil, fmt.Errorf("%w: Config.CacheName is required", ErrToken)
 	}
 	if cfg.Refresh < 0 {
-		return nil, fmt.Errorf("%w: Config.Refresh is negative", ErrToken)
+		return nil, fmt.Errorf("%w: Config.Refresh %v is negative", ErrToken, cfg.Refresh)
+	}
+	if cfg.Refresh >= tokenLifetime {
+		// A token kept that long would be handed out after it expired.
+		return nil, fmt.Errorf("%w: Config.Refresh %v is not below the tokens' lifetime of %v", ErrToken, cfg.Refresh, tokenLifetime)
 	}
 	if user == "" {
 		return nil, fmt.Errorf("%w: user id is required", ErrToken)

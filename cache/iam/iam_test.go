@@ -231,7 +231,8 @@ func TestConfigErrors(t *testing.T) {
 		{context.Background(), "u", nil, "nil Config"},
 		{context.Background(), "u", &Config{}, "Config.CacheName"},
 		{context.Background(), "", &Config{CacheName: "c", Region: "r"}, "user"},
-		{context.Background(), "u", &Config{CacheName: "c", Region: "r", Refresh: -time.Second}, "Config.Refresh"},
+		{context.Background(), "u", &Config{CacheName: "c", Region: "r", Refresh: -time.Second}, "Config.Refresh -1s is negative"},
+		{context.Background(), "u", &Config{CacheName: "c", Region: "r", Refresh: 15 * time.Minute}, "Config.Refresh 15m0s is not below the tokens' lifetime of 15m0s"},
 	} {
 		_, err := NewTokenSource(tc.ctx, tc.user, tc.cfg)
 		require.ErrorIs(t, err, ErrToken)
