@@ -2,9 +2,11 @@ package latency
 
 import (
 	"context"
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -58,7 +60,7 @@ func apiCalls(t *testing.T) []apiCall {
 		{"PingPong", pingPong(unreachable, &PingPongConfig{Duration: -time.Second}), "Duration"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{MPS: -1}), "MPS"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{ReplyEvery: -1}), "ReplyEvery"},
-		{"PingPong", pingPong(unreachable, &PingPongConfig{ReadTimeout: -1}), "ReadTimeout"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{ReadTimeout: -1}), "configuration: ReadTimeout -1ns"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{SpinTimeout: -1}), "SpinTimeout"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{MinReadTimeout: -1}), "MinReadTimeout"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{MessageSize: -1}), "MessageSize"},
@@ -165,6 +167,11 @@ func apiCalls(t *testing.T) []apiCall {
 		{"Summary.UnmarshalJSON", func(context.Context) error { return new(Summary).UnmarshalJSON([]byte("{")) }, "summary"},
 		{"PingPongResult.MarshalJSON", func(context.Context) error { _, err := PingPongResult{}.MarshalJSON(); return err }, ""},
 		{"PingPongResult.UnmarshalJSON", func(context.Context) error { return new(PingPongResult).UnmarshalJSON([]byte(`{"p50_us":"x"}`)) }, "ping-pong"},
+		{"PingPongResult.UnmarshalJSON", func(context.Context) error {
+			var nilRes *PingPongResult
+			return nilRes.UnmarshalJSON([]byte(`{}`))
+		}, "nil pointer"},
+		{"Summary.UnmarshalJSON", func(context.Context) error { var nilSum *Summary; return nilSum.UnmarshalJSON([]byte(`{}`)) }, "nil pointer"},
 	}
 }
 
@@ -295,4 +302,163 @@ func TestServerAddr(t *testing.T) {
 	assert.Equal(t, ln.Addr().String(), s.Addr().String())
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
+}
+
+// Errors name the field the caller set, in its own unit: a negative
+// ReadTimeout is reported as ReadTimeout, not as the MinReadTimeout derived
+// from it, and durations print as durations ("-1s", not -1000000000).
+func TestConfigErrorsNameTheFieldInItsUnit(t *testing.T) {
+	nop := func(context.Context, Request) error { return nil }
+	for want, call := range map[string]func() error{
+		": ReadTimeout -1s is negative": func() error {
+			_, err := PingPong(context.Background(), unreachable, &PingPongConfig{ReadTimeout: -time.Second})
+			return err
+		},
+		": MinReadTimeout -2ms is negative": func() error {
+			_, err := PingPong(context.Background(), unreachable, &PingPongConfig{MinReadTimeout: -2 * time.Millisecond})
+			return err
+		},
+		": Duration -1.5s is negative": func() error {
+			_, err := PingPong(context.Background(), unreachable, &PingPongConfig{Duration: -1500 * time.Millisecond})
+			return err
+		},
+		": SpinTimeout -1µs is negative": func() error {
+			_, err := PingPong(context.Background(), unreachable, &PingPongConfig{SpinTimeout: -time.Microsecond})
+			return err
+		},
+		": MessageSize -5 is negative": func() error {
+			_, err := PingPong(context.Background(), unreachable, &PingPongConfig{MessageSize: -5})
+			return err
+		},
+		": IdleTimeout -30s is negative": func() error { _, err := NewServer(&ServerConfig{IdleTimeout: -30 * time.Second}); return err },
+		": WriteTimeout -5s is negative": func() error { _, err := NewServer(&ServerConfig{WriteTimeout: -5 * time.Second}); return err },
+		": MaxConns -1 is negative":      func() error { _, err := NewServer(&ServerConfig{MaxConns: -1}); return err },
+		": Duration -1s is negative": func() error {
+			_, err := Schedule(context.Background(), &ScheduleConfig{Rate: 1, Duration: -time.Second, Do: nop})
+			return err
+		},
+		": LateAfter -1ms is negative": func() error {
+			_, err := Schedule(context.Background(), &ScheduleConfig{Rate: 1, LateAfter: -time.Millisecond, Do: nop})
+			return err
+		},
+		": Lowest -1ns is negative": func() error { _, err := NewRecorder(&RecorderConfig{Lowest: -1}); return err },
+	} {
+		err := call()
+		require.ErrorIs(t, err, ErrInvalidConfig, want)
+		assert.Contains(t, err.Error(), want)
+	}
+	_, err := PingPong(context.Background(), unreachable, &PingPongConfig{ReadTimeout: -time.Second})
+	assert.NotContains(t, err.Error(), "MinReadTimeout")
+	assert.NotContains(t, err.Error(), "1000000000")
+}
+
+// readResult reads every field and calls every method of a result, as a
+// caller that prints it after logging the error would.
+func readPingPong(t *testing.T, r *PingPongResult) {
+	t.Helper()
+	require.NotNil(t, r)
+	_ = r.P50 + r.P99 + r.RunTime + r.ValidTime
+	_ = r.Sent + r.Received + r.Dropped
+	_, err := r.MarshalJSON()
+	require.NoError(t, err)
+	require.NoError(t, r.WriteText(io.Discard, "x"))
+	_ = r.Recorder.Summary(nil)
+}
+
+// refusedTCP is a loopback TCP address that refuses connections.
+func refusedTCP(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// PingPong's result is never nil, whatever the error, and can be read
+// (docs/conventions.md, "Results after an error: never nil").
+func TestPingPongResultNeverNil(t *testing.T) {
+	var nilCtx context.Context // a nil context is the point
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, call := range map[string]func() (*PingPongResult, error){
+		"invalid config": func() (*PingPongResult, error) {
+			return PingPong(context.Background(), unreachable, &PingPongConfig{ReadTimeout: -1})
+		},
+		"bad recorder": func() (*PingPongResult, error) {
+			return PingPong(context.Background(), unreachable, &PingPongConfig{Recorder: &RecorderConfig{Lowest: -1}})
+		},
+		"nil context": func() (*PingPongResult, error) { return PingPong(nilCtx, unreachable, nil) },
+		"refused": func() (*PingPongResult, error) {
+			return PingPong(context.Background(), refusedTCP(t), &PingPongConfig{Network: "tcp", Count: 3})
+		},
+		"bad address": func() (*PingPongResult, error) { return PingPong(context.Background(), "no-port", nil) },
+		"cancelled": func() (*PingPongResult, error) {
+			return PingPong(cancelled, silentPeer(t, "udp"), &PingPongConfig{Count: 3})
+		},
+		"no reply": func() (*PingPongResult, error) {
+			return PingPong(context.Background(), silentPeer(t, "udp"), &PingPongConfig{Count: 2, ReadTimeout: 20 * time.Millisecond})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, err := call()
+			require.Error(t, err)
+			readPingPong(t, r)
+		})
+	}
+}
+
+// A ping-pong that got no reply at all is an error (ErrNoReply), beside a
+// result that counts what was sent and dropped: in ping-pong and under
+// load.
+func TestPingPongNoReply(t *testing.T) {
+	addr := silentPeer(t, "udp")
+	r, err := PingPong(context.Background(), addr, &PingPongConfig{Count: 3, ReadTimeout: 20 * time.Millisecond})
+	require.ErrorIs(t, err, ErrNoReply)
+	assert.Contains(t, err.Error(), addr)
+	readPingPong(t, r)
+	assert.Equal(t, int64(3), r.Sent)
+	assert.Zero(t, r.Received)
+	assert.Equal(t, int64(3), r.Dropped)
+	assert.Zero(t, r.Observations)
+
+	r, err = PingPong(context.Background(), addr, &PingPongConfig{MPS: 200, ReplyEvery: 1, Duration: 300 * time.Millisecond,
+		WarmUp: -1, CoolDown: -1, ReadTimeout: 50 * time.Millisecond})
+	require.ErrorIs(t, err, ErrNoReply)
+	readPingPong(t, r)
+	assert.Positive(t, r.Sent)
+	assert.Zero(t, r.Received)
+	assert.Positive(t, r.Dropped)
+
+	// Under load with no message asking for a reply, none is missing.
+	r, err = PingPong(context.Background(), addr, &PingPongConfig{MPS: 10, ReplyEvery: 1000, Duration: 200 * time.Millisecond,
+		WarmUp: -1, CoolDown: -1, ReadTimeout: 20 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Positive(t, r.Sent)
+	assert.Zero(t, r.Dropped)
+}
+
+// Schedule's result is never nil, whatever the error.
+func TestScheduleResultNeverNil(t *testing.T) {
+	var nilCtx context.Context // a nil context is the point
+	nop := func(context.Context, Request) error { return nil }
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, call := range map[string]func() (*ScheduleResult, error){
+		"nil config":  func() (*ScheduleResult, error) { return Schedule(context.Background(), nil) },
+		"nil context": func() (*ScheduleResult, error) { return Schedule(nilCtx, &ScheduleConfig{Rate: 1, Do: nop}) },
+		"bad recorder": func() (*ScheduleResult, error) {
+			return Schedule(context.Background(), &ScheduleConfig{Rate: 1, Do: nop, Recorder: &RecorderConfig{Lowest: -1}})
+		},
+		"cancelled": func() (*ScheduleResult, error) { return Schedule(cancelled, &ScheduleConfig{Rate: 100, Do: nop}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, err := call()
+			require.Error(t, err)
+			require.NotNil(t, r)
+			_ = r.Response.P99 + r.Service.P50 + r.ClientLateness.P99
+			_ = r.Started + r.Due + r.Failed
+			_, err = json.Marshal(r)
+			require.NoError(t, err)
+		})
+	}
 }

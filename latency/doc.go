@@ -43,7 +43,9 @@
 // microseconds in JSON and text ("p99_us"); a blocking call takes ctx first
 // and returns within 100 ms of its end with the partial result and
 // ctx.Err(); callbacks are config fields; no input makes it panic or run
-// unbounded. Its errors.Is targets are ErrInvalidConfig, ErrSpinUnsupported,
-// ErrAccessDenied, ErrTooManyConns, ErrMalformed, ErrAccept,
-// os.ErrDeadlineExceeded and the ctx errors.
+// unbounded; a call that returns a result returns it non-nil whatever the
+// error. Its errors.Is targets are ErrInvalidConfig, ErrNoReply (PingPong:
+// replies asked for, none came), ErrSpinUnsupported, ErrAccessDenied,
+// ErrTooManyConns, ErrMalformed, ErrAccept, os.ErrDeadlineExceeded and the
+// ctx errors.
 package latency

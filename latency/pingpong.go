@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
@@ -82,7 +83,8 @@ type PingPongConfig struct {
 	Count int64
 	// MessageSize is the size of each message, header included: at least
 	// the 14-byte header; over UDP at most 65507 bytes, over TCP at most
-	// 16 MiB. Zero means 14.
+	// 16 MiB. Zero means 14. A Server, like `sockperf server`, accepts
+	// 65507 bytes unless its MaxMessageSize (sockperf's -m) says more.
 	MessageSize int
 	// Receive selects the receive path; see ReceiveSpin before using it.
 	Receive Receive
@@ -248,6 +250,9 @@ func (r PingPongResult) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads what MarshalJSON writes, rounding durations to the
 // nanosecond.
 func (r *PingPongResult) UnmarshalJSON(b []byte) error {
+	if r == nil {
+		return errors.New("latency: ping-pong result: UnmarshalJSON into a nil pointer")
+	}
 	var w pingPongJSON
 	if err := json.Unmarshal(b, &w); err != nil {
 		return fmt.Errorf("latency: ping-pong result: %w", err)
@@ -265,12 +270,28 @@ func (r *PingPongResult) UnmarshalJSON(b []byte) error {
 // seconds converts float seconds to the nearest nanosecond.
 func seconds(s float64) time.Duration { return fromNanoseconds(s * float64(time.Second)) }
 
-// negative returns an error naming the first field (in name order) whose
-// value is negative.
-func negative(fields map[string]int64) error {
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		if v := fields[name]; v < 0 {
-			return fmt.Errorf("%w: %s %d is negative", ErrInvalidConfig, name, v)
+// field is a configuration field's name and the value the caller set:
+// an int, or a time.Duration, which an error prints as one ("-1s").
+type field struct {
+	name  string
+	value any
+}
+
+// negative returns an error naming the first of fields whose value is
+// negative, in its own unit.
+func negative(fields ...field) error {
+	for _, f := range fields {
+		var neg bool
+		switch v := f.value.(type) {
+		case time.Duration:
+			neg = v < 0
+		case int:
+			neg = v < 0
+		case int64:
+			neg = v < 0
+		}
+		if neg {
+			return fmt.Errorf("%w: %s %v is negative", ErrInvalidConfig, f.name, f.value)
 		}
 	}
 	return nil
@@ -280,6 +301,13 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 	var c PingPongConfig
 	if cfg != nil {
 		c = *cfg
+	}
+	// The fields as the caller set them, before any default is derived
+	// from another (MinReadTimeout's from ReadTimeout).
+	if err := negative(field{"Duration", c.Duration}, field{"MessageSize", c.MessageSize}, field{"SpinTimeout", c.SpinTimeout},
+		field{"MPS", c.MPS}, field{"ReplyEvery", c.ReplyEvery}, field{"ReadTimeout", c.ReadTimeout},
+		field{"MinReadTimeout", c.MinReadTimeout}); err != nil {
+		return PingPongConfig{}, err
 	}
 	if c.Network == "" {
 		c.Network = "udp"
@@ -309,11 +337,6 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 		c.MinReadTimeout = min(defaultMinReadTimeout, c.ReadTimeout)
 	}
 	c.WarmUp, c.CoolDown = max(c.WarmUp, 0), max(c.CoolDown, 0)
-	if err := negative(map[string]int64{"Duration": int64(c.Duration), "MPS": int64(c.MPS), "ReplyEvery": int64(c.ReplyEvery),
-		"ReadTimeout": int64(c.ReadTimeout), "SpinTimeout": int64(c.SpinTimeout), "MinReadTimeout": int64(c.MinReadTimeout),
-		"MessageSize": int64(c.MessageSize)}); err != nil {
-		return PingPongConfig{}, err
-	}
 	switch c.Network {
 	case "udp", "udp4", "udp6":
 		if c.MessageSize > wire.MaxUDPMessageSize {
@@ -321,7 +344,7 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 		}
 	case "tcp", "tcp4", "tcp6":
 		if c.MessageSize > 1<<24 {
-			return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d exceeds 16 MiB", ErrInvalidConfig, c.MessageSize)
+			return PingPongConfig{}, fmt.Errorf("%w: MessageSize %d exceeds the TCP maximum %d (16 MiB)", ErrInvalidConfig, c.MessageSize, 1<<24)
 		}
 	default:
 		return PingPongConfig{}, fmt.Errorf("%w: Network %q is not udp or tcp", ErrInvalidConfig, c.Network)
@@ -355,20 +378,26 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 // The run ends after Duration or Count. If ctx ends first, in any phase
 // (dialling, warm-up, sending or waiting for replies), PingPong closes its
 // socket and returns within a few milliseconds the result so far (empty if
-// the dial had not finished) together with ctx.Err(). The error of a failed dial or
-// transfer is returned with a nil result; a reply whose sequence number was
-// never sent aborts the run, as in sockperf.
+// the dial had not finished) together with ctx.Err(). The result is never
+// nil (docs/conventions.md): after any error (an invalid cfg, wrapping
+// ErrInvalidConfig; a failed dial or transfer) it holds what was measured
+// before it. A reply whose sequence number was never sent aborts the run,
+// as in sockperf. A run that asked for replies and got none returns its
+// result (with its drops) and an error wrapping ErrNoReply. A TCP server
+// that closes the connection, as a Server does when a message exceeds its
+// ServerConfig.MaxMessageSize, ends the run with an error that says so and
+// names that limit when MessageSize is over its default.
 func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongResult, error) {
 	if ctx == nil {
-		return nil, errNilContext
+		return &PingPongResult{}, errNilContext
 	}
 	c, err := normalize(cfg)
 	if err != nil {
-		return nil, err
+		return &PingPongResult{}, err
 	}
 	rec, err := NewRecorder(c.Recorder)
 	if err != nil {
-		return nil, err
+		return &PingPongResult{}, err
 	}
 	res := &PingPongResult{
 		Network:          c.Network,
@@ -382,12 +411,12 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	r.wake, _ = NewRecorder(c.Recorder)
 	r.tr, err = dial(ctx, addr, &c)
 	if err != nil {
+		r.setWindow()
+		r.finish()
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			r.setWindow()
-			r.finish()
 			return res, ctxErr
 		}
-		return nil, err
+		return res, err
 	}
 	defer r.tr.close()
 	stop := context.AfterFunc(ctx, func() { r.cancelled.Store(true); r.tr.abort() })
@@ -403,13 +432,47 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	} else {
 		err = r.pingPong(ctx)
 	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		err = ctxErr
-	} else if err != nil {
-		return nil, err
-	}
 	r.finish()
-	return res, err
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return res, ctxErr
+	}
+	if err != nil {
+		return res, r.explain(err)
+	}
+	if r.asked > 0 && res.Received == 0 {
+		return res, fmt.Errorf("%w: %d messages asked for a reply from %s (%s) and none came within ReadTimeout %v",
+			ErrNoReply, r.asked, addr, c.Network, c.ReadTimeout)
+	}
+	return res, nil
+}
+
+// ErrNoReply is wrapped by the error of PingPong when the run asked for
+// replies and received none: nothing answers at the address (a UDP server
+// that is not there drops every message silently), or every reply was
+// lost. The result beside it counts the messages sent and dropped.
+var ErrNoReply = errors.New("latency: no reply at all")
+
+// explain adds what a TCP server's close most likely means to the error
+// of a transfer. A Server of this package (like `sockperf server`, whose
+// -m defaults to the same 65507 bytes) closes a connection that announces
+// a message over its limit, which the client sees as a reset or an end of
+// stream with its message unanswered.
+func (r *run) explain(err error) error {
+	if r.cfg.Network[:3] != "tcp" || !closedByPeer(err) {
+		return err
+	}
+	if r.cfg.MessageSize > defaultMaxMessageSize {
+		return fmt.Errorf("latency: the server closed the connection, likely because MessageSize %d exceeds its maximum message size "+
+			"(latency.ServerConfig.MaxMessageSize, %d bytes by default; sockperf server's -m, the same by default): %w",
+			r.cfg.MessageSize, defaultMaxMessageSize, err)
+	}
+	return fmt.Errorf("latency: the server closed the connection: %w", err)
+}
+
+// closedByPeer says whether err is a connection the peer closed or reset.
+func closedByPeer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // dial connects the run's transport: ReceiveSpin's; ReceiveDefault's reads
@@ -440,7 +503,9 @@ type run struct {
 	start, end       int64
 
 	dropped, dup, ooo, late int64
-	samples, raw            []time.Duration
+	// asked counts the messages that asked for a reply.
+	asked        int64
+	samples, raw []time.Duration
 	// The client's own share of the measured messages: how late they
 	// went out (under-load) and how long after their reply's arrival in
 	// the kernel it was read.
@@ -549,6 +614,7 @@ func (r *run) pingPong(ctx context.Context) error {
 			return err
 		}
 		r.res.Sent++
+		r.asked++
 		cancelled, err := w.await(seq, tx)
 		if err != nil {
 			return err
@@ -688,6 +754,7 @@ func (r *run) underLoad(ctx context.Context) error {
 		return recvErr
 	}
 	r.dropped = max(l.pongsIn-l.gotIn, 0)
+	r.asked = int64(pongsSent(l.lastSeq.Load(), l.first, l.every))
 	r.res.TargetMPS = r.cfg.MPS
 	r.res.ReplyEvery = r.cfg.ReplyEvery
 	r.res.RunTime = time.Duration(sent - r.start)

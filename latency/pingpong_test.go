@@ -94,14 +94,15 @@ func TestPingPongWindow(t *testing.T) {
 }
 
 func TestPingPongSilentServerDrops(t *testing.T) {
-	// A UDP socket that never answers: the run must end with drops.
+	// A UDP socket that never answers: the run must end with drops, and
+	// with ErrNoReply, since nothing answered at all.
 	pc, err := (&net.ListenConfig{}).ListenPacket(context.Background(), "udp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer pc.Close()
 	res, err := PingPong(context.Background(), pc.LocalAddr().String(), &PingPongConfig{
 		Count: 3, ReadTimeout: 50 * time.Millisecond,
 	})
-	require.NoError(t, err)
+	require.ErrorIs(t, err, ErrNoReply)
 	assert.Equal(t, int64(3), res.Dropped)
 	assert.Equal(t, int64(0), res.Observations)
 }

@@ -365,13 +365,14 @@ func (c *ScheduleConfig) normalize() (ScheduleConfig, error) {
 // end, or within about 100 ms of ctx ending (provided Do returns when its
 // context ends) with the result so far and ctx.Err(). The error wraps
 // ErrInvalidConfig for a nil cfg, a nil Do or a Rate that is not positive.
+// The result is never nil: after an error it is the zero ScheduleResult.
 func Schedule(ctx context.Context, cfg *ScheduleConfig) (*ScheduleResult, error) {
 	if ctx == nil {
-		return nil, errNilContext
+		return &ScheduleResult{}, errNilContext
 	}
 	c, err := cfg.normalize()
 	if err != nil {
-		return nil, err
+		return &ScheduleResult{}, err
 	}
 	clk := newRealClock(time.Now(), c.Spin, runtime.GOMAXPROCS(0))
 	defer clk.timer.Stop()
@@ -404,7 +405,7 @@ func schedule(ctx context.Context, c *ScheduleConfig, clk clock) (*ScheduleResul
 	for _, r := range []**Recorder{&s.resp, &s.serv, &s.lat, &s.ok, &s.cl, &s.wake} {
 		rec, err := NewRecorder(c.Recorder)
 		if err != nil {
-			return nil, err
+			return &ScheduleResult{}, err
 		}
 		*r = rec
 	}

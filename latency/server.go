@@ -21,14 +21,20 @@ const (
 	defaultMaxConns     = 64
 	defaultIdleTimeout  = 30 * time.Second
 	defaultWriteTimeout = 5 * time.Second
+	// defaultMaxMessageSize is the largest UDP payload, and `sockperf
+	// server`'s default -m for UDP and TCP alike (3.7 allows up to
+	// 1048575 over TCP when -m says so).
+	defaultMaxMessageSize = wire.MaxUDPMessageSize
 )
 
 // ServerConfig sets the limits and hooks of a Server. A nil *ServerConfig
 // means all defaults and no hooks.
 type ServerConfig struct {
 	// MaxMessageSize is the largest message accepted, header included. Zero
-	// means 65507 bytes (the largest UDP payload). A TCP connection that
-	// announces a longer message is closed; a longer UDP datagram is ignored.
+	// means 65507 bytes (the largest UDP payload, and sockperf server's
+	// default -m over TCP too). A TCP connection that announces a longer
+	// message is closed (PingPong's error then names this limit); a longer
+	// UDP datagram is ignored.
 	MaxMessageSize int
 	// MaxConns is the largest number of concurrent stream connections;
 	// further connections are closed as soon as they are accepted. Zero
@@ -154,7 +160,7 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 		c = *cfg
 	}
 	if c.MaxMessageSize == 0 {
-		c.MaxMessageSize = wire.MaxUDPMessageSize
+		c.MaxMessageSize = defaultMaxMessageSize
 	}
 	if c.MaxConns == 0 {
 		c.MaxConns = defaultMaxConns
@@ -169,8 +175,8 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 	case c.MaxMessageSize < wire.HeaderSize:
 		return nil, fmt.Errorf("%w: MaxMessageSize %d is below the %d-byte header", ErrInvalidConfig, c.MaxMessageSize, wire.HeaderSize)
 	}
-	if err := negative(map[string]int64{"MaxConns": int64(c.MaxConns), "IdleTimeout": int64(c.IdleTimeout),
-		"WriteTimeout": int64(c.WriteTimeout)}); err != nil {
+	if err := negative(field{"MaxConns", c.MaxConns}, field{"IdleTimeout", c.IdleTimeout},
+		field{"WriteTimeout", c.WriteTimeout}); err != nil {
 		return nil, err
 	}
 	allowed, err := allowlist.Normalize(c.AllowedClients)

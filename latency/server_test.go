@@ -602,3 +602,36 @@ func returnsCanceled(t *testing.T, done <-chan error, name string) {
 		t.Fatalf("%s did not return within 1 s of ctx ending", name)
 	}
 }
+
+// A 1 MiB TCP ping-pong against a Server with its default limit (65507
+// bytes, as sockperf server's default -m): the server closes the
+// connection, and the client's error says why, naming the server's field
+// and its default, beside a result that can be read. The server counts the
+// refusal. With MaxMessageSize raised, the same run is answered.
+func TestPingPongOverServerMessageLimit(t *testing.T) {
+	var mu sync.Mutex
+	var failures []error
+	addr, s := startServer(t, "tcp", &ServerConfig{OnFailure: func(_ net.Addr, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, err)
+	}})
+	cfg := &PingPongConfig{Network: "tcp", MessageSize: 1 << 20, Count: 2, ReadTimeout: 10 * time.Second}
+	r, err := PingPong(context.Background(), addr, cfg)
+	require.Error(t, err)
+	require.NotNil(t, r)
+	assert.Contains(t, err.Error(), "MessageSize 1048576 exceeds")
+	assert.Contains(t, err.Error(), "ServerConfig.MaxMessageSize, 65507 bytes by default")
+	assert.Zero(t, r.Received)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(failures) > 0 }, 5*time.Second, time.Millisecond)
+	mu.Lock()
+	assert.ErrorIs(t, failures[0], ErrMalformed, "the server's side: a message over its limit")
+	mu.Unlock()
+	assert.Positive(t, s.Stats().Rejected)
+
+	big, _ := startServer(t, "tcp", &ServerConfig{MaxMessageSize: 1 << 20})
+	r, err = PingPong(context.Background(), big, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), r.Received)
+	assert.Equal(t, 1<<20, r.MessageSizeBytes)
+}

@@ -172,6 +172,9 @@ func (s Summary) MarshalJSON() ([]byte, error) { return json.Marshal(s.wire()) }
 // UnmarshalJSON reads what MarshalJSON writes, rounding each duration to
 // the nanosecond.
 func (s *Summary) UnmarshalJSON(b []byte) error {
+	if s == nil {
+		return errors.New("latency: summary: UnmarshalJSON into a nil pointer")
+	}
 	var w summaryJSON
 	if err := json.Unmarshal(b, &w); err != nil {
 		return fmt.Errorf("latency: summary: %w", err)

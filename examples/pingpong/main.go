@@ -150,8 +150,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	res, err := latency.PingPong(ctx, o.addr, cfg)
-	if err != nil && res == nil {
-		return err
+	if err != nil && res.Sent == 0 {
+		return err // nothing measured: no table of zeros
 	}
 	if o.hist != "" {
 		if herr := writeHist(o.hist, res, start); herr != nil {
@@ -311,7 +311,7 @@ func searchSLO(ctx context.Context, stdout, stderr io.Writer, o options, cfg *la
 			fmt.Fprintf(stderr, "pingpong: %s %.0f msg/s (achieved %.0f): p%g %.1f us of %d (client's share p99 %.1f us), %d dropped, %s\n",
 				st.Phase, st.Rate, st.AchievedRate, o.slo.Percentile, float64(st.Percentile)/1e3, st.Requests, usec(st.ClientShare), st.Failed, st.Verdict())
 		}})
-	if res == nil {
+	if err != nil && len(res.Steps) == 0 {
 		return err
 	}
 	if o.json {

@@ -126,6 +126,9 @@ func (p ProbeStats) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads what MarshalJSON writes (without the histogram).
 func (p *ProbeStats) UnmarshalJSON(b []byte) error {
+	if p == nil {
+		return errors.New("responsiveness: probe stats: UnmarshalJSON into a nil pointer")
+	}
 	var w probeStatsJSON
 	if err := json.Unmarshal(b, &w); err != nil {
 		return fmt.Errorf("responsiveness: probe stats: %w", err)
@@ -212,6 +215,9 @@ func (r Result) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (r *Result) UnmarshalJSON(b []byte) error {
+	if r == nil {
+		return errors.New("responsiveness: result: UnmarshalJSON into a nil pointer")
+	}
 	var w resultJSON
 	if err := json.Unmarshal(b, &w); err != nil {
 		return fmt.Errorf("responsiveness: result: %w", err)
@@ -235,18 +241,19 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 // it returns an error only when the established connection cannot be
 // opened or the configuration is invalid (wrapping
 // latency.ErrInvalidConfig and naming the field), and when ctx ends,
-// within about 100 ms the result so far with ctx.Err().
+// within about 100 ms the result so far with ctx.Err(). The result is
+// never nil: after an error it holds what was measured before it.
 func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	if ctx == nil {
-		return nil, errors.New("responsiveness: nil context.Context")
+		return &Result{NewConnectionPhases: map[string]time.Duration{}}, errors.New("responsiveness: nil context.Context")
 	}
 	c, err := cfg.normalize()
 	if err != nil {
-		return nil, err
+		return &Result{NewConnectionPhases: map[string]time.Duration{}}, err
 	}
 	est := &estConn{cfg: &c, addr: addr}
 	if err := est.dial(ctx); err != nil {
-		return nil, err
+		return &Result{NewConnectionPhases: map[string]time.Duration{}}, err
 	}
 	defer est.close()
 	sc := func(workers int, do func(context.Context, latency.Request) error) *latency.ScheduleConfig {

@@ -201,6 +201,9 @@ func (s Step) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (s *Step) UnmarshalJSON(b []byte) error {
+	if s == nil {
+		return errors.New("slo: step: UnmarshalJSON into a nil pointer")
+	}
 	var w stepJSON
 	if err := json.Unmarshal(b, &w); err != nil {
 		return fmt.Errorf("slo: step: %w", err)
@@ -249,8 +252,17 @@ func (c *Config) normalize() (Config, error) {
 		return s, fmt.Errorf("%w: SLO %v needs a percentile between 0 and 100 and a positive maximum", ErrInvalidConfig, s.SLO)
 	case s.Measure == nil:
 		return s, fmt.Errorf("%w: Measure is nil", ErrInvalidConfig)
-	case s.Start < 0, s.Max < 0, s.Growth < 0, s.Precision < 0, s.StepDuration < 0, s.MaxSteps < 0:
-		return s, fmt.Errorf("%w: negative Start, Max, Growth, Precision, StepDuration or MaxSteps", ErrInvalidConfig)
+	}
+	for _, f := range []struct {
+		name string
+		neg  bool
+		v    any
+	}{{"Start", !(s.Start >= 0), s.Start}, {"Max", !(s.Max >= 0), s.Max}, {"Growth", !(s.Growth >= 0), s.Growth},
+		{"StepDuration", s.StepDuration < 0, s.StepDuration}, {"Precision", !(s.Precision >= 0), s.Precision},
+		{"MaxSteps", s.MaxSteps < 0, s.MaxSteps}} {
+		if f.neg {
+			return s, fmt.Errorf("%w: %s %v is negative or not a number", ErrInvalidConfig, f.name, f.v)
+		}
 	}
 	s.Start = orPositive(s.Start, defaultSearchStart)
 	s.Max = orPositive(s.Max, defaultSearchMax)
@@ -262,8 +274,11 @@ func (c *Config) normalize() (Config, error) {
 	if s.MaxSteps <= 0 {
 		s.MaxSteps = defaultSearchSteps
 	}
-	if s.Growth <= 1 || s.Start > s.Max {
-		return s, fmt.Errorf("%w: Growth %v must exceed 1 and Start %v must not exceed Max %v", ErrInvalidConfig, s.Growth, s.Start, s.Max)
+	switch {
+	case s.Growth <= 1 || math.IsInf(s.Growth, 1):
+		return s, fmt.Errorf("%w: Growth %v must exceed 1", ErrInvalidConfig, s.Growth)
+	case s.Start > s.Max:
+		return s, fmt.Errorf("%w: Start %v exceeds Max %v", ErrInvalidConfig, s.Start, s.Max)
 	}
 	return s, nil
 }
@@ -283,16 +298,19 @@ func orPositive(v, def float64) float64 {
 // search with it and the steps so far. When ctx ends, Search returns the
 // steps so far and ctx.Err() (the interrupted step is not counted). The
 // error wraps ErrInvalidConfig, naming the field, for a nil cfg, a nil
-// Measure, an invalid SLO or a negative field.
+// Measure, an invalid SLO or a negative field. The result is never nil:
+// after an error it holds the steps before it (none after a configuration
+// error).
 func Search(ctx context.Context, cfg *Config) (*Result, error) {
+	res := &Result{}
 	if ctx == nil {
-		return nil, errors.New("slo: nil context.Context")
+		return res, errors.New("slo: nil context.Context")
 	}
 	c, err := cfg.normalize()
 	if err != nil {
-		return nil, err
+		return res, err
 	}
-	res := &Result{SLO: c.SLO.String()}
+	res.SLO = c.SLO.String()
 	try := func(phase string, rate float64) (bool, error) {
 		m, err := c.Measure(ctx, rate, c.stepFor(rate))
 		if ctx.Err() != nil {
@@ -399,16 +417,19 @@ func judge(slo *SLO, phase string, rate float64, m Measurement) Step {
 // ReplyEvery means 1, so that the percentile rests on every message; a zero
 // WarmUp or CoolDown means a tenth of the step (at most latency's defaults
 // of 400 ms and 50 ms), and only the histogram is kept. Dropped replies
-// break the SLO.
+// break the SLO, and so does a step with no reply at all once an earlier
+// step was answered; no reply to the first step ends the search with an
+// error wrapping latency.ErrNoReply (nothing answers at addr).
 func PingPong(ctx context.Context, addr string, cfg *latency.PingPongConfig, search *Config) (*Result, error) {
 	if search == nil {
-		return nil, fmt.Errorf("%w: nil search *slo.Config (SLO is required)", ErrInvalidConfig)
+		return &Result{}, fmt.Errorf("%w: nil search *slo.Config (SLO is required)", ErrInvalidConfig)
 	}
 	var base latency.PingPongConfig
 	if cfg != nil {
 		base = *cfg
 	}
 	sc := *search
+	var answered bool
 	sc.Measure = func(ctx context.Context, rate float64, d time.Duration) (Measurement, error) {
 		c := base
 		c.MPS, c.Duration, c.Count, c.DiscardSamples = max(int(math.Round(rate)), 1), d, 0, true
@@ -422,9 +443,15 @@ func PingPong(ctx context.Context, addr string, cfg *latency.PingPongConfig, sea
 			c.CoolDown = min(d/10, defaultCoolDown)
 		}
 		res, err := latency.PingPong(ctx, addr, &c)
+		if errors.Is(err, latency.ErrNoReply) && answered && ctx.Err() == nil {
+			// A server that answered earlier steps and none of this
+			// one's: every request failed, which breaks the SLO.
+			return Measurement{AchievedRate: res.AchievedMPS, Failed: max(res.Dropped, 1)}, nil
+		}
 		if err != nil {
 			return Measurement{}, err
 		}
+		answered = true
 		if res.Recorder == nil {
 			return Measurement{}, errors.New("slo: ping-pong step without a histogram")
 		}
