@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,11 +19,7 @@ import (
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pathlab.RemoveBuilds()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pathlab.Main(m) }
 
 // labRate is the shaped rate of the path the TCP tests run across, both
 // ways: tbf 800mbit, burst 256 KiB, latency 20 ms, as in issue 24.
@@ -129,17 +124,10 @@ func shaped(bps float64) bool { return bps >= 0.85*labRate && bps <= 1.05*labRat
 // or two senders that disagree when neither was starved, fails every try.
 const labTries = 3
 
-// starved reports whether some task waited for a CPU for pathlab.Starved
-// of the time since pr started, and logs it: a try's shortfall is then
-// the machine's, and only the bounds that hold on any machine are judged.
+// starved is pr.MachineStarved, for the tries of this package's lab tests.
 func starved(t *testing.T, pr pathlab.CPUPressure) bool {
 	t.Helper()
-	share, ok := pr.Share()
-	if ok && share >= pathlab.Starved {
-		t.Logf("CPU pressure %.0f%% during the try: a shortfall is the machine's", 100*share)
-		return true
-	}
-	return false
+	return pr.MachineStarved(t)
 }
 
 // compare runs ours and theirs (each returns a received rate) until both

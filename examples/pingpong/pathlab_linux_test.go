@@ -28,11 +28,7 @@ import (
 	"github.com/netperfkit/netperfkit/internal/sockperfwire"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pathlab.RemoveBuilds()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pathlab.Main(m) }
 
 // rePercentile finds a percentile line of sockperf's statistics block,
 // which our text repeats: "---> percentile 99.000 =  155.596" (usec).

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -20,11 +19,7 @@ import (
 	"github.com/netperfkit/netperfkit/internal/pathlab"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pathlab.RemoveBuilds()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pathlab.Main(m) }
 
 // TestMatrixAcrossShapedPath runs E2 (the built report) from one namespace against our iperf3
 // server in the other, across a path shaped to 800 Mbit/s both ways, with
@@ -65,11 +60,7 @@ func TestMatrixAcrossShapedPath(t *testing.T) {
 			break
 		}
 		t.Logf("try %d: %v %v", try, bad, short)
-		share, ok := pr.Share()
-		machine = ok && share >= pathlab.Starved
-		if machine {
-			t.Logf("CPU pressure %.0f%% during the try: a shortfall is the machine's", 100*share)
-		}
+		machine = pr.MachineStarved(t)
 	}
 	require.Empty(t, bad)
 	if !machine {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,11 +16,7 @@ import (
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	RemoveBuilds()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { Main(m) }
 
 func TestShaperValidate(t *testing.T) {
 	for _, s := range []*Shaper{{Rate: 0}, {Rate: -1}, {Qdisc: "netem", Rate: 1e6}, {Rate: 1e6, Burst: -1}, {Rate: 1e6, Latency: -1}} {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -29,6 +30,20 @@ type CPUPressure struct {
 func StartCPUPressure() CPUPressure {
 	t, ok := readPressure()
 	return CPUPressure{start: time.Now(), total: t, ok: ok}
+}
+
+// MachineStarved reports whether some task waited for a CPU for Starved or
+// more of the time since p started, and logs the share when it did: a try's
+// shortfall below the shaped rate is then the machine's, and only the bounds
+// that hold on any machine are judged. Without PSI it reports false.
+func (p CPUPressure) MachineStarved(tb testing.TB) bool {
+	tb.Helper()
+	share, ok := p.Share()
+	if ok && share >= Starved {
+		tb.Logf("CPU pressure %.0f%% during the try: a shortfall is the machine's", 100*share)
+		return true
+	}
+	return false
 }
 
 // Share returns the share of the time since the start in which some task
