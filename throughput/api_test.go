@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
+	"os"
+	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,6 +95,32 @@ func TestAPIMisuse(t *testing.T) {
 		{"Run flow label", run(&throughput.Config{SocketOptions: throughput.SocketOptions{FlowLabel: -1}}), "Config.FlowLabel"},
 		{"Run send timeout", run(&throughput.Config{SocketOptions: throughput.SocketOptions{SendTimeout: -1}}), "Config.SendTimeout"},
 		{"Run affinity", run(&throughput.Config{Iperf3Options: throughput.Iperf3Options{ServerAffinity: new(-1)}}), "Config.ServerAffinity"},
+		{"Run huge TCP block", run(&throughput.Config{BlockLen: math.MaxInt32}), "Config.BlockLen 2147483647 bytes above iperf3's maximum of 1048576 bytes"},
+		{"Run huge UDP block", run(&throughput.Config{UDP: true, BlockLen: 65508}), "Config.BlockLen 65508 bytes outside iperf3's 16..65507 bytes"},
+		{"Run negative read", run(&throughput.Config{SocketOptions: throughput.SocketOptions{ReadLen: -1}}), "Config.ReadLen -1 bytes"},
+		{"Run huge read", run(&throughput.Config{SocketOptions: throughput.SocketOptions{ReadLen: math.MaxInt32}}), "Config.ReadLen 2147483647 bytes"},
+		{"Run negative window", run(&throughput.Config{SocketOptions: throughput.SocketOptions{Window: -1}}), "Config.Window -1 bytes"},
+		{"Run huge window", run(&throughput.Config{SocketOptions: throughput.SocketOptions{Window: math.MaxInt32}}), "Config.Window 2147483647 bytes outside iperf3's 0..536870912 bytes"},
+		{"Run negative MSS", run(&throughput.Config{SocketOptions: throughput.SocketOptions{MSS: -1}}), "Config.MSS -1 bytes"},
+		{"Run huge MSS", run(&throughput.Config{SocketOptions: throughput.SocketOptions{MSS: 65536}}), "Config.MSS 65536 bytes outside iperf3's 0..32767 bytes"},
+		{"Run NaN bitrate", run(&throughput.Config{Bitrate: math.NaN()}), "Config.Bitrate NaN bits/s"},
+		{"Run infinite bitrate", run(&throughput.Config{Bitrate: math.Inf(1)}), "Config.Bitrate +Inf bits/s"},
+		{"Run huge bitrate", run(&throughput.Config{Bitrate: 1e30}), "Config.Bitrate 1e+30 bits/s"},
+		{"Run negative FQ rate", run(&throughput.Config{SocketOptions: throughput.SocketOptions{FQRate: -1}}), "Config.FQRate -1 bits/s"},
+		{"Run NaN FQ rate", run(&throughput.Config{SocketOptions: throughput.SocketOptions{FQRate: math.NaN()}}), "Config.FQRate NaN bits/s"},
+		{"Run long omit", run(&throughput.Config{Omit: 601 * time.Second}), "Config.Omit 10m1s above iperf3's maximum 10m0s"},
+		{"Run endless duration", run(&throughput.Config{Duration: math.MaxInt64}), "Config.Duration 2562047h47m16.854775807s above the maximum"},
+		{"Run 1ns interval", run(&throughput.Config{Interval: time.Nanosecond}), "Config.Interval 1ns below the minimum 10ms"},
+		{"Run huge title", run(&throughput.Config{Iperf3Options: throughput.Iperf3Options{Title: strings.Repeat("t", 9000)}}), "Config.Title (9000 bytes)"},
+		{"Run huge extra data", run(&throughput.Config{Iperf3Options: throughput.Iperf3Options{ExtraData: strings.Repeat("x", 9000)}}), "Config.ExtraData (9000 bytes)"},
+		{"NewServer huge ReadLen", func() error {
+			_, err := throughput.NewServer(&throughput.ServerConfig{ReadLen: math.MaxInt32})
+			return err
+		}, "ServerConfig.ReadLen 2147483647 bytes"},
+		{"NewServer 1ns Interval", func() error {
+			_, err := throughput.NewServer(&throughput.ServerConfig{Interval: time.Nanosecond})
+			return err
+		}, "ServerConfig.Interval 1ns"},
 		{"NewServer negative MaxTests", func() error { _, err := throughput.NewServer(&throughput.ServerConfig{MaxTests: -1}); return err }, "ServerConfig.MaxTests"},
 		{"NewServer negative IdleTimeout", func() error { _, err := throughput.NewServer(&throughput.ServerConfig{IdleTimeout: -1}); return err }, "ServerConfig.IdleTimeout"},
 		{"NewServer MaxStreams", func() error {
@@ -171,4 +201,182 @@ func TestServerShape(t *testing.T) {
 	assert.JSONEq(t, `{"started":1,"completed":1,"failed":{}}`, string(b), "snake_case keys")
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
+}
+
+// serve runs a throughput server with cfg on a loopback port until the
+// test ends and returns its address.
+func serve(t *testing.T, cfg *throughput.ServerConfig) string {
+	t.Helper()
+	srv, err := throughput.NewServer(cfg)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ln.Addr().String()
+}
+
+// silentPeer accepts connections and never answers: a server that hangs.
+func silentPeer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	var conns []net.Conn
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-accepted
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// readAll reads every field of r (through its JSON form) and calls every
+// method that takes no argument: a result returned with an error must be
+// readable without a panic.
+func readAll(t *testing.T, r *throughput.Result) {
+	t.Helper()
+	_, err := json.Marshal(r)
+	require.NoError(t, err)
+	v := reflect.ValueOf(r)
+	for i := range v.NumMethod() {
+		if m := v.Method(i); m.Type().NumIn() == 0 {
+			assert.NotPanics(t, func() { m.Call(nil) }, v.Type().Method(i).Name)
+		}
+	}
+}
+
+// TestRunResultNeverNil: on every error path Run returns a non-nil Result
+// beside its error (docs/conventions.md, "Results after an error"), with
+// Role and Config set and nothing it did not measure: before the
+// connection exists, after a refused one, a server's refusal, a silent
+// peer, and a context that ends before or during the test.
+func TestRunResultNeverNil(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctx := context.Background()
+	var nilCtx context.Context // the misuse under test
+	cases := []struct {
+		name string
+		ctx  context.Context
+		addr func(t *testing.T) string
+		cfg  *throughput.Config
+		is   error // errors.Is target, nil when any error will do
+	}{
+		{"nil ctx", nilCtx, func(*testing.T) string { return unreachable }, nil, nil},
+		{"empty addr", ctx, func(*testing.T) string { return "" }, nil, nil},
+		{"negative IO timeout", ctx, func(*testing.T) string { return unreachable }, &throughput.Config{IOTimeout: -1}, nil},
+		{"invalid config", ctx, func(*testing.T) string { return unreachable }, &throughput.Config{BlockLen: math.MaxInt32}, nil},
+		{"refused connection", ctx, func(*testing.T) string { return unreachable }, nil, syscall.ECONNREFUSED},
+		{"cancelled before connect", canceled, func(*testing.T) string { return unreachable }, nil, context.Canceled},
+		{"server refuses", ctx, func(t *testing.T) string { return serve(t, &throughput.ServerConfig{MaxStreams: 1}) },
+			&throughput.Config{Streams: 2, Bytes: 1 << 20}, throughput.ErrServerError},
+		{"silent peer", ctx, silentPeer, &throughput.Config{IOTimeout: 200 * time.Millisecond}, os.ErrDeadlineExceeded},
+		{"cancelled during the handshake", ctx, silentPeer, &throughput.Config{IOTimeout: time.Minute}, context.DeadlineExceeded},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := tc.ctx
+			if tc.name == "cancelled during the handshake" {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
+				defer cancel()
+			}
+			addr := tc.addr(t)
+			var res *throughput.Result
+			err := call5s(t, func() error {
+				var err error
+				res, err = throughput.Run(ctx, addr, tc.cfg)
+				return err
+			})
+			require.Error(t, err)
+			if tc.is != nil {
+				assert.ErrorIs(t, err, tc.is)
+			}
+			require.NotNil(t, res, "Run returned a nil Result with %v", err)
+			assert.Equal(t, "client", res.Role)
+			assert.Nil(t, res.Upload, "nothing measured")
+			assert.Nil(t, res.Download, "nothing measured")
+			assert.Empty(t, res.Intervals)
+			assert.Zero(t, res.Total().Received.Bytes)
+			readAll(t, res)
+		})
+	}
+}
+
+// TestRunResultAfterDataFlowed: a test cancelled while data flows returns
+// the counts so far, readable, with ctx's error.
+func TestRunResultAfterDataFlowed(t *testing.T) {
+	addr := serve(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := throughput.Run(ctx, addr, &throughput.Config{Duration: time.Minute, Interval: 100 * time.Millisecond,
+		OnInterval: func(throughput.Interval) { cancel() }})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, res)
+	assert.NotEmpty(t, res.Intervals, "the interval that cancelled it is kept")
+	assert.NotEmpty(t, res.LocalAddr, "connected")
+	readAll(t, res)
+}
+
+// call5s is call with a bound for calls that reach a peer: several seconds
+// against a hang, never a measure of speed.
+func call5s(t *testing.T, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatal("did not return within 5 s")
+		return nil
+	}
+}
+
+// TestServerRefusalNamesItsReason: a server's refusal reads as what its
+// i_errno means, and still matches ErrServerError, whether the server is
+// ours refusing a limit of its own or any iperf3 server sending a code.
+func TestServerRefusalNamesItsReason(t *testing.T) {
+	addr := serve(t, &throughput.ServerConfig{MaxStreams: 2})
+	res, err := throughput.Run(context.Background(), addr, &throughput.Config{Streams: 3, Bytes: 1 << 20})
+	require.ErrorIs(t, err, throughput.ErrServerError)
+	assert.EqualError(t, err, "throughput: server refused: number of streams invalid (i_errno 6)")
+	var se *throughput.ServerError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 6, se.IErrno)
+	require.NotNil(t, res)
+
+	// The codes of a stock server's refusal, as Run's error reads them.
+	for _, c := range []struct {
+		se   throughput.ServerError
+		want string
+	}{
+		{throughput.ServerError{IErrno: 7}, "throughput: server refused: block size invalid (i_errno 7)"},
+		{throughput.ServerError{IErrno: 8}, "throughput: server refused: socket buffer size invalid (i_errno 8)"},
+		{throughput.ServerError{IErrno: 10}, "throughput: server refused: TCP MSS invalid (i_errno 10)"},
+		{throughput.ServerError{IErrno: 20}, "throughput: server refused: UDP block size invalid (i_errno 20)"},
+		{throughput.ServerError{IErrno: 27}, "throughput: server refused: total required bandwidth is larger than server limit (i_errno 27)"},
+		{throughput.ServerError{IErrno: 142}, "throughput: server refused: test authorization failed (i_errno 142)"},
+		{throughput.ServerError{IErrno: 132, Errno: 22}, "throughput: server error: unable to set CPU affinity (i_errno 132, errno 22)"},
+		{throughput.ServerError{IErrno: 204, Errno: 11}, "throughput: server error: unable to accept stream connection (i_errno 204, errno 11)"},
+		{throughput.ServerError{IErrno: 999, Errno: 3}, "throughput: server error: i_errno 999, errno 3"},
+	} {
+		assert.EqualError(t, &c.se, c.want)
+		assert.ErrorIs(t, &c.se, throughput.ErrServerError)
+	}
 }

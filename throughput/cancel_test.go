@@ -226,12 +226,13 @@ func testRunCancelEveryPhase(t *testing.T, threads bool) {
 			res, took, err := runAndCancel(t, p.ln.Addr().String(), cfg, reached)
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Less(t, took, cancelBound)
-			if phase == "connect" && res == nil {
-				return // cancelled before the dial returned: nothing to report
-			}
-			require.NotNil(t, res, "the partial result")
+			require.NotNil(t, res, "the partial result, never nil")
 			assert.Equal(t, "client", res.Role)
 			assert.Equal(t, 1, res.Config.Streams)
+			if phase == "connect" && res.RemoteAddr == "" {
+				assert.Nil(t, res.Upload, "cancelled before the dial returned: nothing to report")
+				return
+			}
 			assert.NotEmpty(t, res.RemoteAddr)
 			switch phase {
 			case "running", "early", "results", "display":

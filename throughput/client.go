@@ -21,24 +21,22 @@ const maxResultsBytes = 4 << 20
 //
 // When ctx ends, Run tells the server, closes its connections and returns
 // within 100 ms, in any phase, with the partial Result and an error
-// matching ctx.Err(). Otherwise a failed run returns what it has (nil when
-// it never connected) and an error matching ErrAccessDenied when the server
-// is busy or refuses, ErrServerError when it reports an error, or
-// ErrProtocol on a malformed exchange.
+// matching ctx.Err(). Otherwise a failed run returns what it has and an
+// error: one naming the Config field at fault when cfg is invalid,
+// ErrAccessDenied when the server is busy or refuses, ErrServerError when
+// it reports an error, or ErrProtocol on a malformed exchange.
+//
+// The Result is never nil, whatever the error (docs/conventions.md,
+// "Results after an error"): before the connection exists it holds Role
+// and Config and nothing measured.
 func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
-	switch {
-	case ctx == nil:
-		return nil, errors.New("throughput: Run: nil ctx")
-	case addr == "":
-		return nil, errors.New("throughput: Run: empty addr")
-	case cfg != nil && cfg.ConnectTimeout < 0:
-		return nil, fmt.Errorf("throughput: Config.ConnectTimeout %v is negative", cfg.ConnectTimeout)
-	case cfg != nil && cfg.IOTimeout < 0:
-		return nil, fmt.Errorf("throughput: Config.IOTimeout %v is negative", cfg.IOTimeout)
-	}
 	c := cfg.withDefaults()
+	empty := func() *Result { return &Result{Role: role(false), Config: c.withoutHooks()} }
+	if err := checkRun(ctx, addr, cfg); err != nil {
+		return empty(), err
+	}
 	if err := c.validate(); err != nil {
-		return nil, err
+		return empty(), err
 	}
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		addr = net.JoinHostPort(addr, strconv.Itoa(DefaultPort))
@@ -52,9 +50,9 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	ctrl, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("throughput: connect %s: %w", addr, ctx.Err())
+			return empty(), fmt.Errorf("throughput: connect %s: %w", addr, ctx.Err())
 		}
-		return nil, fmt.Errorf("throughput: connect %s: %w", addr, err)
+		return empty(), fmt.Errorf("throughput: connect %s: %w", addr, err)
 	}
 	if c.UDP && (cfg == nil || cfg.BlockLen == 0) {
 		// As iperf3 3.21: the control connection's MSS is a datagram that
@@ -66,6 +64,22 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	}
 	cl := &client{session: session{ctrl: ctrl, cfg: c}, addr: addr}
 	return cl.run(ctx, cl)
+}
+
+// checkRun checks Run's arguments and the fields withDefaults would hide
+// (a negative timeout becomes the default).
+func checkRun(ctx context.Context, addr string, cfg *Config) error {
+	switch {
+	case ctx == nil:
+		return errors.New("throughput: Run: nil ctx")
+	case addr == "":
+		return errors.New("throughput: Run: empty addr")
+	case cfg != nil && cfg.ConnectTimeout < 0:
+		return fmt.Errorf("throughput: Config.ConnectTimeout %v is negative", cfg.ConnectTimeout)
+	case cfg != nil && cfg.IOTimeout < 0:
+		return fmt.Errorf("throughput: Config.IOTimeout %v is negative", cfg.IOTimeout)
+	}
+	return nil
 }
 
 // client is the client's side of a session.
@@ -120,6 +134,9 @@ func (cl *client) handshake(ctx context.Context) error {
 	pj, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("throughput: params: %w", err)
+	}
+	if err := cl.cfg.paramsFit(len(pj)); err != nil {
+		return err // with the credentials' token
 	}
 	if err := iperfwire.WriteJSON(cl.ctrl, pj, cl.cfg.IOTimeout); err != nil {
 		return err

@@ -1,14 +1,16 @@
 package throughput
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 	"io"
+	"math"
 	"net"
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
+	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
 )
 
 // Unlimited as Config.Bitrate asks for no rate limit (iperf3's -b 0).
@@ -56,7 +58,7 @@ type Config struct {
 	// Duration of the test after Omit; 0 means 10 s unless Bytes or Blocks
 	// is set, or SendFrom is and this side sends (the test then lasts until
 	// the data is sent). Otherwise at least 10 ms: a shorter test measures
-	// nothing but its own set-up.
+	// nothing but its own set-up. At most 100 years.
 	Duration time.Duration `json:"duration_ns"`
 	// Bytes ends the test after this many bytes (iperf3 -n); 0 means no limit.
 	Bytes int64 `json:"bytes"`
@@ -69,20 +71,24 @@ type Config struct {
 	// BlockLen is the write length; 0 means 1 MiB for TCP (iperf3 uses 128
 	// KiB; larger writes cost fewer system calls) and, for UDP, the control
 	// connection's TCP MSS as iperf3 3.21 picks it (8949 bytes on a
-	// 9001-byte MTU), or 1460 bytes when that is unknown.
+	// 9001-byte MTU), or 1460 bytes when that is unknown. iperf3's limits
+	// apply: at most 1 MiB for TCP, 16..65507 bytes for UDP.
 	BlockLen int `json:"block_len_bytes"`
 	// Bitrate is the per-stream target in bits/s; 0 means iperf3's default
 	// (1 Mbit/s, as 1024*1024, for UDP; unlimited for TCP), Unlimited (or
-	// any negative) means no limit.
+	// any negative) means no limit. NaN, and rates from 2^63 bits/s up, are
+	// errors.
 	Bitrate float64 `json:"bitrate_bits_per_second"`
 	// Burst, with a target rate, writes this many blocks (UDP datagrams)
 	// back to back and then waits for the rate to catch up, as iperf3's
 	// "-b rate/burst" does; 0 lets the pacer choose (at most 50 us of the
 	// rate per write). At most 1000, iperf3's limit.
 	Burst int `json:"burst,omitempty"`
-	// Omit is how long to send before counting starts (iperf3 -O); 0 means none.
+	// Omit is how long to send before counting starts (iperf3 -O), at most
+	// 600 s (iperf3's limit); 0 means none.
 	Omit time.Duration `json:"omit_ns"`
-	// Interval between reports; 0 means 1 s, negative disables interval reports.
+	// Interval between reports, at least 10 ms; 0 means 1 s, negative
+	// disables interval reports.
 	Interval time.Duration `json:"interval_ns"`
 	// OnInterval, when set, is called with each interval report from a
 	// single goroutine while the test runs; it must return quickly.
@@ -167,7 +173,8 @@ type Config struct {
 // -M, -N, -C, -S, -B, --cport, --bind-dev, -m, -L, -Z, --gsro and their
 // kind). Their fields are promoted: cfg.Window is cfg.SocketOptions.Window.
 type SocketOptions struct {
-	// ReadLen is the size of each TCP receive read; 0 means 128 KiB.
+	// ReadLen is the size of each TCP receive read; 0 means 128 KiB, at
+	// most 1 MiB.
 	ReadLen int `json:"read_len_bytes,omitempty"`
 	// StreamThreads gives each TCP stream of this side its own OS thread,
 	// which sleeps in the kernel's read or write as iperf3 3.21's stream
@@ -176,9 +183,11 @@ type SocketOptions struct {
 	// GOMAXPROCS is one higher, so that Go code keeps as many Ps as
 	// before; see StreamThreads in doc.go.
 	StreamThreads bool `json:"stream_threads,omitempty"`
-	// Window sets SO_SNDBUF and SO_RCVBUF on the data sockets; 0 leaves the OS default.
+	// Window sets SO_SNDBUF and SO_RCVBUF on the data sockets, at most 512
+	// MiB (iperf3's limit); 0 leaves the OS default.
 	Window int `json:"window_bytes,omitempty"`
-	// MSS sets TCP_MAXSEG (linux); 0 leaves the default.
+	// MSS sets TCP_MAXSEG (linux), at most 32767 bytes (iperf3's limit); 0
+	// leaves the default.
 	MSS int `json:"mss,omitempty"`
 	// NoDelay sets TCP_NODELAY on the data streams.
 	NoDelay bool `json:"no_delay,omitempty"`
@@ -242,7 +251,8 @@ type SocketOptions struct {
 	// FQRate caps each data socket's pacing in the kernel
 	// (SO_MAX_PACING_RATE, iperf3 --fq-rate) in bits/s; 0 leaves it, except
 	// that a paced UDP stream sets it to its target rate (it takes effect
-	// under the fq qdisc; the package's own pacer works without).
+	// under the fq qdisc; the package's own pacer works without). Negative
+	// is an error.
 	FQRate float64 `json:"fq_rate_bits_per_second,omitempty"`
 	// FlowLabel is the IPv6 flow label of the test's data, 1..0xfffff
 	// (iperf3 -L); 0 leaves the kernel's own (a hash of the connection).
@@ -271,7 +281,8 @@ type Iperf3Options struct {
 	// UDP32BitCounters uses iperf3's legacy 32-bit packet counters; the
 	// default is 64-bit counters.
 	UDP32BitCounters bool `json:"udp_32bit_counters,omitempty"`
-	// Title is sent to the server as iperf3's title parameter.
+	// Title is sent to the server as iperf3's title parameter. Title and
+	// ExtraData together must leave the parameters within iperf3's 8 KiB.
 	Title string `json:"title,omitempty"`
 	// Auth, when set, sends iperf3's RSA credentials to a server that
 	// requires them. A refusal returns an error matching ErrAuthFailed (and
@@ -476,7 +487,7 @@ func (c *Config) withDefaults() Config {
 	if d.Bitrate <= 0 {
 		d.Bitrate = Unlimited
 	}
-	if d.ReadLen <= 0 {
+	if d.ReadLen == 0 {
 		d.ReadLen = defaultReadLen
 	}
 	if d.Interval == 0 {
@@ -494,30 +505,43 @@ func (c *Config) withDefaults() Config {
 	return d
 }
 
+// Limits of a Config's sizes that are iperf3's own (src/iperf.h, 3.21),
+// so that a test a stock server would refuse fails before it connects.
+const (
+	maxWindow   = 512 << 20 // MAX_TCP_BUFFER
+	maxMSS      = 32767     // MAX_MSS
+	maxOmit     = maxOmitSecs * time.Second
+	maxDuration = maxTimeSecs * time.Second // not iperf3's 1-day MAX_TIME: a netperfkit server may allow more
+	minInterval = 10 * time.Millisecond     // a shorter one reports on its own reporting
+	// maxRate bounds a rate in bits/s to what iperf3's integer fields carry.
+	maxRate = float64(1 << 63)
+)
+
 func (c *Config) validate() error {
+	if err := c.validateSizes(); err != nil {
+		return err
+	}
 	switch {
-	case c.Streams < 1 || c.Streams > MaxStreams:
-		return fmt.Errorf("throughput: Config.Streams %d outside 1..%d", c.Streams, MaxStreams)
 	case c.Reverse && c.Bidir:
 		return errors.New("throughput: Config.Reverse and Config.Bidir are exclusive")
-	case c.UDP && (c.BlockLen < iperfwire.MinUDPLen || c.BlockLen > iperfwire.MaxUDPLen):
-		return fmt.Errorf("throughput: Config.BlockLen %d outside %d..%d for UDP", c.BlockLen, iperfwire.MinUDPLen, iperfwire.MaxUDPLen)
-	case c.BlockLen < 1:
-		return fmt.Errorf("throughput: Config.BlockLen %d is negative", c.BlockLen)
 	case c.Duration < 0:
 		return fmt.Errorf("throughput: Config.Duration %v is negative", c.Duration)
 	case c.Duration > 0 && c.Duration < minDuration:
 		return fmt.Errorf("throughput: Config.Duration %v below the minimum %v", c.Duration, minDuration)
+	case c.Duration > maxDuration:
+		return fmt.Errorf("throughput: Config.Duration %v above the maximum %v", c.Duration, maxDuration)
 	case c.Omit < 0:
 		return fmt.Errorf("throughput: Config.Omit %v is negative", c.Omit)
+	case c.Omit > maxOmit:
+		return fmt.Errorf("throughput: Config.Omit %v above iperf3's maximum %v", c.Omit, maxOmit)
+	case c.Interval > 0 && c.Interval < minInterval:
+		return fmt.Errorf("throughput: Config.Interval %v below the minimum %v (negative disables reports)", c.Interval, minInterval)
 	case c.Bytes < 0 || c.Blocks < 0:
 		return fmt.Errorf("throughput: Config.Bytes %d or Config.Blocks %d is negative", c.Bytes, c.Blocks)
 	case c.TOS < 0 || c.TOS > 255:
 		return fmt.Errorf("throughput: Config.TOS %d outside 0..255", c.TOS)
 	case c.SendTimeout < 0:
 		return errors.New("throughput: Config.SendTimeout is negative")
-	case c.Burst < 0 || c.Burst > maxBurst:
-		return fmt.Errorf("throughput: Config.Burst %d outside 0..%d", c.Burst, maxBurst)
 	case c.ClientPort < 0 || c.ClientPort > 65535:
 		return fmt.Errorf("throughput: Config.ClientPort %d outside 0..65535", c.ClientPort)
 	case c.BindAddr != "" && net.ParseIP(c.BindAddr) == nil:
@@ -535,7 +559,52 @@ func (c *Config) validate() error {
 	case c.SkipRxCopy && c.ReceiveTo != nil:
 		return errors.New("throughput: Config.SkipRxCopy drops the data Config.ReceiveTo would write")
 	}
+	if pj, err := json.Marshal(c.params()); err == nil {
+		if err := c.paramsFit(len(pj)); err != nil {
+			return err
+		}
+	}
 	return validateAuth(c.Auth)
+}
+
+// validateSizes checks every size and rate a Config carries against
+// iperf3's limits, naming the field and its unit.
+func (c *Config) validateSizes() error {
+	udpMin, udpMax := iperfwire.MinUDPLen, iperfwire.MaxUDPLen
+	switch {
+	case c.Streams < 1 || c.Streams > MaxStreams:
+		return fmt.Errorf("throughput: Config.Streams %d outside 1..%d", c.Streams, MaxStreams)
+	case c.UDP && (c.BlockLen < udpMin || c.BlockLen > udpMax):
+		return fmt.Errorf("throughput: Config.BlockLen %d bytes outside iperf3's %d..%d bytes for UDP", c.BlockLen, udpMin, udpMax)
+	case c.BlockLen < 1:
+		return fmt.Errorf("throughput: Config.BlockLen %d bytes is negative", c.BlockLen)
+	case c.BlockLen > maxTCPBlockLen:
+		return fmt.Errorf("throughput: Config.BlockLen %d bytes above iperf3's maximum of %d bytes for TCP", c.BlockLen, maxTCPBlockLen)
+	case c.ReadLen < 1 || c.ReadLen > maxTCPBlockLen:
+		return fmt.Errorf("throughput: Config.ReadLen %d bytes outside 0..%d bytes", c.ReadLen, maxTCPBlockLen)
+	case c.Window < 0 || c.Window > maxWindow:
+		return fmt.Errorf("throughput: Config.Window %d bytes outside iperf3's 0..%d bytes", c.Window, maxWindow)
+	case c.MSS < 0 || c.MSS > maxMSS:
+		return fmt.Errorf("throughput: Config.MSS %d bytes outside iperf3's 0..%d bytes", c.MSS, maxMSS)
+	case math.IsNaN(c.Bitrate) || c.Bitrate >= maxRate:
+		return fmt.Errorf("throughput: Config.Bitrate %g bits/s is not a rate below 2^63 bits/s", c.Bitrate)
+	case !(c.FQRate >= 0) || c.FQRate >= maxRate:
+		return fmt.Errorf("throughput: Config.FQRate %g bits/s outside 0..2^63 bits/s", c.FQRate)
+	case c.Burst < 0 || c.Burst > maxBurst:
+		return fmt.Errorf("throughput: Config.Burst %d outside 0..%d", c.Burst, maxBurst)
+	}
+	return nil
+}
+
+// paramsFit is an error when the parameters' JSON, n bytes, is larger
+// than a server reads (iperf3's limit too), naming the fields that can
+// make it so: a refusal before the server's.
+func (c *Config) paramsFit(n int) error {
+	if n <= maxParamsBytes {
+		return nil
+	}
+	return fmt.Errorf("throughput: Config.Title (%d bytes) and Config.ExtraData (%d bytes) make parameters of %d bytes, above iperf3's limit of %d bytes",
+		len(c.Title), len(c.ExtraData), n, maxParamsBytes)
 }
 
 // untilSent reports whether the client's test lasts, unless told

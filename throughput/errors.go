@@ -60,19 +60,29 @@ var (
 )
 
 // ServerError is SERVER_ERROR with iperf3's i_errno and the system errno. It
-// matches ErrServerError with errors.Is.
+// matches ErrServerError with errors.Is. Its message says what the code
+// means: "throughput: server refused: block size invalid (i_errno 7)" for a
+// request the server will not take (a parameter outside its limits, a busy
+// server, failed credentials), "throughput: server error: ..." for a
+// failure of its own, with the errno when there is one.
 type ServerError struct {
 	IErrno int // iperf3's error code (i_errno)
 	Errno  int // the server's errno, 0 when none
 }
 
 func (e *ServerError) Error() string {
-	if e.IErrno == iperfwire.IErrTotalRate {
-		// The one server error a client can meet without a mistake of its
-		// own, long into a test: say what it is.
-		return fmt.Sprintf("throughput: server error: total required bandwidth is larger than server limit (i_errno %d, errno %d)", e.IErrno, e.Errno)
+	meaning, ok := iperfwire.IErrnoMeaning(e.IErrno)
+	if !ok {
+		return fmt.Sprintf("throughput: server error: i_errno %d, errno %d", e.IErrno, e.Errno)
 	}
-	return fmt.Sprintf("throughput: server error: i_errno %d, errno %d", e.IErrno, e.Errno)
+	what := "server error"
+	if iperfwire.IErrnoRefusal(e.IErrno) {
+		what = "server refused"
+	}
+	if e.Errno != 0 {
+		return fmt.Sprintf("throughput: %s: %s (i_errno %d, errno %d)", what, meaning, e.IErrno, e.Errno)
+	}
+	return fmt.Sprintf("throughput: %s: %s (i_errno %d)", what, meaning, e.IErrno)
 }
 
 // Is makes errors.Is(err, ErrServerError) true; for iperf3's "test

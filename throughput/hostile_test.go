@@ -228,8 +228,17 @@ func TestServerHostilePeers(t *testing.T) {
 		expectReason(t, srv, errs, ReasonPeerGone)
 	})
 	t.Run("params-too-large", func(t *testing.T) {
-		_, err := Run(ctxT(t, 10*time.Second), addr, &Config{Duration: time.Second, Iperf3Options: Iperf3Options{Title: strings.Repeat("t", 9000)}})
-		require.ErrorIs(t, err, ErrServerError)
+		// Run refuses such a Title itself (TestAPIMisuse); a stock client
+		// sends it.
+		c, _ := rawHandshake(t, addr)
+		params := `{"tcp":true,"time":1,"parallel":1,"title":"` + strings.Repeat("t", 9000) + `"}`
+		require.NoError(t, iperfwire.WriteJSON(c, []byte(params), time.Second))
+		s, err := iperfwire.ReadState(c, 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, iperfwire.ServerError, s)
+		ie, _, err := iperfwire.ReadServerError(c, 5*time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, iperfwire.IErrRecvParams, ie)
 		expectReason(t, srv, errs, ReasonBadParams)
 	})
 }

@@ -187,9 +187,14 @@ func micros(d time.Duration) int64 { return d.Microseconds() }
 // Upload for a forward test, Download for a reverse one (Config.Reverse),
 // both for a bidirectional one. Read it when the direction does not
 // matter. Sent.Retransmits is -1 when either direction's is unknown,
-// Received.Jitter is the streams' mean and SenderLimited says whether
-// either direction's sender fell short. A nil Result or one without
-// streams gives the zero Summary.
+// Received.Jitter is the streams' mean, SenderLimited and QueueLimited say
+// whether either direction's sender fell short or was held by its host.
+// Limits is the sending direction's in a one-way test; in a bidirectional
+// one it combines both directions' as Summary.Limits combines streams (the
+// time fractions averaged over every stream, the retransmitted fraction
+// weighted by the bytes each direction sent, the delivery rates summed),
+// and is nil when either direction's is unknown (a stock iperf3 peer sends
+// none). A nil Result or one without streams gives the zero Summary.
 func (r *Result) Total() Summary {
 	var t Summary
 	if r == nil {
@@ -211,6 +216,7 @@ func (r *Result) Total() Summary {
 		n++
 		t.Streams += s.Streams
 		t.SenderLimited = t.SenderLimited || s.SenderLimited
+		t.QueueLimited = t.QueueLimited || s.QueueLimited
 		t.Duration = max(t.Duration, s.Duration)
 		for _, p := range [][2]*Counts{{&t.Sent, &s.Sent}, {&t.Received, &s.Received}} {
 			p[0].Bytes += p[1].Bytes
@@ -218,6 +224,8 @@ func (r *Result) Total() Summary {
 			p[0].Packets += p[1].Packets
 			p[0].LostPackets += p[1].LostPackets
 			p[0].OutOfOrder += p[1].OutOfOrder
+			p[0].LocalDrops += p[1].LocalDrops
+			p[0].LocalRetries += p[1].LocalRetries
 		}
 		jitter += s.Received.Jitter * time.Duration(s.Streams)
 	}
@@ -225,5 +233,27 @@ func (r *Result) Total() Summary {
 		t.Received.Jitter = jitter / time.Duration(t.Streams)
 	}
 	t.Received.LostPercent = percent(t.Received.LostPackets, t.Received.Packets)
+	t.Limits = totalLimits(r.Upload, r.Download)
 	return t
+}
+
+// totalLimits is Total's Limits: the one direction's (a copy), or both
+// combined, nil when a direction that has streams has no limits.
+func totalLimits(up, down *Summary) *TCPLimits {
+	var ls []*TCPLimits
+	var streams, sent []int64
+	for _, s := range []*Summary{up, down} {
+		if s != nil {
+			ls = append(ls, s.Limits)
+			streams, sent = append(streams, int64(s.Streams)), append(sent, s.Sent.Bytes)
+		}
+	}
+	if len(ls) == 1 {
+		if ls[0] == nil {
+			return nil
+		}
+		l := *ls[0]
+		return &l
+	}
+	return weighLimits(ls, streams, sent)
 }

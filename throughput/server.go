@@ -79,7 +79,8 @@ type ServerConfig struct {
 	// on when nothing arrives for so long (iperf3 --rcv-timeout); 0 means
 	// 120 s, iperf3's default; negative disables it.
 	RecvTimeout time.Duration
-	// ReadLen is the size of each TCP receive read; 0 means 128 KiB.
+	// ReadLen is the size of each TCP receive read; 0 means 128 KiB, at
+	// most 1 MiB.
 	ReadLen int
 	// StreamThreads is Config.StreamThreads for every test's TCP streams:
 	// an OS thread each, GOMAXPROCS raised by their count while they run
@@ -89,7 +90,8 @@ type ServerConfig struct {
 	// the kernel's arrival times by default, JitterRead for iperf3's.
 	JitterClock JitterClock
 	// Interval between the server's own interval reports (sent back with
-	// get_server_output); 0 means 1 s. A netperfkit client's interval wins.
+	// get_server_output); 0 means 1 s, otherwise at least 10 ms. A
+	// netperfkit client's interval wins.
 	Interval time.Duration
 	// DisableFastPath turns off UDP GSO/GRO on linux.
 	DisableFastPath bool
@@ -196,6 +198,12 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 	}
 	if len(d.BindDevice) > maxIfaceName {
 		return d, fmt.Errorf("throughput: ServerConfig.BindDevice %q: longer than %d bytes", d.BindDevice, maxIfaceName)
+	}
+	if d.ReadLen > maxTCPBlockLen {
+		return d, fmt.Errorf("throughput: ServerConfig.ReadLen %d bytes above the maximum of %d bytes", d.ReadLen, maxTCPBlockLen)
+	}
+	if d.Interval > 0 && d.Interval < minInterval {
+		return d, fmt.Errorf("throughput: ServerConfig.Interval %v below the minimum %v", d.Interval, minInterval)
 	}
 	if d.MaxStreams > MaxStreams {
 		return d, fmt.Errorf("throughput: ServerConfig.MaxStreams %d above %d", d.MaxStreams, MaxStreams)

@@ -82,23 +82,36 @@ func clamp01(v float64) float64 {
 // by the bytes each stream sent, the delivery rates summed. It is nil when
 // any stream's are unknown, or there are none.
 func combineLimits(ls []*TCPLimits, sent []int64) *TCPLimits {
-	if len(ls) == 0 || len(ls) != len(sent) {
+	ones := make([]int64, len(ls))
+	for i := range ones {
+		ones[i] = 1
+	}
+	return weighLimits(ls, ones, sent)
+}
+
+// weighLimits combines limits that each stand for streams[i] streams which
+// sent sent[i] bytes: the time fractions averaged over the streams, the
+// retransmitted fraction weighted by the bytes, the delivery rates summed.
+// It is nil when any are unknown, or there are none.
+func weighLimits(ls []*TCPLimits, streams, sent []int64) *TCPLimits {
+	if len(ls) == 0 || len(ls) != len(sent) || len(ls) != len(streams) {
 		return nil
 	}
 	var c TCPLimits
-	var w float64
+	var w, n float64
 	for i, l := range ls {
-		if l == nil {
+		if l == nil || streams[i] < 1 {
 			return nil
 		}
-		c.Busy += l.Busy
-		c.RwndLimited += l.RwndLimited
-		c.SndbufLimited += l.SndbufLimited
+		k := float64(streams[i])
+		c.Busy += l.Busy * k
+		c.RwndLimited += l.RwndLimited * k
+		c.SndbufLimited += l.SndbufLimited * k
 		c.DeliveryRate += l.DeliveryRate
 		c.Retransmitted += l.Retransmitted * float64(sent[i])
 		w += float64(sent[i])
+		n += k
 	}
-	n := float64(len(ls))
 	c.Busy, c.RwndLimited, c.SndbufLimited = c.Busy/n, c.RwndLimited/n, c.SndbufLimited/n
 	if w > 0 {
 		c.Retransmitted /= w

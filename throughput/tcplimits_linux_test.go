@@ -74,6 +74,16 @@ func TestTCPLimitsReported(t *testing.T) {
 				checkLimits(t, sum.Limits, c.name+": summary")
 			}
 		}
+		total := res.Total().Limits
+		checkLimits(t, total, c.name+": Total")
+		switch {
+		case c.cfg.Bidir:
+			assert.Equal(t, res.Upload.Limits.DeliveryRate+res.Download.Limits.DeliveryRate, total.DeliveryRate, "bidir: delivery rates summed")
+		case c.cfg.Reverse:
+			assert.Equal(t, *res.Download.Limits, *total, "reverse: the server's, the sending direction")
+		default:
+			assert.Equal(t, *res.Upload.Limits, *total, "upload: the client's, the sending direction")
+		}
 		srv := <-results
 		require.Len(t, srv.Streams, len(res.Streams), c.name)
 		for _, sr := range srv.Streams {

@@ -75,6 +75,61 @@ func TestCombineLimits(t *testing.T) {
 	assert.Nil(t, combineLimits([]*TCPLimits{a}, nil))
 }
 
+// TestTotalLimits: Result.Total's Limits are the sending direction's in a
+// one-way test (a copy: changing it leaves the Summary alone) and both
+// directions' combined in a bidirectional one, as a direction's combine
+// its streams'; unknown when a direction's are unknown.
+func TestTotalLimits(t *testing.T) {
+	up := &TCPLimits{Busy: 1, RwndLimited: 0.6, Retransmitted: 0.01, DeliveryRate: 1e9}
+	down := &TCPLimits{Busy: 0.4, SndbufLimited: 0.3, Retransmitted: 0, DeliveryRate: 2e9}
+	sum := func(l *TCPLimits, streams int, sent int64) *Summary {
+		s := &Summary{Limits: l, Streams: streams}
+		s.Sent.Bytes = sent
+		return s
+	}
+
+	oneWay := (&Result{Upload: sum(up, 2, 4e6)}).Total().Limits
+	require.NotNil(t, oneWay, "a one-direction test has the sender's limits")
+	assert.Equal(t, *up, *oneWay)
+	oneWay.Busy = 0
+	assert.Equal(t, 1.0, up.Busy, "Total gives a copy")
+	rev := (&Result{Download: sum(down, 1, 1e6)}).Total().Limits
+	require.NotNil(t, rev)
+	assert.Equal(t, *down, *rev, "reverse: the server's, from its results")
+
+	// Two upload streams and one download stream: fractions over three
+	// streams, retransmits over the 4 MB + 1 MB sent.
+	bidir := (&Result{Upload: sum(up, 2, 4e6), Download: sum(down, 1, 1e6)}).Total().Limits
+	require.NotNil(t, bidir)
+	assert.InDelta(t, (2*1+0.4)/3, bidir.Busy, 1e-12)
+	assert.InDelta(t, 2*0.6/3, bidir.RwndLimited, 1e-12)
+	assert.InDelta(t, 0.3/3, bidir.SndbufLimited, 1e-12)
+	assert.InDelta(t, 0.01*4/5, bidir.Retransmitted, 1e-12)
+	assert.Equal(t, 3e9, bidir.DeliveryRate)
+	same := combineLimits([]*TCPLimits{up, up, down}, []int64{2e6, 2e6, 1e6})
+	assert.InDelta(t, same.Busy, bidir.Busy, 1e-12, "as if its three streams were one direction's")
+	assert.InDelta(t, same.Retransmitted, bidir.Retransmitted, 1e-12)
+
+	assert.Nil(t, (&Result{Upload: sum(up, 1, 1), Download: sum(nil, 1, 1)}).Total().Limits,
+		"a stock iperf3 server sends no limits: the total is unknown, not the client's alone")
+	assert.Nil(t, (&Result{Upload: sum(nil, 1, 1)}).Total().Limits, "UDP, or no TCP_INFO")
+	assert.Nil(t, (&Result{}).Total().Limits)
+	assert.Nil(t, (*Result)(nil).Total().Limits)
+}
+
+// TestTotalQueueAccounting: Total sums the UDP senders' host refusals of
+// both directions, and is queue-limited when either direction was.
+func TestTotalQueueAccounting(t *testing.T) {
+	up, down := &Summary{Streams: 1, QueueLimited: true}, &Summary{Streams: 1}
+	up.Sent.LocalDrops, up.Sent.LocalRetries = 3, 5
+	down.Sent.LocalRetries = 7
+	got := (&Result{Upload: up, Download: down}).Total()
+	assert.Equal(t, int64(3), got.Sent.LocalDrops)
+	assert.Equal(t, int64(12), got.Sent.LocalRetries)
+	assert.True(t, got.QueueLimited)
+	assert.False(t, (&Result{Download: down}).Total().QueueLimited)
+}
+
 // TestTCPLimitsJSON pins the keys: fractions and a rate, units in the names.
 func TestTCPLimitsJSON(t *testing.T) {
 	b, err := json.Marshal(TCPLimits{Busy: 0.5, RwndLimited: 0.25, SndbufLimited: 0.125, Retransmitted: 0.001, DeliveryRate: 2e9})

@@ -218,7 +218,8 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	res, err := runTest(ctx, o, addr, &cfg)
 	var sig *signalError
 	if err != nil && !errors.As(context.Cause(ctx), &sig) {
-		if res != nil && (!errors.Is(err, throughput.ErrAccessDenied) || errors.Is(err, throughput.ErrAuthFailed)) {
+		connected := res != nil && res.RemoteAddr != "" // Run's result is never nil; it has addresses once connected
+		if connected && (!errors.Is(err, throughput.ErrAccessDenied) || errors.Is(err, throughput.ErrAuthFailed)) {
 			announce(res) // refused only after the parameters, as 3.21's on_connect
 		}
 		if res != nil && errors.Is(err, throughput.ErrServerTerminated) && len(res.Streams) > 0 {

@@ -3,6 +3,7 @@ package underload
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -51,13 +52,14 @@ const defaultProbeRate = 100
 // stalls shows in the tail instead of slowing the probe down. A probe
 // that fails never fails the test: the flows' notes say why. Run returns
 // throughput.Run's error; when ctx ends, within about 100 ms, the result
-// so far with ctx.Err().
+// so far with ctx.Err(). The Result and its Flows are never nil, whatever
+// the error (docs/conventions.md, "Results after an error").
 func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	if cfg == nil || cfg.EchoAddr == "" {
-		return nil, errors.New("underload: Config.EchoAddr: an echo server address is required")
+		return &Result{Flows: &throughput.Result{Role: "client"}}, errors.New("underload: Config.EchoAddr: an echo server address is required")
 	}
 	if cfg.Rate < 0 {
-		return nil, errors.New("underload: Config.Rate is negative")
+		return &Result{Flows: &throughput.Result{Role: "client"}}, fmt.Errorf("underload: Config.Rate %d is negative", cfg.Rate)
 	}
 	flows := cfg.Flows
 	var (
@@ -85,7 +87,7 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	if probe != nil {
 		lat, perr := probe.stop()
 		out.Latency = lat
-		if perr != nil && res != nil {
+		if perr != nil {
 			res.Notes = append(res.Notes, "latency probe: "+perr.Error())
 		}
 	}
@@ -140,12 +142,14 @@ func startProbe(ctx context.Context, c *Config, omit, total time.Duration) *prob
 }
 
 // stop ends the probe and returns what it measured; the cancellation that
-// ends it is not an error.
+// ends it is not an error. A probe that failed (latency.PingPong's result
+// is never nil, even then) gives a nil result and its error.
 func (pr *probeRun) stop() (*latency.PingPongResult, error) {
 	pr.cancel()
 	<-pr.done
-	if pr.res != nil {
-		return pr.res, nil
+	ended := errors.Is(pr.err, context.Canceled) || errors.Is(pr.err, context.DeadlineExceeded)
+	if pr.err != nil && !ended {
+		return nil, pr.err
 	}
-	return nil, pr.err
+	return pr.res, nil
 }

@@ -52,9 +52,32 @@ func TestRunMisuse(t *testing.T) {
 		{&underload.Config{}, "Config.EchoAddr"},
 		{&underload.Config{EchoAddr: "127.0.0.1:1", Rate: -1}, "Config.Rate"},
 	} {
-		_, err := underload.Run(ctxT(t, time.Second), "127.0.0.1:1", tc.cfg)
+		res, err := underload.Run(ctxT(t, time.Second), "127.0.0.1:1", tc.cfg)
 		require.ErrorContains(t, err, tc.want)
+		require.NotNil(t, res, "never nil (docs/conventions.md)")
+		require.NotNil(t, res.Flows)
+		assert.Zero(t, res.Flows.Total().Received.Bytes)
 	}
-	_, err := underload.Responsiveness(ctxT(t, time.Second), "127.0.0.1:1", nil)
+	rr, err := underload.Responsiveness(ctxT(t, time.Second), "127.0.0.1:1", nil)
 	require.ErrorContains(t, err, "ResponsivenessConfig.EchoAddr")
+	require.NotNil(t, rr, "never nil (docs/conventions.md)")
+	require.NotNil(t, rr.Flows)
+	assert.Zero(t, rr.RPM)
+}
+
+// TestRunRefusedConnection: a server that is not there gives the error
+// and a readable result, flows included.
+func TestRunRefusedConnection(t *testing.T) {
+	res, err := underload.Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &underload.Config{EchoAddr: "127.0.0.1:1"})
+	require.Error(t, err)
+	require.NotNil(t, res)
+	require.NotNil(t, res.Flows)
+	assert.Equal(t, "client", res.Flows.Role)
+	assert.Nil(t, res.Latency, "the flows never started, nor did the probe")
+	rr, err := underload.Responsiveness(ctxT(t, 5*time.Second), "127.0.0.1:1",
+		&underload.ResponsivenessConfig{EchoAddr: "127.0.0.1:1", Flows: throughput.Config{Duration: time.Second}})
+	require.Error(t, err)
+	require.NotNil(t, rr)
+	require.NotNil(t, rr.Flows)
+	assert.Zero(t, rr.LoadedFlows.Probes)
 }

@@ -39,7 +39,8 @@ type ResponsivenessResult struct {
 	Flows *throughput.Result `json:"flows"`
 	// Probes holds the new-connection probes (TCP connect + first echo,
 	// the draft's foreign probes) and, for comparison, echoes on one
-	// established idle connection beside the flows.
+	// established idle connection beside the flows; nil when the
+	// configuration was refused before they ran.
 	Probes *responsiveness.Result `json:"probes"`
 	// LoadedFlows are the loaded connections' own round trips: the kernel's
 	// smoothed RTT (TCP_INFO) of every sending stream at every interval
@@ -64,10 +65,13 @@ type ResponsivenessResult struct {
 // while they run, probes the echo server at cfg.EchoAddr on new
 // connections and samples the flows' own round trips. It returns the
 // flows' error, or the probes' when the flows succeeded; when ctx ends,
-// within about 100 ms, the result so far with ctx.Err().
+// within about 100 ms, the result so far with ctx.Err(). The result and
+// its Flows are never nil, whatever the error (docs/conventions.md,
+// "Results after an error").
 func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig) (*ResponsivenessResult, error) {
 	if cfg == nil || cfg.EchoAddr == "" {
-		return nil, errors.New("underload: ResponsivenessConfig.EchoAddr: an echo server address is required")
+		return &ResponsivenessResult{Flows: &throughput.Result{Role: "client"}},
+			errors.New("underload: ResponsivenessConfig.EchoAddr: an echo server address is required")
 	}
 	flows := cfg.Flows
 	if flows.Duration == 0 && flows.Bytes == 0 && flows.Blocks == 0 {
@@ -94,10 +98,7 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 	res, err := throughput.Run(ctx, addr, &flows)
 	stopProbes() // a test that ended early (an error, -n) ends its probes
 	wg.Wait()
-	out := &ResponsivenessResult{Flows: res, Probes: pres}
-	if res != nil {
-		out.LoadedFlows = loadedRTTs(res)
-	}
+	out := &ResponsivenessResult{Flows: res, Probes: pres, LoadedFlows: loadedRTTs(res)}
 	if pres != nil {
 		out.SelfProbes = "loaded_flows"
 		self := out.LoadedFlows.TrimmedMean
