@@ -25,3 +25,17 @@ func ExampleEngine() {
 	c := median.Compare("resp", aggs[1], "glide", aggs[0])
 	fmt.Printf("glide vs resp: p50 %.2fx, ops/s %.2fx\n", c.P50Ratio, c.OpsPerSecRatio)
 }
+
+// glide's own warnings (failed connections, reconnects) go to a file
+// instead of being silenced; the setting is process-wide, so a tool makes
+// it once, before its first run (a -glide-log flag, for instance).
+func ExampleSetLog() {
+	if err := glide.SetLog(glide.LogWarn, "glide-logs/glide.log"); err != nil {
+		log.Fatal(err)
+	}
+	_, err := cache.Run(context.Background(), &cache.Endpoint{Addr: "127.0.0.1:6379"},
+		&cache.WorkloadConfig{Engine: glide.Engine()})
+	if err != nil {
+		log.Fatal(err)
+	}
+}

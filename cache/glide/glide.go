@@ -11,6 +11,11 @@
 // context are not called for its operations, and its client constructors
 // take no context: creating a client is bounded by the Endpoint's
 // ConnectTimeout, not by the caller's context.
+//
+// valkey-glide's core logger, global to the process, writes warnings
+// (failed connections, reconnects) to standard output unless told
+// otherwise. The engine silences it when it first opens, unless SetLog
+// chose a level and a destination (a file, or standard output) before.
 package glide
 
 import (
@@ -78,6 +83,7 @@ func (engine) Open(ctx context.Context, ep *cache.Endpoint) (func(context.Contex
 	if ep == nil {
 		return nil, errors.New("glide: nil Endpoint")
 	}
+	quietLog()
 	otelOnce.Do(func() { vglide.GetOtelInstance() })
 	if ep.ServerName != "" {
 		return nil, errors.New("glide: cannot set the TLS server name; use the resp engine")
