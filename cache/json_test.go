@@ -30,7 +30,8 @@ func TestResultJSONShape(t *testing.T) {
 		"phases_ns":{"connect":120000,"auth":80500},"total_ns":1000000,"tls_version":"TLS 1.3",
 		"error_kind":"auth_wrongpass","error_phase":"auth"}`, string(b))
 
-	rr := cache.RunResult{Engine: "resp", Mode: cache.ConnectPerOp, Elapsed: 2 * time.Second, Attempts: 10, Errors: 1,
+	rr := cache.RunResult{Engine: "resp", Mode: cache.ConnectPerOp, Elapsed: 2 * time.Second, Attempts: 10, Succeeded: 9, Errors: 1,
+		FirstError: "cache: command: timeout (127.0.0.1:6379): i/o timeout",
 		ErrorsByKind: map[cache.ErrorKind]int64{cache.ErrTimeout: 1}, Window: time.Second, SucceededInWindow: 9,
 		OpsPerSec: 9, Latency: latency.Summary{Observations: 10, P50: 12500 * time.Nanosecond, P99: 40 * time.Microsecond}}
 	b, err = json.Marshal(rr)
@@ -43,6 +44,10 @@ func TestResultJSONShape(t *testing.T) {
 	assert.InDelta(t, 9, got["succeeded_in_window"], 0)
 	assert.InDelta(t, 9, got["ops_per_sec"], 0)
 	assert.Equal(t, map[string]any{"timeout": 1.0}, got["errors_by_kind"])
+	assert.InDelta(t, 10, got["attempts"], 0)
+	assert.InDelta(t, 9, got["succeeded"], 0)
+	assert.InDelta(t, 1, got["errors"], 0)
+	assert.Equal(t, rr.FirstError, got["first_error"])
 	lat, ok := got["latency"].(map[string]any)
 	require.True(t, ok)
 	assert.InDelta(t, 12.5, lat["p50_us"], 0)
