@@ -2,13 +2,18 @@ package cachetest_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/netperfkit/netperfkit/cache"
@@ -131,5 +136,105 @@ func TestBenchmarkIterationIsOneRequest(t *testing.T) {
 		require.Positive(t, res.Extra[m], m)
 	}
 	require.LessOrEqual(t, res.Extra["p50-ns"], res.Extra["p99-ns"])
-	require.Zero(t, res.Extra["errors/op"])
+}
+
+// The metric set reads right in benchstat: base units only, no metric
+// that is always 0 (errors/op only when a request failed), ns/op left out
+// of the line, and one throughput figure, the run's own rate: its
+// successes over its window, which lies inside the timed span, so at
+// least b.N over the benchmark's time.
+func TestBenchmarkMetrics(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	res := testing.Benchmark(func(b *testing.B) {
+		cachetest.Benchmark(b, s.Endpoint(), &cache.WorkloadConfig{Workers: 2, KeySpace: 10, Duration: 10 * time.Second})
+	})
+	require.Positive(t, res.N)
+	keys := make([]string, 0, len(res.Extra))
+	for k := range res.Extra {
+		keys = append(keys, k)
+	}
+	assert.ElementsMatch(t, []string{"ns/op", "p50-ns", "p99-ns", "ops/s"}, keys)
+	assert.Zero(t, res.Extra["ns/op"])
+	line := res.String()
+	assert.NotContains(t, line, "ns/op", "ns/op 0 is left out of the line: %s", line)
+	assert.NotContains(t, line, "errors/op")
+	assert.Equal(t, 1, strings.Count(line, "/s"), "one throughput figure: %s", line)
+	assert.Zero(t, res.Bytes, "no SetBytes: no MB/s beside ops/s")
+	assert.GreaterOrEqual(t, res.Extra["ops/s"]*res.T.Seconds(), float64(res.N)*0.999,
+		"ops/s is the run's successes over a window inside the timed span")
+}
+
+// halfDenied serves RESP on loopback: of the commands it receives, the
+// first, third, fifth... succeed (+OK) and the others are answered DENIED.
+func halfDenied(t *testing.T) *cache.Endpoint {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var (
+		wg sync.WaitGroup
+		n  atomic.Int64
+	)
+	t.Cleanup(func() { l.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				stop := context.AfterFunc(t.Context(), func() { c.Close() })
+				defer stop()
+				br := bufio.NewReader(c)
+				for {
+					if _, err := readCommand(br); err != nil {
+						return
+					}
+					reply := "-DENIED protected mode\r\n"
+					if n.Add(1)%2 == 1 {
+						reply = "+OK\r\n"
+					}
+					if _, err := c.Write([]byte(reply)); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	return &cache.Endpoint{Addr: l.Addr().String()}
+}
+
+// readCommand reads one RESP array of bulk strings.
+func readCommand(br *bufio.Reader) ([]string, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "*")))
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("bad array header %q", line)
+	}
+	args := make([]string, n)
+	for i := range args {
+		if _, err := br.ReadString('\n'); err != nil { // $len
+			return nil, err
+		}
+		arg, err := br.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		args[i] = strings.TrimSuffix(arg, "\r\n")
+	}
+	return args, nil
+}
+
+// When some requests fail, errors/op says how many per request.
+func TestBenchmarkReportsErrors(t *testing.T) {
+	ep := halfDenied(t)
+	res := testing.Benchmark(func(b *testing.B) {
+		cachetest.Benchmark(b, ep, &cache.WorkloadConfig{Workers: 2, KeySpace: 10, Duration: 10 * time.Second})
+	})
+	require.Positive(t, res.N)
+	e := res.Extra["errors/op"]
+	assert.InDelta(t, 0.5, e, 0.5/float64(res.N)+1e-9, "every other request failed")
+	assert.Contains(t, res.String(), "errors/op")
 }
