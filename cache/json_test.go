@@ -31,7 +31,7 @@ func TestResultJSONShape(t *testing.T) {
 		"error_kind":"auth_wrongpass","error_phase":"auth"}`, string(b))
 
 	rr := cache.RunResult{Engine: "resp", Mode: cache.ConnectPerOp, Elapsed: 2 * time.Second, Attempts: 10, Succeeded: 9, Errors: 1,
-		FirstError: "cache: command: timeout (127.0.0.1:6379): i/o timeout",
+		FirstError:   "cache: command: timeout (127.0.0.1:6379): i/o timeout",
 		ErrorsByKind: map[cache.ErrorKind]int64{cache.ErrTimeout: 1}, Window: time.Second, SucceededInWindow: 9,
 		OpsPerSec: 9, Latency: latency.Summary{Observations: 10, P50: 12500 * time.Nanosecond, P99: 40 * time.Microsecond}}
 	b, err = json.Marshal(rr)
