@@ -132,7 +132,7 @@ func TestReportCacheMultiEndpoint(t *testing.T) {
 	text := stdout.String()
 	assert.Contains(t, text, "E3 cache: under load")
 	assert.Regexp(t, `X1\s+5\s+5(\s+-){7}\n`, text)
-	assert.Regexp(t, `X1: probe error: all 5 probes failed: .*connect_refused`, text)
+	assert.Regexp(t, `X1: probe error: (cache: )?all 5 probes failed: .*connect_refused`, text)
 	assert.Contains(t, text, "X1 resp: error: pool: ")
 	if glideBuilt {
 		assert.Contains(t, text, "N4 glide: error: pool: cache: engine glide: glide: cannot set the TLS server name")

@@ -65,6 +65,12 @@ type CacheWorkload struct {
 	// Error is why a mode could not run (the engine failed on this
 	// endpoint); the other endpoints and parts go on.
 	Error string `json:"error,omitempty"`
+	// PoolFailure and ConnectFailure are set when more than half of that
+	// mode's attempts failed: Pool and Connect keep their numbers, but the
+	// tables show the failure and its first error in place of latencies,
+	// and no ratio or U test uses them.
+	PoolFailure    *ModeFailure `json:"pool_failure,omitempty"`
+	ConnectFailure *ModeFailure `json:"connect_failure,omitempty"`
 }
 
 // CacheComparison is one ratio row: Kind is "connect/pool" (per endpoint),
@@ -78,6 +84,9 @@ type CacheComparison struct {
 	P50Test *RunTest `json:"p50_test,omitempty"`
 	P99Test *RunTest `json:"p99_test,omitempty"`
 	OpsTest *RunTest `json:"ops_per_sec_test,omitempty"`
+	// Missing says why the row has no ratios and no tests: a side failed
+	// (ModeFailure) or did not run. Its ratios are then zero.
+	Missing string `json:"missing,omitempty"`
 }
 
 // valkeyBuilt is where scripts/install-peers.sh builds valkey-server.
@@ -309,20 +318,24 @@ func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 			agg, err := median.Run(ctx, t.Endpoint, &median.Config{Runs: o.Runs, Workload: &cache.WorkloadConfig{
 				Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration,
 			}})
+			failure := (*ModeFailure)(nil)
 			if agg != nil && len(agg.Results) > 0 {
+				failure = modeFailure(agg)
 				if mode == cache.Pooled {
-					w.Pool = agg
+					w.Pool, w.PoolFailure = agg, failure
 				} else {
-					w.Connect = agg
+					w.Connect, w.ConnectFailure = agg, failure
 				}
 			}
 			if ctx.Err() != nil {
 				return fmt.Errorf("cache %s %s %s: %w", t.Label, w.Engine, mode, ctx.Err())
 			}
-			if err != nil {
+			if err != nil && (failure == nil || failure.Attempts == 0) {
 				w.Error = fmt.Sprintf("%s: %v", mode, err)
 				break
 			}
+			// An error with operations that mostly failed is the failure
+			// the row shows; the endpoint answers, so the next mode runs.
 		}
 	}
 	return nil
@@ -353,35 +366,29 @@ func runUnderLoad(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 	return nil
 }
 
-// compareCache builds the ratio rows from what finished.
+// compareCache builds the ratio rows from what finished: of the modes that
+// ran on both sides. A row one of whose sides failed says so instead of
+// comparing.
 func compareCache(eps []*CacheEndpoint, o cacheOptions) []CacheComparison {
-	var out []CacheComparison
-	workload := func(ce *CacheEndpoint, engine string) *CacheWorkload {
-		for _, w := range ce.Workloads {
-			if w.Engine == engine {
-				return w
-			}
-		}
-		return nil
-	}
 	if len(o.Engines) == 0 {
 		return nil
+	}
+	var out []CacheComparison
+	add := func(kind string, base, other ratioSide) {
+		if base.a != nil && other.a != nil {
+			out = append(out, ratioRow(kind, base, other))
+		}
 	}
 	// connect ÷ pool and the endpoint ratios are of the first engine, as the
 	// modes table of the study; glide ÷ resp relates the engines.
 	first := cachecli.Name(o.Engines[0])
 	for _, ce := range eps {
-		if w := workload(ce, first); w != nil && w.Pool != nil && w.Connect != nil {
-			out = append(out, cacheRatio("connect/pool", ce.Label+" "+w.Engine+" pool", w.Pool, ce.Label+" "+w.Engine+" connect", w.Connect))
+		if w := workloadOf(ce, first); w != nil {
+			add("connect/pool", sideOf(ce, w, "pool"), sideOf(ce, w, "connect"))
 		}
-		if g, r := workload(ce, cachecli.Glide), workload(ce, cachecli.Resp); g != nil && r != nil {
-			for _, m := range []struct {
-				name       string
-				base, othr *median.Result
-			}{{"pool", r.Pool, g.Pool}, {"connect", r.Connect, g.Connect}} {
-				if m.base != nil && m.othr != nil {
-					out = append(out, cacheRatio("engine", ce.Label+" resp "+m.name, m.base, ce.Label+" glide "+m.name, m.othr))
-				}
+		if g, r := workloadOf(ce, cachecli.Glide), workloadOf(ce, cachecli.Resp); g != nil && r != nil {
+			for _, m := range []string{"pool", "connect"} {
+				add("engine", sideOf(ce, r, m), sideOf(ce, g, m))
 			}
 		}
 	}
@@ -400,16 +407,58 @@ func compareCache(eps []*CacheEndpoint, o cacheOptions) []CacheComparison {
 		if base == nil || other == nil {
 			continue
 		}
-		if bw, ow := workload(base, first), workload(other, first); bw != nil && ow != nil {
-			for _, m := range []struct {
-				name string
-				b, o *median.Result
-			}{{"pool", bw.Pool, ow.Pool}, {"connect", bw.Connect, ow.Connect}} {
-				if m.b != nil && m.o != nil {
-					out = append(out, cacheRatio("endpoint", base.Label+" "+bw.Engine+" "+m.name, m.b, other.Label+" "+bw.Engine+" "+m.name, m.o))
-				}
-			}
+		bw, ow := workloadOf(base, first), workloadOf(other, first)
+		for _, m := range []string{"pool", "connect"} {
+			add("endpoint", sideOf(base, bw, m), sideOf(other, ow, m))
 		}
 	}
 	return out
+}
+
+// workloadOf is ce's row of engine, nil when the engine did not run there.
+func workloadOf(ce *CacheEndpoint, engine string) *CacheWorkload {
+	for _, w := range ce.Workloads {
+		if w.Engine == engine {
+			return w
+		}
+	}
+	return nil
+}
+
+// ratioSide is one side of a ratio row: an endpoint's engine in one mode,
+// a nil when it did not run.
+type ratioSide struct {
+	label string
+	a     *median.Result
+}
+
+// sideOf names w's mode ("pool" or "connect") on ce as the rows do; w may
+// be nil.
+func sideOf(ce *CacheEndpoint, w *CacheWorkload, mode string) ratioSide {
+	var s ratioSide
+	if w == nil {
+		return s
+	}
+	s.label = ce.Label + " " + w.Engine + " " + mode
+	if mode == "pool" {
+		s.a = w.Pool
+	} else {
+		s.a = w.Connect
+	}
+	return s
+}
+
+// ratioRow relates other to base, or says why it cannot: a failed side's
+// latencies are those of its errors, which compare with nothing.
+func ratioRow(kind string, base, other ratioSide) CacheComparison {
+	var why []string
+	for _, s := range []ratioSide{base, other} {
+		if r := noRatio(s.label, s.a); r != "" {
+			why = append(why, r)
+		}
+	}
+	if len(why) > 0 {
+		return CacheComparison{Kind: kind, Comparison: median.Comparison{Base: base.label, Other: other.label}, Missing: strings.Join(why, "; ")}
+	}
+	return cacheRatio(kind, base.label, base.a, other.label, other.a)
 }

@@ -76,13 +76,22 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 		fmt.Fprintln(w, "\nE3 cache: ratios (other ÷ base; p50 1.15x means 15% slower, ops/s 0.32x a third of the rate)")
 		t = newTable(w, "kind", "base", "other", "p50", "p99", "ops/s", "p50 vs base", "ops/s vs base")
 		var tests []*RunTest
+		var missing []string
 		for _, c := range sec.Comparisons {
+			if c.Missing != "" {
+				t.row(c.Kind, c.Base, c.Other, "-", "-", "-", "-", "-")
+				missing = append(missing, fmt.Sprintf("no ratio for %s vs %s: %s", c.Base, c.Other, c.Missing))
+				continue
+			}
 			t.row(c.Kind, c.Base, c.Other, fmt.Sprintf("%.2fx", c.P50Ratio), fmt.Sprintf("%.2fx", c.P99Ratio), fmt.Sprintf("%.2fx", c.OpsPerSecRatio),
 				c.P50Test.cell(), c.OpsTest.cell())
 			tests = append(tests, c.P50Test, c.OpsTest)
 		}
 		if err := t.flush(); err != nil {
 			return err
+		}
+		for _, m := range missing {
+			fmt.Fprintln(w, m)
 		}
 		fmt.Fprintln(w, "vs base: change of the median where the runs differ (Mann-Whitney U test, p < 0.05; ~ when they cannot tell), as benchstat prints it")
 		if n := tooFewNote(tests...); n != "" {
@@ -123,6 +132,14 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 			cells := []string{ce.Label, wl.Engine, runsText(wl.Pool, wl.Connect)}
 			cells = append(cells, aggCells(wl.Pool)...)
 			cells = append(cells, aggCells(wl.Connect)...)
+			for _, m := range []struct {
+				name string
+				a    *median.Result
+			}{{"pool", wl.Pool}, {"connect", wl.Connect}} {
+				if f := modeFailure(m.a); f != nil {
+					notes = append(notes, fmt.Sprintf("%s %s %s: FAILED: %s", ce.Label, wl.Engine, m.name, f))
+				}
+			}
 			var attempts int64
 			for _, a := range []*median.Result{wl.Pool, wl.Connect} {
 				if a != nil {
@@ -139,6 +156,9 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 	}
 	if err := t.flush(); err != nil {
 		return err
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "FAILED: %s; its latencies would be those of its errors, so none are shown and no ratio uses them\n", failedRule)
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
@@ -159,6 +179,9 @@ func runsText(a ...*median.Result) string {
 func aggCells(a *median.Result) []string {
 	if a == nil {
 		return []string{"-", "-", "-"}
+	}
+	if modeFailure(a) != nil {
+		return []string{"FAILED", "-", "-"}
 	}
 	return []string{rangeText(usRange(a.P50)), rangeText(usRange(a.P99)), rangeText(a.OpsPerSec)}
 }

@@ -96,12 +96,12 @@ func metricsOf(rep *Report) []metric {
 			}
 			for _, w := range ce.Workloads {
 				for _, a := range []*median.Result{w.Pool, w.Connect} {
-					if a == nil {
-						continue
+					if a == nil || modeFailure(a) != nil {
+						continue // a failed mode's latencies are its errors'
 					}
 					name := fmt.Sprintf("E3 %s %s %s", ce.Label, w.Engine, a.Mode)
-					add(name+" p50", "us", false, usRange(a.P50), runValues(a, runP50Us)...)
-					add(name+" p99", "us", false, usRange(a.P99), runValues(a, runP99Us)...)
+					add(name+" p50", "us", false, usRange(a.P50), latencyValues(a, runP50Us)...)
+					add(name+" p99", "us", false, usRange(a.P99), latencyValues(a, runP99Us)...)
 					add(name+" ops/s", "ops/s", true, a.OpsPerSec, runValues(a, runOps)...)
 				}
 			}

@@ -593,6 +593,9 @@ func plotsOf(rep *Report) []plotSpec {
 		for _, ce := range rep.Cache.Endpoints {
 			for _, w := range ce.Workloads {
 				for _, a := range []*median.Result{w.Pool, w.Connect} {
+					if modeFailure(a) != nil {
+						continue // its latencies are its errors'
+					}
 					if r := medianRun(a); r != nil {
 						series = append(series, spectrumSeries{Name: ce.Label + " " + a.Engine + " " + string(a.Mode), Hist: r.Histogram, Summary: &r.Latency})
 					}

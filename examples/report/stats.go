@@ -125,14 +125,30 @@ func runValues(a *median.Result, f func(*cache.RunResult) float64) []float64 {
 	return out
 }
 
+// latencyValues is runValues of the runs whose latencies describe
+// operations: a run most of whose attempts failed (runFailed) measured its
+// errors, which no test may compare.
+func latencyValues(a *median.Result, f func(*cache.RunResult) float64) []float64 {
+	if a == nil {
+		return nil
+	}
+	var out []float64
+	for _, r := range a.Results {
+		if r != nil && !runFailed(r) {
+			out = append(out, f(r))
+		}
+	}
+	return out
+}
+
 // cacheRatio is one row of E3's ratios: the ratio of the medians
 // (median.Compare) and the U test of each figure's runs, other against base.
 func cacheRatio(kind, baseLabel string, base *median.Result, otherLabel string, other *median.Result) CacheComparison {
 	return CacheComparison{
 		Kind:       kind,
 		Comparison: median.Compare(baseLabel, base, otherLabel, other),
-		P50Test:    compareRuns(runValues(base, runP50Us), runValues(other, runP50Us)),
-		P99Test:    compareRuns(runValues(base, runP99Us), runValues(other, runP99Us)),
+		P50Test:    compareRuns(latencyValues(base, runP50Us), latencyValues(other, runP50Us)),
+		P99Test:    compareRuns(latencyValues(base, runP99Us), latencyValues(other, runP99Us)),
 		OpsTest:    compareRuns(runValues(base, runOps), runValues(other, runOps)),
 	}
 }

@@ -55,7 +55,7 @@ func TestCompareRunsKeepsOrder(t *testing.T) {
 func aggOf(mode cache.ConnMode, p50s, ops []float64) *median.Result {
 	var runs []*cache.RunResult
 	for i := range p50s {
-		runs = append(runs, &cache.RunResult{Engine: "resp", Mode: mode, OpsPerSec: ops[i],
+		runs = append(runs, &cache.RunResult{Engine: "resp", Mode: mode, OpsPerSec: ops[i], Attempts: 100, Succeeded: 100,
 			Latency: latency.Summary{Observations: 100, P50: time.Duration(p50s[i] * 1e3), P99: time.Duration(2 * p50s[i] * 1e3)}})
 	}
 	return median.Summarize(runs)
