@@ -74,8 +74,10 @@ func startMock(t *testing.T) string {
 
 func TestCollectOnEC2(t *testing.T) {
 	base := startMock(t)
+	// A long timeout: the emulator's speed on a loaded machine is not what
+	// is tested.
 	m := runinfo.Collect(context.Background(), &runinfo.Config{
-		IMDSEndpoint: base, Settings: map[string]string{"d": "2s"}, Interface: "lo",
+		IMDSEndpoint: base, Settings: map[string]string{"d": "2s"}, Interface: "lo", IMDSTimeout: 30 * time.Second,
 	})
 	require.NotNil(t, m.EC2, m.EC2Note)
 	assert.Empty(t, m.EC2Note)

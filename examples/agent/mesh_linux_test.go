@@ -252,8 +252,7 @@ func TestMeshWithPrometheus(t *testing.T) {
 	}()
 	prom := newPromClient("/run/netns/"+lab.promNS, promAddr)
 
-	// 3 agents x 2 peers, each with round trips of a few microseconds to a
-	// few milliseconds over veth and a bridge.
+	// 3 agents x 2 peers, each with round trips over veth and a bridge.
 	rtts := prom.eventually(t, deadline, "netperfkit_probe_rtt_seconds_sum / netperfkit_probe_rtt_seconds_count", func(s []sample) bool {
 		return len(s) == 6
 	})
@@ -264,7 +263,8 @@ func TestMeshWithPrometheus(t *testing.T) {
 		assert.Contains(t, lab.addrs, p)
 		pairs[inst+">"+p] = true
 		assert.Greater(t, s.value, 1e-6, "%s: mean RTT", s.labels)
-		assert.Less(t, s.value, 0.05, "%s: mean RTT", s.labels)
+		// A reply later than min(1s, -probe-timeout) is lost, not measured.
+		assert.LessOrEqual(t, s.value, 1.0, "%s: mean RTT within the reply cap", s.labels)
 	}
 	assert.Len(t, pairs, 6)
 

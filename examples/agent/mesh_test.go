@@ -48,7 +48,7 @@ func TestMeshDownPeerCountsErrorsWithoutStallingOthers(t *testing.T) {
 	assert.GreaterOrEqual(t, testutil.ToFloat64(m.errs.WithLabelValues("up", "lost")), 3.0)
 	assert.Zero(t, testutil.ToFloat64(m.errs.WithLabelValues("up", "timeout")))
 	cancel()
-	waitOrFail(t, ms.wait, time.Second)
+	waitOrFail(t, ms.wait, stopBound)
 }
 
 func rttCount(m *metrics, p string) uint64 {
@@ -71,6 +71,10 @@ func rttCount(m *metrics, p string) uint64 {
 	<-ch
 	return n
 }
+
+// stopBound is how long a mesh may take to stop after its ctx ends before a
+// test calls it a hang: a liveness bound, not a speed.
+const stopBound = 10 * time.Second
 
 func waitOrFail(t *testing.T, f func(), d time.Duration) {
 	t.Helper()
@@ -115,7 +119,7 @@ func TestMeshBoundsConcurrencyAndOneThroughputProbePerPeer(t *testing.T) {
 	ms.setPeers([]peer{{"a", 1, 2}, {"b", 1, 2}, {"c", 1, 2}, {"d", 1, 2}})
 	require.Eventually(t, func() bool { return probes.Load() >= 40 }, 10*time.Second, 5*time.Millisecond)
 	cancel()
-	waitOrFail(t, ms.wait, time.Second)
+	waitOrFail(t, ms.wait, stopBound)
 	mu.Lock()
 	defer mu.Unlock()
 	assert.LessOrEqual(t, maxInFlight, 2)
@@ -141,7 +145,7 @@ func TestMeshThroughputBudgetSkipsProbes(t *testing.T) {
 		return testutil.ToFloat64(m.skipped.WithLabelValues("a", "budget")) >= 3
 	}, 10*time.Second, 5*time.Millisecond)
 	cancel()
-	waitOrFail(t, ms.wait, time.Second)
+	waitOrFail(t, ms.wait, stopBound)
 	assert.Equal(t, int64(2), probes.Load())
 	assert.Equal(t, 200.0, testutil.ToFloat64(m.tputBytes.WithLabelValues("a")))
 }
@@ -161,7 +165,7 @@ func TestMeshThroughputErrorsAreCounted(t *testing.T) {
 		return testutil.ToFloat64(m.errs.WithLabelValues("a", "other")) >= 2
 	}, 10*time.Second, 5*time.Millisecond)
 	cancel()
-	waitOrFail(t, ms.wait, time.Second)
+	waitOrFail(t, ms.wait, stopBound)
 	assert.Equal(t, int64(1<<40), cfg.budget.remaining(), "failed probes that sent nothing cost nothing")
 }
 
@@ -186,7 +190,7 @@ func TestMeshSetPeersAddsRemovesAndForgets(t *testing.T) {
 	assert.NotContains(t, ms.workers, "b")
 	ms.mu.Unlock()
 	cancel()
-	waitOrFail(t, ms.wait, time.Second)
+	waitOrFail(t, ms.wait, stopBound)
 }
 
 func TestMeshJitterStaysWithinBounds(t *testing.T) {
