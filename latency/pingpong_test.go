@@ -21,8 +21,10 @@ func TestPingPongLoopback(t *testing.T) {
 		for _, mode := range []Receive{ReceiveDefault, ReceiveSpin} {
 			t.Run(network+"/"+mode.String(), func(t *testing.T) {
 				addr, srv := startServer(t, network, nil)
+				// ReadTimeout 10 s: a loaded machine that stalls a round
+				// trip does not make it a drop.
 				res, err := PingPong(context.Background(), addr, &PingPongConfig{
-					Network: network, Count: 500, MessageSize: 64, Receive: mode,
+					Network: network, Count: 500, MessageSize: 64, Receive: mode, ReadTimeout: 10 * time.Second,
 				})
 				if mode == ReceiveSpin && err != nil {
 					require.ErrorIs(t, err, ErrSpinUnsupported)
@@ -63,6 +65,7 @@ func TestPingPongTimedWindow(t *testing.T) {
 	addr, _ := startServer(t, "udp", nil)
 	res, err := PingPong(context.Background(), addr, &PingPongConfig{
 		Duration: 300 * time.Millisecond, WarmUp: 100 * time.Millisecond, CoolDown: 50 * time.Millisecond,
+		ReadTimeout: 5 * time.Second,
 	})
 	require.NoError(t, err)
 	// How many round trips fall in the 150 ms window depends on the machine
@@ -73,7 +76,7 @@ func TestPingPongTimedWindow(t *testing.T) {
 	assert.Less(t, res.Observations+res.Dropped, res.Sent, "warm-up and cool-down messages are not counted")
 	assert.InDelta(t, 0.15, res.ValidTime.Seconds(), 1e-9)
 	assert.GreaterOrEqual(t, res.RunTime.Seconds(), 0.3, "the run ends with the first message due at or after its end")
-	assert.Less(t, res.RunTime.Seconds(), 0.3+defaultReadTimeout.Seconds(), "the run ends after at most one more reply wait")
+	assert.Less(t, res.RunTime.Seconds(), 0.3+5, "the run ends after at most one more reply wait (ReadTimeout)")
 	assert.Greater(t, res.AchievedMPS, 0.0)
 }
 
@@ -208,13 +211,22 @@ func TestPingPongCancel(t *testing.T) {
 }
 
 func TestPingPongCancelInWarmUp(t *testing.T) {
-	// Cancelled inside the default 400 ms warm-up: the run is timed, but
-	// nothing falls in the measurement window.
-	addr, _ := startServer(t, "udp", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	// Cancelled inside a 30 s warm-up, once the server has answered a
+	// measured message (after UDP's 8 warm-up ones): the run is timed,
+	// but nothing falls in the measurement window.
+	addr, srv := startServer(t, "udp", nil)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := PingPong(ctx, addr, &PingPongConfig{Duration: time.Minute})
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	go func() {
+		defer cancel()
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(time.Millisecond) {
+			if srv.Stats().Replies >= 1 {
+				return
+			}
+		}
+	}()
+	res, err := PingPong(ctx, addr, &PingPongConfig{Duration: time.Minute, WarmUp: 30 * time.Second})
+	require.ErrorIs(t, err, context.Canceled)
 	require.NotNil(t, res)
 	assert.Greater(t, res.RunTime.Seconds(), 0.0)
 	assert.Greater(t, res.AchievedMPS, 0.0)
@@ -241,15 +253,28 @@ func TestPingPongInvalidConfig(t *testing.T) {
 	}
 }
 
+// One message a second, cancelled once the server has seen the first:
+// the run returns without waiting out the gap to the next, having sent no
+// more messages than were due by then.
 func TestUnderLoadSlowRateCancels(t *testing.T) {
-	addr, _ := startServer(t, "udp", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	addr, srv := startServer(t, "udp", nil)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	start := time.Now()
+	var cancelled atomic.Int64
+	go func() {
+		defer cancel()
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(time.Millisecond) {
+			if srv.Stats().Messages >= 8+1 { // UDP's warm-up messages, then the first
+				break
+			}
+		}
+		cancelled.Store(time.Now().UnixNano())
+	}()
 	res, err := PingPong(ctx, addr, &PingPongConfig{Duration: time.Minute, MPS: 1, ReplyEvery: 1, WarmUp: -1})
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), 3*time.Second, "a long gap between messages does not delay cancellation")
-	assert.Equal(t, int64(1), res.Sent, "one message per second: only the first went out")
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(time.Unix(0, cancelled.Load())), 3*time.Second, "a long gap between messages does not delay cancellation")
+	assert.GreaterOrEqual(t, res.Sent, int64(1))
+	assert.LessOrEqual(t, res.Sent, 1+int64(res.RunTime/time.Second), "one message per second: no more than were due")
 	assert.Greater(t, res.RunTime.Seconds(), 0.0)
 	assert.InDelta(t, 1/res.RunTime.Seconds(), res.AchievedMPS, 1e-6)
 }
@@ -384,7 +409,7 @@ func TestPingPongCancelledBeforeDial(t *testing.T) {
 // schedule's seeded process (about MPS x Duration), each reply is matched,
 // and lateness is counted, not hidden.
 func TestPingPongUnderLoadPoisson(t *testing.T) {
-	addr, _ := startServer(t, "udp", nil)
+	addr, srv := startServer(t, "udp", nil)
 	res, err := PingPong(context.Background(), addr, &PingPongConfig{
 		Duration: 500 * time.Millisecond, MPS: 2000, ReplyEvery: 10, Arrival: ArrivalPoisson,
 		WarmUp: 100 * time.Millisecond,
@@ -392,7 +417,15 @@ func TestPingPongUnderLoadPoisson(t *testing.T) {
 	require.NoError(t, err)
 	// 1,000 expected, standard deviation about 32.
 	assert.InDelta(t, 1000, res.Sent, 160)
-	assert.InDelta(t, float64(res.Sent)/10, res.Received+res.Dropped, 6)
+	// Every 10th asks for a reply, which arrives or, asked inside the
+	// window, counts as dropped; one a loaded machine loses outside the
+	// window (a socket buffer that overflowed) is neither, and is a
+	// message the server never got or a reply the client never got.
+	asked := int64(pongsSent(uint64(8+res.Sent), 9, 10))
+	assert.LessOrEqual(t, res.Received+res.Dropped, asked)
+	st := srv.Stats()
+	lost := (res.Sent + 8 - st.Messages) + (st.Replies - res.Received)
+	assert.LessOrEqual(t, asked-(res.Received+res.Dropped), lost)
 	assert.LessOrEqual(t, res.Late, res.Sent)
 	require.NotNil(t, res.Raw)
 	assert.GreaterOrEqual(t, usOf(res.Avg), usOf(res.Raw.Avg))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -232,7 +233,9 @@ func TestScheduleRealClockCancelAndFailures(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Less(t, time.Since(cancelled), time.Second, "returns promptly")
+	// Promptly (docs/conventions.md's 100 ms is measured by hand and in
+	// benchmarks; this bound is against a hang).
+	assert.Less(t, time.Since(cancelled), 5*time.Second, "returns promptly")
 	assert.Less(t, time.Since(start), 30*time.Second)
 	assert.GreaterOrEqual(t, res.Started, int64(200))
 	assert.Positive(t, res.Failed)
@@ -317,6 +320,27 @@ func TestRealClockSleepsThenSpins(t *testing.T) {
 // spinner yields.
 func TestRealClockBusyWaitDoesNotYield(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	// The runtime itself may stop the spinner: sysmon preempts a goroutine
+	// that ran 10 ms (a loaded machine can deschedule the thread that
+	// long), and a garbage collection stops every goroutine. A try in
+	// which either could have happened says nothing, and is run again.
+	for try := 1; ; try++ {
+		gcs := gcCycles()
+		start := time.Now()
+		ranDuringWait, sleeps := busyWaitRan(t)
+		clean := time.Since(start) < 5*time.Millisecond && gcCycles() == gcs
+		if !ranDuringWait || clean || try == 20 {
+			assert.Empty(t, sleeps)
+			assert.False(t, ranDuringWait, "the busy-wait yielded to another goroutine (try %d, clean %v)", try, clean)
+			return
+		}
+		t.Logf("try %d: preempted or collected during the wait, again", try)
+	}
+}
+
+// busyWaitRan busy-waits 200 us on a fake clock while another goroutine is
+// runnable, and says whether that goroutine ran during the wait.
+func busyWaitRan(t *testing.T) (bool, []time.Duration) {
 	f := newFakeRealClock(2*time.Millisecond, 2) // as if another P polled the network
 	var ran atomic.Bool
 	var ranDuringWait bool
@@ -331,9 +355,15 @@ func TestRealClockBusyWaitDoesNotYield(t *testing.T) {
 		close(done)
 	}()
 	require.True(t, f.waitUntil(context.Background(), int64(200*time.Microsecond)))
-	assert.Empty(t, f.sleeps)
-	assert.False(t, ranDuringWait, "the busy-wait yielded to another goroutine")
 	<-done
+	return ranDuringWait, f.sleeps
+}
+
+// gcCycles is the number of garbage collections completed so far.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // The rule of docs/conventions.md on a fake clock. The timer that should
