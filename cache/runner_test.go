@@ -85,39 +85,37 @@ func TestRunEndpointCheckErrors(t *testing.T) {
 // serverGoneKinds are the kinds a run may see when its server disappears.
 var serverGoneKinds = []cache.ErrorKind{cache.ErrConnection, cache.ErrConnectRefused, cache.ErrTimeout, cache.ErrClosing, cache.ErrRecovery}
 
-// A server killed mid-run: the runner counts the failures and still returns
-// within the duration plus about one timeout.
+// A server killed mid-run: the runner counts the failures and still
+// returns, its window as long as asked. The server is killed once the
+// run's tenth command has been answered, however slowly the machine runs
+// it, so some operations succeeded and every later one fails.
 func TestRunServerKilledMidRun(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
 	cfg := shortRun(cache.Pooled)
 	cfg.Duration = 1200 * time.Millisecond
 	ep := endpointFor(s)
 	ep.RequestTimeout, ep.ConnectTimeout = 200*time.Millisecond, 200*time.Millisecond
-	time.AfterFunc(400*time.Millisecond, s.Kill)
 	var (
-		mu       sync.Mutex
-		firstCmd time.Time
+		mu   sync.Mutex
+		seen int
 	)
-	ctx := cache.WithClientTrace(context.Background(), &cache.ClientTrace{Start: func(i cache.PhaseInfo) {
+	ctx := cache.WithClientTrace(context.Background(), &cache.ClientTrace{Done: func(i cache.PhaseInfo) {
 		mu.Lock()
 		defer mu.Unlock()
-		if i.Phase == cache.PhaseCommand && firstCmd.IsZero() {
-			firstCmd = i.Start
+		if i.Phase == cache.PhaseCommand && i.Err == nil {
+			if seen++; seen == 10 {
+				s.Kill()
+			}
 		}
 	}})
 	start := time.Now()
 	r, err := cache.Run(ctx, ep, cfg)
 	require.NoError(t, err)
-	took := time.Since(start)
-	mu.Lock()
-	before := firstCmd.Sub(start)
-	mu.Unlock()
-	// Where the time went, for when the bound below is missed on a starved
-	// machine: the endpoint check before the run, the run, and summarising.
-	t.Logf("took %v: %v before the first command, run %v, %v after", took, before, r.Elapsed, took-before-r.Elapsed)
-	assert.Less(t, took, cfg.Duration+time.Second, "returns on time")
+	t.Logf("took %v: run %v, window %v, %d attempts, %d errors", time.Since(start), r.Elapsed, r.Window, r.Attempts, r.Errors)
+	assert.Less(t, time.Since(start), cfg.Duration+5*time.Second, "returns: no hang on a dead server")
+	assert.Equal(t, cfg.Duration, r.Window)
 	assert.Positive(t, r.Errors)
-	assert.Less(t, r.Errors, r.Attempts)
+	assert.GreaterOrEqual(t, r.Succeeded, int64(10), "the commands before the kill")
 	assert.Equal(t, r.Succeeded, r.Latency.Observations, "only successful operations have latencies")
 	assert.Equal(t, r.Attempts, r.Succeeded+r.Errors)
 	assert.NotEmpty(t, r.FirstError)

@@ -20,28 +20,31 @@ func debugServer(t *testing.T) *cachetest.Server {
 	return cachetest.NewServer(t, &cachetest.Config{ExtraArgs: []string{"--enable-debug-command", "yes"}})
 }
 
-// stallAt makes the server stop answering for stall, from at after the
-// first command of the run that ctx traces (DEBUG SLEEP blocks the whole
-// server). The connection that sends DEBUG SLEEP is opened now, before the
-// run, so that the timer only writes one command: no dial can push the
-// stall later on a starved machine. The returned context carries the trace.
-func stallAt(t *testing.T, s *cachetest.Server, at, stall time.Duration) context.Context {
+// stallAfter makes the server stop answering for stall once n commands of
+// the run that ctx traces have been answered (DEBUG SLEEP blocks the whole
+// server): the stall starts once the run is under way, however slowly the
+// machine runs it, and no timer can fire it late. The connection that
+// sends DEBUG SLEEP is opened now, before the run, so that the hook only
+// writes one command. The returned context carries the trace.
+func stallAfter(t *testing.T, s *cachetest.Server, n int, stall time.Duration) context.Context {
 	c, err := net.Dial("tcp", s.Addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	cmd := fmt.Sprintf("DEBUG SLEEP %g\r\n", stall.Seconds())
-	var once sync.Once
-	return cache.WithClientTrace(context.Background(), &cache.ClientTrace{Start: func(i cache.PhaseInfo) {
-		if i.Phase != cache.PhaseCommand {
+	var (
+		mu   sync.Mutex
+		seen int
+	)
+	return cache.WithClientTrace(context.Background(), &cache.ClientTrace{Done: func(i cache.PhaseInfo) {
+		if i.Phase != cache.PhaseCommand || i.Err != nil {
 			return
 		}
-		once.Do(func() {
-			tm := time.AfterFunc(at, func() {
-				_, err := c.Write([]byte(cmd))
-				assert.NoError(t, err)
-			})
-			t.Cleanup(func() { tm.Stop() })
-		})
+		mu.Lock()
+		defer mu.Unlock()
+		if seen++; seen == n {
+			_, err := c.Write([]byte(cmd))
+			assert.NoError(t, err)
+		}
 	}})
 }
 
@@ -57,10 +60,11 @@ func TestOpsPerSecOverWindowNotDrain(t *testing.T) {
 			ep.RequestTimeout, ep.ConnectTimeout = 1500*time.Millisecond, 1500*time.Millisecond
 			cfg := shortRun(mode)
 			cfg.Duration = time.Second
-			// The server sleeps from 0.4 s to 2.4 s, well inside the 1 s
-			// window even when the timer fires late: the operations in
-			// flight then time out at about 1.9 s, after the window.
-			ctx := stallAt(t, s, 400*time.Millisecond, 2*time.Second)
+			// The server sleeps for 2 s from the tenth answered command,
+			// early in the 1 s window: the operations in flight then time
+			// out 1.5 s after they started, after the window, and no other
+			// starts in it.
+			ctx := stallAfter(t, s, 10, 2*time.Second)
 			r, err := cache.Run(ctx, ep, cfg)
 			require.NoError(t, err)
 			t.Logf("%s: elapsed %v, window %v, %d attempts, %d errors %v, %.0f ops/s",
