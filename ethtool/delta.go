@@ -125,18 +125,25 @@ func IsGauge(name string) bool {
 // snapshot parsed from `ethtool -S` text names none, and matches any). The
 // Delta is never nil; after an error it is empty.
 func Diff(before, after *Snapshot) (*Delta, error) {
+	d := &Delta{}
+	return d, d.diff(before, after)
+}
+
+// diff is Diff into d. It is apart from Diff so that Diff stays small
+// enough to inline, and a Delta that does not escape its caller is not
+// allocated.
+func (d *Delta) diff(before, after *Snapshot) error {
 	if before == nil {
 		before = &Snapshot{}
 	}
 	if after == nil {
 		after = &Snapshot{}
 	}
-	d := &Delta{}
 	if before.Interface != "" && after.Interface != "" && before.Interface != after.Interface {
-		return d, fmt.Errorf("ethtool: Diff: the snapshots are of two interfaces, before of %q and after of %q", before.Interface, after.Interface)
+		return fmt.Errorf("ethtool: Diff: the snapshots are of two interfaces, before of %q and after of %q", before.Interface, after.Interface)
 	}
 	d.compute(before, after)
-	return d, nil
+	return nil
 }
 
 // compute fills d, reusing its slices, so that Watch does not allocate for
