@@ -17,6 +17,8 @@ import (
 	"time"
 
 	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
+
+	"github.com/netperfkit/netperfkit/latency/internal/usec"
 )
 
 // Receive selects how the ping-pong client waits for replies.
@@ -268,7 +270,7 @@ func (r *PingPongResult) UnmarshalJSON(b []byte) error {
 }
 
 // seconds converts float seconds to the nearest nanosecond.
-func seconds(s float64) time.Duration { return fromNanoseconds(s * float64(time.Second)) }
+func seconds(s float64) time.Duration { return usec.FromNanoseconds(s * float64(time.Second)) }
 
 // field is a configuration field's name and the value the caller set:
 // an int, or a time.Duration, which an error prints as one ("-1s").

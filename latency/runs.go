@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/netperfkit/netperfkit/latency/internal/usec"
 )
 
 // Range summarises one metric over repeated runs the way field studies
@@ -88,6 +90,6 @@ func (r *DurationRange) UnmarshalJSON(b []byte) error {
 
 // fromMicros converts a range of microseconds.
 func fromMicros(r Range) DurationRange {
-	d := fromMicroseconds
+	d := usec.Duration
 	return DurationRange{Median: d(r.Median), Min: d(r.Min), Max: d(r.Max), N: r.N}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/netperfkit/netperfkit/latency/internal/usec"
 )
 
 // defaultCILevel is the confidence level, in percent, of Summary's confidence
@@ -124,23 +126,6 @@ type summaryJSON struct {
 // text forms.
 func microseconds(d time.Duration) float64 { return float64(d) / nsPerUs }
 
-// fromMicroseconds converts float microseconds to the nearest nanosecond.
-func fromMicroseconds(us float64) time.Duration { return fromNanoseconds(us * nsPerUs) }
-
-// fromNanoseconds rounds ns to a Duration, clamped to the Duration range (a
-// float beyond it has no defined conversion).
-func fromNanoseconds(ns float64) time.Duration {
-	switch {
-	case ns >= math.MaxInt64:
-		return math.MaxInt64
-	case ns <= math.MinInt64:
-		return math.MinInt64
-	case math.IsNaN(ns):
-		return 0
-	}
-	return time.Duration(math.Round(ns))
-}
-
 func (s *Summary) wire() summaryJSON {
 	u := microseconds
 	return summaryJSON{
@@ -154,7 +139,7 @@ func (s *Summary) wire() summaryJSON {
 }
 
 func (w *summaryJSON) summary() Summary {
-	d := fromMicroseconds
+	d := usec.Duration
 	return Summary{
 		Observations: w.Observations, Dropped: w.Dropped, Duplicated: w.Duplicated, OutOfOrder: w.OutOfOrder,
 		Min: d(w.MinUs), Max: d(w.MaxUs), Avg: d(w.AvgUs), StdDev: d(w.StdDevUs), MeanAD: d(w.MeanADUs),
@@ -194,7 +179,7 @@ type stats struct {
 // summary derives the statistics that depend only on n, avg, std-dev and
 // the percentiles, and rounds them all to nanoseconds.
 func (f *stats) summary(level float64) Summary {
-	d := fromMicroseconds
+	d := usec.Duration
 	s := Summary{
 		Observations: f.n, CILevel: level,
 		Min: d(f.min), Max: d(f.max), Avg: d(f.avg), StdDev: d(f.stdDev),

@@ -30,6 +30,8 @@ import (
 	"github.com/netperfkit/netperfkit/internal/rpm"
 	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 	"github.com/netperfkit/netperfkit/latency"
+
+	"github.com/netperfkit/netperfkit/latency/internal/usec"
 )
 
 // Defaults of Config.
@@ -134,26 +136,11 @@ func (p *ProbeStats) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("responsiveness: probe stats: %w", err)
 	}
 	*p = ProbeStats{Probes: w.Probes, Errors: w.Errors, Latency: w.Latency,
-		TrimmedMean: fromMicroseconds(w.TrimmedMeanUs), RPM: w.RPM}
+		TrimmedMean: usec.Duration(w.TrimmedMeanUs), RPM: w.RPM}
 	return nil
 }
 
 func microseconds(d time.Duration) float64 { return float64(d) / 1e3 }
-
-// fromMicroseconds rounds float microseconds to a Duration, clamped to its
-// range.
-func fromMicroseconds(us float64) time.Duration {
-	ns := us * 1e3
-	switch {
-	case ns >= math.MaxInt64:
-		return math.MaxInt64
-	case ns <= math.MinInt64:
-		return math.MinInt64
-	case math.IsNaN(ns):
-		return 0
-	}
-	return time.Duration(math.Round(ns))
-}
 
 // ProbeStatsOf returns the probe statistics of a schedule of probes: the
 // response times of those that succeeded, their trimmed mean and RPM, and
@@ -226,7 +213,7 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	if w.NewConnectionPhasesUs != nil {
 		r.NewConnectionPhases = make(map[string]time.Duration, len(w.NewConnectionPhasesUs))
 		for k, v := range w.NewConnectionPhasesUs {
-			r.NewConnectionPhases[k] = fromMicroseconds(v)
+			r.NewConnectionPhases[k] = usec.Duration(v)
 		}
 	}
 	return nil

@@ -24,6 +24,8 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/netperfkit/netperfkit/latency"
+
+	"github.com/netperfkit/netperfkit/latency/internal/usec"
 )
 
 // ErrInvalidConfig is latency.ErrInvalidConfig: every configuration error
@@ -209,24 +211,9 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("slo: step: %w", err)
 	}
 	*s = Step{Phase: w.Phase, Rate: w.Rate, AchievedRate: w.AchievedRate,
-		Percentile: fromMicroseconds(w.PercentileUs), Requests: w.Requests, Failed: w.Failed, Met: w.Met,
-		ClientShare: fromMicroseconds(w.ClientUs), Unjudged: w.Unjudged}
+		Percentile: usec.Duration(w.PercentileUs), Requests: w.Requests, Failed: w.Failed, Met: w.Met,
+		ClientShare: usec.Duration(w.ClientUs), Unjudged: w.Unjudged}
 	return nil
-}
-
-// fromMicroseconds rounds float microseconds to a Duration, clamped to its
-// range.
-func fromMicroseconds(us float64) time.Duration {
-	ns := us * 1e3
-	switch {
-	case ns >= math.MaxInt64:
-		return math.MaxInt64
-	case ns <= math.MinInt64:
-		return math.MinInt64
-	case math.IsNaN(ns):
-		return 0
-	}
-	return time.Duration(math.Round(ns))
 }
 
 // Result is the outcome of Search.
