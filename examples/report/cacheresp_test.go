@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,8 +56,14 @@ func TestCacheResponsivenessCancelAndErrors(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tm := time.AfterFunc(600*time.Millisecond, cancel)
-	defer tm.Stop()
+	// Cancel once the load has completed operations, not after a fixed time
+	// in which a loaded machine may have sent nothing: the endpoint check's
+	// probe looks one key up, and after 5 more lookups one of the load's
+	// two closed-loop workers has sent 3 requests, so 2 were answered.
+	go func() {
+		waitForLookups(ctx, s.Addr, 6)
+		cancel()
+	}()
 	res, err := cacheResponsiveness(ctx, s.Endpoint(), &cacheRespConfig{
 		Load: &cache.WorkloadConfig{Workers: 2, Duration: time.Minute}, WarmUp: 200 * time.Millisecond,
 	})
@@ -66,4 +77,55 @@ func TestCacheResponsivenessCancelAndErrors(t *testing.T) {
 	require.Error(t, err)
 	_, err = cacheResponsiveness(context.Background(), nil, nil)
 	require.Error(t, err)
+}
+
+// waitForLookups returns once the server at addr has looked n keys up
+// (INFO stats: keyspace_hits + keyspace_misses; INFO itself looks none up),
+// or when ctx ends.
+func waitForLookups(ctx context.Context, addr string, n int) {
+	for ctx.Err() == nil {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			_ = c.SetDeadline(time.Now().Add(time.Second))
+			_, _ = c.Write([]byte("INFO stats\r\n"))
+			info := readBulk(bufio.NewReader(c))
+			c.Close()
+			if lookups(info) >= n {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// readBulk reads a RESP bulk string reply ("" on any error).
+func readBulk(r *bufio.Reader) string {
+	head, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(head, "$") {
+		return ""
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+	if err != nil || n < 0 || n > 1<<20 {
+		return ""
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// lookups sums keyspace_hits and keyspace_misses of an INFO reply.
+func lookups(info string) int {
+	n := 0
+	for _, line := range strings.Split(info, "\r\n") {
+		k, v, _ := strings.Cut(line, ":")
+		if k == "keyspace_hits" || k == "keyspace_misses" {
+			x, _ := strconv.Atoi(v)
+			n += x
+		}
+	}
+	return n
 }

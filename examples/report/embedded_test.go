@@ -46,7 +46,11 @@ func TestEmbeddedCacheRunsE3(t *testing.T) {
 		for _, a := range []*median.Result{w.Pool, w.Connect} {
 			require.NotNil(t, a, ce.Label)
 			assert.Equal(t, 2, a.OpsPerSec.N, ce.Label)
-			assert.Positive(t, a.OpsPerSec.Min, "%s %s", ce.Label, a.Mode)
+			for _, r := range a.Results {
+				// Each run completed operations, however slowly (a loaded
+				// machine may finish none inside 200 ms: ops/s 0).
+				assert.Positive(t, r.Succeeded, "%s %s", ce.Label, a.Mode)
+			}
 		}
 	}
 	assert.Zero(t, plain.Medians.TLSUs, "the plain server has no TLS phase")

@@ -103,6 +103,7 @@ func TestReportPathLimitAndRTTMode(t *testing.T) {
 			Targets []struct {
 				RTT struct {
 					Observations int64 `json:"observations"`
+					Dropped      int64 `json:"dropped"`
 				} `json:"rtt"`
 			} `json:"targets"`
 		} `json:"paths"`
@@ -111,7 +112,7 @@ func TestReportPathLimitAndRTTMode(t *testing.T) {
 	assert.Equal(t, "poll", rep.Paths.RTTMode)
 	assert.Equal(t, map[string]float64{"lo": 10e9}, rep.Paths.Limits)
 	require.Len(t, rep.Paths.Targets, 1)
-	assert.Positive(t, rep.Paths.Targets[0].RTT.Observations)
+	assert.Positive(t, rep.Paths.Targets[0].RTT.Observations+rep.Paths.Targets[0].RTT.Dropped, "a round trip was sent and accounted for")
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,14 +88,24 @@ func TestReportEndToEnd(t *testing.T) {
 			assert.Empty(t, w.Error, "%s %s", ce.Label, w.Engine)
 			for _, a := range []*median.Result{w.Pool, w.Connect} {
 				require.NotNil(t, a, "%s %s", ce.Label, w.Engine)
-				assert.Positive(t, a.OpsPerSec.Median, "%s %s %s", ce.Label, w.Engine, a.Mode)
+				// Operations completed, however slowly: a loaded machine
+				// may finish none inside a 300 ms window (ops/s 0).
+				assert.Positive(t, a.Succeeded, "%s %s %s", ce.Label, w.Engine, a.Mode)
+				assert.Equal(t, a.Attempts, a.Succeeded+a.Errors, "%s %s %s", ce.Label, w.Engine, a.Mode)
 				assert.Equal(t, 2, a.P50.N, "two runs")
 			}
 		}
 	}
 	resp := byLabel[first].Workloads[len(byLabel[first].Workloads)-1]
 	require.Equal(t, "resp", resp.Engine)
-	assert.Greater(t, resp.Pool.OpsPerSec.Median, resp.Connect.OpsPerSec.Median, "reusing a connection beats connecting per operation")
+	// Which mode is faster is the machine's to say; that each ran in its
+	// mode is the report's.
+	for _, r := range resp.Pool.Results {
+		assert.Equal(t, cache.Pooled, r.Mode)
+	}
+	for _, r := range resp.Connect.Results {
+		assert.Equal(t, cache.ConnectPerOp, r.Mode)
+	}
 	kinds := map[string]int{}
 	for _, cmp := range c.Comparisons {
 		kinds[cmp.Kind]++
@@ -126,7 +137,8 @@ func TestReportEndToEnd(t *testing.T) {
 	tg := p.Targets[0]
 	// The throughput figures may be 0: a loaded machine can hold loopback
 	// data back for a whole short phase (issue 15).
-	assert.Positive(t, tg.RTT.Observations)
+	// A round trip was sent and accounted for, answered or dropped.
+	assert.Positive(t, tg.RTT.Observations+tg.RTT.Dropped)
 	assert.LessOrEqual(t, float64(tg.RTT.P50)/1e3, float64(tg.RTT.P99)/1e3)
 
 	for _, f := range []string{"rtt-spectrum.svg", "rtt-spectrum.png", "matrix-throughput.svg", "matrix-throughput.png", "cache-spectrum.svg", "cache-spectrum.png"} {
@@ -197,7 +209,7 @@ func TestReportJSONSurvivesPlotFailure(t *testing.T) {
 	assert.Contains(t, rep.PlotErrors[0], "rtt-spectrum.svg")
 	assert.Equal(t, []string{"rtt-spectrum.png"}, rep.Plots, "the other format is still drawn")
 	require.NotNil(t, rep.Paths)
-	assert.Positive(t, rep.Paths.Targets[0].RTT.Observations)
+	assert.Positive(t, rep.Paths.Targets[0].RTT.Observations+rep.Paths.Targets[0].RTT.Dropped, "a round trip was sent and accounted for")
 	assert.Equal(t, "null", string(rep.Matrix))
 	for _, k := range []string{"host", "os", "cpus", "go_version", "netperfkit_version", "ec2_note", "settings"} {
 		assert.Contains(t, rep.Metadata, k)

@@ -91,13 +91,14 @@ func TestReportSIGINT(t *testing.T) {
 	assert.NotEmpty(t, rep.Metadata)
 	require.NotNil(t, rep.Paths)
 	require.Len(t, rep.Paths.Targets, 1)
-	assert.Positive(t, rep.Paths.Targets[0].SingleFlowBitsPerSecond)
+	// The rates themselves may be 0: a loaded machine can hold loopback
+	// data back for a whole 1 s run (issue 15).
 	require.NotNil(t, rep.Matrix)
 	require.GreaterOrEqual(t, len(rep.Matrix.Rows), 2, "the rows that finished")
 	require.Less(t, len(rep.Matrix.Rows), 5, "the rows after the interrupt did not run")
 	for _, r := range rep.Matrix.Rows[:2] {
 		assert.Empty(t, r.Error, r.Scenario)
-		assert.Positive(t, r.ReceivedBitsPerSecond, r.Scenario)
+		assert.InDelta(t, 100*r.ReceivedBitsPerSecond/5e9, r.PercentOfLimit, 1e-6, r.Scenario)
 	}
 	assert.Equal(t, "null", string(rep.Cache), "the cache section never started")
 	_, err = os.Stat(filepath.Join(outDir, "rtt-spectrum.svg"))
