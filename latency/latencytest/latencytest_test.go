@@ -2,6 +2,9 @@ package latencytest_test
 
 import (
 	"context"
+	"flag"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -79,4 +82,26 @@ func BenchmarkLoopbackUDP(b *testing.B) {
 func BenchmarkLoopbackTCP(b *testing.B) {
 	s := latencytest.NewServer(b, &latencytest.Config{Network: "tcp"})
 	latencytest.Benchmark(b, s.Addr, &latency.PingPongConfig{Network: "tcp"})
+}
+
+// The metrics Benchmark reports, run as `go test -bench` runs it: the
+// percentiles and one throughput figure in base units benchstat scales,
+// ns/op 0, and nothing that is always zero.
+func TestBenchmarkMetrics(t *testing.T) {
+	s := latencytest.NewServer(t, &latencytest.Config{Network: "udp"})
+	bt := flag.Lookup("test.benchtime")
+	require.NotNil(t, bt)
+	old := bt.Value.String()
+	require.NoError(t, bt.Value.Set("300x"))
+	defer func() { _ = bt.Value.Set(old) }()
+	r := testing.Benchmark(func(b *testing.B) { latencytest.Benchmark(b, s.Addr, nil) })
+	require.Equal(t, 300, r.N)
+	assert.ElementsMatch(t, []string{"p50-ns", "p99-ns", "p999-ns", "ops/s", "ns/op"}, slices.Collect(maps.Keys(r.Extra)))
+	assert.Zero(t, r.NsPerOp(), "ns/op means nothing here")
+	assert.Positive(t, r.Extra["p50-ns"])
+	assert.LessOrEqual(t, r.Extra["p50-ns"], r.Extra["p99-ns"])
+	assert.LessOrEqual(t, r.Extra["p99-ns"], r.Extra["p999-ns"])
+	assert.Positive(t, r.Extra["ops/s"])
+	assert.Contains(t, r.String(), "p50-ns")
+	assert.NotContains(t, r.String(), "Gbps")
 }
