@@ -140,7 +140,7 @@ func Example_readme() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	d, err := ethtool.Diff(before, after)
+	d, err := ethtool.Diff(before, after) // an error when the snapshots are of two interfaces
 	if err != nil {
 		log.Fatal(err)
 	}
