@@ -228,8 +228,10 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 // it returns an error only when the established connection cannot be
 // opened or the configuration is invalid (wrapping
 // latency.ErrInvalidConfig and naming the field), and when ctx ends,
-// within about 100 ms the result so far with ctx.Err(). The result is
-// never nil: after an error it holds what was measured before it.
+// within about 100 ms the result so far with ctx.Err(). A run in which no
+// probe was answered returns its result (with the failures counted) and an
+// error wrapping latency.ErrNoReply. The result is never nil: after an
+// error it holds what was measured before it.
 func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	if ctx == nil {
 		return &Result{NewConnectionPhases: map[string]time.Duration{}}, errors.New("responsiveness: nil context.Context")
@@ -269,7 +271,14 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 		}
 	}
 	res.RPM = Combine(res.NewConnectionPhases["connect"], res.NewConnectionPhases["request"], res.Established.TrimmedMean)
-	return res, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if res.NewConnection.Probes == 0 && res.Established.Probes == 0 {
+		return res, fmt.Errorf("responsiveness: no probe to %s was answered (%d failed): %w",
+			addr, res.NewConnection.Errors+res.Established.Errors, latency.ErrNoReply)
+	}
+	return res, nil
 }
 
 // Combine is the draft's RPM without TLS from the trimmed means of the

@@ -80,7 +80,8 @@ func TestResponsivenessSilentAndCancel(t *testing.T) {
 		}
 	}()
 	res, err := Run(context.Background(), ln.Addr().String(), &Config{Duration: 500 * time.Millisecond, ProbeRate: 10, Timeout: 100 * time.Millisecond})
-	require.NoError(t, err)
+	require.ErrorIs(t, err, latency.ErrNoReply, "no probe answered is no success")
+	require.NotNil(t, res)
 	assert.Positive(t, res.NewConnection.Errors)
 	assert.Positive(t, res.Established.Errors)
 	assert.Zero(t, res.RPM)
@@ -88,12 +89,15 @@ func TestResponsivenessSilentAndCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = Run(ctx, ln.Addr().String(), &Config{Duration: time.Minute, Timeout: time.Minute})
+	res, err = Run(ctx, ln.Addr().String(), &Config{Duration: time.Minute, Timeout: time.Minute})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotNil(t, res)
 	assert.Less(t, time.Since(start), 5*time.Second)
 
-	_, err = Run(context.Background(), ln.Addr().String(), &Config{Network: "udp"})
+	res, err = Run(context.Background(), ln.Addr().String(), &Config{Network: "udp"})
 	require.ErrorIs(t, err, latency.ErrInvalidConfig)
+	require.NotNil(t, res, "a result after any error")
+	_ = res.Established.Latency.P99 + res.NewConnection.TrimmedMean
 }
 
 // stallingEchoServer answers sockperf messages after a fixed delay; the
