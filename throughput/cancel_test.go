@@ -17,15 +17,30 @@ import (
 )
 
 // cancelBound is how long a cancelled call may take to return in these
-// tests: the requirement is 100 ms, the bound leaves room for -race on a
-// loaded 2-core machine.
-const cancelBound = time.Second
+// tests. The requirement is 100 ms, which a loaded 2-core machine under
+// -race cannot promise; what a test can show is the mechanism: the calls
+// run with timeouts of a minute (cancelTimeouts), so a return within a few
+// seconds comes from the cancel closing the connections, never from a
+// deadline. Each test logs how long the return took.
+const cancelBound = 3 * time.Second
+
+// cancelTimeouts gives cfg timeouts far above cancelBound, unless it has
+// its own.
+func cancelTimeouts(cfg *Config) {
+	if cfg.IOTimeout == 0 {
+		cfg.IOTimeout = time.Minute
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = time.Minute
+	}
+}
 
 // runAndCancel runs cfg against addr, cancels when cancelAt fires (a
 // channel closed by the peer when it reaches the phase under test) and
 // returns the result, how long Run took after the cancel and the error.
 func runAndCancel(t *testing.T, addr string, cfg *Config, cancelAt <-chan struct{}) (*Result, time.Duration, error) {
 	t.Helper()
+	cancelTimeouts(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type out struct {

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/netperfkit/netperfkit/internal/pathlab"
 )
 
 // TestLimitsOfKernelVersions: a kernel that fills TCP_INFO only up to
@@ -94,13 +96,22 @@ func TestTCPLimitsReported(t *testing.T) {
 
 // TestTCPLimitsPacedSender: a sender paced far below what loopback carries
 // has nothing queued most of the time: its busy fraction is low, which is
-// how the limits tell a slow application from a slow path.
+// how the limits tell a slow application from a slow path. A starved
+// machine holds loopback data back (docs/testing.md), and the sender is
+// then busy with data that waits: the fractions are judged only when the
+// CPU pressure says the machine was not starved, and logged otherwise.
 func TestTCPLimitsPacedSender(t *testing.T) {
 	addr, _ := startServer(t, nil)
+	pr := pathlab.StartCPUPressure()
 	res, err := Run(context.Background(), addr, &Config{Duration: time.Second, Bitrate: 50e6})
 	require.NoError(t, err)
 	require.NotNil(t, res.Upload)
-	checkLimits(t, res.Upload.Limits, "paced upload")
-	assert.Less(t, res.Upload.Limits.Busy, 0.5, "%+v", res.Upload.Limits)
-	assert.Less(t, res.Upload.Limits.RwndLimited, 0.25, "not a receiver's window stall (E2's threshold): %+v", res.Upload.Limits)
+	l := res.Upload.Limits
+	checkLimits(t, l, "paced upload")
+	if pr.MachineStarved(t) {
+		t.Logf("starved machine: busy %.2f, rwnd-limited %.2f not judged", l.Busy, l.RwndLimited)
+		return
+	}
+	assert.Less(t, l.Busy, 0.5, "%+v", l)
+	assert.Less(t, l.RwndLimited, 0.25, "not a receiver's window stall (E2's threshold): %+v", l)
 }

@@ -66,7 +66,10 @@ func TestClientExitsOnSIGINT(t *testing.T) {
 	case err := <-exited:
 		took := time.Since(sent)
 		t.Logf("exited %v after SIGINT: %v", took, err)
-		assert.Less(t, took, time.Second)
+		// Well before the 10 s I/O timeout that would otherwise end
+		// it: the signal closed the connection. How much sooner is the
+		// machine's to say.
+		assert.Less(t, took, 5*time.Second)
 	case <-time.After(10 * time.Second):
 		_ = cmd.Process.Kill()
 		t.Fatal("the client ignored SIGINT")

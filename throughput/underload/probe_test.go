@@ -26,7 +26,10 @@ func TestRun(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, res.Latency, "notes: %v", res.Flows.Notes)
 	assert.Equal(t, 1, starts, "the caller's OnEvent still gets the events")
-	assert.Greater(t, res.Latency.Observations, int64(10))
+	// The probe ran beside the flows and measured what came back: how much
+	// in a second is the machine's to say.
+	assert.Positive(t, res.Latency.Observations)
+	assert.LessOrEqual(t, res.Latency.Observations, res.Latency.Sent)
 	assert.Positive(t, res.Latency.P50)
 	assert.GreaterOrEqual(t, res.Latency.P99, res.Latency.P50)
 	assert.Greater(t, res.Flows.Upload.Received.Bytes, int64(0))
