@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/median"
@@ -37,10 +38,11 @@ const maxNoteError = 200
 // it.
 func (f *ModeFailure) String() string {
 	s := f.counts()
-	if e := []rune(f.FirstError); len(e) > maxNoteError {
+	// One line: glide's messages end in blank lines.
+	if e := []rune(strings.Join(strings.Fields(f.FirstError), " ")); len(e) > maxNoteError {
 		s += "; first error: " + string(e[:maxNoteError]) + "…"
 	} else if len(e) > 0 {
-		s += "; first error: " + f.FirstError
+		s += "; first error: " + string(e)
 	}
 	return s
 }

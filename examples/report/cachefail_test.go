@@ -61,6 +61,8 @@ func TestModeFailureRule(t *testing.T) {
 	assert.Equal(t, first.FirstError, modeFailure(sum(failingRun(cache.Pooled, 10, 8, 0), first)).FirstError, "cache's first error, when it kept one, over the examples")
 	long := &ModeFailure{Attempts: 1, Errors: 1, FirstError: strings.Repeat("é", 300)}
 	assert.Equal(t, "1 of 1 attempts failed (100%); first error: "+strings.Repeat("é", maxNoteError)+"…", long.String(), "the notes cut a long error")
+	glideErr := &ModeFailure{Attempts: 4, Errors: 4, FirstError: "connection: Received error for address `127.0.0.1:1`: timed out\n\n"}
+	assert.Equal(t, "4 of 4 attempts failed (100%); first error: connection: Received error for address `127.0.0.1:1`: timed out", glideErr.String(), "one line")
 
 	mixed := failingRun(cache.Pooled, 10, 9, 0)
 	mixed.ErrorsByKind[cache.ErrTimeout] = 3

@@ -87,6 +87,7 @@ type options struct {
 	streams, mstreams, runs, probes int
 	workers                         int
 	engines                         string
+	glideLog                        string
 	jsonOut                         bool
 	progress                        string
 	cache                           *cachecli.EndpointFlags // -cache and the -cache-* flags
@@ -126,6 +127,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.probes, "probes", 200, "E3 connection probes per endpoint configuration")
 	fs.IntVar(&o.workers, "workers", 4, "E3 parallel workers")
 	fs.StringVar(&o.engines, "engines", "glide,resp", "E3 workload engines; the first fills the modes table (glide needs a cgo build: without it, resp runs)")
+	fs.StringVar(&o.glideLog, "glide-log", "", "E3: "+cachecli.GlideLogUsage)
 	o.cache = cachecli.NewEndpointFlags(fs, "cache")
 	fs.StringVar(&o.cacheConfig, "cache-config", "", "JSON or YAML file with per-endpoint settings (label, addr, tls, cluster, cacert, insecure, server_name, user, password_env, iam: {cache, region, serverless}, connect_timeout, request_timeout); -cache LABEL,... picks from it")
 	fs.StringVar(&o.cacheCompare, "cache-compare", "", "E3 endpoint ratios as BASE/OTHER label pairs, for example SV2/SP1,N1/N2 (default: every endpoint against the first)")
@@ -165,24 +167,30 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	for _, s := range splitList(o.skip) {
-		if s != "paths" && s != "matrix" && s != "cache" {
-			return nil, fmt.Errorf("-skip: unknown part %q (want paths, matrix or cache)", s)
-		}
-	}
-	if o.d <= 0 || o.rttD <= 0 || o.cacheD <= 0 {
-		return nil, errors.New("-d, -rtt-d and -cache-d must be positive")
-	}
-	if o.runs < 1 {
-		return nil, fmt.Errorf("-runs: %d is not a positive number of runs", o.runs)
-	}
-	if o.interval < 100*time.Millisecond {
-		return nil, errors.New("-i must be at least 100ms")
-	}
-	if o.rttMode != "spin" && o.rttMode != "poll" {
-		return nil, fmt.Errorf("-rtt-mode: %q is not spin or poll", o.rttMode)
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	return o, nil
+}
+
+// check validates the flags a run uses.
+func (o *options) check() error {
+	for _, s := range splitList(o.skip) {
+		if s != "paths" && s != "matrix" && s != "cache" {
+			return fmt.Errorf("-skip: unknown part %q (want paths, matrix or cache)", s)
+		}
+	}
+	switch {
+	case o.d <= 0 || o.rttD <= 0 || o.cacheD <= 0:
+		return errors.New("-d, -rtt-d and -cache-d must be positive")
+	case o.runs < 1:
+		return fmt.Errorf("-runs: %d is not a positive number of runs", o.runs)
+	case o.interval < 100*time.Millisecond:
+		return errors.New("-i must be at least 100ms")
+	case o.rttMode != "spin" && o.rttMode != "poll":
+		return fmt.Errorf("-rtt-mode: %q is not spin or poll", o.rttMode)
+	}
+	return nil
 }
 
 func (o *options) skipped(part string) bool {
@@ -292,6 +300,13 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	}
 	if len(engines) == 0 && !o.skipped("cache") {
 		return nil, errors.New("-engines: name at least one engine")
+	}
+	if !o.skipped("cache") {
+		stopLog, err := cachecli.GlideLog(o.glideLog, stderr)
+		if err != nil {
+			return nil, fmt.Errorf("-glide-log: %w", err)
+		}
+		defer stopLog()
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -9,3 +9,12 @@ import (
 
 // glideEngine returns the glide engine: this binary is built with cgo.
 func glideEngine() cache.Engine { return glide.Engine() }
+
+// setGlideLog sends valkey-glide's warnings and errors to file, or turns its
+// core logger off when file is empty.
+func setGlideLog(file string) error {
+	if file == "" {
+		return glide.SetLog(glide.LogOff, "")
+	}
+	return glide.SetLog(glide.LogWarn, file)
+}
