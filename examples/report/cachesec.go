@@ -85,7 +85,7 @@ type CacheComparison struct {
 	P99Test *RunTest `json:"p99_test,omitempty"`
 	OpsTest *RunTest `json:"ops_per_sec_test,omitempty"`
 	// Missing says why the row has no ratios and no tests: a side failed
-	// (ModeFailure) or did not run. Its ratios are then zero.
+	// (its workload's ModeFailure). Its ratios are then zero.
 	Missing string `json:"missing,omitempty"`
 }
 
@@ -318,7 +318,7 @@ func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 			agg, err := median.Run(ctx, t.Endpoint, &median.Config{Runs: o.Runs, Workload: &cache.WorkloadConfig{
 				Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration,
 			}})
-			failure := (*ModeFailure)(nil)
+			var failure *ModeFailure
 			if agg != nil && len(agg.Results) > 0 {
 				failure = modeFailure(agg)
 				if mode == cache.Pooled {
