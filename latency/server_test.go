@@ -141,6 +141,11 @@ func TestServerTCPHostile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, wire.Header{Seq: 2, Flags: wire.FlagPong, Length: 20}, h, "only the reply to the valid message, client flag cleared")
 
+	// The server gives back the slots of the two connections it closed
+	// before it counts them as rejected (beside the wrong-flag message):
+	// until then a fifth connection would be one too many.
+	require.Eventually(t, func() bool { return srv.Stats().Rejected >= 3 }, 5*time.Second, time.Millisecond)
+
 	// Half a frame, then silence: the idle timeout closes it; meanwhile a
 	// good client is served.
 	stall := dial()
