@@ -27,8 +27,12 @@ func TestLimitsOfKernelVersions(t *testing.T) {
 }
 
 // checkLimits asserts l is known and consistent: fractions within 0..1,
-// and the stalls parts of the busy time (jiffy rounding aside).
-func checkLimits(t *testing.T, l *TCPLimits, what string) {
+// and the stalls parts of the busy time (jiffy rounding aside). The
+// kernel's delivery rate is a sample any legal value may take: positive
+// once data was delivered (delivered), otherwise not negative. A loaded
+// machine can hold a short test's loopback data back until its end
+// (docs/testing.md), so whether data moved is the caller's to say.
+func checkLimits(t *testing.T, l *TCPLimits, what string, delivered bool) {
 	t.Helper()
 	require.NotNil(t, l, what)
 	for _, f := range []float64{l.Busy, l.RwndLimited, l.SndbufLimited, l.Retransmitted} {
@@ -36,7 +40,11 @@ func checkLimits(t *testing.T, l *TCPLimits, what string) {
 		assert.LessOrEqual(t, f, 1.0, what)
 	}
 	assert.LessOrEqual(t, l.RwndLimited+l.SndbufLimited, l.Busy+1e-9, "%s: the stalls are part of the busy time: %+v", what, l)
-	assert.Positive(t, l.DeliveryRate, what)
+	if delivered {
+		assert.Positive(t, l.DeliveryRate, what)
+	} else {
+		assert.GreaterOrEqual(t, l.DeliveryRate, 0.0, what)
+	}
 }
 
 // TestTCPLimitsReported: every TCP stream carries its sender's limits in
@@ -62,22 +70,22 @@ func TestTCPLimitsReported(t *testing.T) {
 		for _, iv := range res.Intervals {
 			for _, si := range iv.Streams {
 				if si.Sender || si.TCP != nil {
-					checkLimits(t, si.Limits, c.name+": interval")
+					checkLimits(t, si.Limits, c.name+": interval", false)
 				} else {
 					assert.Nil(t, si.Limits, c.name+": an interval the server's output did not line up with")
 				}
 			}
 		}
 		for _, sr := range res.Streams {
-			checkLimits(t, sr.Limits, c.name+": stream result")
+			checkLimits(t, sr.Limits, c.name+": stream result", sr.Received.Bytes > 0)
 		}
 		for _, sum := range []*Summary{res.Upload, res.Download} {
 			if sum != nil {
-				checkLimits(t, sum.Limits, c.name+": summary")
+				checkLimits(t, sum.Limits, c.name+": summary", sum.Received.Bytes > 0)
 			}
 		}
 		total := res.Total().Limits
-		checkLimits(t, total, c.name+": Total")
+		checkLimits(t, total, c.name+": Total", res.Total().Received.Bytes > 0)
 		switch {
 		case c.cfg.Bidir:
 			assert.Equal(t, res.Upload.Limits.DeliveryRate+res.Download.Limits.DeliveryRate, total.DeliveryRate, "bidir: delivery rates summed")
@@ -89,7 +97,7 @@ func TestTCPLimitsReported(t *testing.T) {
 		srv := <-results
 		require.Len(t, srv.Streams, len(res.Streams), c.name)
 		for _, sr := range srv.Streams {
-			checkLimits(t, sr.Limits, c.name+": the server's stream result (the client's, for an upload)")
+			checkLimits(t, sr.Limits, c.name+": the server's stream result (the client's, for an upload)", sr.Received.Bytes > 0)
 		}
 	}
 }
@@ -107,7 +115,7 @@ func TestTCPLimitsPacedSender(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, res.Upload)
 	l := res.Upload.Limits
-	checkLimits(t, l, "paced upload")
+	checkLimits(t, l, "paced upload", res.Upload.Received.Bytes > 0)
 	if pr.MachineStarved(t) {
 		t.Logf("starved machine: busy %.2f, rwnd-limited %.2f not judged", l.Busy, l.RwndLimited)
 		return
