@@ -110,6 +110,8 @@ func TestAPIMisuse(t *testing.T) {
 		{"Run NaN FQ rate", run(&throughput.Config{SocketOptions: throughput.SocketOptions{FQRate: math.NaN()}}), "Config.FQRate NaN bits/s"},
 		{"Run long omit", run(&throughput.Config{Omit: 601 * time.Second}), "Config.Omit 10m1s above iperf3's maximum 10m0s"},
 		{"Run endless duration", run(&throughput.Config{Duration: math.MaxInt64}), "Config.Duration 2562047h47m16.854775807s above the maximum"},
+		{"Run endless send timeout", run(&throughput.Config{SocketOptions: throughput.SocketOptions{SendTimeout: math.MaxInt64}}), "Config.SendTimeout 2562047h47m16.854775807s above"},
+		{"Run client ports past 65535", run(&throughput.Config{Streams: 4, SocketOptions: throughput.SocketOptions{ClientPort: 65534}}), "Config.ClientPort 65534: its 4 streams"},
 		{"Run 1ns interval", run(&throughput.Config{Interval: time.Nanosecond}), "Config.Interval 1ns below the minimum 10ms"},
 		{"Run huge title", run(&throughput.Config{Iperf3Options: throughput.Iperf3Options{Title: strings.Repeat("t", 9000)}}), "Config.Title (9000 bytes)"},
 		{"Run huge extra data", run(&throughput.Config{Iperf3Options: throughput.Iperf3Options{ExtraData: strings.Repeat("x", 9000)}}), "Config.ExtraData (9000 bytes)"},

@@ -200,7 +200,8 @@ type SocketOptions struct {
 	BindAddr string `json:"bind_addr,omitempty"`
 	// ClientPort is the local port of the first data stream, the next ones
 	// taking the following ports, as iperf3 --cport does; 0 lets the OS
-	// choose. The control connection always uses an ephemeral port.
+	// choose; every stream's port must be at most 65535. The control
+	// connection always uses an ephemeral port.
 	ClientPort int `json:"client_port,omitempty"`
 	// TOS is the IP type-of-service byte (IPv6: traffic class) of the
 	// data streams at both ends (iperf3 -S; --dscp is the DSCP shifted left
@@ -211,7 +212,8 @@ type SocketOptions struct {
 	DontFragment bool `json:"dont_fragment,omitempty"`
 	// SendTimeout bounds how long the client's sent data may stay
 	// unacknowledged before the kernel drops the connection
-	// (TCP_USER_TIMEOUT, iperf3 --snd-timeout; linux); 0 leaves the default.
+	// (TCP_USER_TIMEOUT, iperf3 --snd-timeout; linux), at most 2^31-1 ms;
+	// 0 leaves the default.
 	SendTimeout time.Duration `json:"send_timeout_ns,omitempty"`
 	// BindDevice binds every socket of the test, control and data, to this
 	// network interface (SO_BINDTODEVICE, iperf3 --bind-dev or -B addr%dev;
@@ -515,6 +517,8 @@ const (
 	minInterval = 10 * time.Millisecond     // a shorter one reports on its own reporting
 	// maxRate bounds a rate in bits/s to what iperf3's integer fields carry.
 	maxRate = float64(1 << 63)
+	// maxSendTimeout is TCP_USER_TIMEOUT's largest, a C int of milliseconds.
+	maxSendTimeout = math.MaxInt32 * time.Millisecond
 )
 
 func (c *Config) validate() error {
@@ -542,8 +546,12 @@ func (c *Config) validate() error {
 		return fmt.Errorf("throughput: Config.TOS %d outside 0..255", c.TOS)
 	case c.SendTimeout < 0:
 		return errors.New("throughput: Config.SendTimeout is negative")
+	case c.SendTimeout > maxSendTimeout:
+		return fmt.Errorf("throughput: Config.SendTimeout %v above the kernel's maximum %v", c.SendTimeout, maxSendTimeout)
 	case c.ClientPort < 0 || c.ClientPort > 65535:
 		return fmt.Errorf("throughput: Config.ClientPort %d outside 0..65535", c.ClientPort)
+	case c.ClientPort > 0 && c.ClientPort+len(c.sends(false))-1 > 65535:
+		return fmt.Errorf("throughput: Config.ClientPort %d: its %d streams take ports past 65535", c.ClientPort, len(c.sends(false)))
 	case c.BindAddr != "" && net.ParseIP(c.BindAddr) == nil:
 		return fmt.Errorf("throughput: Config.BindAddr %q is not an IP address", c.BindAddr)
 	case c.BindDevice != "" && !bindDeviceAvailable:
