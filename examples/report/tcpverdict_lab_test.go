@@ -103,6 +103,15 @@ const smallWindow = "net.ipv4.tcp_rmem=4096 16384 16384"
 // back by the network: cwnd-limited, with more than netRetrans of its bytes
 // sent again. With the shaped rate stated as the limit, a row within
 // 90-110% of it reads the limit instead.
+//
+// A sender that waits for a CPU leaves its socket idle, and the kernel's
+// accounting then rightly reads "sender application": that verdict is the
+// machine's when the CPU was starved (pathlab.Starved, docs/testing.md), as
+// is "receiver window" when the receiver waited and let its window fill.
+// A case runs three times at most until the network holds it back; when
+// the last try was starved, such a verdict is logged, and
+// what holds on any machine is still asserted: the verdict names the share
+// that leads its detail, with every share shown.
 func TestVerdictShapedPath(t *testing.T) {
 	const rate = 100e6
 	v := newVerdictLab(t, func() *pathlab.Shaper {
@@ -120,17 +129,48 @@ func TestVerdictShapedPath(t *testing.T) {
 		{"reverse", throughput.Config{Reverse: true}, []string{"download"}},
 		{"bidir", throughput.Config{Bidir: true}, []string{"upload", "download"}},
 	} {
-		rows := v.judge(t, c.cfg, rate)
-		require.Len(t, rows, len(c.dirs), c.name)
+		var rows map[string]MatrixRow
+		starved := false
+		for try := 1; try <= 3; try++ {
+			pr := pathlab.StartCPUPressure()
+			rows = v.judge(t, c.cfg, rate)
+			require.Len(t, rows, len(c.dirs), c.name)
+			if heldByNetwork(rows, c.dirs) {
+				starved = false
+				break
+			}
+			starved = pr.MachineStarved(t)
+			t.Logf("%s try %d: not every direction held back by the network", c.name, try)
+		}
 		for _, d := range c.dirs {
 			r := rows[d]
-			assert.Contains(t, []string{"limit", "network"}, r.LimitedBy, "%s %s, the limit stated: %s", c.name, d, r.LimitedByDetail)
 			assert.Contains(t, r.LimitedByDetail, "cwnd-limited", "%s %s: the fractions are shown", c.name, d)
 			by, detail := limitedBy(&r, 0, 2)
+			send, recv := sides(d)
+			// What a starved end reads: a sender that waited for a CPU
+			// left its socket idle; a receiver that did, its window full.
+			if lead, ok := map[string]string{"sender application (" + send + ")": "idle", "receiver window (" + recv + ")": "rwnd-limited"}[by]; starved && ok {
+				t.Logf("%s %s: %q on a starved CPU: the machine's (%s)", c.name, d, by, detail)
+				assert.True(t, strings.HasPrefix(detail, lead), "the verdict leads with its share: %s", detail)
+				continue
+			}
+			assert.Contains(t, []string{"limit", "network"}, r.LimitedBy, "%s %s, the limit stated: %s", c.name, d, r.LimitedByDetail)
 			assert.Equal(t, "network", by, "%s %s, no limit stated: %s", c.name, d, detail)
 			assert.True(t, strings.HasPrefix(detail, "cwnd-limited"), detail)
 		}
 	}
+}
+
+// heldByNetwork reports whether every direction of rows reads the network
+// (or the stated limit) and, with no limit stated, the network.
+func heldByNetwork(rows map[string]MatrixRow, dirs []string) bool {
+	for _, d := range dirs {
+		r := rows[d]
+		if by, _ := limitedBy(&r, 0, 2); by != "network" || (r.LimitedBy != "network" && r.LimitedBy != "limit") {
+			return false
+		}
+	}
+	return true
 }
 
 // TestVerdictReceiverWindow: a receiver whose window is small and fixed
