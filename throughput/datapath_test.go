@@ -8,6 +8,7 @@ import (
 	"github.com/netperfkit/netperfkit/internal/peertest"
 
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
+	"github.com/netperfkit/netperfkit/internal/pathlab"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -92,8 +93,14 @@ func TestDataPathOwnPeers(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg.Duration, cfg.Interval = 500*time.Millisecond, -1
+			pr := pathlab.StartCPUPressure()
 			res, err := Run(ctxT(t, 30*time.Second), addr, &cfg)
 			require.NoError(t, err)
+			// A starved machine can hold a 500 ms test's loopback data
+			// back for all of it (docs/testing.md): then how much the
+			// receiver counted is the machine's, and only the bounds
+			// that hold on any machine are judged.
+			starved := pr.MachineStarved(t)
 			srv := <-results
 			assert.Equal(t, cfg.SkipRxCopy, srv.Config.SkipRxCopy, "the server honours skip_rx_copy")
 			assert.Equal(t, cfg.ZeroCopy, srv.Config.ZeroCopy)
@@ -101,7 +108,9 @@ func TestDataPathOwnPeers(t *testing.T) {
 				if s == nil {
 					continue
 				}
-				assert.Positive(t, s.Received.Bytes)
+				if !starved {
+					assert.Positive(t, s.Received.Bytes)
+				}
 				switch {
 				case s == res.Download:
 					// The client ends the test: it stops counting when its
@@ -114,7 +123,11 @@ func TestDataPathOwnPeers(t *testing.T) {
 						sent, got = s.Sent.Packets, s.Received.Packets
 					}
 					assert.LessOrEqual(t, got, sent, "the client never counts more than the server sent")
-					assert.Greater(t, got, sent/2, "what the client counted is most of what was sent")
+					if !starved {
+						assert.Greater(t, got, sent/2, "what the client counted is most of what was sent")
+					} else {
+						t.Logf("starved machine: the client counted %d of the %d the server sent", got, sent)
+					}
 				case !cfg.UDP && !cfg.ZeroCopy:
 					assert.Equal(t, s.Sent.Bytes, s.Received.Bytes, "TCP: every byte sent is received")
 				case !cfg.UDP:
