@@ -161,7 +161,9 @@ func TestPingPongAdaptiveTimeoutCancelled(t *testing.T) {
 	})
 	require.ErrorIs(t, err, context.Canceled)
 	require.NotNil(t, res)
-	assert.Equal(t, int64(24), res.Sent)
+	// The 25th may go out before the cancel lands, on a loaded machine
+	// that runs the cancelling server late.
+	assert.GreaterOrEqual(t, res.Sent, int64(24))
 	assert.Equal(t, int64(20), res.Observations)
 	assert.Len(t, res.Samples, 20)
 	assert.Zero(t, res.Dropped, "no message waited its whole ReadTimeout (5 s) in vain")

@@ -44,9 +44,16 @@ func TestPingPongLoopback(t *testing.T) {
 				assert.Equal(t, 64, res.MessageSizeBytes)
 				if runtime.GOOS == "linux" {
 					// Both receive paths read in the kernel with its
-					// arrival times: every measured reply has a wake-up.
+					// arrival times: a measured reply has a wake-up.
+					// Over TCP the kernel does not stamp every segment a
+					// loaded loopback delivers (the CI's busy loops once
+					// left 206 of 500 with a stamp); each stamp is one
+					// reply's.
 					require.NotNil(t, res.ReceiveWake)
-					assert.Equal(t, int64(500), res.ReceiveWake.Observations)
+					if network == "udp" {
+						assert.Equal(t, int64(500), res.ReceiveWake.Observations)
+					}
+					assert.LessOrEqual(t, res.ReceiveWake.Observations, int64(500))
 					assert.LessOrEqual(t, res.ReceiveWake.Max, res.Max, "the wake-up is part of the round trip")
 				}
 				assert.Nil(t, res.SendLateness, "ping-pong sends on the reply: no schedule to be late for")
