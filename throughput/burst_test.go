@@ -37,7 +37,10 @@ func TestBurstParams(t *testing.T) {
 
 // TestUDPBurstShape runs a paced UDP sender with a burst of 20 at 8 Mbit/s
 // into a plain socket: a burst every 20 ms, its datagrams back to back.
-// Without Burst the same rate sends one datagram per millisecond.
+// Without Burst the same rate sends one datagram per millisecond. It reads
+// a count of datagrams, not a time's worth (a loaded machine sends fewer
+// in a given time), and a starved reader's socket may drop some: the
+// counters must run on, gaps being those losses.
 func TestUDPBurstShape(t *testing.T) {
 	rx, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	require.NoError(t, err)
@@ -55,21 +58,21 @@ func TestUDPBurstShape(t *testing.T) {
 	var arrivals []time.Time
 	var counts []uint64
 	buf := make([]byte, 2048)
-	end := time.Now().Add(500 * time.Millisecond)
-	for time.Now().Before(end) {
-		_ = rx.SetReadDeadline(end)
+	_ = rx.SetReadDeadline(time.Now().Add(10 * time.Second)) // against a hang only
+	for len(arrivals) < 200 {
 		n, err := rx.Read(buf)
-		if err != nil {
-			break
-		}
+		require.NoError(t, err, "after %d datagrams", len(arrivals))
 		h, err := iperfwire.ParseUDPHeader(buf[:n], true)
 		require.NoError(t, err)
 		arrivals = append(arrivals, time.Now())
 		counts = append(counts, h.Count)
 	}
-	require.Greater(t, len(arrivals), 40, "at least two bursts")
-	for i := range counts {
-		require.Equal(t, uint64(i+1), counts[i], "datagram counters run on across bursts")
+	require.GreaterOrEqual(t, counts[0], uint64(1))
+	for i := 1; i < len(counts); i++ {
+		require.Greater(t, counts[i], counts[i-1], "datagram counters run on across bursts")
+	}
+	if lost := counts[len(counts)-1] - uint64(len(counts)); lost > 0 {
+		t.Logf("the starved reader's socket dropped %d datagrams", lost)
 	}
 	// Group datagrams by gaps above 5 ms: bursts 20 ms apart. A thread
 	// descheduled mid-burst splits one, one waking late merges two; the
