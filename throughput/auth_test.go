@@ -90,7 +90,7 @@ func TestAuthAgainst321Server(t *testing.T) {
 	f := writeAuthFiles(t, good)
 	addr := startIperf3ServerBin(t, bin, "--rsa-private-key-path", f.priv, "--authorized-users-path", f.users)
 	ok := &iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey}
-	res, err := runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Iperf3Options: Iperf3Options{Auth: ok}})
+	res, err := runRetry(t, addr, &Config{Bytes: 1 << 20, Iperf3Options: Iperf3Options{Auth: ok}}) // a count: data moves
 	require.NoError(t, err)
 	assert.Positive(t, res.Upload.Received.Bytes)
 	assert.Nil(t, res.Config.Auth, "a result never carries the credentials")
@@ -122,7 +122,7 @@ func TestAuthServer(t *testing.T) {
 			}
 			addr, srv, errs := hookedServer(t, ServerConfig{Auth: sa})
 			res, err := Run(ctxT(t, 20*time.Second), addr, &Config{
-				Duration:      300 * time.Millisecond,
+				Bytes:         1 << 20, // a count: data moves however loaded the machine
 				Iperf3Options: Iperf3Options{Auth: &iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey}},
 			})
 			require.NoError(t, err)

@@ -108,8 +108,9 @@ func TestBindDeviceAndMPTCP(t *testing.T) {
 	})
 	addr := (<-addrs).String()
 	for _, cfg := range []Config{
-		{Duration: 300 * time.Millisecond, SocketOptions: SocketOptions{BindDevice: "lo", MPTCP: true, ControlKeepAlive: &net.KeepAliveConfig{Enable: true, Idle: time.Second, Interval: time.Second, Count: 3}}},
-		{Duration: 300 * time.Millisecond, UDP: true, Bitrate: 10e6, SocketOptions: SocketOptions{BindDevice: "lo"}},
+		// Counts, not times: data moves however loaded the machine.
+		{Bytes: 1 << 20, SocketOptions: SocketOptions{BindDevice: "lo", MPTCP: true, ControlKeepAlive: &net.KeepAliveConfig{Enable: true, Idle: time.Second, Interval: time.Second, Count: 3}}},
+		{Bytes: 256 << 10, UDP: true, Bitrate: 10e6, SocketOptions: SocketOptions{BindDevice: "lo"}},
 	} {
 		res, err := Run(ctxT(t, 20*time.Second), addr, &cfg)
 		require.NoError(t, err, "%+v", cfg)

@@ -30,7 +30,9 @@ func dialFrom(t *testing.T, src, addr string) net.Conn {
 func checkProtection(t *testing.T, addr string, srv *Server, errs <-chan *SessionError, ok1, ok2, bad string, dial func(src string) net.Conn) {
 	t.Helper()
 	run := func(src string, streams int) (*Result, error) {
-		return Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Streams: streams, Interval: -1, SocketOptions: SocketOptions{BindAddr: src}})
+		// Ended on a byte count, so that data moves however loaded the
+		// machine (a timed test may move none).
+		return Run(ctxT(t, 20*time.Second), addr, &Config{Bytes: 1 << 20, Streams: streams, Interval: -1, SocketOptions: SocketOptions{BindAddr: src}})
 	}
 	// A client outside the allow-list is refused before anything is read.
 	_, err := run(bad, 1)
@@ -158,7 +160,7 @@ func TestOneOffAndIdle(t *testing.T) {
 // prefix fails NewServer instead of refusing everyone.
 func TestAllowListMappedPrefix(t *testing.T) {
 	addr, _, _ := hookedServer(t, ServerConfig{AllowedClients: []netip.Prefix{netip.MustParsePrefix("::ffff:127.0.0.0/104")}})
-	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 200 * time.Millisecond, Interval: -1})
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Bytes: 1 << 20, Interval: -1}) // a count: data moves
 	require.NoError(t, err, "127.0.0.1 is in ::ffff:127.0.0.0/104")
 	assert.Positive(t, res.Upload.Received.Bytes)
 
