@@ -514,10 +514,14 @@ type run struct {
 	sendLate, wake *Recorder
 }
 
-// woke records the receive wake-up of the reply read last, read at rx.
-func (r *run) woke(rx int64) {
+// woke records the receive wake-up of the reply read last, read at rx, to
+// the message sent at tx. The kernel stamps arrivals on the wall clock and
+// the run times on the monotonic one, which can disagree by microseconds:
+// an arrival before the send is the clocks', so the wake-up is bounded by
+// the round trip it is part of.
+func (r *run) woke(rx, tx int64) {
 	if at := r.tr.arrived(); !at.IsZero() {
-		r.wake.Record(time.Duration(max(rx-int64(at.Sub(r.base)), 0)))
+		r.wake.Record(time.Duration(min(max(rx-int64(at.Sub(r.base)), 0), rx-tx)))
 	}
 }
 
@@ -921,7 +925,7 @@ func (l *loadRun) reply(m []byte, rx int64, highest *uint64) error {
 		own := p.own.Load()
 		r.keep(time.Duration(rx - intended - own))
 		r.sendLate.Record(time.Duration(own))
-		r.woke(rx)
+		r.woke(rx, p.sent.Load())
 		if !r.cfg.DiscardSamples {
 			r.raw = append(r.raw, time.Duration(rx-p.sent.Load()))
 		}

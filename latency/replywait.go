@@ -169,7 +169,7 @@ func (w *waiter) reply(b []byte, rx int64, last uint64) (late bool, err error) {
 		w.rto.sample(d)
 		if m.in {
 			r.keep(d)
-			r.woke(rx)
+			r.woke(rx, m.tx)
 		}
 	case w.adaptive && rx-m.tx <= int64(r.cfg.ReadTimeout):
 		m.state = answered
