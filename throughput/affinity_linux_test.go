@@ -69,6 +69,29 @@ type pinWatch struct {
 	max int
 }
 
+// poll samples the pinned threads every millisecond or two until the
+// returned stop is called, beside the server's interval reports: a
+// starved reporter may cut no interval while the streams run, which on a
+// loaded machine left a 600 ms test with no sample at all.
+func (w *pinWatch) poll(cpu int) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			n := threadsOn(cpu)
+			w.mu.Lock()
+			w.max = max(w.max, n)
+			w.mu.Unlock()
+			select {
+			case <-quit:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 func (w *pinWatch) most() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -113,7 +136,9 @@ func TestServerAffinityOwnClient(t *testing.T) {
 		} {
 			t.Run(map[bool]string{false: "poller-", true: "threads-"}[threads]+name, func(t *testing.T) {
 				cfg.Duration, cfg.Interval, cfg.ServerAffinity = 600*time.Millisecond, -1, new(cpu)
+				stop := w.poll(cpu)
 				res, err := Run(ctxT(t, 30*time.Second), addr, &cfg)
+				stop()
 				require.NoError(t, err)
 				srv := <-results
 				require.NotNil(t, srv.Config.ServerAffinity)
