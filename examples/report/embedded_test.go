@@ -42,6 +42,9 @@ func TestEmbeddedCacheRunsE3(t *testing.T) {
 		assert.NotNil(t, ce.UnderLoad, "under-load row of %s: %s", ce.Label, ce.UnderLoadError)
 		require.Len(t, ce.Workloads, 1, ce.Label)
 		w := ce.Workloads[0]
+		if missedWindow(t, ce.Label, w) {
+			continue
+		}
 		assert.Empty(t, w.Error, ce.Label)
 		for _, a := range []*median.Result{w.Pool, w.Connect} {
 			require.NotNil(t, a, ce.Label)

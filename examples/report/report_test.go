@@ -74,6 +74,7 @@ func TestReportEndToEnd(t *testing.T) {
 		require.Contains(t, byLabel, "valkey", "valkey-server is installed: the local default runs it too")
 		require.Contains(t, byLabel, "valkey TLS+ACL")
 	}
+	missed := false
 	for _, ce := range c.Endpoints {
 		require.NotNil(t, ce.Medians, ce.Label)
 		require.Empty(t, ce.ProbeError, ce.Label)
@@ -85,6 +86,10 @@ func TestReportEndToEnd(t *testing.T) {
 		}
 		require.NotEmpty(t, ce.Workloads, "workloads run on every endpoint: %s", ce.Label)
 		for _, w := range ce.Workloads {
+			if missedWindow(t, ce.Label, w) {
+				missed = true
+				continue
+			}
 			assert.Empty(t, w.Error, "%s %s", ce.Label, w.Engine)
 			for _, a := range []*median.Result{w.Pool, w.Connect} {
 				require.NotNil(t, a, "%s %s", ce.Label, w.Engine)
@@ -98,6 +103,9 @@ func TestReportEndToEnd(t *testing.T) {
 	}
 	resp := byLabel[first].Workloads[len(byLabel[first].Workloads)-1]
 	require.Equal(t, "resp", resp.Engine)
+	if missed {
+		return // which ratio rows exist depends on the modes that ran
+	}
 	// Which mode is faster is the machine's to say; that each ran in its
 	// mode is the report's.
 	for _, r := range resp.Pool.Results {
@@ -146,6 +154,19 @@ func TestReportEndToEnd(t *testing.T) {
 		require.NoError(t, err, f)
 		assert.Greater(t, st.Size(), int64(1000), f)
 	}
+}
+
+// missedWindow reports, and logs, whether w's error is cache's "no
+// operation ran in the window": a loaded machine may start no operation
+// within a short run (docs/testing.md: no amount of progress in a fixed
+// time); that the row records it is the report's part.
+func missedWindow(t *testing.T, label string, w *CacheWorkload) bool {
+	t.Helper()
+	if strings.Contains(w.Error, "no operation ran in the") {
+		t.Logf("%s %s: %s: the machine started no operation in the window", label, w.Engine, w.Error)
+		return true
+	}
+	return false
 }
 
 func TestReportSkipsAndFlags(t *testing.T) {
