@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/peertest"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // startIperf3Server starts a stock `iperf3 -s` on a free loopback port and
@@ -33,64 +30,7 @@ func startIperf3ServerBin(t testing.TB, bin string, extra ...string) string {
 // startIperf3ServerOn is startIperf3ServerBin bound to host ("::1" for IPv6).
 func startIperf3ServerOn(t testing.TB, bin, host string, extra ...string) string {
 	t.Helper()
-	for attempt := 0; ; attempt++ {
-		if addr, ok := tryIperf3Server(t, bin, host, extra); ok {
-			return addr
-		}
-		if attempt == 5 {
-			t.Fatal("iperf3 -s did not start")
-		}
-	}
-}
-
-func tryIperf3Server(t testing.TB, bin, host string, extra []string) (string, bool) {
-	port := peertest.FreePort(t)
-	args := append([]string{"-s", "-B", host, "-p", strconv.Itoa(port)}, extra...)
-	cmd := exec.Command(bin, args...)
-	var out peertest.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	// Wait until it listens by looking at the port from the outside without
-	// connecting (a bare connection would count as a failed test for it).
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			t.Logf("iperf3 -s on %s exited: %s", addr, out.String())
-			return "", false
-		default:
-		}
-		ln, err := net.Listen("tcp", addr)
-		if err == nil {
-			ln.Close()
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		// Someone holds the port: iperf3, unless it exits right away.
-		select {
-		case <-exited:
-			t.Logf("iperf3 -s on %s exited: %s", addr, out.String())
-			return "", false
-		case <-time.After(50 * time.Millisecond):
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			<-exited
-			if t.Failed() {
-				t.Logf("iperf3 server output:\n%s", out.String())
-			}
-		})
-		return addr, true
-	}
-	_ = cmd.Process.Kill()
-	<-exited
-	return "", false
+	return peertest.IPerf3Server(t, bin, host, extra...)
 }
 
 func ctxT(t testing.TB, d time.Duration) context.Context {
