@@ -131,7 +131,7 @@ func runMatrix(ctx context.Context, addr string, inProcess bool, limit float64, 
 		}
 		prog.Start(fmt.Sprintf("E2 matrix: %s %s", s.name, row.Direction), d)
 		res, err := throughput.Run(ctx, addr, cfg)
-		if err != nil && (res == nil || ctx.Err() == nil) {
+		if err != nil && (res.RemoteAddr == "" || ctx.Err() == nil) { // never connected, or failed
 			row.Error = err.Error()
 			sec.Rows = append(sec.Rows, row)
 			if ctx.Err() != nil {
