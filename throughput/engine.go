@@ -438,6 +438,12 @@ func (e *engine) sendTCP(s *flowStream) error {
 		if left == 0 {
 			now = p.wait(per * len(buf))
 			left = per
+			if e.sendStop.Load() {
+				// The test ended while the pacer slept (the end's quit
+				// cuts the sleep short): a write now would go ahead of
+				// the schedule, one block more than the rate allows.
+				return nil
+			}
 		} else {
 			now = time.Now() // a burst's writes may block: keep the deadline fresh
 		}

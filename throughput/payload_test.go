@@ -443,7 +443,10 @@ func TestIperf321ClientFiles(t *testing.T) {
 		assert.True(t, bytes.Equal(down, got), "download: %d bytes of %d", len(got), len(down))
 
 		// -P 2 without -t sends the file's size in all: each stream a
-		// first part of it.
+		// first part of it. 3.21's stream threads race to the byte budget
+		// and may each write one block past it, which its sum_sent does
+		// not count (docs/testing.md, "Causes outside the project"): our
+		// server holds what arrived, between the two.
 		doc, _ = runIperf3ClientBin(t, bin, addr, "-F", src, "-P", "2")
 		serverResult(t, results)
 		var total int64
@@ -451,7 +454,8 @@ func TestIperf321ClientFiles(t *testing.T) {
 			assert.True(t, bytes.HasPrefix(data, b), "stream %d: %d bytes", id, len(b))
 			total += int64(len(b))
 		}
-		assert.Equal(t, doc.End.SumSent.Bytes, total)
+		assert.GreaterOrEqual(t, total, doc.End.SumSent.Bytes, "every byte 3.21 counts arrived")
+		assert.LessOrEqual(t, total, doc.End.SumSent.Bytes+2*iperfTCPBlockLen, "at most a block a stream past its count")
 	}
 }
 
