@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"github.com/netperfkit/netperfkit/throughput/iperf3auth"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,7 +174,8 @@ func TestAuth321Client(t *testing.T) {
 	f := writeAuthFiles(t, good)
 	fo := writeAuthFiles(t, other)
 	addr, srv, errs := hookedServer(t, ServerConfig{Auth: &iperf3auth.Server{PrivateKey: good, UsersPath: f.users}})
-	host, port := splitHP(addr)
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
 	client := func(pub, user, pw string, extra ...string) (string, error) {
 		args := []string{"-c", host, "-p", fmt.Sprint(port), "-t", "1"}
 		if user != "" {
@@ -207,7 +209,8 @@ func TestAuth321Client(t *testing.T) {
 	// 3.21's --use-pkcs1-padding is server-only: its client always uses
 	// OAEP, which a PKCS#1 server cannot decrypt.
 	addr, _, errs = hookedServer(t, ServerConfig{Auth: &iperf3auth.Server{PrivateKey: good, UsersPath: f.users, PKCS1Padding: true}})
-	host, port = splitHP(addr)
+	host, port, err = net.SplitHostPort(addr)
+	require.NoError(t, err)
 	out, err = client(f.pub, "mario", "rossi")
 	require.Error(t, err)
 	assert.Contains(t, out, "iperf3: error - test authorization failed")

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/internal/iperf3doc"
 )
 
 // keyPaths lists every key path of a JSON document, arrays collapsed to [].
@@ -74,7 +76,7 @@ func TestIperfJSONShape(t *testing.T) {
 			assert.Empty(t, missing, "keys iperf3 writes and we do not")
 
 			// Values scripts read.
-			var d ijDoc
+			var d iperf3doc.Doc
 			require.NoError(t, json.Unmarshal(doc, &d))
 			if cfg.UDP {
 				require.NotNil(t, d.End.Sum)
@@ -148,4 +150,15 @@ func TestIperfJSONSenderKeysWithoutTCPInfo(t *testing.T) {
 	for _, k := range []string{"max_snd_cwnd", "max_snd_wnd", "max_rtt", "min_rtt", "mean_rtt", "reorder"} {
 		assert.Equal(t, 0.0, d.End.Streams[0].Sender[k], k)
 	}
+}
+
+// extrasText is what iperf3's text report adds after its summary for r:
+// the notes on the sender's limits and its host's refusals.
+func extrasText(t *testing.T, r *Result) string {
+	t.Helper()
+	m, err := iperf3doc.From[iperf3doc.Result](r)
+	require.NoError(t, err)
+	var b strings.Builder
+	iperf3doc.NewTextReport(&b, &m.Config, iperf3doc.Options{}).Extras(&m)
+	return b.String()
 }

@@ -79,7 +79,7 @@ func TestLocalRefusalsExchanged(t *testing.T) {
 
 	// The text names the host whose queue it was.
 	var txt strings.Builder
-	newTextReport(&txt, cl.cfg, textOptions{}).Extras(r)
+	txt.WriteString(extrasText(t, r))
 	assert.Contains(t, txt.String(), "note: dropped by the server's host: 40 datagrams")
 	assert.NotContains(t, txt.String(), "this host")
 
@@ -153,7 +153,7 @@ func TestLocalRefusalsExchangedBidir(t *testing.T) {
 	assert.Equal(t, int64(9), r.Download.Sent.LocalDrops)
 	assert.Zero(t, r.Download.Sent.LocalRetries)
 	var txt strings.Builder
-	newTextReport(&txt, cl.cfg, textOptions{}).Extras(r)
+	txt.WriteString(extrasText(t, r))
 	assert.Contains(t, txt.String(), "note: this host's queue refused 4 datagrams")
 	assert.Contains(t, txt.String(), "note: dropped by the server's host: 9 datagrams")
 }

@@ -181,7 +181,7 @@ func TestLocalDropsReported(t *testing.T) {
 	assert.EqualValues(t, 35000, j.End.Streams[0]["udp"].(map[string]any)["local_drops"])
 
 	var b strings.Builder
-	newTextReport(&b, &cfg, textOptions{}).Extras(res)
+	b.WriteString(extrasText(t, res))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	require.Len(t, lines, 2)
 	assert.Contains(t, lines[0], "this host's own queue, not the path, limited this test")
@@ -196,7 +196,7 @@ func TestLocalDropsReported(t *testing.T) {
 	assert.NotContains(t, string(doc), "local_drops")
 	assert.NotContains(t, string(doc), "local_retries")
 	b.Reset()
-	newTextReport(&b, &cfg, textOptions{}).Extras(res)
+	b.WriteString(extrasText(t, res))
 	assert.NotContains(t, b.String(), "this host")
 }
 

@@ -177,12 +177,6 @@ type Result struct {
 	ControlMSS int `json:"control_mss,omitempty"`
 }
 
-// secs is a duration in seconds, as iperf3's documents and text carry it.
-func secs(d time.Duration) float64 { return d.Seconds() }
-
-// micros is a duration in whole microseconds, as TCP_INFO and iperf3 carry RTTs.
-func micros(d time.Duration) int64 { return d.Microseconds() }
-
 // Total sums every stream of the test, whichever way the data flowed:
 // Upload for a forward test, Download for a reverse one (Config.Reverse),
 // both for a bidirectional one. Read it when the direction does not

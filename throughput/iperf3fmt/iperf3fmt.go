@@ -11,7 +11,8 @@
 //     interval it leaves out of its reports (text and --json-stream).
 //
 // examples/iperf3, a drop-in for iperf3 3.21's command line, is built on
-// it. The package imports only throughput and the standard library;
+// it. The package imports only throughput, the renderers it shares with
+// throughput's server (an internal package) and the standard library;
 // docs/conventions.md states the conventions it shares with the rest of
 // netperfkit. Its functions are safe for concurrent use; a TextReport is
 // not.
@@ -22,47 +23,55 @@ import (
 	"io"
 	"time"
 
-	"github.com/netperfkit/netperfkit/internal/thrfmt"
+	"github.com/netperfkit/netperfkit/internal/iperf3doc"
 	"github.com/netperfkit/netperfkit/throughput"
 )
-
-func funcs() thrfmt.Funcs[throughput.Result, throughput.Config, throughput.Interval] {
-	return thrfmt.Get[throughput.Result, throughput.Config, throughput.Interval]()
-}
 
 // Text renders a whole result as iperf3 3.21's text report, from the view
 // of the result's Role: interval lines, the sender/receiver summary, and
 // what netperfkit adds (a note when the sender limited the test, and the
-// result's notes). A nil r gives "".
+// result's notes). A nil r, or one with a NaN or infinite figure, gives "".
 func Text(r *throughput.Result) string {
 	if r == nil {
 		return ""
 	}
-	return funcs().Text(r)
+	m, err := iperf3doc.From[iperf3doc.Result](r)
+	if err != nil {
+		return ""
+	}
+	return iperf3doc.Text(&m)
 }
 
 // JSON renders r as iperf3's -J document (start, intervals, end with
 // sum_sent/sum_received for TCP, sum with jitter_ms/lost_packets/
 // lost_percent for UDP, the *_bidir_reverse sums with bidir, and
 // cpu_utilization_percent). Interval times restart at zero after the omit
-// period, as in iperf3. A nil r is an error.
+// period, as in iperf3. A nil r is an error, and so is a NaN or infinite
+// figure, as encoding/json reports it.
 func JSON(r *throughput.Result) ([]byte, error) {
 	if r == nil {
 		return nil, errNilResult
 	}
-	return funcs().JSON(r)
+	m, err := iperf3doc.From[iperf3doc.Result](r)
+	if err != nil {
+		return nil, err
+	}
+	return iperf3doc.JSON(&m)
 }
 
 // FormatJitter writes a jitter in milliseconds as iperf3's reports do:
 // three decimals, and two significant digits below 0.001 ms, so that a
 // measured jitter never reads as 0.000.
-func FormatJitter(j time.Duration) string { return funcs().FormatJitter(j) }
+func FormatJitter(j time.Duration) string { return iperf3doc.FormatJitter(j) }
 
 // Sliver reports whether iv is the short last interval of a test that
 // iperf3 3.21 leaves out of its reports (text and --json-stream): shorter
 // than a tenth of the reporting interval every (0: 1 s) and with no stream
-// moving data.
-func Sliver(iv throughput.Interval, every time.Duration) bool { return funcs().Sliver(iv, every) }
+// moving data. An interval with a NaN or infinite figure is not one.
+func Sliver(iv throughput.Interval, every time.Duration) bool {
+	m, err := iperf3doc.From[iperf3doc.Interval](iv)
+	return err == nil && iperf3doc.Sliver(m, every)
+}
 
 // Options choose how a TextReport reads. The zero Options is a client's
 // report with adaptive units.
@@ -77,16 +86,6 @@ type Options struct {
 	Verbose bool
 }
 
-// reporter is what throughput's live report does.
-type reporter interface {
-	Connecting(host string, port int)
-	Connected(s throughput.StreamResult)
-	Interval(iv throughput.Interval)
-	Summary(r *throughput.Result)
-	Extras(r *throughput.Result)
-	Done()
-}
-
 // TextReport writes iperf3 3.21's human-readable report (the report_*
 // formats of its src/iperf_locale.c): connection lines, interval lines
 // with [SUM] lines for several streams, and the sender/receiver summary.
@@ -95,11 +94,12 @@ type reporter interface {
 // throughput delivers a test's events from one goroutine. The zero
 // TextReport writes nothing; make one with NewTextReport.
 type TextReport struct {
-	r reporter
+	r *iperf3doc.TextReport
 }
 
 // NewTextReport returns a report, written to w, of a test run with cfg
-// (for a server, the Config of the test's Result; nil means defaults).
+// (for a server, the Config of the test's Result; nil means defaults). A
+// cfg with a NaN or infinite rate gives a report that writes nothing.
 func NewTextReport(w io.Writer, cfg *throughput.Config, o Options) *TextReport {
 	if w == nil {
 		w = io.Discard
@@ -107,7 +107,11 @@ func NewTextReport(w io.Writer, cfg *throughput.Config, o Options) *TextReport {
 	if cfg == nil {
 		cfg = &throughput.Config{}
 	}
-	return &TextReport{r: funcs().NewTextReport(w, cfg, o.Format, o.Server, o.Verbose).(reporter)}
+	m, err := iperf3doc.From[iperf3doc.Config](cfg)
+	if err != nil {
+		return &TextReport{}
+	}
+	return &TextReport{r: iperf3doc.NewTextReport(w, &m, iperf3doc.Options{Format: o.Format, Server: o.Server, Verbose: o.Verbose})}
 }
 
 // Connecting writes what 3.21's client writes before its streams connect.
@@ -120,7 +124,9 @@ func (t *TextReport) Connecting(host string, port int) {
 // Connected writes one "[  4] local A port P connected to B port Q" line.
 func (t *TextReport) Connected(s throughput.StreamResult) {
 	if t != nil && t.r != nil {
-		t.r.Connected(s)
+		if m, err := iperf3doc.From[iperf3doc.StreamResult](s); err == nil {
+			t.r.Connected(m)
+		}
 	}
 }
 
@@ -129,7 +135,9 @@ func (t *TextReport) Connected(s throughput.StreamResult) {
 // a Sliver, as 3.21 does.
 func (t *TextReport) Interval(iv throughput.Interval) {
 	if t != nil && t.r != nil {
-		t.r.Interval(iv)
+		if m, err := iperf3doc.From[iperf3doc.Interval](iv); err == nil {
+			t.r.Interval(m)
+		}
 	}
 }
 
@@ -138,7 +146,9 @@ func (t *TextReport) Interval(iv throughput.Interval) {
 // nil r writes nothing.
 func (t *TextReport) Summary(r *throughput.Result) {
 	if t != nil && t.r != nil && r != nil {
-		t.r.Summary(r)
+		if m, err := iperf3doc.From[iperf3doc.Result](r); err == nil {
+			t.r.Summary(&m)
+		}
 	}
 }
 
@@ -147,7 +157,9 @@ func (t *TextReport) Summary(r *throughput.Result) {
 // result's notes. A nil r writes nothing.
 func (t *TextReport) Extras(r *throughput.Result) {
 	if t != nil && t.r != nil && r != nil {
-		t.r.Extras(r)
+		if m, err := iperf3doc.From[iperf3doc.Result](r); err == nil {
+			t.r.Extras(&m)
+		}
 	}
 }
 

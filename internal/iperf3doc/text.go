@@ -1,4 +1,4 @@
-package throughput
+package iperf3doc
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// textOptions choose how a textReport reads.
-type textOptions struct {
+// Options choose how a TextReport reads.
+type Options struct {
 	// Format is iperf3's -f: 'k', 'm', 'g', 't' show bitrates in a fixed
 	// unit of bits, 'K', 'M', 'G', 'T' in bytes; 0 or 'a' adapts the unit.
 	Format byte
@@ -21,14 +21,13 @@ type textOptions struct {
 	Verbose bool
 }
 
-// textReport writes iperf3 3.21's human-readable report (the report_*
+// TextReport writes iperf3 3.21's human-readable report (the report_*
 // formats of its src/iperf_locale.c): connection lines, interval lines
 // with [SUM] lines for several streams, and the sender/receiver summary.
-// Feed it the events of Config.OnEvent (or ServerConfig.OnEvent) as they
-// come, or a finished Result through iperfText. A textReport is not safe
-// for concurrent use; the library delivers a test's events from one
-// goroutine.
-type textReport struct {
+// Feed it a test's events as they come, or a finished Result through
+// Text. A TextReport is not safe for concurrent use; throughput delivers a
+// test's events from one goroutine.
+type TextReport struct {
 	w       io.Writer
 	format  byte
 	udp     bool
@@ -45,23 +44,23 @@ type textReport struct {
 
 const separator = "- - - - - - - - - - - - - - - - - - - - - - - - -\n"
 
-// newTextReport returns a report of a test run with cfg (for a server, the
+// NewTextReport returns a report of a test run with cfg (for a server, the
 // Config of the test's Result) that writes to w.
-func newTextReport(w io.Writer, cfg *Config, o textOptions) *textReport {
+func NewTextReport(w io.Writer, cfg *Config, o Options) *TextReport {
 	f := o.Format
 	if f == 0 {
 		f = 'a'
 	}
-	return &textReport{w: w, format: f, udp: cfg.UDP, bidir: cfg.Bidir, reverse: cfg.Reverse, client: !o.Server,
+	return &TextReport{w: w, format: f, udp: cfg.UDP, bidir: cfg.Bidir, reverse: cfg.Reverse, client: !o.Server,
 		streams: max(cfg.Streams, 1), omit: cfg.Omit.Seconds(), verbose: o.Verbose, every: cfg.Interval}
 }
 
-// iperfText renders a whole result as iperf3 3.21's text report, from the
+// Text renders a whole result as iperf3 3.21's text report, from the
 // view of the result's Role: interval lines, the summary, and what
 // netperfkit adds (Extras).
-func iperfText(r *Result) string {
+func Text(r *Result) string {
 	var b strings.Builder
-	t := newTextReport(&b, &r.Config, textOptions{Server: r.Role == "server"})
+	t := NewTextReport(&b, &r.Config, Options{Server: r.Role == "server"})
 	for _, iv := range r.Intervals {
 		t.Interval(iv)
 	}
@@ -103,7 +102,7 @@ func unitText(bytes float64, format byte) string {
 }
 
 // Connecting writes what 3.21's client writes before its streams connect.
-func (t *textReport) Connecting(host string, port int) {
+func (t *TextReport) Connecting(host string, port int) {
 	fmt.Fprintf(t.w, "Connecting to host %s, port %d\n", host, port)
 	if t.reverse {
 		fmt.Fprintf(t.w, "Reverse mode, remote host %s is sending\n", host)
@@ -111,7 +110,7 @@ func (t *textReport) Connecting(host string, port int) {
 }
 
 // Connected writes one "[  4] local A port P connected to B port Q" line.
-func (t *textReport) Connected(s StreamResult) {
+func (t *TextReport) Connected(s StreamResult) {
 	lh, lp := splitAddr(s.LocalAddr)
 	rh, rp := splitAddr(s.RemoteAddr)
 	fmt.Fprintf(t.w, "[%3d] local %s port %s connected to %s port %s\n", t.id(s.ID), lh, lp, rh, rp)
@@ -134,14 +133,14 @@ func textID(id int) int { return id + 3 }
 // id is the number this side's text shows for stream id: a 3.21 server's
 // descriptors start one higher than a client's (its listener holds one),
 // so its first stream is [  5].
-func (t *textReport) id(id int) int {
+func (t *TextReport) id(id int) int {
 	if t.client {
 		return textID(id)
 	}
 	return textID(id) + 1
 }
 
-func (t *textReport) roleTag(sender bool) string {
+func (t *TextReport) roleTag(sender bool) string {
 	if !t.bidir {
 		return ""
 	}
@@ -156,10 +155,10 @@ func (t *textReport) roleTag(sender bool) string {
 }
 
 // localSends reports whether this side sends on a stream in direction rev.
-func (t *textReport) localSends(rev bool) bool { return t.client != rev }
+func (t *TextReport) localSends(rev bool) bool { return t.client != rev }
 
 // header is written above the first interval, as 3.21 chooses it.
-func (t *textReport) header(iv Interval) string {
+func (t *TextReport) header(iv Interval) string {
 	b := ""
 	if t.bidir {
 		b = "[Role]"
@@ -179,7 +178,7 @@ func (t *textReport) header(iv Interval) string {
 	return cols + "\n"
 }
 
-func (t *textReport) times(iv Interval) (float64, float64) {
+func (t *TextReport) times(iv Interval) (float64, float64) {
 	st, et := iv.Start.Seconds(), iv.End.Seconds()
 	if iv.Omitted || t.omit == 0 {
 		return st, et
@@ -187,11 +186,11 @@ func (t *textReport) times(iv Interval) (float64, float64) {
 	return max(st-t.omit, 0), max(et-t.omit, 0)
 }
 
-// sliver reports whether iv is the short last interval of a test that
+// Sliver reports whether iv is the short last interval of a test that
 // iperf3 3.21 leaves out of its reports (text and --json-stream): shorter
 // than a tenth of the reporting interval every (0: 1 s) and with no stream
 // moving data.
-func sliver(iv Interval, every time.Duration) bool {
+func Sliver(iv Interval, every time.Duration) bool {
 	if every <= 0 {
 		every = time.Second
 	}
@@ -208,8 +207,8 @@ func sliver(iv Interval, every time.Duration) bool {
 
 // Interval writes one interval report: a line per stream and, with
 // several streams per direction, a [SUM] line per direction.
-func (t *textReport) Interval(iv Interval) {
-	if sliver(iv, t.every) {
+func (t *TextReport) Interval(iv Interval) {
+	if Sliver(iv, t.every) {
 		return
 	}
 	if t.intervals == 0 {
@@ -253,7 +252,7 @@ func (t *textReport) Interval(iv Interval) {
 
 // line writes one interval line; cwnd < 0 marks a [SUM] line, which has
 // a retransmit column but no cwnd.
-func (t *textReport) line(tag string, st, et float64, c *Counts, sender, info bool, cwnd int64, end string) {
+func (t *TextReport) line(tag string, st, et float64, c *Counts, sender, info bool, cwnd int64, end string) {
 	head := fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, st, et, unitText(float64(c.Bytes), 'A'), unitText(c.BitsPerSecond/8, t.format))
 	switch {
 	case t.udp && sender:
@@ -280,16 +279,16 @@ func jitterText(v float64) string {
 	return fmt.Sprintf("%.*f", int(math.Ceil(-math.Log10(v)))+1, v)
 }
 
-// formatJitter writes a jitter in milliseconds as the text reports do:
+// FormatJitter writes a jitter in milliseconds as the text reports do:
 // three decimals, and two significant digits below 0.001 ms, so that a
 // measured jitter never reads as 0.000.
-func formatJitter(j time.Duration) string {
+func FormatJitter(j time.Duration) string {
 	return strings.TrimSpace(jitterText(float64(j) / float64(time.Millisecond)))
 }
 
 // zbuf is the blank column 3.21 puts before a UDP sender's datagram count
 // in bidirectional tests (and leaves empty otherwise).
-func (t *textReport) zbuf() string {
+func (t *TextReport) zbuf() string {
 	if t.bidir {
 		return "          "
 	}
@@ -298,7 +297,7 @@ func (t *textReport) zbuf() string {
 
 // Summary writes the separator, the summary header and each stream's
 // sender and receiver lines, then the [SUM] lines of each direction.
-func (t *textReport) Summary(r *Result) {
+func (t *TextReport) Summary(r *Result) {
 	fmt.Fprint(t.w, separator)
 	if t.verbose {
 		fmt.Fprint(t.w, "Test Complete. Summary Results:\n")
@@ -347,7 +346,7 @@ func (t *textReport) Summary(r *Result) {
 // 3.21's server does (with -V, a line saying the other side's statistics
 // are not available). id is "[  4]" or "[SUM]", role the bidirectional
 // role tag, which a "not available" line goes without.
-func (t *textReport) summaryPair(id, role string, tot *Totals, localSends bool) {
+func (t *TextReport) summaryPair(id, role string, tot *Totals, localSends bool) {
 	sumLine := id == "[SUM]"
 	tag := id + role
 	secs := tot.Duration.Seconds()
@@ -390,7 +389,7 @@ func (t *textReport) summaryPair(id, role string, tot *Totals, localSends bool) 
 // Extras writes what netperfkit adds after iperf3's summary: a note when
 // the generator rather than the network limited a direction, and the
 // result's notes.
-func (t *textReport) Extras(r *Result) {
+func (t *TextReport) Extras(r *Result) {
 	for _, sm := range []*Summary{r.Upload, r.Download} {
 		if sm == nil {
 			continue
@@ -415,7 +414,7 @@ func (t *textReport) Extras(r *Result) {
 // when there were any: they are neither sent nor lost on the path. host
 // names the sender (senderHost): the peer's, for a direction it sent,
 // whose refusals came in its results.
-func (t *textReport) localDrops(sm *Summary, host string) {
+func (t *TextReport) localDrops(sm *Summary, host string) {
 	switch c := sm.Sent; {
 	case c.LocalDrops > 0:
 		fmt.Fprintf(t.w, "note: dropped by %s: %d datagrams (%.2g%% of those offered) refused by its own queue; not sent, not counted as lost\n",
@@ -441,7 +440,7 @@ func (r *Result) senderHost(reverse bool) string {
 // Done ends a client's report as 3.21 does, in two writes as 3.21 makes
 // them, so that a writer which prefixes each (-T, --timestamps) prefixes
 // "iperf Done." too.
-func (t *textReport) Done() {
+func (t *TextReport) Done() {
 	fmt.Fprint(t.w, "\n")
 	fmt.Fprint(t.w, "iperf Done.\n")
 }

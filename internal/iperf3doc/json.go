@@ -1,4 +1,4 @@
-package throughput
+package iperf3doc
 
 import (
 	"encoding/json"
@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// The -J document, field for field as iperf3 3.12 writes it.
-type ijDoc struct {
+// Doc is the -J document, field for field as iperf3 3.12 writes it.
+type Doc struct {
 	Start     ijStart      `json:"start"`
 	Intervals []ijInterval `json:"intervals"`
 	End       ijEnd        `json:"end"`
@@ -99,7 +99,7 @@ type ijStream struct {
 	OutOfOrder    *int64   `json:"out_of_order,omitempty"`
 	Omitted       *bool    `json:"omitted,omitempty"`
 	Sender        bool     `json:"sender"`
-	// TCPLimits is this package's addition: what held the TCP sender back
+	// TCPLimits is netperfkit's addition: what held the TCP sender back
 	// (TCPLimits), where known.
 	TCPLimits *TCPLimits `json:"tcp_limits,omitempty"`
 	// netperfkit's own: UDP datagrams the sender's host refused (Counts),
@@ -157,17 +157,17 @@ func (r *Result) localSends(reverse bool) bool {
 	return !reverse
 }
 
-// iperfJSON renders r as iperf3's -J document (start, intervals, end with
+// JSON renders r as iperf3's -J document (start, intervals, end with
 // sum_sent/sum_received for TCP, sum with jitter_ms/lost_packets/
 // lost_percent for UDP, the *_bidir_reverse sums with bidir, and
 // cpu_utilization_percent), so scripts that parse iperf3 keep working.
 // Interval times restart at zero after the omit period, as in iperf3.
-func iperfJSON(r *Result) ([]byte, error) {
-	return json.MarshalIndent(iperfDoc(r), "", "\t")
+func JSON(r *Result) ([]byte, error) {
+	return json.MarshalIndent(doc(r), "", "\t")
 }
 
-func iperfDoc(r *Result) *ijDoc {
-	d := &ijDoc{Intervals: []ijInterval{}}
+func doc(r *Result) *Doc {
+	d := &Doc{Intervals: []ijInterval{}}
 	ijStartOf(&d.Start, r)
 	// The primary direction is the one of the first stream; with --bidir
 	// the other one is reported in *_bidir_reverse.

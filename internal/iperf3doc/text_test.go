@@ -1,4 +1,4 @@
-package throughput
+package iperf3doc
 
 import (
 	"strings"
@@ -22,7 +22,7 @@ func TestTextOutput(t *testing.T) {
 		"[ ID] Interval           Transfer     Bitrate         Retr\n"+
 		"[  4]   0.00-1.00   sec  3.00 GBytes  28.9 Gbits/sec   14            sender\n"+
 		"[  4]   0.00-1.00   sec  3.00 GBytes  28.9 Gbits/sec                  receiver\n"+
-		"note: tcp_info: not available on this platform\n", iperfText(r))
+		"note: tcp_info: not available on this platform\n", Text(r))
 }
 
 // TestTextRoles checks the server's view of a bidirectional UDP test: role
@@ -30,7 +30,7 @@ func TestTextOutput(t *testing.T) {
 func TestTextRoles(t *testing.T) {
 	cfg := &Config{UDP: true, Bidir: true, Streams: 2, Interval: time.Second}
 	var b strings.Builder
-	rep := newTextReport(&b, cfg, textOptions{Server: true, Format: 'm'})
+	rep := NewTextReport(&b, cfg, Options{Server: true, Format: 'm'})
 	up, down := Counts{Bytes: 1250000, BitsPerSecond: 10e6, Packets: 1000, LostPackets: 10, Jitter: 20 * time.Microsecond}, Counts{Bytes: 1250000, BitsPerSecond: 10e6, Packets: 1000}
 	rep.Interval(Interval{End: time.Second, Upload: &up, Download: &down, Streams: []StreamInterval{
 		{ID: 1, Counts: up}, {ID: 3, Counts: up},
@@ -56,7 +56,7 @@ func TestTextServerSummary(t *testing.T) {
 		Received: Counts{Bytes: 1 << 30, BitsPerSecond: 8.6e9, Packets: 40, LostPackets: 1, Jitter: 6 * time.Microsecond}}
 	summary := func(cfg Config, verbose bool) []string {
 		var b strings.Builder
-		rep := newTextReport(&b, &cfg, textOptions{Server: true, Verbose: verbose})
+		rep := NewTextReport(&b, &cfg, Options{Server: true, Verbose: verbose})
 		rep.Summary(&Result{Config: cfg, Streams: []StreamResult{{ID: 1, Reverse: cfg.Reverse, Totals: tot}}})
 		return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	}
@@ -112,6 +112,6 @@ func TestJitterText(t *testing.T) {
 	} {
 		assert.Equal(t, want, strings.TrimSpace(jitterText(v)), "%g ms: a nonzero jitter never reads 0.000", v)
 	}
-	assert.Equal(t, "0.00042", formatJitter(420*time.Nanosecond))
-	assert.Equal(t, "1.500", formatJitter(1500*time.Microsecond))
+	assert.Equal(t, "0.00042", FormatJitter(420*time.Nanosecond))
+	assert.Equal(t, "1.500", FormatJitter(1500*time.Microsecond))
 }
