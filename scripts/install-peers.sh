@@ -18,6 +18,8 @@ have ethtool || need+=(ethtool)
 have ip || need+=(iproute2)
 have tcpdump || need+=(tcpdump)
 have prometheus || need+=(prometheus)
+# examples/agent's fleet test serves the peers' DNS name with dnsmasq.
+have dnsmasq || need+=(dnsmasq)
 # examples/report's test renders report.html in headless Chromium.
 { have chromium || have chromium-browser; } || need+=(chromium)
 
@@ -40,11 +42,12 @@ if [ ${#need[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-	# Debian starts redis-server and prometheus as services on install; the tests
+	# Debian starts redis-server, prometheus and dnsmasq as services on install; the tests
 	# start their own.
 	if command -v systemctl >/dev/null 2>&1; then
 		systemctl stop redis-server >/dev/null 2>&1 || true
 		systemctl stop prometheus >/dev/null 2>&1 || true
+		systemctl stop dnsmasq >/dev/null 2>&1 || true
 	fi
 fi
 
