@@ -34,6 +34,10 @@ type Reader struct {
 	// (several workers of one schedule) set it, at the cost of the
 	// netpoller's wake-up.
 	Netpoller bool
+	// TX, when set, is the connection's transmit stamper: a stamp waiting
+	// in the error queue makes poll(2) return at once (POLLERR), so a Read
+	// that sees it drains the queue into TX rather than spin.
+	TX *TX
 
 	raw     syscall.RawConn
 	oob     []byte
@@ -131,6 +135,9 @@ func (r *Reader) receive(fd uintptr) bool {
 	if r.rerr == unix.EAGAIN {
 		r.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
 		_, _ = unix.Poll(r.pfd[:], r.pollMs)
+		if r.pfd[0].Revents&unix.POLLERR != 0 && r.TX != nil {
+			r.TX.drainFD(fd)
+		}
 		r.recvmsg(fd)
 	}
 	return true

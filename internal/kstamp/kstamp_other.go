@@ -12,6 +12,7 @@ type Reader struct {
 	// Spin and Netpoller are as on linux.
 	Spin      time.Duration
 	Netpoller bool
+	TX        *TX
 }
 
 // New returns false: kernel-stamped reads are linux-only.
