@@ -54,6 +54,13 @@ type config struct {
 	// (password from $NETPERFKIT_IPERF3_PASSWORD).
 	IperfUser      string `json:"iperf3_username"`
 	IperfPublicKey string `json:"iperf3_rsa_public_key"`
+
+	// The fleet (issue 33): peers from DNS, the probe topology, starvation.
+	PeersDNS      string   `json:"peers_dns"`
+	PeersDNSEvery duration `json:"peers_dns_every"`
+	Mesh          string   `json:"mesh"`
+	MeshExpire    duration `json:"mesh_expire"`
+	StarvedWait   duration `json:"starved_wait"`
 }
 
 // defaults returns the configuration before the file and the flags.
@@ -76,6 +83,8 @@ func defaults() config {
 		MaxTestsPerClient: 1,
 		LogFormat:         "text",
 		LogLevel:          "info",
+		Mesh:              meshAuto,
+		StarvedWait:       duration(time.Millisecond),
 	}
 }
 
@@ -186,6 +195,11 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.IperfUsers, "iperf3-authorized-users", c.IperfUsers, "iperf3 authorized users `file` (user,sha256 lines) for -iperf3-rsa-private-key")
 	fs.StringVar(&c.IperfUser, "iperf3-username", c.IperfUser, "throughput probes authenticate as `user` (password from $NETPERFKIT_IPERF3_PASSWORD)")
 	fs.StringVar(&c.IperfPublicKey, "iperf3-rsa-public-key", c.IperfPublicKey, "the peers' iperf3 RSA public key PEM `file` for -iperf3-username")
+	fs.StringVar(&c.PeersDNS, "peers-dns", c.PeersDNS, "more peers: the addresses of `name[:iperf3port[:sockperfport]]` (SRV targets when it has SRV records, else A/AAAA), looked up again every -peers-dns-every; own addresses left out")
+	fs.Var(durFlag{&c.PeersDNSEvery}, "peers-dns-every", "look the -peers-dns name up every `interval` (0: every -rtt-every, or 10s without RTT probes)")
+	fs.StringVar(&c.Mesh, "mesh", c.Mesh, "RTT probe `topology`: full (every peer every period), ring (the next agent), sample:K (K peers a period in a rotation that covers every peer in ceil((N-1)/K) periods), auto (full up to 32 peers, sample:32 above)")
+	fs.Var(durFlag{&c.MeshExpire}, "mesh-expire", "drop a peer's series after this `long` without a probe (0: 3 x -rtt-every + -probe-timeout)")
+	fs.Var(durFlag{&c.StarvedWait}, "starved-wait", "flag an RTT probe during which the agent's threads waited this `long` for a CPU (or its cgroup was throttled)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log `level`: debug, info, warn or error")
 	return fs
@@ -281,6 +295,9 @@ func (c *config) validate() error {
 		return err
 	}
 	if _, err := parsePeers(c.Peers, c.IperfPort, c.SockperfPort); err != nil {
+		return err
+	}
+	if err := c.validateFleet(); err != nil {
 		return err
 	}
 	for _, e := range c.Cache {
@@ -480,4 +497,42 @@ func defaultRouteIface(r io.Reader) (string, error) {
 		return "", errors.New("no IPv4 default route")
 	}
 	return best, nil
+}
+
+// validateFleet checks the settings of issue 33.
+func (c *config) validateFleet() error {
+	if _, err := parseTopology(c.Mesh); err != nil {
+		return err
+	}
+	switch {
+	case c.PeersDNSEvery < 0 || c.MeshExpire < 0 || c.StarvedWait < 0:
+		return errors.New("-peers-dns-every, -mesh-expire and -starved-wait must not be negative")
+	case c.PeersDNSEvery > 0 && time.Duration(c.PeersDNSEvery) < 100*time.Millisecond:
+		return errors.New("-peers-dns-every must be at least 100ms")
+	}
+	if c.PeersDNS != "" {
+		if _, err := newDNSPeers(c.PeersDNS, c.IperfPort, c.SockperfPort, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dnsEvery is how often the -peers-dns name is looked up.
+func (c *config) dnsEvery() time.Duration {
+	switch {
+	case c.PeersDNSEvery > 0:
+		return time.Duration(c.PeersDNSEvery)
+	case c.RTTEvery > 0:
+		return time.Duration(c.RTTEvery)
+	}
+	return 10 * time.Second
+}
+
+// meshExpire is how long a peer's series outlive its last probe.
+func (c *config) meshExpire() time.Duration {
+	if c.MeshExpire > 0 {
+		return time.Duration(c.MeshExpire)
+	}
+	return 3*time.Duration(c.RTTEvery) + time.Duration(c.ProbeTimeout)
 }

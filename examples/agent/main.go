@@ -97,6 +97,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 	closeEthtool := startEthtool(ctx, &bg, cfg, m, log)
 	defer closeEthtool()
 
+	topo, _ := parseTopology(cfg.Mesh) // validated
+	starve := newStarvation(time.Duration(cfg.StarvedWait))
+	m.reg.MustRegister(newStarveCollector(starve))
 	ms = newMesh(ctx, meshConfig{
 		rttEvery: time.Duration(cfg.RTTEvery), tputEvery: time.Duration(cfg.TputEvery),
 		tputBytes:   cfg.TputBytes,
@@ -104,9 +107,15 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 		tputTimeout: time.Duration(cfg.TputDuration + cfg.ProbeTimeout),
 		maxProbes:   cfg.MaxProbes, jitter: 0.1, firstJitter: true,
 		budget: newByteBudget(cfg.TputBudget), metrics: m, log: log,
-		probes: probes,
+		probes: probes, topo: topo, expire: cfg.meshExpire(), starve: starve,
 	})
-	ms.setPeers(peers)
+	src := &peerSources{ms: ms}
+	src.setStatic(peers)
+	if cfg.PeersDNS != "" {
+		d, _ := newDNSPeers(cfg.PeersDNS, cfg.IperfPort, cfg.SockperfPort, net.DefaultResolver) // validated
+		timeout := min(cfg.dnsEvery(), time.Duration(cfg.ProbeTimeout))
+		bg.Go(func() { resolveLoop(ctx, d, src, cfg.dnsEvery(), timeout, m, log) })
+	}
 	if err := startCacheProbes(ctx, ms, cfg, m, log); err != nil {
 		return fail(err)
 	}
@@ -126,7 +135,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 		select {
 		case <-ctx.Done():
 		case <-hup:
-			reloadPeers(cfg, ms, log)
+			reloadPeers(cfg, src, log)
 		}
 	}
 	return shutdown(srv, ms, &bg, log)
@@ -154,13 +163,13 @@ func shutdown(srv *http.Server, ms *mesh, bg *sync.WaitGroup, log *slog.Logger) 
 	return nil
 }
 
-func reloadPeers(cfg config, ms *mesh, log *slog.Logger) {
+func reloadPeers(cfg config, src *peerSources, log *slog.Logger) {
 	peers, err := cfg.allPeers()
 	if err != nil {
 		log.Error("SIGHUP: peers not reloaded", "err", err)
 		return
 	}
-	ms.setPeers(peers)
+	src.setStatic(peers)
 	log.Info("SIGHUP: peers reloaded", "peers", len(peers))
 }
 

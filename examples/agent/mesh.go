@@ -31,6 +31,15 @@ type meshConfig struct {
 	log          *slog.Logger
 	rand         func() float64 // in [0,1); nil means math/rand/v2
 	onProbeStart func(kind string, p peer)
+	// topo is which peers an agent probes each period (-mesh); the zero
+	// value is the full mesh.
+	topo topology
+	// expire drops a peer's series once it went this long without a
+	// probe (0: never); only a sampled mesh leaves peers unprobed.
+	expire time.Duration
+	// starve tells whether the agent was starved of CPU during a probe;
+	// nil: probes are never flagged.
+	starve *starvation
 }
 
 // mesh probes a changing set of peers, each on its own schedule, with at
@@ -45,10 +54,18 @@ type mesh struct {
 	mu      sync.Mutex
 	workers map[string]*worker
 	wg      sync.WaitGroup
+	// rotating is true when RTT probes follow the rotation (topology not
+	// full for the current peers) instead of each peer's own loop.
+	rotating bool
+	self     string // the agent's own address in the fleet's list; "" unknown
+
+	lmu    sync.Mutex
+	probed map[string]time.Time // peers with series: when last probed
 }
 
 type worker struct {
 	p      peer
+	rtt    bool // runs its own RTT loop (full mesh)
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -57,7 +74,12 @@ func newMesh(ctx context.Context, cfg meshConfig) *mesh {
 	if cfg.rand == nil {
 		cfg.rand = rand.Float64
 	}
-	return &mesh{cfg: cfg, sem: make(chan struct{}, max(cfg.maxProbes, 1)), ctx: ctx, workers: map[string]*worker{}}
+	m := &mesh{cfg: cfg, sem: make(chan struct{}, max(cfg.maxProbes, 1)), ctx: ctx, workers: map[string]*worker{},
+		probed: map[string]time.Time{}}
+	if cfg.rttEvery > 0 && cfg.metrics != nil {
+		m.wg.Go(func() { m.rotate(ctx) })
+	}
+	return m
 }
 
 // setPeers makes peers the probed set: new peers start, removed peers stop
@@ -69,15 +91,18 @@ func (m *mesh) setPeers(peers []peer) {
 	for _, p := range peers {
 		want[p.Name()] = p
 	}
+	mode, _ := m.cfg.topo.effective(len(want))
+	m.rotating = mode != meshFull
+	perPeerRTT := m.cfg.rttEvery > 0 && !m.rotating
 	for name, w := range m.workers {
-		if p, ok := want[name]; ok && p == w.p {
+		if p, ok := want[name]; ok && p == w.p && w.rtt == perPeerRTT {
 			continue
 		}
 		w.cancel()
 		<-w.done
 		delete(m.workers, name)
 		if _, ok := want[name]; !ok {
-			m.cfg.metrics.forgetPeer(name)
+			m.forget(name)
 			m.cfg.log.Info("peer removed", "peer", name)
 		}
 	}
@@ -86,22 +111,22 @@ func (m *mesh) setPeers(peers []peer) {
 			continue
 		}
 		ctx, cancel := context.WithCancel(m.ctx)
-		w := &worker{p: p, cancel: cancel, done: make(chan struct{})}
+		w := &worker{p: p, rtt: perPeerRTT, cancel: cancel, done: make(chan struct{})}
 		m.workers[name] = w
-		for _, kind := range []string{"timeout", "refused", "lost"} {
-			m.cfg.metrics.errs.WithLabelValues(name, kind)
-		}
-		if m.cfg.rttEvery > 0 {
-			m.cfg.metrics.rttMessages.WithLabelValues(name)
+		if !m.rotating {
+			// A sampled mesh creates a peer's series at its first probe:
+			// creating them for every peer would hold N of them.
+			m.markProbed(name)
 		}
 		m.cfg.log.Info("peer added", "peer", name, "iperf3_port", p.IperfPort, "sockperf_port", p.SockperfPort)
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
 			defer close(w.done)
-			m.run(ctx, p)
+			m.run(ctx, p, w.rtt)
 		}()
 	}
+	m.setGauges(len(m.workers), -1)
 }
 
 // wait returns when every worker has ended (after ctx ends).
@@ -110,9 +135,9 @@ func (m *mesh) wait() { m.wg.Wait() }
 // run is one peer's schedule: an RTT loop and a throughput loop. Each loop
 // runs its probes one after the other, so a peer never has two throughput
 // probes at once.
-func (m *mesh) run(ctx context.Context, p peer) {
+func (m *mesh) run(ctx context.Context, p peer, rtt bool) {
 	var wg sync.WaitGroup
-	if m.cfg.rttEvery > 0 {
+	if rtt {
 		wg.Go(func() { m.loop(ctx, m.cfg.rttEvery, func() { m.probeRTT(ctx, p) }) })
 	}
 	if m.cfg.tputEvery > 0 {
@@ -169,15 +194,22 @@ func (m *mesh) probeRTT(ctx context.Context, p peer) {
 	if m.cfg.onProbeStart != nil {
 		m.cfg.onProbeStart("rtt", p)
 	}
+	m.markProbed(p.Name())
 	pctx, cancel := context.WithTimeout(ctx, m.cfg.rttTimeout)
 	defer cancel()
+	before := m.cfg.starve.sample()
 	r, err := m.cfg.probes.rtt(pctx, p)
 	if ctx.Err() != nil {
 		return // shutting down or removed: not the peer's fault
 	}
+	r.starved = m.cfg.starve.judge(before, m.cfg.starve.sample())
+	if r.starved != "" {
+		m.cfg.metrics.starved.WithLabelValues("rtt", r.starved).Inc()
+	}
 	// A probe that rttTimeout cut short still reports what it measured,
 	// and counts as a timeout as well.
 	m.cfg.metrics.observeRTT(p.Name(), r)
+	m.cfg.log.Debug("rtt probe", "peer", p.Name(), "samples_ns", r.samples, "lost", r.lost, "starved", r.starved)
 	if err != nil {
 		kind := probeErrorKind(err)
 		m.cfg.metrics.probeError(p.Name(), kind)
@@ -195,6 +227,7 @@ func (m *mesh) probeTput(ctx context.Context, p peer) {
 	if m.cfg.onProbeStart != nil {
 		m.cfg.onProbeStart("tput", p)
 	}
+	m.markProbed(p.Name())
 	pctx, cancel := context.WithTimeout(ctx, m.cfg.tputTimeout)
 	defer cancel()
 	r, err := m.cfg.probes.tput(pctx, p, m.cfg.tputBytes)

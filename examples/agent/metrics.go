@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"time"
 	"runtime/debug"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,30 @@ type metrics struct {
 	cachePhase  *prometheus.HistogramVec
 	srdRatio    *prometheus.GaugeVec
 	skipped     *prometheus.CounterVec
+	// issue 33: the fleet
+	rttStarved prometheus.Histogram
+	starved    *prometheus.CounterVec
+	dnsLookups *prometheus.CounterVec
+	dnsPeers   prometheus.Gauge
+	meshPeers  *prometheus.GaugeVec
+}
+
+// Native histograms (the Prometheus 2.40+ feature) beside the classic
+// buckets: a bucket factor of 1.1 gives schema 3, buckets 2^(1/8) = 1.09
+// apart, so a quantile of the sum of many agents' histograms is within 9%
+// of the exact one. 160 buckets hold a spread of 2^20 (1 µs to 1 s) at that
+// resolution; a wider spread lowers the resolution, and an hour after the
+// last reset the histogram may reset instead.
+const (
+	nativeFactor     = 1.1
+	nativeMaxBuckets = 160
+)
+
+func nativeOpts(o prometheus.HistogramOpts) prometheus.HistogramOpts {
+	o.NativeHistogramBucketFactor = nativeFactor
+	o.NativeHistogramMaxBucketNumber = nativeMaxBuckets
+	o.NativeHistogramMinResetDuration = time.Hour
+	return o
 }
 
 // rttBuckets span 25 µs (same rack) to 2.5 s (a stalled path) in steps
@@ -36,11 +61,11 @@ var cacheBuckets = prometheus.ExponentialBucketsRange(50e-6, 5, 20)
 func newMetrics() *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
-		rtt: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		rtt: prometheus.NewHistogramVec(nativeOpts(prometheus.HistogramOpts{
 			Name:    "netperfkit_probe_rtt_seconds",
-			Help:    "UDP ping-pong round-trip time to the peer's sockperf-compatible server, one observation per answered message, late replies (after their adaptive timeout, within its cap) included.",
+			Help:    "UDP ping-pong round-trip time to the peer's sockperf-compatible server, one observation per answered message, late replies (after their adaptive timeout, within its cap) included; probes run while the agent was starved of CPU are in netperfkit_probe_rtt_starved_seconds instead.",
 			Buckets: rttBuckets,
-		}, []string{"peer"}),
+		}), []string{"peer"}),
 		rttMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "netperfkit_probe_rtt_messages_total",
 			Help: "RTT probe messages answered or lost, by peer: netperfkit_probe_rtt_seconds_count plus netperfkit_probe_errors_total{kind=\"lost\"}, so the loss ratio over a window is the rate of the one over the rate of this. A message is lost when no reply came within the cap of its reply timeout or, for a probe's last messages, by the end of the probe's final wait for late replies (one more adaptive timeout); a message whose cap had not passed when -probe-timeout ended its probe is in neither.",
@@ -65,11 +90,11 @@ func newMetrics() *metrics {
 			Name: "netperfkit_probe_throughput_sent_bytes_total",
 			Help: "Bytes sent by throughput probes, counted against -tput-budget.",
 		}, []string{"peer"}),
-		cachePhase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		cachePhase: prometheus.NewHistogramVec(nativeOpts(prometheus.HistogramOpts{
 			Name:    "netperfkit_cache_phase_seconds",
 			Help:    "Duration of each phase of a fresh connection to a cache endpoint: dns, connect, tls, auth, cluster_slots, command, close, total.",
 			Buckets: cacheBuckets,
-		}, []string{"endpoint", "phase"}),
+		}), []string{"endpoint", "phase"}),
 		srdRatio: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "netperfkit_srd_coverage_ratio",
 			Help: "ENA Express: SRD transmitted packets over SRD-eligible transmitted packets in the last -srd-window; absent when nothing was eligible.",
@@ -79,11 +104,40 @@ func newMetrics() *metrics {
 			Help: "Probes not run, by reason: budget (throughput byte budget spent).",
 		}, []string{"peer", "reason"}),
 	}
+	m.fleetMetrics()
 	m.reg.MustRegister(m.rtt, m.rttMessages, m.rttLoss, m.rttWake, m.errs, m.tput, m.tputBytes, m.cachePhase, m.srdRatio, m.skipped,
 		buildInfo(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// fleetMetrics makes the metrics of peer discovery, the topology and the
+// agent's starvation (issue 33).
+func (m *metrics) fleetMetrics() {
+	h := prometheus.NewHistogram(nativeOpts(prometheus.HistogramOpts{
+		Name:    "netperfkit_probe_rtt_starved_seconds",
+		Help:    "Round trips of RTT probes run while the agent was starved of CPU (see netperfkit_probe_starved_total), all peers together: kept out of netperfkit_probe_rtt_seconds, since they time the agent, not the path.",
+		Buckets: rttBuckets,
+	}))
+	m.rttStarved = h
+	m.starved = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "netperfkit_probe_starved_total",
+		Help: "Probes run while the agent was starved of CPU, by probe kind (rtt) and reason: throttled (its cgroup's CPU quota throttled it during the probe) or wait (its threads waited at least -starved-wait for a CPU during the probe).",
+	}, []string{"kind", "reason"})
+	m.dnsLookups = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "netperfkit_peers_dns_lookups_total",
+		Help: "Lookups of the -peers-dns name by result: ok, or error (SERVFAIL, timeout...: the last good peers are kept).",
+	}, []string{"result"})
+	m.dnsPeers = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "netperfkit_peers_dns_peers",
+		Help: "Peers the last good lookup of the -peers-dns name gave, the agent's own addresses left out.",
+	})
+	m.meshPeers = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "netperfkit_mesh_peers",
+		Help: "The probe topology (-mesh), by state: known (peers from -peers, -peers-file and -peers-dns), probed_per_period (RTT probes an agent runs a period), series (peers whose series the agent holds; a sampled mesh drops a peer's after -mesh-expire without a probe).",
+	}, []string{"state"})
+	m.reg.MustRegister(h, m.starved, m.dnsLookups, m.dnsPeers, m.meshPeers)
 }
 
 // buildInfo is netperfkit_build_info: 1, labelled with the module version,
@@ -114,7 +168,10 @@ func buildInfo() prometheus.Collector {
 // was answered or lost).
 func (m *metrics) observeRTT(peer string, r rttResult) {
 	if len(r.samples) > 0 {
-		h := m.rtt.WithLabelValues(peer)
+		h := prometheus.Observer(m.rttStarved)
+		if r.starved == "" {
+			h = m.rtt.WithLabelValues(peer)
+		}
 		for _, d := range r.samples {
 			h.Observe(d.Seconds())
 		}

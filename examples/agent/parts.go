@@ -91,6 +91,9 @@ type rttResult struct {
 	// percentile of the time from a reply's arrival in the kernel to its
 	// read; zero when the platform does not tell arrivals.
 	wakeP99 time.Duration
+	// starved is why the agent was starved of CPU during the probe
+	// ("throttled", "wait"), "" when it was not (see starvation.judge).
+	starved string
 }
 
 // messages is how many messages were answered or lost: a message the probe
