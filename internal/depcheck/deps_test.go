@@ -33,7 +33,9 @@ var allowed = []struct {
 	{"latency", []string{hdr, "golang.org/x/sys"}, []string{"internal/"}},
 	{"latency/slo", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency"}},
 	{"latency/responsiveness", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency"}},
-	{"latency/latencytest", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency"}},
+	{"latency/latencytest", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency", "latency/shard"}},
+	// shard results and their merge: no cgo, no cache, nothing beyond latency.
+	{"latency/shard", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency"}},
 	// throughput has no histogram: only the kernel's interfaces.
 	// throughput/iperf3auth is the iperf3 credentials a Config carries.
 	{"throughput", []string{"golang.org/x/sys"}, []string{"internal/", "throughput/iperf3auth"}},
@@ -46,7 +48,7 @@ var allowed = []struct {
 	// prometheus and no valkey-glide (cgo, in cache/glide).
 	{"cache", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency"}},
 	{"cache/median", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency", "cache"}},
-	{"cache/cachetest", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency", "cache"}},
+	{"cache/cachetest", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency", "latency/shard", "cache"}},
 	// runinfo reads EC2's instance identity with its own IMDSv2 client in
 	// net/http: no AWS module.
 	{"runinfo", []string{"golang.org/x/sys"}, []string{"ethtool"}},

@@ -1,0 +1,55 @@
+package shard
+
+import (
+	"runtime"
+	"time"
+)
+
+// CPUSample is a reading of the process's (and its cgroup's) CPU use,
+// taken when a measurement starts; Stop returns the use since then.
+type CPUSample struct {
+	wall    time.Time
+	process time.Duration
+	ok      bool
+	cg      cgroupReading
+}
+
+// cgroupReading is what the cgroup says, each field known or not.
+type cgroupReading struct {
+	usage              *time.Duration
+	quotaCores         float64
+	source             string
+	periods, throttled *int64
+}
+
+// StartCPU reads the CPU time used so far by the process and its cgroup.
+func StartCPU() *CPUSample {
+	p, ok := processCPU()
+	return &CPUSample{wall: time.Now(), process: p, ok: ok, cg: readCgroup()}
+}
+
+// Stop returns the CPU used since StartCPU and the limit the process ran
+// under; nil when the platform cannot say (no getrusage) or s is nil.
+func (s *CPUSample) Stop() *CPU {
+	if s == nil || !s.ok {
+		return nil
+	}
+	p, ok := processCPU()
+	if !ok {
+		return nil
+	}
+	end := readCgroup()
+	c := &CPU{Process: p - s.process, Wall: time.Since(s.wall), LimitCores: float64(runtime.NumCPU()), LimitSource: "cpus"}
+	if end.usage != nil && s.cg.usage != nil {
+		d := *end.usage - *s.cg.usage
+		c.Cgroup = &d
+	}
+	if end.quotaCores > 0 {
+		c.LimitCores, c.LimitSource = end.quotaCores, end.source
+		if end.periods != nil && s.cg.periods != nil && end.throttled != nil && s.cg.throttled != nil {
+			p, t := *end.periods-*s.cg.periods, *end.throttled-*s.cg.throttled
+			c.Periods, c.Throttled = &p, &t
+		}
+	}
+	return c
+}

@@ -1,0 +1,337 @@
+package shard
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Format names the result encoding; Decode refuses another.
+const Format = "netperfkit-shard/1"
+
+// maxResultBytes bounds what Decode reads: a day of 1 s intervals with
+// compressed histograms fits well within it.
+const maxResultBytes = 256 << 20
+
+// Result is everything one shard measured: its place, its start, its
+// per-interval histograms on the wall-clock grid, its CPU use, and the
+// tool's own result beside them. Encode writes it as JSON (histograms in
+// hdrhistogram-go's compressed V2 encoding, base64, as HdrHistogram's
+// tools read them); Decode reads it back.
+type Result struct {
+	// Tool names the generator ("cachebench", "pingpong").
+	Tool string
+	// Shard is the shard's place among its siblings.
+	Shard Spec
+	// Host is the generator's host name, for the reader.
+	Host string
+	// StartAt is the requested common start; zero when none was set.
+	StartAt time.Time
+	// Start and End bound the measurement (wall clock).
+	Start, End time.Time
+	// Interval is the grid's interval.
+	Interval time.Duration
+	// Intervals holds the measurement, in order.
+	Intervals []Interval
+	// CPU is the generator's CPU use over the measurement; nil when the
+	// platform cannot say.
+	CPU *CPU
+	// SendLatenessP99 and ResponseP99 are an open-loop generator's own
+	// send lateness (how late it started operations against its schedule)
+	// and the response time it measured, both p99; nil for a closed-loop
+	// run, which has no schedule.
+	SendLatenessP99, ResponseP99 *time.Duration
+	// Error, when not empty, says why the shard failed or was cut short;
+	// Merge then leaves it out of the window and names it.
+	Error string
+	// Detail is the tool's own full result (JSON), carried as it is.
+	Detail json.RawMessage
+}
+
+// CPU is a generator's CPU use over its measurement and the limit it ran
+// under.
+type CPU struct {
+	// Process is the CPU time (user and system) the process used.
+	Process time.Duration
+	// Cgroup is the CPU time the process's cgroup used (its other
+	// processes included); nil when it could not be read.
+	Cgroup *time.Duration
+	// Wall is the wall time the two were measured over.
+	Wall time.Duration
+	// LimitCores is the CPU the process could use, in cores: the cgroup's
+	// quota over its period where one is set, else the CPUs it may run on.
+	LimitCores float64
+	// LimitSource says where LimitCores comes from: "cgroup v1
+	// cpu.cfs_quota_us", "cgroup v2 cpu.max" or "cpus".
+	LimitSource string
+	// Periods and Throttled are the cgroup's enforcement periods over the
+	// measurement and those in which its quota throttled it (cpu.stat's
+	// nr_periods and nr_throttled); nil without a quota.
+	Periods, Throttled *int64
+}
+
+// UsedCores is the CPU used over the wall time, in cores: the cgroup's use
+// when known, else the process's. Zero for a nil CPU or no wall time.
+func (c *CPU) UsedCores() float64 {
+	if c == nil || c.Wall <= 0 {
+		return 0
+	}
+	used := c.Process
+	if c.Cgroup != nil && *c.Cgroup > used {
+		used = *c.Cgroup
+	}
+	return used.Seconds() / c.Wall.Seconds()
+}
+
+type intervalJSON struct {
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	Count      int64     `json:"count"`
+	Errors     int64     `json:"errors"`
+	OutOfRange int64     `json:"out_of_range,omitempty"`
+	Histogram  string    `json:"histogram,omitempty"`
+}
+
+type cpuJSON struct {
+	ProcessSeconds float64  `json:"process_seconds"`
+	CgroupSeconds  *float64 `json:"cgroup_seconds,omitempty"`
+	WallSeconds    float64  `json:"wall_seconds"`
+	LimitCores     float64  `json:"limit_cores"`
+	LimitSource    string   `json:"limit_source"`
+	Periods        *int64   `json:"periods,omitempty"`
+	Throttled      *int64   `json:"throttled_periods,omitempty"`
+}
+
+type histJSON struct {
+	LowestUs           float64 `json:"lowest_us"`
+	HighestUs          float64 `json:"highest_us"`
+	SignificantFigures int     `json:"significant_figures"`
+	Unit               string  `json:"unit"`
+}
+
+type resultJSON struct {
+	Format          string          `json:"format"`
+	Tool            string          `json:"tool"`
+	Shard           int             `json:"shard"`
+	Shards          int             `json:"shards"`
+	Host            string          `json:"host,omitempty"`
+	StartAt         *time.Time      `json:"start_at,omitempty"`
+	Start           time.Time       `json:"start"`
+	End             time.Time       `json:"end"`
+	IntervalSeconds float64         `json:"interval_seconds"`
+	Histogram       histJSON        `json:"histogram"`
+	Intervals       []intervalJSON  `json:"intervals"`
+	CPU             *cpuJSON        `json:"cpu,omitempty"`
+	SendLatenessP99 *float64        `json:"send_lateness_p99_us,omitempty"`
+	ResponseP99     *float64        `json:"response_p99_us,omitempty"`
+	Error           string          `json:"error,omitempty"`
+	Detail          json.RawMessage `json:"detail,omitempty"`
+}
+
+func usPtr(d *time.Duration) *float64 {
+	if d == nil {
+		return nil
+	}
+	v := float64(*d) / 1e3
+	return &v
+}
+
+func durPtr(us *float64, scale float64) *time.Duration {
+	if us == nil {
+		return nil
+	}
+	d := time.Duration(*us*scale + 0.5)
+	return &d
+}
+
+func secs(d time.Duration) float64 { return d.Seconds() }
+
+// Encode writes r as one JSON object. Its error wraps ErrInvalid for a nil
+// r or an invalid Shard.
+func Encode(w io.Writer, r *Result) error {
+	if r == nil {
+		return fmt.Errorf("%w: Encode: nil result", ErrInvalid)
+	}
+	if err := r.Shard.Validate(); err != nil {
+		return err
+	}
+	j := resultJSON{
+		Format: Format, Tool: r.Tool, Shard: r.Shard.Index, Shards: r.Shard.Count, Host: r.Host,
+		Start: r.Start.UTC(), End: r.End.UTC(), IntervalSeconds: secs(r.Interval),
+		Histogram: histJSON{LowestUs: float64(HistogramLowest) / 1e3, HighestUs: float64(HistogramHighest) / 1e3,
+			SignificantFigures: HistogramSignificantFigures, Unit: "ns"},
+		Intervals:       make([]intervalJSON, 0, len(r.Intervals)),
+		SendLatenessP99: usPtr(r.SendLatenessP99), ResponseP99: usPtr(r.ResponseP99),
+		Error: r.Error, Detail: r.Detail,
+	}
+	if !r.StartAt.IsZero() {
+		t := r.StartAt.UTC()
+		j.StartAt = &t
+	}
+	for _, iv := range r.Intervals {
+		ij := intervalJSON{Start: iv.Start.UTC(), End: iv.End.UTC(), Count: iv.Count, Errors: iv.Errors, OutOfRange: iv.OutOfRange}
+		if iv.Histogram != nil && iv.Histogram.TotalCount() > 0 {
+			b, err := iv.Histogram.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+			if err != nil {
+				return fmt.Errorf("shard: encoding a histogram: %w", err)
+			}
+			ij.Histogram = string(b)
+		}
+		j.Intervals = append(j.Intervals, ij)
+	}
+	if c := r.CPU; c != nil {
+		j.CPU = &cpuJSON{ProcessSeconds: secs(c.Process), WallSeconds: secs(c.Wall), LimitCores: c.LimitCores,
+			LimitSource: c.LimitSource, Periods: c.Periods, Throttled: c.Throttled}
+		if c.Cgroup != nil {
+			v := secs(*c.Cgroup)
+			j.CPU.CgroupSeconds = &v
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(j); err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	return nil
+}
+
+// Decode reads one Result written by Encode. It checks what Merge relies
+// on: the format, the shard's place, the histogram settings (those of this
+// package, in the header and in every histogram), intervals in order and
+// within the interval's length, and counts that match their histograms.
+// Its error wraps ErrInvalid; the Result is never nil.
+func Decode(rd io.Reader) (*Result, error) {
+	r := &Result{}
+	if rd == nil {
+		return r, fmt.Errorf("%w: Decode: nil reader", ErrInvalid)
+	}
+	var j resultJSON
+	dec := json.NewDecoder(io.LimitReader(rd, maxResultBytes))
+	if err := dec.Decode(&j); err != nil {
+		return r, fmt.Errorf("%w result: %w", ErrInvalid, err)
+	}
+	if err := j.check(); err != nil {
+		return r, err
+	}
+	r.Tool, r.Shard, r.Host = j.Tool, Spec{Index: j.Shard, Count: j.Shards}, j.Host
+	if j.StartAt != nil {
+		r.StartAt = *j.StartAt
+	}
+	r.Start, r.End, r.Interval = j.Start, j.End, time.Duration(j.IntervalSeconds*1e9+0.5)
+	r.SendLatenessP99, r.ResponseP99 = durPtr(j.SendLatenessP99, 1e3), durPtr(j.ResponseP99, 1e3)
+	r.Error, r.Detail = j.Error, j.Detail
+	if c := j.CPU; c != nil {
+		if err := c.check(); err != nil {
+			return r, err
+		}
+		r.CPU = &CPU{Process: time.Duration(c.ProcessSeconds * 1e9), Cgroup: durPtr(c.CgroupSeconds, 1e9),
+			Wall: time.Duration(c.WallSeconds * 1e9), LimitCores: c.LimitCores, LimitSource: c.LimitSource,
+			Periods: c.Periods, Throttled: c.Throttled}
+	}
+	for i, ij := range j.Intervals {
+		iv, err := ij.decode(i, r.Interval)
+		if err != nil {
+			return r, err
+		}
+		if i > 0 && iv.Start.Before(r.Intervals[i-1].End) {
+			return r, fmt.Errorf("%w result: interval %d starts before interval %d ends", ErrInvalid, i, i-1)
+		}
+		r.Intervals = append(r.Intervals, iv)
+	}
+	return r, nil
+}
+
+func (j *resultJSON) check() error {
+	sp := Spec{Index: j.Shard, Count: j.Shards}
+	want := histJSON{LowestUs: float64(HistogramLowest) / 1e3, HighestUs: float64(HistogramHighest) / 1e3,
+		SignificantFigures: HistogramSignificantFigures, Unit: "ns"}
+	iv := time.Duration(j.IntervalSeconds*1e9 + 0.5)
+	switch {
+	case j.Format != Format:
+		return fmt.Errorf("%w result: format %q, want %q", ErrInvalid, j.Format, Format)
+	case sp.Validate() != nil:
+		return fmt.Errorf("%w result: %w", ErrInvalid, sp.Validate())
+	case j.Histogram != want:
+		return fmt.Errorf("%w result: histogram settings %+v, want %+v", ErrMismatch, j.Histogram, want)
+	case !(j.IntervalSeconds >= MinInterval.Seconds() && j.IntervalSeconds <= MaxInterval.Seconds()):
+		return fmt.Errorf("%w result: interval_seconds %v outside %v..%v", ErrInvalid, j.IntervalSeconds, MinInterval, MaxInterval)
+	case len(j.Intervals) > maxIntervals:
+		return fmt.Errorf("%w result: %d intervals, above %d", ErrInvalid, len(j.Intervals), maxIntervals)
+	case j.End.Before(j.Start):
+		return fmt.Errorf("%w result: end before start", ErrInvalid)
+	case iv <= 0:
+		return fmt.Errorf("%w result: interval %v", ErrInvalid, iv)
+	}
+	return nil
+}
+
+func (c *cpuJSON) check() error {
+	bad := func(v float64) bool { return !(v >= 0 && v < 1e12) }
+	if bad(c.ProcessSeconds) || bad(c.WallSeconds) || bad(c.LimitCores) || c.CgroupSeconds != nil && bad(*c.CgroupSeconds) ||
+		c.Periods != nil && *c.Periods < 0 || c.Throttled != nil && *c.Throttled < 0 {
+		return fmt.Errorf("%w result: cpu figures out of range", ErrInvalid)
+	}
+	return nil
+}
+
+func (ij *intervalJSON) decode(i int, interval time.Duration) (Interval, error) {
+	iv := Interval{Start: ij.Start, End: ij.End, Count: ij.Count, Errors: ij.Errors, OutOfRange: ij.OutOfRange}
+	bad := func(why string) (Interval, error) {
+		return Interval{}, fmt.Errorf("%w result: interval %d: %s", ErrInvalid, i, why)
+	}
+	switch d := ij.End.Sub(ij.Start); {
+	case d <= 0 || d > interval:
+		return bad(fmt.Sprintf("length %v is not within (0, %v]", d, interval))
+	case ij.Count < 0 || ij.Errors < 0 || ij.OutOfRange < 0 || ij.OutOfRange > ij.Count:
+		return bad("negative count, or more out of range than counted")
+	case ij.Histogram == "" && ij.Count != 0:
+		return bad(fmt.Sprintf("count %d without a histogram", ij.Count))
+	case ij.Histogram == "":
+		return iv, nil
+	}
+	if err := checkHistogramHeader(ij.Histogram); err != nil {
+		return bad(err.Error())
+	}
+	h, err := hdrhistogram.Decode([]byte(ij.Histogram))
+	if err != nil {
+		return bad("histogram: " + err.Error())
+	}
+	if h.TotalCount() != ij.Count {
+		return bad(fmt.Sprintf("count %d but its histogram holds %d", ij.Count, h.TotalCount()))
+	}
+	iv.Histogram = h
+	return iv, nil
+}
+
+// checkHistogramHeader reads the settings in an encoded histogram's header
+// before hdrhistogram-go sizes a histogram from them: a result file is
+// input, and a forged header could ask for gigabytes.
+func checkHistogramHeader(enc string) error {
+	raw, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil || len(raw) < 8 {
+		return fmt.Errorf("histogram is not base64 of an encoded histogram")
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[8:]))
+	if err != nil {
+		return fmt.Errorf("histogram: %w", err)
+	}
+	defer z.Close()
+	var hdr struct {
+		Cookie, Len, Offset, SigFigs int32
+		Lowest, Highest              int64
+	}
+	if err := binary.Read(z, binary.BigEndian, &hdr); err != nil {
+		return fmt.Errorf("histogram header: %w", err)
+	}
+	if hdr.SigFigs != HistogramSignificantFigures || hdr.Lowest != int64(HistogramLowest) || hdr.Highest != int64(HistogramHighest) {
+		return fmt.Errorf("histogram settings (%d figures, %d..%d ns) are not this package's", hdr.SigFigs, hdr.Lowest, hdr.Highest)
+	}
+	return nil
+}

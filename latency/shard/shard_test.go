@@ -1,0 +1,330 @@
+package shard
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseSpecAndPart(t *testing.T) {
+	s, err := ParseSpec("2/4")
+	require.NoError(t, err)
+	assert.Equal(t, Spec{Index: 2, Count: 4}, s)
+	for _, bad := range []string{"", "4/4", "-1/4", "1/0", "a/b", "1", "1/10001"} {
+		_, err := ParseSpec(bad)
+		assert.ErrorIs(t, err, ErrInvalid, bad)
+	}
+	// Parts tile [0, n) in order, differing by one at most.
+	for _, n := range []int{0, 1, 3, 10, 10000} {
+		next := 0
+		for i := range 4 {
+			lo, hi := Spec{Index: i, Count: 4}.Part(n)
+			assert.Equal(t, next, lo)
+			assert.LessOrEqual(t, hi-lo, n/4+1)
+			next = hi
+		}
+		assert.Equal(t, n, next)
+	}
+	lo, hi := Spec{}.Part(10)
+	assert.Zero(t, lo+hi)
+}
+
+func TestWaitUntilRefusesThePast(t *testing.T) {
+	past := time.Now().Add(-3 * time.Second)
+	_, _, err := WaitUntil(context.Background(), past)
+	require.ErrorIs(t, err, ErrPastStart)
+	assert.Contains(t, err.Error(), "ago")
+	//nolint:staticcheck // a nil context is misuse this checks
+	_, _, err = WaitUntil(nil, time.Time{}) //lint:ignore SA1012 misuse under test
+	assert.Error(t, err)
+
+	at := time.Now().Add(50 * time.Millisecond)
+	started, late, err := WaitUntil(context.Background(), at)
+	require.NoError(t, err)
+	assert.False(t, started.Before(at), "woke before the start time")
+	assert.GreaterOrEqual(t, late, time.Duration(0))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err = WaitUntil(ctx, time.Now().Add(time.Hour))
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestParseStartAt(t *testing.T) {
+	at, err := ParseStartAt("2026-12-02T15:00:00Z")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1796223600), at.Unix())
+	_, err = ParseStartAt("now+30s")
+	assert.ErrorIs(t, err, ErrInvalid)
+}
+
+// fakeShard builds a result of a shard that measured from start for n
+// intervals of iv, each operation taking the same latency, per interval.
+func fakeShard(t *testing.T, sp Spec, start time.Time, d, iv time.Duration, perInterval int, lat time.Duration) *Result {
+	t.Helper()
+	rec, err := NewRecorder(start, d, &RecorderConfig{Interval: iv})
+	require.NoError(t, err)
+	// One operation per slot, spread evenly over the measurement.
+	n := int(d/iv) * perInterval
+	for i := range n {
+		at := start.Add(time.Duration(i) * d / time.Duration(n))
+		rec.Record(at, lat)
+	}
+	rec.RecordError(start)
+	return &Result{Tool: "test", Shard: sp, Host: "h", Start: start, End: start.Add(d), Interval: iv,
+		Intervals: rec.Intervals(start.Add(d))}
+}
+
+func TestRecorderGridAndOutside(t *testing.T) {
+	start := time.Unix(100, 250_000_000) // a quarter into a 1 s interval
+	rec, err := NewRecorder(start, 2*time.Second, nil)
+	require.NoError(t, err)
+	rec.Record(start.Add(-time.Millisecond), time.Millisecond)
+	rec.Record(start.Add(2*time.Second), time.Millisecond)
+	rec.Record(start.Add(500*time.Millisecond), 90*time.Second) // out of range
+	rec.Record(start.Add(time.Second), time.Millisecond)
+	rec.RecordError(start.Add(1900 * time.Millisecond))
+	ivs := rec.Intervals(time.Time{})
+	require.Len(t, ivs, 3)
+	assert.Equal(t, time.Unix(100, 250_000_000).UTC(), ivs[0].Start)
+	assert.Equal(t, time.Unix(101, 0).UTC(), ivs[0].End)
+	assert.Equal(t, time.Unix(102, 250_000_000).UTC(), ivs[2].End)
+	assert.Equal(t, int64(1), ivs[1].Count)
+	assert.Equal(t, int64(1), ivs[0].OutOfRange)
+	assert.Equal(t, int64(1), ivs[2].Errors)
+	assert.Equal(t, int64(2), rec.Outside())
+	_, err = NewRecorder(start, 0, nil)
+	assert.ErrorIs(t, err, ErrInvalid)
+	_, err = NewRecorder(start, time.Hour, &RecorderConfig{Interval: time.Microsecond})
+	assert.ErrorIs(t, err, ErrInvalid)
+	var nilRec *Recorder
+	nilRec.Record(start, time.Second)
+	assert.Nil(t, nilRec.Intervals(start))
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	r := fakeShard(t, Spec{Index: 1, Count: 2}, time.Unix(1000, 5), 3*time.Second, time.Second, 7, 250*time.Microsecond)
+	r.StartAt = time.Unix(1000, 0)
+	late, resp := 3*time.Microsecond, 400*time.Microsecond
+	r.SendLatenessP99, r.ResponseP99 = &late, &resp
+	cg, p, th := 2*time.Second, int64(30), int64(3)
+	r.CPU = &CPU{Process: time.Second, Cgroup: &cg, Wall: 3 * time.Second, LimitCores: 0.5, LimitSource: "cgroup v1 cpu.cfs_quota_us", Periods: &p, Throttled: &th}
+	r.Detail = []byte(`{"a":1}`)
+	var buf bytes.Buffer
+	require.NoError(t, Encode(&buf, r))
+	got, err := Decode(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, r.Shard, got.Shard)
+	assert.True(t, r.StartAt.Equal(got.StartAt))
+	assert.True(t, r.Start.Equal(got.Start))
+	assert.Equal(t, r.Interval, got.Interval)
+	assert.Equal(t, late, *got.SendLatenessP99)
+	assert.Equal(t, *r.CPU.Cgroup, *got.CPU.Cgroup)
+	assert.Equal(t, int64(3), *got.CPU.Throttled)
+	assert.JSONEq(t, `{"a":1}`, string(got.Detail))
+	require.Len(t, got.Intervals, len(r.Intervals))
+	for i := range r.Intervals {
+		assert.Equal(t, r.Intervals[i].Count, got.Intervals[i].Count)
+		assert.True(t, r.Intervals[i].Start.Equal(got.Intervals[i].Start))
+		if r.Intervals[i].Histogram != nil {
+			assert.True(t, r.Intervals[i].Histogram.Equals(got.Intervals[i].Histogram))
+		}
+	}
+	assert.ErrorIs(t, Encode(&buf, nil), ErrInvalid)
+}
+
+func TestDecodeRefusesWhatMergeCannotTrust(t *testing.T) {
+	r := fakeShard(t, Spec{Index: 0, Count: 1}, time.Unix(1000, 0), 2*time.Second, time.Second, 3, time.Millisecond)
+	var buf bytes.Buffer
+	require.NoError(t, Encode(&buf, r))
+	good := buf.String()
+	for name, edit := range map[string]func(string) string{
+		"format":   func(s string) string { return strings.Replace(s, Format, "other/1", 1) },
+		"shard":    func(s string) string { return strings.Replace(s, `"shard": 0`, `"shard": 5`, 1) },
+		"settings": func(s string) string { return strings.Replace(s, `"significant_figures": 3`, `"significant_figures": 2`, 1) },
+		"count":    func(s string) string { return strings.Replace(s, `"count": 3`, `"count": 4`, 1) },
+		"json":     func(s string) string { return s[:len(s)/2] },
+	} {
+		_, err := Decode(strings.NewReader(edit(good)))
+		assert.Error(t, err, name)
+	}
+	res, err := Decode(nil)
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.NotNil(t, res)
+}
+
+func TestMergeCommonWindowIsTheOverlap(t *testing.T) {
+	iv := 100 * time.Millisecond
+	t0 := time.Unix(2000, 0)
+	// Four shards, each 1 s (10 intervals), started one interval apart
+	// and a little after the grid line: the overlap is intervals 4..9.
+	var rs []*Result
+	for i := range 4 {
+		start := t0.Add(time.Duration(i)*iv + time.Millisecond)
+		rs = append(rs, fakeShard(t, Spec{Index: i, Count: 4}, start, time.Second, iv, 10*(i+1), time.Duration(i+1)*time.Millisecond))
+	}
+	m, err := Merge(rs, nil)
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(4*iv).UTC(), m.WindowStart)
+	assert.Equal(t, t0.Add(10*iv).UTC(), m.WindowEnd)
+	assert.Equal(t, 6, m.Intervals)
+	var want int64
+	for _, r := range rs {
+		for _, x := range r.Intervals {
+			if !x.Start.Before(m.WindowStart) && !x.End.After(m.WindowEnd) {
+				want += x.Count
+			}
+		}
+	}
+	assert.Equal(t, want, m.Count)
+	assert.Equal(t, int64(6*(10+20+30+40)), m.Count)
+	assert.Equal(t, m.Count, m.Histogram.TotalCount())
+	assert.InDelta(t, float64(m.Count)/0.6, m.OpsPerSec, 1e-6)
+	// The merged median is the distribution's, not an average of medians:
+	// shard 3 (4 ms) holds 40 % of the operations, shard 2 (3 ms) 30 %.
+	assert.InEpsilon(t, float64(3*time.Millisecond), float64(m.Latency.P50), 0.002)
+	assert.Equal(t, 3*iv, m.StartSkew)
+	require.Len(t, m.Rows, 4)
+	assert.Equal(t, int64(60), m.Rows[0].Count)
+	assert.Equal(t, 2*iv, m.Rows[2].Skew)
+}
+
+func TestMergeNamesMissingAndFailedShards(t *testing.T) {
+	t0 := time.Unix(3000, 0)
+	a := fakeShard(t, Spec{Index: 0, Count: 3}, t0, 2*time.Second, time.Second, 5, time.Millisecond)
+	b := fakeShard(t, Spec{Index: 2, Count: 3}, t0, 2*time.Second, time.Second, 5, time.Millisecond)
+	b.Error = "interrupted by SIGTERM"
+	m, err := Merge([]*Result{a, b}, nil)
+	require.ErrorIs(t, err, ErrIncomplete)
+	assert.Equal(t, []int{1}, m.Missing)
+	require.Len(t, m.Failed, 1)
+	assert.Equal(t, 2, m.Failed[0].Shard)
+	assert.Contains(t, err.Error(), "shard(s) [1] of 3 missing")
+	assert.Contains(t, err.Error(), "shard 2 failed: interrupted")
+	assert.Equal(t, int64(10), m.Count, "the good shard is still merged (two whole intervals)")
+
+	_, err = Merge([]*Result{a, a}, nil)
+	assert.ErrorIs(t, err, ErrMismatch)
+	c := fakeShard(t, Spec{Index: 1, Count: 3}, t0, 2*time.Second, 500*time.Millisecond, 5, time.Millisecond)
+	_, err = Merge([]*Result{a, c}, nil)
+	assert.ErrorIs(t, err, ErrMismatch)
+	far := fakeShard(t, Spec{Index: 1, Count: 3}, t0.Add(time.Hour), 2*time.Second, time.Second, 5, time.Millisecond)
+	m, err = Merge([]*Result{a, far}, nil)
+	assert.ErrorIs(t, err, ErrNoWindow)
+	assert.NotNil(t, m)
+	m, err = Merge(nil, nil)
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.NotNil(t, m)
+	_, err = Merge([]*Result{nil}, nil)
+	assert.ErrorIs(t, err, ErrInvalid)
+}
+
+func TestVerdict(t *testing.T) {
+	p, th := int64(100), int64(40)
+	quota := &CPU{Process: 400 * time.Millisecond, Wall: 2 * time.Second, LimitCores: 0.25, LimitSource: "cgroup v1 cpu.cfs_quota_us", Periods: &p, Throttled: &th}
+	sat, why := verdict(&Result{CPU: quota}, MergeConfig{}.withDefaults0())
+	assert.True(t, sat)
+	assert.Contains(t, why, "throttled")
+	idle := &CPU{Process: 200 * time.Millisecond, Wall: 2 * time.Second, LimitCores: 2, LimitSource: "cpus"}
+	sat, why = verdict(&Result{CPU: idle}, MergeConfig{}.withDefaults0())
+	assert.False(t, sat, why)
+	busy := &CPU{Process: 3900 * time.Millisecond, Wall: 2 * time.Second, LimitCores: 2, LimitSource: "cpus"}
+	sat, _ = verdict(&Result{CPU: busy}, MergeConfig{}.withDefaults0())
+	assert.True(t, sat)
+	late, resp := 200*time.Microsecond, time.Millisecond
+	sat, why = verdict(&Result{CPU: idle, SendLatenessP99: &late, ResponseP99: &resp}, MergeConfig{}.withDefaults0())
+	assert.True(t, sat)
+	assert.Contains(t, why, "send lateness")
+	sat, why = verdict(&Result{}, MergeConfig{}.withDefaults0())
+	assert.False(t, sat)
+	assert.Contains(t, why, "CPU unknown")
+}
+
+func (c MergeConfig) withDefaults0() MergeConfig { return c.withDefaults() }
+
+func TestCgroupParsing(t *testing.T) {
+	v1, acct, v2, err := parseProcCgroup(strings.NewReader("12:cpu,cpuacct:/a/b\n0::/c\n3:memory:/m\nbad\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "/a/b", v1)
+	assert.Equal(t, "/a/b", acct)
+	assert.Equal(t, "/c", v2)
+	cores, ok := parseV1Quota("25000\n", "100000\n")
+	assert.True(t, ok)
+	assert.InDelta(t, 0.25, cores, 1e-9)
+	_, ok = parseV1Quota("-1", "100000")
+	assert.False(t, ok)
+	cores, ok = parseV2Max("150000 100000\n")
+	assert.True(t, ok)
+	assert.InDelta(t, 1.5, cores, 1e-9)
+	_, ok = parseV2Max("max 100000")
+	assert.False(t, ok)
+	pp, th := parseCPUStat("nr_periods 10\nnr_throttled 4\nthrottled_time 5\n")
+	assert.Equal(t, int64(10), *pp)
+	assert.Equal(t, int64(4), *th)
+	assert.Equal(t, 7*time.Microsecond, *parseV2Usage("usage_usec 7\n"))
+	assert.Nil(t, parseV1Usage("x"))
+}
+
+func TestStartCPU(t *testing.T) {
+	s := StartCPU()
+	deadline := time.Now().Add(20 * time.Millisecond)
+	for time.Now().Before(deadline) {
+	}
+	c := s.Stop()
+	if c == nil {
+		t.Skip("no getrusage on this platform")
+	}
+	assert.Positive(t, c.Wall)
+	assert.Positive(t, c.LimitCores)
+	assert.NotEmpty(t, c.LimitSource)
+	var nilS *CPUSample
+	assert.Nil(t, nilS.Stop())
+}
+
+func TestHistogramLogs(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 3 {
+		h := newHistogram()
+		for range 100 {
+			require.NoError(t, h.RecordValue(int64((i+1)*1000)))
+		}
+		p := filepath.Join(dir, "b"+string(rune('0'+i))+".hlog")
+		require.NoError(t, WriteHistogramLog(p, "BenchmarkX", h))
+		paths = append(paths, p)
+	}
+	h, dropped, err := MergeHistogramLogs(paths...)
+	require.NoError(t, err)
+	assert.Zero(t, dropped)
+	assert.Equal(t, int64(300), h.TotalCount())
+	assert.True(t, h.ValuesAreEquivalent(2000, h.ValueAtQuantile(50)))
+	_, _, err = MergeHistogramLogs(filepath.Join(dir, "none"))
+	assert.Error(t, err)
+	assert.ErrorIs(t, WriteHistogramLog("", "x", nil), ErrInvalid)
+}
+
+func TestMergeFilesListsUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	r := fakeShard(t, Spec{Index: 0, Count: 2}, time.Unix(4000, 0), 3*time.Second, time.Second, 5, time.Millisecond)
+	good := filepath.Join(dir, "0.json")
+	f, err := os.Create(good)
+	require.NoError(t, err)
+	require.NoError(t, Encode(f, r))
+	require.NoError(t, f.Close())
+	bad := filepath.Join(dir, "1.json")
+	require.NoError(t, os.WriteFile(bad, []byte("{"), 0o600))
+	m, err := MergeFiles([]string{good, bad}, nil)
+	require.ErrorIs(t, err, ErrIncomplete)
+	assert.Equal(t, []int{1}, m.Missing)
+	require.Len(t, m.Unreadable, 1)
+	assert.Equal(t, bad, m.Unreadable[0].Path)
+	assert.False(t, errors.Is(err, ErrMismatch))
+}
