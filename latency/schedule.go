@@ -179,6 +179,13 @@ type ScheduleResult struct {
 	ClientLateness Summary `json:"client_lateness"`
 	ReceiveWake    Summary `json:"receive_wake"`
 	ClientLate     int64   `json:"client_late"`
+	// Reclassified counts the started requests that waited for their
+	// worker more than LateAfter longer than the server's own time
+	// queued them: they waited behind a request the client itself had
+	// sent late (a backlog after a stall), and that wait is counted in
+	// ClientLateness instead of Response. They are run and recorded like
+	// every other request.
+	Reclassified int64 `json:"reclassified"`
 	// SuccessResponse summarises the response times of the requests that
 	// succeeded: a request that fails fast (a refused connection, a
 	// broken one) would otherwise pull Response's statistics down.
@@ -396,8 +403,11 @@ type sched struct {
 	// it puts id back on idle, which orders it before the dispatcher's
 	// read.
 	freeAt []int64
+	// doneAt[id] is when worker id's last request actually ended (its Do
+	// returned), written and read like freeAt.
+	doneAt []int64
 
-	started, late, failed, okIn, clientLate atomic.Int64
+	started, late, failed, okIn, clientLate, reclassified atomic.Int64
 }
 
 func schedule(ctx context.Context, c *ScheduleConfig, clk clock) (*ScheduleResult, error) {
@@ -419,6 +429,7 @@ func schedule(ctx context.Context, c *ScheduleConfig, clk clock) (*ScheduleResul
 	var wg sync.WaitGroup
 	s.work = make([]chan Request, c.Workers)
 	s.freeAt = make([]int64, c.Workers)
+	s.doneAt = make([]int64, c.Workers)
 	for id := range c.Workers {
 		s.work[id] = make(chan Request, 1)
 		s.idle <- id
@@ -509,6 +520,11 @@ func (s *sched) dispatch(ctx, wctx context.Context, p *pacer, inline *workerStat
 		base := s.clk.base()
 		req := Request{Seq: seq, Worker: id, Intended: base.Add(time.Duration(intended)), Start: base.Add(time.Duration(now)),
 			queued: max(min(s.freeAt[id], now)-intended, 0)}
+		// The wait for a worker that is not the server's: behind a
+		// request the client sent late itself.
+		if max(min(s.doneAt[id], now)-intended, 0)-req.queued > s.lateAft {
+			s.reclassified.Add(1)
+		}
 		if inline != nil {
 			s.run(wctx, inline, req)
 			continue
@@ -569,7 +585,7 @@ func (s *sched) run(ctx context.Context, w *workerState, req Request) {
 	// a server that stalls is charged for all it kept waiting.
 	vfree := intended + req.queued + (free - sent)
 	defer func() {
-		s.freeAt[req.Worker] = vfree
+		s.freeAt[req.Worker], s.doneAt[req.Worker] = vfree, done
 		s.idle <- req.Worker
 	}()
 	if err != nil && ctx.Err() != nil {
@@ -603,7 +619,7 @@ func (s *sched) result(due, stoppedAt int64) *ScheduleResult {
 		TargetRate: s.cfg.Rate, Arrival: s.cfg.Arrival.String(), Workers: s.cfg.Workers,
 		Window: time.Duration(min(stoppedAt, s.end) - s.start), Elapsed: time.Duration(s.clk.now() - s.start),
 		Due: due, Started: s.started.Load(), Late: s.late.Load(), Failed: s.failed.Load(),
-		SucceededInWindow: s.okIn.Load(), ClientLate: s.clientLate.Load(),
+		SucceededInWindow: s.okIn.Load(), ClientLate: s.clientLate.Load(), Reclassified: s.reclassified.Load(),
 	}
 	r.Unstarted = max(r.Due-r.Started, 0)
 	if r.Window > 0 {

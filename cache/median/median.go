@@ -72,6 +72,10 @@ type Result struct {
 	ServiceP99   *latency.DurationRange `json:"service_p99_us,omitempty"`
 	Late         int64                  `json:"late,omitempty"`
 	Unstarted    int64                  `json:"unstarted,omitempty"`
+	// Reclassified sums latency.ScheduleResult's Reclassified: operations
+	// whose wait behind one the client itself sent late was counted as the
+	// client's delay, not the server's (they are in every figure above).
+	Reclassified int64 `json:"reclassified,omitempty"`
 	// ClientLatenessP99 and ReceiveWakeP99 are the medians of the p99s of
 	// the client's own share (latency.ScheduleResult's ClientLateness and
 	// ReceiveWake): large ones mean the figures above are partly the
@@ -133,6 +137,7 @@ func summarizeOpen(a *Result, runs []*cache.RunResult) {
 			sched = append(sched, r.Schedule)
 			a.Late += r.Schedule.Late
 			a.Unstarted += r.Schedule.Unstarted
+			a.Reclassified += r.Schedule.Reclassified
 		}
 	}
 	a.TargetRate = runs[0].TargetRate

@@ -393,7 +393,7 @@ func printTables(w io.Writer, o *output) {
 func printOpen(w io.Writer, o *output) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "engine\tmode\ttarget/s\tachieved/s\t(min-max)\tlate\tunstarted\tservice p99 us\t(min-max)\tclient: send late p99 us\treceive wake p99 us\t")
+	fmt.Fprintln(tw, "engine\tmode\ttarget/s\tachieved/s\t(min-max)\tlate\tunstarted\tbehind own late sends\tservice p99 us\t(min-max)\tclient: send late p99 us\treceive wake p99 us\t")
 	var notes []string
 	for _, a := range o.Results {
 		if a.AchievedRate == nil || a.ServiceP99 == nil {
@@ -403,8 +403,8 @@ func printOpen(w io.Writer, o *output) {
 		if a.ClientLatenessP99 != nil && a.ReceiveWakeP99 != nil {
 			cl, wake = a.ClientLatenessP99.Median, a.ReceiveWakeP99.Median
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t(%.0f-%.0f)\t%d\t%d\t%.0f\t(%.0f-%.0f)\t%.0f\t%.0f\t\n", a.Engine, a.Mode, a.TargetRate,
-			a.AchievedRate.Median, a.AchievedRate.Min, a.AchievedRate.Max, a.Late, a.Unstarted,
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t(%.0f-%.0f)\t%d\t%d\t%d\t%.0f\t(%.0f-%.0f)\t%.0f\t%.0f\t\n", a.Engine, a.Mode, a.TargetRate,
+			a.AchievedRate.Median, a.AchievedRate.Min, a.AchievedRate.Max, a.Late, a.Unstarted, a.Reclassified,
 			us(a.ServiceP99.Median), us(a.ServiceP99.Min), us(a.ServiceP99.Max), us(cl), us(wake))
 		if n := clientShareNote(a.Engine+" "+string(a.Mode), a.P99.Median, cl, wake); n != "" {
 			notes = append(notes, n)
