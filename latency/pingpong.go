@@ -207,6 +207,23 @@ type PingPongResult struct {
 	// read's return, and is inside the round trips.
 	SendLateness *Summary `json:"send_lateness,omitempty"`
 	ReceiveWake  *Summary `json:"receive_wake,omitempty"`
+	// KernelRTT is the kernel-to-kernel view of the round trips above: from
+	// each message's software transmit stamp to its reply's receive stamp
+	// (SO_TIMESTAMPING and SO_TIMESTAMPNS, both taken by the client's
+	// kernel), so it holds what the path and the server did and none of
+	// the client's own scheduling: where a number measures a path, it
+	// leads. Ping-pong runs on linux only; nil otherwise, and
+	// NoKernelStamps then says why (never a zero in its place).
+	// KernelStampsLost counts the measured messages whose view is missing
+	// because a stamp was (the kernel's error queue was full, or the
+	// device did not stamp the send).
+	KernelRTT        *Summary `json:"kernel_rtt,omitempty"`
+	KernelStampsLost int64    `json:"kernel_stamps_lost,omitempty"`
+	NoKernelStamps   string   `json:"no_kernel_stamps,omitempty"`
+	// KernelSamples holds each measured message's kernel view at the
+	// index of its round trip in Samples (-1 where a stamp is missing);
+	// nil with DiscardSamples or without stamps.
+	KernelSamples []time.Duration `json:"-"`
 	// Samples holds every measured round trip in send order, unless
 	// DiscardSamples was set; RawSamples the under-load send-to-reply times.
 	Samples    []time.Duration `json:"-"`
@@ -234,6 +251,9 @@ type pingPongJSON struct {
 	Raw              *Summary `json:"raw,omitempty"`
 	SendLateness     *Summary `json:"send_lateness,omitempty"`
 	ReceiveWake      *Summary `json:"receive_wake,omitempty"`
+	KernelRTT        *Summary `json:"kernel_rtt,omitempty"`
+	KernelStampsLost int64    `json:"kernel_stamps_lost,omitempty"`
+	NoKernelStamps   string   `json:"no_kernel_stamps,omitempty"`
 }
 
 // MarshalJSON writes the result in the form netperfkit has always written:
@@ -246,6 +266,7 @@ func (r PingPongResult) MarshalJSON() ([]byte, error) {
 		RunSeconds: r.RunTime.Seconds(), ValidSeconds: r.ValidTime.Seconds(),
 		TargetMPS: r.TargetMPS, AchievedMPS: r.AchievedMPS, ReplyEvery: r.ReplyEvery,
 		Late: r.Late, LateReplies: r.LateReplies, Raw: r.Raw, SendLateness: r.SendLateness, ReceiveWake: r.ReceiveWake,
+		KernelRTT: r.KernelRTT, KernelStampsLost: r.KernelStampsLost, NoKernelStamps: r.NoKernelStamps,
 	})
 }
 
@@ -265,6 +286,7 @@ func (r *PingPongResult) UnmarshalJSON(b []byte) error {
 		RunTime: seconds(w.RunSeconds), ValidTime: seconds(w.ValidSeconds),
 		TargetMPS: w.TargetMPS, AchievedMPS: w.AchievedMPS, ReplyEvery: w.ReplyEvery,
 		Late: w.Late, LateReplies: w.LateReplies, Raw: w.Raw, SendLateness: w.SendLateness, ReceiveWake: w.ReceiveWake,
+		KernelRTT: w.KernelRTT, KernelStampsLost: w.KernelStampsLost, NoKernelStamps: w.NoKernelStamps,
 	}
 	return nil
 }
@@ -412,6 +434,10 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	r.sendLate, _ = NewRecorder(c.Recorder)
 	r.wake, _ = NewRecorder(c.Recorder)
 	r.tr, err = dial(ctx, addr, &c)
+	if err == nil {
+		krec, _ := NewRecorder(c.Recorder)
+		r.k = newKernelView(r.tr, c.MPS == 0, krec)
+	}
 	if err != nil {
 		r.setWindow()
 		r.finish()
@@ -482,9 +508,9 @@ func closedByPeer(err error) bool {
 // else Go's netpoller.
 func dial(ctx context.Context, addr string, c *PingPongConfig) (transport, error) {
 	if c.Receive == ReceiveSpin {
-		return dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, c.SpinTimeout)
+		return dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, c.SpinTimeout, c.MPS == 0)
 	}
-	tr, err := dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, 0)
+	tr, err := dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, 0, c.MPS == 0)
 	if errors.Is(err, ErrSpinUnsupported) {
 		return dialNet(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout)
 	}
@@ -512,6 +538,8 @@ type run struct {
 	// went out (under-load) and how long after their reply's arrival in
 	// the kernel it was read.
 	sendLate, wake *Recorder
+	// k is the kernel-to-kernel view; nil until the run connects.
+	k *kernelView
 }
 
 // woke records the receive wake-up of the reply read last, read at rx, to
@@ -621,7 +649,8 @@ func (r *run) pingPong(ctx context.Context) error {
 		}
 		r.res.Sent++
 		r.asked++
-		cancelled, err := w.await(seq, tx)
+		id, hasID := r.k.sent()
+		cancelled, err := w.await(seq, tx, id, hasID)
 		if err != nil {
 			return err
 		}
@@ -948,10 +977,18 @@ func (r *run) finish() {
 	}
 	valid := min(r.winEnd, r.start+int64(res.RunTime)) - r.winStart
 	res.ValidTime = max(time.Duration(valid), 0)
+	var drop []bool // places kept for late replies that never came
+	for _, d := range r.samples {
+		drop = append(drop, d < 0)
+	}
+	if r.k != nil {
+		r.k.finish(res, drop, r.cfg.Summary, !r.cfg.DiscardSamples)
+	} else {
+		res.NoKernelStamps = "the run did not connect"
+	}
 	if r.cfg.DiscardSamples {
 		res.Summary = res.Recorder.Summary(r.cfg.Summary)
 	} else {
-		// Places kept for late replies that never came.
 		r.samples = slices.DeleteFunc(r.samples, func(d time.Duration) bool { return d < 0 })
 		res.Summary = SummarizeSamples(r.samples, r.cfg.Summary)
 		res.Samples = r.samples

@@ -68,6 +68,8 @@ type sentMsg struct {
 	in    bool  // sent inside the measurement window
 	state replyState
 	slot  int // index of its place in run.samples while overdue, or -1
+	txID  uint32 // its kernel transmit stamp's key, when hasTX
+	hasTX bool
 }
 
 // maxSentRing is how many recent messages a ping-pong run remembers at most
@@ -104,11 +106,12 @@ func (w *waiter) timeout() time.Duration {
 }
 
 // await remembers message seq, sent at tx, and reads replies until its own
-// arrives or its timeout passes. It reports whether the run was cancelled.
-func (w *waiter) await(seq uint64, tx int64) (cancelled bool, err error) {
+// arrives or its timeout passes. id is its transmit stamp's key, when
+// hasID. It reports whether the run was cancelled.
+func (w *waiter) await(seq uint64, tx int64, id uint32, hasID bool) (cancelled bool, err error) {
 	r := w.r
 	m := &w.ring[seq&w.mask]
-	*m = sentMsg{seq: seq, tx: tx, in: r.inWindow(tx), state: awaited, slot: -1}
+	*m = sentMsg{seq: seq, tx: tx, in: r.inWindow(tx), state: awaited, slot: -1, txID: id, hasTX: hasID}
 	deadline := r.base.Add(time.Duration(tx) + w.timeout())
 	for m.state == awaited {
 		b, err := r.tr.read(deadline)
@@ -142,6 +145,7 @@ func (w *waiter) expire(m *sentMsg) {
 	if w.adaptive && !r.cfg.DiscardSamples {
 		m.slot = len(r.samples)
 		r.samples = append(r.samples, -1)
+		r.k.keep(-1, m.slot, true)
 	}
 }
 
@@ -170,6 +174,7 @@ func (w *waiter) reply(b []byte, rx int64, last uint64) (late bool, err error) {
 		if m.in {
 			r.keep(d)
 			r.woke(rx, m.tx)
+			r.k.keep(r.k.rtt(m.txID, m.hasTX, r.tr.arrived()), len(r.samples)-1, !r.cfg.DiscardSamples)
 		}
 	case w.adaptive && rx-m.tx <= int64(r.cfg.ReadTimeout):
 		m.state = answered
@@ -196,6 +201,7 @@ func (w *waiter) late(m *sentMsg, d time.Duration) {
 	if m.slot >= 0 {
 		r.samples[m.slot] = d
 	}
+	r.k.keep(r.k.rtt(m.txID, m.hasTX, r.tr.arrived()), m.slot, m.slot >= 0)
 }
 
 // drain waits, after the last message (last), for the late replies of

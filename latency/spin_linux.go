@@ -49,6 +49,13 @@ type spinTransport struct {
 	wpfd   [1]unix.PollFd // the writer's
 
 	onReadable func() error // see whileWriting
+
+	// tx, when the run asked for transmit stamps and the kernel gives
+	// them, stamps every write; lastID is the key of the last one's.
+	tx      *kstamp.TX
+	txErr   error // why tx is nil
+	lastID  uint32
+	wroteTX bool
 }
 
 // readBy returns the next message if one arrives by deadline, sleeping in
@@ -105,10 +112,15 @@ func (t *spinTransport) poll(pfd *[1]unix.PollFd, events int16, d time.Duration)
 	if _, err := unix.Ppoll(pfd[:], &ts, nil); err != nil && err != unix.EINTR {
 		return 0, fmt.Errorf("latency: ppoll: %w", err)
 	}
+	if pfd[0].Revents&unix.POLLERR != 0 && t.tx != nil {
+		// A transmit stamp waits in the error queue: drained, so that
+		// the next poll sleeps.
+		t.tx.Drain()
+	}
 	return pfd[0].Revents, nil
 }
 
-func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, spin time.Duration) (transport, error) {
+func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, spin time.Duration, kernelTX bool) (transport, error) {
 	c, buf, err := dialConn(ctx, network, addr)
 	if err != nil {
 		return nil, err
@@ -138,6 +150,9 @@ func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, sp
 	}
 	if buf == nil {
 		t.fr = wire.NewFrameReader(spinReader{t}, maxMsg)
+	}
+	if kernelTX {
+		t.tx, t.txErr = kstamp.EnableTX(c)
 	}
 	return t, nil
 }
@@ -244,6 +259,16 @@ func (t *spinTransport) read(deadline time.Time) ([]byte, error) {
 }
 
 func (t *spinTransport) write(b []byte) error {
+	if err := t.send(b); err != nil {
+		return err
+	}
+	if t.tx != nil {
+		t.lastID, t.wroteTX = t.tx.Sent(len(b)), true
+	}
+	return nil
+}
+
+func (t *spinTransport) send(b []byte) error {
 	var deadline time.Time // set at the first EAGAIN: most sends never wait
 	for len(b) > 0 {
 		n, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(t.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, 0, 0)
@@ -285,5 +310,23 @@ func (t *spinTransport) write(b []byte) error {
 }
 
 func (t *spinTransport) arrived() time.Time { return t.last }
+
+// sentKey is the transmit stamp key of the last write; false without
+// stamps (why says why).
+func (t *spinTransport) sentKey() (uint32, bool) { return t.lastID, t.wroteTX }
+
+// takeTX returns the transmit stamp of the write whose key is id.
+func (t *spinTransport) takeTX(id uint32) (time.Time, bool) { return t.tx.Take(id) }
+
+// noTX is why the transport has no transmit stamps, empty when it has.
+func (t *spinTransport) noTX() string {
+	switch {
+	case t.tx != nil:
+		return ""
+	case t.txErr != nil:
+		return t.txErr.Error()
+	}
+	return "not asked for"
+}
 func (t *spinTransport) abort()             { t.aborted.Store(true) }
 func (t *spinTransport) close() error       { return t.conn.Close() }
