@@ -67,7 +67,7 @@ type sentMsg struct {
 	tx    int64 // send time, ns since the run's base
 	in    bool  // sent inside the measurement window
 	state replyState
-	slot  int // index of its place in run.samples while overdue, or -1
+	slot  int    // index of its place in run.samples while overdue, or -1
 	txID  uint32 // its kernel transmit stamp's key, when hasTX
 	hasTX bool
 }

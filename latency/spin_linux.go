@@ -328,5 +328,5 @@ func (t *spinTransport) noTX() string {
 	}
 	return "not asked for"
 }
-func (t *spinTransport) abort()             { t.aborted.Store(true) }
-func (t *spinTransport) close() error       { return t.conn.Close() }
+func (t *spinTransport) abort()       { t.aborted.Store(true) }
+func (t *spinTransport) close() error { return t.conn.Close() }
