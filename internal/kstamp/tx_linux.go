@@ -38,8 +38,12 @@ type TX struct {
 	idTCP bool   // SOF_TIMESTAMPING_OPT_ID_TCP took (linux 6.2+)
 	next  uint32 // UDP: datagrams sent; TCP: bytes sent
 
+	// ring keeps the latest stamps in the order they were read: TCP keys
+	// step by the request's size, so a key's remainder would not spread
+	// them.
 	ring        [txRing]TXStamp
 	have        [txRing]bool
+	pos         int
 	lost, taken atomic.Int64
 	other       int64 // stamps of another kind, or unreadable
 
@@ -117,13 +121,14 @@ func (t *TX) Sent(n int) uint32 {
 func (t *TX) Take(id uint32) (time.Time, bool) {
 	t.Drain()
 	t.taken.Add(1)
-	i := id % txRing
-	if !t.have[i] || t.ring[i].ID != id {
-		t.lost.Add(1)
-		return time.Time{}, false
+	for i := range t.ring {
+		if t.have[i] && t.ring[i].ID == id {
+			t.have[i] = false
+			return t.ring[i].At, true
+		}
 	}
-	t.have[i] = false
-	return t.ring[i].At, true
+	t.lost.Add(1)
+	return time.Time{}, false
 }
 
 // Drain reads every message of the socket's error queue now, without
@@ -144,8 +149,8 @@ func (t *TX) drainFD(fd uintptr) {
 			t.other++
 			continue
 		}
-		i := st.ID % txRing
-		t.ring[i], t.have[i] = st, true
+		t.ring[t.pos], t.have[t.pos] = st, true
+		t.pos = (t.pos + 1) % txRing
 	}
 }
 
