@@ -18,6 +18,12 @@
 // until one breaks, then a bisection), -spin (low-latency mode:
 // burns a core), -server, -hist FILE (HdrHistogram interval log of the
 // round-trip times, in nanoseconds) and -json (one JSON object on stdout).
+//
+// On linux a ping-pong run leads with the kernel-to-kernel round trip (the
+// request's transmit stamp to the reply's receive stamp, both the client
+// kernel's: the path and the server, none of the client's scheduling),
+// then prints the application's view in sockperf's form; elsewhere, and
+// under load, a line says there are no kernel stamps and why.
 package main
 
 import (
@@ -269,6 +275,7 @@ func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult
 		fmt.Fprintf(w, "sockperf: %d messages sent late (over one interval, at most 1 ms, after their intended time)\n", res.Late)
 		fmt.Fprintln(w, "sockperf: round-trip times from each message's intended send time, less the sender's own lateness:")
 	}
+	writeKernelView(w, res)
 	if err := res.Summary.WriteText(w, "Round trip"); err != nil {
 		return err
 	}
@@ -280,6 +287,20 @@ func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult
 	}
 	writeClientShare(w, res)
 	return nil
+}
+
+// writeKernelView prints the kernel-to-kernel round trip, which measures
+// the path (and the server) without the client's scheduling, so it leads;
+// or why there is none. The application's view follows in sockperf's form.
+func writeKernelView(w io.Writer, res *latency.PingPongResult) {
+	k := res.KernelRTT
+	if k == nil {
+		fmt.Fprintf(w, "sockperf: no kernel stamps: %s; round trips below are the application's view\n", res.NoKernelStamps)
+		return
+	}
+	fmt.Fprintf(w, "sockperf: kernel-to-kernel round trip (request's transmit stamp to reply's receive stamp): p50 %.3f p99 %.3f p99.9 %.3f max %.3f usec, %d observations, %d without stamps\n",
+		usec(k.P50), usec(k.P99), usec(k.P999), usec(k.Max), k.Observations, res.KernelStampsLost)
+	fmt.Fprintln(w, "sockperf: application view (our send call to our read of the reply):")
 }
 
 // writeClientShare prints the client's own share of the measured round

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,9 @@ func TestJSONKeys(t *testing.T) {
 		// The default receive path reads in the kernel with arrival times.
 		require.Contains(t, m, "receive_wake")
 		assert.Equal(t, 200.0, m["receive_wake"].(map[string]any)["observations"])
+		// And the kernel-to-kernel view beside the application's.
+		require.Contains(t, m, "kernel_rtt")
+		assert.Equal(t, 200.0, m["kernel_rtt"].(map[string]any)["observations"])
 	}
 
 	f, err := os.Open(hist)
@@ -58,6 +62,7 @@ func TestTextAgainstServerTCPUnderLoad(t *testing.T) {
 	assert.Contains(t, s, "---> percentile 99.999 =")
 	assert.Regexp(t, `sockperf: \d+ messages sent late`, s)
 	assert.Regexp(t, `sockperf: client's own share: send lateness p99 [0-9.]+ usec`, s)
+	assert.Contains(t, s, "sockperf: no kernel stamps: under-load run", "no kernel view, and the text says why")
 }
 
 func TestTextInProcessServer(t *testing.T) {
@@ -74,6 +79,14 @@ func TestTextLoopbackAddrIsNotInProcess(t *testing.T) {
 	s := out.String()
 	assert.Contains(t, s, "ping-pong over udp to "+srv.Addr+",")
 	assert.NotContains(t, s, "in-process")
+	if runtime.GOOS == "linux" {
+		// The kernel view leads, the application's follows.
+		k := strings.Index(s, "sockperf: kernel-to-kernel round trip")
+		a := strings.Index(s, "sockperf: Summary: Round trip is")
+		require.GreaterOrEqual(t, k, 0, s)
+		assert.Less(t, k, a, s)
+		assert.Regexp(t, `kernel-to-kernel round trip .*: p50 [0-9.]+ p99 [0-9.]+ p99.9 [0-9.]+ max [0-9.]+ usec, 50 observations`, s)
+	}
 }
 
 func TestBadFlags(t *testing.T) {
