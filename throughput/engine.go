@@ -88,6 +88,12 @@ type flowStream struct {
 	finalInfo  tcpInfo
 	limAt      limitSample // the sender's limit counters when counting (re)started
 	limLast    limitSample // ... at the last interval's end
+	dropsAt    streamSnap  // a UDP receiver's socket drops when the test began (sockDrops)
+	dropsEnd   streamSnap  // ... once the streams stopped, before they closed
+	held       *heldSocket // the ledger's duplicate of a UDP socket, nil when none
+	// late counts UDP datagrams read after counting stopped: the peer sent
+	// them in the test, iperf3 counts them lost, the loss ledger apart.
+	late atomic.Int64
 }
 
 // addrs are the stream's local and remote addresses, "" when unknown.
@@ -107,6 +113,8 @@ type streamSnap struct {
 	bytes, blocks, packets int64
 	rx                     udpRecvStats
 	localDrops, localRetry int64
+	sockDrops              int64 // a UDP receiver's SO_MEMINFO drops (socketDrops), 0 when unknown
+	sockDropsOK            bool
 }
 
 func (s *flowStream) snap() streamSnap {
@@ -116,6 +124,7 @@ func (s *flowStream) snap() streamSnap {
 		s.mu.Lock()
 		sn.rx = s.rstats
 		s.mu.Unlock()
+		sn.sockDrops, sn.sockDropsOK = s.held.drops()
 	}
 	return sn
 }
@@ -774,6 +783,7 @@ func (e *engine) udpReadFailed(err error, dl *deadline) (retry bool, _ error) {
 // udpDatagram accounts one received datagram that arrived at now.
 func (e *engine) udpDatagram(s *flowStream, b []byte, now time.Time) {
 	if !e.counting.Load() {
+		s.late.Add(1)
 		return
 	}
 	h, err := iperfwire.ParseUDPHeader(b, e.cfg.counters64())

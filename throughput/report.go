@@ -118,6 +118,11 @@ type Summary struct {
 	// (Sent.LocalDrops or Sent.LocalRetries): its queue, not the path,
 	// decided what left.
 	QueueLimited bool `json:"queue_limited,omitempty"`
+	// Ledger says where the direction's UDP datagrams went, line by line,
+	// each count known or unknown with its source (README: "where did my
+	// datagrams go"); nil for TCP, for a test that ended before the
+	// results exchange, and in Result.Total.
+	Ledger *Ledger `json:"loss_ledger,omitempty"`
 }
 
 // CPUUtilization is iperf3's CPU usage: percent of one wall-clock second

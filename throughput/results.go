@@ -29,6 +29,7 @@ func (t *testRun) resultsJSON(extra func(*iperfwire.Results)) ([]byte, error) {
 	for _, s := range t.eng.streams {
 		w.Streams = append(w.Streams, t.wireStream(s, shr == 1))
 	}
+	w.LossCounters = t.lossCounters()
 	if extra != nil {
 		extra(&w)
 	}
@@ -68,6 +69,7 @@ func (t *testRun) wireStream(s *flowStream, retrKnown bool) iperfwire.Stream {
 		ws.Errors, ws.OmittedErrors = ip(f.rx.Errors), ip(o.rx.Errors)
 		ws.Packets, ws.OmittedPackets = ip(int64(f.rx.Highest)), ip(int64(o.rx.Highest))
 		ws.OutOfOrder = ip(f.rx.OutOfOrder - o.rx.OutOfOrder)
+		ws.LossLedger = t.encodeRecvLedger(s)
 	}
 	return ws
 }
@@ -102,6 +104,13 @@ func (t *testRun) result(remote *iperfwire.Results) *Result {
 	}
 	r.Upload = t.summary(r.Streams, false, d)
 	r.Download = t.summary(r.Streams, true, d)
+	if t.cfg.UDP && remote != nil {
+		for _, sum := range []*Summary{r.Upload, r.Download} {
+			if sum != nil {
+				sum.Ledger = t.directionLedger(sum == r.Download, remote, peer)
+			}
+		}
+	}
 	if t.cfg.UDP {
 		r.UDPOffload = t.udpOffload()
 	}

@@ -114,6 +114,9 @@ func (s *session) steps(ctx context.Context, sd side) (*Result, error) {
 		return nil, err
 	}
 	s.t = newTestRun(&s.cfg, s.server)
+	if ta, ok := s.ctrl.LocalAddr().(*net.TCPAddr); ok {
+		s.t.localIP = ta.IP
+	}
 	s.t.onStart = func() { s.event(Event{Kind: EventStart, Result: s.startResult()}) }
 	s.t.onInterval = func(iv Interval) { s.event(Event{Kind: EventInterval, Interval: &iv}) }
 	defer s.closeStreams()
@@ -200,6 +203,7 @@ func (s *session) partial() *Result {
 // closeStreams stops the engine and closes the data streams.
 func (s *session) closeStreams() {
 	s.t.eng.stop()
+	s.t.ledgerClose()
 	s.t.eng.closeAll()
 }
 

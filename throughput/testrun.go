@@ -2,6 +2,7 @@ package throughput
 
 import (
 	"context"
+	"net"
 	"sync"
 	"syscall"
 	"time"
@@ -29,6 +30,13 @@ type testRun struct {
 	notes []string
 
 	sndBuf, rcvBuf int // actual socket buffers of the first stream
+
+	// The loss ledger's host readings (UDP): at the start, and the change
+	// over the test once it ended; localIP is the control connection's
+	// local address, for a stream bound to the unspecified one.
+	hostAt   hostSample
+	counters *hostCounters
+	localIP  net.IP
 
 	onStart    func() // called by begin once the start is known, before any interval
 	onInterval func(Interval)
@@ -94,6 +102,7 @@ func (t *testRun) begin() (stopRep func()) {
 			t.sndBuf, t.rcvBuf = socketBuffers(sc)
 		}
 	}
+	t.ledgerBegin()
 	if t.onStart != nil {
 		t.onStart()
 	}

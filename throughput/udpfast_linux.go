@@ -123,6 +123,9 @@ func groSegment(oob []byte) int {
 // which is what lets one goroutine keep up with tens of Gbit/s.
 func (e *engine) udpBatch(s *flowStream, b []byte, seg int, now time.Time) {
 	if !e.counting.Load() {
+		if seg > 0 {
+			s.late.Add(int64((len(b) + seg - 1) / seg))
+		}
 		return
 	}
 	arr := e.arrivalAt(now)

@@ -10,9 +10,18 @@ type udpRecvStats struct {
 	Jitter      float64 // seconds, RFC 1889 smoothing
 	prevTransit float64
 	seeded      bool  // prevTransit holds a datagram's transit time
-	Datagrams   int64 // datagrams received
+	Datagrams   int64 // datagrams received, duplicates included
 	Bytes       int64
+	// Duplicated counts datagrams whose count was seen before, within the
+	// last seenWindow counts (an older one is taken as reordered): iperf3
+	// counts them in OutOfOrder, the loss ledger apart.
+	Duplicated int64
+	seen       *[seenWindow / 64]uint64 // bit c%seenWindow: count c arrived; nil until the first
 }
+
+// seenWindow is how many counts below the highest the duplicate check
+// remembers: 8 KiB a receiving stream.
+const seenWindow = 1 << 16
 
 // maxCount is the largest packet count taken into the sequence accounting:
 // a real flow never gets near it, and above it a forged count would wrap
@@ -29,8 +38,12 @@ func (s *udpRecvStats) add(count uint64, sent, arrival float64, n int) {
 		// Forged: counted as received bytes only.
 	case count > s.Highest:
 		s.Errors += int64(count - 1 - s.Highest)
+		s.markNew(count)
 		s.Highest = count
 	default:
+		if s.markOld(count) {
+			s.Duplicated++
+		}
 		s.OutOfOrder++
 		if s.Errors > 0 {
 			s.Errors--
@@ -59,4 +72,32 @@ func (s *udpRecvStats) add(count uint64, sent, arrival float64, n int) {
 // as iperf3 does when its omit period ends (iperf_reset_stats).
 func (s *udpRecvStats) restartJitter() {
 	s.Jitter, s.seeded = 0, false
+}
+
+// markNew records count, above Highest, clearing the counts the window
+// slides past.
+func (s *udpRecvStats) markNew(count uint64) {
+	if s.seen == nil {
+		s.seen = new([seenWindow / 64]uint64)
+	}
+	if count-s.Highest >= seenWindow {
+		*s.seen = [seenWindow / 64]uint64{}
+	} else {
+		for c := s.Highest + 1; c < count; c++ {
+			s.seen[c%seenWindow/64] &^= 1 << (c % 64)
+		}
+	}
+	s.seen[count%seenWindow/64] |= 1 << (count % 64)
+}
+
+// markOld records count, at or below Highest, and reports whether it
+// arrived before.
+func (s *udpRecvStats) markOld(count uint64) (dup bool) {
+	if s.seen == nil || s.Highest-count >= seenWindow {
+		return false
+	}
+	w, bit := &s.seen[count%seenWindow/64], uint64(1)<<(count%64)
+	dup = *w&bit != 0
+	*w |= bit
+	return dup
 }

@@ -37,13 +37,15 @@ var allowed = []struct {
 	// shard results and their merge: no cgo, no cache, nothing beyond latency.
 	{"latency/shard", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency"}},
 	// throughput has no histogram: only the kernel's interfaces.
-	// throughput/iperf3auth is the iperf3 credentials a Config carries.
-	{"throughput", []string{"golang.org/x/sys"}, []string{"internal/", "throughput/iperf3auth"}},
-	{"throughput/iperf3fmt", []string{"golang.org/x/sys"}, []string{"internal/", "throughput", "throughput/iperf3auth"}},
+	// throughput/iperf3auth is the iperf3 credentials a Config carries;
+	// ethtool (x/sys only) reads the ENA allowance counters of the UDP
+	// loss ledger (issue 32).
+	{"throughput", []string{"golang.org/x/sys"}, []string{"internal/", "throughput/iperf3auth", "ethtool"}},
+	{"throughput/iperf3fmt", []string{"golang.org/x/sys"}, []string{"internal/", "throughput", "throughput/iperf3auth", "ethtool"}},
 	{"throughput/iperf3auth", nil, []string{"internal/"}},
-	{"throughput/throughputtest", []string{"golang.org/x/sys"}, []string{"internal/", "throughput", "throughput/iperf3auth"}},
+	{"throughput/throughputtest", []string{"golang.org/x/sys"}, []string{"internal/", "throughput", "throughput/iperf3auth", "ethtool"}},
 	{"throughput/underload", []string{hdr, "golang.org/x/sys"},
-		[]string{"internal/", "latency", "latency/responsiveness", "throughput", "throughput/iperf3auth"}},
+		[]string{"internal/", "latency", "latency/responsiveness", "throughput", "throughput/iperf3auth", "ethtool"}},
 	// cache: no AWS SDK (the IAM token source lives in cache/iam), no
 	// prometheus and no valkey-glide (cgo, in cache/glide).
 	{"cache", []string{hdr, "golang.org/x/sys"}, []string{"internal/", "latency"}},

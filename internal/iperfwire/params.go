@@ -162,6 +162,10 @@ type Results struct {
 	ServerOutputJSON     json.RawMessage `json:"server_output_json,omitempty"`
 	ServerOutputText     string          `json:"server_output_text,omitempty"`
 	Streams              []Stream        `json:"streams"`
+	// LossCounters is this package's addition (iperf3 ignores unknown
+	// keys): the sending side's interface- and host-wide drop counters
+	// over the test (throughput.Ledger), which only its host can read.
+	LossCounters json.RawMessage `json:"loss_counters,omitempty"`
 }
 
 // Stream is one stream of a results object.
@@ -187,6 +191,10 @@ type Stream struct {
 	// non-zero, so a clean run's results are as iperf3 writes them.
 	LocalDrops   *Int `json:"local_drops,omitempty"`
 	LocalRetries *Int `json:"local_retries,omitempty"`
+	// LossLedger is a UDP receiver's addition: the distinct datagrams it
+	// read, the duplicates, and its socket's drop counter
+	// (throughput.Ledger).
+	LossLedger json.RawMessage `json:"loss_ledger,omitempty"`
 }
 
 // DecodeResults parses a results object and checks that the keys iperf3
