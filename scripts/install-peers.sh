@@ -20,6 +20,8 @@ have tcpdump || need+=(tcpdump)
 have prometheus || need+=(prometheus)
 # examples/agent's fleet test serves the peers' DNS name with dnsmasq.
 have dnsmasq || need+=(dnsmasq)
+# throughput's loss-ledger lab drops on its middle hop with an nft rule.
+have nft || need+=(nftables)
 # examples/report's test renders report.html in headless Chromium.
 { have chromium || have chromium-browser; } || need+=(chromium)
 
