@@ -42,6 +42,7 @@ type Reader struct {
 	raw     syscall.RawConn
 	oob     []byte
 	arrived time.Time
+	stamped bool
 
 	// One read's state, kept here so that a Read allocates nothing: a
 	// spinning Read passes through recv once a microsecond or so, and an
@@ -112,9 +113,9 @@ func (r *Reader) Read(b []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if t, ok := Stamp(r.oob[:r.oobn]); ok {
-			r.arrived = t
+			r.arrived, r.stamped = t, true
 		} else {
-			r.arrived = time.Now()
+			r.arrived, r.stamped = time.Now(), false
 		}
 		return r.n, nil
 	}
@@ -159,6 +160,10 @@ func (r *Reader) recvmsg(fd uintptr) {
 // last segment), a wall-clock reading; the time Read returned when the
 // kernel gave none.
 func (r *Reader) Arrived() time.Time { return r.arrived }
+
+// Stamped is Arrived and whether the kernel stamped it (false when Arrived
+// is the time Read returned).
+func (r *Reader) Stamped() (time.Time, bool) { return r.arrived, r.stamped }
 
 // Stamp finds the SCM_TIMESTAMPNS control message in oob without
 // allocating; the time it returns is a wall-clock reading.

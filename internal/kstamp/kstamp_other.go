@@ -23,3 +23,6 @@ func (r *Reader) Read([]byte) (int, error) { return 0, nil }
 
 // Arrived is the zero time.
 func (r *Reader) Arrived() time.Time { return time.Time{} }
+
+// Stamped is the zero time and false.
+func (r *Reader) Stamped() (time.Time, bool) { return time.Time{}, false }
