@@ -70,6 +70,9 @@ func metricsOf(rep *Report) []metric {
 				add("E1 "+t.Name+" RTT p99", "us", false, one(float64(t.RTT.P99)/1e3))
 				add("E1 "+t.Name+" RTT p99.9", "us", false, one(float64(t.RTT.P999)/1e3))
 			}
+			if l := p.loaded(t.Name); l != nil && l.RTT.Observations > 0 {
+				out = append(out, loadedMetrics(t.Name, l)...)
+			}
 			if t.SRD.HasSRD() && t.SRD.EligibleTxPktsDelta > 0 {
 				add("E1 "+t.Name+" SRD coverage", "%", true, one(100*t.SRD.Coverage))
 			}

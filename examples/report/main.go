@@ -84,6 +84,8 @@ type options struct {
 	limit, rates                    string
 	d, rttD, cacheD, interval       time.Duration
 	rttMode                         string
+	rttLoad                         string // -rtt-load: on or off
+	rttLoadMPS                      int    // -rtt-load-mps
 	streams, mstreams, runs, probes int
 	workers                         int
 	engines                         string
@@ -120,6 +122,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.rates, "rates", "1G,5G", "E2 UDP target rates")
 	fs.DurationVar(&o.d, "d", 2*time.Second, "duration of each throughput run (the field studies used 15-30s)")
 	fs.DurationVar(&o.rttD, "rtt-d", 2*time.Second, "duration of each UDP ping-pong RTT run")
+	fs.StringVar(&o.rttLoad, "rtt-load", "on", "E1 RTT under load: on measures each path's RTT a second time while its -streams flow runs (one more -rtt-d per path), beside the idle RTT; off keeps the idle RTT only")
+	fs.IntVar(&o.rttLoadMPS, "rtt-load-mps", defaultLoadedMPS, "E1 RTT under load: probe messages per second, each answered and timed from its intended send time (sockperf under-load with every reply); 1000 gives p99.9 from a 2 s run")
 	fs.DurationVar(&o.cacheD, "cache-d", 2*time.Second, "duration of each cache workload run (the field study used 20s)")
 	fs.IntVar(&o.streams, "streams", 8, "E1 parallel TCP streams")
 	fs.IntVar(&o.mstreams, "mstreams", 4, "E2 parallel TCP streams")
@@ -189,6 +193,10 @@ func (o *options) check() error {
 		return errors.New("-i must be at least 100ms")
 	case o.rttMode != "spin" && o.rttMode != "poll":
 		return fmt.Errorf("-rtt-mode: %q is not spin or poll", o.rttMode)
+	case o.rttLoad != "on" && o.rttLoad != "off":
+		return fmt.Errorf("-rtt-load: %q is not on or off", o.rttLoad)
+	case o.rttLoadMPS < 1:
+		return fmt.Errorf("-rtt-load-mps: %d is not a positive rate", o.rttLoadMPS)
 	}
 	return nil
 }
@@ -334,6 +342,9 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 	var planned time.Duration
 	if !o.skipped("paths") {
 		planned += time.Duration(len(targets)) * (2*o.d + o.rttD)
+		if o.rttLoad == "on" {
+			planned += time.Duration(len(targets)) * o.rttD
+		}
 	}
 	if !o.skipped("matrix") {
 		planned += time.Duration(len(scs)) * o.d
@@ -588,14 +599,12 @@ type plotSpec struct {
 func plotsOf(rep *Report) []plotSpec {
 	var out []plotSpec
 	if rep.Paths != nil && rep.Paths.Result != nil {
-		var series []spectrumSeries
-		for _, t := range rep.Paths.Targets {
-			if h := rep.Paths.rttHists[t.Name]; h != nil {
-				series = append(series, spectrumSeries{Name: t.Name, Hist: h})
+		if series := rttSeries(rep.Paths); len(series) > 0 {
+			title := "UDP ping-pong RTT by path"
+			if len(rep.Paths.loadedHists) > 0 {
+				title = "UDP ping-pong RTT by path, idle and under load"
 			}
-		}
-		if len(series) > 0 {
-			out = append(out, plotSpec{name: "rtt-spectrum", title: "UDP ping-pong RTT by path", series: series})
+			out = append(out, plotSpec{name: "rtt-spectrum", title: title, series: series})
 		}
 	}
 	if rep.Matrix != nil {

@@ -31,8 +31,15 @@ type PathsSection struct {
 	SingleFlowLimits map[string]float64 `json:"single_flow_limit_bits_per_second,omitempty"`
 	// CountersNote says why no NIC counter deltas are shown, when so.
 	CountersNote string `json:"counters_note,omitempty"`
+	// RTTLoad is -rtt-load: "on" when each path's RTT was measured again
+	// under its N-stream flow (Loaded), "off" when not ("" in reports
+	// written before it existed).
+	RTTLoad string `json:"rtt_load,omitempty"`
+	// Loaded holds each path's RTT under load, in the targets' order.
+	Loaded []LoadedRTT `json:"loaded_rtt,omitempty"`
 
-	rttHists map[string]*hdrhistogram.Histogram
+	rttHists    map[string]*hdrhistogram.Histogram
+	loadedHists map[string]*hdrhistogram.Histogram
 }
 
 // rttModeText says what the RTT mode means for the numbers.
@@ -85,7 +92,8 @@ func pathTargets(o *options, srv *servers) ([]srdexperiment.Target, map[string]f
 }
 
 func runPaths(ctx context.Context, targets []srdexperiment.Target, limits map[string]float64, o *options, prog *progress) (*PathsSection, error) {
-	sec := &PathsSection{rttHists: map[string]*hdrhistogram.Histogram{}, RTTMode: o.rttMode, SingleFlowLimits: limits}
+	sec := &PathsSection{rttHists: map[string]*hdrhistogram.Histogram{}, loadedHists: map[string]*hdrhistogram.Histogram{},
+		RTTMode: o.rttMode, SingleFlowLimits: limits, RTTLoad: o.rttLoad}
 	mode := latency.ReceiveDefault
 	if o.rttMode == "spin" {
 		mode = latency.ReceiveSpin
@@ -150,6 +158,12 @@ func runPaths(ctx context.Context, targets []srdexperiment.Target, limits map[st
 			return nil, fmt.Errorf("paths: %w", err)
 		}
 		return sec, fmt.Errorf("paths: %w", err)
+	}
+	if o.rttLoad == "on" {
+		lr := loadedRun{iface: iface, mode: mode, inProcess: o.paths == "", snapshot: cfg.Snapshot}
+		if err := runLoaded(ctx, sec, o, lr, prog); err != nil {
+			return sec, fmt.Errorf("paths: %w", err)
+		}
 	}
 	return sec, nil
 }
@@ -227,6 +241,9 @@ func writePathsText(w io.Writer, sec *PathsSection) error {
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
+	}
+	if err := writeLoadedText(w, sec); err != nil {
+		return err
 	}
 	if sec.CountersNote != "" {
 		// No snapshots were taken: every counter cell is "-" for this one reason.
