@@ -20,6 +20,9 @@ type stampsKey struct{}
 // one is not reported).
 type stamps struct {
 	sent, arrived *time.Time
+	// kernel, when the run takes the kernel view, records the request's
+	// kernel-to-kernel time (kview.go).
+	kernel *kernelRecorder
 }
 
 func withStamps(ctx context.Context, s *stamps) context.Context {
@@ -46,6 +49,8 @@ type conn struct {
 	// that it was tried, since a TLS connection cannot.
 	kr          *kstamp.Reader
 	kernelTried bool
+	// kv holds the connection's transmit stamps (kview.go).
+	kv *connKernel
 	// stop unregisters the close-on-cancel hook of the context the
 	// connection was dialled with.
 	stop func() bool
@@ -99,6 +104,7 @@ func (c *conn) release() error {
 func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Value, error) {
 	if st != nil && !c.kernelTried {
 		c.useKernel()
+		c.enableTX(st)
 	}
 	if err := c.nc.SetDeadline(deadline); err != nil {
 		c.broken = true
@@ -114,6 +120,7 @@ func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Va
 		c.broken = true
 		return resp.Value{}, err
 	}
+	c.sentTX(len(c.wbuf))
 	for {
 		v, err := c.rd.Read()
 		if err != nil {
@@ -126,6 +133,7 @@ func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Va
 		if st != nil && st.arrived != nil && c.kr != nil {
 			*st.arrived = c.kr.Arrived()
 		}
+		c.replyTX(st)
 		return v, nil
 	}
 }

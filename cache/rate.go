@@ -36,11 +36,12 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	// machine whose other core serves the cache (docs/benchmarks.md, issue
 	// 23), so the reply waits in poll(2) as the plain reference client's
 	// does in recv.
+	kv := newKernelRecorder(w)
 	sres, err := latency.Schedule(ctx, &latency.ScheduleConfig{
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
 		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
 		Do: func(ctx context.Context, r latency.Request) error {
-			st := &stamps{sent: r.Sent, arrived: r.Arrived}
+			st := &stamps{sent: r.Sent, arrived: r.Arrived, kernel: kv}
 			if w.Mode == ConnectPerOp {
 				// The operation starts with its dial, which is the
 				// network's and the server's time: Start stands for its
@@ -56,6 +57,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		},
 	})
 	res := wk.t.res
+	kv.fill(res, w)
 	if sres == nil {
 		return res, fmt.Errorf("cache: %w", err)
 	}

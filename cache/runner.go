@@ -315,6 +315,12 @@ type RunResult struct {
 	// Its Response and Service include failed operations; its
 	// SuccessResponse is Latency.
 	Schedule *latency.ScheduleResult `json:"schedule,omitempty"`
+	// Kernel is the kernel-to-kernel view of the requests (KernelView),
+	// beside Latency, the application's view, which leads. It is taken on
+	// open-loop pooled runs of the resp engine on linux; nil otherwise,
+	// and NoKernelStamps then says why (never zeros in its place).
+	Kernel         *KernelView `json:"kernel,omitempty"`
+	NoKernelStamps string      `json:"no_kernel_stamps,omitempty"`
 }
 
 // newRunResult returns the empty result of a run of cfg, named after its
@@ -414,7 +420,9 @@ func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, er
 		return res, err
 	}
 	t := &tally{res: res, secret: ep.Password.Reveal()}
-	return runEngine(ctx, newClient, &w, t)
+	out, err := runEngine(ctx, newClient, &w, t)
+	noteKernel(out, &w)
+	return out, err
 }
 
 // openEngine checks the endpoint and opens w's engine on it.
