@@ -49,11 +49,22 @@ type Config struct {
 	// A and B shape the egress of the A and B ends; nil leaves that end
 	// unshaped.
 	A, B *Shaper
+	// Router puts a third namespace, Lab.M, between A and B: A's veth
+	// leads to M's "veth0", M's "veth1" to B's, each pair on its own /30,
+	// and M forwards. A test can then drop on the path's middle hop (an
+	// nft rule in M) where neither end counts it.
+	Router bool
+	// Prefix starts the namespaces' names ("npk-lab" when empty), so a
+	// test's namespaces say whose they are.
+	Prefix string
 }
 
 // Lab is a path between two hosts, each a network namespace.
 type Lab struct {
 	A, B *Host
+	// M is the middle hop when Config.Router is set, else nil. Its Dev is
+	// the veth towards A; its Addr is its address on A's side, Peer is A.
+	M *Host
 }
 
 // Host is one end of the path.
@@ -94,12 +105,18 @@ func New(tb testing.TB, cfg *Config) *Lab {
 		return nil
 	}
 	n := labs.Add(1)
-	// Two /30-sized halves of 198.18.0.0/15, one per lab of this process.
-	base := netip.AddrFrom4([4]byte{198, 18 + byte(n>>14&1), byte(n >> 6), byte(n<<2) | 1})
+	base := subnet(n)
 	id := strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(int(n))
+	prefix := cfg.Prefix
+	if prefix == "" {
+		prefix = "npk-lab"
+	}
 	l := &Lab{
-		A: &Host{Netns: "npk-lab-" + id + "-a", Dev: "veth0", Addr: base, Peer: base.Next(), Shaper: cfg.A, ip: ip, tc: tc},
-		B: &Host{Netns: "npk-lab-" + id + "-b", Dev: "veth0", Addr: base.Next(), Peer: base, Shaper: cfg.B, ip: ip, tc: tc},
+		A: &Host{Netns: prefix + "-" + id + "-a", Dev: "veth0", Addr: base, Peer: base.Next(), Shaper: cfg.A, ip: ip, tc: tc},
+		B: &Host{Netns: prefix + "-" + id + "-b", Dev: "veth0", Addr: base.Next(), Peer: base, Shaper: cfg.B, ip: ip, tc: tc},
+	}
+	if cfg.Router {
+		return l.routed(tb, prefix+"-"+id+"-m")
 	}
 	for _, h := range []*Host{l.A, l.B} {
 		mustRun(tb, ip, "netns", "add", h.Netns)
@@ -115,6 +132,52 @@ func New(tb testing.TB, cfg *Config) *Lab {
 		mustRun(tb, ip, "-n", h.Netns, "addr", "add", h.Addr.String()+"/30", "dev", h.Dev)
 		mustRun(tb, ip, "-n", h.Netns, "link", "set", h.Dev, "up")
 		mustRun(tb, ip, "-n", h.Netns, "link", "set", "lo", "up")
+		if h.Shaper != nil && !h.shape(tb) {
+			return nil
+		}
+	}
+	return l
+}
+
+// subnet is the first address of the lab's /30: two /30-sized halves of
+// 198.18.0.0/15, one per lab number of this process.
+func subnet(n uint32) netip.Addr {
+	return netip.AddrFrom4([4]byte{198, 18 + byte(n>>14&1), byte(n >> 6), byte(n<<2) | 1})
+}
+
+// routed builds A - M - B: A and M share l's /30, M and B another lab
+// number's, and each end routes the other's through M.
+func (l *Lab) routed(tb testing.TB, mName string) *Lab {
+	tb.Helper()
+	b2 := subnet(labs.Add(1))
+	l.M = &Host{Netns: mName, Dev: "veth0", Addr: l.A.Peer, Peer: l.A.Addr, ip: l.A.ip, tc: l.A.tc}
+	l.B.Addr, l.B.Peer = b2.Next(), b2
+	for _, h := range []*Host{l.A, l.M, l.B} {
+		mustRun(tb, h.ip, "netns", "add", h.Netns)
+		tb.Cleanup(func() {
+			if out, err := exec.Command(h.ip, "netns", "del", h.Netns).CombinedOutput(); err != nil {
+				tb.Errorf("pathlab: ip netns del %s: %v: %s", h.Netns, err, out)
+			}
+		})
+	}
+	ip := l.A.ip
+	mustRun(tb, ip, "link", "add", "name", "veth0", "netns", l.A.Netns, "type", "veth", "peer", "name", "veth0", "netns", l.M.Netns)
+	mustRun(tb, ip, "link", "add", "name", "veth1", "netns", l.M.Netns, "type", "veth", "peer", "name", "veth0", "netns", l.B.Netns)
+	for _, a := range [][3]string{{l.A.Netns, "veth0", l.A.Addr.String()}, {l.M.Netns, "veth0", l.M.Addr.String()},
+		{l.M.Netns, "veth1", b2.String()}, {l.B.Netns, "veth0", l.B.Addr.String()}} {
+		mustRun(tb, ip, "-n", a[0], "addr", "add", a[2]+"/30", "dev", a[1])
+		mustRun(tb, ip, "-n", a[0], "link", "set", a[1], "up")
+	}
+	for _, h := range []*Host{l.A, l.M, l.B} {
+		mustRun(tb, ip, "-n", h.Netns, "link", "set", "lo", "up")
+	}
+	mustRun(tb, ip, "netns", "exec", l.M.Netns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1")
+	net30 := func(a netip.Addr) string { return netip.PrefixFrom(a, 30).Masked().String() }
+	mustRun(tb, ip, "-n", l.A.Netns, "route", "add", net30(b2), "via", l.M.Addr.String())
+	mustRun(tb, ip, "-n", l.B.Netns, "route", "add", net30(l.A.Addr), "via", b2.String())
+	// Each end's Peer is the other end, as in a two-host lab.
+	l.A.Peer, l.B.Peer = l.B.Addr, l.A.Addr
+	for _, h := range []*Host{l.A, l.B} {
 		if h.Shaper != nil && !h.shape(tb) {
 			return nil
 		}
