@@ -33,6 +33,10 @@ type Ledger struct {
 	// does not say: a stock iperf3 counts both as out of order).
 	Reordered  int64  `json:"reordered"`
 	Duplicated *int64 `json:"duplicated"`
+	// Retried is datagrams the sender's host refused and the sender
+	// offered again once its queue had room (Counts.LocalRetries): not
+	// lost, so on no line, but the host held the rate back.
+	Retried int64 `json:"retried,omitempty"`
 	// Disagreement names the counter that disagrees when the exact counts
 	// leave a negative remainder (the path line is then 0, never
 	// negative).
@@ -169,6 +173,9 @@ func (l *Ledger) String() string {
 	}
 	if l.Duplicated != nil && *l.Duplicated > 0 {
 		fmt.Fprintf(&b, "; duplicated %d", *l.Duplicated)
+	}
+	if l.Retried > 0 {
+		fmt.Fprintf(&b, "; %d refused and sent again", l.Retried)
 	}
 	if l.Disagreement != "" {
 		fmt.Fprintf(&b, "; %s", l.Disagreement)

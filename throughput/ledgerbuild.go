@@ -112,7 +112,7 @@ var lineOrder = []string{LineSenderRefused, LineSenderNIC, LineSenderAllowance, 
 // buildLedger balances one direction: the exact counts first, then the
 // shared counters each take at most what is left, then the path the rest.
 func buildLedger(in ledgerIn) *Ledger {
-	l := &Ledger{Received: in.received, Reordered: in.reordered, Duplicated: in.dups, Offered: in.sent}
+	l := &Ledger{Received: in.received, Reordered: in.reordered, Duplicated: in.dups, Offered: in.sent, Retried: in.retried}
 	lines := map[string]LedgerLine{}
 	refused := LedgerLine{Name: LineSenderRefused, Scope: ScopeSocket, Count: in.refused,
 		Source: "ENOBUFS from the sending host's queue (IP_RECVERR), not sent"}
@@ -120,9 +120,6 @@ func buildLedger(in ledgerIn) *Ledger {
 		refused.Unknown = in.sndWhy
 	} else {
 		l.Offered += *in.refused
-	}
-	if in.retried > 0 {
-		refused.Source += fmt.Sprintf("; %d more refused and sent again (not lost)", in.retried)
 	}
 	lines[LineSenderRefused] = refused
 	socket := LedgerLine{Name: LineReceiverSocket, Scope: ScopeSocket, Count: in.socket, Unknown: in.socketWhy,
