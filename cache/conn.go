@@ -38,6 +38,7 @@ func contextStamps(ctx context.Context) *stamps {
 type conn struct {
 	nc      net.Conn
 	addr    string
+	bufs    *connBufs // br, rd and wbuf's backing, returned to pool
 	br      *bufio.Reader
 	rd      *resp.Reader
 	wbuf    []byte
@@ -56,29 +57,45 @@ type conn struct {
 	stop func() bool
 }
 
-// readerPool recycles the read buffers of closed connections: connect-per-
-// operation runs open thousands of connections per second. Each dialer has
-// one.
+// readerPool recycles the buffers of closed connections (read buffer, reply
+// reader, command buffer): connect-per-operation runs open thousands of
+// connections per second. Each dialer has one.
 type readerPool struct{ p sync.Pool }
 
-func (rp *readerPool) get(r io.Reader) *bufio.Reader {
-	if br, ok := rp.p.Get().(*bufio.Reader); ok {
-		br.Reset(r)
-		return br
-	}
-	return bufio.NewReader(r)
+// maxPooledCommand bounds the command buffer a closed connection leaves for
+// the next.
+const maxPooledCommand = 64 << 10
+
+// connBufs are the buffers of one connection.
+type connBufs struct {
+	br   *bufio.Reader
+	rd   *resp.Reader
+	wbuf []byte
 }
 
-func (rp *readerPool) put(br *bufio.Reader) {
-	br.Reset(nil)
-	rp.p.Put(br)
+func (rp *readerPool) get(r io.Reader) *connBufs {
+	if b, ok := rp.p.Get().(*connBufs); ok {
+		b.br.Reset(r)
+		return b
+	}
+	br := bufio.NewReader(r)
+	return &connBufs{br: br, rd: resp.NewReader(br, resp.DefaultLimits), wbuf: make([]byte, 0, 128)}
+}
+
+func (rp *readerPool) put(b *connBufs) {
+	b.br.Reset(nil)
+	b.wbuf = b.wbuf[:0]
+	if cap(b.wbuf) > maxPooledCommand {
+		b.wbuf = nil // a large SET's: not kept for the next connection
+	}
+	rp.p.Put(b)
 }
 
 // newConn wraps nc. stop unregisters the hook that closes nc when the dial
 // context ends (nil when there is none).
 func newConn(nc net.Conn, addr string, timeout time.Duration, pool *readerPool, stop func() bool) *conn {
-	br := pool.get(nc)
-	return &conn{nc: nc, addr: addr, br: br, rd: resp.NewReader(br, resp.DefaultLimits), timeout: timeout, pool: pool, stop: stop}
+	b := pool.get(nc)
+	return &conn{nc: nc, addr: addr, bufs: b, br: b.br, rd: b.rd, wbuf: b.wbuf, timeout: timeout, pool: pool, stop: stop}
 }
 
 // release closes the connection and recycles its read buffer. The conn must
@@ -88,9 +105,10 @@ func (c *conn) release() error {
 		c.stop()
 	}
 	err := c.nc.Close()
-	if c.br != nil {
-		c.pool.put(c.br)
-		c.br, c.rd = nil, nil
+	if c.bufs != nil {
+		c.bufs.wbuf = c.wbuf // keeps what it grew to
+		c.pool.put(c.bufs)
+		c.bufs, c.br, c.rd, c.wbuf = nil, nil, nil, nil
 	}
 	return err
 }

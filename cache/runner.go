@@ -321,6 +321,11 @@ type RunResult struct {
 	// and NoKernelStamps then says why (never zeros in its place).
 	Kernel         *KernelView `json:"kernel,omitempty"`
 	NoKernelStamps string      `json:"no_kernel_stamps,omitempty"`
+	// Ports is a connect-per-operation run's use of the client host's
+	// ephemeral port range towards the endpoint, before and after, with
+	// the sockets left in TIME_WAIT; nil in pool mode and where it cannot
+	// be read (not linux).
+	Ports *PortUsage `json:"ports,omitempty"`
 }
 
 // newRunResult returns the empty result of a run of cfg, named after its
@@ -420,7 +425,9 @@ func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, er
 		return res, err
 	}
 	t := &tally{res: res, secret: ep.Password.Reveal()}
+	debris := watchPorts(&w, ep.Addr)
 	out, err := runEngine(ctx, newClient, &w, t)
+	debris.done(out)
 	noteKernel(out, &w)
 	return out, err
 }

@@ -1,0 +1,174 @@
+// Package ports reads how much of the client host's ephemeral TCP port range
+// the sockets towards one endpoint hold, and how many of them are in
+// TIME_WAIT (issue 31): a connect-per-operation run leaves one TIME_WAIT
+// socket per operation for 60 s, and once they fill much of the range the
+// kernel's search for a free port, not the client or the server, sets the
+// cost of a connect. Linux only (/proc/net/tcp, /proc/net/tcp6 and
+// /proc/sys/net/ipv4/ip_local_port_range of the caller's network
+// namespace); elsewhere Read returns an error wrapping errors.ErrUnsupported.
+package ports
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+)
+
+// Snapshot is the use of the ephemeral port range towards one endpoint at
+// one moment.
+type Snapshot struct {
+	// TimeWait counts the sockets in TIME_WAIT towards the endpoint.
+	TimeWait int `json:"time_wait"`
+	// InUse counts the sockets in any state towards the endpoint whose
+	// local port is in the ephemeral range: towards one address and port,
+	// every one of them holds a port of the range.
+	InUse int `json:"in_use"`
+	// RangeLo and RangeHi are the ephemeral range (ip_local_port_range).
+	RangeLo int `json:"range_lo"`
+	RangeHi int `json:"range_hi"`
+}
+
+// Share is InUse over the range's size (0 when the range is unknown).
+func (s *Snapshot) Share() float64 {
+	if s == nil || s.RangeHi < s.RangeLo || s.RangeLo <= 0 {
+		return 0
+	}
+	return float64(s.InUse) / float64(s.RangeHi-s.RangeLo+1)
+}
+
+// Endpoint selects the sockets of a snapshot: those whose remote port is
+// Port and, when Addrs is not empty, whose remote address is one of Addrs
+// (IPv4 addresses also match their IPv4-mapped IPv6 form).
+type Endpoint struct {
+	Port  uint16
+	Addrs []netip.Addr
+}
+
+func (e *Endpoint) match(a netip.AddrPort) bool {
+	if a.Port() != e.Port {
+		return false
+	}
+	if len(e.Addrs) == 0 {
+		return true
+	}
+	for _, x := range e.Addrs {
+		if x.Unmap() == a.Addr().Unmap() {
+			return true
+		}
+	}
+	return false
+}
+
+// errParse marks malformed input.
+var errParse = errors.New("ports: malformed")
+
+// tcpTimeWait is the st column's value for TIME_WAIT (include/net/tcp_states.h).
+const tcpTimeWait = 0x06
+
+// parseTCP adds the sockets of r, in /proc/net/tcp or tcp6's format, that
+// go to e to s. Lines it cannot read are errors: the format has not changed
+// since Linux 2.6, so a line that does not fit means the wrong file.
+func parseTCP(r io.Reader, e *Endpoint, s *Snapshot) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 512), 4096)
+	first := true
+	for sc.Scan() {
+		line := sc.Bytes()
+		if first {
+			first = false
+			if bytes.Contains(line, []byte("local_address")) {
+				continue // the header
+			}
+		}
+		f := bytes.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) < 4 {
+			return fmt.Errorf("%w line in /proc/net/tcp: %d fields", errParse, len(f))
+		}
+		local, err := parseAddr(f[1])
+		if err != nil {
+			return err
+		}
+		remote, err := parseAddr(f[2])
+		if err != nil {
+			return err
+		}
+		st, err := strconv.ParseUint(string(f[3]), 16, 8)
+		if err != nil {
+			return fmt.Errorf("%w state %q: %w", errParse, f[3], err)
+		}
+		if !e.match(remote) {
+			continue
+		}
+		if st == tcpTimeWait {
+			s.TimeWait++
+		}
+		if p := int(local.Port()); p >= s.RangeLo && p <= s.RangeHi {
+			s.InUse++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%w: %w", errParse, err)
+	}
+	return nil
+}
+
+// parseAddr reads "0100007F:18EB": the address as the kernel's 32-bit words
+// in host byte order (little-endian here: see hostWord), the port in hex.
+func parseAddr(b []byte) (netip.AddrPort, error) {
+	i := bytes.IndexByte(b, ':')
+	if i < 0 || (i != 8 && i != 32) {
+		return netip.AddrPort{}, fmt.Errorf("%w address %q", errParse, b)
+	}
+	port, err := strconv.ParseUint(string(b[i+1:]), 16, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w port in %q: %w", errParse, b, err)
+	}
+	var raw [16]byte
+	n, err := hex.Decode(raw[:], b[:i])
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w address %q: %w", errParse, b, err)
+	}
+	for w := 0; w < n; w += 4 {
+		hostWord(raw[w : w+4])
+	}
+	var a netip.Addr
+	if n == 4 {
+		a = netip.AddrFrom4([4]byte(raw[:4]))
+	} else {
+		a = netip.AddrFrom16(raw)
+	}
+	return netip.AddrPortFrom(a, uint16(port)), nil
+}
+
+// hostWord turns one 32-bit word as /proc prints it (the value in host
+// order, printed as hex) into network order, on the little-endian hosts
+// netperfkit runs on (amd64, arm64).
+func hostWord(w []byte) {
+	w[0], w[1], w[2], w[3] = w[3], w[2], w[1], w[0]
+}
+
+// parseRange reads ip_local_port_range: "32768\t60999".
+func parseRange(r io.Reader) (lo, hi int, err error) {
+	b, err := io.ReadAll(io.LimitReader(r, 64))
+	if err != nil {
+		return 0, 0, fmt.Errorf("ports: %w", err)
+	}
+	f := bytes.Fields(b)
+	if len(f) != 2 {
+		return 0, 0, fmt.Errorf("%w ip_local_port_range %q", errParse, b)
+	}
+	lo, err1 := strconv.Atoi(string(f[0]))
+	hi, err2 := strconv.Atoi(string(f[1]))
+	if err := errors.Join(err1, err2); err != nil || lo <= 0 || hi > 65535 || lo > hi {
+		return 0, 0, fmt.Errorf("%w ip_local_port_range %q", errParse, b)
+	}
+	return lo, hi, nil
+}

@@ -1,0 +1,40 @@
+//go:build linux
+
+package ports
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// Read takes a snapshot of the sockets towards e in the caller's network
+// namespace. A missing /proc/net/tcp6 (IPv6 disabled) is not an error.
+func Read(e *Endpoint) (*Snapshot, error) {
+	f, err := os.Open("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return nil, fmt.Errorf("ports: %w", err)
+	}
+	s := &Snapshot{}
+	s.RangeLo, s.RangeHi, err = parseRange(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(name)
+		if errors.Is(err, fs.ErrNotExist) && name == "/proc/net/tcp6" {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ports: %w", err)
+		}
+		err = parseTCP(f, e, s)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%w (%s)", err, name)
+		}
+	}
+	return s, nil
+}

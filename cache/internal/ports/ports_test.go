@@ -1,0 +1,124 @@
+package ports
+
+import (
+	"net/netip"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func read(t *testing.T, name string, e *Endpoint, s *Snapshot) {
+	t.Helper()
+	f, err := os.Open("testdata/" + name)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, parseTCP(f, e, s))
+}
+
+// 127.0.0.1:6379 (0x18EB): lines 1-3 go there, from ephemeral ports; line 4
+// is the server's side, line 5 goes to 127.0.0.2, line 6 comes from port
+// 4096, below the range. tcp6 adds one IPv4-mapped TIME_WAIT to it and one
+// to ::1.
+func TestParseTCP(t *testing.T) {
+	e := &Endpoint{Port: 6379, Addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}
+	s := &Snapshot{RangeLo: 32768, RangeHi: 60999}
+	read(t, "tcp", e, s)
+	assert.Equal(t, 3, s.TimeWait, "lines 1, 2 and 6")
+	assert.Equal(t, 3, s.InUse, "lines 1-3")
+	read(t, "tcp6", e, s)
+	assert.Equal(t, 4, s.TimeWait)
+	assert.Equal(t, 4, s.InUse)
+	assert.InDelta(t, 4.0/28232, s.Share(), 1e-9)
+
+	any := &Snapshot{RangeLo: 32768, RangeHi: 60999}
+	read(t, "tcp6", &Endpoint{Port: 6379}, any)
+	assert.Equal(t, 2, any.TimeWait, "the port alone matches ::1 too")
+
+	v6 := &Snapshot{RangeLo: 32768, RangeHi: 60999}
+	read(t, "tcp6", &Endpoint{Port: 6379, Addrs: []netip.Addr{netip.IPv6Loopback()}}, v6)
+	assert.Equal(t, 1, v6.TimeWait)
+}
+
+func TestParseTCPMalformed(t *testing.T) {
+	for _, in := range []string{
+		"   0: 0100007F:A3AB\n",
+		"   0: 0100007F 0100007F:18EB 06\n",
+		"   0: 0100007F:A3AB 0100007F:18EB ZZ\n",
+		"   0: 0100007G:A3AB 0100007F:18EB 06\n",
+		"   0: 0100007F:1A3AB 0100007F:18EB 06\n",
+		"   0: 01007F:A3AB 0100007F:18EB 06\n",
+	} {
+		err := parseTCP(strings.NewReader(in), &Endpoint{Port: 6379}, &Snapshot{})
+		assert.ErrorIs(t, err, errParse, "%q", in)
+	}
+}
+
+func TestParseRange(t *testing.T) {
+	lo, hi, err := parseRange(strings.NewReader("32768\t60999\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []int{32768, 60999}, []int{lo, hi})
+	for _, in := range []string{"", "1", "5 4", "0 10", "1 70000", "a b", "1 2 3"} {
+		_, _, err := parseRange(strings.NewReader(in))
+		assert.ErrorIs(t, err, errParse, "%q", in)
+	}
+}
+
+func TestShareUnknownRange(t *testing.T) {
+	assert.Zero(t, (&Snapshot{InUse: 5}).Share())
+	assert.Zero(t, (*Snapshot)(nil).Share())
+}
+
+// The real files of this host parse (linux only).
+func TestReadHost(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		_, err := Read(&Endpoint{Port: 6379})
+		require.Error(t, err)
+		return
+	}
+	s, err := Read(&Endpoint{Port: 1})
+	require.NoError(t, err)
+	assert.Positive(t, s.RangeLo)
+	assert.GreaterOrEqual(t, s.RangeHi, s.RangeLo)
+}
+
+// FuzzParseTCP: any input parses or fails with errParse, never panics, and
+// the counts stay within the lines read.
+func FuzzParseTCP(f *testing.F) {
+	for _, name := range []string{"tcp", "tcp6"} {
+		b, err := os.ReadFile("testdata/" + name)
+		require.NoError(f, err)
+		f.Add(string(b))
+	}
+	f.Add("   0: 0100007F:8001 0100007F:18EB 06\n")
+	f.Add("\n\n  x\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		s := &Snapshot{RangeLo: 1, RangeHi: 65535}
+		err := parseTCP(strings.NewReader(in), &Endpoint{Port: 6379}, s)
+		if err != nil {
+			assert.ErrorIs(t, err, errParse)
+			return
+		}
+		lines := strings.Count(in, "\n") + 1
+		assert.LessOrEqual(t, s.TimeWait, lines)
+		assert.LessOrEqual(t, s.InUse, lines)
+	})
+}
+
+// FuzzParseRange: parses or fails with errParse; a parsed range is ordered.
+func FuzzParseRange(f *testing.F) {
+	f.Add("32768\t60999\n")
+	f.Add("1 1")
+	f.Fuzz(func(t *testing.T, in string) {
+		lo, hi, err := parseRange(strings.NewReader(in))
+		if err != nil {
+			assert.ErrorIs(t, err, errParse)
+			return
+		}
+		assert.LessOrEqual(t, lo, hi)
+		assert.Positive(t, lo)
+	})
+}

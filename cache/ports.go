@@ -1,0 +1,126 @@
+package cache
+
+import (
+	"net"
+	"net/netip"
+	"strconv"
+
+	"github.com/netperfkit/netperfkit/cache/internal/ports"
+)
+
+// LimitedByPorts is PortUsage.LimitedBy when the client host's ephemeral
+// port range, not the client or the server, set the cost of the run's
+// connects.
+const LimitedByPorts = "client ephemeral ports"
+
+// Shares of the ephemeral range in use towards the endpoint above which a
+// connect-per-operation run counts as limited by the kernel's port search:
+// at the start (the whole run searched a crowded range) or at the end.
+// Measured across a veth (issue 31): a run that started at 26% ran at
+// 6,875 ops/s with a 441 us p50, the next one, started at 75%, at 436
+// ops/s with 9,011 us.
+const (
+	portsLimitedBefore = 0.5
+	portsLimitedAfter  = 0.9
+)
+
+// PortSnapshot is the client host's use of its ephemeral TCP port range
+// towards the endpoint at one moment (linux: /proc/net/tcp and tcp6 of the
+// caller's network namespace).
+type PortSnapshot struct {
+	// TimeWait counts the sockets in TIME_WAIT towards the endpoint.
+	TimeWait int `json:"time_wait"`
+	// InUse counts the sockets in any state towards the endpoint holding
+	// a port of the ephemeral range.
+	InUse int `json:"in_use"`
+	// RangeSize is the number of ports in the range
+	// (net.ipv4.ip_local_port_range).
+	RangeSize int `json:"range_size"`
+	// Share is InUse / RangeSize.
+	Share float64 `json:"share"`
+}
+
+// PortUsage is a connect-per-operation run's debris: each operation leaves
+// a socket in TIME_WAIT on the client host for 60 s, and the kernel's
+// search for a free port slows every connect as they fill the range, so
+// that one run's debris can decide the next run's numbers. Sockets count
+// towards the endpoint's address and port (its port alone when the address
+// is a name; the seed node's only in cluster mode).
+type PortUsage struct {
+	Before PortSnapshot `json:"before"`
+	After  PortSnapshot `json:"after"`
+	// LimitedBy is LimitedByPorts when at least half the range was in use
+	// towards the endpoint when the run started, or 90% when it ended;
+	// empty otherwise.
+	LimitedBy string `json:"limited_by,omitempty"`
+}
+
+// portEndpoint is the ports selector of addr (host:port).
+func portEndpoint(addr string) (*ports.Endpoint, bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, false
+	}
+	pn, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return nil, false
+	}
+	e := &ports.Endpoint{Port: uint16(pn)}
+	if a, err := netip.ParseAddr(host); err == nil {
+		e.Addrs = []netip.Addr{a}
+	}
+	return e, true
+}
+
+// readPorts snapshots the ports towards addr; nil when they cannot be read
+// (not linux, no /proc).
+func readPorts(addr string) *ports.Snapshot {
+	e, ok := portEndpoint(addr)
+	if !ok {
+		return nil
+	}
+	s, err := ports.Read(e)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+func portSnapshot(s *ports.Snapshot) PortSnapshot {
+	return PortSnapshot{TimeWait: s.TimeWait, InUse: s.InUse, RangeSize: s.RangeHi - s.RangeLo + 1, Share: s.Share()}
+}
+
+// newPortUsage is the usage between two snapshots; nil when either is.
+func newPortUsage(before, after *ports.Snapshot) *PortUsage {
+	if before == nil || after == nil {
+		return nil
+	}
+	u := &PortUsage{Before: portSnapshot(before), After: portSnapshot(after)}
+	if u.Before.Share >= portsLimitedBefore || u.After.Share >= portsLimitedAfter {
+		u.LimitedBy = LimitedByPorts
+	}
+	return u
+}
+
+// portWatch takes a connect-per-operation run's snapshots.
+type portWatch struct {
+	addr   string
+	before *ports.Snapshot
+}
+
+// watchPorts takes the first snapshot of a run of w against addr; nil in
+// pool mode.
+func watchPorts(w *WorkloadConfig, addr string) *portWatch {
+	if w.Mode != ConnectPerOp {
+		return nil
+	}
+	return &portWatch{addr: addr, before: readPorts(addr)}
+}
+
+// done takes the second snapshot into r.Ports.
+func (p *portWatch) done(r *RunResult) {
+	if p == nil || r == nil {
+		return
+	}
+	r.Ports = newPortUsage(p.before, readPorts(p.addr))
+}

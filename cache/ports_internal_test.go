@@ -1,0 +1,44 @@
+package cache
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/netperfkit/netperfkit/cache/internal/ports"
+	"github.com/stretchr/testify/assert"
+)
+
+func TestPortUsageLimitedBy(t *testing.T) {
+	snap := func(inUse int) *ports.Snapshot {
+		return &ports.Snapshot{InUse: inUse, TimeWait: inUse, RangeLo: 1001, RangeHi: 2000}
+	}
+	for _, tc := range []struct {
+		before, after int
+		limited       bool
+	}{
+		{0, 100, false},
+		{260, 750, false}, // issue 31's first run: 26% at the start
+		{750, 750, true},  // its second run: 75% at the start
+		{0, 950, true},    // filled the range itself
+	} {
+		u := newPortUsage(snap(tc.before), snap(tc.after))
+		assert.Equal(t, tc.limited, u.LimitedBy == LimitedByPorts, "%+v", tc)
+		assert.Equal(t, 1000, u.Before.RangeSize)
+		assert.InDelta(t, float64(tc.after)/1000, u.After.Share, 1e-9)
+	}
+	assert.Nil(t, newPortUsage(nil, snap(1)), "unknown is nil, not zeros")
+	assert.Nil(t, newPortUsage(snap(1), nil))
+}
+
+func TestPortEndpoint(t *testing.T) {
+	e, ok := portEndpoint("127.0.0.1:6379")
+	assert.True(t, ok)
+	assert.Equal(t, uint16(6379), e.Port)
+	assert.Equal(t, []netip.Addr{netip.MustParseAddr("127.0.0.1")}, e.Addrs)
+	e, ok = portEndpoint("cache.example:6380")
+	assert.True(t, ok)
+	assert.Empty(t, e.Addrs, "a name: its port alone")
+	_, ok = portEndpoint("cache.example:redis")
+	assert.False(t, ok)
+	assert.Nil(t, watchPorts(&WorkloadConfig{Mode: Pooled}, "127.0.0.1:6379"))
+}
