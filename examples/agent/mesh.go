@@ -202,14 +202,16 @@ func (m *mesh) probeRTT(ctx context.Context, p peer) {
 	if ctx.Err() != nil {
 		return // shutting down or removed: not the peer's fault
 	}
-	r.starved = m.cfg.starve.judge(before, m.cfg.starve.sample())
+	after := m.cfg.starve.sample()
+	r.starved = m.cfg.starve.judge(before, after)
 	if r.starved != "" {
 		m.cfg.metrics.starved.WithLabelValues("rtt", r.starved).Inc()
 	}
 	// A probe that rttTimeout cut short still reports what it measured,
 	// and counts as a timeout as well.
 	m.cfg.metrics.observeRTT(p.Name(), r)
-	m.cfg.log.Debug("rtt probe", "peer", p.Name(), "samples_ns", r.samples, "lost", r.lost, "starved", r.starved)
+	m.cfg.log.Debug("rtt probe", "peer", p.Name(), "samples_ns", r.samples, "lost", r.lost, "starved", r.starved,
+		"runqueue_wait_ns", waited(before, after))
 	if err != nil {
 		kind := probeErrorKind(err)
 		m.cfg.metrics.probeError(p.Name(), kind)

@@ -132,8 +132,15 @@ type sample struct {
 
 // query runs an instant query; a Prometheus that is not up yet gives an
 // error, which callers retry.
-func (p *promClient) query(q string) ([]sample, error) {
-	resp, err := p.hc.Get(p.base + "/api/v1/query?query=" + url.QueryEscape(q))
+func (p *promClient) query(q string) ([]sample, error) { return p.queryAt(q, "") }
+
+// queryAt runs an instant query at time ts (Unix seconds; "" for now).
+func (p *promClient) queryAt(q, ts string) ([]sample, error) {
+	u := p.base + "/api/v1/query?query=" + url.QueryEscape(q)
+	if ts != "" {
+		u += "&time=" + ts
+	}
+	resp, err := p.hc.Get(u)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,8 @@ package main
 
 import (
 	"runtime"
-	"time"
 	"runtime/debug"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"

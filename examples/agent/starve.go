@@ -176,10 +176,10 @@ func cgroupCPUDir(r io.Reader, root string, exists func(string) bool) string {
 type starvation struct {
 	procDir  string        // /proc/self
 	psiFile  string        // /proc/pressure/cpu
-	cgDir    string        // the cgroup's cpu.stat directory, "" if none
 	waitFlag time.Duration // run-queue wait during a probe that flags it
 
 	mu       sync.Mutex
+	cgDir    string // the cgroup's cpu.stat directory, "" if none
 	lastWait map[string]time.Duration // per thread, to keep the total monotonic
 	waitSum  time.Duration
 }
@@ -187,11 +187,28 @@ type starvation struct {
 // newStarvation finds the agent's cgroup; waitFlag is -starved-wait.
 func newStarvation(waitFlag time.Duration) *starvation {
 	s := &starvation{procDir: "/proc/self", psiFile: "/proc/pressure/cpu", waitFlag: waitFlag, lastWait: map[string]time.Duration{}}
-	if f, err := os.Open("/proc/self/cgroup"); err == nil {
-		s.cgDir = cgroupCPUDir(f, "/sys/fs/cgroup", func(p string) bool { _, err := os.Stat(p); return err == nil })
-		f.Close()
-	}
+	s.findCgroup()
 	return s
+}
+
+// findCgroup finds the agent's cgroup again: at start and at each scrape,
+// so an agent moved into another cgroup (a quota set on it) is followed.
+func (s *starvation) findCgroup() {
+	f, err := os.Open(filepath.Join(s.procDir, "cgroup"))
+	if err != nil {
+		return
+	}
+	d := cgroupCPUDir(f, "/sys/fs/cgroup", func(p string) bool { _, err := os.Stat(p); return err == nil })
+	f.Close()
+	s.mu.Lock()
+	s.cgDir = d
+	s.mu.Unlock()
+}
+
+func (s *starvation) cgroupDir() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cgDir
 }
 
 // starveSample is the counters at one moment.
@@ -232,10 +249,11 @@ func (s *starvation) waitTotal() (time.Duration, bool) {
 }
 
 func (s *starvation) cpuStat() (cpuStat, bool) {
-	if s.cgDir == "" {
+	d := s.cgroupDir()
+	if d == "" {
 		return cpuStat{}, false
 	}
-	f, err := os.Open(filepath.Join(s.cgDir, "cpu.stat"))
+	f, err := os.Open(filepath.Join(d, "cpu.stat"))
 	if err != nil {
 		return cpuStat{}, false
 	}
@@ -269,6 +287,14 @@ func (s *starvation) judge(before, after starveSample) string {
 	return ""
 }
 
+// waited is the run-queue wait between two samples.
+func waited(before, after starveSample) time.Duration {
+	if !before.ok || !after.ok {
+		return 0
+	}
+	return after.wait - before.wait
+}
+
 // starveCollector exports the counters at scrape time.
 type starveCollector struct {
 	s                                   *starvation
@@ -299,14 +325,15 @@ func (c *starveCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *starveCollector) Collect(ch chan<- prometheus.Metric) {
+	c.s.findCgroup()
 	if w, ok := c.s.waitTotal(); ok {
 		ch <- prometheus.MustNewConstMetric(c.wait, prometheus.CounterValue, w.Seconds())
 	}
 	if p, ok := readPressure(c.s.psiFile); ok {
 		ch <- prometheus.MustNewConstMetric(c.psi, prometheus.CounterValue, p.some.Seconds(), "some")
 	}
-	if c.s.cgDir != "" {
-		if p, ok := readPressure(filepath.Join(c.s.cgDir, "cpu.pressure")); ok {
+	if d := c.s.cgroupDir(); d != "" {
+		if p, ok := readPressure(filepath.Join(d, "cpu.pressure")); ok {
 			ch <- prometheus.MustNewConstMetric(c.cgPSI, prometheus.CounterValue, p.some.Seconds(), "some")
 			if p.hasFull {
 				ch <- prometheus.MustNewConstMetric(c.cgPSI, prometheus.CounterValue, p.full.Seconds(), "full")

@@ -1,0 +1,575 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/netperfkit/netperfkit/internal/pathlab"
+	"github.com/netperfkit/netperfkit/internal/peertest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// The fleet test's settings: 12 agents, sample:3, a 300 ms probe period
+// and a 1 s re-resolve period.
+const (
+	fleetSize    = 12
+	fleetNet     = "198.19.33." // in 198.18.0.0/15
+	fleetInfra   = fleetNet + "254"
+	fleetName    = "agents.np33.test"
+	fleetK       = 3
+	fleetDNSPer  = time.Second
+	fleetRTTPer  = 300 * time.Millisecond
+	fleetPromAdr = "127.0.0.1:9090" // in the infra namespace, new and empty: the port is free
+)
+
+// fleetLab is fleetSize agent namespaces and one infra namespace (the
+// bridge, dnsmasq and Prometheus); each agent namespace has its own
+// /etc/netns/NAME/resolv.conf naming dnsmasq.
+type fleetLab struct {
+	*netLab
+	dir    string // hosts file, Prometheus config and data
+	dns    *exec.Cmd
+	agents []*exec.Cmd
+	logs   []*peertest.Buffer
+}
+
+func newFleetLab(t *testing.T) *fleetLab {
+	ipBin := peertest.Binary(t, "apt-get install iproute2", "ip")
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	l := &fleetLab{netLab: &netLab{ip: ipBin, prefix: "np33" + hex.EncodeToString(b[:])}, dir: t.TempDir()}
+	l.promNS = l.prefix + "i"
+	l.addNS(t, l.promNS)
+	l.run(t, "-n", l.promNS, "link", "set", "lo", "up")
+	l.run(t, "-n", l.promNS, "link", "add", "br0", "type", "bridge")
+	l.run(t, "-n", l.promNS, "addr", "add", fleetInfra+"/24", "dev", "br0")
+	l.run(t, "-n", l.promNS, "link", "set", "br0", "up")
+	for i := range fleetSize {
+		ns := l.prefix + "a" + strconv.Itoa(i)
+		addr := fleetNet + strconv.Itoa(i+1)
+		l.addNS(t, ns)
+		port := "b" + strconv.Itoa(i)
+		l.run(t, "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", port, "netns", l.promNS)
+		l.run(t, "-n", l.promNS, "link", "set", port, "master", "br0", "up")
+		l.run(t, "-n", ns, "link", "set", "lo", "up")
+		l.run(t, "-n", ns, "addr", "add", addr+"/24", "dev", "eth0")
+		l.run(t, "-n", ns, "link", "set", "eth0", "up")
+		l.run(t, "-n", ns, "route", "add", "default", "via", fleetInfra)
+		etc := filepath.Join("/etc/netns", ns)
+		require.NoError(t, os.MkdirAll(etc, 0o755))
+		t.Cleanup(func() { _ = os.RemoveAll(etc) })
+		require.NoError(t, os.WriteFile(filepath.Join(etc, "resolv.conf"),
+			[]byte("nameserver "+fleetInfra+"\noptions timeout:1 attempts:1\n"), 0o644))
+		l.agents = append(l.agents, nil)
+		l.addrs = append(l.addrs, addr)
+	}
+	return l
+}
+
+// setRecords makes fleetName's A records the agents' addresses listed,
+// and returns when dnsmasq was told (SIGHUP re-reads its hosts file).
+func (l *fleetLab) setRecords(t *testing.T, idx []int) time.Time {
+	var b strings.Builder
+	for _, i := range idx {
+		fmt.Fprintf(&b, "%s %s\n", l.addrs[i], fleetName)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(l.dir, "hosts"), []byte(b.String()), 0o644))
+	if l.dns != nil {
+		require.NoError(t, l.dns.Process.Signal(syscall.SIGHUP))
+	}
+	return time.Now()
+}
+
+func (l *fleetLab) startDNS(t *testing.T, bin string) {
+	l.dns, _ = l.start(t, l.promNS, bin, "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
+		"--addn-hosts="+filepath.Join(l.dir, "hosts"), "--local=/np33.test/", "--listen-address="+fleetInfra,
+		"--bind-interfaces", "--user=root", "--pid-file="+filepath.Join(l.dir, "dnsmasq.pid"), "--log-facility=-")
+}
+
+func (l *fleetLab) startAgents(t *testing.T, agent string) {
+	// ip netns exec mounts a new /sys, without the cgroup file systems:
+	// mount the CPU controller's again, as a container runtime does, so the
+	// agent can read its cgroup's cpu.stat.
+	mnt := "mount -t tmpfs cg /sys/fs/cgroup && mkdir /sys/fs/cgroup/cpu && mount -t cgroup -o cpu cgroup /sys/fs/cgroup/cpu"
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		mnt = "mount -t cgroup2 cgroup2 /sys/fs/cgroup"
+	}
+	l.logs = make([]*peertest.Buffer, fleetSize)
+	for i := range fleetSize {
+		ns := l.prefix + "a" + strconv.Itoa(i)
+		l.agents[i], l.logs[i] = l.start(t, ns, "sh", "-c", mnt+`; exec "$0" "$@"`, agent, "-metrics", l.addrs[i]+":9469",
+			"-peers-dns", fleetName, "-peers-dns-every", fleetDNSPer.String(), "-mesh", "sample:"+strconv.Itoa(fleetK),
+			"-mesh-expire", "2m", "-rtt-every", fleetRTTPer.String(), "-probe-timeout", "1s", "-iperf3-port", "0",
+			"-log-format", "json", "-log-level", "debug")
+	}
+}
+
+func (l *fleetLab) startPrometheus(t *testing.T, bin string) *promClient {
+	var targets []string
+	for _, a := range l.addrs {
+		targets = append(targets, `"`+a+`:9469"`)
+	}
+	cfg := "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  - job_name: netperfkit\n    static_configs:\n      - targets: [" +
+		strings.Join(targets, ", ") + "]\n"
+	require.NoError(t, os.WriteFile(filepath.Join(l.dir, "prometheus.yml"), []byte(cfg), 0o600))
+	_, promLog := l.start(t, l.promNS, bin, "--config.file="+filepath.Join(l.dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(l.dir, "data"), "--web.listen-address="+fleetPromAdr,
+		"--enable-feature=native-histograms")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", promLog.String())
+		}
+	})
+	return newPromClient("/run/netns/"+l.promNS, fleetPromAdr)
+}
+
+// logLine is one line of an agent's JSON log.
+type logLine struct {
+	Time      time.Time
+	Msg       string
+	Peer      string
+	Peers     []string
+	SamplesNS []int64 `json:"samples_ns"`
+	Starved   string
+	WaitNS    int64 `json:"runqueue_wait_ns"`
+}
+
+func (l *fleetLab) lines(i int) []logLine {
+	var out []logLine
+	sc := bufio.NewScanner(strings.NewReader(l.logs[i].String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var x logLine
+		if json.Unmarshal(sc.Bytes(), &x) == nil {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// TestFleetDNSSampledNativeStarved runs the built agent in 12 network
+// namespaces with peers from dnsmasq's name, sample:3, and Prometheus 2.42
+// with native histograms; see the README's "Fleet test".
+func TestFleetDNSSampledNativeStarved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the 12-namespace fleet test in -short mode")
+	}
+	peertest.Root(t)
+	promBin := peertest.Binary(t, "apt-get install prometheus (scripts/install-peers.sh)", "prometheus")
+	dnsBin := peertest.Binary(t, "apt-get install dnsmasq (scripts/install-peers.sh)", "dnsmasq")
+	agent := buildAgent(t)
+	l := newFleetLab(t)
+	all := make([]int, fleetSize)
+	for i := range all {
+		all[i] = i
+	}
+	l.setRecords(t, all)
+	l.startDNS(t, dnsBin)
+	l.startAgents(t, agent)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i := range l.logs {
+				t.Logf("agent %d log tail:\n%s", i, tail(l.logs[i].String(), 3000))
+			}
+		}
+	})
+	prom := l.startPrometheus(t, promBin)
+	deadline := time.Now().Add(150 * time.Second)
+
+	// Every agent found the 11 others.
+	prom.eventually(t, deadline, `netperfkit_mesh_peers{state="known"} == 11`, func(s []sample) bool { return len(s) == fleetSize })
+
+	t.Run("dns", func(t *testing.T) { l.checkDNSChanges(t, all, deadline) })
+	t.Run("sample", func(t *testing.T) { l.checkSample(t, prom, deadline) })
+	t.Run("native", func(t *testing.T) { l.checkNativeP99(t, prom, deadline) })
+	t.Run("starved", func(t *testing.T) { l.checkStarved(t, prom, deadline) })
+	for i, a := range l.agents {
+		assert.NoError(t, a.Process.Signal(syscall.Signal(0)), "agent %d never restarted", i)
+	}
+}
+
+// checkDNSChanges removes two agents' A records, then adds them back: every
+// agent's peers follow within one re-resolve period (plus the time to
+// schedule it on a busy machine), with no restart.
+func (l *fleetLab) checkDNSChanges(t *testing.T, all []int, deadline time.Time) {
+	gone := []int{10, 11}
+	at := l.setRecords(t, all[:10])
+	worst := l.waitPeerLogs(t, at, "peer removed", gone, all[:10], deadline)
+	t.Logf("records removed: every agent dropped both peers within %v (re-resolve period %v)", worst, fleetDNSPer)
+	assert.Less(t, worst, fleetDNSPer+2*time.Second, "within one re-resolve period, plus scheduling")
+
+	at = l.setRecords(t, all)
+	worst = l.waitPeerLogs(t, at, "peer added", gone, all[:10], deadline)
+	t.Logf("records added back: every agent probes them again within %v", worst)
+	assert.Less(t, worst, fleetDNSPer+2*time.Second)
+}
+
+// waitPeerLogs waits until each agent in who logged msg for every peer in
+// peers after at, and returns the latest such log's delay.
+func (l *fleetLab) waitPeerLogs(t *testing.T, at time.Time, msg string, peers, who []int, deadline time.Time) time.Duration {
+	t.Helper()
+	var worst time.Duration
+	for time.Now().Before(deadline) {
+		worst = 0
+		missing := 0
+		for _, i := range who {
+			for _, p := range peers {
+				found := false
+				for _, x := range l.lines(i) {
+					if x.Msg == msg && x.Peer == l.addrs[p] && !x.Time.Before(at) {
+						worst, found = max(worst, x.Time.Sub(at)), true
+						break
+					}
+				}
+				if !found {
+					missing++
+				}
+			}
+		}
+		if missing == 0 {
+			return worst
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: not every agent logged it before the deadline", msg)
+	return 0
+}
+
+// checkSample reads each agent's rounds: no round probes more than K
+// peers, and with the fleet stable, any ceil(11/K) consecutive rounds
+// cover all 11 peers.
+func (l *fleetLab) checkSample(t *testing.T, prom *promClient, deadline time.Time) {
+	bound := (fleetSize - 1 + fleetK - 1) / fleetK
+	time.Sleep(time.Duration(2*bound) * fleetRTTPer * 2)
+	for i := range l.agents {
+		lines := l.lines(i)
+		lastChange := 0
+		var rounds [][]string
+		for j, x := range lines {
+			switch x.Msg {
+			case "peer added", "peer removed":
+				lastChange, rounds = j, nil
+			case "mesh round":
+				require.LessOrEqual(t, len(x.Peers), fleetK, "agent %d round %v", i, x.Peers)
+				require.NotContains(t, x.Peers, l.addrs[i])
+				if j > lastChange {
+					rounds = append(rounds, x.Peers)
+				}
+			}
+		}
+		require.GreaterOrEqual(t, len(rounds), bound+1, "agent %d: rounds since the fleet settled", i)
+		for s := 0; s+bound <= len(rounds); s++ {
+			seen := map[string]bool{}
+			for _, r := range rounds[s : s+bound] {
+				for _, p := range r {
+					seen[p] = true
+				}
+			}
+			require.Len(t, seen, fleetSize-1, "agent %d: rounds %d..%d cover every peer", i, s, s+bound-1)
+		}
+	}
+	s := prom.eventually(t, deadline, `netperfkit_mesh_peers{state="probed_per_period"}`, func(s []sample) bool { return len(s) == fleetSize })
+	for _, x := range s {
+		assert.Equal(t, float64(fleetK), x.value, x.labels["instance"])
+	}
+}
+
+// fleetUsage logs the agents' CPU and memory over a window: the cost of
+// 12 agents probing sample:3 every 300 ms, scraped every second.
+func (l *fleetLab) fleetUsage(t *testing.T, d time.Duration) {
+	cpu := func() []time.Duration {
+		var out []time.Duration
+		for _, a := range l.agents {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", a.Process.Pid))
+			require.NoError(t, err)
+			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+			ut, _ := strconv.ParseInt(f[11], 10, 64) // utime, field 14
+			st, _ := strconv.ParseInt(f[12], 10, 64)
+			out = append(out, time.Duration(ut+st)*10*time.Millisecond) // USER_HZ 100
+		}
+		return out
+	}
+	c0 := cpu()
+	time.Sleep(d)
+	c1 := cpu()
+	var total time.Duration
+	var rss []int
+	for i := range c0 {
+		total += c1[i] - c0[i]
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", l.agents[i].Process.Pid))
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+				rss = append(rss, kb)
+			}
+		}
+	}
+	slices.Sort(rss)
+	t.Logf("agents' CPU over %v: %.2f%% of a core each on average (%v in all); RSS median %d KiB, max %d KiB",
+		d, 100*total.Seconds()/d.Seconds()/float64(len(c0)), total, rss[len(rss)/2], rss[len(rss)-1])
+}
+
+// checkNativeP99 compares PromQL's fleet p99 over the native histograms
+// with the exact p99 of the same round trips, from the agents' debug logs,
+// merged in HDR histograms. The same samples: per agent, the probes logged
+// before Prometheus's last scrape of it (timestamp(up)), of the series it
+// still has (after the peer's last "peer added"), not flagged as starved.
+func (l *fleetLab) checkNativeP99(t *testing.T, prom *promClient, deadline time.Time) {
+	cl, err := prom.query(`netperfkit_probe_rtt_seconds_bucket`)
+	require.NoError(t, err)
+	assert.Empty(t, cl, "Prometheus 2.42 with native histograms keeps only the native form")
+	for try := 0; ; try++ {
+		require.True(t, time.Now().Before(deadline), "no consistent moment found")
+		at := time.Now().Add(-1500 * time.Millisecond)
+		ts := fmt.Sprintf("%.3f", float64(at.UnixMilli())/1000)
+		scraped, err1 := prom.queryAt(`timestamp(up)`, ts)
+		counts, err2 := prom.queryAt(`histogram_count(sum by (instance) ({__name__=~"`+rttBoth+`"}))`, ts)
+		p99, err3 := prom.queryAt(`histogram_quantile(0.99, sum({__name__=~"`+rttBoth+`"}))`, ts)
+		if err1 != nil || err2 != nil || err3 != nil || len(scraped) != fleetSize || len(counts) != fleetSize || len(p99) != 1 {
+			time.Sleep(500 * time.Millisecond)
+			continue
+		}
+		merged := hdrhistogram.New(1, int64(10*time.Second), 3)
+		match := true
+		for i := range l.agents {
+			inst := l.addrs[i] + ":9469"
+			h := l.exactRTT(i, time.UnixMilli(int64(valueOf(scraped, inst)*1000)))
+			if float64(h.TotalCount()) != valueOf(counts, inst) {
+				t.Logf("try %d: agent %d: %d samples logged, Prometheus %v: a probe between scrape and log; again", try, i, h.TotalCount(), valueOf(counts, inst))
+				match = false
+				break
+			}
+			merged.Merge(h)
+		}
+		if !match && try < 10 {
+			time.Sleep(300 * time.Millisecond)
+			continue
+		}
+		require.True(t, match)
+		exact := time.Duration(hdrAtRank(merged, math.Ceil(0.99*float64(merged.TotalCount())))).Seconds()
+		got := p99[0].value
+		t.Logf("fleet p99 over %d round trips: PromQL (native) %.1f us, exact HDR merge %.1f us, ratio %.4f (bucket factor %.4f)",
+			merged.TotalCount(), got*1e6, exact*1e6, got/exact, math.Pow(2, 1.0/8))
+		assert.InDelta(t, 0, math.Log(got/exact), math.Log(nativeFactor), "within the bucket factor")
+		return
+	}
+}
+
+// rttBoth is the main and the starved RTT histograms: every round trip.
+const rttBoth = "netperfkit_probe_rtt_seconds|netperfkit_probe_rtt_starved_seconds"
+
+// hdrAtRank is the value of the rank-th smallest sample (nearest rank, as
+// histogram_quantile ranks: the first bucket whose count reaches q*n).
+func hdrAtRank(h *hdrhistogram.Histogram, rank float64) int64 {
+	var n int64
+	for _, b := range h.Distribution() {
+		n += b.Count
+		if float64(n) >= rank && b.Count > 0 {
+			return b.To
+		}
+	}
+	return h.Max()
+}
+
+func valueOf(s []sample, inst string) float64 {
+	for _, x := range s {
+		if x.labels["instance"] == inst {
+			return x.value
+		}
+	}
+	return math.NaN()
+}
+
+// exactRTT is agent i's round trips in its two RTT histograms as of time
+// at: the main one's per peer since the peer's series were last created,
+// and the starved one's (no peer label, never deleted).
+func (l *fleetLab) exactRTT(i int, at time.Time) *hdrhistogram.Histogram {
+	byPeer := map[string][]int64{}
+	var starved []int64
+	for _, x := range l.lines(i) {
+		if x.Time.After(at) {
+			break
+		}
+		switch {
+		case x.Msg == "peer removed":
+			delete(byPeer, x.Peer)
+		case x.Msg == "rtt probe" && x.Starved == "":
+			byPeer[x.Peer] = append(byPeer[x.Peer], x.SamplesNS...)
+		case x.Msg == "rtt probe":
+			starved = append(starved, x.SamplesNS...)
+		}
+	}
+	byPeer[""] = starved
+	h := hdrhistogram.New(1, int64(10*time.Second), 3)
+	for _, ss := range byPeer {
+		for _, v := range ss {
+			_ = h.RecordValue(v)
+		}
+	}
+	return h
+}
+
+// probeStats is agent i's RTT probes logged in [from, to): the share
+// flagged as starved and the median run-queue wait during one.
+func (l *fleetLab) probeStats(i int, from, to time.Time) (flagged float64, n int, wait time.Duration) {
+	var f int
+	var waits []time.Duration
+	for _, x := range l.lines(i) {
+		if x.Msg == "rtt probe" && x.Time.After(from) && x.Time.Before(to) {
+			n++
+			waits = append(waits, time.Duration(x.WaitNS))
+			if x.Starved != "" {
+				f++
+			}
+		}
+	}
+	slices.Sort(waits)
+	return float64(f) / float64(max(n, 1)), n, quant(waits, 0.5)
+}
+
+// checkStarved first watches the fleet for 10 s (its CPU, memory and
+// flagged probes as they are), then holds agent 0 to a 1 ms per 100 ms CPU
+// quota in its own cgroup and pins agent 1 beside a CPU hog: both report
+// their run-queue wait (agent 0 also its throttling) and have their probes
+// flagged. That the others' are not is judged only when the machine itself
+// was not starved before (CPU pressure under pathlab.Starved): on a
+// machine where every task waits, every agent's probes rightly are.
+func (l *fleetLab) checkStarved(t *testing.T, prom *promClient, deadline time.Time) {
+	from, psi := time.Now(), pathlab.StartCPUPressure()
+	l.fleetUsage(t, 10*time.Second)
+	to := time.Now()
+	share, psiOK := psi.Share()
+	var base []float64
+	for i := range l.agents {
+		f, n, w := l.probeStats(i, from, to)
+		base = append(base, f)
+		t.Logf("before: agent %d: %.0f%% of %d probes flagged, run-queue wait during a probe p50 %v", i, 100*f, n, w)
+	}
+	t.Logf("before: host CPU pressure %.0f%% (PSI available: %v)", 100*share, psiOK)
+
+	limitCPU(t, l.agents[0].Process.Pid, l.prefix)
+	core := pinWithHog(t, l.agents[1].Process.Pid)
+	t.Logf("agent 0 under a 1%% CPU quota, agent 1 pinned to CPU %d beside a hog", core)
+	from = time.Now()
+	time.Sleep(12 * time.Second)
+	to = time.Now()
+	flagged := make([]float64, len(l.agents))
+	for i := range l.agents {
+		var n int
+		var w time.Duration
+		flagged[i], n, w = l.probeStats(i, from, to)
+		t.Logf("during: agent %d: %.0f%% of %d probes flagged, run-queue wait during a probe p50 %v", i, 100*flagged[i], n, w)
+	}
+	assert.Greater(t, flagged[0], 0.5, "the throttled agent's probes are flagged")
+	assert.Greater(t, flagged[1], 0.5, "the agent beside the hog has its probes flagged")
+	if !psiOK || share < pathlab.Starved {
+		others := slices.Clone(flagged[2:])
+		slices.Sort(others)
+		assert.Less(t, others[len(others)/2], 0.1, "the others' (median) are not")
+	}
+
+	wait := prom.eventually(t, deadline, `rate(netperfkit_agent_runqueue_wait_seconds_total[10s])`, func(s []sample) bool { return len(s) == fleetSize })
+	var rest []float64
+	for i := 2; i < fleetSize; i++ {
+		rest = append(rest, valueOf(wait, l.addrs[i]+":9469"))
+	}
+	slices.Sort(rest)
+	w0, w1, wr := valueOf(wait, l.addrs[0]+":9469"), valueOf(wait, l.addrs[1]+":9469"), rest[len(rest)/2]
+	t.Logf("run-queue wait, seconds per second: quota agent %.4f, hog agent %.4f, the others' median %.4f", w0, w1, wr)
+	assert.Greater(t, w0, 2*wr, "the quota agent reports its wait")
+	assert.Greater(t, w1, 2*wr, "the agent beside the hog reports its wait")
+	thr := prom.eventually(t, deadline, `increase(netperfkit_agent_cpu_throttled_periods_total[10s]) > 0`, func(s []sample) bool { return len(s) >= 1 })
+	for _, x := range thr {
+		assert.Equal(t, l.addrs[0]+":9469", x.labels["instance"], "only the quota agent is throttled")
+	}
+}
+
+// limitCPU moves pid into a new cgroup holding it to 1 ms per 100 ms.
+func limitCPU(t *testing.T, pid int, name string) {
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		dir := filepath.Join("/sys/fs/cgroup", name)
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		t.Cleanup(func() {
+			_ = os.WriteFile("/sys/fs/cgroup/cgroup.procs", []byte(strconv.Itoa(pid)), 0o644)
+			_ = os.Remove(dir)
+		})
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "cpu.max"), []byte("1000 100000"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644))
+		return
+	}
+	root := "/sys/fs/cgroup/cpu"
+	dir := filepath.Join(root, name)
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	t.Cleanup(func() {
+		_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
+		_ = os.Remove(dir)
+	})
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte("100000"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte("1000"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644))
+}
+
+// pinWithHog pins every thread of pid, and a 30 s busy loop, to the last
+// CPU the test may use, and returns that CPU.
+func pinWithHog(t *testing.T, pid int) int {
+	var set unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(0, &set))
+	core := -1
+	for c := range runtime.NumCPU() * 4 {
+		if set.IsSet(c) {
+			core = c
+		}
+	}
+	var one unix.CPUSet
+	one.Set(core)
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	require.NoError(t, err)
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		require.NoError(t, unix.SchedSetaffinity(tid, &one))
+	}
+	// At nice -20 the hog's weight is 87 times the agent's: beside it the
+	// agent gets about 1% of the core (at nice 0 it would get half, and
+	// wake-up preemption would keep its waits short).
+	hog := exec.Command("taskset", "-c", strconv.Itoa(core), "nice", "-n", "-20", "timeout", "30", "sh", "-c", "while :; do :; done")
+	hog.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, hog.Start())
+	t.Cleanup(func() {
+		_ = syscall.Kill(-hog.Process.Pid, syscall.SIGKILL) // its process group: timeout and the loop
+		_ = hog.Wait()
+	})
+	return core
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
+
+func quant(s []time.Duration, q float64) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	return s[int(q*float64(len(s)-1))]
+}
