@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"regexp"
 	"strconv"
@@ -228,4 +229,36 @@ func (l *ledgerLab) check(t *testing.T, r ledgerRun, ours, path, qdisc, socket b
 		assert.Nil(t, ln.Count, "veth has no allowance counters")
 		assert.Contains(t, ln.Unknown, "not ENA")
 	}
+}
+
+// TestLedgerTextAndJSON runs examples/iperf3's own client across the lab
+// with every cause on: its text has one ledger line for the direction,
+// and its -J document carries the ledger as end.sum.loss_ledger, beside
+// iperf3's keys, unchanged.
+func TestLedgerTextAndJSON(t *testing.T) {
+	l := newLedgerLab(t)
+	if l == nil {
+		return
+	}
+	addr := l.serve(t, l.ours)
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	l.causes(t, true, true)
+	args := []string{"-c", host, "-p", port, "-u", "-b", "80M", "-l", "1400", "-t", "1", "-w", "4K", "--keep-rate"}
+	out := l.lab.A.Run(t, l.ours, args...)
+	t.Logf("%s", out)
+	assert.Regexp(t, `(?m)^ledger \(upload\): offered \d+ = sender_refused \d+ \(.*path \d+ .* received \d+; unknown sender_allowance, receiver_allowance: veth0: veth has no allowance counters \(not ENA\)$`, out)
+	doc := l.lab.A.Run(t, l.ours, append(args, "-J")...)
+	var d struct {
+		End struct {
+			Sum struct {
+				LostPackets *int64             `json:"lost_packets"`
+				Ledger      *throughput.Ledger `json:"loss_ledger"`
+			} `json:"sum"`
+		} `json:"end"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(doc), &d))
+	require.NotNil(t, d.End.Sum.LostPackets, "iperf3's key stays")
+	require.NotNil(t, d.End.Sum.Ledger, "%s", doc)
+	assert.True(t, d.End.Sum.Ledger.Exact(), "%s", d.End.Sum.Ledger)
 }

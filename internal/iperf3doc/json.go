@@ -107,6 +107,9 @@ type ijStream struct {
 	// clean run's document are as 3.21 writes them.
 	LocalDrops   *int64 `json:"local_drops,omitempty"`
 	LocalRetries *int64 `json:"local_retries,omitempty"`
+	// LossLedger is netperfkit's too: where the direction's datagrams went
+	// (Ledger), in end.sum and end.sum_bidir_reverse only.
+	LossLedger *Ledger `json:"loss_ledger,omitempty"`
 }
 
 // ijLocal adds the sender's local refusals from c to e, when there were any.
@@ -311,6 +314,7 @@ func ijEndOf(en *ijEnd, r *Result, primary bool) {
 			s := *recv
 			s.Bytes, s.BitsPerSecond, s.Sender = sm.Sent.Bytes, sm.Sent.BitsPerSecond, r.localSends(rev)
 			ijLocal(&s, &sm.Sent)
+			s.LossLedger = sm.Ledger
 			return &s
 		}
 		en.Sum = udpSum(pri, en.SumReceived, priRev)

@@ -87,6 +87,29 @@ type Summary struct {
 	SenderLimited bool       `json:"sender_limited"`
 	Limits        *TCPLimits `json:"tcp_limits,omitempty"`
 	QueueLimited  bool       `json:"queue_limited,omitempty"`
+	Ledger        *Ledger    `json:"loss_ledger,omitempty"`
+}
+
+// Ledger is throughput.Ledger. The -J document carries it as throughput
+// encodes it, under these keys (end.sum.loss_ledger).
+type Ledger struct {
+	Offered      int64        `json:"offered"`
+	Lines        []LedgerLine `json:"lines"`
+	Received     int64        `json:"received"`
+	Reordered    int64        `json:"reordered"`
+	Duplicated   *int64       `json:"duplicated"`
+	Retried      int64        `json:"retried,omitempty"`
+	Disagreement string       `json:"disagreement,omitempty"`
+}
+
+// LedgerLine is throughput.LedgerLine.
+type LedgerLine struct {
+	Name    string `json:"name"`
+	Count   *int64 `json:"count"`
+	Counter *int64 `json:"counter,omitempty"`
+	Scope   string `json:"scope"`
+	Source  string `json:"source"`
+	Unknown string `json:"unknown,omitempty"`
 }
 
 // CPUUtilization is throughput.CPUUtilization, written to the -J

@@ -404,6 +404,7 @@ func (t *TextReport) Extras(r *Result) {
 				unitText(sm.Sent.BitsPerSecond/8, t.format), unitText(r.Config.rate()*float64(sm.Streams)/8, t.format), who)
 		}
 		t.localDrops(sm, host)
+		t.ledger(sm.Ledger, sm == r.Download)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(t.w, "note: %s\n", n)
