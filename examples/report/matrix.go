@@ -70,7 +70,9 @@ type MatrixRow struct {
 	// it); for TCP "receiver window (server|client)", "sender buffer
 	// (client|server)", "sender application (client|server)", "network" or
 	// "generator CPU" (tcpLimitedBy); for UDP "sender's queue" (the sending
-	// host refused datagrams), "generator" or "loss"; "above the stated
+	// host refused datagrams), "generator", or for a lossy row the loss
+	// ledger's largest line ("path", "receiver socket buffer (server)",
+	// "sender NIC allowance"; lossBy), "loss" without a ledger; "above the stated
 	// limit" when the row went past it (the limit was not in effect) and
 	// nothing else limited it; or "" when nothing did. LimitedByDetail says
 	// by how much, for TCP with the sender's fractions.
@@ -87,6 +89,10 @@ type MatrixRow struct {
 	// (throughput.Counts). Either makes the row "sender's queue"-limited.
 	LocalDrops   int64 `json:"local_drops,omitempty"`
 	LocalRetries int64 `json:"local_retries,omitempty"`
+	// Ledger says, for UDP, where the datagrams went (throughput.Ledger);
+	// the loss column breaks the loss down by it, and a lossy row's
+	// "limited by" names its largest line.
+	Ledger *throughput.Ledger `json:"loss_ledger,omitempty"`
 }
 
 // matrixScenario is one planned run.
@@ -168,6 +174,7 @@ func fillRow(row *MatrixRow, res *throughput.Result, reverse, inProcess bool, li
 		row.GeneratorLimited = sum.SenderLimited
 		row.TCPLimits = sum.Limits
 		row.LocalDrops, row.LocalRetries = sum.Sent.LocalDrops, sum.Sent.LocalRetries
+		row.Ledger = sum.Ledger
 	}
 	row.SenderCPUPercent = cpu
 	if inProcess {
@@ -233,7 +240,7 @@ func limitedBy(r *MatrixRow, limit float64, cpus int) (string, string) {
 		case r.GeneratorLimited:
 			by, detail = "generator", fmt.Sprintf("sent %s of %s Gbit/s", gbit(r.SentBitsPerSecond), gbit(r.TargetBitsPerSecond))
 		case r.LostPercent > maxUDPLossPerc:
-			by, detail = "loss", fmt.Sprintf("%.1f%% lost: %s of %s Gbit/s delivered", r.LostPercent, gbit(r.ReceivedBitsPerSecond), gbit(r.TargetBitsPerSecond))
+			by, detail = lossBy(r), fmt.Sprintf("%.1f%% lost: %s of %s Gbit/s delivered", r.LostPercent, gbit(r.ReceivedBitsPerSecond), gbit(r.TargetBitsPerSecond))
 		case band == "near":
 			return "limit", fmt.Sprintf("%.0f%% of it", r.PercentOfLimit)
 		}
@@ -270,6 +277,9 @@ func writeMatrixText(w io.Writer, sec *MatrixSection) error {
 		}
 		if r.Protocol == "udp" {
 			loss, jit = pct(r.LostPercent), iperf3fmt.FormatJitter(time.Duration(r.JitterMs*float64(time.Millisecond)))
+			if where := lossWhere(r.Ledger); where != "" {
+				loss += " (" + where + ")"
+			}
 		}
 		by := "-"
 		if r.LimitedBy != "" {
