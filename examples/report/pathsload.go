@@ -56,6 +56,9 @@ type LoadedRTT struct {
 	// ProcessCPUPercent is, with the in-process server, the whole report
 	// process's CPU use: flow client, server and probe together.
 	ProcessCPUPercent float64 `json:"process_cpu_percent,omitempty"`
+	// HostCPUPercent is how busy all of the report host's CPUs were while
+	// the flow ran (/proc/stat), 0-100; -1 when unknown (not linux).
+	HostCPUPercent float64 `json:"host_cpu_percent"`
 	// TCPLimits is what held the flow's senders back (their kernel's
 	// accounting); nil when unknown.
 	TCPLimits *throughput.TCPLimits `json:"tcp_limits,omitempty"`
@@ -94,7 +97,7 @@ type loadedRun struct {
 func runLoaded(ctx context.Context, sec *PathsSection, o *options, lr loadedRun, prog *progress) error {
 	for i := range sec.Targets {
 		t := &sec.Targets[i]
-		l := LoadedRTT{Name: t.Name, Streams: t.Streams, ProbeMPS: o.rttLoadMPS, SenderCPUPercent: -1}
+		l := LoadedRTT{Name: t.Name, Streams: t.Streams, ProbeMPS: o.rttLoadMPS, SenderCPUPercent: -1, HostCPUPercent: -1}
 		if t.Error != "" {
 			l.Error = "not measured: the idle phases failed"
 			sec.Loaded = append(sec.Loaded, l)
@@ -105,12 +108,14 @@ func runLoaded(ctx context.Context, sec *PathsSection, o *options, lr loadedRun,
 		if err != nil {
 			return err
 		}
+		cpu := readHostCPU()
 		res, runErr := underload.Run(ctx, t.ThroughputAddr, &underload.Config{
 			Flows:    throughput.Config{Streams: t.Streams, Duration: o.rttD, Interval: -1},
 			EchoAddr: t.PingPongAddr,
 			Probe: &latency.PingPongConfig{Network: "udp", Receive: lr.mode, MPS: o.rttLoadMPS,
 				WarmUp: min(loadedWarmUp, o.rttD/4)},
 		})
+		l.HostCPUPercent = busyPercent(cpu, readHostCPU())
 		after, err := lr.snap()
 		if err != nil {
 			return errors.Join(runErr, err)
@@ -207,8 +212,9 @@ func probeCores(l *LoadedRTT, spin bool) int {
 // judgeLoaded says whether the loaded RTT is the path's, or whether the
 // generator shaped it: the flow's sender was CPU-bound (its CPU, the
 // probe's included, at 90% of the cores it could use) or left its
-// connections idle (TCP_INFO), or the probe's own share is a large part
-// of its p99 (the rule of pingpong and cachebench). The in-process server
+// connections idle (TCP_INFO), the host's CPUs were 90% busy, or the
+// probe's own share is a large part of its p99 (the rule of pingpong and
+// cachebench). The in-process server
 // makes the report's whole process the sender's.
 func judgeLoaded(l *LoadedRTT, share time.Duration, cpus int, spin bool) (attributed, note string) {
 	var notes []string
@@ -218,6 +224,9 @@ func judgeLoaded(l *LoadedRTT, share time.Duration, cpus int, spin bool) (attrib
 		notes = append(notes, fmt.Sprintf("the report's own process (flow client and server, and the probe) used %.0f%% of %d CPU(s)", l.ProcessCPUPercent, cpus))
 	case l.SenderCPUPercent >= cpuSaturated*float64(cores):
 		notes = append(notes, fmt.Sprintf("the flow's sender was CPU-bound: %.0f%% of %d core(s), the probe's included", l.SenderCPUPercent, cores))
+	}
+	if l.HostCPUPercent >= cpuSaturated {
+		notes = append(notes, fmt.Sprintf("the host's %d CPU(s) were %.0f%% busy: the probe waited for a CPU beside the flow", cpus, l.HostCPUPercent))
 	}
 	if lim := l.TCPLimits; lim != nil && 1-lim.Busy >= stallShare {
 		notes = append(notes, fmt.Sprintf("the flow's sender left its connections idle %.0f%% of the time (sender application)", 100*(1-lim.Busy)))

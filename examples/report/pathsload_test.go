@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ import (
 // the note says which.
 func TestJudgeLoaded(t *testing.T) {
 	base := func() *LoadedRTT {
-		return &LoadedRTT{Streams: 8, ProbeMPS: 1000, SenderCPUPercent: 100,
+		return &LoadedRTT{Streams: 8, ProbeMPS: 1000, SenderCPUPercent: 100, HostCPUPercent: 40,
 			RTT: latency.Summary{P50: 5 * time.Millisecond, P99: 9 * time.Millisecond}}
 	}
 	for _, c := range []struct {
@@ -44,6 +45,8 @@ func TestJudgeLoaded(t *testing.T) {
 		{"in-process, process saturated", func(l *LoadedRTT) { l.SenderCPUPercent, l.ProcessCPUPercent = -1, 190 }, 0, 2, false,
 			[]string{"the report's own process", "190% of 2 CPU(s)"}},
 		{"in-process, process not saturated", func(l *LoadedRTT) { l.SenderCPUPercent, l.ProcessCPUPercent = -1, 120 }, 0, 2, false, nil},
+		{"host busy", func(l *LoadedRTT) { l.HostCPUPercent = 97 }, 0, 2, false, []string{"the host's 2 CPU(s) were 97% busy"}},
+		{"host unknown", func(l *LoadedRTT) { l.HostCPUPercent = -1 }, 0, 2, false, nil},
 		{"idle connections", func(l *LoadedRTT) { l.TCPLimits = &throughput.TCPLimits{Busy: 0.6} }, 0, 32, false, []string{"idle 40% of the time"}},
 		{"busy connections", func(l *LoadedRTT) { l.TCPLimits = &throughput.TCPLimits{Busy: 0.9} }, 0, 32, false, nil},
 		{"large client share", func(*LoadedRTT) {}, 2250 * time.Microsecond, 32, false, []string{"probe's own share", "2250.0 us", "p99 9000.0 us"}},
@@ -142,7 +145,7 @@ func TestE1JSONKeepsKeys(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw.Paths["loaded_rtt"], &loaded))
 	require.Len(t, loaded, 2)
 	for _, k := range []string{"name", "streams", "flow_bits_per_second", "probe_mps", "rtt", "ratio_p50", "ratio_p99", "ratio_p999",
-		"client_share_p99_us", "sender_cpu_percent", "attributed_to"} {
+		"client_share_p99_us", "sender_cpu_percent", "host_cpu_percent", "attributed_to"} {
 		assert.Contains(t, loaded[0], k)
 	}
 	assert.Equal(t, 100.0, loaded[0]["rtt"].(map[string]any)["p50_us"])
@@ -265,4 +268,38 @@ func TestReportRTTLoadOnAndOff(t *testing.T) {
 			assert.True(t, strings.Contains(stdout.String(), "the path's") || strings.Contains(stdout.String(), "loaded RTT not the path's alone"))
 		})
 	}
+}
+
+// TestParseProcStat reads the aggregate cpu line; busy is all but idle and
+// iowait, and the share between two readings is of all CPUs.
+func TestParseProcStat(t *testing.T) {
+	c, err := parseProcStat(strings.NewReader("cpu  100 5 50 800 20 3 2 1 0 0\ncpu0 50 2 25 400 10 1 1 0 0 0\nintr 1 2\n"))
+	require.NoError(t, err)
+	assert.Equal(t, hostCPU{busy: 161, total: 981, ok: true}, c)
+	c2 := hostCPU{busy: c.busy + 90, total: c.total + 100, ok: true}
+	assert.InDelta(t, 90.0, busyPercent(c, c2), 1e-9)
+	assert.Equal(t, -1.0, busyPercent(c, hostCPU{}), "unknown, never 0")
+	assert.Equal(t, -1.0, busyPercent(c2, c), "counters that went back")
+	for _, bad := range []string{"", "intr 1\n", "cpu 1 2 3\n", "cpu 1 2 x 4 5\n", "cpu 18446744073709551615 1 1 1\n"} {
+		_, err := parseProcStat(strings.NewReader(bad))
+		assert.Error(t, err, "%q", bad)
+	}
+	assert.True(t, readHostCPU().ok || runtime.GOOS != "linux", "linux has /proc/stat")
+}
+
+func FuzzParseProcStat(f *testing.F) {
+	f.Add("cpu  127986 0 34130 29969 362 0 3926 285 0 0\ncpu0 62950 0 17610 15545 55 0 2024 144 0 0\n")
+	f.Add("cpu 1 2 3 4\n")
+	f.Add("cpu 1 2 3\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := parseProcStat(strings.NewReader(s))
+		if err != nil {
+			assert.False(t, c.ok)
+			return
+		}
+		assert.True(t, c.ok)
+		assert.LessOrEqual(t, c.busy, c.total)
+		p := busyPercent(c, hostCPU{busy: c.busy + 1, total: c.total + 2, ok: true})
+		assert.True(t, p == -1 || (p >= 0 && p <= 100), "%v", p)
+	})
 }
