@@ -1,10 +1,6 @@
 package cache
 
 import (
-	"net"
-	"net/netip"
-	"strconv"
-
 	"github.com/netperfkit/netperfkit/cache/internal/ports"
 )
 
@@ -55,27 +51,10 @@ type PortUsage struct {
 	LimitedBy string `json:"limited_by,omitempty"`
 }
 
-// portEndpoint is the ports selector of addr (host:port).
-func portEndpoint(addr string) (*ports.Endpoint, bool) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, false
-	}
-	pn, err := strconv.ParseUint(port, 10, 16)
-	if err != nil {
-		return nil, false
-	}
-	e := &ports.Endpoint{Port: uint16(pn)}
-	if a, err := netip.ParseAddr(host); err == nil {
-		e.Addrs = []netip.Addr{a}
-	}
-	return e, true
-}
-
 // readPorts snapshots the ports towards addr; nil when they cannot be read
 // (not linux, no /proc).
 func readPorts(addr string) *ports.Snapshot {
-	e, ok := portEndpoint(addr)
+	e, ok := ports.ParseEndpoint(addr)
 	if !ok {
 		return nil
 	}

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"net/netip"
 	"testing"
 
 	"github.com/netperfkit/netperfkit/cache/internal/ports"
@@ -30,15 +29,6 @@ func TestPortUsageLimitedBy(t *testing.T) {
 	assert.Nil(t, newPortUsage(snap(1), nil))
 }
 
-func TestPortEndpoint(t *testing.T) {
-	e, ok := portEndpoint("127.0.0.1:6379")
-	assert.True(t, ok)
-	assert.Equal(t, uint16(6379), e.Port)
-	assert.Equal(t, []netip.Addr{netip.MustParseAddr("127.0.0.1")}, e.Addrs)
-	e, ok = portEndpoint("cache.example:6380")
-	assert.True(t, ok)
-	assert.Empty(t, e.Addrs, "a name: its port alone")
-	_, ok = portEndpoint("cache.example:redis")
-	assert.False(t, ok)
+func TestWatchPortsPooled(t *testing.T) {
 	assert.Nil(t, watchPorts(&WorkloadConfig{Mode: Pooled}, "127.0.0.1:6379"))
 }

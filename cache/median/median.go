@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/internal/ports"
 	"github.com/netperfkit/netperfkit/latency"
 )
 
@@ -40,7 +41,20 @@ type Config struct {
 	// OnRun, when set, is called after each complete run, on the caller's
 	// goroutine.
 	OnRun func(cache.RunResult)
+	// Settle, when positive, is the longest a connect-per-operation run
+	// waits before it starts for the client host's sockets towards the
+	// endpoint (an earlier run's TIME_WAIT debris) to fall to a quarter of
+	// the ephemeral port range or less, so that one run's debris does not
+	// decide the next one's numbers (linux; no wait elsewhere). TIME_WAIT
+	// lasts 60 s on linux. Zero means no wait; negative is an error
+	// wrapping cache.ErrInvalidConfig.
+	Settle time.Duration
 }
+
+// settleShare is the share of the ephemeral range Settle waits for: the
+// issue 31 run that started at 26% of it was not slowed by the port
+// search, the one that started at 75% was, 20 times.
+const settleShare = 0.25
 
 // Result is one engine and mode's E3 row. Run returns one whatever its
 // error, and its methods are safe on a nil one.
@@ -76,6 +90,9 @@ type Result struct {
 	// whose wait behind one the client itself sent late was counted as the
 	// client's delay, not the server's (they are in every figure above).
 	Reclassified int64 `json:"reclassified,omitempty"`
+	// SettleWait is the time the runs waited for earlier runs' TIME_WAIT
+	// debris to clear (Config.Settle), in total.
+	SettleWait time.Duration `json:"settle_wait_ns,omitempty"`
 	// ClientLatenessP99 and ReceiveWakeP99 are the medians of the p99s of
 	// the client's own share (latency.ScheduleResult's ClientLateness and
 	// ReceiveWake): large ones mean the figures above are partly the
@@ -172,11 +189,17 @@ func Run(ctx context.Context, ep *cache.Endpoint, cfg *Config) (*Result, error) 
 		return empty, fmt.Errorf("median: %w: Config.Runs %d is negative", cache.ErrInvalidConfig, c.Runs)
 	case c.Runs > maxRuns:
 		return empty, fmt.Errorf("median: %w: Config.Runs %d is above the maximum of %d", cache.ErrInvalidConfig, c.Runs, maxRuns)
+	case c.Settle < 0:
+		return empty, fmt.Errorf("median: %w: Config.Settle %v is negative", cache.ErrInvalidConfig, c.Settle)
 	case c.Runs == 0:
 		c.Runs = defaultRuns
 	}
-	var all []*cache.RunResult
+	var (
+		all    []*cache.RunResult
+		waited time.Duration
+	)
 	for range c.Runs {
+		waited += settle(ctx, ep, &c)
 		r, err := cache.Run(ctx, ep, c.Workload)
 		if cerr := ctxErr(ctx); cerr != nil {
 			all = append(all, r)
@@ -193,7 +216,23 @@ func Run(ctx context.Context, ep *cache.Endpoint, cfg *Config) (*Result, error) 
 		}
 		all = append(all, r)
 	}
-	return Summarize(all), nil
+	res := Summarize(all)
+	res.SettleWait = waited
+	return res, nil
+}
+
+// settle waits as c.Settle says before a connect-per-operation run and
+// returns how long it waited; ctx ending is Run's to report.
+func settle(ctx context.Context, ep *cache.Endpoint, c *Config) time.Duration {
+	if c.Settle <= 0 || c.Workload == nil || c.Workload.Mode != cache.ConnectPerOp {
+		return 0
+	}
+	e, ok := ports.ParseEndpoint(ep.Addr)
+	if !ok {
+		return 0
+	}
+	waited, _ := ports.Settle(ctx, e, settleShare, c.Settle)
+	return waited
 }
 
 // emptyResult is the result of no run of w.

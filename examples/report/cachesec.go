@@ -233,9 +233,18 @@ func (o cacheOptions) probeTime() time.Duration {
 	return time.Duration(o.Probes) * 2 * time.Millisecond
 }
 
-// plannedCache estimates how long E3 takes, for the progress display.
+// e3Settle is the longest E3 waits before a connect-per-op run for the
+// TIME_WAIT sockets of the runs before it to clear (median.Config.Settle):
+// linux keeps them 60 s, and a run that starts with much of the ephemeral
+// port range held measures the kernel's port search (issue 31).
+const e3Settle = 61 * time.Second
+
+// plannedCache estimates how long E3 takes, for the progress display: at
+// worst each connect-per-op run after an engine's first waits e3Settle
+// (its first follows the engine's pooled runs).
 func plannedCache(o cacheOptions, targets int) time.Duration {
-	return time.Duration(targets) * (o.probeTime() + time.Duration(len(o.Engines)*2*o.Runs+1)*o.Duration)
+	settle := time.Duration(len(o.Engines)*max(o.Runs-1, 0)) * e3Settle
+	return time.Duration(targets) * (o.probeTime() + time.Duration(len(o.Engines)*2*o.Runs+1)*o.Duration + settle)
 }
 
 // runCache probes every target, then runs the workloads on every target. A
@@ -315,7 +324,9 @@ func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 		ce.Workloads = append(ce.Workloads, w)
 		for _, mode := range []cache.ConnMode{cache.Pooled, cache.ConnectPerOp} {
 			prog.Start(fmt.Sprintf("E3 cache: %s %s %s x%d", t.Label, w.Engine, mode, o.Runs), time.Duration(o.Runs)*o.Duration)
-			agg, err := median.Run(ctx, t.Endpoint, &median.Config{Runs: o.Runs, Workload: &cache.WorkloadConfig{
+			// Connect-per-op runs wait for earlier runs' TIME_WAIT
+			// debris (Settle does nothing for pooled runs).
+			agg, err := median.Run(ctx, t.Endpoint, &median.Config{Runs: o.Runs, Settle: e3Settle, Workload: &cache.WorkloadConfig{
 				Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration,
 			}})
 			var failure *ModeFailure

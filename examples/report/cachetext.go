@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
@@ -126,7 +127,7 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 	}
 	fmt.Fprintln(w, "\nE3 cache: pooled vs connect-per-op (median of runs [min-max])")
 	t := newTable(w, "config", "engine", "runs", "pool p50 (us)", "pool p99 (us)", "pool ops/s", "connect p50 (us)", "connect p99 (us)", "connect ops/s", "attempts", "closing", "request", "timeout")
-	var notes []string
+	var notes, debris []string
 	for _, ce := range sec.Endpoints {
 		for _, wl := range ce.Workloads {
 			cells := []string{ce.Label, wl.Engine, runsText(wl.Pool, wl.Connect)}
@@ -149,6 +150,9 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 			cl, rq, to := errorClasses(wl.Pool, wl.Connect)
 			cells = append(cells, fmt.Sprint(attempts), fmt.Sprint(cl), fmt.Sprint(rq), fmt.Sprint(to))
 			t.row(cells...)
+			if n := debrisNote(ce.Label+" "+wl.Engine, wl.Connect); n != "" {
+				debris = append(debris, n)
+			}
 			if wl.Error != "" {
 				notes = append(notes, fmt.Sprintf("%s %s: error: %s", ce.Label, wl.Engine, wl.Error))
 			}
@@ -163,7 +167,44 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
+	if len(debris) > 0 {
+		fmt.Fprintln(w, "connect-per-op debris on the client host, per run: TIME_WAIT sockets towards the endpoint before -> after (share of the ephemeral port range in use)")
+	}
+	for _, n := range debris {
+		fmt.Fprintln(w, n)
+	}
 	return nil
+}
+
+// debrisNote is one connect-per-op row's TIME_WAIT line, empty when its
+// runs could not read the ports (not linux).
+func debrisNote(label string, a *median.Result) string {
+	if a == nil {
+		return ""
+	}
+	var runs []string
+	limited := 0
+	for _, r := range a.Results {
+		if r == nil || r.Ports == nil {
+			continue
+		}
+		p := r.Ports
+		runs = append(runs, fmt.Sprintf("%d -> %d (%.0f%% -> %.0f%%)", p.Before.TimeWait, p.After.TimeWait, 100*p.Before.Share, 100*p.After.Share))
+		if p.LimitedBy != "" {
+			limited++
+		}
+	}
+	if len(runs) == 0 {
+		return ""
+	}
+	n := fmt.Sprintf("  %s: %s", label, strings.Join(runs, "; "))
+	if a.SettleWait > 0 {
+		n += fmt.Sprintf("; waited %.0f s for earlier runs' TIME_WAIT to clear", a.SettleWait.Seconds())
+	}
+	if limited > 0 {
+		n += fmt.Sprintf("; limited by: %s in %d of %d runs", cache.LimitedByPorts, limited, len(runs))
+	}
+	return n
 }
 
 func runsText(a ...*median.Result) string {

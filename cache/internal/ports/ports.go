@@ -11,12 +11,15 @@ package ports
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"strconv"
+	"time"
 )
 
 // Snapshot is the use of the ephemeral port range towards one endpoint at
@@ -171,4 +174,49 @@ func parseRange(r io.Reader) (lo, hi int, err error) {
 		return 0, 0, fmt.Errorf("%w ip_local_port_range %q", errParse, b)
 	}
 	return lo, hi, nil
+}
+
+// ParseEndpoint is the selector of addr (host:port): its port, and its
+// address when host is an IP literal (a name matches by port alone).
+func ParseEndpoint(addr string) (*Endpoint, bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, false
+	}
+	pn, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return nil, false
+	}
+	e := &Endpoint{Port: uint16(pn)}
+	if a, err := netip.ParseAddr(host); err == nil {
+		e.Addrs = []netip.Addr{a}
+	}
+	return e, true
+}
+
+// settlePoll is how often Settle looks.
+const settlePoll = 500 * time.Millisecond
+
+// Settle waits until at most share of the ephemeral range is in use towards
+// e, for at most max, and returns how long it waited. It returns at once
+// when the ports cannot be read, and ctx's error when ctx ends first.
+func Settle(ctx context.Context, e *Endpoint, share float64, max time.Duration) (time.Duration, error) {
+	start := time.Now()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		if ctx.Err() != nil {
+			return time.Since(start), fmt.Errorf("ports: %w", ctx.Err())
+		}
+		s, err := Read(e)
+		waited := time.Since(start)
+		if err != nil || s.Share() <= share || waited >= max {
+			return waited, nil
+		}
+		t.Reset(min(settlePoll, max-waited))
+	}
 }

@@ -1,11 +1,13 @@
 package ports
 
 import (
+	"context"
 	"net/netip"
 	"os"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -121,4 +123,29 @@ func FuzzParseRange(f *testing.F) {
 		assert.LessOrEqual(t, lo, hi)
 		assert.Positive(t, lo)
 	})
+}
+
+func TestParseEndpoint(t *testing.T) {
+	e, ok := ParseEndpoint("127.0.0.1:6379")
+	assert.True(t, ok)
+	assert.Equal(t, uint16(6379), e.Port)
+	assert.Equal(t, []netip.Addr{netip.MustParseAddr("127.0.0.1")}, e.Addrs)
+	e, ok = ParseEndpoint("cache.example:6380")
+	assert.True(t, ok)
+	assert.Empty(t, e.Addrs, "a name: its port alone")
+	_, ok = ParseEndpoint("cache.example:redis")
+	assert.False(t, ok)
+}
+
+// Settle returns at once when nothing is in use (a port nobody dials), and
+// with ctx's error when ctx has ended.
+func TestSettle(t *testing.T) {
+	e := &Endpoint{Port: 1, Addrs: []netip.Addr{netip.MustParseAddr("198.18.31.1")}}
+	waited, err := Settle(context.Background(), e, 0, time.Minute)
+	require.NoError(t, err)
+	assert.Less(t, waited, settlePoll)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Settle(ctx, e, 0, time.Minute)
+	assert.ErrorIs(t, err, context.Canceled)
 }
