@@ -151,3 +151,24 @@ func ExampleRun_sendFrom() {
 	}
 	fmt.Printf("received %d bytes\n", got.Len())
 }
+
+// Where did the datagrams of a UDP test go: one line per direction from
+// the loss ledger (README: "where did my datagrams go"). Against a stock
+// iperf3 server the receiving end's lines read unknown.
+func ExampleRun_ledger() {
+	res, err := throughput.Run(context.Background(), "iperf.example.net:5201", &throughput.Config{
+		UDP: true, Bitrate: 100e6, Duration: 5 * time.Second,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// README begin
+	for _, sum := range []*throughput.Summary{res.Upload, res.Download} {
+		if sum != nil && sum.Ledger.Lost() {
+			fmt.Println(sum.Ledger) // offered 7134 = sender_refused 2082 + path 101 + ...
+			top, _ := sum.Ledger.Largest()
+			fmt.Println("most went to", top.Name, "-", top.Source)
+		}
+	}
+	// README end
+}

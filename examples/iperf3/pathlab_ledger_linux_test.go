@@ -245,8 +245,10 @@ func TestLedgerTextAndJSON(t *testing.T) {
 	require.NoError(t, err)
 	l.causes(t, true, true)
 	args := []string{"-c", host, "-p", port, "-u", "-b", "80M", "-l", "1400", "-t", "1", "-w", "4K", "--keep-rate"}
+	n0, r0 := l.nftDrops(t), l.lab.B.SNMP(t)["UdpRcvbufErrors"]
 	out := l.lab.A.Run(t, l.ours, args...)
-	t.Logf("%s", out)
+	t.Logf("%s\nnft dropped %d on the middle hop; the receiver's RcvbufErrors rose by %d", out,
+		l.nftDrops(t)-n0, l.lab.B.SNMP(t)["UdpRcvbufErrors"]-r0)
 	assert.Regexp(t, `(?m)^ledger \(upload\): offered \d+ = sender_refused \d+ \(.*path \d+ .* received \d+; unknown sender_allowance, receiver_allowance: veth0: veth has no allowance counters \(not ENA\)$`, out)
 	doc := l.lab.A.Run(t, l.ours, append(args, "-J")...)
 	var d struct {
