@@ -88,12 +88,13 @@ func parseTCP(r io.Reader, e *Endpoint, s *Snapshot) error {
 				continue // the header
 			}
 		}
-		f := bytes.Fields(line)
-		if len(f) == 0 {
+		var f [4][]byte
+		n := fields(line, &f)
+		if n == 0 {
 			continue
 		}
-		if len(f) < 4 {
-			return fmt.Errorf("%w line in /proc/net/tcp: %d fields", errParse, len(f))
+		if n < 4 {
+			return fmt.Errorf("%w line in /proc/net/tcp: %d fields", errParse, n)
 		}
 		local, err := parseAddr(f[1])
 		if err != nil {
@@ -121,6 +122,26 @@ func parseTCP(r io.Reader, e *Endpoint, s *Snapshot) error {
 		return fmt.Errorf("%w: %w", errParse, err)
 	}
 	return nil
+}
+
+// fields puts the first len(f) space-separated fields of line in f without
+// allocating (a host in a connection storm lists tens of thousands of
+// sockets) and returns how many it found.
+func fields(line []byte, f *[4][]byte) int {
+	n := 0
+	for n < len(f) {
+		line = bytes.TrimLeft(line, " \t")
+		if len(line) == 0 {
+			break
+		}
+		end := bytes.IndexAny(line, " \t")
+		if end < 0 {
+			end = len(line)
+		}
+		f[n], line = line[:end], line[end:]
+		n++
+	}
+	return n
 }
 
 // parseAddr reads "0100007F:18EB": the address as the kernel's 32-bit words
