@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
 )
@@ -49,6 +50,9 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 				st.sent = nil
 			}
 			err := states[r.Worker].attempt(withStamps(ctx, st))
+			if w.OnOperation != nil && (err == nil || !ctxDone(ctx)) {
+				w.OnOperation(Operation{Start: r.Intended, End: time.Now(), Err: err})
+			}
 			if err != nil && !ctxDone(ctx) {
 				// The schedule paces retries: no pause after a refusal.
 				wk.t.fail(err)

@@ -164,6 +164,25 @@ type WorkloadConfig struct {
 	// says why when that fails). Its time is not part of any operation's
 	// latency. Open-loop runs (Rate) do not poll it.
 	Interleave <-chan func(ctx context.Context, c Client, err error) `json:"-"`
+	// OnOperation, when set, is called after every operation (a
+	// client's creation, in pool mode, is part of the first) with its
+	// start, end and error (nil on success), on the worker's goroutine: it
+	// must be safe for concurrent use and quick, as its time delays the
+	// worker's next operation. In an open-loop run Start is the
+	// operation's intended start, so End-Start is its response time.
+	// Operations cut short because ctx ended are not reported. Package
+	// latency/shard's Recorder records them into per-interval histograms.
+	OnOperation func(Operation) `json:"-"`
+}
+
+// Operation is one operation of a workload, reported to
+// WorkloadConfig.OnOperation.
+type Operation struct {
+	// Start and End bound the operation (time.Now() readings); in an
+	// open-loop run Start is its intended start.
+	Start, End time.Time
+	// Err is nil when it succeeded.
+	Err error
 }
 
 // validate reports the first field of c that is out of range.
@@ -685,6 +704,9 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
 		took := t1.Sub(t0)
 		if err != nil && ctxDone(ctx) {
 			return // cut short by the caller: not an endpoint failure
+		}
+		if wk.w.OnOperation != nil {
+			wk.w.OnOperation(Operation{Start: t0, End: t1, Err: err})
 		}
 		if err != nil {
 			wk.failed(ctx, err, t0, took)

@@ -59,11 +59,12 @@ func readCgroupV1(cpuPath, acctPath string) cgroupReading {
 		r.quotaCores, r.source = cores, "cgroup v1 cpu.cfs_quota_us"
 		r.periods, r.throttled = parseCPUStat(readFile(dir, "cpu.stat"))
 	}
-	if acctPath == "" {
-		acctPath = cpuPath
-	}
-	if ad := v1Dir("cpuacct", acctPath); ad != "" {
-		r.usage = parseV1Usage(readFile(ad, "cpuacct.usage"))
+	// The group's use counts against its quota only when cpuacct accounts
+	// for the same group (a joint cpu,cpuacct mount, or the same path).
+	if acctPath == cpuPath {
+		if ad := v1Dir("cpuacct", acctPath); ad != "" {
+			r.usage = parseV1Usage(readFile(ad, "cpuacct.usage"))
+		}
 	}
 	return r
 }

@@ -77,15 +77,16 @@ type CPU struct {
 	Periods, Throttled *int64
 }
 
-// UsedCores is the CPU used over the wall time, in cores: the cgroup's use
-// when known, else the process's. Zero for a nil CPU or no wall time.
+// UsedCores is the CPU used over the wall time, in cores, the use that
+// LimitCores bounds: the cgroup's when its quota is the limit (and its use
+// is known), else the process's. Zero for a nil CPU or no wall time.
 func (c *CPU) UsedCores() float64 {
 	if c == nil || c.Wall <= 0 {
 		return 0
 	}
 	used := c.Process
-	if c.Cgroup != nil && *c.Cgroup > used {
-		used = *c.Cgroup
+	if c.Cgroup != nil && c.Periods != nil {
+		used = max(used, *c.Cgroup)
 	}
 	return used.Seconds() / c.Wall.Seconds()
 }

@@ -147,11 +147,13 @@ func TestDecodeRefusesWhatMergeCannotTrust(t *testing.T) {
 	require.NoError(t, Encode(&buf, r))
 	good := buf.String()
 	for name, edit := range map[string]func(string) string{
-		"format":   func(s string) string { return strings.Replace(s, Format, "other/1", 1) },
-		"shard":    func(s string) string { return strings.Replace(s, `"shard": 0`, `"shard": 5`, 1) },
-		"settings": func(s string) string { return strings.Replace(s, `"significant_figures": 3`, `"significant_figures": 2`, 1) },
-		"count":    func(s string) string { return strings.Replace(s, `"count": 3`, `"count": 4`, 1) },
-		"json":     func(s string) string { return s[:len(s)/2] },
+		"format": func(s string) string { return strings.Replace(s, Format, "other/1", 1) },
+		"shard":  func(s string) string { return strings.Replace(s, `"shard": 0`, `"shard": 5`, 1) },
+		"settings": func(s string) string {
+			return strings.Replace(s, `"significant_figures": 3`, `"significant_figures": 2`, 1)
+		},
+		"count": func(s string) string { return strings.Replace(s, `"count": 3`, `"count": 4`, 1) },
+		"json":  func(s string) string { return s[:len(s)/2] },
 	} {
 		_, err := Decode(strings.NewReader(edit(good)))
 		assert.Error(t, err, name)
