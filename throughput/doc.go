@@ -138,6 +138,18 @@
 // retransmitted segments says little on its own; these say which side to
 // look at. A netperfkit peer sends its sender's with its results.
 //
+// # Where UDP datagrams went
+//
+// Summary.Ledger (a Ledger) splits a UDP direction's offered datagrams
+// into what the sending host refused, its NIC and allowance, the path,
+// the receiving host's NIC, allowance, backlog, reassembly and conntrack,
+// the receiving socket (SO_MEMINFO drops, exact for the test), late reads,
+// and what the application received, each line known with its source or
+// unknown with the reason. Each end reads the counters of the network
+// namespace its socket lives in (SIOCGSKNS; a socket in another namespace
+// than the process needs CAP_SYS_ADMIN to read there, else its host lines
+// are unknown), and a netperfkit peer sends its own with its results.
+//
 // Linux-only measurements (TCP_INFO, UDP GSO/GRO, MSS and congestion
 // control) sit behind build tags; elsewhere results carry a "not available
 // on this platform" note instead of failing. iperf3's wire format itself is

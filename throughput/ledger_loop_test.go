@@ -2,6 +2,7 @@ package throughput
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -17,8 +18,18 @@ func TestLedgerOwnPairLoopback(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		reverse, bidi bool
-	}{{"forward", false, false}, {"reverse", true, false}, {"bidir", false, true}} {
+		v6            bool
+	}{{"forward", false, false, false}, {"reverse", true, false, false}, {"bidir", false, true, false}, {"ipv6", false, false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
+			addr := addr
+			if tc.v6 {
+				if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {
+					t.Skipf("no IPv6 loopback: %v", err)
+				} else {
+					_ = ln.Close()
+				}
+				addr, _ = startServerAt(t, "[::1]:0", nil)
+			}
 			res, err := Run(context.Background(), addr, &Config{UDP: true, Bitrate: 20e6, BlockLen: 1200,
 				Duration: 300 * time.Millisecond, Reverse: tc.reverse, Bidir: tc.bidi})
 			require.NoError(t, err)
@@ -35,6 +46,10 @@ func TestLedgerOwnPairLoopback(t *testing.T) {
 				require.True(t, ok)
 				if ledgerAvailable {
 					require.NotNil(t, sock.Count, "%+v", sock)
+					backlog, _ := l.Line(LineReceiverBacklog)
+					assert.NotNil(t, backlog.Count, "%+v", backlog)
+					nic, _ := l.Line(LineReceiverNIC)
+					assert.Contains(t, nic.Source, "lo: ")
 				}
 			}
 		})

@@ -76,6 +76,7 @@ func (t *testRun) streamReverse(s *flowStream) bool {
 
 // begin starts the engine, the CPU clock and the reporter. stopRep ends the reporter.
 func (t *testRun) begin() (stopRep func()) {
+	t.ledgerBegin() // before the clock starts: its reads take a few milliseconds
 	t.startT = time.Now()
 	t.cpuU0, t.cpuS0, t.cpuOK = processCPU()
 	if !t.cpuOK {
@@ -102,7 +103,6 @@ func (t *testRun) begin() (stopRep func()) {
 			t.sndBuf, t.rcvBuf = socketBuffers(sc)
 		}
 	}
-	t.ledgerBegin()
 	if t.onStart != nil {
 		t.onStart()
 	}
