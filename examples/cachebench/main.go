@@ -100,6 +100,7 @@ type options struct {
 	start    float64
 	step     time.Duration
 	asJSON   bool
+	sh       *shardFlags // -shard, -start-at, -out: shard.go
 }
 
 // errFlags reports that the flag package has already printed what was wrong
@@ -122,9 +123,11 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.runs, "runs", 3, "runs per engine and mode (medians are reported)")
 	fs.StringVar(&o.ratio, "ratio", "1:1", "GET:SET ratio")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object")
+	o.sh = addShardFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, errFlags
 	}
+	o.sh.visited(fs)
 	names, err := choices(*engineFlag, "both", cachecli.Glide, cachecli.Resp)
 	if err != nil {
 		return nil, fmt.Errorf("-engine: %w", err)
@@ -240,6 +243,9 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cachebench:", err)
 		return code
 	}
+	if len(args) > 0 && args[0] == "merge" {
+		return runMerge(args[1:], stdout, stderr)
+	}
 	o, err := parse(args, stderr)
 	if err != nil {
 		if errors.Is(err, errFlags) {
@@ -258,6 +264,9 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer srv.Close()
 		fmt.Fprintf(stderr, "cachebench: started local %s on %s\n", srv.Binary, srv.Addr)
+	}
+	if o.sh.active() {
+		return runShard(ctx, ep, o, stdout, stderr)
 	}
 	benchFn := bench
 	if o.slo != nil {
