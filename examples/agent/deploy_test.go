@@ -35,6 +35,7 @@ type k8sObject struct {
 			Name       string
 			Port       int
 			TargetPort string `yaml:"targetPort"`
+			Protocol   string
 		}
 		Template struct {
 			Metadata struct{ Labels map[string]string }
@@ -132,9 +133,18 @@ func TestDeployKubernetes(t *testing.T) {
 		assert.Equal(t, v, ds.Spec.Template.Metadata.Labels[k], k)
 	}
 	assert.Equal(t, "None", svc.Spec.ClusterIP)
-	require.Len(t, svc.Spec.Ports, 1)
+	require.Len(t, svc.Spec.Ports, 2)
 	assert.Equal(t, 9469, svc.Spec.Ports[0].Port)
 	assert.Equal(t, "metrics", svc.Spec.Ports[0].TargetPort)
+
+	// The agents find each other through the Service's sockperf SRV
+	// records (issue 33): kubectl apply is the whole set-up.
+	sp := svc.Spec.Ports[1]
+	assert.Equal(t, "sockperf", sp.TargetPort)
+	assert.Equal(t, "UDP", sp.Protocol)
+	assert.Equal(t, cfg.SockperfPort, sp.Port)
+	assert.Equal(t, "_"+sp.Name+"._udp."+svc.Metadata.Name+"."+svc.Metadata.Namespace+".svc.cluster.local", cfg.PeersDNS)
+	assert.Equal(t, meshAuto, cfg.Mesh)
 }
 
 // readUnit parses a systemd unit file into section -> key -> values.

@@ -296,32 +296,16 @@ func (l *fleetLab) checkSample(t *testing.T, prom *promClient, deadline time.Tim
 // fleetUsage logs the agents' CPU and memory over a window: the cost of
 // 12 agents probing sample:3 every 300 ms, scraped every second.
 func (l *fleetLab) fleetUsage(t *testing.T, d time.Duration) {
-	cpu := func() []time.Duration {
-		var out []time.Duration
-		for _, a := range l.agents {
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", a.Process.Pid))
-			require.NoError(t, err)
-			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-			ut, _ := strconv.ParseInt(f[11], 10, 64) // utime, field 14
-			st, _ := strconv.ParseInt(f[12], 10, 64)
-			out = append(out, time.Duration(ut+st)*10*time.Millisecond) // USER_HZ 100
-		}
-		return out
+	var c0 []time.Duration
+	for _, a := range l.agents {
+		c0 = append(c0, procCPU(t, a.Process.Pid))
 	}
-	c0 := cpu()
 	time.Sleep(d)
-	c1 := cpu()
 	var total time.Duration
-	var rss []int
-	for i := range c0 {
-		total += c1[i] - c0[i]
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", l.agents[i].Process.Pid))
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-				rss = append(rss, kb)
-			}
-		}
+	var rss []int64
+	for i, a := range l.agents {
+		total += procCPU(t, a.Process.Pid) - c0[i]
+		rss = append(rss, procRSS(t, a.Process.Pid)>>10)
 	}
 	slices.Sort(rss)
 	t.Logf("agents' CPU over %v: %.2f%% of a core each on average (%v in all); RSS median %d KiB, max %d KiB",
@@ -495,8 +479,13 @@ func (l *fleetLab) checkStarved(t *testing.T, prom *promClient, deadline time.Ti
 	slices.Sort(rest)
 	w0, w1, wr := valueOf(wait, l.addrs[0]+":9469"), valueOf(wait, l.addrs[1]+":9469"), rest[len(rest)/2]
 	t.Logf("run-queue wait, seconds per second: quota agent %.4f, hog agent %.4f, the others' median %.4f", w0, w1, wr)
-	assert.Greater(t, w0, 2*wr, "the quota agent reports its wait")
-	assert.Greater(t, w1, 2*wr, "the agent beside the hog reports its wait")
+	assert.Greater(t, w0, wr, "the quota agent reports its wait")
+	assert.Greater(t, w1, wr, "the agent beside the hog reports its wait")
+	if !psiOK || share < pathlab.Starved {
+		// On a starved machine the hog's core is missed by everyone.
+		assert.Greater(t, w0, 2*wr)
+		assert.Greater(t, w1, 2*wr)
+	}
 	thr := prom.eventually(t, deadline, `increase(netperfkit_agent_cpu_throttled_periods_total[10s]) > 0`, func(s []sample) bool { return len(s) >= 1 })
 	for _, x := range thr {
 		assert.Equal(t, l.addrs[0]+":9469", x.labels["instance"], "only the quota agent is throttled")

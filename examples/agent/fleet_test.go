@@ -352,10 +352,12 @@ func TestStarvationJudge(t *testing.T) {
 	assert.Empty(t, s.judge(a, s.sample()), "nothing grew")
 
 	write("proc/task/2/schedstat", "100 1400000 5\n") // +0.9 ms
+	s.tasksRead = time.Time{}
 	b := s.sample()
 	assert.Empty(t, s.judge(a, b), "0.9 ms is under the flag")
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "proc/task/1"))) // a thread exits: its wait stays counted
 	write("proc/task/3/schedstat", "1 1200000 1\n")
+	s.tasksRead = time.Time{} // list the threads again now
 	c := s.sample()
 	assert.Equal(t, 3600*time.Microsecond, c.wait)
 	assert.Equal(t, "wait", s.judge(b, c))

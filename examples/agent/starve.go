@@ -8,6 +8,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -179,10 +180,19 @@ type starvation struct {
 	waitFlag time.Duration // run-queue wait during a probe that flags it
 
 	mu       sync.Mutex
-	cgDir    string // the cgroup's cpu.stat directory, "" if none
+	cgDir    string                   // the cgroup's cpu.stat directory, "" if none
 	lastWait map[string]time.Duration // per thread, to keep the total monotonic
 	waitSum  time.Duration
+	// The threads' schedstat files, kept open and read again from offset
+	// 0 (one pread a thread); the list is read again at most every
+	// taskListEvery, so a sample costs a few microseconds a thread.
+	tasks     map[string]*os.File
+	tasksRead time.Time
 }
+
+// taskListEvery is how often the agent's thread list is read again; a
+// thread started since waits at most that long to be counted.
+const taskListEvery = time.Second
 
 // newStarvation finds the agent's cgroup; waitFlag is -starved-wait.
 func newStarvation(waitFlag time.Duration) *starvation {
@@ -222,20 +232,22 @@ type starveSample struct {
 // sum over threads of each one's growth, so a thread that exits does not
 // take its wait back.
 func (s *starvation) waitTotal() (time.Duration, bool) {
-	paths, _ := filepath.Glob(filepath.Join(s.procDir, "task", "*", "schedstat"))
-	if len(paths) == 0 {
-		return 0, false
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := make(map[string]time.Duration, len(paths))
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			continue // the thread exited
+	s.listTasks()
+	if len(s.tasks) == 0 {
+		return 0, false
+	}
+	now := make(map[string]time.Duration, len(s.tasks))
+	var buf [128]byte
+	for p, f := range s.tasks {
+		n, err := f.ReadAt(buf[:], 0)
+		if n == 0 && err != nil {
+			f.Close() // the thread exited
+			delete(s.tasks, p)
+			continue
 		}
-		_, w, err := parseSchedstat(f)
-		f.Close()
+		_, w, err := parseSchedstat(bytes.NewReader(buf[:n]))
 		if err != nil {
 			continue
 		}
@@ -246,6 +258,27 @@ func (s *starvation) waitTotal() (time.Duration, bool) {
 	}
 	s.lastWait = now // threads that exited are gone; what they waited stays
 	return s.waitSum, true
+}
+
+// listTasks opens the schedstat files of threads started since the last
+// listing, at most every taskListEvery. s.mu is held.
+func (s *starvation) listTasks() {
+	if s.tasks != nil && time.Since(s.tasksRead) < taskListEvery {
+		return
+	}
+	s.tasksRead = time.Now()
+	if s.tasks == nil {
+		s.tasks = map[string]*os.File{}
+	}
+	paths, _ := filepath.Glob(filepath.Join(s.procDir, "task", "*", "schedstat"))
+	for _, p := range paths {
+		if _, ok := s.tasks[p]; ok {
+			continue
+		}
+		if f, err := os.Open(p); err == nil {
+			s.tasks[p] = f
+		}
+	}
 }
 
 func (s *starvation) cpuStat() (cpuStat, bool) {
