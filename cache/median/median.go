@@ -99,6 +99,13 @@ type Result struct {
 	// client's.
 	ClientLatenessP99 *latency.DurationRange `json:"client_lateness_p99_us,omitempty"`
 	ReceiveWakeP99    *latency.DurationRange `json:"receive_wake_p99_us,omitempty"`
+	// KernelP50 and KernelP99 are the medians of the runs' kernel-to-kernel
+	// percentiles (cache.RunResult.Kernel), over the runs that have that
+	// view; nil when none has, and NoKernelStamps then says why (the first
+	// run's reason).
+	KernelP50      *latency.DurationRange `json:"kernel_p50_us,omitempty"`
+	KernelP99      *latency.DurationRange `json:"kernel_p99_us,omitempty"`
+	NoKernelStamps string                 `json:"no_kernel_stamps,omitempty"`
 	// Results holds every run; P50.N and the others' N count them.
 	Results []*cache.RunResult `json:"runs_detail"`
 }
@@ -143,6 +150,7 @@ func Summarize(runs []*cache.RunResult) *Result {
 	if rs[0].Schedule != nil {
 		summarizeOpen(a, rs)
 	}
+	summarizeKernel(a, ok)
 	return a
 }
 

@@ -382,6 +382,7 @@ func printTables(w io.Writer, o *output) {
 			a.OpsPerSec.Median, a.OpsPerSec.Min, a.OpsPerSec.Max, a.Attempts, a.Errors)
 	}
 	tw.Flush()
+	printKernel(w, o)
 	if o.Rate > 0 {
 		printOpen(w, o)
 	}

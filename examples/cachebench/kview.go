@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// printKernel prints, beside the table of application views above it,
+// each row's kernel-to-kernel view (the request's transmit stamp to the
+// reply's receive stamp, both the client kernel's): the path's and the
+// server's share of those figures. Where a row has none it says why.
+func printKernel(w io.Writer, o *output) {
+	if len(o.Results) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	var rows, none []string
+	for _, a := range o.Results {
+		if a.KernelP50 == nil || a.KernelP99 == nil {
+			none = append(none, fmt.Sprintf("%s %s: no kernel stamps: %s", a.Engine, a.Mode, a.NoKernelStamps))
+			continue
+		}
+		rows = append(rows, fmt.Sprintf( "%s\t%s\t%.0f\t(%.0f-%.0f)\t%.0f\t(%.0f-%.0f)\t%d\t\n", a.Engine, a.Mode,
+			us(a.KernelP50.Median), us(a.KernelP50.Min), us(a.KernelP50.Max),
+			us(a.KernelP99.Median), us(a.KernelP99.Min), us(a.KernelP99.Max), a.KernelP50.N))
+	}
+	if len(rows) > 0 {
+		fmt.Fprintln(w, "kernel-to-kernel view (request's transmit stamp to reply's receive stamp: the path's and the server's share of the figures above)")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "engine\tmode\tkernel p50 us\t(min-max)\tkernel p99 us\t(min-max)\truns\t")
+		for _, r := range rows {
+			fmt.Fprint(tw, r)
+		}
+		tw.Flush()
+	}
+	for _, n := range none {
+		fmt.Fprintln(w, n)
+	}
+}
