@@ -16,11 +16,11 @@ import (
 // durations in the units the JSON of every tool uses.
 type mergeOutput struct {
 	*shard.Merged
-	WindowSeconds float64    `json:"window_seconds"`
-	StartSkewUs   float64    `json:"start_skew_us"`
-	Rows          []rowJSON  `json:"rows"`
-	Complete      bool       `json:"complete"`
-	Error         string     `json:"error,omitempty"`
+	WindowSeconds float64   `json:"window_seconds"`
+	StartSkewUs   float64   `json:"start_skew_us"`
+	Rows          []rowJSON `json:"rows"`
+	Complete      bool      `json:"complete"`
+	Error         string    `json:"error,omitempty"`
 }
 
 type rowJSON struct {
