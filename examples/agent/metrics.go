@@ -68,7 +68,7 @@ func newMetrics() *metrics {
 		}), []string{"peer"}),
 		rttMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "netperfkit_probe_rtt_messages_total",
-			Help: "RTT probe messages answered or lost, by peer: netperfkit_probe_rtt_seconds_count plus netperfkit_probe_errors_total{kind=\"lost\"}, so the loss ratio over a window is the rate of the one over the rate of this. A message is lost when no reply came within the cap of its reply timeout or, for a probe's last messages, by the end of the probe's final wait for late replies (one more adaptive timeout); a message whose cap had not passed when -probe-timeout ended its probe is in neither.",
+			Help: "RTT probe messages answered or lost, by peer: netperfkit_probe_rtt_seconds_count plus netperfkit_probe_errors_total{kind=\"lost\"} (plus the round trips of the peer's probes flagged as starved, in netperfkit_probe_rtt_starved_seconds), so the loss ratio over a window is the rate of the one over the rate of this. A message is lost when no reply came within the cap of its reply timeout or, for a probe's last messages, by the end of the probe's final wait for late replies (one more adaptive timeout); a message whose cap had not passed when -probe-timeout ended its probe is in neither.",
 		}, []string{"peer"}),
 		rttLoss: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "netperfkit_probe_rtt_loss_ratio",
