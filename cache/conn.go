@@ -20,6 +20,11 @@ type stampsKey struct{}
 // one is not reported).
 type stamps struct {
 	sent, arrived *time.Time
+	// left receives the return of the request's write (latency.Request's
+	// Left): the server's time, which queues the requests after it, runs
+	// from there, so that a client thread descheduled between sent and
+	// its write is not charged as the server's slowness (issue 31).
+	left *time.Time
 	// kernel, when the run takes the kernel view, records the request's
 	// kernel-to-kernel time (kview.go).
 	kernel *kernelRecorder
@@ -137,6 +142,9 @@ func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Va
 	if _, err := c.nc.Write(c.wbuf); err != nil {
 		c.broken = true
 		return resp.Value{}, err
+	}
+	if st != nil && st.left != nil && st.left.IsZero() {
+		*st.left = time.Now()
 	}
 	c.sentTX(len(c.wbuf))
 	for {

@@ -42,12 +42,12 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
 		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
 		Do: func(ctx context.Context, r latency.Request) error {
-			st := &stamps{sent: r.Sent, arrived: r.Arrived, kernel: kv}
+			st := &stamps{sent: r.Sent, arrived: r.Arrived, left: r.Left, kernel: kv}
 			if w.Mode == ConnectPerOp {
 				// The operation starts with its dial, which is the
 				// network's and the server's time: Start stands for its
 				// send.
-				st.sent = nil
+				st.sent, st.left = nil, nil
 			}
 			err := states[r.Worker].attempt(withStamps(ctx, st))
 			if w.OnOperation != nil && (err == nil || !ctxDone(ctx)) {

@@ -113,6 +113,13 @@ type Request struct {
 	// the server's (see ScheduleResult); Do that does not know them leaves
 	// them alone, and Start and Do's return stand in for them.
 	Sent, Arrived *time.Time
+	// Left, when Do sets what it points to, is when the request had left
+	// the client: a kernel transmit timestamp, or the return of its write.
+	// The server's time on the request, which queues the requests after
+	// it, then runs from Left, not Sent, to Arrived: a client thread
+	// descheduled between its send time and its write is not the
+	// server's slowness (issue 31). Zero: Sent.
+	Left *time.Time
 
 	// queued is how long the request waited for a worker that was still
 	// waiting for the reply to an earlier request: queueing, charged to
@@ -545,7 +552,7 @@ func (s *sched) countDue(p *pacer, n int64) int64 {
 // workerState is one worker's recorders and the times its Do reports.
 type workerState struct {
 	resp, serv, ok, cl, wake *Worker
-	sent, arrived            time.Time
+	sent, arrived, left      time.Time
 }
 
 func (s *sched) newWorkerState() *workerState {
@@ -562,8 +569,8 @@ func (s *sched) worker(ctx context.Context, id int) {
 
 // run runs req on worker state w, records it and frees its worker.
 func (s *sched) run(ctx context.Context, w *workerState, req Request) {
-	w.sent, w.arrived = time.Time{}, time.Time{}
-	req.Sent, req.Arrived = &w.sent, &w.arrived
+	w.sent, w.arrived, w.left = time.Time{}, time.Time{}, time.Time{}
+	req.Sent, req.Arrived, req.Left = &w.sent, &w.arrived, &w.left
 	err := s.do(ctx, req)
 	done := s.clk.now()
 	base := s.clk.base()
@@ -574,16 +581,20 @@ func (s *sched) run(ctx context.Context, w *workerState, req Request) {
 	}
 	// The server had the request from its send to its reply's arrival (or
 	// Do's return): a wait past the arrival is the client's reading.
+	left := sent
+	if !w.left.IsZero() {
+		left = min(max(int64(w.left.Sub(base)), sent), done)
+	}
 	free := done
 	if !w.arrived.IsZero() {
-		free = min(max(int64(w.arrived.Sub(base)), sent), done)
+		free = min(max(int64(w.arrived.Sub(base)), left), done)
 	}
 	// The worker is free for the next request when it would have been
 	// had the client sent every request on time: from this one's charged
 	// start, the server's time on it. A client that stalls therefore
 	// never charges the server for the backlog it sends afterwards, while
 	// a server that stalls is charged for all it kept waiting.
-	vfree := intended + req.queued + (free - sent)
+	vfree := intended + req.queued + (free - left)
 	defer func() {
 		s.freeAt[req.Worker], s.doneAt[req.Worker] = vfree, done
 		s.idle <- req.Worker

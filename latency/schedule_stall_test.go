@@ -1,6 +1,7 @@
 package latency
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -89,4 +90,31 @@ func countAbove(r *ScheduleResult, d time.Duration) int64 {
 		}
 	}
 	return n
+}
+
+// The client's thread is descheduled for 3 ms between request 2's send time
+// and its write (Left, the write's return, is 3 ms after Sent); the server
+// answers in 100 us. Request 2 keeps its own 3.1 ms (the application saw
+// it), but the requests after it are not queued behind it: the server's
+// time runs from Left.
+func TestScheduleStallBeforeWriteNotQueued(t *testing.T) {
+	clk := &fakeClock{}
+	cfg := stallConfig()
+	cfg.Do = func(_ context.Context, r Request) error {
+		*r.Sent = r.Start
+		left := r.Start
+		if r.Seq == 2 {
+			left = r.Start.Add(3 * time.Millisecond)
+		}
+		*r.Left = left
+		*r.Arrived = left.Add(100 * time.Microsecond)
+		clk.advanceTo(int64(r.Arrived.Sub(fakeBase)))
+		return nil
+	}
+	c, err := cfg.normalize()
+	require.NoError(t, err)
+	res, err := schedule(context.Background(), &c, clk)
+	require.NoError(t, err)
+	assert.InDelta(t, 3100, usOf(res.Response.Max), 1)
+	assert.Equal(t, int64(1), countAbove(res, 200*time.Microsecond), "only request 2 itself")
 }

@@ -3,7 +3,8 @@
 # alternated, ROUNDS rounds (default 5), each tool against ONE server of each
 # kind; prints every run and then the medians of p50 and p99 (microseconds,
 # round trips / response times) per tool.
-#   redis GET at 1000/s and 5000/s on one connection: redis-openloop.py vs
+#   redis GET at 1000/s and 5000/s on one connection: redis-openloop.py (the
+#     plain reference of issue 31: sleeps to each send, blocks in recv) vs
 #     `cachebench -engine resp -mode pool -workers 1 -rate R`
 #   UDP under-load at 1000 msg/s: `sockperf under-load --full-rtt` vs `pingpong -mps 1000`
 #   UDP ping-pong: `sockperf ping-pong --full-rtt` vs `pingpong`
@@ -11,7 +12,11 @@
 # Under-load runs last 3*SECS (one reply in 100: ~10 round trips a second).
 # BEFORE=DIR (a checkout of an older commit) adds that commit's cachebench and
 # pingpong to every alternation, as "...-before".
-# usage: [ROUNDS=5] [SECS=5] [BEFORE=DIR] scripts/bench/openloop-alternate.sh
+# BUSY=1 adds the busy-waiting redis-openloop-busy.py, a labelled second
+# reference only ("busy-R"). ONLY=cache skips the sockperf/pingpong part.
+# Each round starts with a "# round N load L" line (1-minute load average):
+# the host is shared, so read the ratios beside it.
+# usage: [ROUNDS=5] [SECS=5] [BEFORE=DIR] [BUSY=1] [ONLY=cache] scripts/bench/openloop-alternate.sh
 # needs redis-server, sockperf, python3 and go; builds to /tmp/np-ol-*.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -35,19 +40,26 @@ sockperf_pcts() {
 	awk '/percentile 50.000/ {p50=$NF} /percentile 99.000/ {p99=$NF} END {print p50, p99}'
 }
 cachebench_pcts() {
-	python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["p50_us"]["median"], r["p99_us"]["median"], r.get("client_lateness_p99_us",{}).get("median",0), r.get("receive_wake_p99_us",{}).get("median",0))'
+	python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["p50_us"]["median"], r["p99_us"]["median"], r.get("client_lateness_p99_us",{}).get("median",0), r.get("receive_wake_p99_us",{}).get("median",0), r.get("achieved_rate",{}).get("median",0), r.get("reclassified",0))'
 }
 pingpong_pcts() {
 	python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["p50_us"], r["p99_us"], (r.get("send_lateness") or {}).get("p99_us",0), (r.get("receive_wake") or {}).get("p99_us",0))'
 }
 
 for r in $(seq "$ROUNDS"); do
+	echo "# round $r load $(cut -d' ' -f1 /proc/loadavg)"
 	for rate in 1000 5000; do
-		echo "$r python-$rate $(python3 scripts/bench/redis-openloop.py 127.0.0.1 "$RP" "$rate" "$SECS" | awk '{print $2, $4}')"
+		echo "$r plain-$rate $(python3 scripts/bench/redis-openloop.py 127.0.0.1 "$RP" "$rate" "$SECS" | awk '{print $2, $4}')"
+		if [ -n "${BUSY:-}" ]; then
+			echo "$r busy-$rate $(python3 scripts/bench/redis-openloop-busy.py 127.0.0.1 "$RP" "$rate" "$SECS" | awk '{print $2, $4}')"
+		fi
 		for i in "${!CB[@]}"; do
 			echo "$r cachebench-$rate${TAG[$i]} $(${CB[$i]} -addr 127.0.0.1:$RP -engine resp -mode pool -workers 1 -rate "$rate" -d "${SECS}s" -runs 1 -json | cachebench_pcts)"
 		done
 	done
+	if [ "${ONLY:-}" = cache ]; then
+		continue
+	fi
 	echo "$r sockperf-ul1000 $(sockperf under-load -i 127.0.0.1 -p "$SP" -t "$((SECS * 3))" --mps=1000 --full-rtt 2>&1 | sockperf_pcts)"
 	for i in "${!PP[@]}"; do
 		echo "$r pingpong-ul1000${TAG[$i]} $(${PP[$i]} -addr 127.0.0.1:$SP -t "$((SECS * 3))s" -mps 1000 -json | pingpong_pcts)"
@@ -59,13 +71,13 @@ for r in $(seq "$ROUNDS"); do
 done | tee "$out"
 
 echo
-echo "medians over $ROUNDS rounds (us): tool p50 p99 [client: send-lateness-p99 receive-wake-p99]"
+echo "medians over $ROUNDS rounds (us): tool p50 p99 [client: send-lateness-p99 receive-wake-p99] [cachebench: achieved/s, requests behind own late sends]"
 python3 - "$out" <<'PY'
 import statistics, sys, collections
 rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     f = line.split()
-    if len(f) >= 4:
+    if len(f) >= 4 and f[0] != "#":
         rows[f[1]].append([float(x) for x in f[2:]])
 for tool, vals in rows.items():
     cols = list(zip(*vals))
@@ -74,7 +86,8 @@ for tool, vals in rows.items():
 # neighbour's load disturbed moves one ratio, not the whole comparison.
 print()
 print("median of the rounds' ratios, ours/reference: p50 p99")
-pairs = [("cachebench-1000", "python-1000"), ("cachebench-5000", "python-5000"),
+pairs = [("cachebench-1000", "plain-1000"), ("cachebench-5000", "plain-5000"),
+         ("busy-1000", "plain-1000"), ("busy-5000", "plain-5000"),
          ("pingpong-ul1000", "sockperf-ul1000"), ("pingpong-pp", "sockperf-pp")]
 for ours, ref in pairs:
     for tag in sorted({t[len(ours):] for t in rows if t.startswith(ours)}):
