@@ -19,6 +19,15 @@
 // burns a core), -server, -hist FILE (HdrHistogram interval log of the
 // round-trip times, in nanoseconds) and -json (one JSON object on stdout).
 //
+// Sharded runs (several pingpong processes, on one host or many, merged by
+// `cachebench merge`): -shard I/N, -start-at TIME (RFC 3339; a past time is
+// refused), -out FILE (the shard's result with per-interval HDR histograms
+// on a wall-clock grid) and -interval (1s). Each shard has its own
+// connection. The latency API reports round trips without their times, so
+// a round trip's interval is placed by its share of the run's time (the
+// sum of the round trips before it over the sum of all): exact for the
+// distribution, approximate at interval edges by the client's own gaps.
+//
 // On linux a ping-pong run leads with the kernel-to-kernel round trip (the
 // request's transmit stamp to the reply's receive stamp, both the client
 // kernel's: the path and the server, none of the client's scheduling),
@@ -66,6 +75,10 @@ type options struct {
 	server   bool
 	hist     string
 	json     bool
+	shard    string        // -shard I/N: shard.go
+	startAt  string        // -start-at RFC 3339
+	out      string        // -out FILE: the shard's result
+	interval time.Duration // -interval of a sharded run's histograms
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -86,6 +99,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.server, "server", false, "serve sockperf clients at -addr until interrupted")
 	fs.StringVar(&o.hist, "hist", "", "write the round-trip times as an HdrHistogram log to `file`")
 	fs.BoolVar(&o.json, "json", false, "print the result as one JSON object")
+	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of N, with its own connection (e.g. 0/4)")
+	fs.StringVar(&o.startAt, "start-at", "", "start at this wall-clock `time` (RFC 3339), the same for every shard; a past time is refused")
+	fs.StringVar(&o.out, "out", "", "write the shard's result with per-interval histograms to `FILE` (- for stdout), for cachebench merge")
+	fs.DurationVar(&o.interval, "interval", time.Second, "histogram interval of a sharded run, the same for every shard")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -153,6 +170,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.slo != nil {
 		return searchSLO(ctx, stdout, stderr, o, cfg)
+	}
+	if o.shard != "" || o.startAt != "" || o.out != "" {
+		return runShard(ctx, o, cfg, stdout, stderr)
 	}
 	start := time.Now()
 	res, err := latency.PingPong(ctx, o.addr, cfg)

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPlaceSamplesKeepsEveryRoundTrip(t *testing.T) {
+	start := time.Unix(100, 0)
+	rec, err := shard.NewRecorder(start, time.Second, &shard.RecorderConfig{Interval: 250 * time.Millisecond})
+	require.NoError(t, err)
+	samples := []time.Duration{time.Millisecond, 3 * time.Millisecond, -1, time.Millisecond, 5 * time.Millisecond}
+	placeSamples(rec, start, time.Second, samples)
+	var n int64
+	ivs := rec.Intervals(start.Add(time.Second))
+	for _, iv := range ivs {
+		n += iv.Count
+	}
+	assert.Equal(t, int64(len(samples)), n)
+	assert.Zero(t, rec.Outside())
+	// 1+3 of 10 ms: the second round trip (and the empty third) end at
+	// 40 % of the second, the fourth at 50 %, the last just before its end.
+	assert.Equal(t, []int64{1, 2, 1, 1}, []int64{ivs[0].Count, ivs[1].Count, ivs[2].Count, ivs[3].Count})
+}
+
+// TestShardsMerge runs two pingpong shards in-process against one server
+// and merges their results: the merged count is the sum of the shards'
+// counts in the common window.
+func TestShardsMerge(t *testing.T) {
+	srv, err := latency.NewServer(nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.ServePacket(ctx, pc) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	dir := t.TempDir()
+	at := time.Now().Add(300 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	errs := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			var out, stderr bytes.Buffer
+			errs <- run([]string{"-addr", pc.LocalAddr().String(), "-t", "1s", "-interval", "100ms",
+				"-shard", fmt.Sprintf("%d/2", i), "-start-at", at, "-out", filepath.Join(dir, fmt.Sprintf("%d.json", i))}, &out, &stderr)
+		}()
+	}
+	for range 2 {
+		require.NoError(t, <-errs)
+	}
+	files := []string{filepath.Join(dir, "0.json"), filepath.Join(dir, "1.json")}
+	m, err := shard.MergeFiles(files, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "pingpong", m.Tool)
+	var sum int64
+	for _, f := range files {
+		fh, err := os.Open(f)
+		require.NoError(t, err)
+		r, err := shard.Decode(fh)
+		fh.Close()
+		require.NoError(t, err)
+		for _, iv := range r.Intervals {
+			if !iv.Start.Before(m.WindowStart) && !iv.End.After(m.WindowEnd) {
+				sum += iv.Count
+			}
+		}
+	}
+	assert.Equal(t, sum, m.Count)
+	assert.Positive(t, m.Count)
+}
+
+func TestShardPastStartRefused(t *testing.T) {
+	var out, stderr bytes.Buffer
+	err := run([]string{"-shard", "0/2", "-start-at", "2020-01-01T00:00:00Z", "-out", filepath.Join(t.TempDir(), "x.json")}, &out, &stderr)
+	require.ErrorIs(t, err, shard.ErrPastStart)
+}
