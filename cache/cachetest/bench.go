@@ -23,7 +23,9 @@ const defaultBenchDuration = time.Minute
 // the requests run concurrently; errors/op (failed requests per request)
 // is reported only when some failed, so that it adds no row of zeros to
 // every benchstat comparison. The benchmark fails if cfg is invalid, the
-// endpoint check fails, or no request succeeded.
+// endpoint check fails, or no request succeeded. With HistogramDirEnv set
+// it also writes the histogram of the requests that succeeded, for
+// MergeHistograms.
 func Benchmark(b *testing.B, ep *cache.Endpoint, cfg *cache.WorkloadConfig) {
 	b.Helper()
 	var w cache.WorkloadConfig
@@ -47,4 +49,5 @@ func Benchmark(b *testing.B, ep *cache.Endpoint, cfg *cache.WorkloadConfig) {
 	if r.Errors > 0 {
 		b.ReportMetric(float64(r.Errors)/float64(r.Attempts), "errors/op")
 	}
+	writeBenchHistogram(b, r.Histogram)
 }

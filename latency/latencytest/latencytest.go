@@ -161,7 +161,8 @@ func (s *Server) Close() error {
 // is set to 0, since the benchmark's own time per iteration includes the
 // set-up and means nothing here. Dropped round trips are logged, not
 // reported as a metric (almost always zero, it would only add a table of
-// noise to every comparison). cfg may be nil; its Count is replaced by b.N
+// noise to every comparison). With HistogramDirEnv set it also writes the
+// round trips' histogram, for MergeHistograms. cfg may be nil; its Count is replaced by b.N
 // and, unless set, its Duration bound is lifted. Use it from a user's
 // benchmark:
 //
@@ -191,4 +192,7 @@ func Benchmark(b *testing.B, target string, cfg *latency.PingPongConfig) {
 	}
 	b.ReportMetric(rate, "ops/s")
 	b.ReportMetric(0, "ns/op")
+	if res.Recorder != nil {
+		writeBenchHistogram(b, res.Recorder.Snapshot())
+	}
 }

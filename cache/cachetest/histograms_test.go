@@ -1,0 +1,48 @@
+package cachetest_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/latency/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkPooledGetSet is a user's cache benchmark: one request per b.N.
+func BenchmarkPooledGetSet(b *testing.B) {
+	srv := cachetest.NewServer(b, nil)
+	cachetest.Benchmark(b, srv.Endpoint(), &cache.WorkloadConfig{Workers: 2})
+}
+
+// TestMergeHistogramsOfBenchmarkProcesses runs BenchmarkPooledGetSet in two
+// processes of this test binary with HistogramDirEnv set, and merges what
+// they wrote: the merged count is the sum of theirs.
+func TestMergeHistogramsOfBenchmarkProcesses(t *testing.T) {
+	cachetest.NewServer(t, nil) // skips (or fails) as the benchmark would
+	dir := t.TempDir()
+	for range 2 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkPooledGetSet$", "-test.benchtime=300x", "-test.count=1")
+		cmd.Env = append(os.Environ(), cachetest.HistogramDirEnv+"="+dir)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.hlog"))
+	require.NoError(t, err)
+	require.Len(t, files, 2, "one histogram log per process")
+	var sum int64
+	for _, f := range files {
+		h, _, err := shard.MergeHistogramLogs(f)
+		require.NoError(t, err)
+		assert.Equal(t, int64(300), h.TotalCount(), "the measured run's requests")
+		sum += h.TotalCount()
+	}
+	h, dropped, err := cachetest.MergeHistograms(files...)
+	require.NoError(t, err)
+	assert.Zero(t, dropped)
+	assert.Equal(t, sum, h.TotalCount())
+}
