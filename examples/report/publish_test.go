@@ -40,9 +40,9 @@ func publishedRun(t *testing.T) (string, *Report) {
 	return out, rep
 }
 
-// Tables the tiny run prints: metadata; E1 paths; E2 matrix; E3 phases,
-// workloads, under load and ratios.
-var wantTables = map[string]int{"metadata": 1, "e1-paths": 1, "e2-matrix": 1, "e3-cache": 4}
+// Tables the tiny run prints: metadata; E1 paths and RTT idle and under
+// load; E2 matrix; E3 phases, workloads, under load and ratios.
+var wantTables = map[string]int{"metadata": 1, "e1-paths": 2, "e2-matrix": 1, "e3-cache": 4}
 
 // TestPublishedReport checks report.md through a GitHub-flavoured Markdown
 // renderer and report.html in headless Chromium, from one real run.
