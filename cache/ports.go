@@ -9,7 +9,7 @@ import (
 // connects.
 const LimitedByPorts = "client ephemeral ports"
 
-// Shares of the ephemeral range in use towards the endpoint above which a
+// Shares of the ephemeral range blocked towards the endpoint above which a
 // connect-per-operation run counts as limited by the kernel's port search:
 // at the start (the whole run searched a crowded range) or at the end.
 // Measured across a veth (issue 31): a run that started at 26% ran at
@@ -34,6 +34,14 @@ type PortSnapshot struct {
 	RangeSize int `json:"range_size"`
 	// Share is InUse / RangeSize.
 	Share float64 `json:"share"`
+	// Reusable counts the TIME_WAIT sockets among InUse whose ports a new
+	// connect may take over (net.ipv4.tcp_tw_reuse 1, or 2, linux's
+	// default, towards a loopback address): on loopback their count
+	// levels off near half the range without slowing connects.
+	Reusable int `json:"reusable"`
+	// Blocked is (InUse - Reusable) / RangeSize: the share a new connect
+	// has to search past.
+	Blocked float64 `json:"blocked"`
 }
 
 // PortUsage is a connect-per-operation run's debris: each operation leaves
@@ -45,9 +53,9 @@ type PortSnapshot struct {
 type PortUsage struct {
 	Before PortSnapshot `json:"before"`
 	After  PortSnapshot `json:"after"`
-	// LimitedBy is LimitedByPorts when at least half the range was in use
-	// towards the endpoint when the run started, or 90% when it ended;
-	// empty otherwise.
+	// LimitedBy is LimitedByPorts when at least half the range was
+	// blocked towards the endpoint (PortSnapshot.Blocked) when the run
+	// started, or 90% when it ended; empty otherwise.
 	LimitedBy string `json:"limited_by,omitempty"`
 }
 
@@ -66,7 +74,8 @@ func readPorts(addr string) *ports.Snapshot {
 }
 
 func portSnapshot(s *ports.Snapshot) PortSnapshot {
-	return PortSnapshot{TimeWait: s.TimeWait, InUse: s.InUse, RangeSize: s.RangeHi - s.RangeLo + 1, Share: s.Share()}
+	return PortSnapshot{TimeWait: s.TimeWait, InUse: s.InUse, RangeSize: s.RangeHi - s.RangeLo + 1, Share: s.Share(),
+		Reusable: s.Reusable, Blocked: s.Blocked()}
 }
 
 // newPortUsage is the usage between two snapshots; nil when either is.
@@ -75,7 +84,7 @@ func newPortUsage(before, after *ports.Snapshot) *PortUsage {
 		return nil
 	}
 	u := &PortUsage{Before: portSnapshot(before), After: portSnapshot(after)}
-	if u.Before.Share >= portsLimitedBefore || u.After.Share >= portsLimitedAfter {
+	if u.Before.Blocked >= portsLimitedBefore || u.After.Blocked >= portsLimitedAfter {
 		u.LimitedBy = LimitedByPorts
 	}
 	return u

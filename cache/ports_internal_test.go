@@ -25,6 +25,10 @@ func TestPortUsageLimitedBy(t *testing.T) {
 		assert.Equal(t, 1000, u.Before.RangeSize)
 		assert.InDelta(t, float64(tc.after)/1000, u.After.Share, 1e-9)
 	}
+	reused := newPortUsage(&ports.Snapshot{InUse: 750, TimeWait: 750, Reusable: 750, RangeLo: 1001, RangeHi: 2000}, snap(0))
+	assert.Empty(t, reused.LimitedBy, "TIME_WAIT a connect may take over does not limit it")
+	assert.InDelta(t, 0.75, reused.Before.Share, 1e-9)
+	assert.Zero(t, reused.Before.Blocked)
 	assert.Nil(t, newPortUsage(nil, snap(1)), "unknown is nil, not zeros")
 	assert.Nil(t, newPortUsage(snap(1), nil))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/cache/glide"
+	"github.com/netperfkit/netperfkit/cache/internal/ports"
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
@@ -98,8 +100,15 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 			n := int(tc.rbOpsGuess * secs / 2) // GET and SET each run for half
 			for b.Loop() {
 				var rbOps, respOps, glideOps []float64
+				var debris []string // connect mode: TIME_WAIT before -> after, per run
+				pe, _ := ports.ParseEndpoint(ep.Addr)
 				for range rounds {
+					before, _ := ports.Read(pe)
 					ops := redisBenchmark(b, rb, s, n, tc.mode == cache.Pooled)
+					after, _ := ports.Read(pe)
+					if tc.mode == cache.ConnectPerOp && before != nil && after != nil {
+						debris = append(debris, fmt.Sprintf("rb %d->%d", before.TimeWait, after.TimeWait))
+					}
 					rbOps = append(rbOps, ops)
 					// Give redis-benchmark's next run the engines' duration:
 					// in connect-per-op mode the cost of a connect grows as
@@ -116,6 +125,9 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 						}
 						if r.Errors > 0 {
 							b.Fatalf("%s: %d errors: %v", r.Engine, r.Errors, r.ErrorExamples)
+						}
+						if p := r.Ports; p != nil {
+							debris = append(debris, fmt.Sprintf("%s %d->%d", r.Engine, p.Before.TimeWait, p.After.TimeWait))
 						}
 						if e == nil {
 							respOps = append(respOps, r.OpsPerSec)
@@ -140,7 +152,11 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 				b.ReportMetric(gm/rbm, "glide/rb")
 				b.ReportMetric(medianOf(respPaired), "resp/rb-paired")
 				b.ReportMetric(medianOf(glidePaired), "glide/rb-paired")
-				b.Logf("ops/s per round: redis-benchmark %.0f, resp %.0f, glide %.0f", rbOps, respOps, glideOps)
+				b.Logf("ops/s per round: redis-benchmark %.0f, resp %.0f, glide %.0f; paired resp/rb %.2f", rbOps, respOps, glideOps, respPaired)
+				if len(debris) > 0 {
+					// Issue 31: which regime of the port search each run met.
+					b.Logf("TIME_WAIT towards the server, before->after each run: %s", strings.Join(debris, ", "))
+				}
 			}
 		})
 	}

@@ -168,7 +168,7 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 		fmt.Fprintln(w, n)
 	}
 	if len(debris) > 0 {
-		fmt.Fprintln(w, "connect-per-op debris on the client host, per run: TIME_WAIT sockets towards the endpoint before -> after (share of the ephemeral port range in use)")
+		fmt.Fprintln(w, "connect-per-op debris on the client host, per run: TIME_WAIT sockets towards the endpoint before -> after (share of the ephemeral port range blocked: held and not reusable, tcp_tw_reuse)")
 	}
 	for _, n := range debris {
 		fmt.Fprintln(w, n)
@@ -189,7 +189,7 @@ func debrisNote(label string, a *median.Result) string {
 			continue
 		}
 		p := r.Ports
-		runs = append(runs, fmt.Sprintf("%d -> %d (%.0f%% -> %.0f%%)", p.Before.TimeWait, p.After.TimeWait, 100*p.Before.Share, 100*p.After.Share))
+		runs = append(runs, fmt.Sprintf("%d -> %d (%.0f%% -> %.0f%%)", p.Before.TimeWait, p.After.TimeWait, 100*p.Before.Blocked, 100*p.After.Blocked))
 		if p.LimitedBy != "" {
 			limited++
 		}

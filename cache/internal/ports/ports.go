@@ -34,6 +34,39 @@ type Snapshot struct {
 	// RangeLo and RangeHi are the ephemeral range (ip_local_port_range).
 	RangeLo int `json:"range_lo"`
 	RangeHi int `json:"range_hi"`
+	// Reusable counts the TIME_WAIT sockets among InUse whose ports a new
+	// connect may take over: all of them when net.ipv4.tcp_tw_reuse is 1,
+	// or 2 (linux's default) and the endpoint is on loopback; none
+	// otherwise. On loopback the TIME_WAIT count therefore levels off near
+	// half the range (connect prefers even ports) without slowing
+	// connects.
+	Reusable int `json:"reusable"`
+}
+
+// Blocked is the share of the range that sockets towards the endpoint hold
+// and a new connect cannot take: (InUse - Reusable) over the range's size.
+func (s *Snapshot) Blocked() float64 {
+	if s == nil || s.RangeHi < s.RangeLo || s.RangeLo <= 0 {
+		return 0
+	}
+	return float64(s.InUse-s.Reusable) / float64(s.RangeHi-s.RangeLo+1)
+}
+
+// reuses reports whether tcp_tw_reuse value v lets connects to e take over
+// TIME_WAIT ports.
+func (e *Endpoint) reuses(v int) bool {
+	if v == 1 {
+		return true
+	}
+	if v != 2 || len(e.Addrs) == 0 {
+		return false
+	}
+	for _, a := range e.Addrs {
+		if !a.Unmap().IsLoopback() {
+			return false
+		}
+	}
+	return true
 }
 
 // Share is InUse over the range's size (0 when the range is unknown).
@@ -76,7 +109,8 @@ const tcpTimeWait = 0x06
 // parseTCP adds the sockets of r, in /proc/net/tcp or tcp6's format, that
 // go to e to s. Lines it cannot read are errors: the format has not changed
 // since Linux 2.6, so a line that does not fit means the wrong file.
-func parseTCP(r io.Reader, e *Endpoint, s *Snapshot) error {
+// reuse says whether TIME_WAIT ports can be taken over (Snapshot.Reusable).
+func parseTCP(r io.Reader, e *Endpoint, s *Snapshot, reuse bool) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 512), 4096)
 	first := true
@@ -111,10 +145,14 @@ func parseTCP(r io.Reader, e *Endpoint, s *Snapshot) error {
 		if !e.match(remote) {
 			continue
 		}
+		inRange := int(local.Port()) >= s.RangeLo && int(local.Port()) <= s.RangeHi
 		if st == tcpTimeWait {
 			s.TimeWait++
+			if inRange && reuse {
+				s.Reusable++
+			}
 		}
-		if p := int(local.Port()); p >= s.RangeLo && p <= s.RangeHi {
+		if inRange {
 			s.InUse++
 		}
 	}
@@ -218,8 +256,8 @@ func ParseEndpoint(addr string) (*Endpoint, bool) {
 // settlePoll is how often Settle looks.
 const settlePoll = 500 * time.Millisecond
 
-// Settle waits until at most share of the ephemeral range is in use towards
-// e, for at most max, and returns how long it waited. It returns at once
+// Settle waits until at most share of the ephemeral range is blocked
+// towards e (Snapshot.Blocked), for at most max, and returns how long it waited. It returns at once
 // when the ports cannot be read, and ctx's error when ctx ends first.
 func Settle(ctx context.Context, e *Endpoint, share float64, max time.Duration) (time.Duration, error) {
 	start := time.Now()
@@ -235,7 +273,7 @@ func Settle(ctx context.Context, e *Endpoint, share float64, max time.Duration) 
 		}
 		s, err := Read(e)
 		waited := time.Since(start)
-		if err != nil || s.Share() <= share || waited >= max {
+		if err != nil || s.Blocked() <= share || waited >= max {
 			return waited, nil
 		}
 		t.Reset(min(settlePoll, max-waited))

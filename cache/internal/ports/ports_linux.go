@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 )
 
 // Read takes a snapshot of the sockets towards e in the caller's network
@@ -22,6 +24,11 @@ func Read(e *Endpoint) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	reuse := false
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_tw_reuse"); err == nil {
+		v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		reuse = err == nil && e.reuses(v)
+	}
 	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(name)
 		if errors.Is(err, fs.ErrNotExist) && name == "/proc/net/tcp6" {
@@ -30,7 +37,7 @@ func Read(e *Endpoint) (*Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ports: %w", err)
 		}
-		err = parseTCP(f, e, s)
+		err = parseTCP(f, e, s, reuse)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%w (%s)", err, name)

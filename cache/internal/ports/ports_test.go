@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func read(t *testing.T, name string, e *Endpoint, s *Snapshot) {
+func read(t *testing.T, name string, e *Endpoint, s *Snapshot, reuse bool) {
 	t.Helper()
 	f, err := os.Open("testdata/" + name)
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, parseTCP(f, e, s))
+	require.NoError(t, parseTCP(f, e, s, reuse))
 }
 
 // 127.0.0.1:6379 (0x18EB): lines 1-3 go there, from ephemeral ports; line 4
@@ -28,20 +28,29 @@ func read(t *testing.T, name string, e *Endpoint, s *Snapshot) {
 func TestParseTCP(t *testing.T) {
 	e := &Endpoint{Port: 6379, Addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}
 	s := &Snapshot{RangeLo: 32768, RangeHi: 60999}
-	read(t, "tcp", e, s)
+	read(t, "tcp", e, s, false)
 	assert.Equal(t, 3, s.TimeWait, "lines 1, 2 and 6")
 	assert.Equal(t, 3, s.InUse, "lines 1-3")
-	read(t, "tcp6", e, s)
+	read(t, "tcp6", e, s, false)
 	assert.Equal(t, 4, s.TimeWait)
 	assert.Equal(t, 4, s.InUse)
 	assert.InDelta(t, 4.0/28232, s.Share(), 1e-9)
+	assert.Zero(t, s.Reusable)
+	assert.InDelta(t, s.Share(), s.Blocked(), 1e-12)
+
+	// With TIME_WAIT reuse, lines 1 and 2 (in the range) can be taken over;
+	// line 6 is below the range.
+	r := &Snapshot{RangeLo: 32768, RangeHi: 60999}
+	read(t, "tcp", e, r, true)
+	assert.Equal(t, 2, r.Reusable)
+	assert.InDelta(t, 1.0/28232, r.Blocked(), 1e-9)
 
 	any := &Snapshot{RangeLo: 32768, RangeHi: 60999}
-	read(t, "tcp6", &Endpoint{Port: 6379}, any)
+	read(t, "tcp6", &Endpoint{Port: 6379}, any, false)
 	assert.Equal(t, 2, any.TimeWait, "the port alone matches ::1 too")
 
 	v6 := &Snapshot{RangeLo: 32768, RangeHi: 60999}
-	read(t, "tcp6", &Endpoint{Port: 6379, Addrs: []netip.Addr{netip.IPv6Loopback()}}, v6)
+	read(t, "tcp6", &Endpoint{Port: 6379, Addrs: []netip.Addr{netip.IPv6Loopback()}}, v6, false)
 	assert.Equal(t, 1, v6.TimeWait)
 }
 
@@ -54,7 +63,7 @@ func TestParseTCPMalformed(t *testing.T) {
 		"   0: 0100007F:1A3AB 0100007F:18EB 06\n",
 		"   0: 01007F:A3AB 0100007F:18EB 06\n",
 	} {
-		err := parseTCP(strings.NewReader(in), &Endpoint{Port: 6379}, &Snapshot{})
+		err := parseTCP(strings.NewReader(in), &Endpoint{Port: 6379}, &Snapshot{}, false)
 		assert.ErrorIs(t, err, errParse, "%q", in)
 	}
 }
@@ -67,6 +76,17 @@ func TestParseRange(t *testing.T) {
 		_, _, err := parseRange(strings.NewReader(in))
 		assert.ErrorIs(t, err, errParse, "%q", in)
 	}
+}
+
+func TestReuses(t *testing.T) {
+	lo := &Endpoint{Port: 1, Addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}
+	veth := &Endpoint{Port: 1, Addrs: []netip.Addr{netip.MustParseAddr("198.18.31.2")}}
+	name := &Endpoint{Port: 1}
+	assert.True(t, lo.reuses(2))
+	assert.False(t, veth.reuses(2), "2 is loopback only")
+	assert.False(t, name.reuses(2), "a name: not known to be loopback")
+	assert.True(t, veth.reuses(1))
+	assert.False(t, lo.reuses(0))
 }
 
 func TestShareUnknownRange(t *testing.T) {
@@ -99,7 +119,7 @@ func FuzzParseTCP(f *testing.F) {
 	f.Add("\n\n  x\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		s := &Snapshot{RangeLo: 1, RangeHi: 65535}
-		err := parseTCP(strings.NewReader(in), &Endpoint{Port: 6379}, s)
+		err := parseTCP(strings.NewReader(in), &Endpoint{Port: 6379}, s, true)
 		if err != nil {
 			assert.ErrorIs(t, err, errParse)
 			return
@@ -107,6 +127,7 @@ func FuzzParseTCP(f *testing.F) {
 		lines := strings.Count(in, "\n") + 1
 		assert.LessOrEqual(t, s.TimeWait, lines)
 		assert.LessOrEqual(t, s.InUse, lines)
+		assert.LessOrEqual(t, s.Reusable, min(s.TimeWait, s.InUse))
 	})
 }
 
