@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -30,8 +32,9 @@ type rowJSON struct {
 	CPULimit float64 `json:"cpu_limit_cores,omitempty"`
 }
 
-// runMerge is `cachebench merge [-json] FILE...`: one result from the
-// shards' -out files (cachebench's or pingpong's). It exits 1 when a shard
+// runMerge is `cachebench merge [-json] FILE|DIR...`: one result from the
+// shards' -out files (cachebench's or pingpong's; a directory stands for
+// every *.json file in it). It exits 1 when a shard
 // is missing, failed or unreadable, after printing what it merged.
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cachebench merge", flag.ContinueOnError)
@@ -46,7 +49,12 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cachebench merge: no files: give every shard's -out file")
 		return 2
 	}
-	m, err := shard.MergeFiles(fs.Args(), &shard.MergeConfig{CPUShare: *cpuShare, LatenessShare: *lateShare})
+	files, err := expandDirs(fs.Args())
+	if err != nil {
+		fmt.Fprintln(stderr, "cachebench merge:", err)
+		return 2
+	}
+	m, err := shard.MergeFiles(files, &shard.MergeConfig{CPUShare: *cpuShare, LatenessShare: *lateShare})
 	if err != nil && !errors.Is(err, shard.ErrIncomplete) && !errors.Is(err, shard.ErrNoWindow) {
 		fmt.Fprintln(stderr, "cachebench merge:", err)
 		return 1
@@ -80,6 +88,14 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 }
 
 func printMerge(w io.Writer, m *shard.Merged) {
+	if m.Intervals > 0 {
+		printWindow(w, m)
+	}
+	printGaps(w, m)
+}
+
+// printWindow prints the merge over the common window, a row per shard.
+func printWindow(w io.Writer, m *shard.Merged) {
 	fmt.Fprintf(w, "%s: %d shards, common window %s .. %s (%d intervals, %v), start skew %v\n",
 		m.Tool, m.Shards, m.WindowStart.Format(time.RFC3339Nano), m.WindowEnd.Format(time.RFC3339Nano),
 		m.Intervals, m.Window, m.StartSkew.Round(time.Microsecond))
@@ -108,6 +124,10 @@ func printMerge(w io.Writer, m *shard.Merged) {
 			fmt.Fprintf(w, "SATURATED shard %d: %s: its rate is the generator's limit, not the server's\n", r.Shard, r.Reason)
 		}
 	}
+}
+
+// printGaps names the shards left out of the merge.
+func printGaps(w io.Writer, m *shard.Merged) {
 	for _, s := range m.Missing {
 		fmt.Fprintf(w, "MISSING shard %d: no result file\n", s)
 	}
@@ -117,4 +137,25 @@ func printMerge(w io.Writer, m *shard.Merged) {
 	for _, f := range m.Unreadable {
 		fmt.Fprintf(w, "UNREADABLE %s: %s\n", f.Path, f.Error)
 	}
+}
+
+// expandDirs replaces each directory among paths by the *.json files in it.
+func expandDirs(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || !st.IsDir() {
+			out = append(out, p) // MergeFiles names a file it cannot read
+			continue
+		}
+		m, err := filepath.Glob(filepath.Join(p, "*.json"))
+		if err != nil {
+			return nil, err
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%s: no *.json shard files", p)
+		}
+		out = append(out, m...)
+	}
+	return out, nil
 }
