@@ -134,6 +134,9 @@ func (k *kernelRecorder) note(why string) { k.why.CompareAndSwap(nil, &why) }
 func (c *conn) sentTX(n int) {
 	if c.kv != nil && c.kv.tx != nil {
 		c.kv.id, c.kv.hasID = c.kv.tx.Sent(n), true
+		// Taken now, so that the reply's poll(2) sleeps instead of
+		// waking at once for the stamp (POLLERR).
+		c.kv.tx.Collect(c.kv.id)
 	}
 }
 

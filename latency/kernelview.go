@@ -29,12 +29,15 @@ type kernelView struct {
 	lost    int64
 }
 
-// newKernelView returns the view of a run on tr; ping-pong runs only.
-func newKernelView(tr transport, pingPong bool, rec *Recorder) *kernelView {
+// newKernelView returns the view of a run of c on tr; ping-pong runs that
+// ask for it only.
+func newKernelView(tr transport, c *PingPongConfig, rec *Recorder) *kernelView {
 	k := &kernelView{rec: rec}
 	st, ok := tr.(txStamper)
 	switch {
-	case !pingPong:
+	case !c.KernelStamps:
+		k.why = "not asked for (PingPongConfig.KernelStamps)"
+	case c.MPS > 0:
 		k.why = "under-load run (the kernel view is ping-pong's)"
 	case !ok:
 		k.why = "not linux (" + runtime.GOOS + ")"

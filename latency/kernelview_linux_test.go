@@ -25,7 +25,7 @@ func TestPingPongKernelView(t *testing.T) {
 			t.Run(network+"/"+mode.String(), func(t *testing.T) {
 				addr, _ := startServer(t, network, nil)
 				res, err := PingPong(context.Background(), addr, &PingPongConfig{
-					Network: network, Count: 300, MessageSize: 100, Receive: mode, ReadTimeout: 10 * time.Second,
+					Network: network, Count: 300, MessageSize: 100, Receive: mode, ReadTimeout: 10 * time.Second, KernelStamps: true,
 				})
 				require.NoError(t, err)
 				require.NotNil(t, res.KernelRTT, "no kernel view: %s", res.NoKernelStamps)
@@ -66,7 +66,7 @@ func TestPingPongKernelView(t *testing.T) {
 // at all rather than zeros.
 func TestPingPongNoKernelStampsSaysWhy(t *testing.T) {
 	addr, _ := startServer(t, "udp", nil)
-	res, err := PingPong(context.Background(), addr, &PingPongConfig{MPS: 1000, Duration: 300 * time.Millisecond, WarmUp: -1, CoolDown: -1})
+	res, err := PingPong(context.Background(), addr, &PingPongConfig{MPS: 1000, Duration: 300 * time.Millisecond, WarmUp: -1, CoolDown: -1, KernelStamps: true})
 	require.NoError(t, err)
 	assert.Nil(t, res.KernelRTT)
 	assert.Nil(t, res.KernelSamples)
@@ -76,16 +76,22 @@ func TestPingPongNoKernelStampsSaysWhy(t *testing.T) {
 	assert.NotContains(t, string(b), "kernel_rtt")
 	assert.Contains(t, string(b), `"no_kernel_stamps":"under-load`)
 
-	res, err = PingPong(context.Background(), "127.0.0.1:1", &PingPongConfig{Network: "tcp", Count: 1})
+	res, err = PingPong(context.Background(), "127.0.0.1:1", &PingPongConfig{Network: "tcp", Count: 1, KernelStamps: true})
 	require.Error(t, err)
 	assert.Nil(t, res.KernelRTT)
 	assert.NotEmpty(t, res.NoKernelStamps)
+
+	// Off unless asked for.
+	res, err = PingPong(context.Background(), addr, &PingPongConfig{Count: 10})
+	require.NoError(t, err)
+	assert.Nil(t, res.KernelRTT)
+	assert.Contains(t, res.NoKernelStamps, "not asked for")
 }
 
 // DiscardSamples keeps the kernel view in its histogram only.
 func TestPingPongKernelViewDiscardSamples(t *testing.T) {
 	addr, _ := startServer(t, "udp", nil)
-	res, err := PingPong(context.Background(), addr, &PingPongConfig{Count: 100, DiscardSamples: true, ReadTimeout: 10 * time.Second})
+	res, err := PingPong(context.Background(), addr, &PingPongConfig{Count: 100, DiscardSamples: true, ReadTimeout: 10 * time.Second, KernelStamps: true})
 	require.NoError(t, err)
 	require.NotNil(t, res.KernelRTT)
 	assert.Nil(t, res.KernelSamples)

@@ -264,6 +264,7 @@ func (t *spinTransport) write(b []byte) error {
 	}
 	if t.tx != nil {
 		t.lastID, t.wroteTX = t.tx.Sent(len(b)), true
+		t.tx.Collect(t.lastID)
 	}
 	return nil
 }

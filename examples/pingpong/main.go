@@ -17,7 +17,9 @@
 // for a reply: steps of -step from -start messages per second, doubling
 // until one breaks, then a bisection), -spin (low-latency mode:
 // burns a core), -server, -hist FILE (HdrHistogram interval log of the
-// round-trip times, in nanoseconds) and -json (one JSON object on stdout).
+// round-trip times, in nanoseconds), -kernel=false (no kernel view: it
+// costs the application's view about a microsecond) and -json (one JSON
+// object on stdout).
 //
 // Sharded runs (several pingpong processes, on one host or many, merged by
 // `cachebench merge`): -shard I/N, -start-at TIME (RFC 3339; a past time is
@@ -69,6 +71,7 @@ type options struct {
 	mps      int
 	arrival  latency.Arrival
 	spin     bool
+	kernel   bool
 	slo      *slo.SLO
 	start    float64
 	step     time.Duration
@@ -96,6 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.start, "start", 1000, "-slo: first rate of the search, messages per second")
 	fs.DurationVar(&o.step, "step", time.Second, "-slo: duration of each step")
 	fs.BoolVar(&o.spin, "spin", false, "low-latency mode: spin on a raw socket (burns a core; linux)")
+	fs.BoolVar(&o.kernel, "kernel", true, "ping-pong: also take the kernel-to-kernel round trip (linux; about 1 us more per round trip in the application's view: -kernel=false to compare that view with sockperf's)")
 	fs.BoolVar(&o.server, "server", false, "serve sockperf clients at -addr until interrupted")
 	fs.StringVar(&o.hist, "hist", "", "write the round-trip times as an HdrHistogram log to `file`")
 	fs.BoolVar(&o.json, "json", false, "print the result as one JSON object")
@@ -159,6 +163,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		MessageSize: o.size,
 		MPS:         o.mps,
 		Arrival:     o.arrival,
+		// The kernel view leads this tool's text; under-load runs
+		// have none, and say so.
+		KernelStamps: o.kernel,
 	}
 	if o.count > 0 {
 		cfg.Count = o.count

@@ -47,9 +47,11 @@ type TX struct {
 	lost, taken atomic.Int64
 	other       int64 // stamps of another kind, or unreadable
 
-	drainFn func(fd uintptr)
-	msg     unix.Msghdr
-	oob     []byte
+	drainFn  func(fd uintptr)
+	until    uint32 // Collect's key
+	hasUntil bool
+	msg      unix.Msghdr
+	oob      []byte
 }
 
 // ErrTXUnsupported is wrapped by EnableTX's error when the connection has
@@ -133,7 +135,14 @@ func (t *TX) Take(id uint32) (time.Time, bool) {
 
 // Drain reads every message of the socket's error queue now, without
 // blocking, keeping the stamps for Take.
-func (t *TX) Drain() { _ = t.raw.Control(t.drainFn) }
+func (t *TX) Drain() { t.until, t.hasUntil = 0, false; _ = t.raw.Control(t.drainFn) }
+
+// Collect reads the error queue, without blocking, until it has read the
+// stamp keyed id (or the queue is empty), keeping the stamps for Take. A
+// sender calls it right after a send: over loopback and veth the stamp is
+// queued by the send itself, so one receive takes it and the next poll(2)
+// sleeps, where a stamp left in the queue would wake it at once (POLLERR).
+func (t *TX) Collect(id uint32) { t.until, t.hasUntil = id, true; _ = t.raw.Control(t.drainFn) }
 
 func (t *TX) drainFD(fd uintptr) {
 	for {
@@ -151,6 +160,10 @@ func (t *TX) drainFD(fd uintptr) {
 		}
 		t.ring[t.pos], t.have[t.pos] = st, true
 		t.pos = (t.pos + 1) % txRing
+		if t.hasUntil && st.ID == t.until {
+			t.msg.Control = nil
+			return
+		}
 	}
 }
 

@@ -31,6 +31,9 @@ func (t *TX) Take(uint32) (time.Time, bool) { return time.Time{}, false }
 // Drain does nothing.
 func (t *TX) Drain() {}
 
+// Collect does nothing.
+func (t *TX) Collect(uint32) {}
+
 // Lost is zero.
 func (t *TX) Lost() int64 { return 0 }
 

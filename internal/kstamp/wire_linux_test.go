@@ -307,7 +307,7 @@ func TestKernelViewAgainstWirePingPong(t *testing.T) {
 			pkts := capture(t, lab, dump, func() {
 				require.NoError(t, lab.A.Do(func() (err error) {
 					res, err = latency.PingPong(ctx, ln.Addr().String(), &latency.PingPongConfig{
-						Network: network, Count: 3000, MessageSize: 64, ReadTimeout: 5 * time.Second,
+						Network: network, Count: 3000, MessageSize: 64, ReadTimeout: 5 * time.Second, KernelStamps: true,
 					})
 					return err
 				}))
