@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
+	"path/filepath"
 	"time"
 
 	"github.com/netperfkit/netperfkit/latency/shard"
@@ -57,4 +59,21 @@ func ExampleSpec_Part() {
 	sp, _ := shard.ParseSpec("1/4")
 	fmt.Println(sp.Part(10000))
 	// Output: 2500 5000
+}
+
+// A user's program merges the shards' files as `cachebench merge` does.
+func ExampleMergeFiles() {
+	files, _ := filepath.Glob("/results/run1/shard-*.json")
+	// README begin
+	m, err := shard.MergeFiles(files, nil) // every shard's -out file
+	if err != nil {
+		log.Print(err) // names missing or failed shards; m holds the others
+	}
+	fmt.Printf("%.0f ops/s over %v, p99 %v\n", m.OpsPerSec, m.Window, m.Latency.P99)
+	for _, r := range m.Rows {
+		if r.Saturated {
+			fmt.Printf("shard %d: %s\n", r.Shard, r.Reason)
+		}
+	}
+	// README end
 }
