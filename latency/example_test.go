@@ -125,6 +125,24 @@ func ExamplePingPong() {
 	_ = res.WriteText(os.Stdout, "Round trip")
 }
 
+func ExamplePingPong_kernelStamps() {
+	// The kernel-to-kernel round trip beside the application's: what the
+	// path and the server did, without the client's own scheduling.
+	res, err := latency.PingPong(context.Background(), "10.0.0.2:11111", &latency.PingPongConfig{
+		Duration:     5 * time.Second,
+		KernelStamps: true,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if res.KernelRTT == nil {
+		fmt.Println("no kernel stamps:", res.NoKernelStamps)
+	} else {
+		fmt.Printf("kernel p50 %v p99 %v (%d stamps lost); application p50 %v p99 %v\n",
+			res.KernelRTT.P50, res.KernelRTT.P99, res.KernelStampsLost, res.P50, res.P99)
+	}
+}
+
 func ExamplePingPong_underLoad() {
 	// 10000 messages per second over TCP, every 100th asks for a reply;
 	// latency measured from each message's intended send time.
