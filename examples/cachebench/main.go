@@ -383,6 +383,7 @@ func printTables(w io.Writer, o *output) {
 	}
 	tw.Flush()
 	printKernel(w, o)
+	printDebris(w, o)
 	if o.Rate > 0 {
 		printOpen(w, o)
 	}
