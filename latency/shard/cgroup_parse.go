@@ -99,3 +99,32 @@ func statField(stat, name string) (int64, bool) {
 	}
 	return 0, false
 }
+
+// parseProcStat reads the "cpu" line of /proc/stat: busy is every field
+// but idle and iowait (the 4th and 5th), total all of them, in ticks.
+func parseProcStat(s string) hostReading {
+	for line := range strings.Lines(s) {
+		f := strings.Fields(line)
+		if len(f) < 5 || f[0] != "cpu" {
+			continue
+		}
+		var r hostReading
+		for i, v := range f[1:] {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return hostReading{}
+			}
+			// guest and guest_nice (9th, 10th) are already in user and nice.
+			if i >= 8 {
+				break
+			}
+			r.total += n
+			if i != 3 && i != 4 {
+				r.busy += n
+			}
+		}
+		r.ok = true
+		return r
+	}
+	return hostReading{}
+}

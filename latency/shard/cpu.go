@@ -12,6 +12,14 @@ type CPUSample struct {
 	process time.Duration
 	ok      bool
 	cg      cgroupReading
+	host    hostReading
+}
+
+// hostReading is the host's CPU time, busy and in all, in clock ticks
+// (/proc/stat); ok is false when it cannot be read.
+type hostReading struct {
+	busy, total uint64
+	ok          bool
 }
 
 // cgroupReading is what the cgroup says, each field known or not.
@@ -25,7 +33,7 @@ type cgroupReading struct {
 // StartCPU reads the CPU time used so far by the process and its cgroup.
 func StartCPU() *CPUSample {
 	p, ok := processCPU()
-	return &CPUSample{wall: time.Now(), process: p, ok: ok, cg: readCgroup()}
+	return &CPUSample{wall: time.Now(), process: p, ok: ok, cg: readCgroup(), host: readHost()}
 }
 
 // Stop returns the CPU used since StartCPU and the limit the process ran
@@ -50,6 +58,10 @@ func (s *CPUSample) Stop() *CPU {
 			p, t := *end.periods-*s.cg.periods, *end.throttled-*s.cg.throttled
 			c.Periods, c.Throttled = &p, &t
 		}
+	}
+	if h := readHost(); h.ok && s.host.ok && h.total > s.host.total && h.busy >= s.host.busy {
+		busy := min(float64(h.busy-s.host.busy)/float64(h.total-s.host.total), 1)
+		c.HostBusy = &busy
 	}
 	return c
 }

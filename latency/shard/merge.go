@@ -14,8 +14,8 @@ import (
 
 // Saturation thresholds: the zero MergeConfig fields' values.
 const (
-	// DefaultCPUShare: a generator that used 90 % of its CPU limit is
-	// saturated.
+	// DefaultCPUShare: a generator that used 90 % of its CPU limit, or
+	// whose host's CPUs were 90 % busy, is saturated.
 	DefaultCPUShare = 0.9
 	// DefaultThrottledShare: a generator whose cgroup quota throttled it in
 	// 5 % of the enforcement periods is saturated.
@@ -343,6 +343,10 @@ func verdict(r *Result, c MergeConfig) (bool, string) {
 				return true, fmt.Sprintf("throttled by its cgroup quota (%.2f cores, %s) in %d of %d periods (%.0f %%, limit %.0f %%)",
 					cpu.LimitCores, cpu.LimitSource, *cpu.Throttled, *cpu.Periods, 100*share, 100*c.ThrottledShare)
 			}
+		}
+		if cpu.HostBusy != nil && *cpu.HostBusy >= c.CPUShare {
+			return true, fmt.Sprintf("the host's CPUs were %.0f %% busy (limit %.0f %%), shared with whatever else runs there; the shard itself used %.2f of %.2f cores",
+				100**cpu.HostBusy, 100*c.CPUShare, used, cpu.LimitCores)
 		}
 		checked = append(checked, fmt.Sprintf("CPU %.2f of %.2f cores (%s)", used, cpu.LimitCores, cpu.LimitSource))
 	} else {

@@ -75,6 +75,10 @@ type CPU struct {
 	// measurement and those in which its quota throttled it (cpu.stat's
 	// nr_periods and nr_throttled); nil without a quota.
 	Periods, Throttled *int64
+	// HostBusy is the share (0..1) of the host's CPUs that were busy over
+	// the measurement, whoever used them (other shards, the server under
+	// test, other tenants); nil when it could not be read (not Linux).
+	HostBusy *float64
 }
 
 // UsedCores is the CPU used over the wall time, in cores, the use that
@@ -108,6 +112,7 @@ type cpuJSON struct {
 	LimitSource    string   `json:"limit_source"`
 	Periods        *int64   `json:"periods,omitempty"`
 	Throttled      *int64   `json:"throttled_periods,omitempty"`
+	HostBusy       *float64 `json:"host_busy,omitempty"`
 }
 
 type histJSON struct {
@@ -189,7 +194,7 @@ func Encode(w io.Writer, r *Result) error {
 	}
 	if c := r.CPU; c != nil {
 		j.CPU = &cpuJSON{ProcessSeconds: secs(c.Process), WallSeconds: secs(c.Wall), LimitCores: c.LimitCores,
-			LimitSource: c.LimitSource, Periods: c.Periods, Throttled: c.Throttled}
+			LimitSource: c.LimitSource, Periods: c.Periods, Throttled: c.Throttled, HostBusy: c.HostBusy}
 		if c.Cgroup != nil {
 			v := secs(*c.Cgroup)
 			j.CPU.CgroupSeconds = &v
@@ -234,7 +239,7 @@ func Decode(rd io.Reader) (*Result, error) {
 		}
 		r.CPU = &CPU{Process: time.Duration(c.ProcessSeconds * 1e9), Cgroup: durPtr(c.CgroupSeconds, 1e9),
 			Wall: time.Duration(c.WallSeconds * 1e9), LimitCores: c.LimitCores, LimitSource: c.LimitSource,
-			Periods: c.Periods, Throttled: c.Throttled}
+			Periods: c.Periods, Throttled: c.Throttled, HostBusy: c.HostBusy}
 	}
 	for i, ij := range j.Intervals {
 		iv, err := ij.decode(i, r.Interval)
@@ -276,7 +281,8 @@ func (j *resultJSON) check() error {
 func (c *cpuJSON) check() error {
 	bad := func(v float64) bool { return !(v >= 0 && v < 1e12) }
 	if bad(c.ProcessSeconds) || bad(c.WallSeconds) || bad(c.LimitCores) || c.CgroupSeconds != nil && bad(*c.CgroupSeconds) ||
-		c.Periods != nil && *c.Periods < 0 || c.Throttled != nil && *c.Throttled < 0 {
+		c.Periods != nil && *c.Periods < 0 || c.Throttled != nil && *c.Throttled < 0 ||
+		c.HostBusy != nil && !(*c.HostBusy >= 0 && *c.HostBusy <= 1) {
 		return fmt.Errorf("%w result: cpu figures out of range", ErrInvalid)
 	}
 	return nil

@@ -330,3 +330,20 @@ func TestMergeFilesListsUnreadable(t *testing.T) {
 	assert.Equal(t, bad, m.Unreadable[0].Path)
 	assert.False(t, errors.Is(err, ErrMismatch))
 }
+
+func TestParseProcStat(t *testing.T) {
+	r := parseProcStat("cpu  10 1 5 80 4 0 0 0 7 0\ncpu0 5 0 2 40 2 0 0 0 0 0\n")
+	require.True(t, r.ok)
+	assert.Equal(t, uint64(100), r.total)
+	assert.Equal(t, uint64(16), r.busy)
+	assert.False(t, parseProcStat("intr 1 2\n").ok)
+	assert.False(t, parseProcStat("cpu 1 x 3 4 5\n").ok)
+}
+
+func TestVerdictBusyHost(t *testing.T) {
+	busy := 0.97
+	c := &CPU{Process: 200 * time.Millisecond, Wall: 2 * time.Second, LimitCores: 2, LimitSource: "cpus", HostBusy: &busy}
+	sat, why := verdict(&Result{CPU: c}, MergeConfig{}.withDefaults0())
+	assert.True(t, sat)
+	assert.Contains(t, why, "host's CPUs were 97 % busy")
+}
