@@ -24,7 +24,8 @@ func WriteHistogramLog(path, tag string, h *hdrhistogram.Histogram) error {
 		return fmt.Errorf("shard: %w", err)
 	}
 	w := hdrhistogram.NewHistogramLogWriter(f)
-	if err := w.OutputLogFormatVersion(); err == nil {
+	err = w.OutputLogFormatVersion()
+	if err == nil {
 		err = w.OutputLegend()
 	}
 	c := hdrhistogram.Import(h.Export())
