@@ -217,6 +217,9 @@ func TestRotationCoversEveryPair(t *testing.T) {
 	// Offsets i+1..i+K in the fleet's order, the same on every agent.
 	assert.Equal(t, []string{"198.18.0.10", "2001:db8::1"}, rotation([]string{"2001:db8::1", "198.18.0.1", "198.18.0.10"}, "198.18.0.2", 0, 2))
 	assert.Equal(t, []string{"198.18.0.1"}, rotation([]string{"2001:db8::1", "198.18.0.1", "198.18.0.10"}, "198.18.0.2", 2, 1))
+	// ring: the successor, every period; the last wraps to the first.
+	assert.Equal(t, []string{"198.18.0.10"}, rotation([]string{"2001:db8::1", "198.18.0.1", "198.18.0.10"}, "198.18.0.2", 0, 1))
+	assert.Equal(t, []string{"198.18.0.1"}, rotation([]string{"198.18.0.2", "198.18.0.1", "198.18.0.10"}, "2001:db8::1", 0, 1))
 }
 
 func TestParseTopology(t *testing.T) {
