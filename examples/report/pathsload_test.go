@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -302,4 +303,55 @@ func FuzzParseProcStat(f *testing.F) {
 		p := busyPercent(c, hostCPU{busy: c.busy + 1, total: c.total + 2, ok: true})
 		assert.True(t, p == -1 || (p >= 0 && p <= 100), "%v", p)
 	})
+}
+
+// cancelOn is a progress writer that cancels once a line names the step.
+type cancelOn struct {
+	mu     sync.Mutex
+	step   string
+	cancel context.CancelFunc
+	seen   bool
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.seen && strings.Contains(string(p), c.step) {
+		c.seen = true
+		go func() {
+			time.Sleep(300 * time.Millisecond) // into the run, past its start
+			c.cancel()
+		}()
+	}
+	return len(p), nil
+}
+
+// TestReportCancelUnderLoad interrupts E1 while the RTT under load runs:
+// the report keeps the idle phases, the interrupted loaded run's row and
+// its counter window, and says it was interrupted.
+func TestReportCancelUnderLoad(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := t.TempDir()
+	var stdout bytes.Buffer
+	stderr := &cancelOn{step: "loopback rtt-load", cancel: cancel}
+	code := run(ctx, []string{"-skip", "matrix,cache", "-imds", "off", "-progress", "on", "-rtt-mode", "poll",
+		"-d", "200ms", "-rtt-d", "2s", "-streams", "2", "-out", out}, &stdout, stderr)
+	require.True(t, stderr.seen, "the loaded phase started")
+	assert.Equal(t, 130, code)
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	var rep Report
+	require.NoError(t, json.Unmarshal(b, &rep))
+	assert.True(t, rep.Interrupted)
+	assert.Contains(t, rep.Error, "rtt-load: context canceled")
+	require.NotNil(t, rep.Paths)
+	require.Len(t, rep.Paths.Targets, 1)
+	ws := rep.Paths.Targets[0].Windows
+	require.Len(t, ws, 4)
+	assert.Equal(t, "rtt-load", ws[3].Phase)
+	require.Len(t, rep.Paths.Loaded, 1)
+	assert.Empty(t, rep.Paths.Loaded[0].Error, "a cancel is the report's error, not the row's")
+	assert.Contains(t, stdout.String(), "E1 RTT: idle and under")
+	assert.Contains(t, stdout.String(), "INTERRUPTED")
 }
