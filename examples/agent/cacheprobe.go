@@ -32,9 +32,15 @@ func startCacheProbes(ctx context.Context, ms *mesh, cfg config, m *metrics, log
 		ms.every(ctx, time.Duration(cfg.CacheEvery), func(ctx context.Context) {
 			pctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
+			before := ms.cfg.starve.sample()
 			phases, kind, err := cacheProbePhases(pctx, p)
 			if ctx.Err() != nil {
 				return
+			}
+			if why := ms.cfg.starve.judge(before, ms.cfg.starve.sample()); why != "" {
+				// Counted, not kept out: the phases are few and labelled by
+				// endpoint; the counter says which windows to distrust.
+				m.starved.WithLabelValues("cache", why).Inc()
 			}
 			for phase, d := range phases {
 				m.cachePhase.WithLabelValues(addr, phase).Observe(d.Seconds())

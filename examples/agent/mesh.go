@@ -65,7 +65,8 @@ type mesh struct {
 
 type worker struct {
 	p      peer
-	rtt    bool // runs its own RTT loop (full mesh)
+	rtt    bool            // runs its own RTT loop (full mesh)
+	ctx    context.Context // ends when the peer is removed
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -111,7 +112,7 @@ func (m *mesh) setPeers(peers []peer) {
 			continue
 		}
 		ctx, cancel := context.WithCancel(m.ctx)
-		w := &worker{p: p, rtt: perPeerRTT, cancel: cancel, done: make(chan struct{})}
+		w := &worker{p: p, rtt: perPeerRTT, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 		m.workers[name] = w
 		if !m.rotating {
 			// A sampled mesh creates a peer's series at its first probe:

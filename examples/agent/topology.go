@@ -143,10 +143,10 @@ func (m *mesh) rotate(ctx context.Context) {
 		start := time.Now()
 		m.mu.Lock()
 		rotating, self := m.rotating, m.self
-		peers := make(map[string]peer, len(m.workers))
+		peers := make(map[string]*worker, len(m.workers))
 		names := make([]string, 0, len(m.workers))
 		for name, w := range m.workers {
-			peers[name] = w.p
+			peers[name] = w
 			names = append(names, name)
 		}
 		m.mu.Unlock()
@@ -168,8 +168,10 @@ func (m *mesh) rotate(ctx context.Context) {
 }
 
 // probeAll runs one RTT probe to each named peer, at most maxProbes at
-// once, and returns when all ended.
-func (m *mesh) probeAll(ctx context.Context, names []string, peers map[string]peer) {
+// once, and returns when all ended. Each probe runs in its peer's worker's
+// context, so a peer removed meanwhile has its probe ended and not
+// recorded (its series stay deleted).
+func (m *mesh) probeAll(ctx context.Context, names []string, peers map[string]*worker) {
 	done := make(chan struct{}, len(names))
 	for _, name := range names {
 		if !m.acquire(ctx) {
@@ -178,7 +180,7 @@ func (m *mesh) probeAll(ctx context.Context, names []string, peers map[string]pe
 		go func() {
 			defer func() { done <- struct{}{} }()
 			defer m.release()
-			m.probeRTT(ctx, peers[name])
+			m.probeRTT(peers[name].ctx, peers[name].p)
 		}()
 		defer func() { <-done }()
 	}
