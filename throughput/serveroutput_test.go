@@ -20,6 +20,8 @@ func TestIperf3docModelReadsEveryField(t *testing.T) {
 		Jitter: 8, LocalDrops: 9, LocalRetries: 10}
 	lim := &TCPLimits{Busy: 0.1, RwndLimited: 0.2, SndbufLimited: 0.3, Retransmitted: 0.4, DeliveryRate: 5}
 	tot := Totals{Duration: time.Second, Sent: c, Received: c}
+	led := &Ledger{Offered: 1, Received: 2, Reordered: 3, Duplicated: i64(4), Retried: 5, Disagreement: "d",
+		Lines: []LedgerLine{{Name: LinePath, Count: i64(1), Counter: i64(2), Scope: ScopeRemainder, Source: "s", Unknown: "u"}}}
 	cfg := Config{UDP: true, Streams: 2, Duration: time.Second, Bytes: 1, Blocks: 2, Reverse: true, Bidir: true,
 		BlockLen: 3, Bitrate: 4, Omit: 5, Interval: 6}
 	cfg.Window, cfg.MSS, cfg.TOS, cfg.FQRate, cfg.GSO, cfg.GRO, cfg.ExtraData = 1, 2, 3, 4, OffloadOn, OffloadOn, "x"
@@ -29,8 +31,8 @@ func TestIperf3docModelReadsEveryField(t *testing.T) {
 			{Counts: c, ID: 1, Sender: true, Reverse: true, Limits: lim,
 				TCP: &TCPInfo{SndCwndBytes: 1, RTT: 2, RTTVar: 3, PMTU: 4, SndWndBytes: 5, ReorderSeen: 6}}}}},
 		Streams:  []StreamResult{{Totals: tot, ID: 1, LocalAddr: "b:2", RemoteAddr: "a:1", Reverse: true, Limits: lim}},
-		Upload:   &Summary{Totals: tot, Streams: 1, SenderLimited: true, Limits: lim, QueueLimited: true},
-		Download: &Summary{Totals: tot, Streams: 1, SenderLimited: true, Limits: lim, QueueLimited: true},
+		Upload:   &Summary{Totals: tot, Streams: 1, SenderLimited: true, Limits: lim, QueueLimited: true, Ledger: led},
+		Download: &Summary{Totals: tot, Streams: 1, SenderLimited: true, Limits: lim, QueueLimited: true, Ledger: led},
 		CPU:      CPUUtilization{1, 2, 3, 4, 5, 6}, Notes: []string{"n"}, ServerOutputJSON: []byte(`{}`),
 		ServerOutputText: "t", ControlMSS: 1}
 	m, err := iperf3doc.From[iperf3doc.Result](r)
