@@ -30,6 +30,21 @@
 // with status 128 + the signal's number, as a shell reports a command that
 // signal ended: 130 after SIGINT, 143 after SIGTERM.
 //
+// Sharded over several processes or hosts (README.md, "Load from several
+// hosts"): -shard I/N runs shard I of N, with its own part of the key space
+// (its own key prefix over 10,000/N keys) and its own -workers connections;
+// -start-at TIME (RFC 3339) starts every shard at one wall-clock time and
+// refuses a time already past (exit status 3); -out FILE (- for stdout)
+// writes the shard's result with per-interval HDR histograms (-interval,
+// 1s) for
+//
+//	cachebench merge [-json] FILE|DIR...
+//
+// which merges them over the intervals every shard measured whole
+// (package latency/shard), names missing and failed shards (exit status 1)
+// and flags saturated generators. A sharded run is one run of one engine
+// and mode (pool unless -mode says otherwise).
+//
 // With -engine both, each mode also reports glide relative to resp on the same
 // endpoint: the client library's own overhead. Without -addr a local server
 // is started. The glide engine needs cgo: in a binary built without it,
