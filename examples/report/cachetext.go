@@ -173,6 +173,7 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 	for _, n := range debris {
 		fmt.Fprintln(w, n)
 	}
+	writeE3Kernel(w, sec)
 	return nil
 }
 

@@ -37,6 +37,11 @@ type PathsSection struct {
 	RTTLoad string `json:"rtt_load,omitempty"`
 	// Loaded holds each path's RTT under load, in the targets' order.
 	Loaded []LoadedRTT `json:"loaded_rtt,omitempty"`
+	// KernelRTT holds each path's kernel-to-kernel RTT by path name
+	// (latency.PingPongResult.KernelRTT), NoKernelStamps why a path has
+	// none (kview.go).
+	KernelRTT      map[string]*latency.Summary `json:"kernel_rtt,omitempty"`
+	NoKernelStamps map[string]string           `json:"no_kernel_stamps,omitempty"`
 
 	rttHists    map[string]*hdrhistogram.Histogram
 	loadedHists map[string]*hdrhistogram.Histogram
@@ -142,10 +147,11 @@ func runPaths(ctx context.Context, targets []srdexperiment.Target, limits map[st
 		},
 		// The RTT run keeps its histogram for the percentile-spectrum plot.
 		RTT: func(ctx context.Context, addr string, d time.Duration) (latency.Summary, error) {
-			res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: d, Receive: mode})
+			res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: d, Receive: mode, KernelStamps: true})
 			if res == nil {
 				return latency.Summary{}, err
 			}
+			sec.keepKernel(current, res)
 			sec.rttHists[current] = res.Recorder.Snapshot()
 			return res.Summary, err
 		},
@@ -214,6 +220,9 @@ func writePathsText(w io.Writer, sec *PathsSection) error {
 	streams := 0
 	for _, t := range sec.Targets {
 		streams = max(streams, t.Streams)
+	}
+	if err := writeKernelRTT(w, sec); err != nil {
+		return err
 	}
 	tb := newTable(w, "path", "1 flow (Gbit/s)", "1 flow % of limit", fmt.Sprintf("%d streams (Gbit/s)", streams), "RTT p50 (us)", "RTT p99 (us)", "RTT p99.9 (us)", "SRD tx", "SRD eligible", "coverage (%)", "ena_srd_mode")
 	var notes []string
