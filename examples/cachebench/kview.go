@@ -21,7 +21,7 @@ func printKernel(w io.Writer, o *output) {
 			none = append(none, fmt.Sprintf("%s %s: no kernel stamps: %s", a.Engine, a.Mode, a.NoKernelStamps))
 			continue
 		}
-		rows = append(rows, fmt.Sprintf( "%s\t%s\t%.0f\t(%.0f-%.0f)\t%.0f\t(%.0f-%.0f)\t%d\t\n", a.Engine, a.Mode,
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%.0f\t(%.0f-%.0f)\t%.0f\t(%.0f-%.0f)\t%d\t\n", a.Engine, a.Mode,
 			us(a.KernelP50.Median), us(a.KernelP50.Min), us(a.KernelP50.Max),
 			us(a.KernelP99.Median), us(a.KernelP99.Min), us(a.KernelP99.Max), a.KernelP50.N))
 	}
