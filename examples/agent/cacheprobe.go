@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// cacheProbeTrips is the round trips of a cache connection probe (TCP, TLS,
+// AUTH, the command) that -starved-wait is multiplied by.
+const cacheProbeTrips = 5
+
 // startCacheProbes probes each -cache endpoint every -cache-every on the
 // mesh's schedule rules, one fresh connection at a time, into
 // netperfkit_cache_phase_seconds.
@@ -37,7 +41,7 @@ func startCacheProbes(ctx context.Context, ms *mesh, cfg config, m *metrics, log
 			if ctx.Err() != nil {
 				return
 			}
-			if why := ms.cfg.starve.judge(before, ms.cfg.starve.sample()); why != "" {
+			if why := ms.cfg.starve.judge(before, ms.cfg.starve.sample(), cacheProbeTrips); why != "" {
 				// Counted, not kept out: the phases are few and labelled by
 				// endpoint; the counter says which windows to distrust.
 				m.starved.WithLabelValues("cache", why).Inc()

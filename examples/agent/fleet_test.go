@@ -352,27 +352,28 @@ func TestStarvationJudge(t *testing.T) {
 	a := s.sample()
 	require.True(t, a.ok)
 	assert.Equal(t, 1500*time.Microsecond, a.wait)
-	assert.Empty(t, s.judge(a, s.sample()), "nothing grew")
+	assert.Empty(t, s.judge(a, s.sample(), 1), "nothing grew")
 
 	write("proc/task/2/schedstat", "100 1400000 5\n") // +0.9 ms
 	s.tasksRead = time.Time{}
 	b := s.sample()
-	assert.Empty(t, s.judge(a, b), "0.9 ms is under the flag")
+	assert.Empty(t, s.judge(a, b, 1), "0.9 ms is under the flag")
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "proc/task/1"))) // a thread exits: its wait stays counted
 	write("proc/task/3/schedstat", "1 1200000 1\n")
 	s.tasksRead = time.Time{} // list the threads again now
 	c := s.sample()
 	assert.Equal(t, 3600*time.Microsecond, c.wait)
-	assert.Equal(t, "wait", s.judge(b, c))
+	assert.Equal(t, "wait", s.judge(b, c, 1))
+	assert.Empty(t, s.judge(b, c, 2), "1.2 ms over two messages is under 1 ms a message")
 
 	write("cg/cpu.stat", "nr_periods 9\nnr_throttled 1\nthrottled_time 40000\n")
-	assert.Equal(t, "throttled", s.judge(c, s.sample()))
+	assert.Equal(t, "throttled", s.judge(c, s.sample(), 1000))
 
 	reg := newMetrics().reg
 	reg.MustRegister(newStarveCollector(s))
 	assert.Equal(t, 5, testutil.CollectAndCount(newStarveCollector(s)))
 	var nilS *starvation
-	assert.Empty(t, nilS.judge(nilS.sample(), nilS.sample()))
+	assert.Empty(t, nilS.judge(nilS.sample(), nilS.sample(), 1))
 }
 
 func TestStarvedProbesKeptOutOfTheMainHistogram(t *testing.T) {

@@ -204,7 +204,7 @@ func (m *mesh) probeRTT(ctx context.Context, p peer) {
 		return // shutting down or removed: not the peer's fault
 	}
 	after := m.cfg.starve.sample()
-	r.starved = m.cfg.starve.judge(before, after)
+	r.starved = m.cfg.starve.judge(before, after, r.messages())
 	if r.starved != "" {
 		m.cfg.metrics.starved.WithLabelValues("rtt", r.starved).Inc()
 	}

@@ -231,7 +231,10 @@ func TestMeshWithPrometheus(t *testing.T) {
 			}
 		}
 		agents[i], logs[i] = lab.start(t, ns, agent, "-metrics", lab.addrs[i]+":9469",
-			"-peers", strings.Join(peers, ","), "-rtt-every", "200ms", "-probe-timeout", "1s", "-log-format", "json")
+			"-peers", strings.Join(peers, ","), "-rtt-every", "200ms", "-probe-timeout", "1s", "-log-format", "json",
+			// The RTT series are checked: no probe is flagged as starved
+			// (TestFleetDNSSampledNativeStarved tests that).
+			"-starved-wait", "1h")
 	}
 	defer func() {
 		if t.Failed() {

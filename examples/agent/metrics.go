@@ -123,7 +123,7 @@ func (m *metrics) fleetMetrics() {
 	m.rttStarved = h
 	m.starved = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "netperfkit_probe_starved_total",
-		Help: "Probes run while the agent was starved of CPU, by probe kind (rtt: their round trips are in netperfkit_probe_rtt_starved_seconds; cache: counted only, their phases stay in netperfkit_cache_phase_seconds) and reason: throttled (its cgroup's CPU quota throttled it during the probe) or wait (its threads waited at least -starved-wait for a CPU during the probe).",
+		Help: "Probes run while the agent was starved of CPU, by probe kind (rtt: their round trips are in netperfkit_probe_rtt_starved_seconds; cache: counted only, their phases stay in netperfkit_cache_phase_seconds) and reason: throttled (its cgroup's CPU quota throttled it during the probe) or wait (its threads waited for a CPU during the probe at least -starved-wait per message).",
 	}, []string{"kind", "reason"})
 	m.dnsLookups = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "netperfkit_peers_dns_lookups_total",

@@ -305,16 +305,19 @@ func (s *starvation) sample() starveSample {
 	return starveSample{wait: w, throttled: st.throttled, ok: ok}
 }
 
-// judge tells why a probe between two samples ran starved: "throttled"
-// when the cgroup was throttled, "wait" when the agent's threads waited
-// for a CPU at least waitFlag in all; "" when neither.
-func (s *starvation) judge(before, after starveSample) string {
+// judge tells why a probe of n messages between two samples ran starved:
+// "throttled" when the cgroup was throttled, "wait" when the agent's
+// threads waited for a CPU at least waitFlag a message on average (all
+// threads together: an upper bound on what the waits added to each round
+// trip), so a probe of 1000 messages is judged as one of 5; "" when
+// neither.
+func (s *starvation) judge(before, after starveSample, n int64) string {
 	switch {
 	case s == nil || !before.ok || !after.ok:
 		return ""
 	case after.throttled > before.throttled:
 		return "throttled"
-	case after.wait-before.wait >= s.waitFlag:
+	case after.wait-before.wait >= time.Duration(max(n, 1))*s.waitFlag:
 		return "wait"
 	}
 	return ""
