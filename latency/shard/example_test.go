@@ -77,3 +77,19 @@ func ExampleMergeFiles() {
 	}
 	// README end
 }
+
+// A shard measures its own CPU use beside its load, for the merge's verdict.
+func ExampleStartCPU() {
+	cpu := shard.StartCPU()
+	// ... the shard's load runs here ...
+	if c := cpu.Stop(); c != nil {
+		fmt.Printf("%.2f of %.2f cores (%s)\n", c.UsedCores(), c.LimitCores, c.LimitSource)
+	}
+}
+
+// -start-at takes RFC 3339.
+func ExampleParseStartAt() {
+	at, err := shard.ParseStartAt("2026-12-02T15:00:00Z")
+	fmt.Println(at.Unix(), err)
+	// Output: 1796223600 <nil>
+}
