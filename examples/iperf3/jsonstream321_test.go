@@ -65,7 +65,7 @@ var libraryGaps = map[string]bool{}
 // additions are the keys netperfkit adds to iperf3's documents on purpose
 // (additive: iperf3's own keys stay as they are); a key path with one of
 // them as an element is ours, any other key 3.21 does not write fails.
-var additions = map[string]bool{"tcp_limits": true}
+var additions = map[string]bool{"tcp_limits": true, "loss_ledger": true}
 
 func isAddition(path string) bool {
 	for _, el := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' }) {
