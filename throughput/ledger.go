@@ -141,7 +141,8 @@ func (l *Ledger) Largest() (LedgerLine, bool) {
 	return best, found
 }
 
-// Lost reports whether any datagram ended anywhere but Received.
+// Lost reports whether a known line holds a datagram: one was lost,
+// dropped or refused somewhere (false for a nil Ledger).
 func (l *Ledger) Lost() bool {
 	_, any := l.Largest()
 	return any

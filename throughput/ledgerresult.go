@@ -7,10 +7,15 @@ import (
 )
 
 // Why a ledger line is unknown, by the end that would know it.
-const (
-	whyStockPeer = "a stock iperf3 far end sends nothing"
-	whyNoSocket  = "the socket's drop counter is not available on " + runtime.GOOS
-)
+const whyStockPeer = "a stock iperf3 far end sends nothing"
+
+// whyNoSocket is why this host's socket drop counter is unknown.
+func whyNoSocket() string {
+	if ledgerAvailable {
+		return "the socket's drop counter (SO_MEMINFO) could not be read"
+	}
+	return "the socket's drop counter is not available on " + runtime.GOOS
+}
 
 // ledgerSums accumulates one direction's exact figures over its streams.
 type ledgerSums struct {
@@ -90,7 +95,7 @@ func (a *ledgerSums) addLocalReceiver(t *testRun, s *flowStream) {
 	a.in.reordered += ooo - r.Duplicated
 	a.dups += r.Duplicated
 	a.late += r.Late
-	a.addSocket(r.SocketDrops, whyNoSocket)
+	a.addSocket(r.SocketDrops, whyNoSocket())
 }
 
 func (a *ledgerSums) addSocket(v *int64, why string) {
