@@ -23,6 +23,8 @@ type metrics struct {
 	cachePhase  *prometheus.HistogramVec
 	srdRatio    *prometheus.GaugeVec
 	skipped     *prometheus.CounterVec
+	// issue 31: the kernel-to-kernel view of the RTT probes
+	rttKernel *prometheus.HistogramVec
 	// issue 33: the fleet
 	rttStarved prometheus.Histogram
 	starved    *prometheus.CounterVec
@@ -105,6 +107,12 @@ func newMetrics() *metrics {
 		}, []string{"peer", "reason"}),
 	}
 	m.fleetMetrics()
+	m.rttKernel = prometheus.NewHistogramVec(nativeOpts(prometheus.HistogramOpts{
+		Name:    "netperfkit_probe_rtt_kernel_seconds",
+		Help:    "Kernel-to-kernel round-trip time to the peer, one observation per answered message that has both stamps: from the request's software transmit stamp to the reply's receive stamp, both this host's kernel's (linux). It leaves out the agent's own scheduling, so it measures the path (and the peer's server) even while the agent is starved: probes flagged as starved are in it too. Absent where the kernel gives no stamps.",
+		Buckets: rttBuckets,
+	}), []string{"peer"})
+	m.reg.MustRegister(m.rttKernel)
 	m.reg.MustRegister(m.rtt, m.rttMessages, m.rttLoss, m.rttWake, m.errs, m.tput, m.tputBytes, m.cachePhase, m.srdRatio, m.skipped,
 		buildInfo(),
 		collectors.NewGoCollector(),
@@ -186,6 +194,12 @@ func (m *metrics) observeRTT(peer string, r rttResult) {
 	if r.wakeP99 > 0 {
 		m.rttWake.WithLabelValues(peer).Set(r.wakeP99.Seconds())
 	}
+	if len(r.kernel) > 0 {
+		h := m.rttKernel.WithLabelValues(peer)
+		for _, d := range r.kernel {
+			h.Observe(d.Seconds())
+		}
+	}
 }
 
 func (m *metrics) probeError(peer, kind string) { m.errs.WithLabelValues(peer, kind).Inc() }
@@ -197,6 +211,7 @@ func (m *metrics) forgetPeer(peer string) {
 	m.rttMessages.DeletePartialMatch(l)
 	m.rttLoss.DeletePartialMatch(l)
 	m.rttWake.DeletePartialMatch(l)
+	m.rttKernel.DeletePartialMatch(l)
 	m.errs.DeletePartialMatch(l)
 	m.tput.DeletePartialMatch(l)
 	m.tputBytes.DeletePartialMatch(l)

@@ -91,6 +91,9 @@ type rttResult struct {
 	// percentile of the time from a reply's arrival in the kernel to its
 	// read; zero when the platform does not tell arrivals.
 	wakeP99 time.Duration
+	// kernel holds the kernel-to-kernel round trips of the answered
+	// messages that have both stamps (linux); empty elsewhere.
+	kernel []time.Duration
 	// starved is why the agent was starved of CPU during the probe
 	// ("throttled", "wait"), "" when it was not (see starvation.judge).
 	starved string
@@ -112,6 +115,7 @@ func rttProbe(ctx context.Context, addr string, count int, maxWait time.Duration
 		Count:           int64(count),
 		ReadTimeout:     maxWait,
 		AdaptiveTimeout: true,
+		KernelStamps:    true,
 		// A few messages a probe: a small histogram is enough and keeps
 		// each probe's allocation small.
 		Recorder: &latency.RecorderConfig{Highest: 10 * time.Second, SignificantFigures: 2},
@@ -122,6 +126,11 @@ func rttProbe(ctx context.Context, addr string, count int, maxWait time.Duration
 	r := rttResult{samples: res.Samples, lost: res.Dropped}
 	if res.ReceiveWake != nil && res.ReceiveWake.Observations > 0 {
 		r.wakeP99 = res.ReceiveWake.P99
+	}
+	for _, k := range res.KernelSamples {
+		if k >= 0 {
+			r.kernel = append(r.kernel, k)
+		}
 	}
 	return r, err
 }

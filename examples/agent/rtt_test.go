@@ -112,6 +112,22 @@ func TestAgentRTTOnLossyPath(t *testing.T) {
 		assert.Positive(t, wake)
 		assert.LessOrEqual(t, wake, 1.0, "the wake is inside a round trip within the reply cap")
 	}
+	// And the kernel-to-kernel view of the same round trips (issue 31).
+	if runtime.GOOS == "linux" {
+		found := false
+		for _, mf := range mfs {
+			if mf.GetName() == "netperfkit_probe_rtt_kernel_seconds" {
+				for _, mm := range mf.GetMetric() {
+					for _, lp := range mm.GetLabel() {
+						if lp.GetName() == "peer" && lp.GetValue() == name {
+							found = mm.GetHistogram().GetSampleCount() > 0
+						}
+					}
+				}
+			}
+		}
+		assert.True(t, found, "netperfkit_probe_rtt_kernel_seconds has the peer's round trips")
+	}
 }
 
 // rttSeries is what the agent exported for one peer's RTT probes: round
