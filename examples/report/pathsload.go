@@ -116,15 +116,7 @@ func runLoaded(ctx context.Context, sec *PathsSection, o *options, lr loadedRun,
 				WarmUp: min(loadedWarmUp, o.rttD/4)},
 		})
 		l.HostCPUPercent = busyPercent(cpu, readHostCPU())
-		after, err := lr.snap()
-		if err != nil {
-			return errors.Join(runErr, err)
-		}
-		w := srdexperiment.Window{Phase: loadedPhase, Window: srd.NewWindow(before, after)}
-		if lr.iface == "" {
-			w.Reason = "no interface was given to snapshot"
-		}
-		t.Windows = append(t.Windows, w)
+		after, snapErr := lr.snap()
 		fillLoaded(&l, t.RTT, res, lr)
 		if runErr != nil && ctx.Err() == nil {
 			l.Error = runErr.Error()
@@ -133,6 +125,14 @@ func runLoaded(ctx context.Context, sec *PathsSection, o *options, lr loadedRun,
 			sec.loadedHists[t.Name] = res.Latency.Recorder.Snapshot()
 		}
 		sec.Loaded = append(sec.Loaded, l)
+		if snapErr != nil {
+			return errors.Join(runErr, snapErr)
+		}
+		w := srdexperiment.Window{Phase: loadedPhase, Window: srd.NewWindow(before, after)}
+		if lr.iface == "" {
+			w.Reason = "no interface was given to snapshot"
+		}
+		t.Windows = append(t.Windows, w)
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", loadedPhase, err)
 		}

@@ -355,3 +355,27 @@ func TestReportCancelUnderLoad(t *testing.T) {
 	assert.Contains(t, stdout.String(), "E1 RTT: idle and under")
 	assert.Contains(t, stdout.String(), "INTERRUPTED")
 }
+
+// TestReportLoadedSnapshotFails: a counter snapshot that fails after the
+// loaded run fails the report, as one between srdexperiment's phases
+// does, and keeps the loaded row it measured.
+func TestReportLoadedSnapshotFails(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	o, err := parseFlags([]string{"-skip", "matrix,cache", "-imds", "off", "-iface", "eth0", "-rtt-mode", "poll",
+		"-d", "200ms", "-rtt-d", "1s", "-streams", "2", "-out", out}, &stderr)
+	require.NoError(t, err)
+	snap := enaFixture(t, "ena-2.17-same-az-before.txt")
+	// Four for srdexperiment's phases, one before the loaded run: none after.
+	o.snapshot = srdexperiment.Replay(snap, snap, snap, snap, snap)
+	assert.Equal(t, 1, execute(context.Background(), o, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "rtt-load snapshot: srdexperiment: replay")
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	var rep Report
+	require.NoError(t, json.Unmarshal(b, &rep))
+	require.NotNil(t, rep.Paths)
+	require.Len(t, rep.Paths.Loaded, 1, "the loaded row it measured")
+	assert.Len(t, rep.Paths.Targets[0].Windows, 3, "no window without its closing snapshot")
+	assert.Contains(t, rep.Error, "rtt-load snapshot")
+}
