@@ -167,3 +167,42 @@ func FuzzParseTX(f *testing.F) {
 		assert.True(t, at.Equal(st.At))
 	})
 }
+
+// A full error queue drops stamps: 50 sends with no drain between them
+// all keep their stamps with the default receive buffer, and lose most
+// with the kernel's smallest; Take counts each one missing as lost.
+func TestTXCountsStampsTheQueueDropped(t *testing.T) {
+	srv, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer srv.Close()
+	for _, small := range []bool{false, true} {
+		c, err := net.Dial("udp", srv.LocalAddr().String())
+		require.NoError(t, err)
+		defer c.Close()
+		if small {
+			require.NoError(t, c.(*net.UDPConn).SetReadBuffer(1)) // the kernel's minimum
+		}
+		tx, err := EnableTX(c)
+		require.NoError(t, err)
+		var ids []uint32
+		for range 50 {
+			_, err := c.Write([]byte("x"))
+			require.NoError(t, err)
+			ids = append(ids, tx.Sent(1))
+		}
+		found := 0
+		for _, id := range ids {
+			if _, ok := tx.Take(id); ok {
+				found++
+			}
+		}
+		t.Logf("small buffer %v: %d of 50 stamps kept", small, found)
+		assert.Equal(t, int64(50), int64(found)+tx.Lost())
+		assert.Equal(t, int64(50), tx.Taken())
+		if small {
+			assert.Positive(t, tx.Lost(), "a full error queue drops stamps")
+		} else {
+			assert.Zero(t, tx.Lost())
+		}
+	}
+}
