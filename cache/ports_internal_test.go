@@ -18,6 +18,8 @@ func TestPortUsageLimitedBy(t *testing.T) {
 		{0, 100, false},
 		{260, 750, false}, // issue 31's first run: 26% at the start
 		{750, 750, true},  // its second run: 75% at the start
+		{460, 510, true},  // 46% at the start: 8 times slower across a veth
+		{390, 500, false},
 		{0, 950, true},    // filled the range itself
 	} {
 		u := newPortUsage(snap(tc.before), snap(tc.after))
