@@ -20,7 +20,7 @@ func TestPortUsageLimitedBy(t *testing.T) {
 		{750, 750, true},  // its second run: 75% at the start
 		{460, 510, true},  // 46% at the start: 8 times slower across a veth
 		{390, 500, false},
-		{0, 950, true},    // filled the range itself
+		{0, 950, true}, // filled the range itself
 	} {
 		u := newPortUsage(snap(tc.before), snap(tc.after))
 		assert.Equal(t, tc.limited, u.LimitedBy == LimitedByPorts, "%+v", tc)
