@@ -172,6 +172,7 @@ func (c *conn) useKernel() {
 		return
 	}
 	if kr, ok := kstamp.New(c.nc); ok {
+		kr.Netpoller = true
 		c.kr = kr
 		c.br.Reset(kr)
 	}

@@ -51,7 +51,11 @@ func ParseArrival(s string) (Arrival, error) {
 const (
 	defaultScheduleWorkers = 16
 	defaultSpin            = 2 * time.Millisecond
-	maxLateAfter           = time.Millisecond
+	// kernelSleepAfter is the end of a wait that a kernel-sleeping clock
+	// sleeps in the kernel rather than on a Go timer, which fires up to
+	// about 1 ms late.
+	kernelSleepAfter = 3 * time.Millisecond
+	maxLateAfter     = time.Millisecond
 )
 
 // ScheduleConfig configures Schedule. Rate and Do are required.
@@ -79,14 +83,18 @@ type ScheduleConfig struct {
 	// before it counts as late. Zero means one interval (1/Rate), at most
 	// 1 ms.
 	LateAfter time.Duration
-	// Spin is the wait below which the dispatcher busy-waits for the next
-	// intended start, because Go's timers wake up to about 1 ms late;
-	// longer waits sleep until Spin/2 before the intended start. The
-	// busy-wait does not yield, so that the other goroutines' network
-	// wake-ups are not delayed, and therefore happens only when GOMAXPROCS
-	// is above 1. Zero means 2 ms, which keeps a core busy above ~500
-	// requests per second; negative means never spin. Without spinning,
-	// requests start up to ~1 ms late, which StartLateness shows.
+	// Spin, when positive, is the wait below which the dispatcher
+	// busy-waits for the next intended start (only when GOMAXPROCS is
+	// above 1; the busy-wait does not yield, so that the other
+	// goroutines' network wake-ups are not delayed); longer waits sleep
+	// on a Go timer until Spin/2 before the intended start. Zero or
+	// negative, the default, never spins: the dispatcher sleeps, the last
+	// 3 ms of each wait in the kernel (nanosleep(2) with a 1 us timer
+	// slack on linux; a Go timer, up to ~1 ms late, elsewhere), and starts
+	// requests tens of microseconds late, which StartLateness and
+	// ClientLateness show and the response times leave out. A spinning
+	// dispatcher takes a core at any rate above ~500 requests per second:
+	// on a 2-core host, the core the server under test needs (issue 31).
 	Spin time.Duration
 	// Seed seeds ArrivalPoisson's gaps; zero means a fixed default, so
 	// schedules repeat.
@@ -214,9 +222,12 @@ type clock interface {
 	after(t int64) (<-chan struct{}, func())
 }
 
-// realClock is the monotonic clock. A wait longer than spin sleeps on a
-// timer, which Go fires up to about 1 ms late, until spin/2 before its
-// target; the rest is a busy-wait.
+// realClock is the monotonic clock. A kernel-sleeping one (the default)
+// sleeps every wait, its last kernelSleepAfter in nanosleep(2), and wakes
+// tens of microseconds late without taking a core. A spinning one sleeps a
+// wait longer than spin on a timer, which Go fires up to about 1 ms late,
+// until spin/2 before its target; the rest is a busy-wait, which on a
+// 2-core machine takes the core the server under test needs (issue 31).
 //
 // The busy-wait never yields. runtime.Gosched would put the goroutine on the
 // global run queue, which the scheduler serves before it polls the network,
@@ -229,6 +240,9 @@ type realClock struct {
 	start time.Time
 	spin  int64 // 0: never busy-wait
 	timer *time.Timer
+	// kernel makes every wait sleep, the last kernelSleepAfter of it in
+	// the kernel (kernelSleep), and never busy-wait.
+	kernel bool
 	// yield makes the busy-wait yield to other goroutines, for a process
 	// whose network waits do not go through the poller (ReceiveSpin's
 	// receiver reads its socket itself).
@@ -241,17 +255,17 @@ type realClock struct {
 }
 
 // newRealClock returns a clock counting from start that busy-waits the
-// last spin of its waits (zero means defaultSpin, negative never) when
-// procs, the GOMAXPROCS it runs under, leaves another P to poll the
-// network.
+// last spin of its waits when spin is positive and procs, the GOMAXPROCS it
+// runs under, leaves another P to poll the network; otherwise it sleeps in
+// the kernel.
 func newRealClock(start time.Time, spin time.Duration, procs int) *realClock {
-	if spin == 0 {
-		spin = defaultSpin
+	c := &realClock{start: start, timer: time.NewTimer(time.Hour)}
+	if spin <= 0 || procs < 2 {
+		c.kernel = true
+	} else {
+		c.spin = int64(spin)
 	}
-	if procs < 2 {
-		spin = 0
-	}
-	return &realClock{start: start, spin: max(int64(spin), 0), timer: time.NewTimer(time.Hour)}
+	return c
 }
 
 func (c *realClock) base() time.Time { return c.start }
@@ -280,11 +294,25 @@ func (c *realClock) waitUntil(ctx context.Context, t int64) bool {
 	return ctx.Err() == nil
 }
 
-// sleep waits for d on the timer; false when ctx ended first.
+// sleep waits for d; false when ctx ended first.
 func (c *realClock) sleep(ctx context.Context, d time.Duration) bool {
 	if c.sleepFn != nil {
 		return c.sleepFn(ctx, d)
 	}
+	if c.kernel {
+		// The timer takes the long part of a wait, the kernel the last
+		// kernelSleepAfter, where the timer's lateness would show.
+		end := c.now() + int64(d)
+		if d > kernelSleepAfter && !c.timerSleep(ctx, d-kernelSleepAfter) {
+			return false
+		}
+		return kernelSleep(ctx, time.Duration(end-c.now()))
+	}
+	return c.timerSleep(ctx, d)
+}
+
+// timerSleep waits for d on the Go timer; false when ctx ended first.
+func (c *realClock) timerSleep(ctx context.Context, d time.Duration) bool {
 	c.timer.Reset(d)
 	select {
 	case <-c.timer.C:

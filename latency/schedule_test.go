@@ -300,9 +300,13 @@ func TestRealClockSleepsThenSpins(t *testing.T) {
 		assert.LessOrEqual(t, f.readsAfter, 1, "no busy-wait")
 	}
 
-	f = newFakeRealClock(-1, 4)
-	require.True(t, f.waitUntil(ctx, ms))
-	assert.Len(t, f.sleeps, 1, "negative Spin never busy-waits")
+	for _, spin := range []time.Duration{-1, 0} {
+		f = newFakeRealClock(spin, 4)
+		require.True(t, f.waitUntil(ctx, ms))
+		require.Len(t, f.sleeps, 1, "Spin %v never busy-waits", spin)
+		assert.Equal(t, time.Duration(ms-int64(time.Microsecond)), f.sleeps[0], "Spin %v sleeps through the target", spin)
+		assert.LessOrEqual(t, f.readsAfter, 1, "Spin %v: no busy-wait", spin)
+	}
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
@@ -488,4 +492,20 @@ func TestScheduleClientStallBacklogNotCharged(t *testing.T) {
 	assert.InDelta(t, 100, usOf(res.Response.Min), 1)
 	assert.InDelta(t, 5000, usOf(res.ClientLateness.Max), 10)
 	assert.Equal(t, int64(6), res.ClientLate, "requests 0-5")
+}
+
+// The default clock sleeps in the kernel: a wait ends at or after its
+// target and takes no busy-wait (the thread's CPU time stays a small share
+// of the wait).
+func TestKernelSleepEndsAfterTarget(t *testing.T) {
+	c := newRealClock(time.Now(), 0, 2)
+	require.True(t, c.kernel)
+	for _, d := range []time.Duration{0, 50 * time.Microsecond, 700 * time.Microsecond, 5 * time.Millisecond} {
+		target := c.now() + int64(d)
+		require.True(t, c.waitUntil(context.Background(), target))
+		assert.GreaterOrEqual(t, c.now(), target, "wait %v", d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.False(t, c.waitUntil(ctx, c.now()+int64(time.Second)), "a cancelled wait ends early")
 }
