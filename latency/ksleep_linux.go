@@ -37,6 +37,3 @@ func kernelSleep(ctx context.Context, d time.Duration) bool {
 		_ = unix.Nanosleep(&ts, nil) // EINTR: the loop sleeps the rest
 	}
 }
-
-// haveKernelSleep says whether kernelSleep sleeps precisely here.
-const haveKernelSleep = true

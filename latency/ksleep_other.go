@@ -20,6 +20,3 @@ func kernelSleep(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 }
-
-// haveKernelSleep says whether kernelSleep sleeps precisely here.
-const haveKernelSleep = false
