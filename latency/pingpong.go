@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"runtime"
 	"slices"
 	"strings"
@@ -234,6 +235,14 @@ type PingPongResult struct {
 	// index of its round trip in Samples (-1 where a stamp is missing);
 	// nil with DiscardSamples or without stamps.
 	KernelSamples []time.Duration `json:"-"`
+	// SocketDrops is the kernel's drop counter of the client's socket at
+	// the run's end (SO_MEMINFO's SK_MEMINFO_DROPS, linux): replies the
+	// kernel dropped on their way into it, mostly for a full receive
+	// buffer, which Dropped otherwise counts as lost on the path. Nil
+	// when it could not be read, and NoSocketDrops then says why (never a
+	// zero in its place).
+	SocketDrops   *int64 `json:"socket_drops,omitempty"`
+	NoSocketDrops string `json:"no_socket_drops,omitempty"`
 	// Samples holds every measured round trip in send order, unless
 	// DiscardSamples was set; RawSamples the under-load send-to-reply times.
 	Samples    []time.Duration `json:"-"`
@@ -264,6 +273,8 @@ type pingPongJSON struct {
 	KernelRTT        *Summary `json:"kernel_rtt,omitempty"`
 	KernelStampsLost int64    `json:"kernel_stamps_lost,omitempty"`
 	NoKernelStamps   string   `json:"no_kernel_stamps,omitempty"`
+	SocketDrops      *int64   `json:"socket_drops,omitempty"`
+	NoSocketDrops    string   `json:"no_socket_drops,omitempty"`
 }
 
 // MarshalJSON writes the result in the form netperfkit has always written:
@@ -277,6 +288,7 @@ func (r PingPongResult) MarshalJSON() ([]byte, error) {
 		TargetMPS: r.TargetMPS, AchievedMPS: r.AchievedMPS, ReplyEvery: r.ReplyEvery,
 		Late: r.Late, LateReplies: r.LateReplies, Raw: r.Raw, SendLateness: r.SendLateness, ReceiveWake: r.ReceiveWake,
 		KernelRTT: r.KernelRTT, KernelStampsLost: r.KernelStampsLost, NoKernelStamps: r.NoKernelStamps,
+		SocketDrops: r.SocketDrops, NoSocketDrops: r.NoSocketDrops,
 	})
 }
 
@@ -297,6 +309,7 @@ func (r *PingPongResult) UnmarshalJSON(b []byte) error {
 		TargetMPS: w.TargetMPS, AchievedMPS: w.AchievedMPS, ReplyEvery: w.ReplyEvery,
 		Late: w.Late, LateReplies: w.LateReplies, Raw: w.Raw, SendLateness: w.SendLateness, ReceiveWake: w.ReceiveWake,
 		KernelRTT: w.KernelRTT, KernelStampsLost: w.KernelStampsLost, NoKernelStamps: w.NoKernelStamps,
+		SocketDrops: w.SocketDrops, NoSocketDrops: w.NoSocketDrops,
 	}
 	return nil
 }
@@ -470,6 +483,7 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	} else {
 		err = r.pingPong(ctx)
 	}
+	r.readSocketDrops()
 	r.finish()
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return res, ctxErr
@@ -978,6 +992,20 @@ func pongsSent(last, first, every uint64) uint64 {
 		return 0
 	}
 	return last/every - (first-1)/every
+}
+
+// readSocketDrops reads the client socket's drop counter into the result.
+func (r *run) readSocketDrops() {
+	c, ok := r.tr.(interface{ netConn() net.Conn })
+	if !ok {
+		r.res.NoSocketDrops = "the transport has no socket"
+		return
+	}
+	if n, why := socketDrops(c.netConn()); why != "" {
+		r.res.NoSocketDrops = why
+	} else {
+		r.res.SocketDrops = &n
+	}
 }
 
 func (r *run) finish() {

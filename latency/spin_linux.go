@@ -312,6 +312,8 @@ func (t *spinTransport) send(b []byte) error {
 
 func (t *spinTransport) arrived() time.Time { return t.last }
 
+func (t *spinTransport) netConn() net.Conn { return t.conn }
+
 // sentKey is the transmit stamp key of the last write; false without
 // stamps (why says why).
 func (t *spinTransport) sentKey() (uint32, bool) { return t.lastID, t.wroteTX }

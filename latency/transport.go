@@ -106,5 +106,7 @@ func (t *netTransport) read(deadline time.Time) ([]byte, error) {
 }
 
 func (t *netTransport) arrived() time.Time { return time.Time{} }
-func (t *netTransport) abort()             { t.conn.Close() }
-func (t *netTransport) close() error       { return t.conn.Close() }
+
+func (t *netTransport) netConn() net.Conn { return t.conn }
+func (t *netTransport) abort()            { t.conn.Close() }
+func (t *netTransport) close() error      { return t.conn.Close() }

@@ -30,7 +30,8 @@ import (
 
 func TestMetricsNamesAndTypes(t *testing.T) {
 	m := newMetrics()
-	m.observeRTT("p", rttResult{samples: []time.Duration{time.Millisecond}, lost: 2, wakeP99: 20 * time.Microsecond, kernel: []time.Duration{900 * time.Microsecond}})
+	drops := int64(1)
+	m.observeRTT("p", rttResult{samples: []time.Duration{time.Millisecond}, lost: 2, wakeP99: 20 * time.Microsecond, kernel: []time.Duration{900 * time.Microsecond}, socketDrops: &drops})
 	m.probeError("p", "timeout")
 	m.tput.WithLabelValues("p").Set(1e9)
 	m.tputBytes.WithLabelValues("p").Add(10)
@@ -52,6 +53,7 @@ func TestMetricsNamesAndTypes(t *testing.T) {
 		"netperfkit_probe_rtt_loss_ratio":               dto.MetricType_GAUGE,
 		"netperfkit_probe_rtt_receive_wake_p99_seconds": dto.MetricType_GAUGE,
 		"netperfkit_probe_rtt_kernel_seconds":           dto.MetricType_HISTOGRAM,
+		"netperfkit_probe_rtt_socket_drops_total":       dto.MetricType_COUNTER,
 		"netperfkit_probe_errors_total":                 dto.MetricType_COUNTER,
 		"netperfkit_probe_throughput_bits_per_second":   dto.MetricType_GAUGE,
 		"netperfkit_probe_throughput_sent_bytes_total":  dto.MetricType_COUNTER,

@@ -25,6 +25,8 @@ type metrics struct {
 	skipped     *prometheus.CounterVec
 	// issue 31: the kernel-to-kernel view of the RTT probes
 	rttKernel *prometheus.HistogramVec
+	// issue 32: replies the kernel dropped on the probe's own socket
+	rttSocketDrops *prometheus.CounterVec
 	// issue 33: the fleet
 	rttStarved prometheus.Histogram
 	starved    *prometheus.CounterVec
@@ -113,6 +115,11 @@ func newMetrics() *metrics {
 		Buckets: rttBuckets,
 	}), []string{"peer"})
 	m.reg.MustRegister(m.rttKernel)
+	m.rttSocketDrops = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "netperfkit_probe_rtt_socket_drops_total",
+		Help: "Replies to the peer's RTT probes that this host's kernel dropped on the probe's own socket (SO_MEMINFO drops, linux; mostly a full receive buffer), read at each probe's end. They are among the lost messages of netperfkit_probe_errors_total{kind=\"lost\"}, which otherwise reads as loss on the path. Absent where the counter cannot be read.",
+	}, []string{"peer"})
+	m.reg.MustRegister(m.rttSocketDrops)
 	m.reg.MustRegister(m.rtt, m.rttMessages, m.rttLoss, m.rttWake, m.errs, m.tput, m.tputBytes, m.cachePhase, m.srdRatio, m.skipped,
 		buildInfo(),
 		collectors.NewGoCollector(),
@@ -191,6 +198,9 @@ func (m *metrics) observeRTT(peer string, r rttResult) {
 		m.rttMessages.WithLabelValues(peer).Add(float64(n))
 		m.rttLoss.WithLabelValues(peer).Set(float64(r.lost) / float64(n))
 	}
+	if r.socketDrops != nil {
+		m.rttSocketDrops.WithLabelValues(peer).Add(float64(*r.socketDrops))
+	}
 	if r.wakeP99 > 0 {
 		m.rttWake.WithLabelValues(peer).Set(r.wakeP99.Seconds())
 	}
@@ -212,6 +222,7 @@ func (m *metrics) forgetPeer(peer string) {
 	m.rttLoss.DeletePartialMatch(l)
 	m.rttWake.DeletePartialMatch(l)
 	m.rttKernel.DeletePartialMatch(l)
+	m.rttSocketDrops.DeletePartialMatch(l)
 	m.errs.DeletePartialMatch(l)
 	m.tput.DeletePartialMatch(l)
 	m.tputBytes.DeletePartialMatch(l)

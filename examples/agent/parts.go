@@ -97,6 +97,9 @@ type rttResult struct {
 	// starved is why the agent was starved of CPU during the probe
 	// ("throttled", "wait"), "" when it was not (see starvation.judge).
 	starved string
+	// socketDrops is the probe socket's drop counter at its end (replies
+	// the kernel dropped for a full receive buffer); nil when unknown.
+	socketDrops *int64
 }
 
 // messages is how many messages were answered or lost: a message the probe
@@ -123,7 +126,7 @@ func rttProbe(ctx context.Context, addr string, count int, maxWait time.Duration
 	if res == nil {
 		return rttResult{}, err
 	}
-	r := rttResult{samples: res.Samples, lost: res.Dropped}
+	r := rttResult{samples: res.Samples, lost: res.Dropped, socketDrops: res.SocketDrops}
 	if res.ReceiveWake != nil && res.ReceiveWake.Observations > 0 {
 		r.wakeP99 = res.ReceiveWake.P99
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -221,4 +222,20 @@ func TestRTTProbeShortCap(t *testing.T) {
 	r, err := rttProbe(context.Background(), net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 3, 5*time.Millisecond)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), r.messages())
+}
+
+// An RTT probe carries its socket's drop counter (linux): none here, where
+// the peer answers each message once.
+func TestRTTProbeSocketDrops(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("SO_MEMINFO is linux's")
+	}
+	port := lossySockperf(t, func(int) bool { return false })
+	r, err := rttProbe(context.Background(), net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 3, time.Second)
+	require.NoError(t, err)
+	require.NotNil(t, r.socketDrops)
+	assert.Zero(t, *r.socketDrops)
+	m := newMetrics()
+	m.observeRTT("p", r)
+	assert.Equal(t, 0.0, testutil.ToFloat64(m.rttSocketDrops.WithLabelValues("p")))
 }
