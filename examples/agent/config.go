@@ -199,7 +199,7 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs.Var(durFlag{&c.PeersDNSEvery}, "peers-dns-every", "look the -peers-dns name up every `interval` (0: every -rtt-every, or 10s without RTT probes)")
 	fs.StringVar(&c.Mesh, "mesh", c.Mesh, "RTT probe `topology`: full (every peer every period), ring (the next agent), sample:K (K peers a period in a rotation that covers every peer in ceil((N-1)/K) periods), auto (full up to 32 peers, sample:32 above)")
 	fs.Var(durFlag{&c.MeshExpire}, "mesh-expire", "drop a peer's series after this `long` without a probe (0: 3 x -rtt-every + -probe-timeout)")
-	fs.Var(durFlag{&c.StarvedWait}, "starved-wait", "flag an RTT probe during which the agent's threads waited this `long` a message for a CPU (or its cgroup was throttled)")
+	fs.Var(durFlag{&c.StarvedWait}, "starved-wait", "flag an RTT probe during which its thread waited this `long` a message for a CPU (or its cgroup was throttled)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log `level`: debug, info, warn or error")
 	return fs

@@ -426,3 +426,33 @@ func peerSeries(t *testing.T, m *metrics, p string) int {
 	}
 	return n
 }
+
+// An RTT probe is judged by its own thread's wait: the other threads' waits
+// (the runtime's, other probes') do not flag it, and the thread's does.
+func TestStarvationJudgesTheProbesThread(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, s string) {
+		p := filepath.Join(dir, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+	}
+	write("proc/task/1/schedstat", "100 1000000 5\n")
+	write("proc/task/2/schedstat", "100 500000 5\n")
+	write("thread", "100 500000 5\n") // the probe's thread is task 2
+	s := &starvation{procDir: filepath.Join(dir, "proc"), thread: filepath.Join(dir, "thread"), psiFile: filepath.Join(dir, "psi"),
+		waitFlag: time.Millisecond, lastWait: map[string]time.Duration{}}
+	a := s.sampleThread()
+	require.True(t, a.ok)
+	assert.Equal(t, 500*time.Microsecond, a.wait, "the thread's own wait")
+
+	write("proc/task/1/schedstat", "100 9000000 5\n") // another thread waited 8 ms
+	s.tasksRead = time.Time{}
+	b := s.sampleThread()
+	assert.Empty(t, s.judge(a, b, 1), "another thread's wait does not flag the probe")
+
+	write("thread", "100 2000000 5\n") // the probe's thread waited 1.5 ms
+	assert.Equal(t, "wait", s.judge(b, s.sampleThread(), 1))
+
+	s.thread = filepath.Join(dir, "missing")
+	assert.Equal(t, s.sample().wait, s.sampleThread().wait, "without the thread's file: every thread's sum")
+}

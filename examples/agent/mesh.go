@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -198,12 +199,17 @@ func (m *mesh) probeRTT(ctx context.Context, p peer) {
 	m.markProbed(p.Name())
 	pctx, cancel := context.WithTimeout(ctx, m.cfg.rttTimeout)
 	defer cancel()
-	before := m.cfg.starve.sample()
+	// The probe's ping-pong runs on this goroutine's thread (latency
+	// locks it), so that thread's own run-queue wait is what the agent's
+	// scheduling added to its round trips.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before := m.cfg.starve.sampleThread()
 	r, err := m.cfg.probes.rtt(pctx, p)
 	if ctx.Err() != nil {
 		return // shutting down or removed: not the peer's fault
 	}
-	after := m.cfg.starve.sample()
+	after := m.cfg.starve.sampleThread()
 	r.starved = m.cfg.starve.judge(before, after, r.messages())
 	if r.starved != "" {
 		m.cfg.metrics.starved.WithLabelValues("rtt", r.starved).Inc()
