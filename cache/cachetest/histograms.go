@@ -2,9 +2,6 @@ package cachetest
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -20,7 +17,7 @@ import (
 //
 //	NETPERFKIT_BENCH_HISTOGRAMS=/shared/h go test -run '^$' -bench Cache   # on each host
 //	h, _, err := cachetest.MergeHistograms(files...)                    # afterwards
-const HistogramDirEnv = "NETPERFKIT_BENCH_HISTOGRAMS"
+const HistogramDirEnv = shard.BenchHistogramEnv
 
 // MergeHistograms adds up the histogram logs Benchmark wrote (or any
 // HdrHistogram logs) into one histogram of latency/shard's settings (1 µs
@@ -37,13 +34,7 @@ func MergeHistograms(paths ...string) (*hdrhistogram.Histogram, int64, error) {
 
 // writeBenchHistogram writes h for HistogramDirEnv, when it is set.
 func writeBenchHistogram(b *testing.B, h *hdrhistogram.Histogram) {
-	dir := os.Getenv(HistogramDirEnv)
-	if dir == "" || h == nil {
-		return
-	}
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(b.Name())
-	path := filepath.Join(dir, fmt.Sprintf("%s-%d.hlog", name, os.Getpid()))
-	if err := shard.WriteHistogramLog(path, b.Name(), h); err != nil {
-		b.Errorf("cachetest: %s: %v", HistogramDirEnv, err)
+	if err := shard.WriteBenchHistogram(b.Name(), h); err != nil {
+		b.Errorf("cachetest: %v", err)
 	}
 }

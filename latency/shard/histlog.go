@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -75,4 +77,26 @@ func mergeLog(into *hdrhistogram.Histogram, path string) (int64, error) {
 		}
 		dropped += into.Merge(x)
 	}
+}
+
+// BenchHistogramEnv names the environment variable that, when it holds a
+// directory, makes latencytest's and cachetest's Benchmark helpers write
+// their histograms there (WriteBenchHistogram), for MergeHistogramLogs.
+const BenchHistogramEnv = "NETPERFKIT_BENCH_HISTOGRAMS"
+
+// WriteBenchHistogram writes h as an HdrHistogram log named for the
+// benchmark and this process (NAME-PID.hlog) into the directory
+// BenchHistogramEnv names; it does nothing when the variable is unset or h
+// is nil. Each call replaces the file, so it holds a benchmark's last run.
+func WriteBenchHistogram(benchName string, h *hdrhistogram.Histogram) error {
+	dir := os.Getenv(BenchHistogramEnv)
+	if dir == "" || h == nil {
+		return nil
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(benchName)
+	path := filepath.Join(dir, fmt.Sprintf("%s-%d.hlog", name, os.Getpid()))
+	if err := WriteHistogramLog(path, benchName, h); err != nil {
+		return fmt.Errorf("%s: %w", BenchHistogramEnv, err)
+	}
+	return nil
 }
