@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
@@ -180,30 +179,13 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 // debrisNote is one connect-per-op row's TIME_WAIT line, empty when its
 // runs could not read the ports (not linux).
 func debrisNote(label string, a *median.Result) string {
-	if a == nil {
+	text := a.DebrisText()
+	if text == "" {
 		return ""
 	}
-	var runs []string
-	limited := 0
-	for _, r := range a.Results {
-		if r == nil || r.Ports == nil {
-			continue
-		}
-		p := r.Ports
-		runs = append(runs, fmt.Sprintf("%d -> %d (%.0f%% -> %.0f%%)", p.Before.TimeWait, p.After.TimeWait, 100*p.Before.Blocked, 100*p.After.Blocked))
-		if p.LimitedBy != "" {
-			limited++
-		}
-	}
-	if len(runs) == 0 {
-		return ""
-	}
-	n := fmt.Sprintf("  %s: %s", label, strings.Join(runs, "; "))
+	n := fmt.Sprintf("  %s: %s", label, text)
 	if a.SettleWait > 0 {
 		n += fmt.Sprintf("; waited %.0f s for earlier runs' TIME_WAIT to clear", a.SettleWait.Seconds())
-	}
-	if limited > 0 {
-		n += fmt.Sprintf("; limited by: %s in %d of %d runs", cache.LimitedByPorts, limited, len(runs))
 	}
 	return n
 }
