@@ -162,16 +162,8 @@ func runShard(ctx context.Context, ep *cache.Endpoint, o *options, stdout, stder
 
 // writeShard writes r to path, or to stdout for "-" or no path.
 func writeShard(path string, stdout io.Writer, r *shard.Result) error {
-	if path == "" || path == "-" {
-		return shard.Encode(stdout, r)
+	if path == "" {
+		path = "-"
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := shard.Encode(f, r); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return shard.WriteFile(path, stdout, r)
 }

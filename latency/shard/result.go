@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -158,6 +159,23 @@ func durPtr(us *float64, scale float64) *time.Duration {
 }
 
 func secs(d time.Duration) float64 { return d.Seconds() }
+
+// WriteFile writes r to path as Encode does, replacing the file; a path of
+// "-" writes to stdout instead. An r that Encode refuses leaves the file as
+// it was.
+func WriteFile(path string, stdout io.Writer, r *Result) error {
+	if path == "-" {
+		return Encode(stdout, r)
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, r); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	return nil
+}
 
 // Encode writes r as one JSON object. Its error wraps ErrInvalid for a nil
 // r or an invalid Shard.

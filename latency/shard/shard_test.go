@@ -347,3 +347,21 @@ func TestVerdictBusyHost(t *testing.T) {
 	assert.True(t, sat)
 	assert.Contains(t, why, "host's CPUs were 97 % busy")
 }
+
+func TestWriteFile(t *testing.T) {
+	r := fakeShard(t, Spec{Index: 0, Count: 1}, time.Unix(1000, 0), 2*time.Second, time.Second, 3, time.Millisecond)
+	path := filepath.Join(t.TempDir(), "s.json")
+	require.NoError(t, WriteFile(path, nil, r))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	got, err := Decode(f)
+	require.NoError(t, err)
+	assert.Equal(t, r.Shard, got.Shard)
+
+	var out bytes.Buffer
+	require.NoError(t, WriteFile("-", &out, r))
+	assert.Contains(t, out.String(), `"shard"`)
+	assert.Error(t, WriteFile(filepath.Join(t.TempDir(), "no", "such", "dir"), nil, r))
+	assert.ErrorIs(t, WriteFile(path, nil, nil), ErrInvalid)
+}
