@@ -32,7 +32,10 @@ RP=$(shuf -i 40001-45000 -n1); SP=$(shuf -i 45001-50000 -n1)
 redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 & RS=$!
 sockperf server -i 127.0.0.1 -p "$SP" >/dev/null 2>&1 & SS=$!
 trap 'kill $RS $SS 2>/dev/null' EXIT
-sleep 1
+for _ in $(seq 50); do
+	redis-cli -p "$RP" ping >/dev/null 2>&1 && break
+	sleep 0.1
+done
 out=$(mktemp)
 
 # sockperf_pcts: "p50 p99" from sockperf's text on stdin.
@@ -42,6 +45,18 @@ sockperf_pcts() {
 cachebench_pcts() {
 	python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["p50_us"]["median"], r["p99_us"]["median"], r.get("client_lateness_p99_us",{}).get("median",0), r.get("receive_wake_p99_us",{}).get("median",0), r.get("achieved_rate",{}).get("median",0), r.get("reclassified",0))'
 }
+# host_mark: the host's CPU steal (jiffies of 10 ms, /proc/stat) and CPU
+# pressure ("some" total, us; /proc/pressure/cpu), to say after a run how
+# much of it the host took away: "# R TOOL steal_ms psi_ms" lines, which the
+# medians below skip. A round with steal or pressure is the host's, not the
+# tool's.
+host_mark() {
+	echo "$(awk '/^cpu /{print $9}' /proc/stat) $(awk '/^some/{split($5,a,"="); print a[2]}' /proc/pressure/cpu 2>/dev/null || echo 0)"
+}
+host_note() { # round tool "before" "after"
+	read -r s0 p0 <<<"$3"; read -r s1 p1 <<<"$4"
+	echo "# $1 $2 steal_ms $(((s1 - s0) * 10)) psi_ms $(((p1 - p0) / 1000))"
+}
 pingpong_pcts() {
 	python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["p50_us"], r["p99_us"], (r.get("send_lateness") or {}).get("p99_us",0), (r.get("receive_wake") or {}).get("p99_us",0))'
 }
@@ -49,12 +64,16 @@ pingpong_pcts() {
 for r in $(seq "$ROUNDS"); do
 	echo "# round $r load $(cut -d' ' -f1 /proc/loadavg)"
 	for rate in 1000 5000; do
+		m=$(host_mark)
 		echo "$r plain-$rate $(python3 scripts/bench/redis-openloop.py 127.0.0.1 "$RP" "$rate" "$SECS" | awk '{print $2, $4}')"
+		host_note "$r" "plain-$rate" "$m" "$(host_mark)"
 		if [ -n "${BUSY:-}" ]; then
 			echo "$r busy-$rate $(python3 scripts/bench/redis-openloop-busy.py 127.0.0.1 "$RP" "$rate" "$SECS" | awk '{print $2, $4}')"
 		fi
 		for i in "${!CB[@]}"; do
+			m=$(host_mark)
 			echo "$r cachebench-$rate${TAG[$i]} $(${CB[$i]} -addr 127.0.0.1:$RP -engine resp -mode pool -workers 1 -rate "$rate" -d "${SECS}s" -runs 1 -json | cachebench_pcts)"
+			host_note "$r" "cachebench-$rate${TAG[$i]}" "$m" "$(host_mark)"
 		done
 	done
 	if [ "${ONLY:-}" = cache ]; then
