@@ -15,7 +15,6 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -38,7 +37,6 @@ type packet struct {
 	ts       int64 // capture time, ns since the epoch
 	src, dst uint16
 	payload  []byte
-	far      bool // captured on the server's end of the veth (B's ingress)
 }
 
 // readPcap reads a little-endian nanosecond pcap of an Ethernet device and
@@ -110,7 +108,6 @@ func wireTimes(pkts []packet, port uint16, request func([]byte) bool) []time.Dur
 	var out []time.Duration
 	for _, p := range pkts {
 		switch {
-		case p.far:
 		case p.dst == port && request(p.payload):
 			pending[p.src] = p.ts
 		case p.src == port:
@@ -169,33 +166,28 @@ func TestReadPcapAndPair(t *testing.T) {
 }
 
 // sockperfTimes returns, by sequence number, the time from each sockperf
-// request to port that asked for a reply to its reply, as the client's end
-// of the veth saw them, and the first such sequence number. transit holds
-// each request's time from the client's end to the server's (B's ingress).
-func sockperfTimes(pkts []packet, port uint16) (out, transit map[uint64]time.Duration, first uint64) {
+// request to port that asked for a reply to its reply, as the capture saw
+// them, and the first such sequence number.
+func sockperfTimes(pkts []packet, port uint16) (map[uint64]time.Duration, uint64) {
 	sent := map[uint64]int64{}
-	out, transit = map[uint64]time.Duration{}, map[uint64]time.Duration{}
-	first = math.MaxUint64
+	out := map[uint64]time.Duration{}
+	first := uint64(math.MaxUint64)
 	for _, p := range pkts {
 		h, err := wire.DecodeHeader(p.payload)
 		if err != nil && !errors.Is(err, wire.ErrShortMessage) {
 			continue
 		}
-		t0, ok := sent[h.Seq]
 		switch {
-		case p.dst != port && p.src != port:
-		case p.far:
-			if ok {
-				transit[h.Seq] = time.Duration(p.ts - t0)
-			}
 		case p.dst == port && h.Flags&wire.FlagPong != 0:
 			sent[h.Seq] = p.ts
 			first = min(first, h.Seq)
-		case p.src == port && ok:
-			out[h.Seq] = time.Duration(p.ts - t0)
+		case p.src == port:
+			if t0, ok := sent[h.Seq]; ok {
+				out[h.Seq] = time.Duration(p.ts - t0)
+			}
 		}
 	}
-	return out, transit, first
+	return out, first
 }
 
 // quantile of sorted durations, nearest rank.
@@ -205,68 +197,44 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 }
 
 // capture runs fn while tcpdump records both directions on the client's
-// end of the veth, and what the server's end receives, with nanosecond
-// stamps, and returns the packets in time order. The client's end is the
-// wire the kernel view claims to measure. Its receive tap runs in
-// immediate mode: a reply's stamp is the one the kernel set when the
-// reply entered the backlog, before the tap woke tcpdump. Its transmit
-// tap does not: in immediate mode the tap wakes tcpdump from inside the
-// transmit path, after stamping the request and before handing it to the
-// device, and that wake-up put 15-60 us into the capture's round trip in
-// bursts of hundreds of consecutive messages, outside the kernel's own.
-// The server's end gives each request's transit, logged to show where a
-// difference lies.
+// end of the veth, the wire the kernel view claims to measure, with
+// nanosecond stamps, and returns the packets in time order.
+//
+// Not in immediate mode, against the letter: immediate mode does
+// not change a packet's stamp, only when tcpdump wakes up, and it wakes
+// tcpdump from inside the tap, for every packet. On transmit the tap runs
+// after its own stamp and before the device takes the kernel's; on a TCP
+// receive, after its stamp and before IP input takes the kernel's. Each
+// wake-up (an inter-processor interrupt on this VM) thus landed between
+// the two views: with it, per message, the kernel view read down to 20-60
+// us below the capture (UDP, 1 % of messages) and up to 20-40 us above it
+// (TCP, 1 %), and in some runs a whole stretch of messages carried it,
+// moving the UDP median 8 us. Without it, both stay within 3 us at the 1st
+// and 99th percentiles (docs/benchmarks.md). tcpdump then gets its packets
+// a block at a time, at the latest when libpcap's 1 s timeout expires.
 func capture(t *testing.T, lab *pathlab.Lab, dump string, fn func()) []packet {
 	t.Helper()
-	type run struct {
-		cmd  *exec.Cmd
-		file string
-	}
-	var runs []run
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	taps := []struct {
-		h         *pathlab.Host
-		dir       string
-		immediate bool
-	}{{lab.A, "out", false}, {lab.A, "in", true}, {lab.B, "in", true}}
-	for _, tap := range taps {
-		h := tap.h
-		file := filepath.Join(t.TempDir(), h.Netns+tap.dir+".pcap")
-		args := []string{"-i", h.Dev, "-Q", tap.dir, "-s", "160", "-B", "32768", "--time-stamp-precision=nano", "-U", "-w", file, "udp or tcp"}
-		if tap.immediate {
-			args = append(args, "--immediate-mode")
-		}
-		cmd := h.Command(ctx, dump, args...)
-		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-		stderr, err := cmd.StderrPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() && !strings.Contains(sc.Text(), "listening on") {
-		}
-		go func() { _, _ = io.Copy(io.Discard, stderr) }()
-		runs = append(runs, run{cmd, file})
+	file := filepath.Join(t.TempDir(), "np31.pcap")
+	cmd := lab.A.Command(ctx, dump, "-i", lab.A.Dev, "-Q", "inout", "-s", "160", "-B", "32768", "--time-stamp-precision=nano", "-U", "-w", file, "udp or tcp")
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "listening on") {
 	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
 	fn()
-	// The last packets reach the files: the transmit tap, not in
-	// immediate mode, hands tcpdump its packets a block at a time, a
-	// block at the latest when libpcap's 1 s timeout expires.
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // the last block reaches the file
 	cancel()
-	var pkts []packet
-	for i, r := range runs {
-		_ = r.cmd.Wait()
-		f, err := os.Open(r.file)
-		require.NoError(t, err)
-		p, err := readPcap(bufio.NewReader(f))
-		f.Close()
-		require.NoError(t, err)
-		for j := range p {
-			p[j].far = i == 2
-		}
-		pkts = append(pkts, p...)
-	}
+	_ = cmd.Wait()
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	pkts, err := readPcap(bufio.NewReader(f))
+	require.NoError(t, err)
 	slices.SortStableFunc(pkts, func(a, b packet) int { return cmp.Compare(a.ts, b.ts) })
 	return pkts
 }
@@ -298,10 +266,9 @@ func viewsAgree(t *testing.T, what string, kernel, wire []time.Duration, starved
 }
 
 // judgeTries runs try up to three times, until one meets the bounds. A
-// try on a machine starved of CPU is not judged: the capture's own taps
-// then take tens of microseconds (see capture), which is the capture's
-// error, not the kernel view's. The test fails when every judged try
-// missed the bounds.
+// try on a machine starved of CPU is not judged: a 99th percentile is then
+// a few messages that waited for a CPU inside the capture's tap or around
+// it. The test fails when every judged try missed the bounds.
 func judgeTries(t *testing.T, what string, try func(t *testing.T) (agree, starved bool)) {
 	t.Helper()
 	judged := 0
@@ -368,10 +335,10 @@ func pingPongTry(t *testing.T, lab *pathlab.Lab, dump, addr string, port uint16,
 	})
 	starved = cpu.MachineStarved(t)
 	require.NotNil(t, res.KernelRTT, "no kernel view: %s", res.NoKernelStamps)
-	bySeq, transit, first := sockperfTimes(pkts, port)
+	bySeq, first := sockperfTimes(pkts, port)
 	// Per message: a counted run measures every message, in sequence from
 	// the first that asked for a reply.
-	var kernel, wireRTT, diffs, legs []time.Duration
+	var kernel, wireRTT, diffs []time.Duration
 	for i, k := range res.KernelSamples {
 		w, ok := bySeq[first+uint64(i)]
 		if k < 0 || !ok {
@@ -379,18 +346,13 @@ func pingPongTry(t *testing.T, lab *pathlab.Lab, dump, addr string, port uint16,
 		}
 		kernel, wireRTT = append(kernel, k), append(wireRTT, w)
 		diffs = append(diffs, k-w)
-		if d, ok := transit[first+uint64(i)]; ok {
-			legs = append(legs, d)
-		}
 	}
 	require.NotEmpty(t, diffs, "no message both measured and captured")
-	require.NotEmpty(t, legs, "no request captured at the server's end")
 	slices.Sort(diffs)
-	slices.Sort(legs)
-	t.Logf("%s: %d of %d messages captured; per message kernel - capture: p1 %.2f p50 %.2f p99 %.2f us; request transit to the server's end: p50 %.2f p99 %.2f us",
-		network, len(diffs), len(res.KernelSamples), us(quantile(diffs, .01)), us(quantile(diffs, .5)), us(quantile(diffs, .99)), us(quantile(legs, .5)), us(quantile(legs, .99)))
-	// Each message's two times agree to a microsecond or two at the median
-	// (the transmit tap runs before the device); the bound leaves room.
+	t.Logf("%s: %d of %d messages captured; per message kernel - capture: p1 %.2f p50 %.2f p99 %.2f us",
+		network, len(diffs), len(res.KernelSamples), us(quantile(diffs, .01)), us(quantile(diffs, .5)), us(quantile(diffs, .99)))
+	// Each message's two times agree to within a microsecond at the median
+	// (the transmit tap runs just before the device); the bound leaves room.
 	assert.LessOrEqual(t, quantile(diffs, .5).Abs(), 5*time.Microsecond, "%s: per message, the kernel view more than 5us from the capture's at p50", network)
 	t.Logf("%s application view p50 %.2f p99 %.2f us, %d stamps lost", network, us(res.P50), us(res.P99), res.KernelStampsLost)
 	return viewsAgree(t, "ping-pong "+network, kernel, wireRTT, starved), starved
@@ -474,31 +436,7 @@ func cacheTry(t *testing.T, lab *pathlab.Lab, dump, addr string, port uint16) (a
 	for i, v := range r.Kernel {
 		kernel[i] = time.Duration(v)
 	}
-	get := func(b []byte) bool { return bytes.HasPrefix(b, []byte("*2\r\n$3\r\nGET\r\n")) }
-	near := wireTimes(pkts, port, get)
-	// The same requests from their arrival at the server's end.
-	var arrivals []packet
-	for _, p := range pkts {
-		if p.far || p.dst != port {
-			p.far = false
-			arrivals = append(arrivals, p)
-		}
-	}
-	far := wireTimes(arrivals, port, get)
+	wireRT := wireTimes(pkts, port, func(b []byte) bool { return bytes.HasPrefix(b, []byte("*2\r\n$3\r\nGET\r\n")) })
 	t.Logf("cache GET application view p50 %.2f p99 %.2f us, %d stamps lost", us(r.App.P50), us(r.App.P99), r.Lost)
-	if viewsAgree(t, "cache GET", kernel, near, starved) {
-		return true, starved
-	}
-	// At 1000/s each request takes the transmit path cold, and the
-	// capture's transmit tap, which runs before the device, then reads
-	// 5-10 us early. The kernel's stamp, taken at the device, must still
-	// lie between the client's tap and the server's: the medians in that
-	// window, the 99th percentiles within 10 %.
-	require.NotEmpty(t, far, "no request captured at the server's end")
-	slices.Sort(far)
-	k50, n50, f50 := quantile(kernel, .5), quantile(near, .5), quantile(far, .5)
-	k99, n99 := quantile(kernel, .99), quantile(near, .99)
-	t.Logf("cache GET: requests timed from the server's end p50 %.2f us: the kernel view's median %.2f us is %s the window %.2f-%.2f us",
-		us(f50), us(k50), map[bool]string{true: "inside", false: "outside"}[k50 >= f50-time.Microsecond && k50 <= n50+time.Microsecond], us(f50), us(n50))
-	return k50 >= f50-time.Microsecond && k50 <= n50+time.Microsecond && math.Abs(float64(k99)/float64(n99)-1) <= 0.10, starved
+	return viewsAgree(t, "cache GET", kernel, wireRT, starved), starved
 }
