@@ -205,7 +205,9 @@ func (c *conn) do(ctx context.Context, p Phase, args ...string) (resp.Value, err
 		}
 		err = ctxCause(ctx, err)
 	}
-	trace.done(PhaseInfo{Phase: p, Addr: c.addr, Command: args[0], Start: start, Duration: time.Since(start), Err: err})
+	if trace != nil {
+		trace.done(PhaseInfo{Phase: p, Addr: c.addr, Command: args[0], Start: start, Duration: time.Since(start), Err: err})
+	}
 	return v, classify(p, c.addr, err)
 }
 

@@ -3,18 +3,70 @@ package cache
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // respEngine creates lean RESP clients over the prober's dialer.
 type respEngine struct {
 	d *dialer
+	// raw is the endpoint's address in a connect-per-operation run, when
+	// it is an IP literal reached over plain TCP on linux: the engine
+	// connects to it with a socket of its own (dialraw_linux.go), which
+	// costs such a run less than net.Dialer. Nil: every connection goes
+	// through d.dial, as pooled runs' do, whose kernel view needs a
+	// *net.TCPConn (kstamp.EnableTX).
+	raw *rawAddr
+}
+
+func newRespEngine(d *dialer, mode ConnMode) *respEngine {
+	e := &respEngine{d: d}
+	if mode == ConnectPerOp && !d.ep.TLS {
+		e.raw = newRawAddr(d.ep.Addr)
+	}
+	return e
 }
 
 func (e *respEngine) newClient(ctx context.Context) (Client, error) {
-	c := &respClient{d: e.d, conns: map[string]*conn{}}
+	c := &respClient{e: e, d: e.d}
+	if e.d.ep.Cluster {
+		c.conns = map[string]*conn{}
+	}
 	if err := c.connect(ctx); err != nil {
 		c.Close()
 		return nil, err
+	}
+	return c, nil
+}
+
+// dial sets up a connection to addr: through the engine's own socket when
+// addr is the endpoint's IP literal over plain TCP, else d.dial. Both
+// report the same phases to the trace in ctx and fail with the same
+// errors.
+func (e *respEngine) dial(ctx context.Context, addr string) (*conn, error) {
+	if e.raw == nil || addr != e.raw.addr {
+		return e.d.dial(ctx, addr)
+	}
+	start := time.Now()
+	deadline := start.Add(e.d.ep.ConnectTimeout)
+	if cd, ok := ctx.Deadline(); ok && cd.Before(deadline) {
+		deadline = cd
+	}
+	trace := contextClientTrace(ctx)
+	trace.start(PhaseInfo{Phase: PhaseConnect, Addr: addr, Start: start})
+	nc, stop, err := e.raw.dial(ctx, deadline)
+	err = ctxCause(ctx, err)
+	if trace != nil {
+		trace.done(PhaseInfo{Phase: PhaseConnect, Addr: addr, Start: start, Duration: time.Since(start), Err: err})
+	}
+	if err != nil {
+		return nil, classify(PhaseConnect, addr, err)
+	}
+	c := newConn(nc, addr, e.d.ep.RequestTimeout, &e.d.readers, stop)
+	if e.d.ep.Credentials != nil || e.d.ep.Password != "" {
+		if err := e.d.auth(ctx, c, deadline); err != nil {
+			_ = c.release()
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -24,8 +76,13 @@ func (e *respEngine) newClient(ctx context.Context) (Client, error) {
 // ASK. A broken connection is replaced on the next operation. Not safe for
 // concurrent use.
 type respClient struct {
+	e     *respEngine
 	d     *dialer
 	slots *slotMap
+	// one is the standalone client's connection; conns holds a cluster
+	// client's, by node address (nil standalone: a map per client is
+	// what a connect-per-operation run would pay for nothing).
+	one   *conn
 	conns map[string]*conn
 }
 
@@ -56,21 +113,31 @@ func (c *respClient) refreshSlots(ctx context.Context, cn *conn) error {
 
 // conn returns a live connection to addr, dialling one if needed.
 func (c *respClient) conn(ctx context.Context, addr string) (*conn, error) {
-	if cn := c.conns[addr]; cn != nil && !cn.broken {
+	cn := c.one
+	if c.conns != nil {
+		cn = c.conns[addr]
+	}
+	if cn != nil && !cn.broken {
 		return cn, nil
 	} else if cn != nil {
 		c.drop(cn)
 	}
-	cn, err := c.d.dial(ctx, addr)
+	cn, err := c.e.dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	c.conns[addr] = cn
+	if c.conns != nil {
+		c.conns[addr] = cn
+	} else {
+		c.one = cn
+	}
 	return cn, nil
 }
 
 func (c *respClient) drop(cn *conn) {
-	if c.conns[cn.addr] == cn {
+	if c.one == cn {
+		c.one = nil
+	} else if c.conns[cn.addr] == cn {
 		delete(c.conns, cn.addr)
 	}
 	_ = cn.release()
@@ -131,6 +198,10 @@ func (c *respClient) do(ctx context.Context, key string, args ...string) error {
 
 // Close closes every connection of the client.
 func (c *respClient) Close() {
+	if c.one != nil {
+		_ = c.one.release()
+		c.one = nil
+	}
 	for _, cn := range c.conns {
 		_ = cn.release()
 	}

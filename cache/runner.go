@@ -470,7 +470,7 @@ func openEngine(ctx context.Context, ep *Endpoint, w *WorkloadConfig) (newClient
 	}
 	c.close(context.WithoutCancel(ctx))
 	if w.Engine == nil {
-		return (&respEngine{d: d}).newClient, nil
+		return newRespEngine(d, w.Mode).newClient, nil
 	}
 	newClient, err := w.Engine.Open(ctx, &epc)
 	if err != nil {
