@@ -66,7 +66,9 @@ func medianOf(x []float64) float64 {
 // `redis-benchmark -c 4`, and connect-per-op against `redis-benchmark -k 0 -c
 // 4`, plain and over TLS. The tools alternate, rounds times, redis-benchmark
 // first in odd rounds and last in even ones, and each reports the median of
-// its rounds; the ratios are engine ops/s over redis-benchmark's.
+// its rounds; the ratios are engine ops/s over redis-benchmark's. In
+// connect-per-op mode every run makes the same number of connections (sized
+// by a discarded redis-benchmark run) after a 2 s pause (see settle).
 // Run it with -benchtime 1x; NETPERFKIT_BENCH_SECONDS sets each run's length
 // (3 s) and NETPERFKIT_BENCH_ROUNDS the number of rounds (3).
 func BenchmarkVsRedisBenchmark(b *testing.B) {
@@ -103,15 +105,30 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 				var rbOps, respOps, glideOps []float64
 				var debris []string // connect mode: TIME_WAIT before -> after, per run
 				pe, _ := ports.ParseEndpoint(ep.Addr)
-				if tc.mode == cache.ConnectPerOp {
-					// A discarded run first: the first second of connect
-					// storms fills the TIME_WAIT range (half the ephemeral
-					// ports on loopback), and the first measured run would
-					// otherwise be the only one in the cheaper regime
-					// (round 1 read 0.75-0.83x when it was redis-benchmark's).
-					// Its rate sizes the first measured run, as each
-					// measured run sizes the next, so that every run lasts
-					// about as long as the engines'.
+				connect := tc.mode == cache.ConnectPerOp
+				// settle gives a connect-per-op run the same start as every
+				// other (issue 31): on loopback a connect may take over a
+				// port in TIME_WAIT only once the socket's last timestamp
+				// is a second old, and connect(2) searches the even half
+				// of the range first, so a run's first ~14,100 connects
+				// are cheap after a pause and the next ones, and those of
+				// a run that starts at once after another, pay a search
+				// of the whole half. redis-benchmark -k 0 -n 14000 read
+				// 20,349-22,617 GET/s after a 2 s pause and 14,127 at once
+				// after a 4 s run; every run now starts after 2 s.
+				settle := func() {
+					if connect {
+						time.Sleep(2 * time.Second)
+					}
+				}
+				if connect {
+					// A discarded run first, whose rate sizes the others:
+					// in connect-per-op mode every run, redis-benchmark's
+					// and the engines', makes the same number of
+					// connections (GET and SET n each), so that each meets
+					// the port search alike (a duration would give the
+					// faster tool more connects, and so dearer ones).
+					settle()
 					before, _ := ports.Read(pe)
 					n = max(int(redisBenchmark(b, rb, s, n, false)*secs/2), 1000)
 					if after, _ := ports.Read(pe); before != nil && after != nil {
@@ -120,32 +137,39 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 				}
 				for i := range rounds {
 					rbRun := func() {
+						settle()
 						before, _ := ports.Read(pe)
-						ops := redisBenchmark(b, rb, s, n, tc.mode == cache.Pooled)
+						ops := redisBenchmark(b, rb, s, n, !connect)
 						after, _ := ports.Read(pe)
-						if tc.mode == cache.ConnectPerOp && before != nil && after != nil {
+						if connect && before != nil && after != nil {
 							debris = append(debris, fmt.Sprintf("rb %d->%d", before.TimeWait, after.TimeWait))
 						}
 						rbOps = append(rbOps, ops)
-						// Give redis-benchmark's next run the engines'
-						// duration: in connect-per-op mode the cost of a
-						// connect grows as TIME_WAIT sockets fill the
-						// ephemeral port range, so a shorter run would be
-						// measured in a cheaper regime.
-						n = max(int(ops*secs/2), 1000)
+						if !connect {
+							// Give redis-benchmark's next run the engines'
+							// duration.
+							n = max(int(ops*secs/2), 1000)
+						}
 					}
 					// The tools take turns going first (issue 31), so that
-					// neither always runs after the other's debris or on a
-					// machine the other has just warmed: odd rounds start
-					// with redis-benchmark, even ones with the engines.
+					// neither always runs after the other or on a machine
+					// the other has just warmed: odd rounds start with
+					// redis-benchmark, even ones with the engines.
 					if i%2 == 0 {
 						rbRun()
 					}
 					for _, e := range []cache.Engine{nil, glide.Engine()} {
-						r, err := cache.Run(context.Background(), ep, &cache.WorkloadConfig{
+						w := &cache.WorkloadConfig{
 							Engine: e, Mode: tc.mode, Workers: 4, Duration: time.Duration(secs * float64(time.Second)),
 							ValueSize: 100, KeySpace: 10000,
-						})
+						}
+						if connect {
+							// As many connections as redis-benchmark's run;
+							// the duration only bounds a slow engine's.
+							w.MaxOps, w.Duration = int64(2*n), 3*w.Duration
+						}
+						settle()
+						r, err := cache.Run(context.Background(), ep, w)
 						if err != nil {
 							b.Fatal(err)
 						}
