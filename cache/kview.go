@@ -34,6 +34,7 @@ const (
 	noStampsConnect    = "connect-per-op run: transmit stamps are set up only on pooled connections, so that a connection's set-up costs nothing more"
 	noStampsGlide      = "engine glide: its sockets live in its Rust core"
 	noStampsNone       = "the kernel gave no stamp for any successful request"
+	noStampsNotAsked   = "not asked for (WorkloadConfig.NoKernelView)"
 )
 
 // kernelReason is why a run of w has no kernel view, or "" when it may
@@ -48,6 +49,8 @@ func kernelReason(w *WorkloadConfig) string {
 		return noStampsClosedLoop
 	case w.Mode == ConnectPerOp:
 		return noStampsConnect
+	case w.NoKernelView:
+		return noStampsNotAsked
 	}
 	return ""
 }

@@ -58,6 +58,7 @@ func TestKernelViewAbsentSaysWhy(t *testing.T) {
 	}{
 		{cache.WorkloadConfig{Workers: 1, Duration: 100 * time.Millisecond}, "closed-loop run"},
 		{cache.WorkloadConfig{Mode: cache.ConnectPerOp, Rate: 200, Workers: 1, Duration: 200 * time.Millisecond}, "connect-per-op run"},
+		{cache.WorkloadConfig{Rate: 200, Workers: 1, Duration: 200 * time.Millisecond, NoKernelView: true}, "not asked for"},
 	} {
 		res, err := cache.Run(context.Background(), s.Endpoint(), &tc.cfg)
 		require.NoError(t, err)

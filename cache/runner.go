@@ -173,6 +173,14 @@ type WorkloadConfig struct {
 	// Operations cut short because ctx ended are not reported. Package
 	// latency/shard's Recorder records them into per-interval histograms.
 	OnOperation func(Operation) `json:"-"`
+	// NoKernelView, when set, skips the kernel view (RunResult.Kernel) of
+	// an open-loop pooled run. The view's transmit stamps cost each
+	// request a read of the socket's error queue and the kernel its stamp,
+	// inside the application view: a one-connection GET's p50 read 1.26x
+	// a plain blocking client's with the view and 1.05x without it at
+	// 5000/s, 1.56x and 1.17x at 1000/s (docs/benchmarks.md, issue 31).
+	// Set it when the application view is compared with another tool's.
+	NoKernelView bool
 }
 
 // Operation is one operation of a workload, reported to

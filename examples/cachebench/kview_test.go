@@ -49,4 +49,11 @@ func TestCachebenchKernelView(t *testing.T) {
 	rc = run([]string{"-addr", s.Addr, "-engine", "resp", "-mode", "pool", "-workers", "1", "-d", "200ms", "-runs", "1"}, &out, &errb)
 	require.Equal(t, 0, rc, errb.String())
 	assert.Contains(t, out.String(), "resp pool: no kernel stamps: closed-loop run")
+
+	// -kernel=false: an open-loop pooled run without the view, saying so.
+	out.Reset()
+	rc = run([]string{"-addr", s.Addr, "-engine", "resp", "-mode", "pool", "-rate", "300", "-workers", "1", "-d", "200ms", "-runs", "1", "-kernel=false"}, &out, &errb)
+	require.Equal(t, 0, rc, errb.String())
+	assert.Contains(t, out.String(), "resp pool: no kernel stamps: not asked for")
+	assert.NotContains(t, out.String(), "kernel-to-kernel view")
 }

@@ -8,7 +8,7 @@
 //
 //	cachebench [connection flags as cacheprobe] [-engine glide|resp|both]
 //	           [-mode pool|connect|both] [-workers 4] [-d 20s] [-runs 3]
-//	           [-ratio 1:1] [-rate N [-arrival uniform|poisson]] [-json]
+//	           [-ratio 1:1] [-rate N [-arrival uniform|poisson] [-kernel=false]] [-json]
 //	cachebench [connection flags] -slo p99=1ms [-start 1000] [-step 1s] ...
 //
 // With -slo the tool searches, per engine and mode, for the highest
@@ -22,7 +22,11 @@
 // (-workers then bounds how many are in flight; unset or 0 picks enough
 // for 5 ms per operation: rate/200, at least 4). Latencies are response times from each operation's intended
 // start, free of coordinated omission; the table adds the achieved rate,
-// the late and unstarted operations and the service-time p99.
+// the late and unstarted operations and the service-time p99. Pooled resp
+// runs also print the kernel-to-kernel view (each request's transmit stamp
+// to its reply's receive stamp, both the kernel's): its stamps cost each
+// request a few microseconds of the application view, so -kernel=false
+// leaves it out where the application view is compared with another tool.
 //
 // On Ctrl-C (SIGINT) or SIGTERM the tool stops within about 100 ms, prints
 // the results it has, the interrupted run or search included, marked as
@@ -115,6 +119,7 @@ type options struct {
 	start    float64
 	step     time.Duration
 	asJSON   bool
+	kernel   bool
 	sh       *shardFlags // -shard, -start-at, -out: shard.go
 }
 
@@ -138,6 +143,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.runs, "runs", 3, "runs per engine and mode (medians are reported)")
 	fs.StringVar(&o.ratio, "ratio", "1:1", "GET:SET ratio")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object")
+	fs.BoolVar(&o.kernel, "kernel", true, "open-loop pooled resp runs: take the kernel-to-kernel view too (its transmit stamps cost each request a few microseconds of the application view: -kernel=false to compare with another tool)")
 	o.sh = addShardFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, errFlags
@@ -322,7 +328,7 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 		for _, engine := range o.engines {
 			cfg := &cache.WorkloadConfig{
 				Engine: engine, Mode: mode, Workers: o.workers, Duration: o.dur,
-				GetWeight: o.get, SetWeight: o.set, Rate: o.rate, Arrival: o.arrival,
+				GetWeight: o.get, SetWeight: o.set, Rate: o.rate, Arrival: o.arrival, NoKernelView: !o.kernel,
 			}
 			agg, err := median.Run(ctx, ep, &median.Config{Workload: cfg, Runs: o.runs,
 				OnRun: func(r cache.RunResult) {

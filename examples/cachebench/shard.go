@@ -94,7 +94,7 @@ func shardPlan(o *options) (*plan, error) {
 		Engine: o.engines[0], Mode: mode, Workers: o.workers, Duration: o.dur,
 		GetWeight: o.get, SetWeight: o.set, Rate: o.rate, Arrival: o.arrival,
 		KeySpace: max(hi-lo, 1), KeyPrefix: fmt.Sprintf("netperfkit:%d/%d:", p.spec.Index, p.spec.Count),
-		Seed: 0x6e70_6b69_7400 + uint64(p.spec.Index),
+		Seed: 0x6e70_6b69_7400 + uint64(p.spec.Index), NoKernelView: !o.kernel,
 	}
 	return p, nil
 }

@@ -5,7 +5,9 @@
 # round trips / response times) per tool.
 #   redis GET at 1000/s and 5000/s on one connection: redis-openloop.py (the
 #     plain reference of issue 31: sleeps to each send, blocks in recv) vs
-#     `cachebench -engine resp -mode pool -workers 1 -rate R`
+#     `cachebench -engine resp -mode pool -workers 1 -rate R -kernel=false`
+#     (application view against application view), and "cachebench-R-kernel",
+#     the same with the kernel view (the default): what its stamps cost
 #   UDP under-load at 1000 msg/s: `sockperf under-load --full-rtt` vs `pingpong -mps 1000`
 #   UDP ping-pong: `sockperf ping-pong --full-rtt` vs `pingpong`
 # Both sockperf and pingpong print full round trips (sockperf's default is half).
@@ -23,10 +25,10 @@ cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-5}; SECS=${SECS:-5}
 go build -o /tmp/np-ol-cachebench ./examples/cachebench
 go build -o /tmp/np-ol-pingpong ./examples/pingpong
-CB=(/tmp/np-ol-cachebench); PP=(/tmp/np-ol-pingpong); TAG=("")
+CB=(/tmp/np-ol-cachebench); PP=(/tmp/np-ol-pingpong); TAG=(""); NOKERNEL=(-kernel=false)
 if [ -n "${BEFORE:-}" ]; then
 	(cd "$BEFORE" && go build -o /tmp/np-ol-cachebench-before ./examples/cachebench && go build -o /tmp/np-ol-pingpong-before ./examples/pingpong)
-	CB+=(/tmp/np-ol-cachebench-before); PP+=(/tmp/np-ol-pingpong-before); TAG+=(-before)
+	CB+=(/tmp/np-ol-cachebench-before); PP+=(/tmp/np-ol-pingpong-before); TAG+=(-before); NOKERNEL+=("")
 fi
 RP=$(shuf -i 40001-45000 -n1); SP=$(shuf -i 45001-50000 -n1)
 redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 & RS=$!
@@ -72,9 +74,14 @@ for r in $(seq "$ROUNDS"); do
 		fi
 		for i in "${!CB[@]}"; do
 			m=$(host_mark)
-			echo "$r cachebench-$rate${TAG[$i]} $(${CB[$i]} -addr 127.0.0.1:$RP -engine resp -mode pool -workers 1 -rate "$rate" -d "${SECS}s" -runs 1 -json | cachebench_pcts)"
+			echo "$r cachebench-$rate${TAG[$i]} $(${CB[$i]} -addr 127.0.0.1:$RP -engine resp -mode pool -workers 1 -rate "$rate" -d "${SECS}s" -runs 1 -json ${NOKERNEL[$i]} | cachebench_pcts)"
 			host_note "$r" "cachebench-$rate${TAG[$i]}" "$m" "$(host_mark)"
 		done
+		# The default run, with the kernel view: what its transmit stamps
+		# cost the application view.
+		m=$(host_mark)
+		echo "$r cachebench-$rate-kernel $(${CB[0]} -addr 127.0.0.1:$RP -engine resp -mode pool -workers 1 -rate "$rate" -d "${SECS}s" -runs 1 -json | cachebench_pcts)"
+		host_note "$r" "cachebench-$rate-kernel" "$m" "$(host_mark)"
 	done
 	if [ "${ONLY:-}" = cache ]; then
 		continue
@@ -85,7 +92,7 @@ for r in $(seq "$ROUNDS"); do
 	done
 	echo "$r sockperf-pp $(sockperf ping-pong -i 127.0.0.1 -p "$SP" -t "$SECS" --full-rtt 2>&1 | sockperf_pcts)"
 	for i in "${!PP[@]}"; do
-		echo "$r pingpong-pp${TAG[$i]} $(${PP[$i]} -addr 127.0.0.1:$SP -t "${SECS}s" -json | pingpong_pcts)"
+		echo "$r pingpong-pp${TAG[$i]} $(${PP[$i]} -addr 127.0.0.1:$SP -t "${SECS}s" -json ${NOKERNEL[$i]} | pingpong_pcts)"
 	done
 done | tee "$out"
 
