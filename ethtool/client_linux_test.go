@@ -88,6 +88,10 @@ func TestClientErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoInterface)
 	_, err = c.Stats("an-interface-name-too-long")
 	assert.ErrorIs(t, err, ErrNoInterface)
+	assert.Equal(t, `ethtool: "an-interface-name-too-long": no such network interface (a name has at most 15 bytes)`, err.Error())
+	_, err = ReadSnapshot("")
+	assert.ErrorIs(t, err, ErrNoInterface)
+	assert.Equal(t, "ethtool: no interface named: the interface name is empty", err.Error())
 	_, err = c.Snapshot("lo")
 	assert.ErrorIs(t, err, os.ErrNotExist)
 

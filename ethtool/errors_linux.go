@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // opError is the error of the ioctl operations of a Client. It names the
@@ -24,6 +26,10 @@ type opError struct {
 
 func (e *opError) Error() string {
 	switch {
+	case errors.Is(e.err, ErrNoInterface) && e.iface == "":
+		return "ethtool: no interface named: the interface name is empty"
+	case errors.Is(e.err, ErrNoInterface) && len(e.iface) >= unix.IFNAMSIZ:
+		return fmt.Sprintf("ethtool: %q: no such network interface (a name has at most %d bytes)", e.iface, unix.IFNAMSIZ-1)
 	case errors.Is(e.err, ErrNoInterface):
 		return fmt.Sprintf("ethtool: %s: no such network interface", e.iface)
 	case errors.Is(e.err, ErrNoStats):

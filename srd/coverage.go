@@ -332,8 +332,13 @@ func fallbackCause(r CoverageReport, modeChange string) string {
 	return ": likely packets larger than the SRD MTU of 8900, a peer without ENA Express, or a live update"
 }
 
-// String is a short human-readable summary.
+// String is a short human-readable summary. It starts with the interface's
+// name when the report has one (a snapshot parsed from text has none).
 func (r CoverageReport) String() string {
-	return fmt.Sprintf("%s: %s; ena_srd_mode %d (%s); tx +%d, eligible +%d, rx +%d; coverage %.6f; %s",
-		r.Interface, r.Verdict, uint64(r.Mode), r.wire().ModeText, r.TxPktsDelta, r.EligibleTxPktsDelta, r.RxPktsDelta, r.Coverage, r.Reason)
+	s := fmt.Sprintf("%s; ena_srd_mode %d (%s); tx +%d, eligible +%d, rx +%d; coverage %.6f; %s",
+		r.Verdict, uint64(r.Mode), r.wire().ModeText, r.TxPktsDelta, r.EligibleTxPktsDelta, r.RxPktsDelta, r.Coverage, r.Reason)
+	if r.Interface == "" {
+		return s
+	}
+	return r.Interface + ": " + s
 }

@@ -173,6 +173,10 @@ func TestCoverageE1(t *testing.T) {
 		assert.Contains(t, string(b), `"`+k+`":`)
 	}
 	assert.Contains(t, r.String(), "srd_carried_traffic")
+	r.Interface = "" // as from a snapshot parsed from `ethtool -S` text
+	assert.True(t, strings.HasPrefix(r.String(), "srd_carried_traffic; "), "a report without an interface starts with its verdict: %q", r.String())
+	r.Interface = "eth0"
+	assert.True(t, strings.HasPrefix(r.String(), "eth0: srd_carried_traffic; "), r.String())
 }
 
 func srdSnap(at time.Duration, mode, tx, eligible, rx, util uint64) *ethtool.Snapshot {
