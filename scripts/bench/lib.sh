@@ -36,6 +36,14 @@ client_json() {
 	echo "$out"
 }
 
+# in_turn ROUND ITEM...: the items in their order in odd rounds and reversed
+# in even ones, so that no tool always runs right after the other (a run that
+# follows another reads slower on a shared machine: issue 31, issue 40).
+in_turn() {
+	local r=$1; shift
+	if [ $((r % 2)) = 1 ]; then echo "$@"; else echo "$@" | tr ' ' '\n' | tac | tr '\n' ' '; fi
+}
+
 # cpu_ticks PID: the process's user+system CPU so far, in clock ticks
 # (getconf CLK_TCK, 100 here), from /proc/PID/stat.
 cpu_ticks() {

@@ -7,6 +7,7 @@
 #   SERVER_CPUS and CLIENT_CPUS pin every server and the client (taskset -c), so that
 #   each server gets the same CPU whatever its thread count.
 # example: server-variants.sh "threads=/tmp/np3" "poller=/tmp/np3 --stream-threads=false" -- -P 4
+# Even rounds take the servers in reverse order (lib.sh's in_turn).
 . "$(dirname "$0")/lib.sh"
 CLIENT=${CLIENT:-$I3}; STOCK=${STOCK:-$CLIENT}
 ST=${SERVER_CPUS:+taskset -c $SERVER_CPUS}; CT=${CLIENT_CPUS:+taskset -c $CLIENT_CPUS}
@@ -20,7 +21,7 @@ trap 'kill ${pids[*]} 2>/dev/null' EXIT
 sleep 0.5
 out=$(mktemp)
 for r in $(seq "${ROUNDS:-5}"); do
- for i in "${!names[@]}"; do
+ for i in $(in_turn "$r" "${!names[@]}"); do
   client_json $CT "$CLIENT" -c 127.0.0.1 -p "${ports[$i]}" -t 3 -J "$@" | python3 -c "
 import json,sys
 e=json.load(sys.stdin)['end']; g=e['sum_received']['bits_per_second']/1e9; c=e['cpu_utilization_percent']
