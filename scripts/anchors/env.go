@@ -41,6 +41,10 @@ type env struct {
 	built   map[string]string
 	shared  map[string]*sharedRun
 	curLoad *Load
+	// agreeOnly is set for an agreement anchor on a busy machine: it
+	// checks the agreement and leaves out the timed half, whose figures
+	// would not be judged.
+	agreeOnly bool
 }
 
 // sharedRun is the output of a command that more than one anchor reads.
@@ -82,7 +86,7 @@ func (e *env) command(vars []string, name string, args ...string) string {
 	for _, s := range append(append(slices.Clone(vars), name), args...) {
 		s = strings.ReplaceAll(s, e.bin+"/", "$BIN/")
 		s = strings.ReplaceAll(s, e.root+"/", "")
-		if strings.ContainsAny(s, " |()'*^") {
+		if strings.ContainsAny(s, " |()'*^") || strings.Contains(strings.ReplaceAll(s, "$BIN/", ""), "$") {
 			s = "'" + s + "'"
 		}
 		parts = append(parts, s)

@@ -187,6 +187,7 @@ func runAnchor(ctx context.Context, e *env, a *anchor, o *options) *Entry {
 		ent.Status, ent.Reason = statusBusy, "too busy to judge; not run"
 		return ent
 	}
+	e.agreeOnly = ld.Busy && !o.force
 	actx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	out, err := a.run(actx, e)
@@ -203,7 +204,11 @@ func runAnchor(ctx context.Context, e *env, a *anchor, o *options) *Entry {
 		ent.Load = out.load
 	}
 	ent.Commands, ent.Rounds, ent.Agreement = out.commands, out.rounds, out.agreement
-	if ent.Load.Busy {
+	switch {
+	case e.agreeOnly:
+		ent.Status, ent.Reason = statusBusy, "too busy to time; the agreement was checked"
+		return ent
+	case ent.Load.Busy:
 		ent.Status, ent.Reason = statusBusy, "too busy to judge: the rounds' figures are kept, no median"
 		return ent
 	}

@@ -182,3 +182,11 @@ func FuzzParsers(f *testing.F) {
 		}
 	})
 }
+
+func TestCommandLine(t *testing.T) {
+	e := &env{root: "/r", bin: "/tmp/b"}
+	assert.Equal(t, "ROUNDS=5 NP3=$BIN/iperf3 scripts/bench/x.sh ours=$BIN/iperf3 -- -l 128K",
+		e.command([]string{"ROUNDS=5", "NP3=/tmp/b/iperf3"}, "/r/scripts/bench/x.sh", "ours=/tmp/b/iperf3", "--", "-l", "128K"))
+	assert.Equal(t, "go test -run '^$' -bench 'VsRedisBenchmark/pool-plain$' ./cache/glide",
+		e.command(nil, "go", "test", "-run", "^$", "-bench", "VsRedisBenchmark/pool-plain$", "./cache/glide"))
+}

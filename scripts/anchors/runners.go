@@ -246,11 +246,14 @@ func runNodeExporter(ctx context.Context, e *env) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := "1000"
-	if e.short {
+	n, roundsVar := "1000", e.roundsVar()
+	if e.short || e.agreeOnly {
 		n = "100"
 	}
-	out, cmd, err := e.run(ctx, []string{e.roundsVar(), "N=" + n, "AGENT=" + agent, "NODE_EXPORTER=" + ne},
+	if e.agreeOnly { // the names are read once, before the rounds
+		roundsVar = "ROUNDS=1"
+	}
+	out, cmd, err := e.run(ctx, []string{roundsVar, "N=" + n, "AGENT=" + agent, "NODE_EXPORTER=" + ne},
 		"scripts/bench/node-exporter.sh")
 	rounds, ag := parseNodeExporter(out)
 	if len(rounds) == 0 && ag == nil {

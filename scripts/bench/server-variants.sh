@@ -12,7 +12,7 @@
 CLIENT=${CLIENT:-$I3}; STOCK=${STOCK:-$CLIENT}
 ST=${SERVER_CPUS:+taskset -c $SERVER_CPUS}; CT=${CLIENT_CPUS:+taskset -c $CLIENT_CPUS}
 names=(); pids=(); ports=()
-port=$(shuf -i 30000-39000 -n1)
+port=$(shuf -i 30000-32000 -n1) # below the ephemeral ports, which clients hold
 start() { $ST $2 -s -p $port >/dev/null 2>&1 & pids+=($!); names+=("$1"); ports+=($port); port=$((port+1)); }
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do start "${1%%=*}" "${1#*=}"; shift; done
 shift
