@@ -120,7 +120,7 @@ func measureLoad(ctx context.Context, pause time.Duration, l limits) (*Load, err
 	if err != nil {
 		return nil, err
 	}
-	ld := &Load{PauseSeconds: el.Seconds(), CPUStallPct: -1, Rule: l.rule()}
+	ld := &Load{PauseSeconds: round1(el.Seconds()), CPUStallPct: -1, Rule: l.rule()}
 	if dt := t1.total - t0.total; dt > 0 {
 		ld.CPUBusyPct = 100 * (t1.busy - t0.busy) / dt
 	}
