@@ -1,7 +1,7 @@
 # The one test command of the README: installs missing integration peers (as
 # root), then vets and runs every test with the race detector, and the cache
 # tests once more against valkey-server 8.
-.PHONY: test test-loaded bench-smoke peers vet staticcheck lint api fuzz-smoke cross
+.PHONY: test test-loaded bench-smoke peers vet staticcheck lint api fuzz-smoke cross anchors
 
 test: peers
 	go vet ./...
@@ -49,3 +49,10 @@ fuzz-smoke:
 # Pure-Go packages and tools must build natively (CGO off) on every platform users run.
 cross:
 	./scripts/cross.sh
+
+# Every anchor of docs/benchmarks.md, measured on this machine into
+# docs/anchors.json, then README's and docs/benchmarks.md's tables rendered
+# from it (about 15 minutes on 2 cores; run it on a quiet machine).
+anchors:
+	go run ./scripts/anchors
+	go run ./scripts/anchors -render

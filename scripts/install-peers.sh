@@ -18,6 +18,8 @@ have ethtool || need+=(ethtool)
 have ip || need+=(iproute2)
 have tcpdump || need+=(tcpdump)
 have prometheus || need+=(prometheus)
+# scripts/anchors' node_exporter anchor scrapes it beside the agent.
+have prometheus-node-exporter || need+=(prometheus-node-exporter)
 # examples/agent's fleet test serves the peers' DNS name with dnsmasq.
 have dnsmasq || need+=(dnsmasq)
 # throughput's loss-ledger lab drops on its middle hop with an nft rule.
@@ -50,6 +52,7 @@ if [ ${#need[@]} -gt 0 ]; then
 		systemctl stop redis-server >/dev/null 2>&1 || true
 		systemctl stop prometheus >/dev/null 2>&1 || true
 		systemctl stop dnsmasq >/dev/null 2>&1 || true
+		systemctl stop prometheus-node-exporter >/dev/null 2>&1 || true
 	fi
 fi
 

@@ -33,18 +33,18 @@ func dedent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestReadmeSnippet keeps README.md's throughput snippet and Example_readme
+// TestReadmeSnippet keeps docs/tour.md's throughput snippet and Example_readme
 // the same, then runs the example: a reverse test whose Total reads the
 // received rate (a forward test's Download is nil; Total is not).
 func TestReadmeSnippet(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/tour.md")
 	require.NoError(t, err)
 	ex, err := os.ReadFile("example_test.go")
 	require.NoError(t, err)
 	want := between(t, string(readme), "### throughput: iperf3-compatible flows", "```\n")
 	want = strings.TrimPrefix(want, "\n```go\n")
 	got := dedent(between(t, string(ex), "// README begin", "// README end"))
-	assert.Equal(t, want, got, "README.md's throughput snippet and Example_readme differ")
+	assert.Equal(t, want, got, "docs/tour.md's throughput snippet and Example_readme differ")
 
 	out := captureStdout(t, Example_readme)
 	assert.Regexp(t, regexp.MustCompile(`^\d+\.\d\d Gbit/s received, -?\d+ retransmits\n$`), out)

@@ -1,5 +1,6 @@
-// Package readme holds no code: its test keeps README.md's Go snippets and
-// the Example functions that run them (between "// README begin" and
-// "// README end") the same text, so the README cannot drift from code that
-// compiles and runs.
+// Package readme holds no code: its test keeps the Go snippets of README.md
+// and docs/tour.md and the Example functions (or, for the README's quick
+// start, the test file) that run them (between "// README begin" and
+// "// README end") the same text, so the documents cannot drift from code
+// that compiles and runs.
 package readme

@@ -11,6 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// documents are the pages whose Go snippets must be marked Example or test
+// regions: the README (its quick start) and the package tour it links to.
+var documents = []string{"README.md", "docs/tour.md"}
+
 const (
 	begin = "// README begin"
 	end   = "// README end"
@@ -73,19 +77,26 @@ func markedRegions(t *testing.T, path, src string) []string {
 			body = append(body, strings.TrimPrefix(lines[i], indent))
 		}
 		require.Less(t, i, len(lines), "%s: %q without %q", path, begin, end)
-		out = append(out, strings.Join(body, "\n")+"\n")
+		// gofmt keeps a blank line between a top-level declaration and
+		// the end marker after it; the README's block has none.
+		out = append(out, strings.TrimRight(strings.Join(body, "\n"), "\n")+"\n")
 	}
 	return out
 }
 
-// TestReadmeSnippetsAreExamples fails when a README snippet is not, to the
-// byte, the marked body of an Example function, or when a marked body is no
-// longer in the README.
+// TestReadmeSnippetsAreExamples fails when a snippet of README.md or
+// docs/tour.md is not, to the byte, the marked body of an Example function
+// (or, for the README's quick start, of a test file), or when a marked body
+// is in neither.
 func TestReadmeSnippetsAreExamples(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	blocks := snippets(t, string(readme))
-	require.NotEmpty(t, blocks, "README.md has no Go snippets")
+	var blocks []string
+	for _, doc := range documents {
+		b, err := os.ReadFile("../../" + doc)
+		require.NoError(t, err)
+		got := snippets(t, string(b))
+		require.NotEmpty(t, got, "%s has no Go snippets", doc)
+		blocks = append(blocks, got...)
+	}
 	inReadme := map[string]bool{}
 	for _, b := range blocks {
 		inReadme[b] = true
@@ -94,11 +105,11 @@ func TestReadmeSnippetsAreExamples(t *testing.T) {
 	for path, rs := range regions(t, "../..") {
 		for _, r := range rs {
 			marked[r] = path
-			assert.True(t, inReadme[r], "%s: its README region is not in README.md (update the README):\n%s", path, r)
+			assert.True(t, inReadme[r], "%s: its README region is in neither README.md nor docs/tour.md (update them):\n%s", path, r)
 		}
 	}
 	for _, b := range blocks {
 		_, ok := marked[b]
-		assert.True(t, ok, "README.md snippet is no Example's README region (write it as one, between %q and %q):\n%s", begin, end, b)
+		assert.True(t, ok, "a README.md or docs/tour.md snippet is no Example's README region (write it as one, between %q and %q):\n%s", begin, end, b)
 	}
 }

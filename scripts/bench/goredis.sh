@@ -4,16 +4,17 @@
 # filled keys against one redis-server, alternating in every round, with 1 and
 # with 4 workers (one pooled connection each). Each run prints ops/s, p50 and
 # p99 (us) and the client's CPU (user+system seconds); the summary is the
-# median over rounds of ours/go-redis per round.
+# median over rounds of ours/go-redis per round. Even rounds run ours first.
 # usage: [ROUNDS=5] [SECONDS_=2] [WORKERS="1 4"] goredis.sh
 #   CACHEBENCH: go build -o /tmp/cachebench ./examples/cachebench
 #   GOREDIS:    (cd scripts/bench/goredis && go build -o /tmp/goredis .)
+. "$(dirname "$0")/lib.sh"
 CACHEBENCH=${CACHEBENCH:-/tmp/cachebench}; GOREDIS=${GOREDIS:-/tmp/goredis}
 T=${SECONDS_:-2}
 RP=$(shuf -i 26000-28000 -n1) # below the ephemeral ports, which clients hold
 redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no >"${LOG:-/dev/null}" 2>&1 & R=$!
 trap 'kill $R 2>/dev/null' EXIT
-for i in $(seq 50); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 300); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0.1; done # up to 30 s on a loaded machine
 "$GOREDIS" -addr 127.0.0.1:$RP -fill -d 100ms >/dev/null || exit 1
 # cpu CMD...: runs CMD, then prints its stdout on one line and the CPU it used.
 cpu() { python3 -c '
@@ -24,15 +25,19 @@ print(out or "failed", "%.3f" % (r.ru_utime + r.ru_stime))' "$@"; }
 out=$(mktemp)
 for r in $(seq "${ROUNDS:-5}"); do
  for w in ${WORKERS:-1 4}; do
-  cpu "$GOREDIS" -addr 127.0.0.1:$RP -workers "$w" -d "${T}s" | awk -v r=$r -v w=$w '{print r, w, "go-redis", $1, $2, $3, $NF}'
-  sleep 0.2
-  cpu "$CACHEBENCH" -engine resp -mode pool -addr 127.0.0.1:$RP -workers "$w" -d "${T}s" -runs 1 -ratio 1:0 -json |
-   python3 -c '
+  for tool in $(in_turn "$r" go-redis resp); do
+   if [ $tool = go-redis ]; then
+    cpu "$GOREDIS" -addr 127.0.0.1:$RP -workers "$w" -d "${T}s" | awk -v r=$r -v w=$w '{print r, w, "go-redis", $1, $2, $3, $NF}'
+   else
+    cpu "$CACHEBENCH" -engine resp -mode pool -addr 127.0.0.1:$RP -workers "$w" -d "${T}s" -runs 1 -ratio 1:0 -json |
+     python3 -c '
 import json, sys
 line = sys.stdin.read().rsplit(None, 1)  # the JSON, then the CPU seconds
 d = json.loads(line[0])["results"][0]
 print("'"$r $w"'", "resp", d["ops_per_sec"]["median"], d["p50_us"]["median"], d["p99_us"]["median"], line[1])'
-  sleep 0.2
+   fi
+   sleep 0.2
+  done
  done
 done | tee "$out"
 python3 - "$out" <<'PY'

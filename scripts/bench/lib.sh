@@ -9,7 +9,7 @@ I3=${NETPERFKIT_IPERF3:-$HOME/.cache/netperfkit-peers/iperf-3.21/bin/iperf3}
 # (pid $S2), each run under PREFIX (taskset, say); both are killed on exit.
 start_servers() {
 	local stock=$1; shift
-	P1=$(shuf -i 30000-35000 -n1); P2=$(shuf -i 35001-40000 -n1)
+	P1=$(shuf -i 30000-31000 -n1); P2=$(shuf -i 31001-32000 -n1) # below the ephemeral ports
 	"$@" "$NP3" -s -p "$P1" >/dev/null 2>&1 & S1=$!
 	"$@" "$stock" -s -p "$P2" >/dev/null 2>&1 & S2=$!
 	trap 'kill $S1 $S2 2>/dev/null' EXIT
@@ -18,7 +18,7 @@ start_servers() {
 
 # start_server BIN: one server on $P (pid $S), killed on exit.
 start_server() {
-	P=$(shuf -i 30000-40000 -n1)
+	P=$(shuf -i 30000-32000 -n1) # below the ephemeral ports
 	"$1" -s -p "$P" >/dev/null 2>&1 & S=$!
 	trap 'kill $S 2>/dev/null' EXIT
 	sleep 0.5
@@ -34,6 +34,14 @@ client_json() {
 		sleep 0.3
 	done
 	echo "$out"
+}
+
+# in_turn ROUND ITEM...: the items in their order in odd rounds and reversed
+# in even ones, so that no tool always runs right after the other (a run that
+# follows another reads slower on a shared machine: issue 31, issue 40).
+in_turn() {
+	local r=$1; shift
+	if [ $((r % 2)) = 1 ]; then echo "$@"; else echo "$@" | tr ' ' '\n' | tac | tr '\n' ' '; fi
 }
 
 # cpu_ticks PID: the process's user+system CPU so far, in clock ticks

@@ -2,7 +2,8 @@
 # One scrape of an interface's ethtool statistics: node_exporter with only its
 # ethtool collector vs examples/agent's /metrics with every probe and server
 # off (its ethtool collector, ethtool/ethtoolprom, reads live at each scrape),
-# the same interface, alternating in every round. Each run is N scrapes over
+# the same interface, alternating in every round (even rounds scrape
+# node_exporter first). Each run is N scrapes over
 # one keep-alive connection, asking for gzip as Prometheus does; it prints the
 # median and p99 scrape latency (us, client side) and the exporter's CPU per
 # scrape (us, /proc utime+stime over the run, 10 ms ticks). Both answers also
@@ -19,7 +20,8 @@ p1=$(shuf -i 24000-25000 -n1); p2=$((p1 + 1000)) # below the ephemeral ports
 	-rtt-every 0 -tput-every 0 >/dev/null 2>&1 & A=$!
 "$NODE_EXPORTER" --web.listen-address=127.0.0.1:$p2 --collector.disable-defaults \
 	--collector.ethtool --collector.ethtool.device-include="^$IFACE\$" >/dev/null 2>&1 & E=$!
-trap 'kill $A $E 2>/dev/null' EXIT
+TMPDIR_=$(mktemp -d)
+trap 'kill $A $E 2>/dev/null; rm -rf "$TMPDIR_"' EXIT
 sleep 1
 declare -A pid=([agent]=$A [node_exporter]=$E) port=([agent]=$p1 [node_exporter]=$p2)
 for name in agent node_exporter; do # the stats each one serves, and its idle CPU
@@ -27,6 +29,15 @@ for name in agent node_exporter; do # the stats each one serves, and its idle CP
 	c0=$(cpu_ticks ${pid[$name]}); sleep 2; c1=$(cpu_ticks ${pid[$name]})
 	echo "# $name on $IFACE: $n node_ethtool_ series; idle CPU $((c1 - c0)) ticks in 2 s"
 done
+# The names agree when both serve the same node_ethtool_ series (metric name
+# and labels, values apart): "# names agent A node_exporter E common C", then
+# one "# only NAME SERIES" line per series that one of them lacks.
+series() { curl -sf "127.0.0.1:$1/metrics" | grep '^node_ethtool_' | sed 's/ [^ ]*$//' | sort -u; }
+series $p1 >"$TMPDIR_/agent.names"; series $p2 >"$TMPDIR_/node_exporter.names"
+echo "# names agent $(wc -l <"$TMPDIR_/agent.names") node_exporter $(wc -l <"$TMPDIR_/node_exporter.names")" \
+	"common $(comm -12 "$TMPDIR_/agent.names" "$TMPDIR_/node_exporter.names" | wc -l)"
+comm -23 "$TMPDIR_/agent.names" "$TMPDIR_/node_exporter.names" | sed 's/^/# only agent /'
+comm -13 "$TMPDIR_/agent.names" "$TMPDIR_/node_exporter.names" | sed 's/^/# only node_exporter /'
 scrape() { python3 -c '
 import gzip, http.client, statistics, sys, time
 c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]))
@@ -43,7 +54,7 @@ lat.sort()
 print("%.1f %.1f" % (statistics.median(lat) * 1e6, lat[int(0.99 * (len(lat) - 1))] * 1e6))' "$@"; }
 out=$(mktemp)
 for r in $(seq "${ROUNDS:-5}"); do
- for name in agent node_exporter; do
+ for name in $(in_turn "$r" agent node_exporter); do
   c0=$(cpu_ticks ${pid[$name]})
   lat=$(scrape ${port[$name]} "$N") || lat="failed"
   c1=$(cpu_ticks ${pid[$name]})

@@ -15,14 +15,22 @@
 # BEFORE=DIR (a checkout of an older commit) adds that commit's cachebench and
 # pingpong to every alternation, as "...-before".
 # BUSY=1 adds the busy-waiting redis-openloop-busy.py, a labelled second
-# reference only ("busy-R"). ONLY=cache skips the sockperf/pingpong part.
+# reference only ("busy-R"). ONLY=cache skips the sockperf/pingpong part,
+# ONLY=underload runs the under-load pair alone, ONLY=pingpong the ping-pong
+# pair alone. RATES (default "1000 5000") picks the open-loop rates, KERNEL=0
+# leaves out the "-kernel" runs. Even rounds run our tools first.
 # Each round starts with a "# round N load L" line (1-minute load average):
 # the host is shared, so read the ratios beside it.
-# usage: [ROUNDS=5] [SECS=5] [BEFORE=DIR] [BUSY=1] [ONLY=cache] scripts/bench/openloop-alternate.sh
+# usage: [ROUNDS=5] [SECS=5] [BEFORE=DIR] [BUSY=1] [ONLY=cache|underload|pingpong] [RATES=...] [KERNEL=0]
+#        scripts/bench/openloop-alternate.sh
 # needs redis-server, sockperf, python3 and go; builds to /tmp/np-ol-*.
 set -eu
 cd "$(dirname "$0")/../.."
-ROUNDS=${ROUNDS:-5}; SECS=${SECS:-5}
+. scripts/bench/lib.sh
+# PLAIN: the plain reference (scripts/anchors passes ../shared/reference/plain-openloop.py,
+# of which redis-openloop.py is a copy with a longer docstring).
+PLAIN=${PLAIN:-scripts/bench/redis-openloop.py}
+ROUNDS=${ROUNDS:-5}; SECS=${SECS:-5}; RATES=${RATES:-1000 5000}; ONLY=${ONLY:-}
 go build -o /tmp/np-ol-cachebench ./examples/cachebench
 go build -o /tmp/np-ol-pingpong ./examples/pingpong
 CB=(/tmp/np-ol-cachebench); PP=(/tmp/np-ol-pingpong); TAG=(""); NOKERNEL=(-kernel=false)
@@ -30,12 +38,15 @@ if [ -n "${BEFORE:-}" ]; then
 	(cd "$BEFORE" && go build -o /tmp/np-ol-cachebench-before ./examples/cachebench && go build -o /tmp/np-ol-pingpong-before ./examples/pingpong)
 	CB+=(/tmp/np-ol-cachebench-before); PP+=(/tmp/np-ol-pingpong-before); TAG+=(-before); NOKERNEL+=("")
 fi
-RP=$(shuf -i 40001-45000 -n1); SP=$(shuf -i 45001-50000 -n1)
+RP=$(shuf -i 28001-29000 -n1); SP=$(shuf -i 29001-30000 -n1) # below the ephemeral ports, which clients hold
 redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 & RS=$!
 sockperf server -i 127.0.0.1 -p "$SP" >/dev/null 2>&1 & SS=$!
 trap 'kill $RS $SS 2>/dev/null' EXIT
-for _ in $(seq 50); do
+# A loaded machine may take seconds to start redis-server: wait up to 30 s,
+# and stop if it never answers (a run against no server measures nothing).
+for i in $(seq 300); do
 	redis-cli -p "$RP" ping >/dev/null 2>&1 && break
+	[ "$i" = 300 ] && { echo "openloop-alternate.sh: redis-server on port $RP never answered" >&2; exit 1; }
 	sleep 0.1
 done
 out=$(mktemp)
@@ -63,37 +74,61 @@ pingpong_pcts() {
 	python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["p50_us"], r["p99_us"], (r.get("send_lateness") or {}).get("p99_us",0), (r.get("receive_wake") or {}).get("p99_us",0))'
 }
 
+# plain_run R RATE, ours_run R RATE, ...: one run each, printing "R TOOL p50 p99 ...".
+plain_run() {
+	local m; m=$(host_mark)
+	echo "$1 plain-$2 $(python3 "$PLAIN" 127.0.0.1 "$RP" "$2" "$SECS" | awk '{print $2, $4}')"
+	host_note "$1" "plain-$2" "$m" "$(host_mark)"
+	if [ -n "${BUSY:-}" ]; then
+		echo "$1 busy-$2 $(python3 scripts/bench/redis-openloop-busy.py 127.0.0.1 "$RP" "$2" "$SECS" | awk '{print $2, $4}')"
+	fi
+}
+ours_run() {
+	local i m
+	for i in "${!CB[@]}"; do
+		m=$(host_mark)
+		echo "$1 cachebench-$2${TAG[$i]} $(${CB[$i]} -addr 127.0.0.1:$RP -engine resp -mode pool -workers 1 -rate "$2" -d "${SECS}s" -runs 1 -json ${NOKERNEL[$i]} | cachebench_pcts)"
+		host_note "$1" "cachebench-$2${TAG[$i]}" "$m" "$(host_mark)"
+	done
+	# The default run, with the kernel view: what its transmit stamps
+	# cost the application view.
+	[ "${KERNEL:-1}" = 0 ] && return
+	m=$(host_mark)
+	echo "$1 cachebench-$2-kernel $(${CB[0]} -addr 127.0.0.1:$RP -engine resp -mode pool -workers 1 -rate "$2" -d "${SECS}s" -runs 1 -json | cachebench_pcts)"
+	host_note "$1" "cachebench-$2-kernel" "$m" "$(host_mark)"
+}
+sockperf_ul_run() {
+	echo "$1 sockperf-ul1000 $(sockperf under-load -i 127.0.0.1 -p "$SP" -t "$((SECS * 3))" --mps=1000 --full-rtt 2>&1 | sockperf_pcts)"
+}
+pingpong_ul_run() {
+	local i
+	for i in "${!PP[@]}"; do
+		echo "$1 pingpong-ul1000${TAG[$i]} $(${PP[$i]} -addr 127.0.0.1:$SP -t "$((SECS * 3))s" -mps 1000 -json | pingpong_pcts)"
+	done
+}
+sockperf_pp_run() {
+	echo "$1 sockperf-pp $(sockperf ping-pong -i 127.0.0.1 -p "$SP" -t "$SECS" --full-rtt 2>&1 | sockperf_pcts)"
+}
+pingpong_pp_run() {
+	local i
+	for i in "${!PP[@]}"; do
+		echo "$1 pingpong-pp${TAG[$i]} $(${PP[$i]} -addr 127.0.0.1:$SP -t "${SECS}s" -json ${NOKERNEL[$i]} | pingpong_pcts)"
+	done
+}
+
 for r in $(seq "$ROUNDS"); do
 	echo "# round $r load $(cut -d' ' -f1 /proc/loadavg)"
-	for rate in 1000 5000; do
-		m=$(host_mark)
-		echo "$r plain-$rate $(python3 scripts/bench/redis-openloop.py 127.0.0.1 "$RP" "$rate" "$SECS" | awk '{print $2, $4}')"
-		host_note "$r" "plain-$rate" "$m" "$(host_mark)"
-		if [ -n "${BUSY:-}" ]; then
-			echo "$r busy-$rate $(python3 scripts/bench/redis-openloop-busy.py 127.0.0.1 "$RP" "$rate" "$SECS" | awk '{print $2, $4}')"
-		fi
-		for i in "${!CB[@]}"; do
-			m=$(host_mark)
-			echo "$r cachebench-$rate${TAG[$i]} $(${CB[$i]} -addr 127.0.0.1:$RP -engine resp -mode pool -workers 1 -rate "$rate" -d "${SECS}s" -runs 1 -json ${NOKERNEL[$i]} | cachebench_pcts)"
-			host_note "$r" "cachebench-$rate${TAG[$i]}" "$m" "$(host_mark)"
+	if [ -z "$ONLY" ] || [ "$ONLY" = cache ]; then
+		for rate in $RATES; do
+			for f in $(in_turn "$r" plain_run ours_run); do "$f" "$r" "$rate"; done
 		done
-		# The default run, with the kernel view: what its transmit stamps
-		# cost the application view.
-		m=$(host_mark)
-		echo "$r cachebench-$rate-kernel $(${CB[0]} -addr 127.0.0.1:$RP -engine resp -mode pool -workers 1 -rate "$rate" -d "${SECS}s" -runs 1 -json | cachebench_pcts)"
-		host_note "$r" "cachebench-$rate-kernel" "$m" "$(host_mark)"
-	done
-	if [ "${ONLY:-}" = cache ]; then
-		continue
 	fi
-	echo "$r sockperf-ul1000 $(sockperf under-load -i 127.0.0.1 -p "$SP" -t "$((SECS * 3))" --mps=1000 --full-rtt 2>&1 | sockperf_pcts)"
-	for i in "${!PP[@]}"; do
-		echo "$r pingpong-ul1000${TAG[$i]} $(${PP[$i]} -addr 127.0.0.1:$SP -t "$((SECS * 3))s" -mps 1000 -json | pingpong_pcts)"
-	done
-	echo "$r sockperf-pp $(sockperf ping-pong -i 127.0.0.1 -p "$SP" -t "$SECS" --full-rtt 2>&1 | sockperf_pcts)"
-	for i in "${!PP[@]}"; do
-		echo "$r pingpong-pp${TAG[$i]} $(${PP[$i]} -addr 127.0.0.1:$SP -t "${SECS}s" -json ${NOKERNEL[$i]} | pingpong_pcts)"
-	done
+	if [ -z "$ONLY" ] || [ "$ONLY" = underload ]; then
+		for f in $(in_turn "$r" sockperf_ul_run pingpong_ul_run); do "$f" "$r"; done
+	fi
+	if [ -z "$ONLY" ] || [ "$ONLY" = pingpong ]; then
+		for f in $(in_turn "$r" sockperf_pp_run pingpong_pp_run); do "$f" "$r"; done
+	fi
 done | tee "$out"
 
 echo

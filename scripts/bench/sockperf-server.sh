@@ -1,7 +1,7 @@
 #!/bin/bash
 # A stock sockperf client into our latency server (examples/pingpong -server)
 # vs into a stock `sockperf server`, UDP and TCP, 64-byte messages, the servers
-# alternated in every round. Each run prints sockperf's own p50 and p99 (its
+# alternated in every round (even rounds ask sockperf's server first). Each run prints sockperf's own p50 and p99 (its
 # half round trip, usec), the messages it sent and the server's CPU ticks
 # over the run; the summary is the median over rounds of ours/theirs per round.
 # usage: [ROUNDS=5] [SECONDS_=3] [MPS=20000] [PROTOS="udp tcp"] sockperf-server.sh
@@ -33,7 +33,7 @@ for r in $(seq "${ROUNDS:-5}"); do
   for p in $PROTOS; do
    tcpflag=; [ $p = tcp ] && tcpflag=--tcp
    mpsflag=; [ $mode = under-load ] && mpsflag=--mps=$MPS
-   for name in ours sockperf; do
+   for name in $(in_turn "$r" ours sockperf); do
     key=$name-$p; c0=$(cpu_ticks "${pids[$key]}")
     rep=$(sockperf $mode -i 127.0.0.1 -p "${ports[$key]}" $tcpflag -m 64 -t "$T" $mpsflag 2>&1)
     c1=$(cpu_ticks "${pids[$key]}")

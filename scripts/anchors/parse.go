@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bufio"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Parsers of the comparisons' own output: each reads the per-round lines
+// that scripts/bench's drivers and the benchmarks print, never their
+// summaries, so that the medians here are over the same rounds.
+
+// numbers parses every field of f as a float, or reports false.
+func numbers(f []string) ([]float64, bool) {
+	out := make([]float64, len(f))
+	for i, s := range f {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
+}
+
+// roundRows reads lines of "ROUND KEY... NUMBER..." with nkeys words after
+// the round and nnum numbers after them; lines of another shape (comments,
+// "failed" runs, summaries) are left out. It returns round -> key -> numbers.
+func roundRows(out string, nkeys, nnum int) map[int]map[string][]float64 {
+	rows := map[int]map[string][]float64{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 1+nkeys+nnum {
+			continue
+		}
+		r, err := strconv.Atoi(f[0])
+		if err != nil {
+			continue
+		}
+		v, ok := numbers(f[1+nkeys:])
+		if !ok {
+			continue
+		}
+		if rows[r] == nil {
+			rows[r] = map[string][]float64{}
+		}
+		rows[r][strings.Join(f[1:1+nkeys], " ")] = v
+	}
+	return rows
+}
+
+// sortedRounds returns the keys of rows in order.
+func sortedRounds[T any](rows map[int]T) []int {
+	var rs []int
+	for r := range rows {
+		rs = append(rs, r)
+	}
+	sort.Ints(rs)
+	return rs
+}
+
+// ratio is a/b, or false unless both are finite and positive (a 0 is a
+// figure the run did not measure, such as CPU below one clock tick).
+func ratio(a, b float64) (float64, bool) {
+	ok := func(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
+	if !ok(a) || !ok(b) || !ok(a/b) {
+		return 0, false
+	}
+	return a / b, true
+}
+
+// putRatio sets r.Ratios[key] = a/b when it is defined.
+func putRatio(r *Round, key string, a, b float64) {
+	if x, ok := ratio(a, b); ok {
+		r.Ratios[key] = x
+	}
+}
+
+func newRound() Round { return Round{Figures: map[string]float64{}, Ratios: map[string]float64{}} }
+
+// parseVariants reads client-variants.sh and server-variants.sh: "R NAME
+// GBIT/S CPU% [CPU%]" per run; cpuCol picks the CPU column (0: the first).
+func parseVariants(out string, nnum, cpuCol int) []Round {
+	rows := roundRows(out, 1, nnum)
+	var rounds []Round
+	for _, r := range sortedRounds(rows) {
+		ours, stock := rows[r]["ours"], rows[r]["stock"]
+		if ours == nil || stock == nil {
+			continue
+		}
+		rd := newRound()
+		rd.Figures["ours_gbps"], rd.Figures["stock_gbps"] = ours[0], stock[0]
+		rd.Figures["ours_cpu_pct"], rd.Figures["stock_cpu_pct"] = ours[1+cpuCol], stock[1+cpuCol]
+		putRatio(&rd, "goodput", ours[0], stock[0])
+		if a, ok := ratio(ours[1+cpuCol], ours[0]); ok {
+			if b, ok := ratio(stock[1+cpuCol], stock[0]); ok {
+				putRatio(&rd, "cpu_per_byte", a, b)
+			}
+		}
+		rounds = append(rounds, rd)
+	}
+	return rounds
+}
+
+var udpLine = regexp.MustCompile(`^round (\d+) (\S+)\s+sent ([\d.]+) Gbit/s, loss ([\d.]+)%, goodput ([\d.]+) Gbit/s, cpu client ([\d.]+)% server ([\d.]+)%`)
+
+// parseUDP reads udp-unlimited.sh's "round R TOOL sent ..." lines.
+func parseUDP(out string) []Round {
+	rows := map[int]map[string][]float64{}
+	for _, line := range strings.Split(out, "\n") {
+		m := udpLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		r, _ := strconv.Atoi(m[1])
+		v, ok := numbers(m[3:])
+		if !ok {
+			continue
+		}
+		if rows[r] == nil {
+			rows[r] = map[string][]float64{}
+		}
+		rows[r][m[2]] = v // sent, loss, goodput, client CPU, server CPU
+	}
+	var rounds []Round
+	for _, r := range sortedRounds(rows) {
+		ours, ref := rows[r]["ours"], rows[r]["3.21"]
+		if ours == nil || ref == nil {
+			continue
+		}
+		rd := newRound()
+		for name, v := range map[string][]float64{"ours": ours, "iperf3": ref} {
+			rd.Figures[name+"_goodput_gbps"], rd.Figures[name+"_loss_pct"] = v[2], v[1]
+			rd.Figures[name+"_server_cpu_pct"] = v[4]
+		}
+		putRatio(&rd, "goodput", ours[2], ref[2])
+		putRatio(&rd, "server_cpu", ours[4], ref[4])
+		rounds = append(rounds, rd)
+	}
+	return rounds
+}
+
+// parsePair reads "R TOOL P50 P99 [more...]" lines (openloop-alternate.sh)
+// for our tool and the reference, and gives p50 and p99 ratios.
+func parsePair(out, ours, ref string) []Round {
+	rows := map[int]map[string][]float64{}
+	for n := 2; n <= 6; n++ { // cachebench prints 6 numbers, pingpong 4, the references 2
+		for r, m := range roundRows(out, 1, n) {
+			for k, v := range m {
+				if k != ours && k != ref {
+					continue
+				}
+				if rows[r] == nil {
+					rows[r] = map[string][]float64{}
+				}
+				rows[r][k] = v
+			}
+		}
+	}
+	var rounds []Round
+	for _, r := range sortedRounds(rows) {
+		a, b := rows[r][ours], rows[r][ref]
+		if a == nil || b == nil {
+			continue
+		}
+		rd := newRound()
+		rd.Figures["ours_p50_us"], rd.Figures["ours_p99_us"] = a[0], a[1]
+		rd.Figures["ref_p50_us"], rd.Figures["ref_p99_us"] = b[0], b[1]
+		putRatio(&rd, "p50", a[0], b[0])
+		putRatio(&rd, "p99", a[1], b[1])
+		rounds = append(rounds, rd)
+	}
+	return rounds
+}
+
+var sockperfRound = regexp.MustCompile(`round (\d+): ours p50 ([\d.]+) us, sockperf p50 ([\d.]+) us`)
+
+// parseSockperfClient reads BenchmarkSockperfComparison's round logs into
+// rounds (by index), under the protocol's keys.
+func parseSockperfClient(rounds []Round, out, proto string) []Round {
+	i := 0
+	for _, m := range sockperfRound.FindAllStringSubmatch(out, -1) {
+		v, ok := numbers(m[2:])
+		if !ok {
+			continue
+		}
+		for len(rounds) <= i {
+			rounds = append(rounds, newRound())
+		}
+		rounds[i].Figures[proto+"_ours_p50_us"], rounds[i].Figures[proto+"_sockperf_p50_us"] = v[0], v[1]
+		putRatio(&rounds[i], proto+"_p50", v[0], v[1])
+		i++
+	}
+	return rounds
+}
+
+// parseSockperfServer reads sockperf-server.sh's "R MODE PROTO NAME P50 P99
+// SENT TICKS" lines: p50 and server CPU per message, per protocol.
+func parseSockperfServer(out string) []Round {
+	rows := roundRows(out, 3, 4)
+	var rounds []Round
+	for _, r := range sortedRounds(rows) {
+		rd := newRound()
+		for _, proto := range []string{"udp", "tcp"} {
+			a, b := rows[r]["ping-pong "+proto+" ours"], rows[r]["ping-pong "+proto+" sockperf"]
+			if a == nil || b == nil {
+				continue
+			}
+			rd.Figures[proto+"_ours_p50_us"], rd.Figures[proto+"_sockperf_p50_us"] = a[0], b[0]
+			rd.Figures[proto+"_ours_cpu_ticks"], rd.Figures[proto+"_sockperf_cpu_ticks"] = a[3], b[3]
+			putRatio(&rd, proto+"_p50", a[0], b[0])
+			if x, ok := ratio(a[3], a[2]); ok {
+				if y, ok := ratio(b[3], b[2]); ok {
+					putRatio(&rd, proto+"_cpu_per_msg", x, y)
+				}
+			}
+		}
+		if len(rd.Figures) > 0 {
+			rounds = append(rounds, rd)
+		}
+	}
+	return rounds
+}
+
+var opsPerRound = regexp.MustCompile(`ops/s per round: redis-benchmark \[([\d. ]*)\], resp \[([\d. ]*)\], glide \[([\d. ]*)\]`)
+
+// parseVsRedisBenchmark reads BenchmarkVsRedisBenchmark's per-round log:
+// redis-benchmark's, the resp engine's and glide's ops/s, by index.
+func parseVsRedisBenchmark(out string) (rb, resp, glide []float64, ok bool) {
+	m := opsPerRound.FindStringSubmatch(out)
+	if m == nil {
+		return nil, nil, nil, false
+	}
+	rb, ok1 := numbers(strings.Fields(m[1]))
+	resp, ok2 := numbers(strings.Fields(m[2]))
+	glide, ok3 := numbers(strings.Fields(m[3]))
+	if !ok1 || !ok2 || !ok3 || len(rb) == 0 || len(rb) != len(resp) {
+		return nil, nil, nil, false
+	}
+	return rb, resp, glide, true
+}
+
+// parseGoRedis reads goredis.sh's "R WORKERS TOOL OPS P50 P99 CPU_S" lines.
+func parseGoRedis(out string) []Round {
+	rows := roundRows(out, 2, 4)
+	var rounds []Round
+	for _, r := range sortedRounds(rows) {
+		rd := newRound()
+		for _, w := range []string{"1", "4"} {
+			a, b := rows[r][w+" resp"], rows[r][w+" go-redis"]
+			if a == nil || b == nil {
+				continue
+			}
+			rd.Figures["resp_ops_w"+w], rd.Figures["goredis_ops_w"+w] = a[0], b[0]
+			rd.Figures["resp_p50_us_w"+w], rd.Figures["goredis_p50_us_w"+w] = a[1], b[1]
+			putRatio(&rd, "p50_w"+w, a[1], b[1])
+			putRatio(&rd, "ops_w"+w, a[0], b[0])
+			if x, ok := ratio(a[3], a[0]); ok {
+				if y, ok := ratio(b[3], b[0]); ok {
+					putRatio(&rd, "cpu_per_op_w"+w, x, y)
+				}
+			}
+		}
+		if len(rd.Figures) > 0 {
+			rounds = append(rounds, rd)
+		}
+	}
+	return rounds
+}
+
+var vethBench = regexp.MustCompile(`(?m)^BenchmarkVethSnapshot/(ioctl|ethtool-binary)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op`)
+
+// parseEthtoolBench pairs BenchmarkVethSnapshot's ioctl and ethtool-binary
+// runs by their order (-count N gives N of each): ethtool's ns/op over ours.
+func parseEthtoolBench(out string) []Round {
+	var ioctl, binary []float64
+	for _, m := range vethBench.FindAllStringSubmatch(out, -1) {
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			continue
+		}
+		if m[1] == "ioctl" {
+			ioctl = append(ioctl, v)
+		} else {
+			binary = append(binary, v)
+		}
+	}
+	var rounds []Round
+	for i := range min(len(ioctl), len(binary)) {
+		rd := newRound()
+		rd.Figures["ioctl_ns"], rd.Figures["ethtool_binary_ns"] = ioctl[i], binary[i]
+		putRatio(&rd, "speed", binary[i], ioctl[i])
+		rounds = append(rounds, rd)
+	}
+	return rounds
+}
+
+// parseNodeExporter reads node-exporter.sh: the name agreement lines ("#
+// names ...", "# only ...") and the "R NAME P50 P99 CPU_US" rounds.
+func parseNodeExporter(out string) ([]Round, *Agreement) {
+	var ag *Agreement
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 8 && f[0] == "#" && f[1] == "names" {
+			v, ok := numbers([]string{f[3], f[5], f[7]})
+			if ok {
+				ag = &Agreement{What: "node_ethtool_ series (names and labels)",
+					Compared: int(max(v[0], v[1])), Agree: int(v[2])}
+			}
+		}
+		if ag != nil && len(f) == 4 && f[0] == "#" && f[1] == "only" && len(ag.Detail) < 10 {
+			ag.Detail = append(ag.Detail, "only "+f[2]+": "+f[3])
+		}
+	}
+	rows := roundRows(out, 1, 3)
+	var rounds []Round
+	for _, r := range sortedRounds(rows) {
+		a, b := rows[r]["agent"], rows[r]["node_exporter"]
+		if a == nil || b == nil {
+			continue
+		}
+		rd := newRound()
+		rd.Figures["agent_p50_us"], rd.Figures["node_exporter_p50_us"] = a[0], b[0]
+		rd.Figures["agent_cpu_us"], rd.Figures["node_exporter_cpu_us"] = a[2], b[2]
+		putRatio(&rd, "latency_p50", a[0], b[0])
+		putRatio(&rd, "cpu_per_scrape", a[2], b[2])
+		rounds = append(rounds, rd)
+	}
+	return rounds, ag
+}
