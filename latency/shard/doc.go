@@ -29,7 +29,7 @@
 //
 // Merge checks results in memory as strictly as Decode checks files: every
 // shard must record with this package's histogram settings and the same
-// interval, tool and StartAt (ErrMismatch otherwise), and counts must be
+// interval and tool (ErrMismatch otherwise), and counts must be
 // those their histograms hold (ErrInvalid). Start times come from each
 // host's clock: their skew includes the hosts' clock offsets, which NTP or
 // chrony keeps to about a millisecond on cloud hosts.

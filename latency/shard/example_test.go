@@ -18,7 +18,7 @@ import (
 // Merge. This load times a local function; a real one calls cache.Run or
 // latency.PingPong and records from their per-operation hooks.
 func ExampleRun() {
-	cfg := &shard.Config{Shard: shard.Spec{Index: 0, Count: 1}, Duration: 200 * time.Millisecond, Interval: 50 * time.Millisecond}
+	cfg := &shard.Config{Shard: shard.Spec{Index: 0, Count: 1}, Duration: 500 * time.Millisecond, Interval: 100 * time.Millisecond}
 	r, err := shard.Run(context.Background(), cfg, func(ctx context.Context, record func(time.Time, time.Duration, error)) error {
 		for end := time.Now().Add(cfg.Duration); time.Now().Before(end); {
 			t0 := time.Now()

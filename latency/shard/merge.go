@@ -116,7 +116,7 @@ type Merged struct {
 	// the histogram as HistogramHighest.
 	OutOfRange int64 `json:"out_of_range"`
 	// StartSkew is how late the last merged shard started: after the
-	// shards' common StartAt when they have one, else after the earliest
+	// shards' common StartAt when they share one, else after the earliest
 	// shard (the hosts' clock offsets included).
 	StartSkew time.Duration `json:"-"`
 	Rows      []Row         `json:"rows"`
@@ -197,8 +197,7 @@ func readFile1(path string) (*Result, error) {
 // for no results, a nil or malformed one (counts that their histograms do
 // not hold, intervals off the grid, out of order or overlapping) or a cfg
 // field out of range, each named; ErrMismatch for results of different
-// counts, intervals, tools, start times or histogram settings, or a shard
-// given twice; ErrNoWindow when no interval was measured by every good
+// counts, intervals, tools or histogram settings, or a shard given twice; ErrNoWindow when no interval was measured by every good
 // shard; and ErrIncomplete when a shard is missing or failed: Merged then
 // names them and holds the merge of the others.
 func Merge(results []*Result, cfg *Config) (*Merged, error) {
@@ -256,9 +255,6 @@ func (m *Merged) sort(results []*Result) ([]*Result, error) {
 			return nil, fmt.Errorf("%w: shard %s's interval %v, shard %s's %v", ErrMismatch, first.Shard, first.Interval, r.Shard, r.Interval)
 		case r.Tool != first.Tool:
 			return nil, fmt.Errorf("%w: shard %s is %q, shard %s %q", ErrMismatch, first.Shard, first.Tool, r.Shard, r.Tool)
-		case !r.StartAt.Equal(first.StartAt):
-			return nil, fmt.Errorf("%w: shard %s started at %s, shard %s at %s: not one run", ErrMismatch,
-				first.Shard, first.StartAt.Format(time.RFC3339Nano), r.Shard, r.StartAt.Format(time.RFC3339Nano))
 		case seen[r.Shard.Index]:
 			return nil, fmt.Errorf("%w: shard %s given twice", ErrMismatch, r.Shard)
 		}
@@ -352,14 +348,16 @@ func commonWindow(good []*Result, tol time.Duration) []int64 {
 }
 
 // skewBase is the time the shards' start skew is measured from: their
-// common StartAt, or the earliest start when they have none.
+// common StartAt, or the earliest start when they have none or were given
+// different ones (shards started apart merge over their overlap).
 func skewBase(good []*Result) time.Time {
-	if !good[0].StartAt.IsZero() {
-		return good[0].StartAt
-	}
-	earliest := good[0].Start
+	earliest, common := good[0].Start, !good[0].StartAt.IsZero()
 	for _, r := range good {
 		earliest = minTime(earliest, r.Start)
+		common = common && r.StartAt.Equal(good[0].StartAt)
+	}
+	if common {
+		return good[0].StartAt
 	}
 	return earliest
 }

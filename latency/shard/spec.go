@@ -22,8 +22,8 @@ var (
 	// already passed.
 	ErrPastStart = errors.New("shard: start time already past")
 	// ErrMismatch is wrapped by Merge's error when results cannot be merged:
-	// different shard counts, tools, start times, histogram settings or
-	// intervals, or one shard number twice.
+	// different shard counts, tools, histogram settings or intervals, or
+	// one shard number twice.
 	ErrMismatch = errors.New("shard: results do not match")
 	// ErrIncomplete is wrapped by Merge's error when a shard is missing,
 	// failed or unreadable; the Merged result then names them and holds the
