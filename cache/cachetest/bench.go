@@ -23,9 +23,9 @@ const defaultBenchDuration = time.Minute
 // the requests run concurrently; errors/op (failed requests per request)
 // is reported only when some failed, so that it adds no row of zeros to
 // every benchstat comparison. The benchmark fails if cfg is invalid, the
-// endpoint check fails, or no request succeeded. With HistogramDirEnv set
-// it also writes the histogram of the requests that succeeded, for
-// MergeHistograms.
+// endpoint check fails, or no request succeeded. With
+// NETPERFKIT_BENCH_HISTOGRAMS set it also writes the histogram of the
+// requests that succeeded, for shard.MergeHistogramLogs.
 func Benchmark(b *testing.B, ep *cache.Endpoint, cfg *cache.WorkloadConfig) {
 	b.Helper()
 	var w cache.WorkloadConfig

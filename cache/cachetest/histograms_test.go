@@ -19,15 +19,15 @@ func BenchmarkPooledGetSet(b *testing.B) {
 	cachetest.Benchmark(b, srv.Endpoint(), &cache.WorkloadConfig{Workers: 2})
 }
 
-// TestMergeHistogramsOfBenchmarkProcesses runs BenchmarkPooledGetSet in two
-// processes of this test binary with HistogramDirEnv set, and merges what
+// TestMergeHistogramLogsOfBenchmarkProcesses runs BenchmarkPooledGetSet in two
+// processes of this test binary with shard.BenchHistogramEnv set, and merges what
 // they wrote: the merged count is the sum of theirs.
-func TestMergeHistogramsOfBenchmarkProcesses(t *testing.T) {
+func TestMergeHistogramLogsOfBenchmarkProcesses(t *testing.T) {
 	cachetest.NewServer(t, nil) // skips (or fails) as the benchmark would
 	dir := t.TempDir()
 	for range 2 {
 		cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkPooledGetSet$", "-test.benchtime=300x", "-test.count=1")
-		cmd.Env = append(os.Environ(), cachetest.HistogramDirEnv+"="+dir)
+		cmd.Env = append(os.Environ(), shard.BenchHistogramEnv+"="+dir)
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}
@@ -41,7 +41,7 @@ func TestMergeHistogramsOfBenchmarkProcesses(t *testing.T) {
 		assert.Equal(t, int64(300), h.TotalCount(), "the measured run's requests")
 		sum += h.TotalCount()
 	}
-	h, dropped, err := cachetest.MergeHistograms(files...)
+	h, dropped, err := shard.MergeHistogramLogs(files...)
 	require.NoError(t, err)
 	assert.Zero(t, dropped)
 	assert.Equal(t, sum, h.TotalCount())

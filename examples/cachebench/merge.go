@@ -54,7 +54,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cachebench merge:", err)
 		return 2
 	}
-	m, err := shard.MergeFiles(files, &shard.MergeConfig{CPUShare: *cpuShare, LatenessShare: *lateShare})
+	m, err := shard.MergeFiles(files, &shard.Config{CPUShare: *cpuShare, LatenessShare: *lateShare})
 	if err != nil && !errors.Is(err, shard.ErrIncomplete) && !errors.Is(err, shard.ErrNoWindow) {
 		fmt.Fprintln(stderr, "cachebench merge:", err)
 		return 1

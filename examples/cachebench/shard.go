@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
@@ -57,11 +56,20 @@ type plan struct {
 	cfg     cache.WorkloadConfig
 }
 
+// parseStartAt parses -start-at, an RFC 3339 time.
+func parseStartAt(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want RFC 3339, e.g. 2026-12-02T15:00:00Z: %w", err)
+	}
+	return t, nil
+}
+
 // shardPlan checks the flags of a sharded run and builds its workload:
 // the shard's own part of the key space (its own key prefix over
 // KeySpace/N keys) and its own workers.
 func shardPlan(o *options) (*plan, error) {
-	p := &plan{spec: shard.Single}
+	p := &plan{spec: shard.Spec{Index: 0, Count: 1}}
 	var err error
 	if o.sh.spec != "" {
 		if p.spec, err = shard.ParseSpec(o.sh.spec); err != nil {
@@ -69,7 +77,7 @@ func shardPlan(o *options) (*plan, error) {
 		}
 	}
 	if o.sh.startAt != "" {
-		if p.startAt, err = shard.ParseStartAt(o.sh.startAt); err != nil {
+		if p.startAt, err = parseStartAt(o.sh.startAt); err != nil {
 			return nil, fmt.Errorf("-start-at: %w", err)
 		}
 	}
@@ -85,8 +93,6 @@ func shardPlan(o *options) (*plan, error) {
 		mode = cache.Pooled
 	case o.sh.runsSet && o.runs != 1:
 		return nil, errors.New("a sharded run is one run: repeat the whole sharded run for more")
-	case o.sh.interval < shard.MinInterval || o.sh.interval > shard.MaxInterval:
-		return nil, fmt.Errorf("-interval %v: must be %v..%v", o.sh.interval, shard.MinInterval, shard.MaxInterval)
 	}
 	const keySpace = 10000 // cache's default, split between the shards
 	lo, hi := p.spec.Part(keySpace)
@@ -110,43 +116,32 @@ func runShard(ctx context.Context, ep *cache.Endpoint, o *options, stdout, stder
 	if err != nil {
 		return fail(2, err)
 	}
-	started, late, err := shard.WaitUntil(ctx, p.startAt)
-	if errors.Is(err, shard.ErrPastStart) {
+	var res *cache.RunResult
+	var runErr error
+	cfg := &shard.Config{Shard: p.spec, StartAt: p.startAt, Duration: p.cfg.Duration, Interval: o.sh.interval}
+	out, err := shard.Run(ctx, cfg, func(ctx context.Context, record func(time.Time, time.Duration, error)) error {
+		p.cfg.OnOperation = func(op cache.Operation) { record(op.End, op.End.Sub(op.Start), op.Err) }
+		res, runErr = cache.Run(ctx, ep, &p.cfg)
+		return runErr
+	})
+	switch {
+	case errors.Is(err, shard.ErrPastStart):
 		return fail(exitPastStart, fmt.Errorf("-start-at: %w", err))
-	}
-	if err != nil {
+	case errors.Is(err, shard.ErrInvalid):
+		return fail(2, err)
+	case res == nil: // cancelled before the start
 		return fail(stoppedStatus(ctx), err)
 	}
-	rec, err := shard.NewRecorder(started, p.cfg.Duration, &shard.RecorderConfig{Interval: o.sh.interval})
-	if err != nil {
-		return fail(2, err)
-	}
-	p.cfg.OnOperation = func(op cache.Operation) {
-		if op.Err != nil {
-			rec.RecordError(op.End)
-			return
-		}
-		rec.Record(op.End, op.End.Sub(op.Start))
-	}
-	cpu := shard.StartCPU()
-	res, runErr := cache.Run(ctx, ep, &p.cfg)
-	end := time.Now()
-	out := &shard.Result{
-		Tool: "cachebench", Shard: p.spec, StartAt: p.startAt, Start: started, End: end,
-		Interval: rec.Interval(), Intervals: rec.Intervals(end), CPU: cpu.Stop(),
-	}
-	out.Host, _ = os.Hostname()
+	out.Tool = "cachebench"
 	if s := res.Schedule; s != nil {
 		out.SendLatenessP99, out.ResponseP99 = &s.ClientLateness.P99, &s.Response.P99
 	}
-	if runErr != nil {
-		out.Error = runErr.Error()
-	}
-	if out.Detail, err = json.Marshal(res); err != nil {
-		return fail(1, err)
+	var jerr error
+	if out.Detail, jerr = json.Marshal(res); jerr != nil {
+		return fail(1, jerr)
 	}
 	fmt.Fprintf(stderr, "cachebench: shard %s (%s %s) started %s, %v after -start-at; %d operations, %d errors, %.0f ops/s\n",
-		p.spec, cachecli.Name(p.cfg.Engine), p.cfg.Mode, started.UTC().Format(time.RFC3339Nano), late.Round(time.Microsecond),
+		p.spec, cachecli.Name(p.cfg.Engine), p.cfg.Mode, out.Start.UTC().Format(time.RFC3339Nano), lateBy(out),
 		res.Succeeded, res.Errors, res.OpsPerSec)
 	if err := writeShard(o.sh.out, stdout, out); err != nil {
 		return fail(1, err)
@@ -154,10 +149,18 @@ func runShard(ctx context.Context, ep *cache.Endpoint, o *options, stdout, stder
 	switch {
 	case runErr != nil && ctx.Err() != nil:
 		return fail(stoppedStatus(ctx), runErr)
-	case runErr != nil:
-		return fail(1, runErr)
+	case err != nil: // the run's error, or no operation recorded
+		return fail(1, err)
 	}
 	return 0
+}
+
+// lateBy is how late the shard started after -start-at (zero without one).
+func lateBy(r *shard.Result) time.Duration {
+	if r.StartAt.IsZero() {
+		return 0
+	}
+	return r.Start.Sub(r.StartAt).Round(time.Microsecond)
 }
 
 // writeShard writes r to path, or to stdout for "-" or no path.

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
@@ -15,7 +15,7 @@ import (
 // runShard runs one shard of a sharded ping-pong: it waits for -start-at,
 // runs once, and writes the shard's result with per-interval histograms.
 func runShard(ctx context.Context, o options, cfg *latency.PingPongConfig, stdout, stderr io.Writer) error {
-	sp := shard.Single
+	sp := shard.Spec{Index: 0, Count: 1}
 	var at time.Time
 	var err error
 	if o.shard != "" {
@@ -24,54 +24,60 @@ func runShard(ctx context.Context, o options, cfg *latency.PingPongConfig, stdou
 		}
 	}
 	if o.startAt != "" {
-		if at, err = shard.ParseStartAt(o.startAt); err != nil {
-			return fmt.Errorf("-start-at: %w", err)
+		if at, err = time.Parse(time.RFC3339Nano, o.startAt); err != nil {
+			return fmt.Errorf("-start-at: want RFC 3339, e.g. 2026-12-02T15:00:00Z: %w", err)
 		}
 	}
 	if cfg.Duration <= 0 {
 		return fmt.Errorf("a sharded run is timed: use -t, not -n")
 	}
-	started, late, err := shard.WaitUntil(ctx, at)
-	if err != nil {
+	var res *latency.PingPongResult
+	var runErr error
+	scfg := &shard.Config{Shard: sp, StartAt: at, Duration: cfg.Duration, Interval: o.interval}
+	out, err := shard.Run(ctx, scfg, func(ctx context.Context, record func(time.Time, time.Duration, error)) error {
+		start := time.Now()
+		res, runErr = latency.PingPong(ctx, o.addr, cfg)
+		placeSamples(record, start, min(time.Since(start), cfg.Duration), res.Samples)
+		return runErr
+	})
+	switch {
+	case errors.Is(err, shard.ErrPastStart):
 		return fmt.Errorf("-start-at: %w", err)
-	}
-	cpu := shard.StartCPU()
-	res, runErr := latency.PingPong(ctx, o.addr, cfg)
-	end := time.Now()
-	out := &shard.Result{Tool: "pingpong", Shard: sp, StartAt: at, Start: started, End: end, CPU: cpu.Stop()}
-	out.Host, _ = os.Hostname()
-	rec, err := shard.NewRecorder(started, max(end.Sub(started), time.Millisecond), &shard.RecorderConfig{Interval: o.interval})
-	if err != nil {
+	case res == nil: // a bad setting, or cancelled before the start
 		return err
 	}
-	placeSamples(rec, started, end.Sub(started), res.Samples)
-	out.Interval, out.Intervals = rec.Interval(), rec.Intervals(end)
+	out.Tool = "pingpong"
 	if res.SendLateness != nil {
 		out.SendLatenessP99, out.ResponseP99 = &res.SendLateness.P99, &res.P99
 	}
-	if runErr != nil {
-		out.Error = runErr.Error()
+	var jerr error
+	if out.Detail, jerr = json.Marshal(res); jerr != nil {
+		return jerr
 	}
-	if out.Detail, err = json.Marshal(res); err != nil {
-		return err
+	late := time.Duration(0)
+	if !at.IsZero() {
+		late = out.Start.Sub(at)
 	}
 	fmt.Fprintf(stderr, "pingpong: shard %s started %s, %v after -start-at; %d round trips\n",
-		sp, started.UTC().Format(time.RFC3339Nano), late.Round(time.Microsecond), len(res.Samples))
+		sp, out.Start.UTC().Format(time.RFC3339Nano), late.Round(time.Microsecond), len(res.Samples))
 	if err := writeShard(o.out, stdout, out); err != nil {
 		return err
 	}
-	return runErr
+	if runErr != nil {
+		return runErr
+	}
+	return err
 }
 
 // placeSamples records round trips in order over [start, start+d): each
 // ends at its share of d, the sum of the round trips up to it over the sum
 // of all of them (a closed loop sends the next when the last returns).
-func placeSamples(rec *shard.Recorder, start time.Time, d time.Duration, samples []time.Duration) {
+func placeSamples(record func(time.Time, time.Duration, error), start time.Time, d time.Duration, samples []time.Duration) {
 	var total float64
 	for _, s := range samples {
 		total += float64(max(s, 0))
 	}
-	if total <= 0 {
+	if total <= 0 || d <= 0 {
 		return
 	}
 	var cum float64
@@ -79,7 +85,7 @@ func placeSamples(rec *shard.Recorder, start time.Time, d time.Duration, samples
 		cum += float64(max(s, 0))
 		// The last ends a nanosecond before d, inside the measurement.
 		at := start.Add(min(time.Duration(cum/total*float64(d)), d-1))
-		rec.Record(at, s)
+		record(at, s, nil)
 	}
 }
 

@@ -18,20 +18,18 @@ import (
 
 func TestPlaceSamplesKeepsEveryRoundTrip(t *testing.T) {
 	start := time.Unix(100, 0)
-	rec, err := shard.NewRecorder(start, time.Second, &shard.RecorderConfig{Interval: 250 * time.Millisecond})
-	require.NoError(t, err)
-	samples := []time.Duration{time.Millisecond, 3 * time.Millisecond, -1, time.Millisecond, 5 * time.Millisecond}
-	placeSamples(rec, start, time.Second, samples)
-	var n int64
-	ivs := rec.Intervals(start.Add(time.Second))
-	for _, iv := range ivs {
-		n += iv.Count
+	var ats []time.Duration
+	record := func(at time.Time, d time.Duration, err error) {
+		assert.NoError(t, err)
+		ats = append(ats, at.Sub(start))
 	}
-	assert.Equal(t, int64(len(samples)), n)
-	assert.Zero(t, rec.Outside())
+	samples := []time.Duration{time.Millisecond, 3 * time.Millisecond, -1, time.Millisecond, 5 * time.Millisecond}
+	placeSamples(record, start, time.Second, samples)
+	require.Len(t, ats, len(samples))
 	// 1+3 of 10 ms: the second round trip (and the empty third) end at
 	// 40 % of the second, the fourth at 50 %, the last just before its end.
-	assert.Equal(t, []int64{1, 2, 1, 1}, []int64{ivs[0].Count, ivs[1].Count, ivs[2].Count, ivs[3].Count})
+	assert.Equal(t, []time.Duration{100 * time.Millisecond, 400 * time.Millisecond, 400 * time.Millisecond,
+		500 * time.Millisecond, time.Second - 1}, ats)
 }
 
 // TestShardsMerge runs two pingpong shards in-process against one server

@@ -6,20 +6,19 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/netperfkit/netperfkit/latency/latencytest"
 	"github.com/netperfkit/netperfkit/latency/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// TestMergeHistogramsOfBenchmarkProcesses runs BenchmarkLoopbackTCP in two
-// processes of this test binary with HistogramDirEnv set, and merges what
+// TestMergeHistogramLogsOfBenchmarkProcesses runs BenchmarkLoopbackTCP in two
+// processes of this test binary with shard.BenchHistogramEnv set, and merges what
 // they wrote: the merged count is the sum of theirs.
-func TestMergeHistogramsOfBenchmarkProcesses(t *testing.T) {
+func TestMergeHistogramLogsOfBenchmarkProcesses(t *testing.T) {
 	dir := t.TempDir()
 	for range 2 {
 		cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkLoopbackTCP$", "-test.benchtime=200x", "-test.count=1")
-		cmd.Env = append(os.Environ(), latencytest.HistogramDirEnv+"="+dir)
+		cmd.Env = append(os.Environ(), shard.BenchHistogramEnv+"="+dir)
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}
@@ -33,7 +32,7 @@ func TestMergeHistogramsOfBenchmarkProcesses(t *testing.T) {
 		assert.Equal(t, int64(200), h.TotalCount(), "the measured run's round trips, not the b.N=1 probe's")
 		sum += h.TotalCount()
 	}
-	h, dropped, err := latencytest.MergeHistograms(files...)
+	h, dropped, err := shard.MergeHistogramLogs(files...)
 	require.NoError(t, err)
 	assert.Zero(t, dropped)
 	assert.Equal(t, sum, h.TotalCount())

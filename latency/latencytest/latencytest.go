@@ -161,8 +161,8 @@ func (s *Server) Close() error {
 // is set to 0, since the benchmark's own time per iteration includes the
 // set-up and means nothing here. Dropped round trips are logged, not
 // reported as a metric (almost always zero, it would only add a table of
-// noise to every comparison). With HistogramDirEnv set it also writes the
-// round trips' histogram, for MergeHistograms. cfg may be nil; its Count is replaced by b.N
+// noise to every comparison). With NETPERFKIT_BENCH_HISTOGRAMS set it also writes the
+// round trips' histogram, for shard.MergeHistogramLogs. cfg may be nil; its Count is replaced by b.N
 // and, unless set, its Duration bound is lifted. Use it from a user's
 // benchmark:
 //

@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// CPUSample is a reading of the process's (and its cgroup's) CPU use,
-// taken when a measurement starts; Stop returns the use since then.
-type CPUSample struct {
+// cpuSample is a reading of the process's (and its cgroup's) CPU use,
+// taken when a measurement starts; stop returns the use since then.
+type cpuSample struct {
 	wall    time.Time
 	process time.Duration
 	ok      bool
@@ -30,15 +30,15 @@ type cgroupReading struct {
 	periods, throttled *int64
 }
 
-// StartCPU reads the CPU time used so far by the process and its cgroup.
-func StartCPU() *CPUSample {
+// startCPU reads the CPU time used so far by the process and its cgroup.
+func startCPU() *cpuSample {
 	p, ok := processCPU()
-	return &CPUSample{wall: time.Now(), process: p, ok: ok, cg: readCgroup(), host: readHost()}
+	return &cpuSample{wall: time.Now(), process: p, ok: ok, cg: readCgroup(), host: readHost()}
 }
 
-// Stop returns the CPU used since StartCPU and the limit the process ran
+// stop returns the CPU used since startCPU and the limit the process ran
 // under; nil when the platform cannot say (no getrusage) or s is nil.
-func (s *CPUSample) Stop() *CPU {
+func (s *cpuSample) stop() *CPU {
 	if s == nil || !s.ok {
 		return nil
 	}

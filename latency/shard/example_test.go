@@ -1,57 +1,56 @@
 package shard_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log"
 	"path/filepath"
+	"sync"
 	"time"
 
+	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/latency/shard"
 )
 
-// Two shards measured the same two seconds; a merge adds their histograms
-// over the intervals both measured whole.
-func Example() {
-	start := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
-	var files []*bytes.Buffer
-	for i := range 2 {
-		sp := shard.Spec{Index: i, Count: 2}
-		rec, _ := shard.NewRecorder(start, 2*time.Second, nil)
-		for k := range 100 {
-			rec.Record(start.Add(time.Duration(k)*20*time.Millisecond), time.Duration(i+1)*time.Millisecond)
+// A shard in a few lines: Run waits for the common start, hands the load a
+// record func, and returns the shard's Result, ready for WriteFile or
+// Merge. This load times a local function; a real one calls cache.Run or
+// latency.PingPong and records from their per-operation hooks.
+func ExampleRun() {
+	cfg := &shard.Config{Shard: shard.Spec{Index: 0, Count: 1}, Duration: 500 * time.Millisecond, Interval: 100 * time.Millisecond}
+	r, err := shard.Run(context.Background(), cfg, func(ctx context.Context, record func(time.Time, time.Duration, error)) error {
+		for end := time.Now().Add(cfg.Duration); time.Now().Before(end); {
+			t0 := time.Now()
+			time.Sleep(time.Millisecond) // the operation
+			record(time.Now(), time.Since(t0), nil)
 		}
-		var buf bytes.Buffer
-		_ = shard.Encode(&buf, &shard.Result{Tool: "example", Shard: sp, Start: start, End: start.Add(2 * time.Second),
-			Interval: rec.Interval(), Intervals: rec.Intervals(start.Add(2 * time.Second))})
-		files = append(files, &buf)
-	}
-	var rs []*shard.Result
-	for _, f := range files {
-		r, err := shard.Decode(f)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		rs = append(rs, r)
-	}
-	m, err := shard.Merge(rs, nil)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Printf("%d operations in %d intervals, %.0f ops/s, p50 %v, p99 %v\n",
-		m.Count, m.Intervals, m.OpsPerSec, m.Latency.P50.Round(time.Microsecond), m.Latency.P99.Round(time.Microsecond))
-	// Output: 200 operations in 2 intervals, 100 ops/s, p50 1ms, p99 2.001ms
+		return nil
+	})
+	r.Tool = "example"
+	fmt.Println(r.Shard, len(r.Intervals) >= 4, err)
+	// Output: 0/1 true <nil>
 }
 
-// A shard waits for the common start time, which must still be ahead.
-func ExampleWaitUntil() {
-	_, _, err := shard.WaitUntil(context.Background(), time.Now().Add(-time.Minute))
-	fmt.Println(errors.Is(err, shard.ErrPastStart))
-	// Output: true
+// Two shards of a cache load, started together on a whole second, merged
+// in memory: the whole program (shards on several hosts write their Result
+// with WriteFile instead, and `cachebench merge` or MergeFiles reads them).
+func ExampleRun_cache() {
+	ep, at := &cache.Endpoint{Addr: "127.0.0.1:6379"}, time.Now().Truncate(time.Second).Add(2*time.Second)
+	rs, wg := make([]*shard.Result, 2), sync.WaitGroup{}
+	for i := range rs {
+		wg.Go(func() {
+			cfg := &shard.Config{Shard: shard.Spec{Index: i, Count: 2}, StartAt: at, Duration: 5 * time.Second}
+			rs[i], _ = shard.Run(context.Background(), cfg, func(ctx context.Context, record func(time.Time, time.Duration, error)) error {
+				_, err := cache.Run(ctx, ep, &cache.WorkloadConfig{Duration: cfg.Duration, KeyPrefix: fmt.Sprint(i, ":"),
+					OnOperation: func(op cache.Operation) { record(op.End, op.End.Sub(op.Start), op.Err) }})
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	m, err := shard.Merge(rs, nil)
+	fmt.Printf("%d requests, %.0f/s over %v, p99 %v, start skew %v, err %v\n", m.Count, m.OpsPerSec, m.Window, m.Latency.P99, m.StartSkew, err)
 }
 
 // -shard 1/4 takes the second quarter of a key space.
@@ -78,18 +77,11 @@ func ExampleMergeFiles() {
 	// README end
 }
 
-// A shard measures its own CPU use beside its load, for the merge's verdict.
-func ExampleStartCPU() {
-	cpu := shard.StartCPU()
-	// ... the shard's load runs here ...
-	if c := cpu.Stop(); c != nil {
-		fmt.Printf("%.2f of %.2f cores (%s)\n", c.UsedCores(), c.LimitCores, c.LimitSource)
-	}
-}
-
-// -start-at takes RFC 3339.
-func ExampleParseStartAt() {
-	at, err := shard.ParseStartAt("2026-12-02T15:00:00Z")
-	fmt.Println(at.Unix(), err)
-	// Output: 1796223600 <nil>
+// A shard whose start has passed is refused, so that it never runs on its
+// own out of step with the others.
+func ExampleRun_pastStart() {
+	cfg := &shard.Config{StartAt: time.Now().Add(-time.Minute), Duration: time.Second}
+	_, err := shard.Run(context.Background(), cfg, func(context.Context, func(time.Time, time.Duration, error)) error { return nil })
+	fmt.Println(errors.Is(err, shard.ErrPastStart))
+	// Output: true
 }

@@ -1,54 +1,37 @@
 package shard
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/netperfkit/netperfkit/internal/benchhist"
 )
 
-// WriteHistogramLog writes h to path in the HdrHistogram log format, as
-// one interval tagged with tag (a benchmark's name), so that the
-// histograms of benchmarks run in several processes can be merged exactly
-// by MergeHistogramLogs. It replaces the file. The error wraps ErrInvalid
-// for a nil h or an empty path.
-func WriteHistogramLog(path, tag string, h *hdrhistogram.Histogram) error {
-	if h == nil || path == "" {
-		return fmt.Errorf("%w: WriteHistogramLog: nil histogram or empty path", ErrInvalid)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("shard: %w", err)
-	}
-	w := hdrhistogram.NewHistogramLogWriter(f)
-	err = w.OutputLogFormatVersion()
-	if err == nil {
-		err = w.OutputLegend()
-	}
-	c := hdrhistogram.Import(h.Export())
-	c.SetTag(tag)
-	now := time.Now().UnixMilli()
-	c.SetStartTimeMs(now)
-	c.SetEndTimeMs(now)
-	err = errors.Join(err, w.OutputIntervalHistogram(c), f.Close())
-	if err != nil {
-		return fmt.Errorf("shard: writing %s: %w", path, err)
-	}
-	return nil
-}
+// BenchHistogramEnv names the environment variable that, when it holds a
+// directory, makes latencytest's and cachetest's Benchmark write their
+// histograms there, one HdrHistogram log per benchmark and process
+// (NAME-PID.hlog; each b.N round replaces the last, so the file holds the
+// measured run), for MergeHistogramLogs:
+//
+//	NETPERFKIT_BENCH_HISTOGRAMS=/shared/h go test -run '^$' -bench RTT   # on each host
+//	h, _, err := shard.MergeHistogramLogs(files...)                       # afterwards
+const BenchHistogramEnv = benchhist.Env
 
 // MergeHistogramLogs adds up every interval histogram in the HdrHistogram
-// logs at paths (those WriteHistogramLog writes, or any other), and
-// returns the sum and the values it could not hold (above its range of
-// HistogramLowest..HistogramHighest), which are counted, never dropped
-// silently. The error names the first file it could not read.
+// logs at paths (those the Benchmark helpers write, or any other) and
+// returns the sum, in this package's settings (1 µs to 60 s at 3
+// significant figures: percentiles of the sum, never an average of
+// percentiles), and the values it could not hold (above 60 s), which are
+// counted, never dropped silently. No paths, or a file that holds no
+// interval histogram (an empty file, a shard's .json), is an error
+// wrapping ErrInvalid; the error names the first file it could not use.
 func MergeHistogramLogs(paths ...string) (h *hdrhistogram.Histogram, dropped int64, err error) {
 	h = newHistogram()
+	if len(paths) == 0 {
+		return h, 0, fmt.Errorf("%w MergeHistogramLogs: no paths", ErrInvalid)
+	}
 	for _, p := range paths {
 		d, err := mergeLog(h, p)
 		dropped += d
@@ -67,36 +50,17 @@ func mergeLog(into *hdrhistogram.Histogram, path string) (int64, error) {
 	defer f.Close()
 	r := hdrhistogram.NewHistogramLogReader(io.LimitReader(f, maxResultBytes))
 	var dropped int64
-	for {
+	for n := 0; ; n++ {
 		x, err := r.NextIntervalHistogram()
 		if err != nil {
 			return dropped, fmt.Errorf("%w histogram log %s: %w", ErrInvalid, path, err)
+		}
+		if x == nil && n == 0 {
+			return dropped, fmt.Errorf("%w histogram log %s: holds no interval histogram (not an HdrHistogram log)", ErrInvalid, path)
 		}
 		if x == nil {
 			return dropped, nil
 		}
 		dropped += into.Merge(x)
 	}
-}
-
-// BenchHistogramEnv names the environment variable that, when it holds a
-// directory, makes latencytest's and cachetest's Benchmark helpers write
-// their histograms there (WriteBenchHistogram), for MergeHistogramLogs.
-const BenchHistogramEnv = "NETPERFKIT_BENCH_HISTOGRAMS"
-
-// WriteBenchHistogram writes h as an HdrHistogram log named for the
-// benchmark and this process (NAME-PID.hlog) into the directory
-// BenchHistogramEnv names; it does nothing when the variable is unset or h
-// is nil. Each call replaces the file, so it holds a benchmark's last run.
-func WriteBenchHistogram(benchName string, h *hdrhistogram.Histogram) error {
-	dir := os.Getenv(BenchHistogramEnv)
-	if dir == "" || h == nil {
-		return nil
-	}
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(benchName)
-	path := filepath.Join(dir, fmt.Sprintf("%s-%d.hlog", name, os.Getpid()))
-	if err := WriteHistogramLog(path, benchName, h); err != nil {
-		return fmt.Errorf("%s: %w", BenchHistogramEnv, err)
-	}
-	return nil
 }

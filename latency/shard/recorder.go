@@ -9,30 +9,35 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
-// The histogram settings every shard records with, so that any two shards'
-// histograms add up exactly: 1 µs to 60 s at 3 significant figures (a value
-// is kept within 0.1 %). A longer time is recorded as 60 s and counted in
-// OutOfRange.
+// HistogramHighest is the longest operation a shard's histograms hold
+// exactly. Every shard records with the same settings, so that any two
+// shards' histograms add up exactly: 1 µs to 60 s at 3 significant figures
+// (a value is kept within 0.1 %). A longer operation is recorded as
+// HistogramHighest and counted in OutOfRange.
+const HistogramHighest = 60 * time.Second
+
 const (
-	HistogramLowest             = time.Microsecond
-	HistogramHighest            = 60 * time.Second
-	HistogramSignificantFigures = 3
+	histogramLowest  = time.Microsecond
+	histogramSigFigs = 3
 )
 
-// Interval limits: DefaultInterval is the zero RecorderConfig.Interval.
+// DefaultInterval is the grid's interval when Config.Interval is zero.
+// Intervals run from 1 ms to 1 h, and a run holds at most 86,400 of them.
+const DefaultInterval = time.Second
+
 const (
-	DefaultInterval = time.Second
-	MinInterval     = time.Millisecond
-	MaxInterval     = time.Hour
-	// maxIntervals bounds the intervals of one Recorder (and of a decoded
-	// Result): a day of 1 s intervals.
+	minInterval = time.Millisecond
+	maxInterval = time.Hour
+	// maxIntervals bounds the length of one run: a day of 1 s intervals
+	// (a Result holds one more when its start is off the grid).
 	maxIntervals = 86400
 )
 
 // Interval is what one shard measured in one interval of the wall-clock
-// grid. Start and End are wall-clock times; they are the grid's boundaries
-// except at the shard's first and last intervals, which it measured only in
-// part (and which Merge never counts).
+// grid (multiples of the interval since the Unix epoch). Start and End are
+// wall-clock times; they are the grid's boundaries except at the shard's
+// first and last intervals, which it may have measured only in part (Merge
+// counts those only within Config.StartTolerance of whole).
 type Interval struct {
 	Start time.Time
 	End   time.Time
@@ -45,23 +50,14 @@ type Interval struct {
 	// recorded in the histogram as HistogramHighest.
 	OutOfRange int64
 	// Histogram holds the latencies of the Count operations in
-	// nanoseconds; nil when Count is zero.
+	// nanoseconds, with this package's settings; nil when Count is zero.
 	Histogram *hdrhistogram.Histogram
 }
 
-// RecorderConfig configures a Recorder. A nil *RecorderConfig means the
-// defaults.
-type RecorderConfig struct {
-	// Interval is the length of an interval of the grid. Zero means
-	// DefaultInterval (1 s); otherwise MinInterval..MaxInterval. Every shard
-	// of a run must use the same.
-	Interval time.Duration
-}
-
-// Recorder records operations into the per-interval histograms of one
-// shard. It is safe for concurrent use: Record and RecordError take no lock.
-// A nil *Recorder records nothing.
-type Recorder struct {
+// recorder records operations into the per-interval histograms of one
+// shard. It is safe for concurrent use: record takes no lock, and an
+// interval's histogram is allocated when its first operation ends.
+type recorder struct {
 	start     time.Time // with its monotonic reading
 	startWall int64     // start's wall clock, Unix ns
 	planned   time.Duration
@@ -71,48 +67,48 @@ type Recorder struct {
 	outside   atomic.Int64
 }
 
+// recorderSettings are every interval's histogram settings.
+func recorderSettings() *latency.RecorderConfig {
+	return &latency.RecorderConfig{Lowest: histogramLowest, Highest: HistogramHighest, SignificantFigures: histogramSigFigs}
+}
+
 type bucket struct {
-	rec    *latency.Recorder
+	rec    atomic.Pointer[latency.Recorder]
 	errors atomic.Int64
 }
 
-// NewRecorder returns a Recorder for a measurement that starts at start (a
+// newRecorder returns a recorder for a measurement that starts at start (a
 // time.Now() reading, so that its monotonic clock places operations) and
-// lasts d. Operations that end outside [start, start+d) are not recorded
-// (Outside counts them). The error wraps ErrInvalid for a zero start, a d
-// that is not positive, or intervals out of range or too many (at most
-// 86,400 per run).
-func NewRecorder(start time.Time, d time.Duration, cfg *RecorderConfig) (*Recorder, error) {
-	iv := DefaultInterval
-	if cfg != nil && cfg.Interval != 0 {
-		iv = cfg.Interval
+// lasts d, on a grid of iv. Operations that end outside [start, start+d)
+// are counted as outside, not recorded.
+func newRecorder(start time.Time, d, iv time.Duration) (*recorder, error) {
+	if err := checkRun(start, d, iv); err != nil {
+		return nil, err
 	}
-	switch {
-	case start.IsZero():
-		return nil, fmt.Errorf("%w recorder: zero start time", ErrInvalid)
-	case d <= 0:
-		return nil, fmt.Errorf("%w recorder: duration %v is not positive", ErrInvalid, d)
-	case iv < MinInterval || iv > MaxInterval:
-		return nil, fmt.Errorf("%w RecorderConfig.Interval %v: must be %v..%v", ErrInvalid, iv, MinInterval, MaxInterval)
+	if _, err := latency.NewRecorder(recorderSettings()); err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
 	}
-	r := &Recorder{start: start, startWall: start.UnixNano(), planned: d, interval: int64(iv)}
+	r := &recorder{start: start, startWall: start.UnixNano(), planned: d, interval: int64(iv)}
 	r.first = floorDiv(r.startWall, r.interval)
 	last := floorDiv(r.startWall+int64(d)-1, r.interval)
-	n := last - r.first + 1
-	if n > maxIntervals {
-		return nil, fmt.Errorf("%w recorder: %v in intervals of %v is %d intervals, above %d", ErrInvalid, d, iv, n, maxIntervals)
-	}
-	r.buckets = make([]bucket, n)
-	for i := range r.buckets {
-		rec, err := latency.NewRecorder(&latency.RecorderConfig{
-			Lowest: HistogramLowest, Highest: HistogramHighest, SignificantFigures: HistogramSignificantFigures,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("shard: %w", err)
-		}
-		r.buckets[i].rec = rec
-	}
+	r.buckets = make([]bucket, last-r.first+1)
 	return r, nil
+}
+
+// checkRun checks a run's start, duration and interval before any
+// arithmetic on them can overflow.
+func checkRun(start time.Time, d, iv time.Duration) error {
+	switch {
+	case start.IsZero():
+		return fmt.Errorf("%w: zero start time", ErrInvalid)
+	case d <= 0:
+		return fmt.Errorf("%w Config.Duration %v: must be positive", ErrInvalid, d)
+	case iv < minInterval || iv > maxInterval:
+		return fmt.Errorf("%w Config.Interval %v: must be %v..%v", ErrInvalid, iv, minInterval, maxInterval)
+	case d > maxIntervals*iv: // no overflow: iv is at most an hour
+		return fmt.Errorf("%w Config.Duration %v: more than %d intervals of %v", ErrInvalid, d, maxIntervals, iv)
+	}
+	return nil
 }
 
 func floorDiv(a, b int64) int64 {
@@ -124,10 +120,7 @@ func floorDiv(a, b int64) int64 {
 }
 
 // bucketAt returns the bucket of an operation that ended at, or nil.
-func (r *Recorder) bucketAt(at time.Time) *bucket {
-	if r == nil {
-		return nil
-	}
+func (r *recorder) bucketAt(at time.Time) *bucket {
 	off := at.Sub(r.start)
 	if off < 0 || off >= r.planned {
 		r.outside.Add(1)
@@ -141,56 +134,40 @@ func (r *Recorder) bucketAt(at time.Time) *bucket {
 	return &r.buckets[k]
 }
 
-// Record records an operation that succeeded, ended at at (a time.Now()
-// reading) and took d.
-func (r *Recorder) Record(at time.Time, d time.Duration) {
-	if b := r.bucketAt(at); b != nil {
-		b.rec.Record(d)
-	}
-}
-
-// RecordError counts an operation that failed and ended at at.
-func (r *Recorder) RecordError(at time.Time) {
-	if b := r.bucketAt(at); b != nil {
+// record records an operation that ended at at (a time.Now() reading) and
+// took d, or failed when err is not nil.
+func (r *recorder) record(at time.Time, d time.Duration, err error) {
+	b := r.bucketAt(at)
+	switch {
+	case b == nil:
+	case err != nil:
 		b.errors.Add(1)
+	default:
+		b.histogram().Record(d)
 	}
 }
 
-// Outside returns the number of operations that ended outside the
-// measurement (before start, or after start plus the duration).
-func (r *Recorder) Outside() int64 {
-	if r == nil {
-		return 0
+// histogram returns the bucket's recorder, allocating it on first use.
+func (b *bucket) histogram() *latency.Recorder {
+	if rec := b.rec.Load(); rec != nil {
+		return rec
 	}
-	return r.outside.Load()
+	// newRecorder made one with these settings: no error here, and a nil
+	// *latency.Recorder would record nothing rather than panic.
+	rec, _ := latency.NewRecorder(recorderSettings())
+	if b.rec.CompareAndSwap(nil, rec) {
+		return rec
+	}
+	return b.rec.Load()
 }
 
-// Start returns the start the Recorder was given; zero for a nil one.
-func (r *Recorder) Start() time.Time {
-	if r == nil {
-		return time.Time{}
-	}
-	return r.start
-}
-
-// Interval returns the grid's interval; zero for a nil Recorder.
-func (r *Recorder) Interval() time.Duration {
-	if r == nil {
-		return 0
-	}
-	return time.Duration(r.interval)
-}
-
-// Intervals returns the intervals measured from the start to end (a
+// intervals returns the intervals measured from the start to end (a
 // time.Now() reading taken when the last operation was recorded; the
-// planned end when end is later, zero or before the start), in order, the
-// empty ones included. Call it once recording has stopped.
-func (r *Recorder) Intervals(end time.Time) []Interval {
-	if r == nil {
-		return nil
-	}
+// planned end when end is later or before the start), in order, the empty
+// ones included. Call it once recording has stopped.
+func (r *recorder) intervals(end time.Time) []Interval {
 	off := end.Sub(r.start)
-	if end.IsZero() || off <= 0 || off > r.planned {
+	if off <= 0 || off > r.planned {
 		off = r.planned
 	}
 	endWall := r.startWall + int64(off)
@@ -202,10 +179,11 @@ func (r *Recorder) Intervals(end time.Time) []Interval {
 			break
 		}
 		b := &r.buckets[i]
-		iv := Interval{Start: time.Unix(0, s).UTC(), End: time.Unix(0, e).UTC(), Errors: b.errors.Load(), OutOfRange: b.rec.OutOfRange()}
-		if b.rec.Count() > 0 {
-			iv.Histogram = b.rec.Snapshot()
+		iv := Interval{Start: time.Unix(0, s).UTC(), End: time.Unix(0, e).UTC(), Errors: b.errors.Load()}
+		if rec := b.rec.Load(); rec != nil && rec.Count() > 0 {
+			iv.Histogram = rec.Snapshot()
 			iv.Count = iv.Histogram.TotalCount()
+			iv.OutOfRange = rec.OutOfRange()
 		}
 		out = append(out, iv)
 	}

@@ -14,8 +14,8 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Format names the result encoding; Decode refuses another.
-const Format = "netperfkit-shard/1"
+// format names the result encoding; Decode refuses another.
+const format = "netperfkit-shard/1"
 
 // maxResultBytes bounds what Decode reads: a day of 1 s intervals with
 // compressed histograms fits well within it.
@@ -23,11 +23,12 @@ const maxResultBytes = 256 << 20
 
 // Result is everything one shard measured: its place, its start, its
 // per-interval histograms on the wall-clock grid, its CPU use, and the
-// tool's own result beside them. Encode writes it as JSON (histograms in
-// hdrhistogram-go's compressed V2 encoding, base64, as HdrHistogram's
-// tools read them); Decode reads it back.
+// tool's own result beside them. Run returns one; Encode writes it as JSON
+// (histograms in hdrhistogram-go's compressed V2 encoding, base64, as
+// HdrHistogram's tools read them); Decode reads it back.
 type Result struct {
-	// Tool names the generator ("cachebench", "pingpong").
+	// Tool names the generator ("cachebench", "pingpong"); Run leaves it
+	// to the caller. Merge refuses shards of different tools.
 	Tool string
 	// Shard is the shard's place among its siblings.
 	Shard Spec
@@ -47,12 +48,13 @@ type Result struct {
 	// SendLatenessP99 and ResponseP99 are an open-loop generator's own
 	// send lateness (how late it started operations against its schedule)
 	// and the response time it measured, both p99; nil for a closed-loop
-	// run, which has no schedule.
+	// run, which has no schedule. Run leaves them to the caller.
 	SendLatenessP99, ResponseP99 *time.Duration
 	// Error, when not empty, says why the shard failed or was cut short;
 	// Merge then leaves it out of the window and names it.
 	Error string
-	// Detail is the tool's own full result (JSON), carried as it is.
+	// Detail is the tool's own full result (JSON), carried as it is; Run
+	// leaves it to the caller.
 	Detail json.RawMessage
 }
 
@@ -162,9 +164,15 @@ func secs(d time.Duration) float64 { return d.Seconds() }
 
 // WriteFile writes r to path as Encode does, replacing the file; a path of
 // "-" writes to stdout instead. An r that Encode refuses leaves the file as
-// it was.
+// it was. The error wraps ErrInvalid for an empty path, a nil stdout with
+// "-", or an r that Encode refuses.
 func WriteFile(path string, stdout io.Writer, r *Result) error {
-	if path == "-" {
+	switch {
+	case path == "":
+		return fmt.Errorf("%w WriteFile: empty path (\"-\" for stdout)", ErrInvalid)
+	case path == "-" && stdout == nil:
+		return fmt.Errorf("%w WriteFile: nil stdout for path \"-\"", ErrInvalid)
+	case path == "-":
 		return Encode(stdout, r)
 	}
 	var buf bytes.Buffer
@@ -177,20 +185,23 @@ func WriteFile(path string, stdout io.Writer, r *Result) error {
 	return nil
 }
 
-// Encode writes r as one JSON object. Its error wraps ErrInvalid for a nil
-// r or an invalid Shard.
+// Encode writes r as one JSON object. It refuses (ErrInvalid, naming the
+// field; ErrMismatch for other histogram settings) a nil w or r and what
+// Decode and Merge would refuse, so that every file it writes can be
+// merged.
 func Encode(w io.Writer, r *Result) error {
-	if r == nil {
-		return fmt.Errorf("%w: Encode: nil result", ErrInvalid)
+	switch {
+	case w == nil:
+		return fmt.Errorf("%w Encode: nil writer", ErrInvalid)
+	case r == nil:
+		return fmt.Errorf("%w Encode: nil result", ErrInvalid)
 	}
-	if err := r.Shard.Validate(); err != nil {
+	if err := r.check(); err != nil {
 		return err
 	}
 	j := resultJSON{
-		Format: Format, Tool: r.Tool, Shard: r.Shard.Index, Shards: r.Shard.Count, Host: r.Host,
-		Start: r.Start.UTC(), End: r.End.UTC(), IntervalSeconds: secs(r.Interval),
-		Histogram: histJSON{LowestUs: float64(HistogramLowest) / 1e3, HighestUs: float64(HistogramHighest) / 1e3,
-			SignificantFigures: HistogramSignificantFigures, Unit: "ns"},
+		Format: format, Tool: r.Tool, Shard: r.Shard.Index, Shards: r.Shard.Count, Host: r.Host,
+		Start: r.Start.UTC(), End: r.End.UTC(), IntervalSeconds: secs(r.Interval), Histogram: settingsJSON(),
 		Intervals:       make([]intervalJSON, 0, len(r.Intervals)),
 		SendLatenessP99: usPtr(r.SendLatenessP99), ResponseP99: usPtr(r.ResponseP99),
 		Error: r.Error, Detail: r.Detail,
@@ -226,72 +237,80 @@ func Encode(w io.Writer, r *Result) error {
 	return nil
 }
 
-// Decode reads one Result written by Encode. It checks what Merge relies
-// on: the format, the shard's place, the histogram settings (those of this
-// package, in the header and in every histogram), intervals in order and
-// within the interval's length, and counts that match their histograms.
-// Its error wraps ErrInvalid; the Result is never nil.
+func settingsJSON() histJSON {
+	return histJSON{LowestUs: float64(histogramLowest) / 1e3, HighestUs: float64(HistogramHighest) / 1e3,
+		SignificantFigures: histogramSigFigs, Unit: "ns"}
+}
+
+// Decode reads one Result written by Encode, and refuses trailing data
+// after it: a file holds one shard's result (tool -out - >> all.json twice
+// is an error, not the first shard alone). It checks what Merge relies on,
+// as Merge checks results in memory: the format, the shard's place, the
+// histogram settings (this package's, in the header and in every
+// histogram), intervals in order, on the grid and within the measurement,
+// and counts that match their histograms. Its error wraps ErrInvalid
+// (ErrMismatch for other histogram settings); the Result is never nil.
 func Decode(rd io.Reader) (*Result, error) {
 	r := &Result{}
 	if rd == nil {
-		return r, fmt.Errorf("%w: Decode: nil reader", ErrInvalid)
+		return r, fmt.Errorf("%w Decode: nil reader", ErrInvalid)
 	}
 	var j resultJSON
-	dec := json.NewDecoder(io.LimitReader(rd, maxResultBytes))
+	lr := &io.LimitedReader{R: rd, N: maxResultBytes + 1}
+	dec := json.NewDecoder(lr)
 	if err := dec.Decode(&j); err != nil {
 		return r, fmt.Errorf("%w result: %w", ErrInvalid, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return r, fmt.Errorf("%w result: trailing data after the result (one result per file: write each shard to its own file)", ErrInvalid)
+	}
+	if lr.N <= 0 {
+		return r, fmt.Errorf("%w result: larger than %d bytes", ErrInvalid, maxResultBytes)
 	}
 	if err := j.check(); err != nil {
 		return r, err
 	}
-	r.Tool, r.Shard, r.Host = j.Tool, Spec{Index: j.Shard, Count: j.Shards}, j.Host
+	d := &Result{Tool: j.Tool, Shard: Spec{Index: j.Shard, Count: j.Shards}, Host: j.Host,
+		Start: j.Start, End: j.End, Interval: time.Duration(j.IntervalSeconds*1e9 + 0.5),
+		SendLatenessP99: durPtr(j.SendLatenessP99, 1e3), ResponseP99: durPtr(j.ResponseP99, 1e3),
+		Error: j.Error, Detail: j.Detail}
 	if j.StartAt != nil {
-		r.StartAt = *j.StartAt
+		d.StartAt = *j.StartAt
 	}
-	r.Start, r.End, r.Interval = j.Start, j.End, time.Duration(j.IntervalSeconds*1e9+0.5)
-	r.SendLatenessP99, r.ResponseP99 = durPtr(j.SendLatenessP99, 1e3), durPtr(j.ResponseP99, 1e3)
-	r.Error, r.Detail = j.Error, j.Detail
 	if c := j.CPU; c != nil {
 		if err := c.check(); err != nil {
 			return r, err
 		}
-		r.CPU = &CPU{Process: time.Duration(c.ProcessSeconds * 1e9), Cgroup: durPtr(c.CgroupSeconds, 1e9),
+		d.CPU = &CPU{Process: time.Duration(c.ProcessSeconds * 1e9), Cgroup: durPtr(c.CgroupSeconds, 1e9),
 			Wall: time.Duration(c.WallSeconds * 1e9), LimitCores: c.LimitCores, LimitSource: c.LimitSource,
 			Periods: c.Periods, Throttled: c.Throttled, HostBusy: c.HostBusy}
 	}
 	for i, ij := range j.Intervals {
-		iv, err := ij.decode(i, r.Interval)
+		iv, err := ij.decode(i)
 		if err != nil {
 			return r, err
 		}
-		if i > 0 && iv.Start.Before(r.Intervals[i-1].End) {
-			return r, fmt.Errorf("%w result: interval %d starts before interval %d ends", ErrInvalid, i, i-1)
-		}
-		r.Intervals = append(r.Intervals, iv)
+		d.Intervals = append(d.Intervals, iv)
 	}
-	return r, nil
+	if err := d.check(); err != nil {
+		return r, err
+	}
+	return d, nil
 }
 
+// check refuses what cannot be converted safely: another format or
+// histogram settings, an interval out of range (before it is converted to
+// a Duration), too many intervals (before they are decoded).
 func (j *resultJSON) check() error {
-	sp := Spec{Index: j.Shard, Count: j.Shards}
-	want := histJSON{LowestUs: float64(HistogramLowest) / 1e3, HighestUs: float64(HistogramHighest) / 1e3,
-		SignificantFigures: HistogramSignificantFigures, Unit: "ns"}
-	iv := time.Duration(j.IntervalSeconds*1e9 + 0.5)
 	switch {
-	case j.Format != Format:
-		return fmt.Errorf("%w result: format %q, want %q", ErrInvalid, j.Format, Format)
-	case sp.Validate() != nil:
-		return fmt.Errorf("%w result: %w", ErrInvalid, sp.Validate())
-	case j.Histogram != want:
-		return fmt.Errorf("%w result: histogram settings %+v, want %+v", ErrMismatch, j.Histogram, want)
-	case !(j.IntervalSeconds >= MinInterval.Seconds() && j.IntervalSeconds <= MaxInterval.Seconds()):
-		return fmt.Errorf("%w result: interval_seconds %v outside %v..%v", ErrInvalid, j.IntervalSeconds, MinInterval, MaxInterval)
-	case len(j.Intervals) > maxIntervals:
-		return fmt.Errorf("%w result: %d intervals, above %d", ErrInvalid, len(j.Intervals), maxIntervals)
-	case j.End.Before(j.Start):
-		return fmt.Errorf("%w result: end before start", ErrInvalid)
-	case iv <= 0:
-		return fmt.Errorf("%w result: interval %v", ErrInvalid, iv)
+	case j.Format != format:
+		return fmt.Errorf("%w result: format %q, want %q", ErrInvalid, j.Format, format)
+	case j.Histogram != settingsJSON():
+		return fmt.Errorf("%w result: histogram settings %+v, want %+v", ErrMismatch, j.Histogram, settingsJSON())
+	case !(j.IntervalSeconds >= minInterval.Seconds() && j.IntervalSeconds <= maxInterval.Seconds()):
+		return fmt.Errorf("%w result: interval_seconds %v outside %v..%v", ErrInvalid, j.IntervalSeconds, minInterval, maxInterval)
+	case len(j.Intervals) > maxIntervals+1:
+		return fmt.Errorf("%w result: %d intervals, above %d", ErrInvalid, len(j.Intervals), maxIntervals+1)
 	}
 	return nil
 }
@@ -306,20 +325,14 @@ func (c *cpuJSON) check() error {
 	return nil
 }
 
-func (ij *intervalJSON) decode(i int, interval time.Duration) (Interval, error) {
+// decode converts interval i; Result.check checks it against the others.
+func (ij *intervalJSON) decode(i int) (Interval, error) {
 	iv := Interval{Start: ij.Start, End: ij.End, Count: ij.Count, Errors: ij.Errors, OutOfRange: ij.OutOfRange}
+	if ij.Histogram == "" {
+		return iv, nil
+	}
 	bad := func(why string) (Interval, error) {
 		return Interval{}, fmt.Errorf("%w result: interval %d: %s", ErrInvalid, i, why)
-	}
-	switch d := ij.End.Sub(ij.Start); {
-	case d <= 0 || d > interval:
-		return bad(fmt.Sprintf("length %v is not within (0, %v]", d, interval))
-	case ij.Count < 0 || ij.Errors < 0 || ij.OutOfRange < 0 || ij.OutOfRange > ij.Count:
-		return bad("negative count, or more out of range than counted")
-	case ij.Histogram == "" && ij.Count != 0:
-		return bad(fmt.Sprintf("count %d without a histogram", ij.Count))
-	case ij.Histogram == "":
-		return iv, nil
 	}
 	if err := checkHistogramHeader(ij.Histogram); err != nil {
 		return bad(err.Error())
@@ -327,9 +340,6 @@ func (ij *intervalJSON) decode(i int, interval time.Duration) (Interval, error) 
 	h, err := hdrhistogram.Decode([]byte(ij.Histogram))
 	if err != nil {
 		return bad("histogram: " + err.Error())
-	}
-	if h.TotalCount() != ij.Count {
-		return bad(fmt.Sprintf("count %d but its histogram holds %d", ij.Count, h.TotalCount()))
 	}
 	iv.Histogram = h
 	return iv, nil
@@ -355,7 +365,7 @@ func checkHistogramHeader(enc string) error {
 	if err := binary.Read(z, binary.BigEndian, &hdr); err != nil {
 		return fmt.Errorf("histogram header: %w", err)
 	}
-	if hdr.SigFigs != HistogramSignificantFigures || hdr.Lowest != int64(HistogramLowest) || hdr.Highest != int64(HistogramHighest) {
+	if hdr.SigFigs != histogramSigFigs || hdr.Lowest != int64(histogramLowest) || hdr.Highest != int64(HistogramHighest) {
 		return fmt.Errorf("histogram settings (%d figures, %d..%d ns) are not this package's", hdr.SigFigs, hdr.Lowest, hdr.Highest)
 	}
 	return nil

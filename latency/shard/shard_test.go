@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/netperfkit/netperfkit/internal/benchhist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -34,65 +36,59 @@ func TestParseSpecAndPart(t *testing.T) {
 		assert.Equal(t, n, next)
 	}
 	lo, hi := Spec{}.Part(10)
+	assert.Equal(t, []int{0, 10}, []int{lo, hi}, "the zero Spec is an unsharded run")
+	lo, hi = Spec{Index: 3, Count: 2}.Part(10)
 	assert.Zero(t, lo+hi)
 }
 
 func TestWaitUntilRefusesThePast(t *testing.T) {
 	past := time.Now().Add(-3 * time.Second)
-	_, _, err := WaitUntil(context.Background(), past)
+	_, _, err := waitUntil(context.Background(), past, time.Now)
 	require.ErrorIs(t, err, ErrPastStart)
 	assert.Contains(t, err.Error(), "ago")
 	//nolint:staticcheck // a nil context is misuse this checks
-	_, _, err = WaitUntil(nil, time.Time{}) //lint:ignore SA1012 misuse under test
+	_, _, err = waitUntil(nil, time.Time{}, time.Now) //lint:ignore SA1012 misuse under test
 	assert.Error(t, err)
 
 	at := time.Now().Add(50 * time.Millisecond)
-	started, late, err := WaitUntil(context.Background(), at)
+	started, late, err := waitUntil(context.Background(), at, time.Now)
 	require.NoError(t, err)
 	assert.False(t, started.Before(at), "woke before the start time")
 	assert.GreaterOrEqual(t, late, time.Duration(0))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, _, err = WaitUntil(ctx, time.Now().Add(time.Hour))
+	_, _, err = waitUntil(ctx, time.Now().Add(time.Hour), time.Now)
 	assert.ErrorIs(t, err, context.Canceled)
-}
-
-func TestParseStartAt(t *testing.T) {
-	at, err := ParseStartAt("2026-12-02T15:00:00Z")
-	require.NoError(t, err)
-	assert.Equal(t, int64(1796223600), at.Unix())
-	_, err = ParseStartAt("now+30s")
-	assert.ErrorIs(t, err, ErrInvalid)
 }
 
 // fakeShard builds a result of a shard that measured from start for n
 // intervals of iv, each operation taking the same latency, per interval.
 func fakeShard(t *testing.T, sp Spec, start time.Time, d, iv time.Duration, perInterval int, lat time.Duration) *Result {
 	t.Helper()
-	rec, err := NewRecorder(start, d, &RecorderConfig{Interval: iv})
+	rec, err := newRecorder(start, d, iv)
 	require.NoError(t, err)
 	// One operation per slot, spread evenly over the measurement.
 	n := int(d/iv) * perInterval
 	for i := range n {
 		at := start.Add(time.Duration(i) * d / time.Duration(n))
-		rec.Record(at, lat)
+		rec.record(at, lat, nil)
 	}
-	rec.RecordError(start)
+	rec.record(start, 0, errors.New("refused"))
 	return &Result{Tool: "test", Shard: sp, Host: "h", Start: start, End: start.Add(d), Interval: iv,
-		Intervals: rec.Intervals(start.Add(d))}
+		Intervals: rec.intervals(start.Add(d))}
 }
 
 func TestRecorderGridAndOutside(t *testing.T) {
 	start := time.Unix(100, 250_000_000) // a quarter into a 1 s interval
-	rec, err := NewRecorder(start, 2*time.Second, nil)
+	rec, err := newRecorder(start, 2*time.Second, time.Second)
 	require.NoError(t, err)
-	rec.Record(start.Add(-time.Millisecond), time.Millisecond)
-	rec.Record(start.Add(2*time.Second), time.Millisecond)
-	rec.Record(start.Add(500*time.Millisecond), 90*time.Second) // out of range
-	rec.Record(start.Add(time.Second), time.Millisecond)
-	rec.RecordError(start.Add(1900 * time.Millisecond))
-	ivs := rec.Intervals(time.Time{})
+	rec.record(start.Add(-time.Millisecond), time.Millisecond, nil)
+	rec.record(start.Add(2*time.Second), time.Millisecond, nil)
+	rec.record(start.Add(500*time.Millisecond), 90*time.Second, nil) // out of range
+	rec.record(start.Add(time.Second), time.Millisecond, nil)
+	rec.record(start.Add(1900*time.Millisecond), time.Hour, errors.New("x"))
+	ivs := rec.intervals(time.Time{})
 	require.Len(t, ivs, 3)
 	assert.Equal(t, time.Unix(100, 250_000_000).UTC(), ivs[0].Start)
 	assert.Equal(t, time.Unix(101, 0).UTC(), ivs[0].End)
@@ -100,14 +96,37 @@ func TestRecorderGridAndOutside(t *testing.T) {
 	assert.Equal(t, int64(1), ivs[1].Count)
 	assert.Equal(t, int64(1), ivs[0].OutOfRange)
 	assert.Equal(t, int64(1), ivs[2].Errors)
-	assert.Equal(t, int64(2), rec.Outside())
-	_, err = NewRecorder(start, 0, nil)
+	assert.Zero(t, ivs[2].Count, "a failed operation is not in the histogram")
+	assert.Nil(t, ivs[2].Histogram)
+	assert.Equal(t, int64(2), rec.outside.Load())
+}
+
+// TestNewRecorderRefusesWhatItCannotHold: a duration or interval out of
+// range is an error naming the field, never a panic or a huge allocation.
+func TestNewRecorderRefusesWhatItCannotHold(t *testing.T) {
+	start := time.Unix(100, 0)
+	for _, c := range []struct {
+		d, iv time.Duration
+		field string
+	}{
+		{0, time.Second, "Config.Duration"},
+		{-time.Second, time.Second, "Config.Duration"},
+		{math.MaxInt64, time.Second, "Config.Duration"},
+		{math.MaxInt64, time.Hour, "Config.Duration"},
+		{25 * time.Hour, time.Second, "Config.Duration"},
+		{time.Hour, time.Microsecond, "Config.Interval"},
+		{time.Hour, 2 * time.Hour, "Config.Interval"},
+	} {
+		rec, err := newRecorder(start, c.d, c.iv)
+		require.ErrorIs(t, err, ErrInvalid, "%v in %v", c.d, c.iv)
+		assert.Contains(t, err.Error(), c.field)
+		assert.Nil(t, rec)
+	}
+	_, err := newRecorder(time.Time{}, time.Second, time.Second)
 	assert.ErrorIs(t, err, ErrInvalid)
-	_, err = NewRecorder(start, time.Hour, &RecorderConfig{Interval: time.Microsecond})
-	assert.ErrorIs(t, err, ErrInvalid)
-	var nilRec *Recorder
-	nilRec.Record(start, time.Second)
-	assert.Nil(t, nilRec.Intervals(start))
+	rec, err := newRecorder(start, 24*time.Hour, time.Second)
+	require.NoError(t, err, "a day of 1 s intervals fits")
+	assert.Nil(t, rec.buckets[0].rec.Load(), "histograms are allocated on first use")
 }
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
@@ -147,13 +166,18 @@ func TestDecodeRefusesWhatMergeCannotTrust(t *testing.T) {
 	require.NoError(t, Encode(&buf, r))
 	good := buf.String()
 	for name, edit := range map[string]func(string) string{
-		"format": func(s string) string { return strings.Replace(s, Format, "other/1", 1) },
+		"format": func(s string) string { return strings.Replace(s, format, "other/1", 1) },
 		"shard":  func(s string) string { return strings.Replace(s, `"shard": 0`, `"shard": 5`, 1) },
 		"settings": func(s string) string {
 			return strings.Replace(s, `"significant_figures": 3`, `"significant_figures": 2`, 1)
 		},
-		"count": func(s string) string { return strings.Replace(s, `"count": 3`, `"count": 4`, 1) },
-		"json":  func(s string) string { return s[:len(s)/2] },
+		"count":       func(s string) string { return strings.Replace(s, `"count": 3`, `"count": 4`, 1) },
+		"json":        func(s string) string { return s[:len(s)/2] },
+		"two results": func(s string) string { return s + s },
+		"trailing":    func(s string) string { return s + "x" },
+		"off the grid": func(s string) string {
+			return strings.Replace(s, `"end": "1970-01-01T00:16:41Z"`, `"end": "1970-01-01T00:16:41.5Z"`, 1)
+		},
 	} {
 		_, err := Decode(strings.NewReader(edit(good)))
 		assert.Error(t, err, name)
@@ -161,16 +185,21 @@ func TestDecodeRefusesWhatMergeCannotTrust(t *testing.T) {
 	res, err := Decode(nil)
 	assert.ErrorIs(t, err, ErrInvalid)
 	assert.NotNil(t, res)
+	_, err = Decode(strings.NewReader(good + good))
+	assert.ErrorContains(t, err, "trailing data")
+	_, err = Decode(strings.NewReader(good + "\n\n"))
+	assert.NoError(t, err, "white space after the result is fine")
 }
 
 func TestMergeCommonWindowIsTheOverlap(t *testing.T) {
 	iv := 100 * time.Millisecond
 	t0 := time.Unix(2000, 0)
 	// Four shards, each 1 s (10 intervals), started one interval apart
-	// and a little after the grid line: the overlap is intervals 4..9.
+	// and 2 ms after the grid line (beyond the 1 ms tolerance): the
+	// overlap is intervals 4..9.
 	var rs []*Result
 	for i := range 4 {
-		start := t0.Add(time.Duration(i)*iv + time.Millisecond)
+		start := t0.Add(time.Duration(i)*iv + 2*time.Millisecond)
 		rs = append(rs, fakeShard(t, Spec{Index: i, Count: 4}, start, time.Second, iv, 10*(i+1), time.Duration(i+1)*time.Millisecond))
 	}
 	m, err := Merge(rs, nil)
@@ -193,7 +222,7 @@ func TestMergeCommonWindowIsTheOverlap(t *testing.T) {
 	// The merged median is the distribution's, not an average of medians:
 	// shard 3 (4 ms) holds 40 % of the operations, shard 2 (3 ms) 30 %.
 	assert.InEpsilon(t, float64(3*time.Millisecond), float64(m.Latency.P50), 0.002)
-	assert.Equal(t, 3*iv, m.StartSkew)
+	assert.Equal(t, 3*iv, m.StartSkew, "after the earliest shard: no StartAt")
 	require.Len(t, m.Rows, 4)
 	assert.Equal(t, int64(60), m.Rows[0].Count)
 	assert.Equal(t, 2*iv, m.Rows[2].Skew)
@@ -209,7 +238,7 @@ func TestMergeNamesMissingAndFailedShards(t *testing.T) {
 	assert.Equal(t, []int{1}, m.Missing)
 	require.Len(t, m.Failed, 1)
 	assert.Equal(t, 2, m.Failed[0].Shard)
-	assert.Contains(t, err.Error(), "shard(s) [1] of 3 missing")
+	assert.ErrorContains(t, err, "shard(s) [1] of 3 missing")
 	assert.Contains(t, err.Error(), "shard 2 failed: interrupted")
 	assert.Equal(t, int64(10), m.Count, "the good shard is still merged (two whole intervals)")
 
@@ -232,25 +261,29 @@ func TestMergeNamesMissingAndFailedShards(t *testing.T) {
 func TestVerdict(t *testing.T) {
 	p, th := int64(100), int64(40)
 	quota := &CPU{Process: 400 * time.Millisecond, Wall: 2 * time.Second, LimitCores: 0.25, LimitSource: "cgroup v1 cpu.cfs_quota_us", Periods: &p, Throttled: &th}
-	sat, why := verdict(&Result{CPU: quota}, MergeConfig{}.withDefaults0())
+	sat, why := verdict(&Result{CPU: quota}, defaults(t))
 	assert.True(t, sat)
 	assert.Contains(t, why, "throttled")
 	idle := &CPU{Process: 200 * time.Millisecond, Wall: 2 * time.Second, LimitCores: 2, LimitSource: "cpus"}
-	sat, why = verdict(&Result{CPU: idle}, MergeConfig{}.withDefaults0())
+	sat, why = verdict(&Result{CPU: idle}, defaults(t))
 	assert.False(t, sat, why)
 	busy := &CPU{Process: 3900 * time.Millisecond, Wall: 2 * time.Second, LimitCores: 2, LimitSource: "cpus"}
-	sat, _ = verdict(&Result{CPU: busy}, MergeConfig{}.withDefaults0())
+	sat, _ = verdict(&Result{CPU: busy}, defaults(t))
 	assert.True(t, sat)
 	late, resp := 200*time.Microsecond, time.Millisecond
-	sat, why = verdict(&Result{CPU: idle, SendLatenessP99: &late, ResponseP99: &resp}, MergeConfig{}.withDefaults0())
+	sat, why = verdict(&Result{CPU: idle, SendLatenessP99: &late, ResponseP99: &resp}, defaults(t))
 	assert.True(t, sat)
 	assert.Contains(t, why, "send lateness")
-	sat, why = verdict(&Result{}, MergeConfig{}.withDefaults0())
+	sat, why = verdict(&Result{}, defaults(t))
 	assert.False(t, sat)
 	assert.Contains(t, why, "CPU unknown")
 }
 
-func (c MergeConfig) withDefaults0() MergeConfig { return c.withDefaults() }
+func defaults(t *testing.T) Config {
+	c, err := (*Config)(nil).mergeSettings(time.Second)
+	require.NoError(t, err)
+	return c
+}
 
 func TestCgroupParsing(t *testing.T) {
 	v1, acct, v2, err := parseProcCgroup(strings.NewReader("12:cpu,cpuacct:/a/b\n0::/c\n3:memory:/m\nbad\n"))
@@ -276,19 +309,19 @@ func TestCgroupParsing(t *testing.T) {
 }
 
 func TestStartCPU(t *testing.T) {
-	s := StartCPU()
+	s := startCPU()
 	deadline := time.Now().Add(20 * time.Millisecond)
 	for time.Now().Before(deadline) {
 	}
-	c := s.Stop()
+	c := s.stop()
 	if c == nil {
 		t.Skip("no getrusage on this platform")
 	}
 	assert.Positive(t, c.Wall)
 	assert.Positive(t, c.LimitCores)
 	assert.NotEmpty(t, c.LimitSource)
-	var nilS *CPUSample
-	assert.Nil(t, nilS.Stop())
+	var nilS *cpuSample
+	assert.Nil(t, nilS.stop())
 }
 
 func TestHistogramLogs(t *testing.T) {
@@ -300,7 +333,7 @@ func TestHistogramLogs(t *testing.T) {
 			require.NoError(t, h.RecordValue(int64((i+1)*1000)))
 		}
 		p := filepath.Join(dir, "b"+string(rune('0'+i))+".hlog")
-		require.NoError(t, WriteHistogramLog(p, "BenchmarkX", h))
+		require.NoError(t, benchhist.WriteLog(p, "BenchmarkX", h))
 		paths = append(paths, p)
 	}
 	h, dropped, err := MergeHistogramLogs(paths...)
@@ -308,9 +341,27 @@ func TestHistogramLogs(t *testing.T) {
 	assert.Zero(t, dropped)
 	assert.Equal(t, int64(300), h.TotalCount())
 	assert.True(t, h.ValuesAreEquivalent(2000, h.ValueAtQuantile(50)))
-	_, _, err = MergeHistogramLogs(filepath.Join(dir, "none"))
-	assert.Error(t, err)
-	assert.ErrorIs(t, WriteHistogramLog("", "x", nil), ErrInvalid)
+
+	// Input that holds no histogram log is an error, never a count of 0.
+	empty := filepath.Join(dir, "empty.hlog")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	shardFile := filepath.Join(dir, "shard-0.json")
+	require.NoError(t, WriteFile(shardFile, nil, fakeShard(t, Spec{Index: 0, Count: 1}, time.Unix(10, 0), time.Second, time.Second, 1, time.Millisecond)))
+	for name, ps := range map[string][]string{
+		"no paths":     nil,
+		"missing file": {filepath.Join(dir, "none")},
+		"empty file":   {empty},
+		"shard json":   {shardFile},
+		"one bad":      {paths[0], empty},
+	} {
+		h, _, err := MergeHistogramLogs(ps...)
+		assert.Error(t, err, name)
+		assert.NotNil(t, h, name)
+		if len(ps) > 0 && name != "missing file" {
+			assert.ErrorIs(t, err, ErrInvalid, name)
+			assert.ErrorContains(t, err, ps[len(ps)-1], name)
+		}
+	}
 }
 
 func TestMergeFilesListsUnreadable(t *testing.T) {
@@ -321,14 +372,28 @@ func TestMergeFilesListsUnreadable(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, Encode(f, r))
 	require.NoError(t, f.Close())
+	// A truncated file: named with its decode error, not as "missing".
+	var whole bytes.Buffer
+	require.NoError(t, Encode(&whole, fakeShard(t, Spec{Index: 1, Count: 2}, time.Unix(4000, 0), 3*time.Second, time.Second, 5, time.Millisecond)))
 	bad := filepath.Join(dir, "1.json")
-	require.NoError(t, os.WriteFile(bad, []byte("{"), 0o600))
+	require.NoError(t, os.WriteFile(bad, whole.Bytes()[:whole.Len()/2], 0o600))
 	m, err := MergeFiles([]string{good, bad}, nil)
 	require.ErrorIs(t, err, ErrIncomplete)
 	assert.Equal(t, []int{1}, m.Missing)
 	require.Len(t, m.Unreadable, 1)
 	assert.Equal(t, bad, m.Unreadable[0].Path)
+	assert.Equal(t, -1, m.Unreadable[0].Shard)
+	assert.ErrorContains(t, err, bad+" unreadable: shard: invalid result: unexpected EOF")
+	assert.NotContains(t, err.Error(), "missing")
 	assert.False(t, errors.Is(err, ErrMismatch))
+	assert.Equal(t, int64(15), m.Count, "the readable shard is merged")
+
+	m, err = MergeFiles([]string{bad}, nil)
+	require.ErrorIs(t, err, ErrIncomplete)
+	assert.ErrorContains(t, err, "unexpected EOF")
+	assert.NotNil(t, m.Histogram)
+	_, err = MergeFiles(nil, nil)
+	assert.ErrorIs(t, err, ErrInvalid)
 }
 
 func TestParseProcStat(t *testing.T) {
@@ -343,7 +408,7 @@ func TestParseProcStat(t *testing.T) {
 func TestVerdictBusyHost(t *testing.T) {
 	busy := 0.97
 	c := &CPU{Process: 200 * time.Millisecond, Wall: 2 * time.Second, LimitCores: 2, LimitSource: "cpus", HostBusy: &busy}
-	sat, why := verdict(&Result{CPU: c}, MergeConfig{}.withDefaults0())
+	sat, why := verdict(&Result{CPU: c}, defaults(t))
 	assert.True(t, sat)
 	assert.Contains(t, why, "host's CPUs were 97 % busy")
 }
@@ -364,4 +429,7 @@ func TestWriteFile(t *testing.T) {
 	assert.Contains(t, out.String(), `"shard"`)
 	assert.Error(t, WriteFile(filepath.Join(t.TempDir(), "no", "such", "dir"), nil, r))
 	assert.ErrorIs(t, WriteFile(path, nil, nil), ErrInvalid)
+	assert.ErrorIs(t, WriteFile("-", nil, r), ErrInvalid, "nil stdout")
+	assert.ErrorIs(t, WriteFile("", &out, r), ErrInvalid, "empty path")
+	assert.ErrorIs(t, Encode(nil, r), ErrInvalid, "nil writer")
 }

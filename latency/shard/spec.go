@@ -7,42 +7,42 @@ import (
 	"strings"
 )
 
-// MaxShards bounds Spec.Count: far more generators than any test needs, and
+// maxShards bounds Spec.Count: far more generators than any test needs, and
 // few enough that a merge's per-shard rows stay small.
-const MaxShards = 10000
+const maxShards = 10000
 
-// Errors that Merge, Decode and the functions of this package wrap.
+// Errors that the functions of this package wrap.
 var (
 	// ErrInvalid is wrapped by errors about an argument or a result that
-	// cannot be right: a shard number outside its count, a malformed
-	// result file.
+	// cannot be right: a shard number outside its count, a setting out of
+	// range, a malformed result file, counts that their histograms do not
+	// hold.
 	ErrInvalid = errors.New("shard: invalid")
-	// ErrPastStart is wrapped by WaitUntil's error for a start time that
-	// has already passed.
+	// ErrPastStart is wrapped by Run's error for a start time that has
+	// already passed.
 	ErrPastStart = errors.New("shard: start time already past")
 	// ErrMismatch is wrapped by Merge's error when results cannot be merged:
-	// different shard counts, histogram settings or intervals, or one shard
-	// number twice.
+	// different shard counts, tools, histogram settings or intervals, or
+	// one shard number twice.
 	ErrMismatch = errors.New("shard: results do not match")
-	// ErrIncomplete is wrapped by Merge's error when a shard is missing or
-	// failed; the Merged result then names them and holds the others.
+	// ErrIncomplete is wrapped by Merge's error when a shard is missing,
+	// failed or unreadable; the Merged result then names them and holds the
+	// others.
 	ErrIncomplete = errors.New("shard: incomplete")
 	// ErrNoWindow is wrapped by Merge's error when no interval was measured
 	// by every shard.
 	ErrNoWindow = errors.New("shard: no common window")
 )
 
-// Spec is one shard's place among Count: Index runs from 0 to Count-1. The
-// zero Spec is invalid; Single is a run that is not sharded.
+// Spec is one shard's place among Count: Index runs from 0 to Count-1
+// (Count at most 10,000). The zero Spec stands for an unsharded run (shard
+// 0 of 1) in Config; a Result's must be valid.
 type Spec struct {
 	Index int
 	Count int
 }
 
-// Single is the Spec of an unsharded run: shard 0 of 1.
-var Single = Spec{Index: 0, Count: 1}
-
-// ParseSpec parses "I/N" (0 <= I < N <= MaxShards), the form of the tools'
+// ParseSpec parses "I/N" (0 <= I < N <= 10000), the form of the tools'
 // -shard flag and of an Indexed Job's JOB_COMPLETION_INDEX beside its
 // completion count. Its error wraps ErrInvalid.
 func ParseSpec(s string) (Spec, error) {
@@ -56,17 +56,20 @@ func ParseSpec(s string) (Spec, error) {
 		return Spec{}, fmt.Errorf("%w shard %q: I and N must be integers", ErrInvalid, s)
 	}
 	sp := Spec{Index: idx, Count: cnt}
-	return sp, sp.Validate()
+	if err := sp.validate("Spec"); err != nil {
+		return Spec{}, err
+	}
+	return sp, nil
 }
 
-// Validate reports whether s is a shard of a valid count; its error wraps
-// ErrInvalid.
-func (s Spec) Validate() error {
+// validate reports whether s is a shard of a valid count; its error wraps
+// ErrInvalid and names the field (field.Count or field.Index).
+func (s Spec) validate(field string) error {
 	switch {
-	case s.Count < 1 || s.Count > MaxShards:
-		return fmt.Errorf("%w shard count %d: must be 1..%d", ErrInvalid, s.Count, MaxShards)
+	case s.Count < 1 || s.Count > maxShards:
+		return fmt.Errorf("%w %s.Count %d: must be 1..%d", ErrInvalid, field, s.Count, maxShards)
 	case s.Index < 0 || s.Index >= s.Count:
-		return fmt.Errorf("%w shard index %d: must be 0..%d for %d shards", ErrInvalid, s.Index, s.Count-1, s.Count)
+		return fmt.Errorf("%w %s.Index %d: must be 0..%d for %d shards", ErrInvalid, field, s.Index, s.Count-1, s.Count)
 	}
 	return nil
 }
@@ -77,9 +80,12 @@ func (s Spec) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 // Part returns this shard's part [lo, hi) of n items (keys, connections,
 // workers), the parts of all shards tiling [0, n) in order and differing in
 // size by one at most. A shard may get an empty part when n < Count. An
-// invalid Spec or a negative n gives 0, 0.
+// invalid Spec or a negative n gives 0, 0; the zero Spec gets all of n.
 func (s Spec) Part(n int) (lo, hi int) {
-	if s.Validate() != nil || n <= 0 {
+	if s == (Spec{}) {
+		s.Count = 1
+	}
+	if s.validate("Spec") != nil || n <= 0 {
 		return 0, 0
 	}
 	q, r := n/s.Count, n%s.Count

@@ -7,30 +7,16 @@ import (
 	"time"
 )
 
-// ParseStartAt parses a -start-at value, an RFC 3339 time ("2026-12-02T15:00:00Z").
-// Its error wraps ErrInvalid.
-func ParseStartAt(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%w start time %q: want RFC 3339, e.g. 2026-12-02T15:00:00Z: %w", ErrInvalid, s, err)
-	}
-	return t, nil
-}
-
-// WaitUntil sleeps until the wall clock reads at and returns the time it
-// woke (with its monotonic reading, for measuring from it) and how late
-// that was. A time already past is refused at once with an error wrapping
-// ErrPastStart that says by how much: shards that start at different times
-// are not a synchronised run, so a late shard must not start on its own. A
-// zero at starts at once. When ctx ends first, WaitUntil returns ctx's
-// error.
-func WaitUntil(ctx context.Context, at time.Time) (started time.Time, late time.Duration, err error) {
-	return waitUntil(ctx, at, time.Now)
-}
-
+// waitUntil sleeps until the wall clock (now) reads at and returns the
+// time it woke (with its monotonic reading, for measuring from it) and how
+// late that was. A time already past is refused at once with an error
+// wrapping ErrPastStart that says by how much: shards that start at
+// different times are not a synchronised run, so a late shard must not
+// start on its own. A zero at starts at once. When ctx ends first, it
+// returns ctx's error.
 func waitUntil(ctx context.Context, at time.Time, now func() time.Time) (time.Time, time.Duration, error) {
 	if ctx == nil {
-		return time.Time{}, 0, errors.New("shard: WaitUntil: nil context")
+		return time.Time{}, 0, errors.New("shard: Run: nil context")
 	}
 	t := now()
 	if at.IsZero() {
