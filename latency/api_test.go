@@ -61,12 +61,11 @@ func apiCalls(t *testing.T) []apiCall {
 		{"PingPong", pingPong(unreachable, &PingPongConfig{MPS: -1}), "MPS"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{ReplyEvery: -1}), "ReplyEvery"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{ReadTimeout: -1}), "configuration: ReadTimeout -1ns"},
-		{"PingPong", pingPong(unreachable, &PingPongConfig{SpinTimeout: -1}), "SpinTimeout"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{Spin: -1}), "Spin"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{MinReadTimeout: -1}), "MinReadTimeout"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{MessageSize: -1}), "MessageSize"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{MessageSize: 1 << 30}), "MessageSize"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{Network: "sctp"}), "Network"},
-		{"PingPong", pingPong(unreachable, &PingPongConfig{Receive: -1}), "Receive"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{Arrival: 99}), "Arrival"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{Duration: time.Millisecond}), "Duration"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{Recorder: &RecorderConfig{SignificantFigures: 9}}), "SignificantFigures"},
@@ -161,7 +160,6 @@ func apiCalls(t *testing.T) []apiCall {
 		}, "DurationRange"},
 		{"DurationRange.UnmarshalJSON", func(context.Context) error { return new(DurationRange).UnmarshalJSON([]byte(`{`)) }, "latency"},
 		{"Arrival.String", func(context.Context) error { _ = Arrival(-3).String(); return nil }, ""},
-		{"Receive.String", func(context.Context) error { _ = Receive(-3).String(); return nil }, ""},
 		{"Summary.WriteText", func(context.Context) error { return Summary{}.WriteText(nil, "") }, "Writer"},
 		{"Summary.MarshalJSON", func(context.Context) error { _, err := Summary{}.MarshalJSON(); return err }, ""},
 		{"Summary.UnmarshalJSON", func(context.Context) error { return new(Summary).UnmarshalJSON([]byte("{")) }, "summary"},
@@ -322,8 +320,8 @@ func TestConfigErrorsNameTheFieldInItsUnit(t *testing.T) {
 			_, err := PingPong(context.Background(), unreachable, &PingPongConfig{Duration: -1500 * time.Millisecond})
 			return err
 		},
-		": SpinTimeout -1µs is negative": func() error {
-			_, err := PingPong(context.Background(), unreachable, &PingPongConfig{SpinTimeout: -time.Microsecond})
+		": Spin -1µs is negative": func() error {
+			_, err := PingPong(context.Background(), unreachable, &PingPongConfig{Spin: -time.Microsecond})
 			return err
 		},
 		": MessageSize -5 is negative": func() error {

@@ -56,5 +56,6 @@ func (r *run) pingPong(ctx context.Context) error {
 	if ctx.Err() != nil {
 		w.abandon(r.now())
 	}
+	w.settle(seq)
 	return nil
 }

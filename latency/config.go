@@ -8,43 +8,8 @@ import (
 	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
 )
 
-// Receive selects how the ping-pong client waits for replies.
-type Receive int
-
-const (
-	// ReceiveDefault, on linux, reads on a thread of its own that sleeps
-	// in the kernel (poll(2) and recv outside Go's netpoller), as sockperf
-	// does: it costs an OS thread per run but no CPU while it waits, and the
-	// kernel wakes it directly, where a netpoller wake-up added tens of
-	// microseconds to each round trip on an idle machine. Elsewhere it waits
-	// through the netpoller.
-	ReceiveDefault Receive = iota
-	// ReceiveSpin receives on the raw socket from a goroutine locked to its
-	// OS thread, spinning on non-blocking receives for up to SpinTimeout per
-	// reply before blocking in poll(2). It comes close to sockperf's own
-	// round-trip times but BURNS A WHOLE CORE while it runs: on a 2-core
-	// machine it can starve the process under test. Linux only; elsewhere
-	// PingPong returns an error wrapping ErrSpinUnsupported.
-	ReceiveSpin
-)
-
-// String returns "default" or "spin", the names PingPongResult reports.
-func (m Receive) String() string {
-	switch m {
-	case ReceiveDefault:
-		return "default"
-	case ReceiveSpin:
-		return "spin"
-	}
-	return fmt.Sprintf("Receive(%d)", int(m))
-}
-
 // errNilContext is the error of a blocking call given a nil context.
 var errNilContext = errors.New("latency: nil context.Context")
-
-// ErrSpinUnsupported is wrapped by the error of PingPong in ReceiveSpin on
-// platforms without the low-latency receive path.
-var ErrSpinUnsupported = errors.New("latency: spin mode (low-latency receive) is not available on this platform")
 
 // Defaults of PingPongConfig.
 const (
@@ -54,12 +19,11 @@ const (
 	defaultReadTimeout = time.Second
 	defaultWarmUp      = 400 * time.Millisecond
 	defaultCoolDown    = 50 * time.Millisecond
-	defaultSpinTimeout = time.Millisecond
 )
 
 // PingPongConfig describes a ping-pong or under-load run. A nil
 // *PingPongConfig means all defaults: a one-second UDP ping-pong with 14-byte
-// messages in ReceiveDefault.
+// messages, read on a thread that sleeps in the kernel.
 type PingPongConfig struct {
 	// Network is "udp" (the zero value) or "tcp" (or their "4"/"6" forms).
 	Network string
@@ -75,15 +39,24 @@ type PingPongConfig struct {
 	// 16 MiB. Zero means 14. A Server, like `sockperf server`, accepts
 	// 65507 bytes unless its MaxMessageSize (sockperf's -m) says more.
 	MessageSize int
-	// Receive selects the receive path; see ReceiveSpin before using it.
-	Receive Receive
-	// SpinTimeout bounds the spinning in ReceiveSpin for each reply, after
-	// which the client blocks in poll(2). Zero means 1 ms.
-	SpinTimeout time.Duration
+	// Spin, when positive, receives on the raw socket from a goroutine
+	// locked to its OS thread, spinning on non-blocking receives for up
+	// to Spin per reply before blocking in poll(2) (1 ms is a good
+	// value). It comes close to sockperf's own round-trip times but BURNS
+	// A WHOLE CORE while it runs: on a 2-core machine it can starve the
+	// process under test. Linux only; elsewhere PingPong returns an error
+	// wrapping errors.ErrUnsupported. Zero, the default, reads on a
+	// thread of its own that sleeps in the kernel (poll(2) and recv
+	// outside Go's netpoller), as sockperf does: it costs an OS thread per
+	// run but no CPU while it waits, and the kernel wakes it directly,
+	// where a netpoller wake-up added tens of microseconds to each round
+	// trip on an idle machine; elsewhere it waits through the netpoller.
+	// PingPongResult.Receive says which ("spin" or "default").
+	Spin time.Duration
 	// MPS, when positive, makes this an under-load run like `sockperf
 	// under-load`: messages are sent at a fixed rate of MPS per second and
 	// only every ReplyEvery-th one asks for a reply. Zero means ping-pong.
-	// In ReceiveDefault on linux one thread sends and, while it waits for
+	// Without Spin, on linux, one thread sends and, while it waits for
 	// the next send time (or, over TCP, for room in the send buffer),
 	// reads the replies, as sockperf does; otherwise a second thread reads
 	// them.
@@ -147,6 +120,25 @@ type PingPongConfig struct {
 	Summary *SummaryConfig
 	// Recorder sets the histogram range and precision (nil means defaults).
 	Recorder *RecorderConfig
+	// OnMessage, when set, hears of every message that asked for a reply
+	// (warm-up messages aside), in or out of the measurement window: sent
+	// is when it went out (under load, its intended send time) and rtt
+	// its round trip as the Summary counts it (under load, from the
+	// intended time, less the sender's own lateness); err is non-nil, and
+	// wraps ErrNoReply, for a message that got no reply (rtt is then
+	// zero). It feeds a recorder of one's own, such as a shard's.
+	//
+	// It is never called concurrently with itself. In ping-pong it runs
+	// on PingPong's goroutine, which sends and receives, as each reply
+	// arrives or a message's timeout passes (with AdaptiveTimeout, a
+	// message is reported lost only when its late reply can no longer
+	// come); under load it runs on the goroutine that reads the replies,
+	// and the messages left unanswered are reported as the run ends, on
+	// PingPong's goroutine after that reader has returned (of the last
+	// 65536 that asked for a reply). Messages a cancelled run was still
+	// waiting for are not reported. Its time is the run's: in ping-pong
+	// the next message waits for it, so it must return quickly.
+	OnMessage func(sent time.Time, rtt time.Duration, err error)
 }
 
 // field is a configuration field's name and the value the caller set:
@@ -183,7 +175,7 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 	}
 	// The fields as the caller set them, before any default is derived
 	// from another (MinReadTimeout's from ReadTimeout).
-	if err := negative(field{"Duration", c.Duration}, field{"MessageSize", c.MessageSize}, field{"SpinTimeout", c.SpinTimeout},
+	if err := negative(field{"Duration", c.Duration}, field{"MessageSize", c.MessageSize}, field{"Spin", c.Spin},
 		field{"MPS", c.MPS}, field{"ReplyEvery", c.ReplyEvery}, field{"ReadTimeout", c.ReadTimeout},
 		field{"MinReadTimeout", c.MinReadTimeout}); err != nil {
 		return PingPongConfig{}, err
@@ -202,9 +194,6 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 	}
 	if c.ReadTimeout == 0 {
 		c.ReadTimeout = defaultReadTimeout
-	}
-	if c.SpinTimeout == 0 {
-		c.SpinTimeout = defaultSpinTimeout
 	}
 	if c.WarmUp == 0 {
 		c.WarmUp = defaultWarmUp
@@ -239,8 +228,6 @@ func normalize(cfg *PingPongConfig) (PingPongConfig, error) {
 		return PingPongConfig{}, fmt.Errorf("%w: Duration %v leaves no measurement window after WarmUp %v and CoolDown %v", ErrInvalidConfig, c.Duration, c.WarmUp, c.CoolDown)
 	case c.Arrival != ArrivalUniform && c.Arrival != ArrivalPoisson:
 		return PingPongConfig{}, fmt.Errorf("%w: unknown Arrival %d", ErrInvalidConfig, int(c.Arrival))
-	case c.Receive != ReceiveDefault && c.Receive != ReceiveSpin:
-		return PingPongConfig{}, fmt.Errorf("%w: unknown Receive %d", ErrInvalidConfig, int(c.Receive))
 	}
 	return c, nil
 }

@@ -30,7 +30,7 @@
 // latency objective ("p99.9=200us"); latency/responsiveness measures
 // round trips per minute (RPM) the way the IETF responsiveness draft does.
 //
-// PingPong's opt-in ReceiveSpin gets within a few percent of sockperf's own
+// PingPong's opt-in Spin gets within a few percent of sockperf's own
 // client at the cost of a busy core; its opt-in AdaptiveTimeout awaits each
 // reply for TCP's retransmission timeout of the round trips so far (RFC
 // 6298), so a lossy path costs a few round trips per loss.
@@ -45,7 +45,7 @@
 // ctx.Err(); callbacks are config fields; no input makes it panic or run
 // unbounded; a call that returns a result returns it non-nil whatever the
 // error. Its errors.Is targets are ErrInvalidConfig, ErrNoReply (PingPong:
-// replies asked for, none came), ErrSpinUnsupported, ErrAccessDenied,
+// replies asked for, none came), errors.ErrUnsupported (Spin off linux), ErrAccessDenied,
 // ErrTooManyConns, ErrMalformed, ErrAccept, os.ErrDeadlineExceeded and the
 // ctx errors.
 package latency

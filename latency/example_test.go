@@ -117,7 +117,7 @@ func ExamplePingPong() {
 	res, err := latency.PingPong(context.Background(), "10.0.0.2:11111", &latency.PingPongConfig{
 		Duration:    5 * time.Second,
 		MessageSize: 64,
-		Receive:     latency.ReceiveSpin,
+		Spin:        time.Millisecond,
 	})
 	if err != nil {
 		log.Fatal(err)

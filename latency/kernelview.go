@@ -102,7 +102,11 @@ func (k *kernelView) finish(res *PingPongResult, drop []bool, cfg *SummaryConfig
 		return
 	}
 	res.KernelStampsLost = k.lost
-	if k.rec.Count() == 0 {
+	switch {
+	case res.Recorder.Count() == 0:
+		res.NoKernelStamps = "no message was measured (no reply came in the measurement window)"
+		return
+	case k.rec.Count() == 0:
 		res.NoKernelStamps = "the kernel gave no stamp for any measured message"
 		return
 	}

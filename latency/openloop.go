@@ -101,7 +101,7 @@ func (r *run) underLoad(ctx context.Context) error {
 	var recvErr error
 	var sendErr error
 	var sent int64
-	if rb, ok := r.tr.(readByer); ok && r.cfg.Receive == ReceiveDefault {
+	if rb, ok := r.tr.(readByer); ok && r.cfg.Spin == 0 {
 		// One thread sends and, while it waits for each send time,
 		// receives: a reply that arrives while it spins is read at once,
 		// with no thread to wake. A TCP write that waits for flow
@@ -130,6 +130,9 @@ func (r *run) underLoad(ctx context.Context) error {
 	}
 	r.dropped = max(l.pongsIn-l.gotIn, 0)
 	r.asked = int64(pongsSent(l.lastSeq.Load(), l.first, l.every))
+	if r.cfg.OnMessage != nil && ctx.Err() == nil && !r.cancelled.Load() {
+		l.settle()
+	}
 	r.res.TargetMPS = r.cfg.MPS
 	r.res.ReplyEvery = r.cfg.ReplyEvery
 	r.res.RunTime = time.Duration(sent - r.start)
@@ -149,10 +152,10 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	clk := newRealClock(r.base, defaultSpin, runtime.GOMAXPROCS(0))
-	// ReceiveSpin's receiver spins on a P of its own and reads its socket
+	// Spin's receiver spins on a P of its own and reads its socket
 	// without the poller: a sender that kept the other P would starve the
 	// rest of the process, and yielding costs the replies nothing.
-	clk.yield = r.cfg.Receive == ReceiveSpin
+	clk.yield = r.cfg.Spin > 0
 	defer clk.timer.Stop()
 	pc := newPacer(r.start, float64(r.cfg.MPS), r.cfg.Arrival, 0)
 	lateAfter := min(int64(time.Second)/int64(r.cfg.MPS), int64(maxLateAfter))
@@ -263,7 +266,11 @@ func (l *loadRun) receive(ctx context.Context) error {
 func (l *loadRun) reply(m []byte, rx int64, highest *uint64) error {
 	r := l.run
 	h, err := wire.DecodeHeader(m)
-	if err != nil || h.Flags&wire.FlagClient != 0 || h.Seq < l.first || h.Seq%l.every != 0 {
+	if err != nil || h.Flags&wire.FlagClient != 0 {
+		r.foreign++
+		return nil
+	}
+	if h.Seq < l.first || h.Seq%l.every != 0 {
 		return nil
 	}
 	p := &l.table[(h.Seq/l.every)&l.mask]
@@ -280,7 +287,8 @@ func (l *loadRun) reply(m []byte, rx int64, highest *uint64) error {
 		r.dup++
 		return nil
 	}
-	intended := p.intended.Load()
+	intended, own := p.intended.Load(), p.own.Load()
+	r.report(intended, time.Duration(rx-intended-own), nil)
 	in := r.inWindow(intended)
 	if in {
 		l.gotIn++
@@ -291,7 +299,6 @@ func (l *loadRun) reply(m []byte, rx int64, highest *uint64) error {
 	}
 	*highest = h.Seq
 	if in {
-		own := p.own.Load()
 		r.keep(time.Duration(rx - intended - own))
 		r.sendLate.Record(time.Duration(own))
 		r.woke(rx, p.sent.Load())
@@ -300,6 +307,18 @@ func (l *loadRun) reply(m []byte, rx int64, highest *uint64) error {
 		}
 	}
 	return nil
+}
+
+// settle reports, at the run's end, the messages whose reply never came
+// lost, in the order they were sent; the sender and the receiver are done.
+func (l *loadRun) settle() {
+	last := l.lastSeq.Load() / l.every
+	for i := range uint64(len(l.table)) {
+		p := &l.table[(last+1+i)&l.mask]
+		if seq := p.seq.Load(); seq >= l.first && !p.got.Load() {
+			l.report(p.intended.Load(), 0, errLost)
+		}
+	}
 }
 
 // pongsSent is how many replies were asked for by messages first..last.

@@ -1,6 +1,7 @@
 package latency
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -48,58 +50,49 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	}
 	rec, err := NewRecorder(c.Recorder)
 	if err != nil {
-		return &PingPongResult{}, err
+		return &PingPongResult{}, fmt.Errorf("latency: PingPongConfig.Recorder: %w", err)
 	}
-	res := &PingPongResult{
-		Network:          c.Network,
-		Receive:          c.Receive.String(),
-		MessageSizeBytes: c.MessageSize,
-		Recorder:         rec,
+	mode := "default"
+	if c.Spin > 0 {
+		mode = "spin"
 	}
-	r := &run{cfg: c, res: res, rec: rec.Worker(), base: time.Now()}
-	// Their configuration is rec's, which NewRecorder took.
-	r.sendLate, _ = NewRecorder(c.Recorder)
-	r.wake, _ = NewRecorder(c.Recorder)
-	r.tr, err = dial(ctx, addr, &c)
-	if err == nil {
-		krec, _ := NewRecorder(c.Recorder)
-		r.k = newKernelView(r.tr, &c, krec)
-	}
-	if err != nil {
+	// One recorder from the configuration, and its empty siblings for the
+	// client's own share and the kernel view.
+	r := &run{cfg: c, rec: rec.Worker(), sendLate: rec.sibling(), wake: rec.sibling(), base: time.Now(),
+		res: &PingPongResult{Network: c.Network, Receive: mode, MessageSizeBytes: c.MessageSize, Recorder: rec}}
+	if r.tr, err = dial(ctx, addr, &c); err != nil {
 		r.setWindow()
 		r.finish()
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return res, ctxErr
-		}
-		return res, err
+		return r.res, cmp.Or(ctx.Err(), err)
 	}
+	r.k = newKernelView(r.tr, &c, rec.sibling())
 	defer r.tr.close()
 	stop := context.AfterFunc(ctx, func() { r.cancelled.Store(true); r.tr.abort() })
 	defer stop()
-	if c.MPS == 0 {
-		// ReceiveDefault's thread sleeps in the kernel, ReceiveSpin's
-		// spins: either way the thread is the run's own.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-	}
-	if c.MPS > 0 {
-		err = r.underLoad(ctx)
-	} else {
-		err = r.pingPong(ctx)
-	}
+	err = r.measure(ctx)
 	r.readSocketDrops()
 	r.finish()
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return res, ctxErr
+	switch {
+	case ctx.Err() != nil:
+		return r.res, ctx.Err()
+	case err != nil:
+		return r.res, r.explain(err)
+	case r.asked > 0 && r.res.Received == 0:
+		return r.res, r.noReply(ctx, addr)
 	}
-	if err != nil {
-		return res, r.explain(err)
+	return r.res, nil
+}
+
+// measure runs the closed or the open loop.
+func (r *run) measure(ctx context.Context) error {
+	if r.cfg.MPS > 0 {
+		return r.underLoad(ctx)
 	}
-	if r.asked > 0 && res.Received == 0 {
-		return res, fmt.Errorf("%w: %d messages asked for a reply from %s (%s) and none came within ReadTimeout %v",
-			ErrNoReply, r.asked, addr, c.Network, c.ReadTimeout)
-	}
-	return res, nil
+	// The default mode's thread sleeps in the kernel, Spin's spins:
+	// either way the thread is the run's own.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return r.pingPong(ctx)
 }
 
 // ErrNoReply is wrapped by the error of PingPong when the run asked for
@@ -131,20 +124,6 @@ func closedByPeer(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// dial connects the run's transport: ReceiveSpin's; ReceiveDefault's reads
-// in the kernel where the platform allows (spinTransport without spinning),
-// else Go's netpoller.
-func dial(ctx context.Context, addr string, c *PingPongConfig) (transport, error) {
-	if c.Receive == ReceiveSpin {
-		return dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, c.SpinTimeout, c.KernelStamps && c.MPS == 0)
-	}
-	tr, err := dialSpin(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout, 0, c.KernelStamps && c.MPS == 0)
-	if errors.Is(err, ErrSpinUnsupported) {
-		return dialNet(ctx, c.Network, addr, c.MessageSize, c.ReadTimeout)
-	}
-	return tr, err
-}
-
 // run is the state of one PingPong call.
 type run struct {
 	cfg       PingPongConfig
@@ -168,7 +147,22 @@ type run struct {
 	sendLate, wake *Recorder
 	// k is the kernel-to-kernel view; nil until the run connects.
 	k *kernelView
+	// foreign counts what came back that was not a sockperf reply (an
+	// echo server's copy of the message, a datagram too short for the
+	// header).
+	foreign int64
 }
+
+// report calls the OnMessage hook, if any, for the message sent at tx (ns
+// since base).
+func (r *run) report(tx int64, rtt time.Duration, err error) {
+	if r.cfg.OnMessage != nil {
+		r.cfg.OnMessage(r.base.Add(time.Duration(tx)), rtt, err)
+	}
+}
+
+// errLost is what OnMessage hears of a message that got no reply.
+var errLost = fmt.Errorf("%w: the message got no reply within its timeout", ErrNoReply)
 
 // woke records the receive wake-up of the reply read last, read at rx, to
 // the message sent at tx. The kernel stamps arrivals on the wall clock and
@@ -307,4 +301,40 @@ func (r *run) finish() {
 	if res.Raw != nil {
 		res.Raw.Dropped, res.Raw.Duplicated, res.Raw.OutOfOrder = r.dropped, r.dup, r.ooo
 	}
+}
+
+// noReply is the error of a run that asked for replies and got none. It
+// names what came back instead, if anything; over UDP it checks, from an
+// unconnected socket, whether the server answers from another address
+// than the one asked (a multi-homed host: the connected socket never sees
+// such replies).
+func (r *run) noReply(ctx context.Context, addr string) error {
+	head := fmt.Sprintf("%d messages asked for a reply from %s (%s)", r.asked, addr, r.cfg.Network)
+	if r.foreign > 0 {
+		return fmt.Errorf("%w: %s and %d messages came back, none of them a sockperf reply (an echo server "+
+			"returns the client's own message): is the server sockperf-compatible (sockperf server, latency.Server)?",
+			ErrNoReply, head, r.foreign)
+	}
+	head += fmt.Sprintf(" and none came within ReadTimeout %v", r.cfg.ReadTimeout)
+	if !strings.HasPrefix(r.cfg.Network, "udp") {
+		return fmt.Errorf("%w: %s", ErrNoReply, head)
+	}
+	from, same, err := answersFrom(ctx, addr, &r.cfg)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		return fmt.Errorf("%w: %s; a multi-homed server answering from another address than the one asked "+
+			"is a likely cause, which a check from an unconnected socket could not tell: %v", ErrNoReply, head, err)
+	case from == nil:
+		return fmt.Errorf("%w: %s, nor to a check from an unconnected socket, which would have seen a multi-homed "+
+			"server answering from another address: nothing answers there", ErrNoReply, head)
+	case same:
+		return fmt.Errorf("%w: %s, though a check from an unconnected socket got its reply from %s: the replies were lost",
+			ErrNoReply, head, from)
+	}
+	return fmt.Errorf("%w: %s, but a check from an unconnected socket got its reply from %s: the server is multi-homed "+
+		"and answers from another address than the one asked, which a connected socket never sees (send to %s, or "+
+		"make the server answer from the address asked: a latency.Server does; sockperf server bound to a wildcard does not)",
+		ErrNoReply, head, from, from)
 }

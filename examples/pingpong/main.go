@@ -173,7 +173,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		cfg.Duration = o.duration
 	}
 	if o.spin {
-		cfg.Receive = latency.ReceiveSpin
+		cfg.Spin = time.Millisecond
 	}
 	if o.slo != nil {
 		return searchSLO(ctx, stdout, stderr, o, cfg)
