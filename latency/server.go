@@ -336,6 +336,7 @@ type packetLoop struct {
 	s   *Server
 	pc  net.PacketConn
 	uc  *net.UDPConn // pc, when it is one: reads without allocating
+	pin *pinned      // uc's replies from the address asked, when bound to a wildcard (linux)
 	buf []byte       // one byte more than the maximum, to detect longer datagrams
 	n   int          // datagrams read since the last renewal
 
@@ -345,6 +346,9 @@ type packetLoop struct {
 func newPacketLoop(s *Server, pc net.PacketConn) *packetLoop {
 	p := &packetLoop{s: s, pc: pc, buf: make([]byte, s.cfg.MaxMessageSize+1)}
 	p.uc, _ = pc.(*net.UDPConn)
+	if p.uc != nil {
+		p.pin = pin(p.uc)
+	}
 	p.renew()
 	return p
 }
@@ -369,9 +373,12 @@ func (p *packetLoop) serveOne() error {
 		addr net.Addr
 		err  error
 	)
-	if p.uc != nil {
+	switch {
+	case p.pin != nil:
+		n, ap, err = p.pin.read(p.buf)
+	case p.uc != nil:
 		n, ap, err = p.uc.ReadFromUDPAddrPort(p.buf)
-	} else {
+	default:
 		n, addr, err = p.pc.ReadFrom(p.buf)
 	}
 	if err != nil {
@@ -400,9 +407,12 @@ func (p *packetLoop) serveOne() error {
 	// Counted before the write so that a client holding the reply never
 	// sees a smaller count.
 	s.replies.Add(1)
-	if p.uc != nil {
+	switch {
+	case p.pin != nil:
+		err = p.pin.write(p.buf[:n], ap)
+	case p.uc != nil:
 		_, err = p.uc.WriteToUDPAddrPort(p.buf[:n], ap)
-	} else {
+	default:
 		_, err = p.pc.WriteTo(p.buf[:n], addr)
 	}
 	if err != nil {
