@@ -119,4 +119,3 @@ func TestServerAnswersFromAddressAsked(t *testing.T) {
 		})
 	}
 }
-
