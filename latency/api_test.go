@@ -148,17 +148,16 @@ func apiCalls(t *testing.T) []apiCall {
 		}, ""},
 		{"Worker.Record", func(context.Context) error { var w Worker; w.Record(time.Second); return nil }, ""},
 		// Pure functions and methods with empty or nil input.
-		{"SummarizeSamples", func(context.Context) error { _ = SummarizeSamples(nil, nil); return nil }, ""},
+		{"summarizeSamples", func(context.Context) error { _ = summarizeSamples(nil, nil); return nil }, ""},
 		{"SummarizeHistogram", func(context.Context) error { _ = SummarizeHistogram(nil, nil); return nil }, ""},
-		{"Aggregate", func(context.Context) error { _ = Aggregate(nil); return nil }, ""},
-		{"AggregateFunc", func(context.Context) error { _ = AggregateFunc([]int{1, 2}, nil); return nil }, ""},
-		{"AggregateDurations", func(context.Context) error { _ = AggregateDurations([]int{1, 2}, nil); return nil }, ""},
-		{"DurationRange.MarshalJSON", func(context.Context) error { _, err := DurationRange{}.MarshalJSON(); return err }, ""},
+		{"AggregateFunc", func(context.Context) error { _ = AggregateFunc[int, float64]([]int{1, 2}, nil); return nil }, ""},
+		{"AggregateFunc[Duration]", func(context.Context) error { _ = AggregateFunc[int, time.Duration]([]int{1, 2}, nil); return nil }, ""},
+		{"Range.MarshalJSON", func(context.Context) error { _, err := Range[time.Duration]{}.MarshalJSON(); return err }, ""},
 		{"DurationRange.UnmarshalJSON", func(context.Context) error {
-			var nilRange *DurationRange
+			var nilRange *Range[time.Duration]
 			return nilRange.UnmarshalJSON([]byte(`{}`))
-		}, "DurationRange"},
-		{"DurationRange.UnmarshalJSON", func(context.Context) error { return new(DurationRange).UnmarshalJSON([]byte(`{`)) }, "latency"},
+		}, "Range"},
+		{"DurationRange.UnmarshalJSON", func(context.Context) error { return new(Range[float64]).UnmarshalJSON([]byte(`{`)) }, "latency"},
 		{"Arrival.String", func(context.Context) error { _ = Arrival(-3).String(); return nil }, ""},
 		{"Summary.WriteText", func(context.Context) error { return Summary{}.WriteText(nil, "") }, "Writer"},
 		{"Summary.MarshalJSON", func(context.Context) error { _, err := Summary{}.MarshalJSON(); return err }, ""},

@@ -46,7 +46,7 @@ func BenchmarkSockperfComparison(b *testing.B) {
 				theirs99 = append(theirs99, rep.Percentiles["99.000"])
 				b.Logf("round %d: ours p50 %.3f us, sockperf p50 %.3f us, ratio %.3f (ours: n=%d sent=%d recv=%d dropped=%d ooo=%d)", len(ratio), usOf(res.P50), p50, usOf(res.P50)/p50, res.Observations, res.Sent, res.Received, res.Dropped, res.OutOfOrder)
 			}
-			med := func(v []float64) float64 { return Aggregate(v).Median }
+			med := func(v []float64) float64 { return AggregateFunc(v, func(x float64) float64 { return x }).Median }
 			b.ReportMetric(med(ours)*1e3, "p50-ns")
 			b.ReportMetric(med(theirs)*1e3, "sockperf-p50-ns")
 			b.ReportMetric(med(ratio), "p50-ratio")

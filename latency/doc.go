@@ -20,7 +20,7 @@
 //     on a bounded set of workers, recording response times from each
 //     request's intended start (free of coordinated omission) and service
 //     times from its actual start.
-//   - SummarizeSamples and SummarizeHistogram compute sockperf's statistics
+//   - summarizeSamples and SummarizeHistogram compute sockperf's statistics
 //     (avg, std-dev, mean-ad, median-ad, siqr, cv, std-error, a confidence
 //     interval, percentiles 25 .. 99.999) with sockperf's exact definitions;
 //     Aggregate and AggregateFunc give the median of N runs with the min-max
@@ -46,6 +46,6 @@
 // unbounded; a call that returns a result returns it non-nil whatever the
 // error. Its errors.Is targets are ErrInvalidConfig, ErrNoReply (PingPong:
 // replies asked for, none came), errors.ErrUnsupported (Spin off linux), ErrAccessDenied,
-// ErrTooManyConns, ErrMalformed, ErrAccept, os.ErrDeadlineExceeded and the
+// ErrTooManyConns, ErrMalformed, os.ErrDeadlineExceeded and the
 // ctx errors.
 package latency

@@ -117,7 +117,7 @@ func (k *kernelView) finish(res *PingPongResult, drop []bool, cfg *SummaryConfig
 	s := k.rec.Summary(cfg)
 	if exact {
 		res.KernelSamples = k.samples
-		s = SummarizeSamples(slices.DeleteFunc(slices.Clone(k.samples), func(d time.Duration) bool { return d < 0 }), cfg)
+		s = summarizeSamples(slices.DeleteFunc(slices.Clone(k.samples), func(d time.Duration) bool { return d < 0 }), cfg)
 	}
 	res.KernelRTT = &s
 }

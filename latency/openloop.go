@@ -133,8 +133,8 @@ func (r *run) underLoad(ctx context.Context) error {
 	if r.cfg.OnMessage != nil && ctx.Err() == nil && !r.cancelled.Load() {
 		l.settle()
 	}
-	r.res.TargetMPS = r.cfg.MPS
-	r.res.ReplyEvery = r.cfg.ReplyEvery
+	r.res.targetMPS = r.cfg.MPS
+	r.res.replyEvery = r.cfg.ReplyEvery
 	r.res.RunTime = time.Duration(sent - r.start)
 	return nil
 }

@@ -59,7 +59,7 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	// One recorder from the configuration, and its empty siblings for the
 	// client's own share and the kernel view.
 	r := &run{cfg: c, rec: rec.Worker(), sendLate: rec.sibling(), wake: rec.sibling(), base: time.Now(),
-		res: &PingPongResult{Network: c.Network, Receive: mode, MessageSizeBytes: c.MessageSize, Recorder: rec}}
+		res: &PingPongResult{Network: c.Network, Receive: mode, messageSize: c.MessageSize, Recorder: rec}}
 	if r.tr, err = dial(ctx, addr, &c); err != nil {
 		r.setWindow()
 		r.finish()
@@ -275,7 +275,7 @@ func (r *run) finish() {
 		res.Summary = res.Recorder.Summary(r.cfg.Summary)
 	} else {
 		r.samples = slices.DeleteFunc(r.samples, func(d time.Duration) bool { return d < 0 })
-		res.Summary = SummarizeSamples(r.samples, r.cfg.Summary)
+		res.Summary = summarizeSamples(r.samples, r.cfg.Summary)
 		res.Samples = r.samples
 	}
 	if r.cfg.MPS > 0 {
@@ -283,8 +283,7 @@ func (r *run) finish() {
 		if r.cfg.DiscardSamples {
 			raw = Summary{CILevel: res.CILevel}
 		} else {
-			raw = SummarizeSamples(r.raw, r.cfg.Summary)
-			res.RawSamples = r.raw
+			raw = summarizeSamples(r.raw, r.cfg.Summary)
 		}
 		res.Raw = &raw
 	}

@@ -41,7 +41,7 @@ func TestPingPongLoopback(t *testing.T) {
 				assert.Greater(t, usOf(res.Min), 0.0)
 				assert.LessOrEqual(t, usOf(res.Min), usOf(res.P50))
 				assert.LessOrEqual(t, usOf(res.P50), usOf(res.Max))
-				assert.Equal(t, 64, res.MessageSizeBytes)
+				assert.Equal(t, 64, res.messageSize)
 				if runtime.GOOS == "linux" {
 					// Both receive paths read in the kernel with its
 					// arrival times: a measured reply has a wake-up.
@@ -154,7 +154,7 @@ func TestPingPongUnderLoad(t *testing.T) {
 				require.NotNil(t, res.ReceiveWake)
 				assert.Equal(t, res.Observations, res.ReceiveWake.Observations)
 			}
-			assert.Equal(t, 2000, res.TargetMPS)
+			assert.Equal(t, 2000, res.targetMPS)
 			st := srv.Stats()
 			// The server counts a reply before it writes it.
 			assert.LessOrEqual(t, res.Received, st.Replies)

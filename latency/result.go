@@ -1,7 +1,6 @@
 package latency
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -18,11 +17,11 @@ import (
 // the plain send-to-reply statistics.
 type PingPongResult struct {
 	Summary
-	// Network and Receive ("default" or "spin") describe the run.
+	// Network and Receive ("default" or "spin") describe the run; JSON
+	// also has its message size, header included ("message_size_bytes",
+	// PingPongConfig.MessageSize).
 	Network string `json:"network"`
 	Receive string `json:"mode"`
-	// MessageSizeBytes is the size of each message, header included.
-	MessageSizeBytes int `json:"message_size_bytes"`
 	// Sent and Received count every message sent and every reply received
 	// during the whole run (not only the measurement window), without the
 	// warm-up messages sockperf's protocol sends first (over UDP: eight, or
@@ -36,12 +35,13 @@ type PingPongResult struct {
 	// ("run_seconds", "valid_seconds").
 	RunTime   time.Duration `json:"-"`
 	ValidTime time.Duration `json:"-"`
-	// TargetMPS is the configured rate of an under-load run (0 in
-	// ping-pong), and AchievedMPS the rate actually sent.
-	TargetMPS   int     `json:"target_mps,omitempty"`
+	// AchievedMPS is the rate actually sent (an under-load run's
+	// configured rate and reply ratio are in JSON only, "target_mps" and
+	// "reply_every": the caller's PingPongConfig has them).
 	AchievedMPS float64 `json:"achieved_mps"`
-	// ReplyEvery is the under-load reply ratio (0 in ping-pong).
-	ReplyEvery int `json:"reply_every,omitempty"`
+	targetMPS   int
+	replyEvery  int
+	messageSize int
 	// Late counts the under-load messages sent more than one interval (at
 	// most 1 ms) after their intended time; they are sent, not skipped, and
 	// their round trips are measured from the intended time.
@@ -90,53 +90,33 @@ type PingPongResult struct {
 	SocketDrops   *int64 `json:"socket_drops,omitempty"`
 	NoSocketDrops string `json:"no_socket_drops,omitempty"`
 	// Samples holds every measured round trip in send order, unless
-	// DiscardSamples was set; RawSamples the under-load send-to-reply times.
-	Samples    []time.Duration `json:"-"`
-	RawSamples []time.Duration `json:"-"`
+	// DiscardSamples was set.
+	Samples []time.Duration `json:"-"`
 	// Recorder holds the measured round trips as a histogram.
 	Recorder *Recorder `json:"-"`
 }
 
-// pingPongJSON is PingPongResult's wire form: the Summary's fields first,
-// durations in float microseconds and the run's lengths in seconds.
-type pingPongJSON struct {
-	summaryJSON
-	Network          string   `json:"network"`
-	Receive          string   `json:"mode"`
-	MessageSizeBytes int      `json:"message_size_bytes"`
-	Sent             int64    `json:"sent"`
-	Received         int64    `json:"received"`
-	RunSeconds       float64  `json:"run_seconds"`
-	ValidSeconds     float64  `json:"valid_seconds"`
-	TargetMPS        int      `json:"target_mps,omitempty"`
-	AchievedMPS      float64  `json:"achieved_mps"`
-	ReplyEvery       int      `json:"reply_every,omitempty"`
-	Late             int64    `json:"late,omitempty"`
-	LateReplies      int64    `json:"late_replies,omitempty"`
-	Raw              *Summary `json:"raw,omitempty"`
-	SendLateness     *Summary `json:"send_lateness,omitempty"`
-	ReceiveWake      *Summary `json:"receive_wake,omitempty"`
-	KernelRTT        *Summary `json:"kernel_rtt,omitempty"`
-	KernelStampsLost int64    `json:"kernel_stamps_lost,omitempty"`
-	NoKernelStamps   string   `json:"no_kernel_stamps,omitempty"`
-	SocketDrops      *int64   `json:"socket_drops,omitempty"`
-	NoSocketDrops    string   `json:"no_socket_drops,omitempty"`
+// fields is the result's wire form, for MarshalJSON and UnmarshalJSON
+// alike: the Summary's fields first, durations in float microseconds and
+// the run's lengths in seconds.
+func (r *PingPongResult) fields() []usec.Field {
+	v, o := usec.Value, usec.OmitEmpty
+	return append(r.Summary.fields(),
+		v("network", &r.Network), v("mode", &r.Receive), v("message_size_bytes", &r.messageSize),
+		v("sent", &r.Sent), v("received", &r.Received),
+		usec.Seconds("run_seconds", &r.RunTime), usec.Seconds("valid_seconds", &r.ValidTime),
+		o("target_mps", &r.targetMPS), v("achieved_mps", &r.AchievedMPS), o("reply_every", &r.replyEvery),
+		o("late", &r.Late), o("late_replies", &r.LateReplies), o("raw", &r.Raw),
+		o("send_lateness", &r.SendLateness), o("receive_wake", &r.ReceiveWake),
+		o("kernel_rtt", &r.KernelRTT), o("kernel_stamps_lost", &r.KernelStampsLost), o("no_kernel_stamps", &r.NoKernelStamps),
+		o("socket_drops", &r.SocketDrops), o("no_socket_drops", &r.NoSocketDrops))
 }
 
 // MarshalJSON writes the result in the form netperfkit has always written:
 // the Summary's fields at the top level in microseconds, "run_seconds" and
-// "valid_seconds" in seconds. Samples and Recorder are not written.
-func (r PingPongResult) MarshalJSON() ([]byte, error) {
-	return json.Marshal(pingPongJSON{
-		summaryJSON: r.Summary.wire(), Network: r.Network, Receive: r.Receive,
-		MessageSizeBytes: r.MessageSizeBytes, Sent: r.Sent, Received: r.Received,
-		RunSeconds: r.RunTime.Seconds(), ValidSeconds: r.ValidTime.Seconds(),
-		TargetMPS: r.TargetMPS, AchievedMPS: r.AchievedMPS, ReplyEvery: r.ReplyEvery,
-		Late: r.Late, LateReplies: r.LateReplies, Raw: r.Raw, SendLateness: r.SendLateness, ReceiveWake: r.ReceiveWake,
-		KernelRTT: r.KernelRTT, KernelStampsLost: r.KernelStampsLost, NoKernelStamps: r.NoKernelStamps,
-		SocketDrops: r.SocketDrops, NoSocketDrops: r.NoSocketDrops,
-	})
-}
+// "valid_seconds" in seconds, and an under-load run's rate and reply ratio
+// ("target_mps", "reply_every"). Samples and Recorder are not written.
+func (r PingPongResult) MarshalJSON() ([]byte, error) { return usec.Marshal(r.fields()...) }
 
 // UnmarshalJSON reads what MarshalJSON writes, rounding durations to the
 // nanosecond.
@@ -144,18 +124,9 @@ func (r *PingPongResult) UnmarshalJSON(b []byte) error {
 	if r == nil {
 		return errors.New("latency: ping-pong result: UnmarshalJSON into a nil pointer")
 	}
-	var w pingPongJSON
-	if err := json.Unmarshal(b, &w); err != nil {
+	*r = PingPongResult{}
+	if err := usec.Unmarshal(b, r.fields()...); err != nil {
 		return fmt.Errorf("latency: ping-pong result: %w", err)
-	}
-	*r = PingPongResult{
-		Summary: w.summary(), Network: w.Network, Receive: w.Receive,
-		MessageSizeBytes: w.MessageSizeBytes, Sent: w.Sent, Received: w.Received,
-		RunTime: seconds(w.RunSeconds), ValidTime: seconds(w.ValidSeconds),
-		TargetMPS: w.TargetMPS, AchievedMPS: w.AchievedMPS, ReplyEvery: w.ReplyEvery,
-		Late: w.Late, LateReplies: w.LateReplies, Raw: w.Raw, SendLateness: w.SendLateness, ReceiveWake: w.ReceiveWake,
-		KernelRTT: w.KernelRTT, KernelStampsLost: w.KernelStampsLost, NoKernelStamps: w.NoKernelStamps,
-		SocketDrops: w.SocketDrops, NoSocketDrops: w.NoSocketDrops,
 	}
 	return nil
 }

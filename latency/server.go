@@ -74,8 +74,10 @@ type ServerConfig struct {
 	// error that tells which: it matches ErrAccessDenied (counted in
 	// ServerStats.Denied), ErrTooManyConns (ServerStats.ConnsRefused),
 	// ErrMalformed (ServerStats.Rejected), os.ErrDeadlineExceeded
-	// (ServerStats.Timeouts) or ErrAccept (ServerStats.AcceptErrors, with
-	// a nil address). It is called from the serving goroutines, possibly
+	// (ServerStats.Timeouts), or, for a temporary failure of Accept
+	// after which Serve waits and accepts again, the listener's own error
+	// (a *net.OpError whose Op is "accept", such as EMFILE, out of file
+	// descriptors; ServerStats.AcceptErrors, with a nil address). It is called from the serving goroutines, possibly
 	// concurrently, and for every malformed datagram of a flood: keep it
 	// fast.
 	OnFailure func(remote net.Addr, err error)
@@ -90,11 +92,6 @@ var ErrTooManyConns = errors.New("latency: server: too many connections")
 // stream connection whose length field is bad is then closed; other
 // malformed messages are ignored.
 var ErrMalformed = errors.New("latency: server: malformed message")
-
-// ErrAccept is reported to ServerConfig.OnFailure, wrapping the cause, for
-// a temporary failure of Accept (such as EMFILE, out of file descriptors)
-// after which Serve waits and accepts again.
-var ErrAccept = errors.New("latency: server: accept failed")
 
 // ServerStats counts what a Server has seen. All counts are cumulative.
 type ServerStats struct {
@@ -454,7 +451,7 @@ func (p *packetLoop) admits(ap netip.AddrPort, addr net.Addr) bool {
 // A temporary Accept failure (an error with a Temporary method that
 // returns true, such as EMFILE when the process is out of file descriptors,
 // or a timeout) is counted in Stats().AcceptErrors and reported to
-// OnFailure as ErrAccept; Serve then waits, 5 ms after the first failure
+// OnFailure, wrapping Accept's error; Serve then waits, 5 ms after the first failure
 // and twice as long after each next one up to 1 s, as net/http does, and
 // accepts again. Any other Accept failure (ln closed) makes Serve return
 // early, having closed ln and its connections, with the error; a nil ln
@@ -494,7 +491,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 			s.acceptEr.Add(1)
-			s.report(nil, fmt.Errorf("%w: %w (retrying in %v)", ErrAccept, err, backoff))
+			s.report(nil, fmt.Errorf("latency: server: accept failed: %w (retrying in %v)", err, backoff))
 			if !s.sleep(ctx, backoff) {
 				return ctx.Err()
 			}
