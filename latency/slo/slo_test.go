@@ -140,9 +140,9 @@ func TestSearchStepsHoldEnoughRequests(t *testing.T) {
 
 func TestSearchErrors(t *testing.T) {
 	_, err := Search(context.Background(), nil)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, latency.ErrInvalidConfig)
 	_, err = Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond}})
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, latency.ErrInvalidConfig)
 	assert.ErrorContains(t, err, "Measure")
 	boom := errors.New("boom")
 	res, err := Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond},
@@ -165,7 +165,7 @@ func TestParse(t *testing.T) {
 	assert.Equal(t, s, again)
 	for _, bad := range []string{"", "99=1ms", "p=1ms", "p100=1ms", "p0=1ms", "p99=", "p99=-1ms", "p99=fast", "pNaN=1ms"} {
 		_, err := Parse(bad)
-		assert.ErrorIs(t, err, ErrInvalidConfig, bad)
+		assert.ErrorIs(t, err, latency.ErrInvalidConfig, bad)
 	}
 }
 
