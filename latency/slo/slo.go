@@ -144,16 +144,17 @@ type Measurement struct {
 type Step struct {
 	// Phase is "grow" (growing from Start), "shrink" (halving after Start
 	// broke the SLO) or "bisect".
-	Phase        string
-	Rate         float64
-	AchievedRate float64
+	Phase string
+	Rate  float64
+	// Measurement is what the step measured: its response times'
+	// histogram (nil in a Step read from JSON, which keeps the rest), its
+	// AchievedRate, Failed requests and ClientShare (in JSON
+	// "client_share_p99_us").
+	Measurement
 	// Percentile is the SLO's percentile of the step's response times (in
 	// JSON "percentile_us", in microseconds).
 	Percentile time.Duration
 	Requests   int64
-	Failed     int64
-	// ClientShare is the Measurement's (in JSON "client_share_p99_us").
-	ClientShare time.Duration
 	// Met says whether the step met the SLO: its percentile within the
 	// SLO, no failures, and at least 90% of the rate offered.
 	Met bool
@@ -357,8 +358,7 @@ func search(c *Config, try func(string, float64) (bool, error)) error {
 
 // judge turns a measurement into a step.
 func judge(slo *SLO, phase string, rate float64, m Measurement) Step {
-	st := Step{Phase: phase, Rate: rate}
-	st.AchievedRate, st.Failed, st.ClientShare = m.AchievedRate, m.Failed, m.ClientShare
+	st := Step{Phase: phase, Rate: rate, Measurement: m}
 	delivered := m.AchievedRate >= minDelivered*rate
 	if m.Response != nil && m.Response.TotalCount() > 0 {
 		st.Requests = m.Response.TotalCount()
