@@ -61,12 +61,11 @@ func apiCalls(t *testing.T) []apiCall {
 		{"PingPong", pingPong(unreachable, &PingPongConfig{MPS: -1}), "MPS"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{ReplyEvery: -1}), "ReplyEvery"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{ReadTimeout: -1}), "configuration: ReadTimeout -1ns"},
-		{"PingPong", pingPong(unreachable, &PingPongConfig{SpinTimeout: -1}), "SpinTimeout"},
+		{"PingPong", pingPong(unreachable, &PingPongConfig{Spin: -1}), "Spin"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{MinReadTimeout: -1}), "MinReadTimeout"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{MessageSize: -1}), "MessageSize"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{MessageSize: 1 << 30}), "MessageSize"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{Network: "sctp"}), "Network"},
-		{"PingPong", pingPong(unreachable, &PingPongConfig{Receive: -1}), "Receive"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{Arrival: 99}), "Arrival"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{Duration: time.Millisecond}), "Duration"},
 		{"PingPong", pingPong(unreachable, &PingPongConfig{Recorder: &RecorderConfig{SignificantFigures: 9}}), "SignificantFigures"},
@@ -149,19 +148,17 @@ func apiCalls(t *testing.T) []apiCall {
 		}, ""},
 		{"Worker.Record", func(context.Context) error { var w Worker; w.Record(time.Second); return nil }, ""},
 		// Pure functions and methods with empty or nil input.
-		{"SummarizeSamples", func(context.Context) error { _ = SummarizeSamples(nil, nil); return nil }, ""},
+		{"summarizeSamples", func(context.Context) error { _ = summarizeSamples(nil, nil); return nil }, ""},
 		{"SummarizeHistogram", func(context.Context) error { _ = SummarizeHistogram(nil, nil); return nil }, ""},
-		{"Aggregate", func(context.Context) error { _ = Aggregate(nil); return nil }, ""},
-		{"AggregateFunc", func(context.Context) error { _ = AggregateFunc([]int{1, 2}, nil); return nil }, ""},
-		{"AggregateDurations", func(context.Context) error { _ = AggregateDurations([]int{1, 2}, nil); return nil }, ""},
-		{"DurationRange.MarshalJSON", func(context.Context) error { _, err := DurationRange{}.MarshalJSON(); return err }, ""},
+		{"AggregateFunc", func(context.Context) error { _ = AggregateFunc[int, float64]([]int{1, 2}, nil); return nil }, ""},
+		{"AggregateFunc[Duration]", func(context.Context) error { _ = AggregateFunc[int, time.Duration]([]int{1, 2}, nil); return nil }, ""},
+		{"Range.MarshalJSON", func(context.Context) error { _, err := Range[time.Duration]{}.MarshalJSON(); return err }, ""},
 		{"DurationRange.UnmarshalJSON", func(context.Context) error {
-			var nilRange *DurationRange
+			var nilRange *Range[time.Duration]
 			return nilRange.UnmarshalJSON([]byte(`{}`))
-		}, "DurationRange"},
-		{"DurationRange.UnmarshalJSON", func(context.Context) error { return new(DurationRange).UnmarshalJSON([]byte(`{`)) }, "latency"},
+		}, "Range"},
+		{"DurationRange.UnmarshalJSON", func(context.Context) error { return new(Range[float64]).UnmarshalJSON([]byte(`{`)) }, "latency"},
 		{"Arrival.String", func(context.Context) error { _ = Arrival(-3).String(); return nil }, ""},
-		{"Receive.String", func(context.Context) error { _ = Receive(-3).String(); return nil }, ""},
 		{"Summary.WriteText", func(context.Context) error { return Summary{}.WriteText(nil, "") }, "Writer"},
 		{"Summary.MarshalJSON", func(context.Context) error { _, err := Summary{}.MarshalJSON(); return err }, ""},
 		{"Summary.UnmarshalJSON", func(context.Context) error { return new(Summary).UnmarshalJSON([]byte("{")) }, "summary"},
@@ -322,8 +319,8 @@ func TestConfigErrorsNameTheFieldInItsUnit(t *testing.T) {
 			_, err := PingPong(context.Background(), unreachable, &PingPongConfig{Duration: -1500 * time.Millisecond})
 			return err
 		},
-		": SpinTimeout -1µs is negative": func() error {
-			_, err := PingPong(context.Background(), unreachable, &PingPongConfig{SpinTimeout: -time.Microsecond})
+		": Spin -1µs is negative": func() error {
+			_, err := PingPong(context.Background(), unreachable, &PingPongConfig{Spin: -time.Microsecond})
 			return err
 		},
 		": MessageSize -5 is negative": func() error {

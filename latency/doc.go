@@ -20,7 +20,7 @@
 //     on a bounded set of workers, recording response times from each
 //     request's intended start (free of coordinated omission) and service
 //     times from its actual start.
-//   - SummarizeSamples and SummarizeHistogram compute sockperf's statistics
+//   - summarizeSamples and SummarizeHistogram compute sockperf's statistics
 //     (avg, std-dev, mean-ad, median-ad, siqr, cv, std-error, a confidence
 //     interval, percentiles 25 .. 99.999) with sockperf's exact definitions;
 //     Aggregate and AggregateFunc give the median of N runs with the min-max
@@ -30,7 +30,7 @@
 // latency objective ("p99.9=200us"); latency/responsiveness measures
 // round trips per minute (RPM) the way the IETF responsiveness draft does.
 //
-// PingPong's opt-in ReceiveSpin gets within a few percent of sockperf's own
+// PingPong's opt-in Spin gets within a few percent of sockperf's own
 // client at the cost of a busy core; its opt-in AdaptiveTimeout awaits each
 // reply for TCP's retransmission timeout of the round trips so far (RFC
 // 6298), so a lossy path costs a few round trips per loss.
@@ -45,7 +45,7 @@
 // ctx.Err(); callbacks are config fields; no input makes it panic or run
 // unbounded; a call that returns a result returns it non-nil whatever the
 // error. Its errors.Is targets are ErrInvalidConfig, ErrNoReply (PingPong:
-// replies asked for, none came), ErrSpinUnsupported, ErrAccessDenied,
-// ErrTooManyConns, ErrMalformed, ErrAccept, os.ErrDeadlineExceeded and the
+// replies asked for, none came), errors.ErrUnsupported (Spin off linux), ErrAccessDenied,
+// ErrTooManyConns, ErrMalformed, os.ErrDeadlineExceeded and the
 // ctx errors.
 package latency

@@ -74,20 +74,23 @@ func ExampleRecorder_Worker() {
 	// Output: 1
 }
 
-func ExampleSummarizeSamples() {
-	rtts := []time.Duration{9 * time.Microsecond, 10 * time.Microsecond, 10 * time.Microsecond, 12 * time.Microsecond, 40 * time.Microsecond}
-	s := latency.SummarizeSamples(rtts, nil)
+func ExampleRecorder_Summary() {
+	var rec latency.Recorder
+	for _, d := range []time.Duration{9 * time.Microsecond, 10 * time.Microsecond, 10 * time.Microsecond, 12 * time.Microsecond, 40 * time.Microsecond} {
+		rec.Record(d)
+	}
+	s := rec.Summary(nil)
 	fmt.Printf("avg=%v std-dev=%v p50=%v p99=%v 99%% ci=[%v, %v]\n", s.Avg, s.StdDev, s.P50, s.P99, s.CILow, s.CIHigh)
-	// Output: avg=16.2µs std-dev=13.349µs p50=10µs p99=40µs 99% ci=[822ns, 31.578µs]
+	// Output: avg=16.206µs std-dev=13.355µs p50=10.007µs p99=40.031µs 99% ci=[823ns, 31.59µs]
 }
 
 func ExampleAggregateFunc() {
 	// Three runs of the same experiment, reported as the median with the
 	// min-max range.
 	runs := []latency.Summary{{P50: 5200 * time.Nanosecond}, {P50: 4900 * time.Nanosecond}, {P50: 6100 * time.Nanosecond}}
-	r := latency.AggregateFunc(runs, func(s latency.Summary) float64 { return float64(s.P50) / 1e3 })
-	fmt.Printf("p50 %.1f us (%.1f-%.1f, n=%d)\n", r.Median, r.Min, r.Max, r.N)
-	// Output: p50 5.2 us (4.9-6.1, n=3)
+	r := latency.AggregateFunc(runs, func(s latency.Summary) time.Duration { return s.P50 })
+	fmt.Printf("p50 %v (%v-%v, n=%d)\n", r.Median, r.Min, r.Max, r.N)
+	// Output: p50 5.2µs (4.9µs-6.1µs, n=3)
 }
 
 // A Recorder's Snapshot is an hdrhistogram-go Histogram: its own API
@@ -117,7 +120,7 @@ func ExamplePingPong() {
 	res, err := latency.PingPong(context.Background(), "10.0.0.2:11111", &latency.PingPongConfig{
 		Duration:    5 * time.Second,
 		MessageSize: 64,
-		Receive:     latency.ReceiveSpin,
+		Spin:        time.Millisecond,
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -102,7 +102,11 @@ func (k *kernelView) finish(res *PingPongResult, drop []bool, cfg *SummaryConfig
 		return
 	}
 	res.KernelStampsLost = k.lost
-	if k.rec.Count() == 0 {
+	switch {
+	case res.Recorder.Count() == 0:
+		res.NoKernelStamps = "no message was measured (no reply came in the measurement window)"
+		return
+	case k.rec.Count() == 0:
 		res.NoKernelStamps = "the kernel gave no stamp for any measured message"
 		return
 	}
@@ -113,7 +117,7 @@ func (k *kernelView) finish(res *PingPongResult, drop []bool, cfg *SummaryConfig
 	s := k.rec.Summary(cfg)
 	if exact {
 		res.KernelSamples = k.samples
-		s = SummarizeSamples(slices.DeleteFunc(slices.Clone(k.samples), func(d time.Duration) bool { return d < 0 }), cfg)
+		s = summarizeSamples(slices.DeleteFunc(slices.Clone(k.samples), func(d time.Duration) bool { return d < 0 }), cfg)
 	}
 	res.KernelRTT = &s
 }

@@ -19,16 +19,16 @@ import (
 
 func TestPingPongLoopback(t *testing.T) {
 	for _, network := range []string{"udp", "tcp"} {
-		for _, mode := range []Receive{ReceiveDefault, ReceiveSpin} {
-			t.Run(network+"/"+mode.String(), func(t *testing.T) {
+		for _, mode := range []time.Duration{0, time.Millisecond} {
+			t.Run(network+"/"+modeName(mode), func(t *testing.T) {
 				addr, srv := startServer(t, network, nil)
 				// ReadTimeout 10 s: a loaded machine that stalls a round
 				// trip does not make it a drop.
 				res, err := PingPong(context.Background(), addr, &PingPongConfig{
-					Network: network, Count: 500, MessageSize: 64, Receive: mode, ReadTimeout: 10 * time.Second,
+					Network: network, Count: 500, MessageSize: 64, Spin: mode, ReadTimeout: 10 * time.Second,
 				})
-				if mode == ReceiveSpin && err != nil {
-					require.ErrorIs(t, err, ErrSpinUnsupported)
+				if mode > 0 && err != nil {
+					require.ErrorIs(t, err, errors.ErrUnsupported)
 					return
 				}
 				require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestPingPongLoopback(t *testing.T) {
 				assert.Greater(t, usOf(res.Min), 0.0)
 				assert.LessOrEqual(t, usOf(res.Min), usOf(res.P50))
 				assert.LessOrEqual(t, usOf(res.P50), usOf(res.Max))
-				assert.Equal(t, 64, res.MessageSizeBytes)
+				assert.Equal(t, 64, res.messageSize)
 				if runtime.GOOS == "linux" {
 					// Both receive paths read in the kernel with its
 					// arrival times: a measured reply has a wake-up.
@@ -154,7 +154,7 @@ func TestPingPongUnderLoad(t *testing.T) {
 				require.NotNil(t, res.ReceiveWake)
 				assert.Equal(t, res.Observations, res.ReceiveWake.Observations)
 			}
-			assert.Equal(t, 2000, res.TargetMPS)
+			assert.Equal(t, 2000, res.targetMPS)
 			st := srv.Stats()
 			// The server counts a reply before it writes it.
 			assert.LessOrEqual(t, res.Received, st.Replies)
@@ -176,8 +176,8 @@ func TestPingPongUnderLoad(t *testing.T) {
 
 func TestPingPongCancel(t *testing.T) {
 	for _, network := range []string{"udp", "tcp"} {
-		for _, mode := range []Receive{ReceiveDefault, ReceiveSpin} {
-			t.Run(network+"/"+mode.String(), func(t *testing.T) {
+		for _, mode := range []time.Duration{0, time.Millisecond} {
+			t.Run(network+"/"+modeName(mode), func(t *testing.T) {
 				addr, srv := startServer(t, network, nil)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
@@ -198,8 +198,8 @@ func TestPingPongCancel(t *testing.T) {
 					cancelled.Store(time.Now().UnixNano())
 				}()
 				start := time.Now()
-				res, err := PingPong(ctx, addr, &PingPongConfig{Network: network, Receive: mode, Duration: time.Minute, WarmUp: -1})
-				if mode == ReceiveSpin && errors.Is(err, ErrSpinUnsupported) {
+				res, err := PingPong(ctx, addr, &PingPongConfig{Network: network, Spin: mode, Duration: time.Minute, WarmUp: -1})
+				if mode > 0 && errors.Is(err, errors.ErrUnsupported) {
 					return
 				}
 				require.ErrorIs(t, err, context.Canceled)
@@ -249,7 +249,6 @@ func TestPingPongInvalidConfig(t *testing.T) {
 		{MessageSize: wire.MaxUDPMessageSize + 1},
 		{Network: "sctp"},
 		{MPS: -1},
-		{Receive: Receive(7)},
 		{Duration: 400 * time.Millisecond},
 		{Duration: time.Second, WarmUp: time.Second, CoolDown: -1},
 		{AdaptiveTimeout: true, MPS: 1000},
@@ -396,13 +395,13 @@ func TestPingPongCancelEveryPhase(t *testing.T) {
 	}{
 		{"udp/await reply", "udp", PingPongConfig{ReadTimeout: time.Minute}, true, true},
 		{"tcp/await reply", "tcp", PingPongConfig{ReadTimeout: time.Minute}, true, true},
-		{"udp/spin await reply", "udp", PingPongConfig{ReadTimeout: time.Minute, Receive: ReceiveSpin}, true, true},
-		{"tcp/spin await reply", "tcp", PingPongConfig{ReadTimeout: time.Minute, Receive: ReceiveSpin}, true, true},
+		{"udp/spin await reply", "udp", PingPongConfig{ReadTimeout: time.Minute, Spin: time.Millisecond}, true, true},
+		{"tcp/spin await reply", "tcp", PingPongConfig{ReadTimeout: time.Minute, Spin: time.Millisecond}, true, true},
 		{"udp/under-load gap", "udp", PingPongConfig{MPS: 1, ReplyEvery: 1, ReadTimeout: time.Minute}, true, true},
 		// Whether the first 1 MiB write completes before the cancel depends
 		// on how fast a loaded kernel moves it into the peer's buffers.
 		{"tcp/under-load blocked write", "tcp", PingPongConfig{MPS: 100000, MessageSize: 1 << 20, ReadTimeout: time.Minute}, true, false},
-		{"tcp/spin under-load blocked write", "tcp", PingPongConfig{MPS: 100000, MessageSize: 1 << 20, ReadTimeout: time.Minute, Receive: ReceiveSpin}, true, false},
+		{"tcp/spin under-load blocked write", "tcp", PingPongConfig{MPS: 100000, MessageSize: 1 << 20, ReadTimeout: time.Minute, Spin: time.Millisecond}, true, false},
 		{"udp/measuring", "udp", PingPongConfig{WarmUp: -1}, false, true},
 		{"tcp/under-load measuring", "tcp", PingPongConfig{MPS: 1000, WarmUp: -1}, false, true},
 	}
@@ -459,7 +458,7 @@ func TestPingPongCancelEveryPhase(t *testing.T) {
 				t.Fatal("PingPong did not return within 5 s of cancel")
 			}
 			t.Logf("returned %v after cancel", time.Since(start))
-			if errors.Is(o.err, ErrSpinUnsupported) {
+			if errors.Is(o.err, errors.ErrUnsupported) {
 				t.Skip(o.err)
 			}
 			require.ErrorIs(t, o.err, context.Canceled)
@@ -547,4 +546,12 @@ func TestUnderLoadTCPReadsWhileWriting(t *testing.T) {
 	assert.Positive(t, res.Sent)
 	assert.Equal(t, srv.Stats().Replies, res.Received, "every reply the server wrote was read")
 	assert.Zero(t, res.Dropped)
+}
+
+// modeName names a run's receive mode as PingPongResult.Receive does.
+func modeName(spin time.Duration) string {
+	if spin > 0 {
+		return "spin"
+	}
+	return "default"
 }

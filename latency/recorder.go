@@ -177,6 +177,14 @@ func (r *Recorder) setUp(g geometry) {
 	r.geo, r.shards, r.mask = g, make([]shard, n), uintptr(n-1)
 }
 
+// sibling returns an empty Recorder with r's range and precision.
+func (r *Recorder) sibling() *Recorder {
+	r.init()
+	s := &Recorder{}
+	s.once.Do(func() { s.setUp(r.geo) })
+	return s
+}
+
 // init sets up a zero Recorder with the defaults.
 func (r *Recorder) init() {
 	r.once.Do(func() {

@@ -56,7 +56,17 @@ const (
 	unused   replyState = iota
 	awaited             // the current message: its reply is awaited
 	overdue             // its timeout passed: dropped unless a late reply comes
+	lost                // its timeout passed, and no late reply is awaited
 	answered            // a reply came: another one is a duplicate
+)
+
+// replyKind is what a received message was to a ping-pong run.
+type replyKind uint8
+
+const (
+	replyOnTime  replyKind = iota // a reply, or a duplicate or stale one
+	replyLate                     // the late reply of an overdue message
+	replyForeign                  // not a sockperf reply
 )
 
 // sentMsg is what a ping-pong run remembers of a message it sent, so that a
@@ -111,6 +121,9 @@ func (w *waiter) timeout() time.Duration {
 func (w *waiter) await(seq uint64, tx int64, id uint32, hasID bool) (cancelled bool, err error) {
 	r := w.r
 	m := &w.ring[seq&w.mask]
+	if m.state == overdue {
+		w.lose(m) // too old to be remembered: its late reply can no longer be told
+	}
 	*m = sentMsg{seq: seq, tx: tx, in: r.inWindow(tx), state: awaited, slot: -1, txID: id, hasTX: hasID}
 	deadline := r.base.Add(time.Duration(tx) + w.timeout())
 	for m.state == awaited {
@@ -125,8 +138,16 @@ func (w *waiter) await(seq uint64, tx int64, id uint32, hasID bool) (cancelled b
 		default:
 			return false, err
 		}
-		if _, err := w.reply(b, r.now(), seq); err != nil {
+		kind, err := w.reply(b, r.now(), seq)
+		if err != nil {
 			return false, err
+		}
+		if kind == replyForeign && r.res.Received == 0 {
+			// Nothing the server sent so far was a reply (an echo
+			// server's, say): waiting out every message's timeout
+			// would not change that.
+			w.expire(m)
+			return false, nil
 		}
 	}
 	return false, nil
@@ -138,6 +159,9 @@ func (w *waiter) expire(m *sentMsg) {
 	r := w.r
 	m.state = overdue
 	w.rto.backoff()
+	if !w.adaptive {
+		w.lose(m) // a reply after the timeout is not taken
+	}
 	if !m.in {
 		return
 	}
@@ -149,17 +173,24 @@ func (w *waiter) expire(m *sentMsg) {
 	}
 }
 
+// lose reports the overdue message m lost: no reply to it will be taken.
+func (w *waiter) lose(m *sentMsg) {
+	m.state = lost
+	w.r.report(m.tx, 0, errLost)
+}
+
 // reply accounts for one received message b, received at rx, the newest
-// message sent being last. It reports whether b was a late reply.
-func (w *waiter) reply(b []byte, rx int64, last uint64) (late bool, err error) {
+// message sent being last, and says what it was.
+func (w *waiter) reply(b []byte, rx int64, last uint64) (replyKind, error) {
+	r := w.r
 	h, err := wire.DecodeHeader(b)
 	if err != nil || h.Flags&wire.FlagClient != 0 {
-		return false, nil // not a reply
+		r.foreign++
+		return replyForeign, nil
 	}
-	r := w.r
 	r.res.Received++
 	if h.Seq > last {
-		return false, fmt.Errorf("latency: reply with sequence number %d, beyond the last sent (%d)", h.Seq, last)
+		return replyOnTime, fmt.Errorf("latency: reply with sequence number %d, beyond the last sent (%d)", h.Seq, last)
 	}
 	m := &w.ring[h.Seq&w.mask]
 	switch {
@@ -171,20 +202,24 @@ func (w *waiter) reply(b []byte, rx int64, last uint64) (late bool, err error) {
 		m.state = answered
 		d := time.Duration(rx - m.tx)
 		w.rto.sample(d)
+		r.report(m.tx, d, nil)
 		if m.in {
 			r.keep(d)
 			r.woke(rx, m.tx)
 			r.k.keep(r.k.rtt(m.txID, m.hasTX, r.tr.arrived()), len(r.samples)-1, !r.cfg.DiscardSamples)
 		}
-	case w.adaptive && rx-m.tx <= int64(r.cfg.ReadTimeout):
+	case m.state == overdue && rx-m.tx <= int64(r.cfg.ReadTimeout):
 		m.state = answered
 		w.late(m, time.Duration(rx-m.tx))
-		return true, nil
+		return replyLate, nil
 	default:
+		if m.state == overdue {
+			w.lose(m)
+		}
 		m.state = answered
 		r.ooo++ // after ReadTimeout: the message stays dropped
 	}
-	return false, nil
+	return replyOnTime, nil
 }
 
 // late records the round trip d of the overdue message m, which is no longer
@@ -192,6 +227,7 @@ func (w *waiter) reply(b []byte, rx int64, last uint64) (late bool, err error) {
 func (w *waiter) late(m *sentMsg, d time.Duration) {
 	r := w.r
 	w.rto.sample(d)
+	r.report(m.tx, d, nil)
 	if !m.in {
 		return
 	}
@@ -231,11 +267,11 @@ func (w *waiter) drain(last uint64) error {
 			}
 			return err
 		}
-		late, err := w.reply(b, r.now(), last)
+		kind, err := w.reply(b, r.now(), last)
 		if err != nil {
 			return err
 		}
-		if late {
+		if kind == replyLate {
 			pending--
 		}
 	}
@@ -257,6 +293,16 @@ func (w *waiter) abandon(now int64) {
 		m.state = unused
 		if m.in {
 			w.r.dropped-- // its place in the samples is left empty
+		}
+	}
+}
+
+// settle reports, at the run's end, the messages still overdue lost, in
+// the order they were sent (the newest being last).
+func (w *waiter) settle(last uint64) {
+	for i := range w.ring {
+		if m := &w.ring[(last+1+uint64(i))&w.mask]; m.state == overdue {
+			w.lose(m)
 		}
 	}
 }

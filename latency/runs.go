@@ -1,7 +1,6 @@
 package latency
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,85 +10,68 @@ import (
 )
 
 // Range summarises one metric over repeated runs the way field studies
-// report it: the median of N runs with the minimum and maximum.
-type Range struct {
+// report it: the median of N runs with the minimum and maximum. V is
+// float64 for a plain metric (a rate, a ratio) or time.Duration for a
+// latency. In JSON it is {"median":..., "min":..., "max":..., "n":...},
+// a latency's values in float microseconds, as every latency in
+// netperfkit's JSON.
+type Range[V float64 | time.Duration] struct {
 	// Median is the middle value (the mean of the two middle values for an
-	// even N).
-	Median float64 `json:"median"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-	// N is the number of runs.
-	N int `json:"n"`
-}
-
-// Aggregate returns the median and min-max range of values. values is not
-// modified; an empty slice gives the zero Range.
-func Aggregate(values []float64) Range {
-	if len(values) == 0 {
-		return Range{}
-	}
-	v := slices.Clone(values)
-	slices.Sort(v)
-	return Range{Median: medianSorted(v), Min: v[0], Max: v[len(v)-1], N: len(v)}
-}
-
-// AggregateFunc returns the median and min-max range of metric over runs, for
-// any result type: AggregateFunc(results, func(r *PingPongResult) float64
-// { return float64(r.P99) / 1e3 }). A nil metric gives the zero Range.
-func AggregateFunc[T any](runs []T, metric func(T) float64) Range {
-	if metric == nil {
-		return Range{}
-	}
-	v := make([]float64, len(runs))
-	for i, r := range runs {
-		v[i] = metric(r)
-	}
-	return Aggregate(v)
-}
-
-// DurationRange is Range for latencies: the median of N runs with the
-// minimum and maximum, as time.Duration (a median between two nanoseconds, of
-// an even N, is rounded to one). In JSON it keeps Range's shape in float
-// microseconds ({"median":..., "min":..., "max":..., "n":...}), as every
-// latency in netperfkit's JSON.
-type DurationRange struct {
-	// Median is the middle value (the mean of the two middle values for an
-	// even N).
-	Median, Min, Max time.Duration
+	// even N, a latency's rounded to the nanosecond).
+	Median, Min, Max V
 	// N is the number of runs.
 	N int
 }
 
-// AggregateDurations is AggregateFunc for a latency metric:
-// AggregateDurations(results, func(r *PingPongResult) time.Duration
-// { return r.P99 }). A nil metric gives the zero DurationRange.
-func AggregateDurations[T any](runs []T, metric func(T) time.Duration) DurationRange {
-	if metric == nil {
-		return DurationRange{}
+// AggregateFunc returns the median and min-max range of metric over runs, for
+// any result type: AggregateFunc(results, func(r *PingPongResult)
+// time.Duration { return r.P99 }) is a Range[time.Duration], and a metric
+// of float64 gives a Range[float64]. A nil metric, or no runs, gives the
+// zero Range.
+func AggregateFunc[T any, V float64 | time.Duration](runs []T, metric func(T) V) Range[V] {
+	if metric == nil || len(runs) == 0 {
+		return Range[V]{}
 	}
-	return fromMicros(AggregateFunc(runs, func(r T) float64 { return microseconds(metric(r)) }))
+	v := make([]V, len(runs))
+	for i, r := range runs {
+		v[i] = metric(r)
+	}
+	slices.Sort(v)
+	n := len(v)
+	med := v[n/2]
+	if n%2 == 0 {
+		m := (float64(v[n/2-1]) + float64(v[n/2])) / 2
+		med = V(m)
+		if _, ok := any(med).(time.Duration); ok {
+			med = V(usec.FromNanoseconds(m))
+		}
+	}
+	return Range[V]{Median: med, Min: v[0], Max: v[n-1], N: n}
 }
 
-// MarshalJSON implements json.Marshaler, in microseconds.
-func (r DurationRange) MarshalJSON() ([]byte, error) {
-	return json.Marshal(Range{Median: microseconds(r.Median), Min: microseconds(r.Min), Max: microseconds(r.Max), N: r.N})
+// fields is the Range's wire form, for MarshalJSON and UnmarshalJSON.
+func (r *Range[V]) fields() []usec.Field {
+	f := func(key string, p *V) usec.Field {
+		if d, ok := any(p).(*time.Duration); ok {
+			return usec.Us(key, d)
+		}
+		return usec.Value(key, p)
+	}
+	return []usec.Field{f("median", &r.Median), f("min", &r.Min), f("max", &r.Max), usec.Value("n", &r.N)}
 }
 
-// UnmarshalJSON implements json.Unmarshaler, from microseconds.
-func (r *DurationRange) UnmarshalJSON(b []byte) error {
+// MarshalJSON implements json.Marshaler, a latency in float microseconds.
+func (r Range[V]) MarshalJSON() ([]byte, error) { return usec.Marshal(r.fields()...) }
+
+// UnmarshalJSON implements json.Unmarshaler, a latency from float
+// microseconds.
+func (r *Range[V]) UnmarshalJSON(b []byte) error {
 	if r == nil {
-		return errors.New("latency: UnmarshalJSON into a nil *DurationRange")
+		return errors.New("latency: UnmarshalJSON into a nil *Range")
 	}
-	var lr Range
-	if err := json.Unmarshal(b, &lr); err != nil {
+	*r = Range[V]{}
+	if err := usec.Unmarshal(b, r.fields()...); err != nil {
 		return fmt.Errorf("latency: %w", err)
 	}
-	*r = fromMicros(lr)
 	return nil
-}
-
-// fromMicros converts a range of microseconds.
-func fromMicros(r Range) DurationRange {
-	d := usec.Duration
-	return DurationRange{Median: d(r.Median), Min: d(r.Min), Max: d(r.Max), N: r.N}
 }

@@ -244,7 +244,7 @@ type realClock struct {
 	// the kernel (kernelSleep), and never busy-wait.
 	kernel bool
 	// yield makes the busy-wait yield to other goroutines, for a process
-	// whose network waits do not go through the poller (ReceiveSpin's
+	// whose network waits do not go through the poller (PingPongConfig.Spin's
 	// receiver reads its socket itself).
 	yield bool
 

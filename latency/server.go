@@ -74,8 +74,10 @@ type ServerConfig struct {
 	// error that tells which: it matches ErrAccessDenied (counted in
 	// ServerStats.Denied), ErrTooManyConns (ServerStats.ConnsRefused),
 	// ErrMalformed (ServerStats.Rejected), os.ErrDeadlineExceeded
-	// (ServerStats.Timeouts) or ErrAccept (ServerStats.AcceptErrors, with
-	// a nil address). It is called from the serving goroutines, possibly
+	// (ServerStats.Timeouts), or, for a temporary failure of Accept
+	// after which Serve waits and accepts again, the listener's own error
+	// (a *net.OpError whose Op is "accept", such as EMFILE, out of file
+	// descriptors; ServerStats.AcceptErrors, with a nil address). It is called from the serving goroutines, possibly
 	// concurrently, and for every malformed datagram of a flood: keep it
 	// fast.
 	OnFailure func(remote net.Addr, err error)
@@ -90,11 +92,6 @@ var ErrTooManyConns = errors.New("latency: server: too many connections")
 // stream connection whose length field is bad is then closed; other
 // malformed messages are ignored.
 var ErrMalformed = errors.New("latency: server: malformed message")
-
-// ErrAccept is reported to ServerConfig.OnFailure, wrapping the cause, for
-// a temporary failure of Accept (such as EMFILE, out of file descriptors)
-// after which Serve waits and accepts again.
-var ErrAccept = errors.New("latency: server: accept failed")
 
 // ServerStats counts what a Server has seen. All counts are cumulative.
 type ServerStats struct {
@@ -336,6 +333,7 @@ type packetLoop struct {
 	s   *Server
 	pc  net.PacketConn
 	uc  *net.UDPConn // pc, when it is one: reads without allocating
+	pin *pinned      // uc's replies from the address asked, when bound to a wildcard (linux)
 	buf []byte       // one byte more than the maximum, to detect longer datagrams
 	n   int          // datagrams read since the last renewal
 
@@ -345,6 +343,9 @@ type packetLoop struct {
 func newPacketLoop(s *Server, pc net.PacketConn) *packetLoop {
 	p := &packetLoop{s: s, pc: pc, buf: make([]byte, s.cfg.MaxMessageSize+1)}
 	p.uc, _ = pc.(*net.UDPConn)
+	if p.uc != nil {
+		p.pin = pin(p.uc)
+	}
 	p.renew()
 	return p
 }
@@ -369,9 +370,12 @@ func (p *packetLoop) serveOne() error {
 		addr net.Addr
 		err  error
 	)
-	if p.uc != nil {
+	switch {
+	case p.pin != nil:
+		n, ap, err = p.pin.read(p.buf)
+	case p.uc != nil:
 		n, ap, err = p.uc.ReadFromUDPAddrPort(p.buf)
-	} else {
+	default:
 		n, addr, err = p.pc.ReadFrom(p.buf)
 	}
 	if err != nil {
@@ -400,9 +404,12 @@ func (p *packetLoop) serveOne() error {
 	// Counted before the write so that a client holding the reply never
 	// sees a smaller count.
 	s.replies.Add(1)
-	if p.uc != nil {
+	switch {
+	case p.pin != nil:
+		err = p.pin.write(p.buf[:n], ap)
+	case p.uc != nil:
 		_, err = p.uc.WriteToUDPAddrPort(p.buf[:n], ap)
-	} else {
+	default:
 		_, err = p.pc.WriteTo(p.buf[:n], addr)
 	}
 	if err != nil {
@@ -444,7 +451,7 @@ func (p *packetLoop) admits(ap netip.AddrPort, addr net.Addr) bool {
 // A temporary Accept failure (an error with a Temporary method that
 // returns true, such as EMFILE when the process is out of file descriptors,
 // or a timeout) is counted in Stats().AcceptErrors and reported to
-// OnFailure as ErrAccept; Serve then waits, 5 ms after the first failure
+// OnFailure, wrapping Accept's error; Serve then waits, 5 ms after the first failure
 // and twice as long after each next one up to 1 s, as net/http does, and
 // accepts again. Any other Accept failure (ln closed) makes Serve return
 // early, having closed ln and its connections, with the error; a nil ln
@@ -484,7 +491,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 			s.acceptEr.Add(1)
-			s.report(nil, fmt.Errorf("%w: %w (retrying in %v)", ErrAccept, err, backoff))
+			s.report(nil, fmt.Errorf("latency: server: accept failed: %w (retrying in %v)", err, backoff))
 			if !s.sleep(ctx, backoff) {
 				return ctx.Err()
 			}

@@ -3,7 +3,6 @@
 package latency
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,9 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// spinTransport is ReceiveSpin: raw non-blocking receives on the socket's file
+// spinTransport is PingPongConfig.Spin's path: raw non-blocking receives on the socket's file
 // descriptor, spinning for up to spin before blocking in poll(2). With a zero
-// spin it is ReceiveDefault on linux: the reading thread sleeps in the kernel,
+// spin it is the default receive path on linux: the reading thread sleeps in the kernel,
 // which wakes it when a reply arrives, where Go's netpoller would first have
 // to find it a P (tens of microseconds on an idle machine). Receives take
 // the kernel's arrival time (SO_TIMESTAMPNS) when the socket allows. The
@@ -104,7 +103,7 @@ func (t *spinTransport) whileWriting(onReadable func() error) { t.onReadable = o
 
 // poll sleeps in ppoll(2) until the socket has one of events or d (at most
 // 20 ms, to notice an abort) passes, and returns the events it has. pfd is
-// the reader's or the writer's (ReceiveSpin under-load reads and writes on
+// the reader's or the writer's (Spin's under-load reads and writes on
 // two threads).
 func (t *spinTransport) poll(pfd *[1]unix.PollFd, events int16, d time.Duration) (int16, error) {
 	ts := unix.NsecToTimespec(int64(min(d, 20*time.Millisecond)))
@@ -120,39 +119,35 @@ func (t *spinTransport) poll(pfd *[1]unix.PollFd, events int16, d time.Duration)
 	return pfd[0].Revents, nil
 }
 
-func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, spin time.Duration, kernelTX bool) (transport, error) {
-	c, buf, err := dialConn(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	sc, ok := c.(syscall.Conn)
+// kernelTransport reads and writes conn, dialled by dialConn, on its file
+// descriptor: spinning for up to c.Spin per reply, and taking transmit
+// stamps when a ping-pong run asked for the kernel view.
+func kernelTransport(conn net.Conn, buf []byte, c *PingPongConfig) (transport, error) {
+	sc, ok := conn.(syscall.Conn)
 	if !ok {
-		c.Close()
-		return nil, fmt.Errorf("latency: %T has no file descriptor", c)
+		return nil, fmt.Errorf("latency: %T has no file descriptor", conn)
 	}
 	raw, err := sc.SyscallConn()
 	if err != nil {
-		c.Close()
 		return nil, fmt.Errorf("latency: %w", err)
 	}
-	t := &spinTransport{conn: c, buf: buf, spin: spin, timeout: timeout, fd: -1}
-	if err := raw.Control(func(fd uintptr) { t.fd = int(fd) }); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("latency: %w", err)
-	}
+	t := &spinTransport{conn: conn, buf: buf, spin: c.Spin, timeout: c.ReadTimeout, fd: -1}
 	var serr error
-	_ = raw.Control(func(fd uintptr) {
+	if err := raw.Control(func(fd uintptr) {
+		t.fd = int(fd)
 		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	})
+	}); err != nil {
+		return nil, fmt.Errorf("latency: %w", err)
+	}
 	if serr == nil {
 		t.stamps = true
 		t.oob = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))*2)
 	}
 	if buf == nil {
-		t.fr = wire.NewFrameReader(spinReader{t}, maxMsg)
+		t.fr = wire.NewFrameReader(spinReader{t}, c.MessageSize)
 	}
-	if kernelTX {
-		t.tx, t.txErr = kstamp.EnableTX(c)
+	if c.KernelStamps && c.MPS == 0 {
+		t.tx, t.txErr = kstamp.EnableTX(conn)
 	}
 	return t, nil
 }

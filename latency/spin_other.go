@@ -3,12 +3,17 @@
 package latency
 
 import (
-	"context"
+	"errors"
 	"fmt"
+	"net"
 	"runtime"
-	"time"
 )
 
-func dialSpin(ctx context.Context, network, addr string, maxMsg int, timeout, spin time.Duration, kernelTX bool) (transport, error) {
-	return nil, fmt.Errorf("%w (%s/%s)", ErrSpinUnsupported, runtime.GOOS, runtime.GOARCH)
+// kernelTransport is Go's netpoller outside linux, which has no spinning
+// receive path.
+func kernelTransport(conn net.Conn, buf []byte, c *PingPongConfig) (transport, error) {
+	if c.Spin > 0 {
+		return nil, fmt.Errorf("latency: PingPongConfig.Spin: %w: the spinning receive path is linux's (%s/%s)", errors.ErrUnsupported, runtime.GOOS, runtime.GOARCH)
+	}
+	return newNetTransport(conn, buf, c), nil
 }

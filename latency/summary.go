@@ -1,7 +1,6 @@
 package latency
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,16 +66,16 @@ type Summary struct {
 	Duplicated   int64
 	OutOfOrder   int64
 
-	Min      time.Duration
-	Max      time.Duration
-	Avg      time.Duration
-	StdDev   time.Duration
-	MeanAD   time.Duration
-	MedianAD time.Duration
-	SIQR     time.Duration
-	// CV is the coefficient of variation, std-dev/avg (no unit).
-	CV       float64
-	StdError time.Duration
+	Min    time.Duration
+	Max    time.Duration
+	Avg    time.Duration
+	StdDev time.Duration
+	// sockperf's other dispersion statistics, in JSON and text only:
+	// mean-ad, median-ad, siqr, cv (std-dev/avg, no unit) and std-error
+	// (std-dev/sqrt(n)).
+	meanAD, medianAD, siqr time.Duration
+	cv                     float64
+	stdError               time.Duration
 	// CILevel is the confidence level of [CILow, CIHigh], in percent.
 	CILevel float64
 	CILow   time.Duration
@@ -92,67 +91,29 @@ type Summary struct {
 	P99999 time.Duration
 }
 
-// summaryJSON is Summary's wire form: durations as float microseconds.
-type summaryJSON struct {
-	Observations int64 `json:"observations"`
-	Dropped      int64 `json:"dropped"`
-	Duplicated   int64 `json:"duplicated"`
-	OutOfOrder   int64 `json:"out_of_order"`
-
-	MinUs      float64 `json:"min_us"`
-	MaxUs      float64 `json:"max_us"`
-	AvgUs      float64 `json:"avg_us"`
-	StdDevUs   float64 `json:"stddev_us"`
-	MeanADUs   float64 `json:"mean_ad_us"`
-	MedianADUs float64 `json:"median_ad_us"`
-	SIQRUs     float64 `json:"siqr_us"`
-	CV         float64 `json:"cv"`
-	StdErrorUs float64 `json:"std_error_us"`
-	CILevel    float64 `json:"ci_level"`
-	CILowUs    float64 `json:"ci_low_us"`
-	CIHighUs   float64 `json:"ci_high_us"`
-
-	P25Us    float64 `json:"p25_us"`
-	P50Us    float64 `json:"p50_us"`
-	P75Us    float64 `json:"p75_us"`
-	P90Us    float64 `json:"p90_us"`
-	P99Us    float64 `json:"p99_us"`
-	P999Us   float64 `json:"p999_us"`
-	P9999Us  float64 `json:"p9999_us"`
-	P99999Us float64 `json:"p99999_us"`
-}
-
 // microseconds converts d to float microseconds, the unit of the wire and
 // text forms.
-func microseconds(d time.Duration) float64 { return float64(d) / nsPerUs }
+func microseconds(d time.Duration) float64 { return usec.Micros(d) }
 
-func (s *Summary) wire() summaryJSON {
-	u := microseconds
-	return summaryJSON{
-		Observations: s.Observations, Dropped: s.Dropped, Duplicated: s.Duplicated, OutOfOrder: s.OutOfOrder,
-		MinUs: u(s.Min), MaxUs: u(s.Max), AvgUs: u(s.Avg), StdDevUs: u(s.StdDev), MeanADUs: u(s.MeanAD),
-		MedianADUs: u(s.MedianAD), SIQRUs: u(s.SIQR), CV: s.CV, StdErrorUs: u(s.StdError),
-		CILevel: s.CILevel, CILowUs: u(s.CILow), CIHighUs: u(s.CIHigh),
-		P25Us: u(s.P25), P50Us: u(s.P50), P75Us: u(s.P75), P90Us: u(s.P90),
-		P99Us: u(s.P99), P999Us: u(s.P999), P9999Us: u(s.P9999), P99999Us: u(s.P99999),
-	}
-}
-
-func (w *summaryJSON) summary() Summary {
-	d := usec.Duration
-	return Summary{
-		Observations: w.Observations, Dropped: w.Dropped, Duplicated: w.Duplicated, OutOfOrder: w.OutOfOrder,
-		Min: d(w.MinUs), Max: d(w.MaxUs), Avg: d(w.AvgUs), StdDev: d(w.StdDevUs), MeanAD: d(w.MeanADUs),
-		MedianAD: d(w.MedianADUs), SIQR: d(w.SIQRUs), CV: w.CV, StdError: d(w.StdErrorUs),
-		CILevel: w.CILevel, CILow: d(w.CILowUs), CIHigh: d(w.CIHighUs),
-		P25: d(w.P25Us), P50: d(w.P50Us), P75: d(w.P75Us), P90: d(w.P90Us),
-		P99: d(w.P99Us), P999: d(w.P999Us), P9999: d(w.P9999Us), P99999: d(w.P99999Us),
+// fields is the Summary's wire form, for MarshalJSON and UnmarshalJSON
+// alike: durations as float microseconds under keys that say so.
+func (s *Summary) fields() []usec.Field {
+	u, v := usec.Us, usec.Value
+	return []usec.Field{
+		v("observations", &s.Observations), v("dropped", &s.Dropped), v("duplicated", &s.Duplicated), v("out_of_order", &s.OutOfOrder),
+		u("min_us", &s.Min), u("max_us", &s.Max), u("avg_us", &s.Avg), u("stddev_us", &s.StdDev),
+		u("mean_ad_us", &s.meanAD), u("median_ad_us", &s.medianAD), u("siqr_us", &s.siqr), v("cv", &s.cv),
+		u("std_error_us", &s.stdError), v("ci_level", &s.CILevel), u("ci_low_us", &s.CILow), u("ci_high_us", &s.CIHigh),
+		u("p25_us", &s.P25), u("p50_us", &s.P50), u("p75_us", &s.P75), u("p90_us", &s.P90),
+		u("p99_us", &s.P99), u("p999_us", &s.P999), u("p9999_us", &s.P9999), u("p99999_us", &s.P99999),
 	}
 }
 
 // MarshalJSON writes the Summary with its durations in float microseconds
-// ("p99_us"), the form netperfkit has always written.
-func (s Summary) MarshalJSON() ([]byte, error) { return json.Marshal(s.wire()) }
+// ("p99_us"), the form netperfkit has always written, sockperf's
+// dispersion statistics included ("mean_ad_us", "median_ad_us",
+// "siqr_us", "cv", "std_error_us").
+func (s Summary) MarshalJSON() ([]byte, error) { return usec.Marshal(s.fields()...) }
 
 // UnmarshalJSON reads what MarshalJSON writes, rounding each duration to
 // the nanosecond.
@@ -160,11 +121,10 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	if s == nil {
 		return errors.New("latency: summary: UnmarshalJSON into a nil pointer")
 	}
-	var w summaryJSON
-	if err := json.Unmarshal(b, &w); err != nil {
+	*s = Summary{}
+	if err := usec.Unmarshal(b, s.fields()...); err != nil {
 		return fmt.Errorf("latency: summary: %w", err)
 	}
-	*s = w.summary()
 	return nil
 }
 
@@ -183,16 +143,16 @@ func (f *stats) summary(level float64) Summary {
 	s := Summary{
 		Observations: f.n, CILevel: level,
 		Min: d(f.min), Max: d(f.max), Avg: d(f.avg), StdDev: d(f.stdDev),
-		MeanAD: d(f.meanAD), MedianAD: d(f.medianAD), SIQR: d((f.p[2] - f.p[0]) / 2),
+		meanAD: d(f.meanAD), medianAD: d(f.medianAD), siqr: d((f.p[2] - f.p[0]) / 2),
 		P25: d(f.p[0]), P50: d(f.p[1]), P75: d(f.p[2]), P90: d(f.p[3]),
 		P99: d(f.p[4]), P999: d(f.p[5]), P9999: d(f.p[6]), P99999: d(f.p[7]),
 	}
 	if f.avg != 0 {
-		s.CV = f.stdDev / f.avg
+		s.cv = f.stdDev / f.avg
 	}
 	se := f.stdDev / math.Sqrt(float64(f.n))
 	half := zScore(level) * se
-	s.StdError, s.CILow, s.CIHigh = d(se), d(f.avg-half), d(f.avg+half)
+	s.stdError, s.CILow, s.CIHigh = d(se), d(f.avg-half), d(f.avg+half)
 	return s
 }
 
@@ -214,9 +174,9 @@ func zScore(level float64) float64 {
 
 const nsPerUs = 1e3
 
-// SummarizeSamples computes sockperf's statistics exactly from raw samples, as
+// summarizeSamples computes sockperf's statistics exactly from raw samples, as
 // `sockperf --full-rtt` does. samples is not modified. cfg may be nil.
-func SummarizeSamples(samples []time.Duration, cfg *SummaryConfig) Summary {
+func summarizeSamples(samples []time.Duration, cfg *SummaryConfig) Summary {
 	level := cfg.level()
 	n := int64(len(samples))
 	if n == 0 {
@@ -317,7 +277,7 @@ func weightedMedian(b []bucket, n int64) float64 {
 // When the values spread over few buckets (a spread near 0.1% of the
 // values, as in a quiet loopback ping-pong), these can be off by 100% or
 // more: a median-ad of 0 for an exact 0.019 us, a doubled std-dev.
-// Summarise the raw samples (SummarizeSamples) when spread at that scale
+// Summarise the raw samples (summarizeSamples) when spread at that scale
 // matters.
 func SummarizeHistogram(h *hdrhistogram.Histogram, cfg *SummaryConfig) Summary {
 	level := cfg.level()
@@ -380,29 +340,29 @@ func (s Summary) WriteText(out io.Writer, label string) error {
 		return errors.New("latency: WriteText: nil io.Writer")
 	}
 	ew := &errWriter{w: out}
-	w := s.wire()
+	u := microseconds
 	avg := "avg-latency"
 	if label == "Round trip" {
 		avg = "avg-rtt"
 	}
 	ew.printf("sockperf: ====> %s=%.3f (std-dev=%.3f, mean-ad=%.3f, median-ad=%.3f, siqr=%.3f, cv=%.3f, std-error=%.3f, %.1f%% ci=[%.3f, %.3f])\n",
-		avg, w.AvgUs, w.StdDevUs, w.MeanADUs, w.MedianADUs, w.SIQRUs, s.CV, w.StdErrorUs, s.CILevel, w.CILowUs, w.CIHighUs)
+		avg, u(s.Avg), u(s.StdDev), u(s.meanAD), u(s.medianAD), u(s.siqr), s.cv, u(s.stdError), s.CILevel, u(s.CILow), u(s.CIHigh))
 	ew.printf("sockperf: # dropped messages = %d; # duplicated messages = %d; # out-of-order messages = %d\n",
 		s.Dropped, s.Duplicated, s.OutOfOrder)
-	ew.printf("sockperf: Summary: %s is %.3f usec\n", label, w.AvgUs)
+	ew.printf("sockperf: Summary: %s is %.3f usec\n", label, u(s.Avg))
 	ew.printf("sockperf: Total %d observations; each percentile contains %.2f observations\n",
 		s.Observations, float64(s.Observations)/100)
-	ew.printf("sockperf: ---> <MAX> observation = %8.3f\n", w.MaxUs)
+	ew.printf("sockperf: ---> <MAX> observation = %8.3f\n", u(s.Max))
 	for _, r := range []struct {
 		name string
 		v    float64
 	}{
-		{"99.999", w.P99999Us}, {"99.990", w.P9999Us}, {"99.900", w.P999Us}, {"99.000", w.P99Us},
-		{"90.000", w.P90Us}, {"75.000", w.P75Us}, {"50.000", w.P50Us}, {"25.000", w.P25Us},
+		{"99.999", u(s.P99999)}, {"99.990", u(s.P9999)}, {"99.900", u(s.P999)}, {"99.000", u(s.P99)},
+		{"90.000", u(s.P90)}, {"75.000", u(s.P75)}, {"50.000", u(s.P50)}, {"25.000", u(s.P25)},
 	} {
 		ew.printf("sockperf: ---> percentile %s = %8.3f\n", r.name, r.v)
 	}
-	ew.printf("sockperf: ---> <MIN> observation = %8.3f\n", w.MinUs)
+	ew.printf("sockperf: ---> <MIN> observation = %8.3f\n", u(s.Min))
 	return ew.err
 }
 

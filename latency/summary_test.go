@@ -21,21 +21,21 @@ func us(v ...float64) []time.Duration {
 }
 
 func TestSummarizeSamplesByHand(t *testing.T) {
-	s := SummarizeSamples(us(4, 1, 3, 2), nil)
+	s := summarizeSamples(us(4, 1, 3, 2), nil)
 	assert.Equal(t, int64(4), s.Observations)
 	assert.InDelta(t, 1.0, usOf(s.Min), 1e-12)
 	assert.InDelta(t, 4.0, usOf(s.Max), 1e-12)
 	assert.InDelta(t, 2.5, usOf(s.Avg), 1e-12)
 	assert.InDelta(t, math.Sqrt(5.0/3), usOf(s.StdDev), halfNs)
-	assert.InDelta(t, 1.0, usOf(s.MeanAD), 1e-12)
-	assert.InDelta(t, 1.48260221851, usOf(s.MedianAD), halfNs) // median(|x-2.5|) = mean(0.5..1.5 middle) = 1
+	assert.InDelta(t, 1.0, usOf(s.meanAD), 1e-12)
+	assert.InDelta(t, 1.48260221851, usOf(s.medianAD), halfNs) // median(|x-2.5|) = mean(0.5..1.5 middle) = 1
 	assert.InDelta(t, 1.0, usOf(s.P25), 1e-12)                 // index int(0.5+1)-1 = 0
 	assert.InDelta(t, 2.0, usOf(s.P50), 1e-12)                 // index int(2.5)-1 = 1
 	assert.InDelta(t, 3.0, usOf(s.P75), 1e-12)
 	assert.InDelta(t, 4.0, usOf(s.P90), 1e-12)
 	assert.InDelta(t, 4.0, usOf(s.P99999), 1e-12)
-	assert.InDelta(t, 1.0, usOf(s.SIQR), 1e-12)
-	assert.InDelta(t, math.Sqrt(5.0/3)/2.5, s.CV, 1e-12)
+	assert.InDelta(t, 1.0, usOf(s.siqr), 1e-12)
+	assert.InDelta(t, math.Sqrt(5.0/3)/2.5, s.cv, 1e-12)
 	assert.Equal(t, 99.0, s.CILevel)
 }
 
@@ -52,7 +52,7 @@ func goldenSamples() []time.Duration {
 func TestSummarizeSamplesGolden(t *testing.T) {
 	in := goldenSamples()
 	orig := append([]time.Duration(nil), in...)
-	s := SummarizeSamples(in, nil)
+	s := summarizeSamples(in, nil)
 	require.Equal(t, orig, in, "samples must not be modified")
 	const eps = 1e-9 // exact: a value in whole nanoseconds
 	assert.Equal(t, int64(1002), s.Observations)
@@ -60,11 +60,11 @@ func TestSummarizeSamplesGolden(t *testing.T) {
 	assert.InDelta(t, 250.0, usOf(s.Max), eps)
 	assert.InDelta(t, 34.83212175648701, usOf(s.Avg), halfNs)
 	assert.InDelta(t, 19.951146041938532, usOf(s.StdDev), halfNs)
-	assert.InDelta(t, 16.44318635782328, usOf(s.MeanAD), halfNs)
-	assert.InDelta(t, 24.082649136367188, usOf(s.MedianAD), halfNs)
-	assert.InDelta(t, 16.2435, usOf(s.SIQR), halfNs)
-	assert.InDelta(t, 0.572780095953325, s.CV, eps)
-	assert.InDelta(t, 0.6302806683889883, usOf(s.StdError), halfNs)
+	assert.InDelta(t, 16.44318635782328, usOf(s.meanAD), halfNs)
+	assert.InDelta(t, 24.082649136367188, usOf(s.medianAD), halfNs)
+	assert.InDelta(t, 16.2435, usOf(s.siqr), halfNs)
+	assert.InDelta(t, 0.572780095953325, s.cv, eps)
+	assert.InDelta(t, 0.6302806683889883, usOf(s.stdError), halfNs)
 	assert.InDelta(t, 33.20862634139027, usOf(s.CILow), halfNs)
 	assert.InDelta(t, 36.455617171583754, usOf(s.CIHigh), halfNs)
 	want := []float64{18.341, 34.552, 50.828, 60.63, 66.428, 67.026, 250, 250}
@@ -77,7 +77,7 @@ func TestPublishedConfidenceInterval(t *testing.T) {
 	// 99% confidence interval avg +/- 3.354.
 	f := stats{n: 105413, avg: 1000, stdDev: 422.741}
 	s := f.summary(99)
-	assert.InDelta(t, 1.302, usOf(s.StdError), 0.0005)
+	assert.InDelta(t, 1.302, usOf(s.stdError), 0.0005)
 	assert.InDelta(t, 3.354, usOf(s.CIHigh)-usOf(s.Avg), 0.0005)
 	assert.InDelta(t, 3.354, usOf(s.Avg)-usOf(s.CILow), 0.0005)
 	assert.InDelta(t, 1.959964, zScore(95), 1e-6)
@@ -86,17 +86,17 @@ func TestPublishedConfidenceInterval(t *testing.T) {
 
 func TestSummaryCILevel(t *testing.T) {
 	d := goldenSamples()
-	s95 := SummarizeSamples(d, &SummaryConfig{CILevel: 95})
-	s99 := SummarizeSamples(d, nil)
+	s95 := summarizeSamples(d, &SummaryConfig{CILevel: 95})
+	s99 := summarizeSamples(d, nil)
 	assert.Equal(t, 95.0, s95.CILevel)
 	assert.Less(t, usOf(s95.CIHigh)-usOf(s95.CILow), usOf(s99.CIHigh)-usOf(s99.CILow))
-	bad := SummarizeSamples(d, &SummaryConfig{CILevel: 100})
+	bad := summarizeSamples(d, &SummaryConfig{CILevel: 100})
 	assert.Equal(t, defaultCILevel, bad.CILevel, "an impossible level falls back to the default and says so")
 }
 
 func TestSummarizeEmpty(t *testing.T) {
 	for _, s := range []Summary{
-		SummarizeSamples(nil, nil),
+		summarizeSamples(nil, nil),
 		SummarizeHistogram(hdrhistogram.New(1, 1e9, 3), nil),
 		SummarizeHistogram(nil, nil),
 	} {
@@ -104,7 +104,7 @@ func TestSummarizeEmpty(t *testing.T) {
 		_, err := json.Marshal(s)
 		require.NoError(t, err, "an empty summary must be valid JSON (no NaN)")
 	}
-	one := SummarizeSamples(us(7), nil)
+	one := summarizeSamples(us(7), nil)
 	assert.Equal(t, 0.0, usOf(one.StdDev))
 	assert.Equal(t, 7.0, usOf(one.P99999))
 	assert.Equal(t, 7.0, usOf(one.P25))
@@ -118,7 +118,7 @@ func TestSummarizeHistogramMatchesSamples(t *testing.T) {
 	for _, v := range d {
 		require.NoError(t, h.RecordValue(int64(v)))
 	}
-	exact := SummarizeSamples(d, nil)
+	exact := summarizeSamples(d, nil)
 	approx := SummarizeHistogram(h, nil)
 	assert.Equal(t, exact.Observations, approx.Observations)
 	rel := func(name string, want, got float64) {
@@ -129,8 +129,8 @@ func TestSummarizeHistogramMatchesSamples(t *testing.T) {
 	rel("max", usOf(exact.Max), usOf(approx.Max))
 	rel("avg", usOf(exact.Avg), usOf(approx.Avg))
 	rel("stddev", usOf(exact.StdDev), usOf(approx.StdDev))
-	rel("mean-ad", usOf(exact.MeanAD), usOf(approx.MeanAD))
-	rel("median-ad", usOf(exact.MedianAD), usOf(approx.MedianAD))
+	rel("mean-ad", usOf(exact.meanAD), usOf(approx.meanAD))
+	rel("median-ad", usOf(exact.medianAD), usOf(approx.medianAD))
 	rel("p25", usOf(exact.P25), usOf(approx.P25))
 	rel("p50", usOf(exact.P50), usOf(approx.P50))
 	rel("p90", usOf(exact.P90), usOf(approx.P90))
@@ -148,12 +148,12 @@ func TestSummarizeHistogramExactBelow2048ns(t *testing.T) {
 	for _, v := range d {
 		require.NoError(t, h.RecordValue(int64(v)))
 	}
-	assert.InDelta(t, 0, diffSummary(SummarizeSamples(d, nil), SummarizeHistogram(h, nil)), 1e-9)
+	assert.InDelta(t, 0, diffSummary(summarizeSamples(d, nil), SummarizeHistogram(h, nil)), 1e-9)
 }
 
 func diffSummary(a, b Summary) float64 {
-	pa := []float64{usOf(a.Min), usOf(a.Max), usOf(a.Avg), usOf(a.StdDev), usOf(a.MeanAD), usOf(a.MedianAD), usOf(a.SIQR), a.CV, usOf(a.StdError), usOf(a.CILow), usOf(a.CIHigh), usOf(a.P25), usOf(a.P50), usOf(a.P75), usOf(a.P90), usOf(a.P99), usOf(a.P999), usOf(a.P9999), usOf(a.P99999)}
-	pb := []float64{usOf(b.Min), usOf(b.Max), usOf(b.Avg), usOf(b.StdDev), usOf(b.MeanAD), usOf(b.MedianAD), usOf(b.SIQR), b.CV, usOf(b.StdError), usOf(b.CILow), usOf(b.CIHigh), usOf(b.P25), usOf(b.P50), usOf(b.P75), usOf(b.P90), usOf(b.P99), usOf(b.P999), usOf(b.P9999), usOf(b.P99999)}
+	pa := []float64{usOf(a.Min), usOf(a.Max), usOf(a.Avg), usOf(a.StdDev), usOf(a.meanAD), usOf(a.medianAD), usOf(a.siqr), a.cv, usOf(a.stdError), usOf(a.CILow), usOf(a.CIHigh), usOf(a.P25), usOf(a.P50), usOf(a.P75), usOf(a.P90), usOf(a.P99), usOf(a.P999), usOf(a.P9999), usOf(a.P99999)}
+	pb := []float64{usOf(b.Min), usOf(b.Max), usOf(b.Avg), usOf(b.StdDev), usOf(b.meanAD), usOf(b.medianAD), usOf(b.siqr), b.cv, usOf(b.stdError), usOf(b.CILow), usOf(b.CIHigh), usOf(b.P25), usOf(b.P50), usOf(b.P75), usOf(b.P90), usOf(b.P99), usOf(b.P999), usOf(b.P9999), usOf(b.P99999)}
 	var m float64
 	for i := range pa {
 		m = max(m, math.Abs(pa[i]-pb[i]))
@@ -162,7 +162,7 @@ func diffSummary(a, b Summary) float64 {
 }
 
 func TestSummaryJSONKeys(t *testing.T) {
-	b, err := json.Marshal(SummarizeSamples(goldenSamples(), nil))
+	b, err := json.Marshal(summarizeSamples(goldenSamples(), nil))
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(b, &m))
@@ -175,7 +175,7 @@ func TestSummaryJSONKeys(t *testing.T) {
 }
 
 func TestSummaryWriteText(t *testing.T) {
-	s := SummarizeSamples(us(4, 1, 3, 2), nil)
+	s := summarizeSamples(us(4, 1, 3, 2), nil)
 	s.Dropped = 2
 	var b strings.Builder
 	require.NoError(t, s.WriteText(&b, "Round trip"))
@@ -200,7 +200,7 @@ func TestSummarizeHistogramSpreadPrecision(t *testing.T) {
 		require.NoError(t, h.RecordValue(int64(v)))
 	}
 	const width = 0.064 // us: buckets of 64 ns from 65,536 ns to 131,071 ns
-	exact, approx := SummarizeSamples(d, nil), SummarizeHistogram(h, nil)
+	exact, approx := summarizeSamples(d, nil), SummarizeHistogram(h, nil)
 	for _, c := range []struct {
 		name      string
 		want, got float64
@@ -214,10 +214,10 @@ func TestSummarizeHistogramSpreadPrecision(t *testing.T) {
 		bound     float64
 	}{
 		{"stddev", usOf(exact.StdDev), usOf(approx.StdDev), width / 2},
-		{"siqr", usOf(exact.SIQR), usOf(approx.SIQR), width / 2},
-		{"mean-ad", usOf(exact.MeanAD), usOf(approx.MeanAD), width},
-		{"median-ad", usOf(exact.MedianAD), usOf(approx.MedianAD), 1.5 * width},
-		{"std-error", usOf(exact.StdError), usOf(approx.StdError), width / 2 / math.Sqrt(1000)},
+		{"siqr", usOf(exact.siqr), usOf(approx.siqr), width / 2},
+		{"mean-ad", usOf(exact.meanAD), usOf(approx.meanAD), width},
+		{"median-ad", usOf(exact.medianAD), usOf(approx.medianAD), 1.5 * width},
+		{"std-error", usOf(exact.stdError), usOf(approx.stdError), width / 2 / math.Sqrt(1000)},
 		{"ci half-width", usOf(exact.CIHigh) - usOf(exact.Avg), usOf(approx.CIHigh) - usOf(approx.Avg), zScore(exact.CILevel) * width / 2 / math.Sqrt(1000)},
 	} {
 		assert.InDelta(t, c.want, c.got, c.bound, c.name)

@@ -1,10 +1,12 @@
 package latency
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"time"
 
 	wire "github.com/netperfkit/netperfkit/internal/sockperfwire"
@@ -60,16 +62,30 @@ func dialConn(ctx context.Context, network, addr string) (c net.Conn, buf []byte
 	return c, make([]byte, wire.MaxUDPMessageSize+1), nil
 }
 
-func dialNet(ctx context.Context, network, addr string, maxMsg int, timeout time.Duration) (*netTransport, error) {
-	c, buf, err := dialConn(ctx, network, addr)
+// dial connects the run's transport for c: on linux, one that reads
+// outside Go's netpoller, spinning when c.Spin is set (spinTransport);
+// elsewhere Go's netpoller (netTransport).
+func dial(ctx context.Context, addr string, c *PingPongConfig) (transport, error) {
+	conn, buf, err := dialConn(ctx, c.Network, addr)
 	if err != nil {
 		return nil, err
 	}
-	t := &netTransport{conn: c, buf: buf, timeout: timeout}
-	if buf == nil {
-		t.fr = wire.NewFrameReader(c, maxMsg)
+	tr, err := kernelTransport(conn, buf, c)
+	if err != nil {
+		conn.Close()
+		return nil, err
 	}
-	return t, nil
+	return tr, nil
+}
+
+// newNetTransport reads and writes conn, dialled by dialConn, through Go's
+// netpoller.
+func newNetTransport(conn net.Conn, buf []byte, c *PingPongConfig) *netTransport {
+	t := &netTransport{conn: conn, buf: buf, timeout: c.ReadTimeout}
+	if buf == nil {
+		t.fr = wire.NewFrameReader(conn, c.MessageSize)
+	}
+	return t
 }
 
 func (t *netTransport) write(b []byte) error {
@@ -110,3 +126,47 @@ func (t *netTransport) arrived() time.Time { return time.Time{} }
 func (t *netTransport) netConn() net.Conn { return t.conn }
 func (t *netTransport) abort()            { t.conn.Close() }
 func (t *netTransport) close() error      { return t.conn.Close() }
+
+// answersFrom sends one sockperf ping-pong message to addr from an
+// unconnected UDP socket, which takes a reply from any address, and returns
+// where the reply came from (nil when none came within c.ReadTimeout, at
+// most 2 s) and whether that is addr itself.
+func answersFrom(ctx context.Context, addr string, c *PingPongConfig) (from net.Addr, same bool, err error) {
+	to, err := net.ResolveUDPAddr(c.Network, addr)
+	if err != nil {
+		return nil, false, fmt.Errorf("latency: %w", err)
+	}
+	pc, err := net.ListenUDP(c.Network, nil)
+	if err != nil {
+		return nil, false, fmt.Errorf("latency: %w", err)
+	}
+	defer pc.Close()
+	stop := context.AfterFunc(ctx, func() { pc.Close() })
+	defer stop()
+	msg := make([]byte, c.MessageSize)
+	wire.Header{Seq: 1, Flags: wire.FlagClient | wire.FlagPong, Length: uint32(len(msg))}.Put(msg)
+	if _, err := pc.WriteToUDP(msg, to); err != nil {
+		return nil, false, cmp.Or(ctx.Err(), fmt.Errorf("latency: %w", err))
+	}
+	if err := pc.SetReadDeadline(time.Now().Add(min(c.ReadTimeout, 2*time.Second))); err != nil {
+		return nil, false, fmt.Errorf("latency: %w", err)
+	}
+	buf := make([]byte, wire.MaxUDPMessageSize+1)
+	for {
+		n, src, err := pc.ReadFromUDPAddrPort(buf)
+		switch {
+		case ctx.Err() != nil:
+			return nil, false, ctx.Err()
+		case isTimeout(err):
+			return nil, false, nil
+		case err != nil:
+			return nil, false, fmt.Errorf("latency: %w", err)
+		}
+		if h, err := wire.DecodeHeader(buf[:n]); err != nil || h.Flags&wire.FlagClient != 0 || h.Seq != 1 {
+			continue // not the reply
+		}
+		unmap := func(a netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(a.Addr().Unmap(), a.Port()) }
+		src = unmap(src)
+		return net.UDPAddrFromAddrPort(src), src == unmap(to.AddrPort()), nil
+	}
+}

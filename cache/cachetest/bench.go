@@ -21,8 +21,8 @@ const defaultBenchDuration = time.Minute
 // that succeeded per second of the run's window), its one throughput
 // figure. ns/op is set to 0, which the benchmark line leaves out, because
 // the requests run concurrently; errors/op (failed requests per request)
-// is reported only when some failed, so that it adds no row of zeros to
-// every benchstat comparison. The benchmark fails if cfg is invalid, the
+// is reported in every run, zero included, so that benchstat compares the
+// same samples of each. The benchmark fails if cfg is invalid, the
 // endpoint check fails, or no request succeeded. With
 // NETPERFKIT_BENCH_HISTOGRAMS set it also writes the histogram of the
 // requests that succeeded, for shard.MergeHistogramLogs.
@@ -46,8 +46,10 @@ func Benchmark(b *testing.B, ep *cache.Endpoint, cfg *cache.WorkloadConfig) {
 	b.ReportMetric(float64(r.Latency.P50), "p50-ns")
 	b.ReportMetric(float64(r.Latency.P99), "p99-ns")
 	b.ReportMetric(r.OpsPerSec, "ops/s")
-	if r.Errors > 0 {
-		b.ReportMetric(float64(r.Errors)/float64(r.Attempts), "errors/op")
+	var errs float64
+	if r.Attempts > 0 {
+		errs = float64(r.Errors) / float64(r.Attempts)
 	}
+	b.ReportMetric(errs, "errors/op")
 	writeBenchHistogram(b, r.Histogram)
 }

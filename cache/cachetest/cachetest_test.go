@@ -138,8 +138,9 @@ func TestBenchmarkIterationIsOneRequest(t *testing.T) {
 	require.LessOrEqual(t, res.Extra["p50-ns"], res.Extra["p99-ns"])
 }
 
-// The metric set reads right in benchstat: base units only, no metric
-// that is always 0 (errors/op only when a request failed), ns/op left out
+// The metric set reads right in benchstat: base units only, errors/op in
+// every run, zero included (issue 39: benchstat drops a metric's samples
+// from the runs that lack it), ns/op left out
 // of the line, and one throughput figure, the run's own rate: its
 // successes over its window, which lies inside the timed span, so at
 // least b.N over the benchmark's time.
@@ -153,11 +154,11 @@ func TestBenchmarkMetrics(t *testing.T) {
 	for k := range res.Extra {
 		keys = append(keys, k)
 	}
-	assert.ElementsMatch(t, []string{"ns/op", "p50-ns", "p99-ns", "ops/s"}, keys)
+	assert.ElementsMatch(t, []string{"ns/op", "p50-ns", "p99-ns", "ops/s", "errors/op"}, keys)
 	assert.Zero(t, res.Extra["ns/op"])
 	line := res.String()
 	assert.NotContains(t, line, "ns/op", "ns/op 0 is left out of the line: %s", line)
-	assert.NotContains(t, line, "errors/op")
+	assert.Contains(t, line, "errors/op")
 	assert.Equal(t, 1, strings.Count(line, "/s"), "one throughput figure: %s", line)
 	assert.Zero(t, res.Bytes, "no SetBytes: no MB/s beside ops/s")
 	assert.GreaterOrEqual(t, res.Extra["ops/s"]*res.T.Seconds(), float64(res.N)*0.999,

@@ -46,11 +46,11 @@ func ExampleSummarize() {
 }
 
 func ExampleCompare() {
-	us := func(n int) latency.DurationRange {
-		return latency.DurationRange{Median: time.Duration(n) * time.Microsecond}
+	us := func(n int) latency.Range[time.Duration] {
+		return latency.Range[time.Duration]{Median: time.Duration(n) * time.Microsecond}
 	}
-	node := &median.Result{P50: us(151), P99: us(273), OpsPerSec: latency.Range{Median: 24506}}
-	serverless := &median.Result{P50: us(476), P99: us(719), OpsPerSec: latency.Range{Median: 8310}}
+	node := &median.Result{P50: us(151), P99: us(273), OpsPerSec: latency.Range[float64]{Median: 24506}}
+	serverless := &median.Result{P50: us(476), P99: us(719), OpsPerSec: latency.Range[float64]{Median: 8310}}
 	c := median.Compare("node", node, "serverless", serverless)
 	fmt.Printf("p50 %.2fx, p99 %.2fx, ops/s %.2fx\n", c.P50Ratio, c.P99Ratio, c.OpsPerSecRatio)
 	// Output: p50 3.15x, p99 2.63x, ops/s 0.34x

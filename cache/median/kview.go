@@ -22,7 +22,7 @@ func summarizeKernel(a *Result, runs []*cache.RunResult) {
 		return
 	}
 	a.NoKernelStamps = ""
-	p50 := latency.AggregateDurations(with, func(r *cache.RunResult) time.Duration { return r.Kernel.Response.P50 })
-	p99 := latency.AggregateDurations(with, func(r *cache.RunResult) time.Duration { return r.Kernel.Response.P99 })
+	p50 := latency.AggregateFunc(with, func(r *cache.RunResult) time.Duration { return r.Kernel.Response.P50 })
+	p99 := latency.AggregateFunc(with, func(r *cache.RunResult) time.Duration { return r.Kernel.Response.P99 })
 	a.KernelP50, a.KernelP99 = &p50, &p99
 }

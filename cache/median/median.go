@@ -7,7 +7,7 @@
 //
 // Entry points: Run, Summarize, Compare.
 //
-// It imports cache and latency (for latency.Range, the median-of-N type
+// It imports cache and latency (for latency.Range[float64], the median-of-N type
 // family) and nothing outside netperfkit. See docs/conventions.md for the
 // conventions netperfkit's packages share.
 package median
@@ -67,9 +67,9 @@ type Result struct {
 	// open-loop run, from each operation's intended start), over the runs
 	// in which any operation succeeded: N counts those runs, and a run
 	// whose every operation failed, or in which none ran, is in none.
-	P50       latency.DurationRange `json:"p50_us"`
-	P99       latency.DurationRange `json:"p99_us"`
-	OpsPerSec latency.Range         `json:"ops_per_sec"`
+	P50       latency.Range[time.Duration] `json:"p50_us"`
+	P99       latency.Range[time.Duration] `json:"p99_us"`
+	OpsPerSec latency.Range[float64]       `json:"ops_per_sec"`
 	// Attempts, Succeeded and Errors are summed over the runs.
 	Attempts     int64                     `json:"attempts"`
 	Succeeded    int64                     `json:"succeeded"`
@@ -82,11 +82,11 @@ type Result struct {
 	// medians of the achieved rate (operations started per second) and of
 	// the service-time p99 (from each operation's actual start), and the
 	// late and unstarted operations summed over runs.
-	TargetRate   float64                `json:"target_rate,omitempty"`
-	AchievedRate *latency.Range         `json:"achieved_rate,omitempty"`
-	ServiceP99   *latency.DurationRange `json:"service_p99_us,omitempty"`
-	Late         int64                  `json:"late,omitempty"`
-	Unstarted    int64                  `json:"unstarted,omitempty"`
+	TargetRate   float64                       `json:"target_rate,omitempty"`
+	AchievedRate *latency.Range[float64]       `json:"achieved_rate,omitempty"`
+	ServiceP99   *latency.Range[time.Duration] `json:"service_p99_us,omitempty"`
+	Late         int64                         `json:"late,omitempty"`
+	Unstarted    int64                         `json:"unstarted,omitempty"`
 	// Reclassified sums latency.ScheduleResult's Reclassified: operations
 	// whose wait behind one the client itself sent late was counted as the
 	// client's delay, not the server's (they are in every figure above).
@@ -98,15 +98,15 @@ type Result struct {
 	// the client's own share (latency.ScheduleResult's ClientLateness and
 	// ReceiveWake): large ones mean the figures above are partly the
 	// client's.
-	ClientLatenessP99 *latency.DurationRange `json:"client_lateness_p99_us,omitempty"`
-	ReceiveWakeP99    *latency.DurationRange `json:"receive_wake_p99_us,omitempty"`
+	ClientLatenessP99 *latency.Range[time.Duration] `json:"client_lateness_p99_us,omitempty"`
+	ReceiveWakeP99    *latency.Range[time.Duration] `json:"receive_wake_p99_us,omitempty"`
 	// KernelP50 and KernelP99 are the medians of the runs' kernel-to-kernel
 	// percentiles (cache.RunResult.Kernel), over the runs that have that
 	// view; nil when none has, and NoKernelStamps then says why (the first
 	// run's reason).
-	KernelP50      *latency.DurationRange `json:"kernel_p50_us,omitempty"`
-	KernelP99      *latency.DurationRange `json:"kernel_p99_us,omitempty"`
-	NoKernelStamps string                 `json:"no_kernel_stamps,omitempty"`
+	KernelP50      *latency.Range[time.Duration] `json:"kernel_p50_us,omitempty"`
+	KernelP99      *latency.Range[time.Duration] `json:"kernel_p99_us,omitempty"`
+	NoKernelStamps string                        `json:"no_kernel_stamps,omitempty"`
 	// Results holds every run; P50.N and the others' N count them.
 	Results []*cache.RunResult `json:"runs_detail"`
 }
@@ -145,8 +145,8 @@ func Summarize(runs []*cache.RunResult) *Result {
 			a.FirstError = r.FirstError
 		}
 	}
-	a.P50 = latency.AggregateDurations(ok, func(r *cache.RunResult) time.Duration { return r.Latency.P50 })
-	a.P99 = latency.AggregateDurations(ok, func(r *cache.RunResult) time.Duration { return r.Latency.P99 })
+	a.P50 = latency.AggregateFunc(ok, func(r *cache.RunResult) time.Duration { return r.Latency.P50 })
+	a.P99 = latency.AggregateFunc(ok, func(r *cache.RunResult) time.Duration { return r.Latency.P99 })
 	a.OpsPerSec = latency.AggregateFunc(rs, func(r *cache.RunResult) float64 { return r.OpsPerSec })
 	if rs[0].Schedule != nil {
 		summarizeOpen(a, rs)
@@ -168,9 +168,9 @@ func summarizeOpen(a *Result, runs []*cache.RunResult) {
 	}
 	a.TargetRate = runs[0].TargetRate
 	ach := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.AchievedRate })
-	svc := latency.AggregateDurations(sched, func(s *latency.ScheduleResult) time.Duration { return s.Service.P99 })
-	cl := latency.AggregateDurations(sched, func(s *latency.ScheduleResult) time.Duration { return s.ClientLateness.P99 })
-	wake := latency.AggregateDurations(sched, func(s *latency.ScheduleResult) time.Duration { return s.ReceiveWake.P99 })
+	svc := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) time.Duration { return s.Service.P99 })
+	cl := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) time.Duration { return s.ClientLateness.P99 })
+	wake := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) time.Duration { return s.ReceiveWake.P99 })
 	a.AchievedRate, a.ServiceP99, a.ClientLatenessP99, a.ReceiveWakeP99 = &ach, &svc, &cl, &wake
 }
 

@@ -33,9 +33,9 @@ func TestSummarize(t *testing.T) {
 		run(20, 80, 2000, 30, 0, nil),
 	}
 	a := median.Summarize(runs)
-	assert.Equal(t, latency.DurationRange{Median: 20 * time.Microsecond, Min: 10 * time.Microsecond, Max: 30 * time.Microsecond, N: 3}, a.P50)
+	assert.Equal(t, latency.Range[time.Duration]{Median: 20 * time.Microsecond, Min: 10 * time.Microsecond, Max: 30 * time.Microsecond, N: 3}, a.P50)
 	assert.Equal(t, 80*time.Microsecond, a.P99.Median)
-	assert.Equal(t, latency.Range{Median: 2000, Min: 1000, Max: 3000, N: 3}, a.OpsPerSec)
+	assert.Equal(t, latency.Range[float64]{Median: 2000, Min: 1000, Max: 3000, N: 3}, a.OpsPerSec)
 	assert.Equal(t, int64(60), a.Attempts)
 	assert.Equal(t, int64(3), a.Errors)
 	assert.Equal(t, map[cache.ErrorKind]int64{cache.ErrTimeout: 2, cache.ErrConnection: 1}, a.ErrorsByKind)
@@ -43,8 +43,8 @@ func TestSummarize(t *testing.T) {
 	assert.Nil(t, median.Summarize(nil))
 	assert.Nil(t, median.Summarize([]*cache.RunResult{nil}), "nil runs are skipped")
 
-	b := &median.Result{P50: latency.DurationRange{Median: 23 * time.Microsecond}, P99: latency.DurationRange{Median: 425600 * time.Nanosecond},
-		OpsPerSec: latency.Range{Median: 640}}
+	b := &median.Result{P50: latency.Range[time.Duration]{Median: 23 * time.Microsecond}, P99: latency.Range[time.Duration]{Median: 425600 * time.Nanosecond},
+		OpsPerSec: latency.Range[float64]{Median: 640}}
 	c := median.Compare("node", a, "serverless", b)
 	assert.InDelta(t, 1.15, c.P50Ratio, 1e-9)
 	assert.InDelta(t, 5.32, c.P99Ratio, 1e-9)
@@ -54,7 +54,7 @@ func TestSummarize(t *testing.T) {
 }
 
 // The JSON of a Result is the one the E3 rows always had: p50_us, p99_us
-// and service_p99_us as latency.Range objects in float microseconds.
+// and service_p99_us as latency.Range[float64] objects in float microseconds.
 func TestResultJSONShape(t *testing.T) {
 	r1 := run(151.5, 273.25, 24506, 490120, 0, nil)
 	r1.Schedule, r1.TargetRate = &latency.ScheduleResult{AchievedRate: 999.5, Late: 2, Service: latency.Summary{P99: 120126 * time.Nanosecond},
@@ -267,7 +267,7 @@ func TestRunBadInput(t *testing.T) {
 	}
 	_, err := median.Run(cancelled, ep, nil)
 	require.ErrorIs(t, err, context.Canceled)
-	var r latency.DurationRange
+	var r latency.Range[time.Duration]
 	require.Error(t, r.UnmarshalJSON([]byte(`"x"`)))
-	require.ErrorContains(t, (*latency.DurationRange)(nil).UnmarshalJSON([]byte(`{}`)), "nil *DurationRange")
+	require.ErrorContains(t, (*latency.Range[time.Duration])(nil).UnmarshalJSON([]byte(`{}`)), "nil *DurationRange")
 }

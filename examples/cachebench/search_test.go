@@ -218,10 +218,10 @@ func TestSearchRateErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "nil endpoint")
 	assert.NotNil(t, res)
 	res, err = searchWith(context.Background(), f.run, nil, nil)
-	assert.ErrorIs(t, err, slo.ErrInvalidConfig)
+	assert.ErrorIs(t, err, latency.ErrInvalidConfig)
 	assert.NotNil(t, res)
 	res, err = searchWith(context.Background(), f.run, nil, &slo.Config{})
-	assert.ErrorIs(t, err, slo.ErrInvalidConfig)
+	assert.ErrorIs(t, err, latency.ErrInvalidConfig)
 	assert.NotNil(t, res)
 }
 
@@ -257,7 +257,7 @@ func TestSearchRateThrottledServer(t *testing.T) {
 	require.Positive(t, res.BrokeAt, "one connection to the stalled server cannot hold 400 x 2^7 operations per second")
 
 	_, err = searchRate(context.Background(), ep, nil, &slo.Config{})
-	require.ErrorIs(t, err, slo.ErrInvalidConfig)
+	require.ErrorIs(t, err, latency.ErrInvalidConfig)
 }
 
 // Against a local redis-server, started at an eighth of what a closed loop

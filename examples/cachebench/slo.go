@@ -10,6 +10,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
+	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/slo"
 )
 
@@ -96,7 +97,7 @@ type runFunc func(ctx context.Context, cfg *cache.WorkloadConfig) (*cache.RunRes
 // searchWith is searchRate with the step's run given.
 func searchWith(ctx context.Context, run runFunc, cfg *cache.WorkloadConfig, search *slo.Config) (*slo.Result, error) {
 	if search == nil {
-		return &slo.Result{}, fmt.Errorf("%w: nil search *slo.Config", slo.ErrInvalidConfig)
+		return &slo.Result{}, fmt.Errorf("%w: nil search *slo.Config", latency.ErrInvalidConfig)
 	}
 	var base cache.WorkloadConfig
 	if cfg != nil {
@@ -117,7 +118,7 @@ func searchWith(ctx context.Context, run runFunc, cfg *cache.WorkloadConfig, sea
 	if res == nil {
 		res = &slo.Result{}
 	}
-	if errors.Is(err, slo.ErrInvalidConfig) {
+	if errors.Is(err, latency.ErrInvalidConfig) {
 		err = fmt.Errorf("search: %w", err)
 	}
 	return res, err

@@ -38,6 +38,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -173,7 +174,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		cfg.Duration = o.duration
 	}
 	if o.spin {
-		cfg.Receive = latency.ReceiveSpin
+		cfg.Spin = time.Millisecond
 	}
 	if o.slo != nil {
 		return searchSLO(ctx, stdout, stderr, o, cfg)
@@ -197,7 +198,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if jerr := enc.Encode(res); jerr != nil {
 			return jerr
 		}
-	} else if terr := writeText(stdout, o.addr, local, res); terr != nil {
+	} else if terr := writeText(stdout, o.addr, local, cfg, res); terr != nil {
 		return terr
 	}
 	return err
@@ -283,22 +284,23 @@ func writeHistLog(w io.Writer, h *hdrhistogram.Histogram, from, to time.Time) er
 	return lw.OutputIntervalHistogram(c)
 }
 
-// writeText prints res in sockperf's style; local says that addr is the
-// in-process server started by startLocal.
-func writeText(w io.Writer, addr string, local bool, res *latency.PingPongResult) error {
+// writeText prints res, the result of a run of cfg, in sockperf's style;
+// local says that addr is the in-process server started by startLocal.
+func writeText(w io.Writer, addr string, local bool, cfg *latency.PingPongConfig, res *latency.PingPongResult) error {
 	kind := "ping-pong"
-	if res.TargetMPS > 0 {
-		kind = fmt.Sprintf("under-load (%d msg/s, reply every %d)", res.TargetMPS, res.ReplyEvery)
+	size := max(cfg.MessageSize, 14) // the header's 14 bytes when unset
+	if cfg.MPS > 0 {
+		kind = fmt.Sprintf("under-load (%d msg/s, reply every %d)", cfg.MPS, cmp.Or(cfg.ReplyEvery, 100))
 	}
 	where := addr
 	if local {
 		where += " (in-process server)"
 	}
-	fmt.Fprintf(w, "sockperf: %s over %s to %s, %d-byte messages, %s mode\n", kind, res.Network, where, res.MessageSizeBytes, res.Receive)
+	fmt.Fprintf(w, "sockperf: %s over %s to %s, %d-byte messages, %s mode\n", kind, res.Network, where, size, res.Receive)
 	fmt.Fprintf(w, "sockperf: [Total Run] RunTime=%.3f sec; SentMessages=%d; ReceivedMessages=%d; rate=%.0f msg/s\n",
 		res.RunTime.Seconds(), res.Sent, res.Received, res.AchievedMPS)
 	fmt.Fprintf(w, "sockperf: [Valid Duration] RunTime=%.3f sec; Observations=%d\n", res.ValidTime.Seconds(), res.Observations)
-	if res.TargetMPS > 0 {
+	if cfg.MPS > 0 {
 		fmt.Fprintf(w, "sockperf: %d messages sent late (over one interval, at most 1 ms, after their intended time)\n", res.Late)
 		fmt.Fprintln(w, "sockperf: round-trip times from each message's intended send time, less the sender's own lateness:")
 	}

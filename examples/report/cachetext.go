@@ -211,13 +211,13 @@ func aggCells(a *median.Result) []string {
 }
 
 // usRange is r in microseconds, the unit the report prints and compares.
-func usRange(r latency.DurationRange) latency.Range {
+func usRange(r latency.Range[time.Duration]) latency.Range[float64] {
 	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
-	return latency.Range{Median: us(r.Median), Min: us(r.Min), Max: us(r.Max), N: r.N}
+	return latency.Range[float64]{Median: us(r.Median), Min: us(r.Min), Max: us(r.Max), N: r.N}
 }
 
 // rangeText prints a median of runs with its range: "151 [148-160]".
-func rangeText(r latency.Range) string {
+func rangeText(r latency.Range[float64]) string {
 	return fmt.Sprintf("%.0f [%.0f-%.0f]", r.Median, r.Min, r.Max)
 }
 

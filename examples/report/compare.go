@@ -28,9 +28,9 @@ type MetricCompare struct {
 	Name string `json:"name"`
 	Unit string `json:"unit"`
 	// HigherIsBetter says which direction "better" is.
-	HigherIsBetter bool          `json:"higher_is_better"`
-	Old            latency.Range `json:"old"`
-	New            latency.Range `json:"new"`
+	HigherIsBetter bool                   `json:"higher_is_better"`
+	Old            latency.Range[float64] `json:"old"`
+	New            latency.Range[float64] `json:"new"`
 	// Ratio is New.Median / Old.Median (0 when Old.Median is 0).
 	Ratio   float64 `json:"ratio"`
 	Verdict string  `json:"verdict"`
@@ -42,18 +42,20 @@ type MetricCompare struct {
 type metric struct {
 	name, unit string
 	higher     bool
-	r          latency.Range
+	r          latency.Range[float64]
 	// samples are the repetitions' values (one for a single run).
 	samples []float64
 }
 
-func one(v float64) latency.Range { return latency.Range{Median: v, Min: v, Max: v, N: 1} }
+func one(v float64) latency.Range[float64] {
+	return latency.Range[float64]{Median: v, Min: v, Max: v, N: 1}
+}
 
 // metricsOf lists the comparable metrics of rep, named so that the same
 // measurement in another report has the same name.
 func metricsOf(rep *Report) []metric {
 	var out []metric
-	add := func(name, unit string, higher bool, r latency.Range, samples ...float64) {
+	add := func(name, unit string, higher bool, r latency.Range[float64], samples ...float64) {
 		if r.N > 0 {
 			if len(samples) == 0 && r.N == 1 {
 				samples = []float64{r.Median}
@@ -138,7 +140,7 @@ func compareReports(oldRep, newRep *Report, oldLabel, newLabel string) *Comparis
 
 // verdict reads the U test: a change only where the runs differ at
 // alpha 0.05, in the metric's direction.
-func verdict(o, n latency.Range, t *RunTest, higher bool) string {
+func verdict(o, n latency.Range[float64], t *RunTest, higher bool) string {
 	switch {
 	case o.N < 2 || n.N < 2:
 		return "n=1"
@@ -224,7 +226,7 @@ func writeComparison(w io.Writer, c *Comparison) error {
 }
 
 // compactRange prints one value, or a median with its range.
-func compactRange(r latency.Range) string {
+func compactRange(r latency.Range[float64]) string {
 	f := func(v float64) string {
 		if v > -1000 && v < 1000 {
 			return fmt.Sprintf("%.3g", v)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/latency"
@@ -92,7 +93,7 @@ func writeE3Kernel(w io.Writer, sec *CacheSection) {
 
 // kernelRow is an E3 row's kernel view, or why it has none.
 type kernelRow struct {
-	p50, p99 *latency.DurationRange
+	p50, p99 *latency.Range[time.Duration]
 	why      string
 }
 

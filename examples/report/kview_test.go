@@ -31,7 +31,7 @@ func TestKernelViewText(t *testing.T) {
 	b.Reset()
 	writeE3Kernel(&b, &CacheSection{Endpoints: []*CacheEndpoint{{Label: "local", Workloads: []*CacheWorkload{{
 		Engine:  "resp",
-		Pool:    &median.Result{KernelP50: &latency.DurationRange{Median: 20 * time.Microsecond}, KernelP99: &latency.DurationRange{Median: 90 * time.Microsecond}},
+		Pool:    &median.Result{KernelP50: &latency.Range[time.Duration]{Median: 20 * time.Microsecond}, KernelP99: &latency.Range[time.Duration]{Median: 90 * time.Microsecond}},
 		Connect: &median.Result{NoKernelStamps: "connect-per-op run"},
 	}}}}})
 	assert.Contains(t, b.String(), "local resp pool: kernel-to-kernel p50 20.0 p99 90.0 us")

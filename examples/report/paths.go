@@ -99,9 +99,9 @@ func pathTargets(o *options, srv *servers) ([]srdexperiment.Target, map[string]f
 func runPaths(ctx context.Context, targets []srdexperiment.Target, limits map[string]float64, o *options, prog *progress) (*PathsSection, error) {
 	sec := &PathsSection{rttHists: map[string]*hdrhistogram.Histogram{}, loadedHists: map[string]*hdrhistogram.Histogram{},
 		RTTMode: o.rttMode, SingleFlowLimits: limits, RTTLoad: o.rttLoad}
-	mode := latency.ReceiveDefault
+	var spin time.Duration // the default receive path
 	if o.rttMode == "spin" {
-		mode = latency.ReceiveSpin
+		spin = time.Millisecond
 	}
 	iface := o.iface
 	if iface == "" && allLoopback(targets) {
@@ -147,7 +147,7 @@ func runPaths(ctx context.Context, targets []srdexperiment.Target, limits map[st
 		},
 		// The RTT run keeps its histogram for the percentile-spectrum plot.
 		RTT: func(ctx context.Context, addr string, d time.Duration) (latency.Summary, error) {
-			res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: d, Receive: mode, KernelStamps: true})
+			res, err := latency.PingPong(ctx, addr, &latency.PingPongConfig{Duration: d, Spin: spin, KernelStamps: true})
 			if res == nil {
 				return latency.Summary{}, err
 			}
@@ -166,7 +166,7 @@ func runPaths(ctx context.Context, targets []srdexperiment.Target, limits map[st
 		return sec, fmt.Errorf("paths: %w", err)
 	}
 	if o.rttLoad == "on" {
-		lr := loadedRun{iface: iface, mode: mode, inProcess: o.paths == "", snapshot: cfg.Snapshot}
+		lr := loadedRun{iface: iface, spin: spin, inProcess: o.paths == "", snapshot: cfg.Snapshot}
 		if err := runLoaded(ctx, sec, o, lr, prog); err != nil {
 			return sec, fmt.Errorf("paths: %w", err)
 		}

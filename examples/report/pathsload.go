@@ -84,7 +84,7 @@ func (sec *PathsSection) loaded(name string) *LoadedRTT {
 // loadedRun is what runLoaded needs besides the targets.
 type loadedRun struct {
 	iface     string
-	mode      latency.Receive
+	spin      time.Duration
 	inProcess bool
 	snapshot  func(string) (*ethtool.Snapshot, error)
 }
@@ -112,7 +112,7 @@ func runLoaded(ctx context.Context, sec *PathsSection, o *options, lr loadedRun,
 		res, runErr := underload.Run(ctx, t.ThroughputAddr, &underload.Config{
 			Flows:    throughput.Config{Streams: t.Streams, Duration: o.rttD, Interval: -1},
 			EchoAddr: t.PingPongAddr,
-			Probe: &latency.PingPongConfig{Network: "udp", Receive: lr.mode, MPS: o.rttLoadMPS,
+			Probe: &latency.PingPongConfig{Network: "udp", Spin: lr.spin, MPS: o.rttLoadMPS,
 				WarmUp: min(loadedWarmUp, o.rttD/4)},
 		})
 		l.HostCPUPercent = busyPercent(cpu, readHostCPU())
@@ -184,7 +184,7 @@ func fillLoaded(l *LoadedRTT, idle latency.Summary, res *underload.Result, lr lo
 	}
 	l.ClientShareP99Us = float64(share) / 1e3
 	l.RatioP50, l.RatioP99, l.RatioP999 = ratio(l.RTT.P50, idle.P50), ratio(l.RTT.P99, idle.P99), ratio(l.RTT.P999, idle.P999)
-	l.AttributedTo, l.GeneratorNote = judgeLoaded(l, share, runtime.NumCPU(), lr.mode == latency.ReceiveSpin)
+	l.AttributedTo, l.GeneratorNote = judgeLoaded(l, share, runtime.NumCPU(), lr.spin > 0)
 }
 
 func ratio(loaded, idle time.Duration) float64 {

@@ -89,7 +89,7 @@ func TestCacheRatioTests(t *testing.T) {
 }
 
 func TestVerdict(t *testing.T) {
-	r := func(n int) latency.Range { return latency.Range{N: n} }
+	r := func(n int) latency.Range[float64] { return latency.Range[float64]{N: n} }
 	up := compareRuns([]float64{1, 2, 3, 4}, []float64{5, 6, 7, 8})
 	down := compareRuns([]float64{5, 6, 7, 8}, []float64{1, 2, 3, 4})
 	same := compareRuns([]float64{1, 2, 3, 4}, []float64{1.5, 2.5, 3.5, 4.5})

@@ -153,13 +153,18 @@ func (s *Server) Close() error {
 	return s.err
 }
 
-// Benchmark measures round trips to target ("host:port") with
+// Benchmark measures round trips to target ("host:port"; an in-process
+// server when target is "", as NewServer starts it) with
 // latency.PingPong: one b.N iteration is one round trip (one ping-pong
 // message and its reply). It reports, in units benchstat scales, the
 // round-trip percentiles as p50-ns, p99-ns and p999-ns and one throughput
 // figure, the round trips completed per second of the run as ops/s; ns/op
 // is set to 0, since the benchmark's own time per iteration includes the
-// set-up and means nothing here. Dropped round trips are logged, not
+// set-up and means nothing here. With cfg.KernelStamps it also reports
+// the kernel-to-kernel view's percentiles (PingPongResult.KernelRTT) as
+// kernel-p50-ns and kernel-p99-ns, in every run (0 when the kernel gave
+// no view, with the reason logged), so that benchstat compares like with
+// like. Dropped round trips are logged, not
 // reported as a metric (almost always zero, it would only add a table of
 // noise to every comparison). With NETPERFKIT_BENCH_HISTOGRAMS set it also writes the
 // round trips' histogram, for shard.MergeHistogramLogs. cfg may be nil; its Count is replaced by b.N
@@ -174,6 +179,9 @@ func Benchmark(b *testing.B, target string, cfg *latency.PingPongConfig) {
 		c = *cfg
 	}
 	c.Count = int64(b.N)
+	if target == "" {
+		target = NewServer(b, nil).Addr
+	}
 	b.ResetTimer()
 	res, err := latency.PingPong(b.Context(), target, &c)
 	b.StopTimer()
@@ -186,6 +194,16 @@ func Benchmark(b *testing.B, target string, cfg *latency.PingPongConfig) {
 	b.ReportMetric(float64(res.P50), "p50-ns")
 	b.ReportMetric(float64(res.P99), "p99-ns")
 	b.ReportMetric(float64(res.P999), "p999-ns")
+	if c.KernelStamps {
+		var k latency.Summary
+		if res.KernelRTT != nil {
+			k = *res.KernelRTT
+		} else {
+			b.Logf("latencytest: no kernel view: %s", res.NoKernelStamps)
+		}
+		b.ReportMetric(float64(k.P50), "kernel-p50-ns")
+		b.ReportMetric(float64(k.P99), "kernel-p99-ns")
+	}
 	var rate float64
 	if res.RunTime > 0 {
 		rate = float64(res.Received) / res.RunTime.Seconds()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -104,4 +105,40 @@ func TestBenchmarkMetrics(t *testing.T) {
 	assert.Positive(t, r.Extra["ops/s"])
 	assert.Contains(t, r.String(), "p50-ns")
 	assert.NotContains(t, r.String(), "Gbps")
+}
+
+// runBench runs Benchmark for 200 round trips as `go test -bench` would.
+func runBench(t *testing.T, target string, cfg *latency.PingPongConfig) testing.BenchmarkResult {
+	t.Helper()
+	bt := flag.Lookup("test.benchtime")
+	require.NotNil(t, bt)
+	old := bt.Value.String()
+	require.NoError(t, bt.Value.Set("200x"))
+	defer func() { _ = bt.Value.Set(old) }()
+	return testing.Benchmark(func(b *testing.B) { latencytest.Benchmark(b, target, cfg) })
+}
+
+// An empty target starts an in-process server, as throughputtest's does
+// (issue 39: it failed with "missing address").
+func TestBenchmarkInProcessServer(t *testing.T) {
+	for _, network := range []string{"udp", "tcp"} {
+		r := runBench(t, "", &latency.PingPongConfig{Network: network})
+		require.Equal(t, 200, r.N, network)
+		assert.Positive(t, r.Extra["p50-ns"], network)
+		assert.Positive(t, r.Extra["ops/s"], network)
+	}
+}
+
+// With KernelStamps the kernel view's percentiles are reported beside the
+// application's.
+func TestBenchmarkKernelStamps(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the kernel view is linux's")
+	}
+	r := runBench(t, "", &latency.PingPongConfig{KernelStamps: true})
+	assert.ElementsMatch(t, []string{"p50-ns", "p99-ns", "p999-ns", "kernel-p50-ns", "kernel-p99-ns", "ops/s", "ns/op"},
+		slices.Collect(maps.Keys(r.Extra)))
+	assert.Positive(t, r.Extra["kernel-p50-ns"])
+	assert.LessOrEqual(t, r.Extra["kernel-p50-ns"], r.Extra["kernel-p99-ns"])
+	assert.LessOrEqual(t, r.Extra["kernel-p50-ns"], r.Extra["p99-ns"], "the kernel view is inside the application's")
 }

@@ -16,7 +16,6 @@ package responsiveness
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -110,37 +109,31 @@ type ProbeStats struct {
 	Histogram *hdrhistogram.Histogram `json:"-"`
 }
 
-// probeStatsJSON is ProbeStats' wire form.
-type probeStatsJSON struct {
-	Probes        int64           `json:"probes"`
-	Errors        int64           `json:"errors"`
-	Latency       latency.Summary `json:"latency"`
-	TrimmedMeanUs float64         `json:"trimmed_mean_us"`
-	RPM           float64         `json:"rpm"`
+// fields is the statistics' wire form, for MarshalJSON and UnmarshalJSON
+// alike: the trimmed mean in float microseconds.
+func (p *ProbeStats) fields() []usec.Field {
+	v := usec.Value
+	return []usec.Field{v("probes", &p.Probes), v("errors", &p.Errors), v("latency", &p.Latency),
+		usec.Us("trimmed_mean_us", &p.TrimmedMean), v("rpm", &p.RPM)}
 }
 
 // MarshalJSON writes the statistics with the trimmed mean in float
 // microseconds, as netperfkit has always written them.
-func (p ProbeStats) MarshalJSON() ([]byte, error) {
-	return json.Marshal(probeStatsJSON{Probes: p.Probes, Errors: p.Errors, Latency: p.Latency,
-		TrimmedMeanUs: microseconds(p.TrimmedMean), RPM: p.RPM})
-}
+func (p ProbeStats) MarshalJSON() ([]byte, error) { return usec.Marshal(p.fields()...) }
 
 // UnmarshalJSON reads what MarshalJSON writes (without the histogram).
 func (p *ProbeStats) UnmarshalJSON(b []byte) error {
 	if p == nil {
 		return errors.New("responsiveness: probe stats: UnmarshalJSON into a nil pointer")
 	}
-	var w probeStatsJSON
-	if err := json.Unmarshal(b, &w); err != nil {
+	*p = ProbeStats{}
+	if err := usec.Unmarshal(b, p.fields()...); err != nil {
 		return fmt.Errorf("responsiveness: probe stats: %w", err)
 	}
-	*p = ProbeStats{Probes: w.Probes, Errors: w.Errors, Latency: w.Latency,
-		TrimmedMean: usec.Duration(w.TrimmedMeanUs), RPM: w.RPM}
 	return nil
 }
 
-func microseconds(d time.Duration) float64 { return float64(d) / 1e3 }
+func microseconds(d time.Duration) float64 { return usec.Micros(d) }
 
 // ProbeStatsOf returns the probe statistics of a schedule of probes: the
 // response times of those that succeeded, their trimmed mean and RPM, and
@@ -179,25 +172,25 @@ type Result struct {
 	RPM float64 `json:"rpm"`
 }
 
-// resultJSON is Result's wire form.
-type resultJSON struct {
-	NewConnection         ProbeStats         `json:"new_connection"`
-	NewConnectionPhasesUs map[string]float64 `json:"new_connection_phases_trimmed_mean_us"`
-	Established           ProbeStats         `json:"established_connection"`
-	RPM                   float64            `json:"rpm"`
+// fields is the result's wire form, for MarshalJSON and UnmarshalJSON
+// alike, with phases the phases in float microseconds.
+func (r *Result) fields(phases *map[string]float64) []usec.Field {
+	v := usec.Value
+	return []usec.Field{v("new_connection", &r.NewConnection), v("new_connection_phases_trimmed_mean_us", phases),
+		v("established_connection", &r.Established), v("rpm", &r.RPM)}
 }
 
 // MarshalJSON writes the result with the phases in float microseconds, as
 // netperfkit has always written it.
 func (r Result) MarshalJSON() ([]byte, error) {
-	w := resultJSON{NewConnection: r.NewConnection, Established: r.Established, RPM: r.RPM}
+	var phases map[string]float64
 	if r.NewConnectionPhases != nil {
-		w.NewConnectionPhasesUs = make(map[string]float64, len(r.NewConnectionPhases))
-		for k, v := range r.NewConnectionPhases {
-			w.NewConnectionPhasesUs[k] = microseconds(v)
+		phases = make(map[string]float64, len(r.NewConnectionPhases))
+		for k, d := range r.NewConnectionPhases {
+			phases[k] = microseconds(d)
 		}
 	}
-	return json.Marshal(w)
+	return usec.Marshal(r.fields(&phases)...)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -205,15 +198,15 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	if r == nil {
 		return errors.New("responsiveness: result: UnmarshalJSON into a nil pointer")
 	}
-	var w resultJSON
-	if err := json.Unmarshal(b, &w); err != nil {
+	*r = Result{}
+	var phases map[string]float64
+	if err := usec.Unmarshal(b, r.fields(&phases)...); err != nil {
 		return fmt.Errorf("responsiveness: result: %w", err)
 	}
-	*r = Result{NewConnection: w.NewConnection, Established: w.Established, RPM: w.RPM}
-	if w.NewConnectionPhasesUs != nil {
-		r.NewConnectionPhases = make(map[string]time.Duration, len(w.NewConnectionPhasesUs))
-		for k, v := range w.NewConnectionPhasesUs {
-			r.NewConnectionPhases[k] = usec.Duration(v)
+	if phases != nil {
+		r.NewConnectionPhases = make(map[string]time.Duration, len(phases))
+		for k, us := range phases {
+			r.NewConnectionPhases[k] = usec.Duration(us)
 		}
 	}
 	return nil

@@ -79,7 +79,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		"Start 100 exceeds Max 10":     {SLO: good, Measure: m, Start: 100, Max: 10},
 	} {
 		_, err := Search(context.Background(), cfg)
-		require.ErrorIs(t, err, ErrInvalidConfig, want)
+		require.ErrorIs(t, err, latency.ErrInvalidConfig, want)
 		assert.Contains(t, err.Error(), want)
 	}
 }

@@ -9,12 +9,12 @@
 //
 // It imports hdrhistogram-go and package latency; it follows netperfkit's
 // conventions (docs/conventions.md): durations are time.Duration in Go and
-// float microseconds in JSON.
+// float microseconds in JSON. Its configuration errors wrap
+// latency.ErrInvalidConfig.
 package slo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -27,10 +27,6 @@ import (
 
 	"github.com/netperfkit/netperfkit/latency/internal/usec"
 )
-
-// ErrInvalidConfig is latency.ErrInvalidConfig: every configuration error
-// of this package wraps it.
-var ErrInvalidConfig = latency.ErrInvalidConfig
 
 // SLO is a latency objective: the Percentile (0 < Percentile < 100) of the
 // response times must not exceed Max.
@@ -49,15 +45,15 @@ func (s SLO) String() string {
 func Parse(s string) (SLO, error) {
 	p, d, ok := strings.Cut(s, "=")
 	if !ok || !strings.HasPrefix(p, "p") {
-		return SLO{}, fmt.Errorf("%w: SLO %q is not of the form p99=1ms", ErrInvalidConfig, s)
+		return SLO{}, fmt.Errorf("%w: SLO %q is not of the form p99=1ms", latency.ErrInvalidConfig, s)
 	}
 	pct, err := strconv.ParseFloat(p[1:], 64)
 	if err != nil || !(pct > 0 && pct < 100) {
-		return SLO{}, fmt.Errorf("%w: SLO %q: the percentile is not above 0 and below 100", ErrInvalidConfig, s)
+		return SLO{}, fmt.Errorf("%w: SLO %q: the percentile is not above 0 and below 100", latency.ErrInvalidConfig, s)
 	}
 	max, err := time.ParseDuration(d)
 	if err != nil || max <= 0 {
-		return SLO{}, fmt.Errorf("%w: SLO %q: %q is not a positive duration", ErrInvalidConfig, s, d)
+		return SLO{}, fmt.Errorf("%w: SLO %q: %q is not a positive duration", latency.ErrInvalidConfig, s, d)
 	}
 	return SLO{Percentile: pct, Max: max}, nil
 }
@@ -148,16 +144,17 @@ type Measurement struct {
 type Step struct {
 	// Phase is "grow" (growing from Start), "shrink" (halving after Start
 	// broke the SLO) or "bisect".
-	Phase        string
-	Rate         float64
-	AchievedRate float64
+	Phase string
+	Rate  float64
+	// Measurement is what the step measured: its response times'
+	// histogram (nil in a Step read from JSON, which keeps the rest), its
+	// AchievedRate, Failed requests and ClientShare (in JSON
+	// "client_share_p99_us").
+	Measurement
 	// Percentile is the SLO's percentile of the step's response times (in
 	// JSON "percentile_us", in microseconds).
 	Percentile time.Duration
 	Requests   int64
-	Failed     int64
-	// ClientShare is the Measurement's (in JSON "client_share_p99_us").
-	ClientShare time.Duration
 	// Met says whether the step met the SLO: its percentile within the
 	// SLO, no failures, and at least 90% of the rate offered.
 	Met bool
@@ -180,39 +177,28 @@ func (s Step) Verdict() string {
 	return "broke"
 }
 
-// stepJSON is Step's wire form.
-type stepJSON struct {
-	Phase        string  `json:"phase"`
-	Rate         float64 `json:"rate"`
-	AchievedRate float64 `json:"achieved_rate"`
-	PercentileUs float64 `json:"percentile_us"`
-	Requests     int64   `json:"requests"`
-	Failed       int64   `json:"failed"`
-	Met          bool    `json:"met"`
-	ClientUs     float64 `json:"client_share_p99_us,omitempty"`
-	Unjudged     bool    `json:"unjudged,omitempty"`
+// fields is the step's wire form, for MarshalJSON and UnmarshalJSON
+// alike: its percentile and client share in float microseconds.
+func (s *Step) fields() []usec.Field {
+	v, o := usec.Value, usec.OmitEmpty
+	return []usec.Field{v("phase", &s.Phase), v("rate", &s.Rate), v("achieved_rate", &s.AchievedRate),
+		usec.Us("percentile_us", &s.Percentile), v("requests", &s.Requests), v("failed", &s.Failed), v("met", &s.Met),
+		usec.UsOmitEmpty("client_share_p99_us", &s.ClientShare), o("unjudged", &s.Unjudged)}
 }
 
 // MarshalJSON writes the step with its percentile in float microseconds,
 // as netperfkit has always written it.
-func (s Step) MarshalJSON() ([]byte, error) {
-	return json.Marshal(stepJSON{Phase: s.Phase, Rate: s.Rate, AchievedRate: s.AchievedRate,
-		PercentileUs: float64(s.Percentile) / 1e3, Requests: s.Requests, Failed: s.Failed, Met: s.Met,
-		ClientUs: float64(s.ClientShare) / 1e3, Unjudged: s.Unjudged})
-}
+func (s Step) MarshalJSON() ([]byte, error) { return usec.Marshal(s.fields()...) }
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (s *Step) UnmarshalJSON(b []byte) error {
 	if s == nil {
 		return errors.New("slo: step: UnmarshalJSON into a nil pointer")
 	}
-	var w stepJSON
-	if err := json.Unmarshal(b, &w); err != nil {
+	*s = Step{}
+	if err := usec.Unmarshal(b, s.fields()...); err != nil {
 		return fmt.Errorf("slo: step: %w", err)
 	}
-	*s = Step{Phase: w.Phase, Rate: w.Rate, AchievedRate: w.AchievedRate,
-		Percentile: usec.Duration(w.PercentileUs), Requests: w.Requests, Failed: w.Failed, Met: w.Met,
-		ClientShare: usec.Duration(w.ClientUs), Unjudged: w.Unjudged}
 	return nil
 }
 
@@ -234,11 +220,11 @@ func (c *Config) normalize() (Config, error) {
 	}
 	switch {
 	case c == nil:
-		return s, fmt.Errorf("%w: nil *slo.Config (SLO and Measure are required)", ErrInvalidConfig)
+		return s, fmt.Errorf("%w: nil *slo.Config (SLO and Measure are required)", latency.ErrInvalidConfig)
 	case !(s.SLO.Percentile > 0 && s.SLO.Percentile < 100) || s.SLO.Max <= 0:
-		return s, fmt.Errorf("%w: SLO %v needs a percentile between 0 and 100 and a positive maximum", ErrInvalidConfig, s.SLO)
+		return s, fmt.Errorf("%w: SLO %v needs a percentile between 0 and 100 and a positive maximum", latency.ErrInvalidConfig, s.SLO)
 	case s.Measure == nil:
-		return s, fmt.Errorf("%w: Measure is nil", ErrInvalidConfig)
+		return s, fmt.Errorf("%w: Measure is nil", latency.ErrInvalidConfig)
 	}
 	for _, f := range []struct {
 		name string
@@ -248,7 +234,7 @@ func (c *Config) normalize() (Config, error) {
 		{"StepDuration", s.StepDuration < 0, s.StepDuration}, {"Precision", !(s.Precision >= 0), s.Precision},
 		{"MaxSteps", s.MaxSteps < 0, s.MaxSteps}} {
 		if f.neg {
-			return s, fmt.Errorf("%w: %s %v is negative or not a number", ErrInvalidConfig, f.name, f.v)
+			return s, fmt.Errorf("%w: %s %v is negative or not a number", latency.ErrInvalidConfig, f.name, f.v)
 		}
 	}
 	s.Start = orPositive(s.Start, defaultSearchStart)
@@ -263,9 +249,9 @@ func (c *Config) normalize() (Config, error) {
 	}
 	switch {
 	case s.Growth <= 1 || math.IsInf(s.Growth, 1):
-		return s, fmt.Errorf("%w: Growth %v must exceed 1", ErrInvalidConfig, s.Growth)
+		return s, fmt.Errorf("%w: Growth %v must exceed 1", latency.ErrInvalidConfig, s.Growth)
 	case s.Start > s.Max:
-		return s, fmt.Errorf("%w: Start %v exceeds Max %v", ErrInvalidConfig, s.Start, s.Max)
+		return s, fmt.Errorf("%w: Start %v exceeds Max %v", latency.ErrInvalidConfig, s.Start, s.Max)
 	}
 	return s, nil
 }
@@ -284,7 +270,7 @@ func orPositive(v, def float64) float64 {
 // met it and the lowest that broke it. An error from Measure ends the
 // search with it and the steps so far. When ctx ends, Search returns the
 // steps so far and ctx.Err() (the interrupted step is not counted). The
-// error wraps ErrInvalidConfig, naming the field, for a nil cfg, a nil
+// error wraps latency.ErrInvalidConfig, naming the field, for a nil cfg, a nil
 // Measure, an invalid SLO or a negative field. The result is never nil:
 // after an error it holds the steps before it (none after a configuration
 // error).
@@ -372,8 +358,7 @@ func search(c *Config, try func(string, float64) (bool, error)) error {
 
 // judge turns a measurement into a step.
 func judge(slo *SLO, phase string, rate float64, m Measurement) Step {
-	st := Step{Phase: phase, Rate: rate}
-	st.AchievedRate, st.Failed, st.ClientShare = m.AchievedRate, m.Failed, m.ClientShare
+	st := Step{Phase: phase, Rate: rate, Measurement: m}
 	delivered := m.AchievedRate >= minDelivered*rate
 	if m.Response != nil && m.Response.TotalCount() > 0 {
 		st.Requests = m.Response.TotalCount()
@@ -409,7 +394,7 @@ func judge(slo *SLO, phase string, rate float64, m Measurement) Step {
 // error wrapping latency.ErrNoReply (nothing answers at addr).
 func PingPong(ctx context.Context, addr string, cfg *latency.PingPongConfig, search *Config) (*Result, error) {
 	if search == nil {
-		return &Result{}, fmt.Errorf("%w: nil search *slo.Config (SLO is required)", ErrInvalidConfig)
+		return &Result{}, fmt.Errorf("%w: nil search *slo.Config (SLO is required)", latency.ErrInvalidConfig)
 	}
 	var base latency.PingPongConfig
 	if cfg != nil {

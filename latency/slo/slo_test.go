@@ -140,9 +140,9 @@ func TestSearchStepsHoldEnoughRequests(t *testing.T) {
 
 func TestSearchErrors(t *testing.T) {
 	_, err := Search(context.Background(), nil)
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, latency.ErrInvalidConfig)
 	_, err = Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond}})
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, latency.ErrInvalidConfig)
 	assert.ErrorContains(t, err, "Measure")
 	boom := errors.New("boom")
 	res, err := Search(context.Background(), &Config{SLO: SLO{Percentile: 99, Max: time.Millisecond},
@@ -165,7 +165,7 @@ func TestParse(t *testing.T) {
 	assert.Equal(t, s, again)
 	for _, bad := range []string{"", "99=1ms", "p=1ms", "p100=1ms", "p0=1ms", "p99=", "p99=-1ms", "p99=fast", "pNaN=1ms"} {
 		_, err := Parse(bad)
-		assert.ErrorIs(t, err, ErrInvalidConfig, bad)
+		assert.ErrorIs(t, err, latency.ErrInvalidConfig, bad)
 	}
 }
 
@@ -236,8 +236,8 @@ func TestSearchPingPongThrottledServer(t *testing.T) {
 // The JSON of a result keeps the shape it had in package latency: the
 // step's percentile in float microseconds under "percentile_us".
 func TestResultJSONShape(t *testing.T) {
-	r := Result{SLO: "p99=1ms", Rate: 2000, BrokeAt: 4000, Steps: []Step{{Phase: "grow", Rate: 1000, AchievedRate: 999.5,
-		Percentile: 123456 * time.Nanosecond, Requests: 1000, Failed: 1, Met: true}}}
+	r := Result{SLO: "p99=1ms", Rate: 2000, BrokeAt: 4000, Steps: []Step{{Phase: "grow", Rate: 1000,
+		Measurement: Measurement{AchievedRate: 999.5, Failed: 1}, Percentile: 123456 * time.Nanosecond, Requests: 1000, Met: true}}}
 	b, err := json.Marshal(r)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"slo":"p99=1ms","rate":2000,"broke_at":4000,"steps":[{"phase":"grow","rate":1000,"achieved_rate":999.5,"percentile_us":123.456,"requests":1000,"failed":1,"met":true}]}`, string(b))
