@@ -35,9 +35,16 @@ func runShard(ctx context.Context, o options, cfg *latency.PingPongConfig, stdou
 	var runErr error
 	scfg := &shard.Config{Shard: sp, StartAt: at, Duration: cfg.Duration, Interval: o.interval}
 	out, err := shard.Run(ctx, scfg, func(ctx context.Context, record func(time.Time, time.Duration, error)) error {
-		start := time.Now()
-		res, runErr = latency.PingPong(ctx, o.addr, cfg)
-		placeSamples(record, start, min(time.Since(start), cfg.Duration), res.Samples)
+		// Each round trip lands in the interval its reply came back in.
+		next := cfg.OnMessage
+		c := *cfg
+		c.OnMessage = func(sent time.Time, rtt time.Duration, err error) {
+			record(sent.Add(rtt), rtt, err)
+			if next != nil {
+				next(sent, rtt, err)
+			}
+		}
+		res, runErr = latency.PingPong(ctx, o.addr, &c)
 		return runErr
 	})
 	switch {
@@ -67,26 +74,6 @@ func runShard(ctx context.Context, o options, cfg *latency.PingPongConfig, stdou
 		return runErr
 	}
 	return err
-}
-
-// placeSamples records round trips in order over [start, start+d): each
-// ends at its share of d, the sum of the round trips up to it over the sum
-// of all of them (a closed loop sends the next when the last returns).
-func placeSamples(record func(time.Time, time.Duration, error), start time.Time, d time.Duration, samples []time.Duration) {
-	var total float64
-	for _, s := range samples {
-		total += float64(max(s, 0))
-	}
-	if total <= 0 || d <= 0 {
-		return
-	}
-	var cum float64
-	for _, s := range samples {
-		cum += float64(max(s, 0))
-		// The last ends a nanosecond before d, inside the measurement.
-		at := start.Add(min(time.Duration(cum/total*float64(d)), d-1))
-		record(at, s, nil)
-	}
 }
 
 // writeShard writes r to path, or to stdout for "-" or no path.

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/shard"
 )
 
@@ -36,6 +38,7 @@ func ExampleRun() {
 // in memory: the whole program (shards on several hosts write their Result
 // with WriteFile instead, and `cachebench merge` or MergeFiles reads them).
 func ExampleRun_cache() {
+	// README begin
 	ep, at := &cache.Endpoint{Addr: "127.0.0.1:6379"}, time.Now().Truncate(time.Second).Add(2*time.Second)
 	rs, wg := make([]*shard.Result, 2), sync.WaitGroup{}
 	for i := range rs {
@@ -51,6 +54,7 @@ func ExampleRun_cache() {
 	wg.Wait()
 	m, err := shard.Merge(rs, nil)
 	fmt.Printf("%d requests, %.0f/s over %v, p99 %v, start skew %v, err %v\n", m.Count, m.OpsPerSec, m.Window, m.Latency.P99, m.StartSkew, err)
+	// README end
 }
 
 // -shard 1/4 takes the second quarter of a key space.
@@ -84,4 +88,21 @@ func ExampleRun_pastStart() {
 	_, err := shard.Run(context.Background(), cfg, func(context.Context, func(time.Time, time.Duration, error)) error { return nil })
 	fmt.Println(errors.Is(err, shard.ErrPastStart))
 	// Output: true
+}
+
+// ExampleRun_pingPong runs one shard of a ping-pong: each round trip is
+// recorded in the interval its reply came back in, through PingPong's
+// per-message hook.
+func ExampleRun_pingPong() {
+	cfg := &shard.Config{Shard: shard.Spec{Index: 0, Count: 2}, StartAt: time.Now().Truncate(time.Second).Add(2 * time.Second), Duration: 5 * time.Second}
+	r, err := shard.Run(context.Background(), cfg, func(ctx context.Context, record func(time.Time, time.Duration, error)) error {
+		_, err := latency.PingPong(ctx, "127.0.0.1:11111", &latency.PingPongConfig{Duration: cfg.Duration,
+			OnMessage: func(sent time.Time, rtt time.Duration, err error) { record(sent.Add(rtt), rtt, err) }})
+		return err
+	})
+	if err != nil {
+		log.Print(err)
+	}
+	r.Tool = "pingpong"
+	_ = shard.WriteFile("-", os.Stdout, r)
 }
