@@ -67,8 +67,10 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	}
 	res.TargetRate, res.Schedule = w.Rate, sres
 	res.Elapsed = sres.Elapsed
-	res.Attempts = sres.Response.Observations
 	res.Succeeded = sres.SuccessResponse.Observations
+	// An operation cut short by ctx ending is the caller's, not an
+	// attempt: the schedule's Response still holds it.
+	res.Attempts = res.Succeeded + res.Errors
 	res.Window, res.SucceededInWindow = sres.Window, sres.SucceededInWindow
 	res.OpsPerSec = opsPerSec(res.SucceededInWindow, res.Window)
 	res.Latency, res.Histogram = sres.SuccessResponse, sres.SuccessResponseHistogram

@@ -302,7 +302,9 @@ type RunResult struct {
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	Attempts int64         `json:"attempts"`
 	// Succeeded and Errors split Attempts: the operations that succeeded
-	// (within the window or after it) and those that failed.
+	// (within the window or after it) and those that failed. An operation
+	// cut short because ctx ended is neither, and is not an attempt
+	// (Schedule's Response, in an open-loop run, still holds it).
 	Succeeded int64 `json:"succeeded"`
 	Errors    int64 `json:"errors"`
 	// ErrorsByKind counts failed attempts per ErrorKind.
