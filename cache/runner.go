@@ -350,6 +350,11 @@ type RunResult struct {
 	// and NoKernelStamps then says why (never zeros in its place).
 	Kernel         *KernelView `json:"kernel,omitempty"`
 	NoKernelStamps string      `json:"no_kernel_stamps,omitempty"`
+	// Causes says what the run's connection set-ups waited on (SYN
+	// retransmissions, DNS retries, lost TLS or AUTH flights, the client's
+	// connection budget), counted per cause, and which of them holds the
+	// p99.
+	Causes Causes `json:"causes"`
 	// Ports is a connect-per-operation run's use of the client host's
 	// ephemeral port range towards the endpoint, before and after, with
 	// the sockets left in TIME_WAIT; nil in pool mode and where it cannot
@@ -453,7 +458,7 @@ func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, er
 		}
 		return res, err
 	}
-	t := &tally{res: res, secret: ep.Password.Reveal()}
+	t := &tally{res: res, secret: ep.Password.Reveal(), budget: orDefault(ep.ConnectTimeout, defaultConnectTimeout)}
 	debris := watchPorts(&w, ep.Addr)
 	out, err := runEngine(ctx, newClient, &w, t)
 	debris.done(out)
@@ -498,6 +503,8 @@ type tally struct {
 	attempts atomic.Int64 // started, only read to enforce MaxOps
 	ok       atomic.Int64
 	okIn     atomic.Int64 // succeeded by the end of the window
+	causes   causeTally   // the workers', merged as each ends (causes.go)
+	budget   time.Duration
 }
 
 // fail counts a failed attempt and returns its kind.
@@ -575,6 +582,7 @@ func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig, 
 		res.Histogram = rec.Snapshot()
 		res.Latency = latency.SummarizeHistogram(res.Histogram, nil)
 	}
+	t.fillCauses()
 	return res, res.outcome(ctx, t.first)
 }
 
@@ -611,6 +619,10 @@ type client struct {
 	rng    *rand.Rand
 	total  int
 	pooled Client
+	// notes and causes are what its connection set-ups waited on, per
+	// operation and in all (causes.go).
+	notes  notes
+	causes causeTally
 }
 
 func (wk *worker) newState(id uint64) *client {
@@ -698,8 +710,10 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
 	defer func() {
 		wk.t.ok.Add(succeeded) // once, not per operation
 		wk.t.okIn.Add(okIn)
+		wk.t.mergeCauses(&st.causes)
 		st.close()
 	}()
+	ctx = withNotes(ctx, &st.notes)
 	for wk.more(ctx) {
 		if wk.w.Interleave != nil {
 			select {
@@ -715,6 +729,7 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
 		if err != nil && ctxDone(ctx) {
 			return // cut short by the caller: not an endpoint failure
 		}
+		st.causes.takeOp(&st.notes, took, err)
 		if wk.w.OnOperation != nil {
 			wk.w.OnOperation(Operation{Start: t0, End: t1, Err: err})
 		}
