@@ -302,7 +302,7 @@ type probeRun struct {
 	begin time.Time
 	next  atomic.Int64
 	// recs records every phase, and the total under phaseTotal.
-	recs  map[Phase]*latency.Recorder
+	recs   map[Phase]*latency.Recorder
 	mu     sync.Mutex
 	sum    *ProbeSummary
 	first  error      // the first failed probe's error

@@ -34,8 +34,8 @@ func readTCPInfo(nc net.Conn) (ti tcpInfo, ok bool) {
 		return ti, false
 	}
 	var (
-		raw  unix.TCPInfo
-		size = uint32(unsafe.Sizeof(raw))
+		raw   unix.TCPInfo
+		size  = uint32(unsafe.Sizeof(raw))
 		errno syscall.Errno
 	)
 	if rc.Control(func(fd uintptr) {
