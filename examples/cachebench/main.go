@@ -332,8 +332,12 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 			}
 			agg, err := median.Run(ctx, ep, &median.Config{Workload: cfg, Runs: o.runs,
 				OnRun: func(r cache.RunResult) {
-					fmt.Fprintf(stderr, "cachebench: %s %s: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d attempts, %d errors\n",
-						r.Engine, r.Mode, r.OpsPerSec, float64(r.Latency.P50)/1e3, float64(r.Latency.P99)/1e3, r.Attempts, r.Errors)
+					waited := ""
+					if len(r.Causes.Connects) > 0 {
+						waited = ", waited on: " + r.Causes.String()
+					}
+					fmt.Fprintf(stderr, "cachebench: %s %s: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d attempts, %d errors%s\n",
+						r.Engine, r.Mode, r.OpsPerSec, float64(r.Latency.P50)/1e3, float64(r.Latency.P99)/1e3, r.Attempts, r.Errors, waited)
 				},
 			})
 			if err != nil {
@@ -403,6 +407,7 @@ func printTables(w io.Writer, o *output) {
 			a.OpsPerSec.Median, a.OpsPerSec.Min, a.OpsPerSec.Max, a.Attempts, a.Errors)
 	}
 	tw.Flush()
+	printCauses(w, o)
 	printKernel(w, o)
 	printDebris(w, o)
 	if o.Rate > 0 {
