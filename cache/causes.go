@@ -49,6 +49,10 @@ type Causes struct {
 	// Added sums, per cause, the duration of the phases that waited on
 	// it.
 	Added map[string]time.Duration `json:"added_ns,omitempty"`
+	// Events counts, per cause, what its source counted: the SYNs sent
+	// again (TCP_INFO, summed over the connects), the DNS queries that
+	// timed out; for the other causes it is Connects.
+	Events map[string]int64 `json:"events,omitempty"`
 	// Tail names the cause that holds the p99, when one does: "p99 1.02 s:
 	// 14 of 487 connects (2.9 %) waited for a SYN retransmission (1 s)".
 	Tail string `json:"tail,omitempty"`
@@ -105,6 +109,7 @@ type notes struct {
 	connects int
 	mask     uint16
 	added    [numCauses]time.Duration
+	events   [numCauses]int64
 	// rtt is the last connection's round trip, for the phases after its
 	// connect.
 	rtt time.Duration
@@ -125,12 +130,19 @@ func contextNotes(ctx context.Context) *notes {
 }
 
 func (n *notes) add(c cause, d time.Duration) {
+	n.addEvents(c, d, 1)
+}
+
+// addEvents notes cause c, which added d and which its source counted k
+// times.
+func (n *notes) addEvents(c cause, d time.Duration, k int64) {
 	n.mask |= 1 << c
 	n.added[c] += d
+	n.events[c] += k
 }
 
 func (n *notes) reset() {
-	n.connects, n.mask, n.added, n.rtt = 0, 0, [numCauses]time.Duration{}, 0
+	n.connects, n.mask, n.added, n.events, n.rtt = 0, 0, [numCauses]time.Duration{}, [numCauses]int64{}, 0
 }
 
 // connected notes a connect that took took on nc: its SYN retransmissions
@@ -150,8 +162,8 @@ func (n *notes) connected(nc net.Conn, took time.Duration) {
 	if ti.rtt > 0 {
 		n.rtt = ti.rtt
 	}
-	if max(ti.retrans, ti.rto) > 0 {
-		n.add(causeSYN, took)
+	if syns := max(ti.retrans, ti.rto); syns > 0 {
+		n.addEvents(causeSYN, took, int64(syns))
 	}
 }
 
@@ -196,33 +208,17 @@ func (d *dialer) lookupResolver(n *notes) *net.Resolver {
 			return c, err
 		}
 		// Go's resolver frames a net.PacketConn's messages as datagrams:
-		// the wrapper keeps the UDP connection's methods.
-		if uc, ok := c.(*net.UDPConn); ok {
-			return &dnsUDPConn{UDPConn: uc, n: n}, nil
-		}
-		if _, ok := c.(net.PacketConn); ok {
-			return c, nil
+		// the wrapper keeps a datagram connection's methods.
+		if pc, ok := c.(net.PacketConn); ok {
+			return &dnsPacketConn{dnsStreamConn: dnsStreamConn{Conn: c, n: n}, pc: pc}, nil
 		}
 		return &dnsStreamConn{Conn: c, n: n}, nil
 	}
 	return r
 }
 
-// dnsUDPConn and dnsStreamConn note a DNS query whose answer did not come
-// in time.
-type dnsUDPConn struct {
-	*net.UDPConn
-	n *notes
-}
-
-func (c *dnsUDPConn) Read(b []byte) (int, error) {
-	k, err := c.UDPConn.Read(b)
-	if err != nil && isTimeout(err) {
-		c.n.dnsTimeouts.Add(1)
-	}
-	return k, err
-}
-
+// dnsStreamConn and dnsPacketConn note a DNS query whose answer did not
+// come in time.
 type dnsStreamConn struct {
 	net.Conn
 	n *notes
@@ -236,12 +232,28 @@ func (c *dnsStreamConn) Read(b []byte) (int, error) {
 	return k, err
 }
 
+type dnsPacketConn struct {
+	dnsStreamConn
+	pc net.PacketConn
+}
+
+func (c *dnsPacketConn) ReadFrom(b []byte) (int, net.Addr, error) {
+	k, a, err := c.pc.ReadFrom(b)
+	if err != nil && isTimeout(err) {
+		c.n.dnsTimeouts.Add(1)
+	}
+	return k, a, err
+}
+
+func (c *dnsPacketConn) WriteTo(b []byte, a net.Addr) (int, error) { return c.pc.WriteTo(b, a) }
+
 // causeTally adds up the notes of many operations or probes. One goroutine
 // uses it at a time; merge joins them.
 type causeTally struct {
 	connects int64
 	n        [numCauses]int64
 	added    [numCauses]time.Duration
+	events   [numCauses]int64
 	// slow are the successful operations that waited on a cause, for the
 	// tail: how long each took and on what it waited.
 	slow   []slowOp
@@ -274,6 +286,7 @@ func (t *causeTally) take(n *notes, took time.Duration, ok bool) {
 			if n.mask&(1<<c) != 0 {
 				t.n[c]++
 				t.added[c] += n.added[c]
+				t.events[c] += n.events[c]
 			}
 		}
 		if ok {
@@ -288,6 +301,7 @@ func (t *causeTally) merge(o *causeTally) {
 	for c := range numCauses {
 		t.n[c] += o.n[c]
 		t.added[c] += o.added[c]
+		t.events[c] += o.events[c]
 	}
 	t.slow = append(t.slow, o.slow...)
 	if o.kernel != 0 && t.kernel >= 0 {
@@ -304,10 +318,11 @@ func (t *causeTally) causes(engine string, ok int64, p99 time.Duration, budget t
 			continue
 		}
 		if cs.Connects == nil {
-			cs.Connects, cs.Added = map[string]int64{}, map[string]time.Duration{}
+			cs.Connects, cs.Added, cs.Events = map[string]int64{}, map[string]time.Duration{}, map[string]int64{}
 		}
 		cs.Connects[causeNames[c]] = t.n[c]
 		cs.Added[causeNames[c]] = t.added[c]
+		cs.Events[causeNames[c]] = t.events[c]
 	}
 	cs.Tail = t.tail(ok, p99)
 	cs.From = t.from(engine, budget)
@@ -441,7 +456,7 @@ func (r *ProbeResult) noteCauses(err error, budget time.Duration) {
 	t.connects = int64(n.connects)
 	for c := range numCauses {
 		if n.mask&(1<<c) != 0 {
-			t.n[c], t.added[c] = 1, n.added[c]
+			t.n[c], t.added[c], t.events[c] = 1, n.added[c], n.events[c]
 		}
 	}
 	cs := t.causes(respName, 0, 0, budget)

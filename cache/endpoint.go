@@ -215,7 +215,7 @@ func (d *dialer) resolve(ctx context.Context, addr, host string, deadline time.T
 	addrs, err := resolver.LookupIPAddr(dctx, host)
 	cancel()
 	if n != nil && n.dnsTimeouts.Load() > 0 {
-		n.add(causeDNS, time.Since(start))
+		n.addEvents(causeDNS, time.Since(start), int64(n.dnsTimeouts.Load()))
 	}
 	if err == nil && len(addrs) == 0 {
 		err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}

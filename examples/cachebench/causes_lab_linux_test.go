@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/internal/pathlab"
+	"github.com/netperfkit/netperfkit/internal/peertest"
+)
+
+func TestMain(m *testing.M) { pathlab.Main(m) }
+
+// The cause labs (issue 43): a server in namespace B behind nft rules that
+// drop a counted share of one kind of packet, the tools in namespace A,
+// and each cause's attributed count held against the rule's counter. The
+// namespaces are the test's own, so the server's port is fixed.
+const labPort = 6379
+
+// causeLab is a lab with a redis-server in B and the tools built.
+type causeLab struct {
+	lab         *pathlab.Lab
+	nft         string
+	bench, prob string
+}
+
+func newCauseLab(t *testing.T, redisArgs ...string) *causeLab {
+	t.Helper()
+	l := pathlab.New(t, &pathlab.Config{Prefix: "npk-cause"})
+	if l == nil {
+		return nil
+	}
+	redis := peertest.Binary(t, "apt-get install redis-server", "redis-server")
+	nft := peertest.Binary(t, "apt-get install nftables", "nft")
+	if redis == "" || nft == "" {
+		return nil
+	}
+	c := &causeLab{lab: l, nft: nft,
+		bench: pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/cachebench"),
+		prob:  pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/cacheprobe")}
+	ctx, cancel := context.WithCancel(context.Background())
+	args := append([]string{"--port", strconv.Itoa(labPort), "--bind", l.B.Addr.String(), "--save", "", "--appendonly", "no",
+		"--protected-mode", "no", "--dir", t.TempDir()}, redisArgs...)
+	srv := l.B.Command(ctx, redis, args...)
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() { cancel(); _ = srv.Wait() })
+	l.B.WaitListening(t, labPort, 10*time.Second)
+	return c
+}
+
+// drop installs rule (an nft rule ending in "counter drop") in h's input
+// hook.
+func (c *causeLab) drop(t *testing.T, h *pathlab.Host, rule string) {
+	t.Helper()
+	cmd := h.Command(context.Background(), c.nft, "-f", "-")
+	cmd.Stdin = strings.NewReader("table inet causelab {\n chain in {\n  type filter hook input priority 0; policy accept;\n  " + rule + "\n }\n}\n")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
+var nftPackets = regexp.MustCompile(`counter packets (\d+)`)
+
+// dropped reads the rule's counter.
+func (c *causeLab) dropped(t *testing.T, h *pathlab.Host) int64 {
+	t.Helper()
+	out := h.Run(t, c.nft, "list", "table", "inet", "causelab")
+	m := nftPackets.FindStringSubmatch(out)
+	require.NotNil(t, m, "%s", out)
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	require.NoError(t, err)
+	return n
+}
+
+// bench runs cachebench -json in A and returns its runs.
+func (c *causeLab) benchRuns(t *testing.T, args ...string) []*cache.RunResult {
+	t.Helper()
+	out := c.lab.A.Run(t, c.bench, append([]string{"-json", "-runs", "1", "-engine", "resp"}, args...)...)
+	var o struct {
+		Results []struct {
+			Runs []*cache.RunResult `json:"runs_detail"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &o), "%s", out)
+	require.Len(t, o.Results, 1)
+	return o.Results[0].Runs
+}
+
+// probe runs cacheprobe -json in A and returns its summary.
+func (c *causeLab) probe(t *testing.T, args ...string) *cache.ProbeSummary {
+	t.Helper()
+	out := c.lab.A.Run(t, c.prob, append([]string{"-json"}, args...)...)
+	var o struct {
+		Summary *cache.ProbeSummary `json:"summary"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &o), "%s", out)
+	return o.Summary
+}
+
+// A share of the server's incoming SYNs dropped (not its SYN-ACKs, whose
+// resends nft would count too): each connect whose SYN was lost says so,
+// and the SYNs the clients' kernels sent again (TCP_INFO) equal the
+// counter, within the endpoint check's own connect. Through cachebench's
+// connect-per-op (the engine's own socket) and cacheprobe (net.Dialer).
+func TestLabSYNRetransmitAttributed(t *testing.T) {
+	c := newCauseLab(t)
+	if c == nil {
+		return
+	}
+	addr := fmt.Sprintf("%s:%d", c.lab.B.Addr, labPort)
+	c.drop(t, c.lab.B, fmt.Sprintf("tcp dport %d tcp flags & (syn|ack) == syn numgen random mod 100 < 5 counter drop", labPort))
+	runs := c.benchRuns(t, "-addr", addr, "-mode", "connect", "-workers", "4", "-d", "4s")
+	require.Len(t, runs, 1)
+	r := runs[0]
+	bench := c.dropped(t, c.lab.B)
+	syns := r.Causes.Events["syn_retransmit"]
+	t.Logf("cachebench connect: %d attempts, p99 %v, SYNs dropped by nft %d, SYNs sent again (TCP_INFO) %d on %d connects, added %v; tail %q; from %s",
+		r.Attempts, r.Latency.P99, bench, syns, r.Causes.Connects["syn_retransmit"], r.Causes.Added["syn_retransmit"], r.Causes.Tail, r.Causes.From)
+	require.Positive(t, bench, "the rule dropped SYNs")
+	assert.InDelta(t, bench, syns, 1, "every dropped SYN is attributed (the endpoint check's connect is not in the run)")
+	assert.LessOrEqual(t, r.Causes.Connects["syn_retransmit"], syns)
+	assert.GreaterOrEqual(t, r.Causes.Added["syn_retransmit"], time.Duration(r.Causes.Connects["syn_retransmit"])*time.Second,
+		"each waited the initial RTO, 1 s")
+
+	sum := c.probe(t, "-addr", addr, "-n", "300")
+	probed := c.dropped(t, c.lab.B) - bench
+	t.Logf("cacheprobe: %d probes, total p99 %v, SYNs dropped %d, attributed %d on %d connects; tail %q",
+		sum.Probes, sum.Total.P99, probed, sum.Causes.Events["syn_retransmit"], sum.Causes.Connects["syn_retransmit"], sum.Causes.Tail)
+	assert.InDelta(t, probed, sum.Causes.Events["syn_retransmit"], 1)
+	if os.Getenv("NETPERFKIT_CAUSES_OUT") != "" {
+		text := c.lab.A.Run(t, c.bench, "-addr", addr, "-engine", "resp", "-mode", "connect", "-workers", "4", "-d", "4s", "-runs", "1")
+		t.Logf("cachebench text:\n%s\nSYNs dropped by nft: %d", text, c.dropped(t, c.lab.B)-bench-probed)
+	}
+}
