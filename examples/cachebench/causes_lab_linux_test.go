@@ -141,3 +141,51 @@ func TestLabSYNRetransmitAttributed(t *testing.T) {
 		t.Logf("cachebench text:\n%s\nSYNs dropped by nft: %d", text, c.dropped(t, c.lab.B)-bench-probed)
 	}
 }
+
+// A share of the DNS queries to a dnsmasq in B dropped, A's resolver
+// told to wait 1 s per query (resolv.conf in /etc/netns, which ip netns
+// exec mounts): the DNS phase carries each retry, and the queries the
+// resolver saw time out equal the rule's counter, within the endpoint
+// check's own lookup.
+func TestLabDNSRetryAttributed(t *testing.T) {
+	c := newCauseLab(t)
+	if c == nil {
+		return
+	}
+	dnsmasq := peertest.Binary(t, "apt-get install dnsmasq", "dnsmasq")
+	if dnsmasq == "" {
+		return
+	}
+	b := c.lab.B.Addr.String()
+	ctx, cancel := context.WithCancel(context.Background())
+	dns := c.lab.B.Command(ctx, dnsmasq, "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces", "--listen-address="+b,
+		"--address=/cache.lab/"+b, "--pid-file=", "--user=root", "--port=53")
+	require.NoError(t, dns.Start())
+	t.Cleanup(func() { cancel(); _ = dns.Wait() })
+	etc := "/etc/netns/" + c.lab.A.Netns
+	require.NoError(t, os.MkdirAll(etc, 0o755))
+	t.Cleanup(func() { _ = os.RemoveAll(etc) })
+	require.NoError(t, os.WriteFile(etc+"/resolv.conf", []byte("nameserver "+b+"\noptions timeout:1 attempts:3\n"), 0o644))
+	require.Eventually(t, func() bool {
+		out, err := c.lab.A.Command(context.Background(), "getent", "hosts", "cache.lab").CombinedOutput()
+		return err == nil && strings.Contains(string(out), b)
+	}, 10*time.Second, 100*time.Millisecond, "dnsmasq answers")
+	c.drop(t, c.lab.B, "udp dport 53 numgen random mod 100 < 5 counter drop")
+	addr := fmt.Sprintf("cache.lab:%d", labPort)
+	runs := c.benchRuns(t, "-addr", addr, "-mode", "connect", "-workers", "4", "-d", "4s")
+	require.Len(t, runs, 1)
+	r := runs[0]
+	bench := c.dropped(t, c.lab.B)
+	t.Logf("cachebench connect: %d attempts, %d errors %v, p99 %v, DNS queries dropped by nft %d, timed out (resolver) %d on %d connects, added %v; tail %q",
+		r.Attempts, r.Errors, r.ErrorsByKind, r.Latency.P99, bench, r.Causes.Events["dns_retry"], r.Causes.Connects["dns_retry"], r.Causes.Added["dns_retry"], r.Causes.Tail)
+	require.Positive(t, bench, "the rule dropped queries")
+	assert.InDelta(t, bench, r.Causes.Events["dns_retry"], 1, "every dropped query is attributed to the DNS phase")
+	assert.GreaterOrEqual(t, r.Causes.Added["dns_retry"], time.Duration(r.Causes.Connects["dns_retry"])*time.Second,
+		"each waited the resolver's timeout, 1 s")
+
+	sum := c.probe(t, "-addr", addr, "-n", "200")
+	probed := c.dropped(t, c.lab.B) - bench
+	t.Logf("cacheprobe: %d probes, DNS p99 %v, queries dropped %d, timed out %d on %d connects; tail %q",
+		sum.Probes, sum.Phases[cache.PhaseDNS].P99, probed, sum.Causes.Events["dns_retry"], sum.Causes.Connects["dns_retry"], sum.Causes.Tail)
+	assert.InDelta(t, probed, sum.Causes.Events["dns_retry"], 1)
+}
