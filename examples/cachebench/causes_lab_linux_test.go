@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -188,4 +189,43 @@ func TestLabDNSRetryAttributed(t *testing.T) {
 	t.Logf("cacheprobe: %d probes, DNS p99 %v, queries dropped %d, timed out %d on %d connects; tail %q",
 		sum.Probes, sum.Phases[cache.PhaseDNS].P99, probed, sum.Causes.Events["dns_retry"], sum.Causes.Connects["dns_retry"], sum.Causes.Tail)
 	assert.InDelta(t, probed, sum.Causes.Events["dns_retry"], 1)
+}
+
+// A share of the server's TLS handshake flights (TCP payloads that start
+// with a handshake record, 0x16) dropped on their way into A: the server
+// sends the flight again after its retransmission timeout (200 ms at the
+// least, as it has an RTT sample from the handshake's ACK) and the TLS
+// phase overruns its round trips by that much, which is attributed to TLS
+// though the client's TCP_INFO counts no retransmission of its own.
+func TestLabTLSFlightAttributed(t *testing.T) {
+	dir := t.TempDir()
+	key, crt := dir+"/s.key", dir+"/s.crt"
+	if out, err := exec.Command("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+		"-keyout", key, "-out", crt, "-subj", "/CN=lab", "-days", "1").CombinedOutput(); err != nil {
+		if peertest.Required() {
+			t.Fatalf("openssl: %v: %s", err, out)
+		}
+		t.Skipf("openssl: %v", err)
+	}
+	c := newCauseLab(t, "--tls-port", strconv.Itoa(labPort+1), "--tls-cert-file", crt, "--tls-key-file", key,
+		"--tls-auth-clients", "no")
+	if c == nil {
+		return
+	}
+	c.lab.B.WaitListening(t, labPort+1, 10*time.Second)
+	// @ih is the transport payload: its first byte is the record type.
+	c.drop(t, c.lab.A, fmt.Sprintf("tcp sport %d @ih,0,8 0x16 numgen random mod 100 < 5 counter drop", labPort+1))
+	addr := fmt.Sprintf("%s:%d", c.lab.B.Addr, labPort+1)
+	runs := c.benchRuns(t, "-addr", addr, "-tls", "-insecure", "-mode", "connect", "-workers", "4", "-d", "4s")
+	require.Len(t, runs, 1)
+	r := runs[0]
+	flights := c.dropped(t, c.lab.A)
+	t.Logf("cachebench connect TLS: %d attempts, %d errors, p99 %v, TLS flights dropped by nft %d, attributed to TLS %d connects, added %v; tail %q; all causes %v",
+		r.Attempts, r.Errors, r.Latency.P99, flights, r.Causes.Connects["tls_overrun"], r.Causes.Added["tls_overrun"], r.Causes.Tail, r.Causes.Connects)
+	require.Positive(t, flights, "the rule dropped flights")
+	// A flight dropped twice costs one connect two timeouts; the endpoint
+	// check's own handshake is not in the run.
+	assert.LessOrEqual(t, r.Causes.Connects["tls_overrun"], flights)
+	assert.GreaterOrEqual(t, r.Causes.Connects["tls_overrun"], flights-2, "each dropped flight is attributed to TLS")
+	assert.Zero(t, r.Causes.Connects["syn_retransmit"], "the SYNs went through")
 }
