@@ -430,10 +430,10 @@ func (cs Causes) String() string {
 }
 
 // mergeCauses adds a worker's tally to the run's.
-func (t *tally) mergeCauses(c *causeTally) {
+func (t *tally) mergeCauses(wt *causeTally) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.causes.merge(c)
+	t.causes.merge(wt)
 }
 
 // fillCauses sets the run's Causes once its workers have ended.

@@ -18,14 +18,6 @@ type respEngine struct {
 	raw *rawAddr
 }
 
-func newRespEngine(d *dialer, mode ConnMode) *respEngine {
-	e := &respEngine{d: d}
-	if mode == ConnectPerOp && !d.ep.TLS {
-		e.raw = newRawAddr(d.ep.Addr)
-	}
-	return e
-}
-
 func (e *respEngine) newClient(ctx context.Context) (Client, error) {
 	c := &respClient{e: e, d: e.d}
 	if e.d.ep.Cluster {

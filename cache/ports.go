@@ -97,12 +97,9 @@ type portWatch struct {
 	before *ports.Snapshot
 }
 
-// watchPorts takes the first snapshot of a run of w against addr; nil in
-// pool mode.
-func watchPorts(w *WorkloadConfig, addr string) *portWatch {
-	if w.Mode != ConnectPerOp {
-		return nil
-	}
+// watchPorts takes the first snapshot of a connect-per-operation run
+// against addr.
+func watchPorts(addr string) *portWatch {
 	return &portWatch{addr: addr, before: readPorts(addr)}
 }
 

@@ -34,7 +34,3 @@ func TestPortUsageLimitedBy(t *testing.T) {
 	assert.Nil(t, newPortUsage(nil, snap(1)), "unknown is nil, not zeros")
 	assert.Nil(t, newPortUsage(snap(1), nil))
 }
-
-func TestWatchPortsPooled(t *testing.T) {
-	assert.Nil(t, watchPorts(&WorkloadConfig{Mode: Pooled}, "127.0.0.1:6379"))
-}
