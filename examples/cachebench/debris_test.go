@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/netperfkit/netperfkit/cache"
-	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -16,10 +15,10 @@ func TestPrintDebris(t *testing.T) {
 		LimitedBy: cache.LimitedByPorts,
 	}}
 	var b bytes.Buffer
-	printDebris(&b, &output{Results: []*median.Result{median.Summarize([]*cache.RunResult{r})}})
+	printDebris(&b, &output{Results: []*row{rowOf(r)}})
 	assert.Contains(t, b.String(), "resp connect: 21308 -> 22000 (75% -> 78%); limited by: client ephemeral ports in 1 of 1 runs")
 
 	b.Reset()
-	printDebris(&b, &output{Results: []*median.Result{median.Summarize([]*cache.RunResult{{Engine: "resp", Mode: cache.Pooled}})}})
+	printDebris(&b, &output{Results: []*row{rowOf(&cache.RunResult{Engine: "resp", Mode: cache.Pooled})}})
 	assert.Empty(t, b.String(), "pooled runs have no debris")
 }

@@ -95,7 +95,7 @@ type output struct {
 	Ratio       string              `json:"ratio"`
 	Rate        float64             `json:"rate,omitempty"`
 	Arrival     string              `json:"arrival,omitempty"`
-	Results     []*median.Result    `json:"results,omitempty"`
+	Results     []*row              `json:"results,omitempty"`
 	Searches    []*search           `json:"searches,omitempty"`
 	Comparisons []median.Comparison `json:"comparisons,omitempty"`
 	// Interrupted marks partial results: the tool was stopped (Ctrl-C,
@@ -347,12 +347,12 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 				}
 				// Stopped: keep the runs so far, the cut one included.
 				if agg != nil {
-					out.Results = append(out.Results, agg)
+					out.Results = append(out.Results, newRow(agg))
 				}
 				out.Interrupted = true
 				return out, err
 			}
-			out.Results = append(out.Results, agg)
+			out.Results = append(out.Results, newRow(agg))
 			byKey[key(agg.Engine, mode)] = agg
 		}
 		if g, r := byKey[key(cachecli.Glide, mode)], byKey[key(cachecli.Resp, mode)]; g != nil && r != nil {
