@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -398,33 +397,6 @@ func trimFloat(v float64) string {
 	s := fmt.Sprintf("%.3g", v)
 	if strings.Contains(s, "e") {
 		s = fmt.Sprintf("%.0f", v)
-	}
-	return s
-}
-
-// causeNamesSorted lists the causes of cs by name, for printing.
-func causeNamesSorted(cs Causes) []string {
-	names := make([]string, 0, len(cs.Connects))
-	for k := range cs.Connects {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// String prints the causes on one line: "syn_retransmit 14 (14.3 s)",
-// then the tail.
-func (cs Causes) String() string {
-	var parts []string
-	for _, k := range causeNamesSorted(cs) {
-		parts = append(parts, fmt.Sprintf("%s %d (%s)", k, cs.Connects[k], roundDuration(cs.Added[k])))
-	}
-	s := strings.Join(parts, ", ")
-	if s == "" {
-		s = "none"
-	}
-	if cs.Tail != "" {
-		s += "; " + cs.Tail
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 )
 
 // printCauses says, per engine and mode, what the runs' connection
@@ -40,7 +41,7 @@ func printCauses(w io.Writer, o *output) {
 			fmt.Fprintln(w)
 			first = false
 		}
-		fmt.Fprintf(w, "%s %s waited on: %s\n", a.Engine, a.Mode, cache.Causes{Connects: connects, Added: added})
+		fmt.Fprintf(w, "%s %s waited on: %s\n", a.Engine, a.Mode, cachecli.CausesText(cache.Causes{Connects: connects, Added: added}))
 		for _, t := range tails {
 			fmt.Fprintf(w, "  %s\n", t)
 		}

@@ -334,7 +334,7 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 				OnRun: func(r cache.RunResult) {
 					waited := ""
 					if len(r.Causes.Connects) > 0 {
-						waited = ", waited on: " + r.Causes.String()
+						waited = ", waited on: " + cachecli.CausesText(r.Causes)
 					}
 					fmt.Fprintf(stderr, "cachebench: %s %s: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d attempts, %d errors%s\n",
 						r.Engine, r.Mode, r.OpsPerSec, float64(r.Latency.P50)/1e3, float64(r.Latency.P99)/1e3, r.Attempts, r.Errors, waited)

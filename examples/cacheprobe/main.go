@@ -141,7 +141,7 @@ func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
 
 // printCauses says what the set-ups waited on, and where it was counted.
 func printCauses(w io.Writer, c cache.Causes) {
-	fmt.Fprintf(w, "\nwaited on: %s\n", c)
+	fmt.Fprintf(w, "\nwaited on: %s\n", cachecli.CausesText(c))
 	if c.From != "" {
 		fmt.Fprintf(w, "(counted from %s)\n", c.From)
 	}
