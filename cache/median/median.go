@@ -44,7 +44,7 @@ type Config struct {
 	// Settle, when positive, is the longest a connect-per-operation run
 	// waits before it starts for the client host's sockets towards the
 	// endpoint (an earlier run's TIME_WAIT debris, when the kernel may not
-	// take its ports over: cache.PortSnapshot's Blocked) to fall to a
+	// take its ports over: cache.PortUsage's BlockedBefore) to fall to a
 	// quarter of the ephemeral port range or less, so that one run's debris does not
 	// decide the next one's numbers (linux; no wait elsewhere). TIME_WAIT
 	// lasts 60 s on linux. Zero means no wait; negative is an error

@@ -10,8 +10,8 @@ import (
 
 func TestPrintDebris(t *testing.T) {
 	r := &cache.RunResult{Engine: "resp", Mode: cache.ConnectPerOp, Attempts: 1, Succeeded: 1, Ports: &cache.PortUsage{
-		Before:    cache.PortSnapshot{TimeWait: 21308, Blocked: 0.75},
-		After:     cache.PortSnapshot{TimeWait: 22000, Blocked: 0.78},
+		TimeWaitBefore: 21308, BlockedBefore: 0.75,
+		TimeWaitAfter: 22000, BlockedAfter: 0.78,
 		LimitedBy: cache.LimitedByPorts,
 	}}
 	var b bytes.Buffer
