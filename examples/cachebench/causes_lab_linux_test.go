@@ -229,3 +229,45 @@ func TestLabTLSFlightAttributed(t *testing.T) {
 	assert.GreaterOrEqual(t, r.Causes.Connects["tls_overrun"], flights-2, "each dropped flight is attributed to TLS")
 	assert.Zero(t, r.Causes.Connects["syn_retransmit"], "the SYNs went through")
 }
+
+// A listen backlog of 1 under a burst of 64 connecting workers: the
+// server's kernel drops the SYNs (and handshake-completing ACKs) its full
+// queue cannot take, counted by TcpExtListenDrops in its namespace. The
+// client's kernel sees a dropped SYN as a lost one: the SYNs it sent again
+// are attributed to syn_retransmit, which names both causes, and are at
+// most the server's drops (a dropped ACK makes the server, not the client,
+// send again).
+func TestLabListenQueueAttributed(t *testing.T) {
+	c := newCauseLab(t, "--tcp-backlog", "1")
+	if c == nil {
+		return
+	}
+	drops := func() int64 {
+		out := c.lab.B.Run(t, "cat", "/proc/net/netstat")
+		lines := strings.Split(out, "\n")
+		for i := 0; i+1 < len(lines); i += 2 {
+			keys, vals := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+			for j, k := range keys {
+				if k == "ListenDrops" && j < len(vals) {
+					n, err := strconv.ParseInt(vals[j], 10, 64)
+					require.NoError(t, err)
+					return n
+				}
+			}
+		}
+		t.Fatalf("no ListenDrops in %s", out)
+		return 0
+	}
+	before := drops()
+	addr := fmt.Sprintf("%s:%d", c.lab.B.Addr, labPort)
+	runs := c.benchRuns(t, "-addr", addr, "-mode", "connect", "-workers", "64", "-d", "3s")
+	require.Len(t, runs, 1)
+	r := runs[0]
+	dropped := drops() - before
+	t.Logf("cachebench connect, 64 workers into a backlog of 1: %d attempts, %d errors, p99 %v; TcpExtListenDrops %d; SYNs sent again (TCP_INFO) %d on %d connects; causes %v; tail %q",
+		r.Attempts, r.Errors, r.Latency.P99, dropped, r.Causes.Events["syn_retransmit"], r.Causes.Connects["syn_retransmit"], r.Causes.Connects, r.Causes.Tail)
+	assert.LessOrEqual(t, r.Causes.Events["syn_retransmit"], dropped, "no SYN is attributed that the queue did not drop")
+	if dropped > 0 {
+		assert.Positive(t, r.Causes.Events["syn_retransmit"]+r.Causes.Connects["client_budget"], "the drops are attributed")
+	}
+}
