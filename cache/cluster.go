@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/netperfkit/netperfkit/internal/resp"
 )
@@ -61,10 +62,12 @@ func parseSlotRanges(v resp.Value, seedHost string) ([]slotRange, error) {
 // without a known host is taken to be on c's host. A malformed reply is an
 // ErrCluster error of the cluster-slots phase.
 func (c *conn) clusterSlots(ctx context.Context) ([]slotRange, error) {
+	start := time.Now()
 	v, err := c.do(ctx, PhaseClusterSlots, "CLUSTER", "SLOTS")
 	if err != nil {
 		return nil, err
 	}
+	contextNotes(ctx).overran(causeSlots, time.Since(start), 1)
 	host, _, _ := net.SplitHostPort(c.addr)
 	ranges, err := parseSlotRanges(v, host)
 	if err != nil {

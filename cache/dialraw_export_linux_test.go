@@ -13,7 +13,7 @@ func NewConnectPerOpClient(ep *Endpoint) (func(context.Context) (Client, error),
 	if err != nil {
 		return nil, err
 	}
-	e := newRespEngine(d, ConnectPerOp)
+	e := &respEngine{d: d, raw: newRawAddr(d.ep.Addr)}
 	if e.raw == nil {
 		return nil, errNilContext
 	}

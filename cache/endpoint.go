@@ -207,8 +207,16 @@ func (d *dialer) resolve(ctx context.Context, addr, host string, deadline time.T
 	start := time.Now()
 	trace.start(PhaseInfo{Phase: PhaseDNS, Addr: addr, Start: start})
 	dctx, cancel := context.WithDeadline(ctx, deadline)
-	addrs, err := d.resolver.LookupIPAddr(dctx, host)
+	resolver, n := d.resolver, contextNotes(ctx)
+	if n != nil {
+		n.dnsTimeouts.Store(0)
+		resolver = d.lookupResolver(n)
+	}
+	addrs, err := resolver.LookupIPAddr(dctx, host)
 	cancel()
+	if n != nil && n.dnsTimeouts.Load() > 0 {
+		n.addEvents(causeDNS, time.Since(start), int64(n.dnsTimeouts.Load()))
+	}
 	if err == nil && len(addrs) == 0 {
 		err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
 	}
@@ -241,7 +249,11 @@ func (d *dialer) connect(ctx context.Context, ips []net.IP, port string, deadlin
 		// setsockopt calls it costs show in connect-per-operation runs.
 		nd := net.Dialer{Deadline: deadline, KeepAlive: -1}
 		nc, err = nd.DialContext(ctx, "tcp", ipAddr)
-		trace.done(PhaseInfo{Phase: PhaseConnect, Addr: ipAddr, Start: start, Duration: time.Since(start), Err: ctxCause(ctx, err)})
+		took := time.Since(start)
+		trace.done(PhaseInfo{Phase: PhaseConnect, Addr: ipAddr, Start: start, Duration: took, Err: ctxCause(ctx, err)})
+		if err == nil {
+			contextNotes(ctx).connected(nc, took)
+		}
 		if err == nil || ctx.Err() != nil {
 			break
 		}
@@ -259,8 +271,13 @@ func (d *dialer) handshake(ctx context.Context, nc net.Conn, addr, host string, 
 	if err == nil {
 		err = tc.HandshakeContext(ctx)
 	}
+	took := time.Since(start)
+	if err == nil {
+		// Two round trips at most: TLS 1.2's; 1.3 takes one.
+		contextNotes(ctx).overran(causeTLS, took, 2)
+	}
 	if trace != nil && trace.Done != nil {
-		info := PhaseInfo{Phase: PhaseTLS, Addr: addr, Start: start, Duration: time.Since(start), Err: ctxCause(ctx, err)}
+		info := PhaseInfo{Phase: PhaseTLS, Addr: addr, Start: start, Duration: took, Err: ctxCause(ctx, err)}
 		if err == nil {
 			state := tc.ConnectionState()
 			info.TLS = &state
@@ -301,6 +318,10 @@ func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
 		}
 		return nil
 	}()
-	trace.done(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start, Duration: time.Since(start), Err: err})
+	took := time.Since(start)
+	if err == nil {
+		contextNotes(ctx).overran(causeAuth, took, 1)
+	}
+	trace.done(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start, Duration: took, Err: err})
 	return classify(PhaseAuth, c.addr, err)
 }

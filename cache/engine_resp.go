@@ -18,14 +18,6 @@ type respEngine struct {
 	raw *rawAddr
 }
 
-func newRespEngine(d *dialer, mode ConnMode) *respEngine {
-	e := &respEngine{d: d}
-	if mode == ConnectPerOp && !d.ep.TLS {
-		e.raw = newRawAddr(d.ep.Addr)
-	}
-	return e
-}
-
 func (e *respEngine) newClient(ctx context.Context) (Client, error) {
 	c := &respClient{e: e, d: e.d}
 	if e.d.ep.Cluster {
@@ -55,12 +47,14 @@ func (e *respEngine) dial(ctx context.Context, addr string) (*conn, error) {
 	trace.start(PhaseInfo{Phase: PhaseConnect, Addr: addr, Start: start})
 	nc, stop, err := e.raw.dial(ctx, deadline)
 	err = ctxCause(ctx, err)
+	took := time.Since(start)
 	if trace != nil {
-		trace.done(PhaseInfo{Phase: PhaseConnect, Addr: addr, Start: start, Duration: time.Since(start), Err: err})
+		trace.done(PhaseInfo{Phase: PhaseConnect, Addr: addr, Start: start, Duration: took, Err: err})
 	}
 	if err != nil {
 		return nil, classify(PhaseConnect, addr, err)
 	}
+	contextNotes(ctx).connected(nc, took)
 	c := newConn(nc, addr, e.d.ep.RequestTimeout, &e.d.readers, stop)
 	if e.d.ep.Credentials != nil || e.d.ep.Password != "" {
 		if err := e.d.auth(ctx, c, deadline); err != nil {

@@ -29,11 +29,13 @@ const (
 )
 
 // ErrorKind classifies a failure. Every ErrorKind is also an error, so that
-// errors.Is(err, cache.ErrWrongPass) tests a classified *Error.
+// errors.Is(err, cache.ErrWrongPass) tests a classified *Error; the *Error
+// says "cache: " and the phase in its message, and the kind alone reads as
+// itself, so that ErrorsByKind prints as map[connect_refused:3].
 type ErrorKind string
 
-// Error implements error.
-func (k ErrorKind) Error() string { return "cache: " + string(k) }
+// Error implements error: the kind alone ("connect_refused").
+func (k ErrorKind) Error() string { return string(k) }
 
 // Error kinds. The connection-phase kinds are the prober's; the workload runner
 // uses the same kinds and, for the glide engine, the coarser ErrTimeout,

@@ -71,6 +71,11 @@ type ProbeResult struct {
 	// ErrorKind and ErrorPhase repeat Err's classification for JSON.
 	ErrorKind  ErrorKind `json:"error_kind,omitempty"`
 	ErrorPhase Phase     `json:"error_phase,omitempty"`
+	// Causes says what the probe's set-up waited on (Causes' keys), with
+	// the time each phase that waited took; nil when nothing did.
+	Causes *Causes `json:"causes,omitempty"`
+	// notes are the causes as the dial noted them.
+	notes *notes
 }
 
 // Probe runs one probe: a fresh connection through every phase, the first
@@ -104,9 +109,12 @@ func (p *Prober) check(ctx context.Context) error {
 func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) {
 	r := &ProbeResult{Phases: make(map[Phase]time.Duration, 4)}
 	ctx = WithClientTrace(ctx, &ClientTrace{Done: r.phaseDone})
+	r.notes = &notes{}
+	ctx = withNotes(ctx, r.notes)
 	r.Start = time.Now()
 	err := p.run(ctx, cmd)
 	r.Total = time.Since(r.Start)
+	r.noteCauses(err, p.d.ep.ConnectTimeout)
 	if err != nil {
 		r.Err = err
 		var e *Error
@@ -214,6 +222,9 @@ type ProbeSummary struct {
 	Phases map[Phase]latency.Summary `json:"phases"`
 	// Total summarises the probes' wall times.
 	Total latency.Summary `json:"total"`
+	// Causes says what the probes' set-ups waited on, per cause, and which
+	// of them holds the p99 of Total.
+	Causes Causes `json:"causes"`
 }
 
 // Run runs cfg.Probes probes with cfg.Concurrency in flight and summarises
@@ -265,6 +276,7 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 			sum.Phases[ph] = rec.Summary(nil)
 		}
 	}
+	sum.Causes = pr.causes.causes(respName, int64(sum.Succeeded), sum.Total.P99, p.d.ep.ConnectTimeout)
 	return sum, pr.outcome(ctx)
 }
 
@@ -290,10 +302,11 @@ type probeRun struct {
 	begin time.Time
 	next  atomic.Int64
 	// recs records every phase, and the total under phaseTotal.
-	recs  map[Phase]*latency.Recorder
-	mu    sync.Mutex
-	sum   *ProbeSummary
-	first error // the first failed probe's error
+	recs   map[Phase]*latency.Recorder
+	mu     sync.Mutex
+	sum    *ProbeSummary
+	first  error      // the first failed probe's error
+	causes causeTally // under mu
 }
 
 func (pr *probeRun) worker(ctx context.Context) {
@@ -327,6 +340,9 @@ func (pr *probeRun) record(r *ProbeResult, err error) {
 	defer pr.mu.Unlock()
 	sum := pr.sum
 	sum.Probes++
+	if r.notes != nil {
+		pr.causes.take(r.notes, r.Total, err == nil)
+	}
 	if err != nil {
 		if pr.first == nil {
 			pr.first = err

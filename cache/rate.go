@@ -49,7 +49,16 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 				// send.
 				st.sent, st.left = nil, nil
 			}
-			err := states[r.Worker].attempt(withStamps(ctx, st))
+			ctx = withStamps(ctx, st)
+			if w.Mode == ConnectPerOp {
+				ctx = withNotes(ctx, &states[r.Worker].notes)
+			}
+			err := states[r.Worker].attempt(ctx)
+			if err == nil || !ctxDone(ctx) {
+				states[r.Worker].causes.takeOp(&states[r.Worker].notes, time.Since(r.Start), err)
+			} else {
+				states[r.Worker].notes.reset()
+			}
 			if w.OnOperation != nil && (err == nil || !ctxDone(ctx)) {
 				w.OnOperation(Operation{Start: r.Intended, End: time.Now(), Err: err})
 			}
@@ -62,16 +71,22 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	})
 	res := wk.t.res
 	kv.fill(res, w)
+	for _, st := range states {
+		wk.t.mergeCauses(&st.causes)
+	}
 	if sres == nil {
 		return res, fmt.Errorf("cache: %w", err)
 	}
 	res.TargetRate, res.Schedule = w.Rate, sres
 	res.Elapsed = sres.Elapsed
-	res.Attempts = sres.Response.Observations
 	res.Succeeded = sres.SuccessResponse.Observations
+	// An operation cut short by ctx ending is the caller's, not an
+	// attempt: the schedule's Response still holds it.
+	res.Attempts = res.Succeeded + res.Errors
 	res.Window, res.SucceededInWindow = sres.Window, sres.SucceededInWindow
 	res.OpsPerSec = opsPerSec(res.SucceededInWindow, res.Window)
 	res.Latency, res.Histogram = sres.SuccessResponse, sres.SuccessResponseHistogram
+	wk.t.fillCauses()
 	if err != nil && ctxErr(ctx) == nil {
 		return res, fmt.Errorf("cache: %w", err)
 	}

@@ -193,57 +193,57 @@ type Operation struct {
 	Err error
 }
 
-// validate reports the first field of c that is out of range.
-func (c *WorkloadConfig) validate() error {
+// validate reports the first field of wc that is out of range.
+func (wc *WorkloadConfig) validate() error {
 	negative := func(name string, v any) error {
 		return invalid("WorkloadConfig.%s %v is negative", name, v)
 	}
 	switch {
-	case c.Mode != "" && c.Mode != Pooled && c.Mode != ConnectPerOp:
-		return invalid("WorkloadConfig.Mode %q is neither %q nor %q", c.Mode, Pooled, ConnectPerOp)
-	case c.Workers < 0:
-		return negative("Workers", c.Workers)
-	case c.Workers > maxWorkers:
-		return invalid("WorkloadConfig.Workers %d is above the maximum of %d (Redis's default maxclients)", c.Workers, maxWorkers)
-	case c.Rate < 0:
-		return negative("Rate", c.Rate)
-	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
-		return invalid("WorkloadConfig.Rate %v is not a finite number", c.Rate)
-	case c.Rate > maxRate:
-		return invalid("WorkloadConfig.Rate %v per second is above the maximum of %d per second", c.Rate, maxRate)
-	case c.Arrival != latency.ArrivalUniform && c.Arrival != latency.ArrivalPoisson:
-		return invalid("WorkloadConfig.Arrival %d is neither latency.ArrivalUniform nor latency.ArrivalPoisson", int(c.Arrival))
-	case c.Duration < 0:
-		return negative("Duration", c.Duration)
-	case c.MaxOps < 0:
-		return negative("MaxOps", c.MaxOps)
-	case c.GetWeight < 0:
-		return negative("GetWeight", c.GetWeight)
-	case c.SetWeight < 0:
-		return negative("SetWeight", c.SetWeight)
-	case c.GetWeight > maxWeight:
-		return invalid("WorkloadConfig.GetWeight %d is above the maximum of %d", c.GetWeight, maxWeight)
-	case c.SetWeight > maxWeight:
-		return invalid("WorkloadConfig.SetWeight %d is above the maximum of %d", c.SetWeight, maxWeight)
-	case c.KeySpace < 0:
-		return negative("KeySpace", c.KeySpace)
-	case c.KeySpace > maxKeySpace:
-		return invalid("WorkloadConfig.KeySpace %d keys is above the maximum of %d keys", c.KeySpace, maxKeySpace)
-	case c.ValueSize < 0:
-		return negative("ValueSize", c.ValueSize)
-	case c.ValueSize > maxValueSize:
-		return invalid("WorkloadConfig.ValueSize %d bytes is above the maximum of %d bytes (64 MiB)", c.ValueSize, maxValueSize)
-	case len(c.KeyPrefix) > maxKeyPrefix:
-		return invalid("WorkloadConfig.KeyPrefix is %d bytes long, above the maximum of %d bytes", len(c.KeyPrefix), maxKeyPrefix)
+	case wc.Mode != "" && wc.Mode != Pooled && wc.Mode != ConnectPerOp:
+		return invalid("WorkloadConfig.Mode %q is neither %q nor %q", wc.Mode, Pooled, ConnectPerOp)
+	case wc.Workers < 0:
+		return negative("Workers", wc.Workers)
+	case wc.Workers > maxWorkers:
+		return invalid("WorkloadConfig.Workers %d is above the maximum of %d (Redis's default maxclients)", wc.Workers, maxWorkers)
+	case wc.Rate < 0:
+		return negative("Rate", wc.Rate)
+	case math.IsNaN(wc.Rate) || math.IsInf(wc.Rate, 0):
+		return invalid("WorkloadConfig.Rate %v is not a finite number", wc.Rate)
+	case wc.Rate > maxRate:
+		return invalid("WorkloadConfig.Rate %v per second is above the maximum of %d per second", wc.Rate, maxRate)
+	case wc.Arrival != latency.ArrivalUniform && wc.Arrival != latency.ArrivalPoisson:
+		return invalid("WorkloadConfig.Arrival %d is neither latency.ArrivalUniform nor latency.ArrivalPoisson", int(wc.Arrival))
+	case wc.Duration < 0:
+		return negative("Duration", wc.Duration)
+	case wc.MaxOps < 0:
+		return negative("MaxOps", wc.MaxOps)
+	case wc.GetWeight < 0:
+		return negative("GetWeight", wc.GetWeight)
+	case wc.SetWeight < 0:
+		return negative("SetWeight", wc.SetWeight)
+	case wc.GetWeight > maxWeight:
+		return invalid("WorkloadConfig.GetWeight %d is above the maximum of %d", wc.GetWeight, maxWeight)
+	case wc.SetWeight > maxWeight:
+		return invalid("WorkloadConfig.SetWeight %d is above the maximum of %d", wc.SetWeight, maxWeight)
+	case wc.KeySpace < 0:
+		return negative("KeySpace", wc.KeySpace)
+	case wc.KeySpace > maxKeySpace:
+		return invalid("WorkloadConfig.KeySpace %d keys is above the maximum of %d keys", wc.KeySpace, maxKeySpace)
+	case wc.ValueSize < 0:
+		return negative("ValueSize", wc.ValueSize)
+	case wc.ValueSize > maxValueSize:
+		return invalid("WorkloadConfig.ValueSize %d bytes is above the maximum of %d bytes (64 MiB)", wc.ValueSize, maxValueSize)
+	case len(wc.KeyPrefix) > maxKeyPrefix:
+		return invalid("WorkloadConfig.KeyPrefix is %d bytes long, above the maximum of %d bytes", len(wc.KeyPrefix), maxKeyPrefix)
 	}
 	return nil
 }
 
-// withDefaults validates c and returns it with its defaults filled in.
-func (c *WorkloadConfig) withDefaults() (WorkloadConfig, error) {
+// withDefaults validates wc and returns it with its defaults filled in.
+func (wc *WorkloadConfig) withDefaults() (WorkloadConfig, error) {
 	var w WorkloadConfig
-	if c != nil {
-		w = *c
+	if wc != nil {
+		w = *wc
 	}
 	if err := w.validate(); err != nil {
 		return w, err
@@ -302,7 +302,9 @@ type RunResult struct {
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	Attempts int64         `json:"attempts"`
 	// Succeeded and Errors split Attempts: the operations that succeeded
-	// (within the window or after it) and those that failed.
+	// (within the window or after it) and those that failed. An operation
+	// cut short because ctx ended is neither, and is not an attempt
+	// (Schedule's Response, in an open-loop run, still holds it).
 	Succeeded int64 `json:"succeeded"`
 	Errors    int64 `json:"errors"`
 	// ErrorsByKind counts failed attempts per ErrorKind.
@@ -348,6 +350,11 @@ type RunResult struct {
 	// and NoKernelStamps then says why (never zeros in its place).
 	Kernel         *KernelView `json:"kernel,omitempty"`
 	NoKernelStamps string      `json:"no_kernel_stamps,omitempty"`
+	// Causes says what the run's connection set-ups waited on (SYN
+	// retransmissions, DNS retries, lost TLS or AUTH flights, the client's
+	// connection budget), counted per cause, and which of them holds the
+	// p99.
+	Causes Causes `json:"causes"`
 	// Ports is a connect-per-operation run's use of the client host's
 	// ephemeral port range towards the endpoint, before and after, with
 	// the sockets left in TIME_WAIT; nil in pool mode and where it cannot
@@ -451,8 +458,11 @@ func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, er
 		}
 		return res, err
 	}
-	t := &tally{res: res, secret: ep.Password.Reveal()}
-	debris := watchPorts(&w, ep.Addr)
+	t := &tally{res: res, secret: ep.Password.Reveal(), budget: orDefault(ep.ConnectTimeout, defaultConnectTimeout)}
+	var debris *portWatch
+	if w.Mode == ConnectPerOp {
+		debris = watchPorts(ep.Addr)
+	}
 	out, err := runEngine(ctx, newClient, &w, t)
 	debris.done(out)
 	noteKernel(out, &w)
@@ -478,7 +488,13 @@ func openEngine(ctx context.Context, ep *Endpoint, w *WorkloadConfig) (newClient
 	}
 	c.close(context.WithoutCancel(ctx))
 	if w.Engine == nil {
-		return newRespEngine(d, w.Mode).newClient, nil
+		e := &respEngine{d: d}
+		if w.Mode == ConnectPerOp && !d.ep.TLS {
+			// The endpoint's IP literal over plain TCP, on linux: a socket
+			// of the engine's own (dialraw_linux.go).
+			e.raw = newRawAddr(d.ep.Addr)
+		}
+		return e.newClient, nil
 	}
 	newClient, err := w.Engine.Open(ctx, &epc)
 	if err != nil {
@@ -496,6 +512,8 @@ type tally struct {
 	attempts atomic.Int64 // started, only read to enforce MaxOps
 	ok       atomic.Int64
 	okIn     atomic.Int64 // succeeded by the end of the window
+	causes   causeTally   // the workers', merged as each ends (causes.go)
+	budget   time.Duration
 }
 
 // fail counts a failed attempt and returns its kind.
@@ -548,15 +566,15 @@ func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig, 
 	for i := range keys {
 		keys[i] = w.KeyPrefix + strconv.Itoa(i)
 	}
-	wk := worker{w: w, newClient: newClient, keys: keys, val: strings.Repeat("x", w.ValueSize), t: t}
+	wk := &worker{w: w, newClient: newClient, keys: keys, val: strings.Repeat("x", w.ValueSize), t: t}
 	if w.Rate > 0 {
 		return wk.runOpen(ctx)
 	}
 	start := time.Now()
 	wk.deadline = start.Add(w.Duration)
 	var wg sync.WaitGroup
-	for i := range w.Workers {
-		wg.Go(func() { wk.run(ctx, rec.Worker(), uint64(i)) })
+	for range w.Workers {
+		wg.Go(func() { wk.run(ctx, rec.Worker()) })
 	}
 	wg.Wait()
 	res := t.res
@@ -573,6 +591,7 @@ func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig, 
 		res.Histogram = rec.Snapshot()
 		res.Latency = latency.SummarizeHistogram(res.Histogram, nil)
 	}
+	t.fillCauses()
 	return res, res.outcome(ctx, t.first)
 }
 
@@ -592,6 +611,8 @@ type worker struct {
 	val       string
 	deadline  time.Time
 	t         *tally
+	// ids numbers the workers, which seed their key choice with it.
+	ids atomic.Uint64
 }
 
 // more reports whether a worker starts another attempt.
@@ -609,6 +630,10 @@ type client struct {
 	rng    *rand.Rand
 	total  int
 	pooled Client
+	// notes and causes are what its connection set-ups waited on, per
+	// operation and in all (causes.go).
+	notes  notes
+	causes causeTally
 }
 
 func (wk *worker) newState(id uint64) *client {
@@ -690,14 +715,16 @@ func isFastFailure(k ErrorKind) bool {
 }
 
 // run is one worker's loop: attempts until the run ends, each recorded.
-func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
-	st := wk.newState(id)
+func (wk *worker) run(ctx context.Context, rec *latency.Worker) {
+	st := wk.newState(wk.ids.Add(1) - 1)
 	var succeeded, okIn int64
 	defer func() {
 		wk.t.ok.Add(succeeded) // once, not per operation
 		wk.t.okIn.Add(okIn)
+		wk.t.mergeCauses(&st.causes)
 		st.close()
 	}()
+	ctx = withNotes(ctx, &st.notes)
 	for wk.more(ctx) {
 		if wk.w.Interleave != nil {
 			select {
@@ -713,6 +740,7 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
 		if err != nil && ctxDone(ctx) {
 			return // cut short by the caller: not an endpoint failure
 		}
+		st.causes.takeOp(&st.notes, took, err)
 		if wk.w.OnOperation != nil {
 			wk.w.OnOperation(Operation{Start: t0, End: t1, Err: err})
 		}

@@ -156,7 +156,7 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 						b.Fatalf("%s: %d errors: %v", r.Engine, r.Errors, r.ErrorExamples)
 					}
 					if p := r.Ports; p != nil {
-						debris = append(debris, fmt.Sprintf("%s %d->%d", r.Engine, p.Before.TimeWait, p.After.TimeWait))
+						debris = append(debris, fmt.Sprintf("%s %d->%d", r.Engine, p.TimeWaitBefore, p.TimeWaitAfter))
 					}
 					if e == nil {
 						respOps = append(respOps, r.OpsPerSec)

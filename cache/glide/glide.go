@@ -227,7 +227,7 @@ func (f *factory) newClient(ctx context.Context) (cache.Client, error) {
 	}
 	c, err := f.dial(creds)
 	if err != nil {
-		return nil, &cache.Error{Phase: cache.PhaseConnect, Kind: kindOf(ctx, err), Addr: f.addr, Err: err}
+		return nil, &cache.Error{Phase: cache.PhaseConnect, Kind: createKind(ctx, err), Addr: f.addr, Err: err}
 	}
 	gc := &client{c: c, addr: f.addr}
 	if f.dynamic != nil {
@@ -298,6 +298,30 @@ func (g *client) wrap(ctx context.Context, err error) error {
 		return nil
 	}
 	return &cache.Error{Phase: cache.PhaseCommand, Kind: kindOf(ctx, err), Addr: g.addr, Err: err}
+}
+
+// createKind classifies a failed client creation: by glide's typed errors
+// first, then, within a connection or closing error, by its text, since
+// glide reports its connection budget running out ("connection attempt
+// timed out": Endpoint.ConnectTimeout plus glide's own 500 ms) as one of
+// those. cache.ErrConnectTimeout is the budget: cache.Causes counts it as
+// client_budget. glide's own retries inside the budget cannot be counted
+// from outside: its statistics have no retry counter.
+func createKind(ctx context.Context, err error) cache.ErrorKind {
+	var (
+		te *vglide.TimeoutError
+		ce *vglide.ConnectionError
+		cl *vglide.ClosingError
+	)
+	switch {
+	case ctx.Err() != nil:
+		return cache.ErrCanceled
+	case errors.As(err, &te):
+		return cache.ErrConnectTimeout
+	case (errors.As(err, &ce) || errors.As(err, &cl)) && strings.Contains(err.Error(), "timed out"):
+		return cache.ErrConnectTimeout
+	}
+	return kindOf(ctx, err)
 }
 
 // kindOf maps glide's error types onto the field study's classes.

@@ -24,7 +24,7 @@ func (r *Result) DebrisText() string {
 			continue
 		}
 		p := x.Ports
-		runs = append(runs, fmt.Sprintf("%d -> %d (%.0f%% -> %.0f%%)", p.Before.TimeWait, p.After.TimeWait, 100*p.Before.Blocked, 100*p.After.Blocked))
+		runs = append(runs, fmt.Sprintf("%d -> %d (%.0f%% -> %.0f%%)", p.TimeWaitBefore, p.TimeWaitAfter, 100*p.BlockedBefore, 100*p.BlockedAfter))
 		if p.LimitedBy != "" {
 			limited++
 		}

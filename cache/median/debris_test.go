@@ -10,7 +10,7 @@ import (
 
 func TestDebrisText(t *testing.T) {
 	run := func(before, after int, blocked float64, limited bool) *cache.RunResult {
-		p := &cache.PortUsage{Before: cache.PortSnapshot{TimeWait: before, Blocked: blocked}, After: cache.PortSnapshot{TimeWait: after, Blocked: blocked + 0.5}}
+		p := &cache.PortUsage{TimeWaitBefore: before, BlockedBefore: blocked, TimeWaitAfter: after, BlockedAfter: blocked + 0.5}
 		if limited {
 			p.LimitedBy = cache.LimitedByPorts
 		}

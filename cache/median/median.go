@@ -7,7 +7,7 @@
 //
 // Entry points: Run, Summarize, Compare.
 //
-// It imports cache and latency (for latency.Range[float64], the median-of-N type
+// It imports cache and latency (for latency.Range, the median-of-N type
 // family) and nothing outside netperfkit. See docs/conventions.md for the
 // conventions netperfkit's packages share.
 package median
@@ -44,7 +44,7 @@ type Config struct {
 	// Settle, when positive, is the longest a connect-per-operation run
 	// waits before it starts for the client host's sockets towards the
 	// endpoint (an earlier run's TIME_WAIT debris, when the kernel may not
-	// take its ports over: cache.PortSnapshot's Blocked) to fall to a
+	// take its ports over: cache.PortUsage's BlockedBefore) to fall to a
 	// quarter of the ephemeral port range or less, so that one run's debris does not
 	// decide the next one's numbers (linux; no wait elsewhere). TIME_WAIT
 	// lasts 60 s on linux. Zero means no wait; negative is an error
@@ -78,28 +78,12 @@ type Result struct {
 	// FirstError is the first run's first failure (cache.RunResult's
 	// FirstError, of the first run that had one), empty when none failed.
 	FirstError string `json:"first_error,omitempty"`
-	// Open-loop runs (WorkloadConfig.Rate) only: the target rate, the
-	// medians of the achieved rate (operations started per second) and of
-	// the service-time p99 (from each operation's actual start), and the
-	// late and unstarted operations summed over runs.
-	TargetRate   float64                       `json:"target_rate,omitempty"`
-	AchievedRate *latency.Range[float64]       `json:"achieved_rate,omitempty"`
-	ServiceP99   *latency.Range[time.Duration] `json:"service_p99_us,omitempty"`
-	Late         int64                         `json:"late,omitempty"`
-	Unstarted    int64                         `json:"unstarted,omitempty"`
-	// Reclassified sums latency.ScheduleResult's Reclassified: operations
-	// whose wait behind one the client itself sent late was counted as the
-	// client's delay, not the server's (they are in every figure above).
-	Reclassified int64 `json:"reclassified,omitempty"`
+	// An open-loop run's schedule (achieved rate, late and unstarted
+	// operations, service times) is in each of Results' Schedule.
+	//
 	// SettleWait is the time the runs waited for earlier runs' TIME_WAIT
 	// debris to clear (Config.Settle), in total.
 	SettleWait time.Duration `json:"settle_wait_ns,omitempty"`
-	// ClientLatenessP99 and ReceiveWakeP99 are the medians of the p99s of
-	// the client's own share (latency.ScheduleResult's ClientLateness and
-	// ReceiveWake): large ones mean the figures above are partly the
-	// client's.
-	ClientLatenessP99 *latency.Range[time.Duration] `json:"client_lateness_p99_us,omitempty"`
-	ReceiveWakeP99    *latency.Range[time.Duration] `json:"receive_wake_p99_us,omitempty"`
 	// KernelP50 and KernelP99 are the medians of the runs' kernel-to-kernel
 	// percentiles (cache.RunResult.Kernel), over the runs that have that
 	// view; nil when none has, and NoKernelStamps then says why (the first
@@ -148,30 +132,8 @@ func Summarize(runs []*cache.RunResult) *Result {
 	a.P50 = latency.AggregateFunc(ok, func(r *cache.RunResult) time.Duration { return r.Latency.P50 })
 	a.P99 = latency.AggregateFunc(ok, func(r *cache.RunResult) time.Duration { return r.Latency.P99 })
 	a.OpsPerSec = latency.AggregateFunc(rs, func(r *cache.RunResult) float64 { return r.OpsPerSec })
-	if rs[0].Schedule != nil {
-		summarizeOpen(a, rs)
-	}
 	summarizeKernel(a, ok)
 	return a
-}
-
-// summarizeOpen fills in the open-loop fields of a.
-func summarizeOpen(a *Result, runs []*cache.RunResult) {
-	var sched []*latency.ScheduleResult
-	for _, r := range runs {
-		if r.Schedule != nil {
-			sched = append(sched, r.Schedule)
-			a.Late += r.Schedule.Late
-			a.Unstarted += r.Schedule.Unstarted
-			a.Reclassified += r.Schedule.Reclassified
-		}
-	}
-	a.TargetRate = runs[0].TargetRate
-	ach := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.AchievedRate })
-	svc := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) time.Duration { return s.Service.P99 })
-	cl := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) time.Duration { return s.ClientLateness.P99 })
-	wake := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) time.Duration { return s.ReceiveWake.P99 })
-	a.AchievedRate, a.ServiceP99, a.ClientLatenessP99, a.ReceiveWakeP99 = &ach, &svc, &cl, &wake
 }
 
 // Run runs the workload cfg.Workload against ep cfg.Runs times with

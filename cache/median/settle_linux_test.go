@@ -29,7 +29,7 @@ func TestSettleConnectRuns(t *testing.T) {
 	require.Len(t, res.Results, 2)
 	for _, r := range res.Results {
 		if assert.NotNil(t, r.Ports) {
-			assert.Positive(t, r.Ports.After.TimeWait)
+			assert.Positive(t, r.Ports.TimeWaitAfter)
 		}
 	}
 }

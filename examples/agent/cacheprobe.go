@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // cacheProbeTrips is the round trips of a cache connection probe (TCP, TLS,
@@ -23,6 +25,14 @@ func startCacheProbes(ctx context.Context, ms *mesh, cfg config, m *metrics, log
 			return fmt.Errorf("-cache-ca: %w", err)
 		}
 	}
+	var causesTotal *prometheus.CounterVec
+	if len(cfg.Cache) > 0 && cfg.CacheEvery != 0 {
+		causesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "netperfkit_cache_connect_causes_total",
+			Help: "Cache probes whose connection set-up waited on a cause (cache.Causes): syn_retransmit (TCP_INFO after the connect), dns_retry, tls_overrun, auth_overrun, slots_overrun, client_budget. A probe that waited on two counts under both.",
+		}, []string{"endpoint", "cause"})
+		m.reg.MustRegister(causesTotal)
+	}
 	for _, addr := range cfg.Cache {
 		if cfg.CacheEvery == 0 {
 			break
@@ -37,7 +47,7 @@ func startCacheProbes(ctx context.Context, ms *mesh, cfg config, m *metrics, log
 			pctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			before := ms.cfg.starve.sample()
-			phases, kind, err := cacheProbePhases(pctx, p)
+			phases, causes, kind, err := cacheProbePhases(pctx, p)
 			if ctx.Err() != nil {
 				return
 			}
@@ -48,6 +58,9 @@ func startCacheProbes(ctx context.Context, ms *mesh, cfg config, m *metrics, log
 			}
 			for phase, d := range phases {
 				m.cachePhase.WithLabelValues(addr, phase).Observe(d.Seconds())
+			}
+			for _, c := range causes {
+				causesTotal.WithLabelValues(addr, c).Inc()
 			}
 			if err != nil {
 				if kind == "" {

@@ -237,10 +237,18 @@ func newCacheProber(ctx context.Context, ep *cache.Endpoint) (*cacheProber, erro
 
 // cacheProbePhases runs one connection probe against a Valkey or Redis
 // endpoint and returns the duration of each phase that happened, by phase
-// name ("total" for the whole probe), and the error kind when it failed.
-func cacheProbePhases(ctx context.Context, p *cacheProber) (map[string]time.Duration, string, error) {
+// name ("total" for the whole probe), what its set-up waited on
+// (cache.Causes' names, nil when nothing), and the error kind when it
+// failed.
+func cacheProbePhases(ctx context.Context, p *cacheProber) (map[string]time.Duration, []string, string, error) {
 	r, err := p.Probe(ctx)
 	phases := map[string]time.Duration{}
+	var causes []string
+	if r != nil && r.Causes != nil {
+		for name := range r.Causes.Connects {
+			causes = append(causes, name)
+		}
+	}
 	if r != nil {
 		for name, d := range r.Phases {
 			if d > 0 {
@@ -257,9 +265,9 @@ func cacheProbePhases(ctx context.Context, p *cacheProber) (map[string]time.Dura
 		if errors.As(err, &ce) {
 			kind = string(ce.Kind)
 		}
-		return phases, kind, err
+		return phases, causes, kind, err
 	}
-	return phases, "", nil
+	return phases, causes, "", nil
 }
 
 // cacheEndpoint builds the endpoint of a cache probe. The password comes

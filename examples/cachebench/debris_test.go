@@ -5,21 +5,20 @@ import (
 	"testing"
 
 	"github.com/netperfkit/netperfkit/cache"
-	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/stretchr/testify/assert"
 )
 
 func TestPrintDebris(t *testing.T) {
 	r := &cache.RunResult{Engine: "resp", Mode: cache.ConnectPerOp, Attempts: 1, Succeeded: 1, Ports: &cache.PortUsage{
-		Before:    cache.PortSnapshot{TimeWait: 21308, Blocked: 0.75},
-		After:     cache.PortSnapshot{TimeWait: 22000, Blocked: 0.78},
+		TimeWaitBefore: 21308, BlockedBefore: 0.75,
+		TimeWaitAfter: 22000, BlockedAfter: 0.78,
 		LimitedBy: cache.LimitedByPorts,
 	}}
 	var b bytes.Buffer
-	printDebris(&b, &output{Results: []*median.Result{median.Summarize([]*cache.RunResult{r})}})
+	printDebris(&b, &output{Results: []*row{rowOf(r)}})
 	assert.Contains(t, b.String(), "resp connect: 21308 -> 22000 (75% -> 78%); limited by: client ephemeral ports in 1 of 1 runs")
 
 	b.Reset()
-	printDebris(&b, &output{Results: []*median.Result{median.Summarize([]*cache.RunResult{{Engine: "resp", Mode: cache.Pooled}})}})
+	printDebris(&b, &output{Results: []*row{rowOf(&cache.RunResult{Engine: "resp", Mode: cache.Pooled})}})
 	assert.Empty(t, b.String(), "pooled runs have no debris")
 }

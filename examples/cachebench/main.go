@@ -95,7 +95,7 @@ type output struct {
 	Ratio       string              `json:"ratio"`
 	Rate        float64             `json:"rate,omitempty"`
 	Arrival     string              `json:"arrival,omitempty"`
-	Results     []*median.Result    `json:"results,omitempty"`
+	Results     []*row              `json:"results,omitempty"`
 	Searches    []*search           `json:"searches,omitempty"`
 	Comparisons []median.Comparison `json:"comparisons,omitempty"`
 	// Interrupted marks partial results: the tool was stopped (Ctrl-C,
@@ -332,8 +332,12 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 			}
 			agg, err := median.Run(ctx, ep, &median.Config{Workload: cfg, Runs: o.runs,
 				OnRun: func(r cache.RunResult) {
-					fmt.Fprintf(stderr, "cachebench: %s %s: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d attempts, %d errors\n",
-						r.Engine, r.Mode, r.OpsPerSec, float64(r.Latency.P50)/1e3, float64(r.Latency.P99)/1e3, r.Attempts, r.Errors)
+					waited := ""
+					if len(r.Causes.Connects) > 0 {
+						waited = ", waited on: " + cachecli.CausesText(r.Causes)
+					}
+					fmt.Fprintf(stderr, "cachebench: %s %s: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d attempts, %d errors%s\n",
+						r.Engine, r.Mode, r.OpsPerSec, float64(r.Latency.P50)/1e3, float64(r.Latency.P99)/1e3, r.Attempts, r.Errors, waited)
 				},
 			})
 			if err != nil {
@@ -343,12 +347,12 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 				}
 				// Stopped: keep the runs so far, the cut one included.
 				if agg != nil {
-					out.Results = append(out.Results, agg)
+					out.Results = append(out.Results, newRow(agg))
 				}
 				out.Interrupted = true
 				return out, err
 			}
-			out.Results = append(out.Results, agg)
+			out.Results = append(out.Results, newRow(agg))
 			byKey[key(agg.Engine, mode)] = agg
 		}
 		if g, r := byKey[key(cachecli.Glide, mode)], byKey[key(cachecli.Resp, mode)]; g != nil && r != nil {
@@ -403,6 +407,7 @@ func printTables(w io.Writer, o *output) {
 			a.OpsPerSec.Median, a.OpsPerSec.Min, a.OpsPerSec.Max, a.Attempts, a.Errors)
 	}
 	tw.Flush()
+	printCauses(w, o)
 	printKernel(w, o)
 	printDebris(w, o)
 	if o.Rate > 0 {

@@ -327,8 +327,8 @@ func TestCachebenchSLOInterruptedPrintsPartial(t *testing.T) {
 // Error kinds print as their names, not as errors ("cache: timeout").
 func TestPrintErrorsKindNames(t *testing.T) {
 	var b bytes.Buffer
-	printErrors(&b, &output{Results: []*median.Result{{Engine: "resp", Mode: cache.Pooled, Errors: 4,
-		ErrorsByKind: map[cache.ErrorKind]int64{cache.ErrTimeout: 3, cache.ErrConnectRefused: 1}}}})
+	printErrors(&b, &output{Results: []*row{{Result: &median.Result{Engine: "resp", Mode: cache.Pooled, Errors: 4,
+		ErrorsByKind: map[cache.ErrorKind]int64{cache.ErrTimeout: 3, cache.ErrConnectRefused: 1}}}}})
 	assert.Equal(t, "cachebench: resp pool errors: [connect_refused=1 timeout=3]\n", b.String())
 }
 

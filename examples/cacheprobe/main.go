@@ -44,6 +44,9 @@ type output struct {
 	ErrorsByKind  map[cache.ErrorKind]int    `json:"errors_by_kind"`
 	ErrorExamples map[cache.ErrorKind]string `json:"error_examples,omitempty"`
 	TLSVersion    string                     `json:"tls_version,omitempty"`
+	// Causes is what the probes' set-ups waited on (Summary's, repeated
+	// at the top for scripts).
+	Causes cache.Causes `json:"causes"`
 	cachecli.PhaseMedians
 	Summary *cache.ProbeSummary `json:"summary"`
 }
@@ -88,7 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(output{
 			Endpoint: ep.String(), Probes: sum.Probes, Succeeded: sum.Succeeded, Errors: sum.Probes - sum.Succeeded,
-			ErrorsByKind: sum.ErrorsByKind, ErrorExamples: sum.ErrorExamples, TLSVersion: sum.TLSVersion,
+			ErrorsByKind: sum.ErrorsByKind, ErrorExamples: sum.ErrorExamples, TLSVersion: sum.TLSVersion, Causes: sum.Causes,
 			PhaseMedians: cachecli.Medians(sum), Summary: sum,
 		}); err != nil {
 			fmt.Fprintln(stderr, "cacheprobe:", err)
@@ -133,6 +136,15 @@ func printTable(w io.Writer, ep *cache.Endpoint, s *cache.ProbeSummary) {
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t\n", row.name, row.s.Observations, float64(row.s.P50)/1e3, float64(row.s.P90)/1e3, float64(row.s.P99)/1e3, float64(row.s.Max)/1e3)
 	}
 	tw.Flush()
+	printCauses(w, s.Causes)
+}
+
+// printCauses says what the set-ups waited on, and where it was counted.
+func printCauses(w io.Writer, c cache.Causes) {
+	fmt.Fprintf(w, "\nwaited on: %s\n", cachecli.CausesText(c))
+	if c.From != "" {
+		fmt.Fprintf(w, "(counted from %s)\n", c.From)
+	}
 }
 
 func printErrors(w io.Writer, s *cache.ProbeSummary) {

@@ -17,8 +17,8 @@ import (
 func TestCacheTextDebris(t *testing.T) {
 	run := func(before, after int, limited string) *cache.RunResult {
 		return &cache.RunResult{Engine: "resp", Mode: cache.ConnectPerOp, Attempts: 10, Succeeded: 10, Ports: &cache.PortUsage{
-			Before:    cache.PortSnapshot{TimeWait: before, InUse: before, RangeSize: 28232, Share: float64(before) / 28232, Blocked: float64(before) / 28232},
-			After:     cache.PortSnapshot{TimeWait: after, InUse: after, RangeSize: 28232, Share: float64(after) / 28232, Blocked: float64(after) / 28232},
+			TimeWaitBefore: before, BlockedBefore: float64(before) / 28232,
+			TimeWaitAfter: after, BlockedAfter: float64(after) / 28232,
 			LimitedBy: limited,
 		}}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -82,4 +83,12 @@ func TestParseRatio(t *testing.T) {
 		_, _, err := ParseRatio(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+func TestCausesText(t *testing.T) {
+	assert.Equal(t, "none", CausesText(cache.Causes{}))
+	c := cache.Causes{Connects: map[string]int64{"syn_retransmit": 14, "dns_retry": 1},
+		Added: map[string]time.Duration{"syn_retransmit": 14300 * time.Millisecond, "dns_retry": 250 * time.Millisecond},
+		Tail:  "p99 1.02 s: 14 of 487 connects (2.9 %) waited for a SYN retransmission (1.02 s)"}
+	assert.Equal(t, "dns_retry 1 (250 ms), syn_retransmit 14 (14.3 s); p99 1.02 s: 14 of 487 connects (2.9 %) waited for a SYN retransmission (1.02 s)", CausesText(c))
 }
