@@ -188,10 +188,18 @@ func (m *mesh) probeAll(ctx context.Context, names []string, peers map[string]*w
 
 // markProbed notes a probe of the peer now; a peer without series gets
 // its error and message counters at zero, so rate() sees their first rise.
+// With cfg.peerSeries peers holding series already, the one probed least
+// recently loses them first; with cfg.peerSeries negative no peer gets any.
 func (m *mesh) markProbed(name string) {
 	m.lmu.Lock()
 	defer m.lmu.Unlock()
 	if _, ok := m.probed[name]; !ok {
+		if m.cfg.peerSeries < 0 {
+			return
+		}
+		if m.cfg.peerSeries > 0 && len(m.probed) >= m.cfg.peerSeries {
+			m.evictOldestLocked()
+		}
 		for _, kind := range []string{"timeout", "refused", "lost"} {
 			m.cfg.metrics.errs.WithLabelValues(name, kind)
 		}
@@ -200,6 +208,35 @@ func (m *mesh) markProbed(name string) {
 		}
 	}
 	m.probed[name] = time.Now()
+}
+
+// evictOldestLocked deletes the series of the peer probed least recently
+// (ties: the first name), making room for a new one under cfg.peerSeries.
+func (m *mesh) evictOldestLocked() {
+	var oldest string
+	var at time.Time
+	for name, t := range m.probed {
+		if oldest == "" || t.Before(at) || t.Equal(at) && name < oldest {
+			oldest, at = name, t
+		}
+	}
+	if oldest != "" {
+		delete(m.probed, oldest)
+		m.cfg.metrics.forgetPeer(oldest)
+	}
+}
+
+// withSeries runs record, which writes the peer's series, when the peer
+// holds series (it was marked probed and not evicted or expired since),
+// under the lock that eviction takes: so a probe still running when its
+// peer lost its series never brings them back, and the peers with series
+// stay within cfg.peerSeries.
+func (m *mesh) withSeries(name string, record func()) {
+	m.lmu.Lock()
+	defer m.lmu.Unlock()
+	if _, ok := m.probed[name]; ok {
+		record()
+	}
 }
 
 // forget deletes a peer's series.
