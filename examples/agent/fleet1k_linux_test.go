@@ -118,24 +118,7 @@ func waitUDP53(t *testing.T, h *pathlab.Host) {
 	}, 10*time.Second, 50*time.Millisecond, "dnsmasq listening")
 }
 
-// serveSockperf serves the sockperf-compatible UDP server on B's address
-// in this process until the test ends.
-func (l *lab1k) serveSockperf(t *testing.T) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	var addr net.Addr
-	var serve func() error
-	require.NoError(t, l.B.Do(func() error {
-		var err error
-		addr, serve, err = listenSockperf(ctx, "udp", net.JoinHostPort(l.B.Addr.String(), "0"), serverLimits{maxConns: 4}, accessControl{})
-		return err
-	}))
-	done := make(chan struct{})
-	go func() { defer close(done); _ = serve() }()
-	t.Cleanup(func() { cancel(); <-done })
-	return addr.(*net.UDPAddr).Port
-}
-
-// client is an HTTP client whose connections start in h's namespace.
+// nsClient is an HTTP client whose connections start in h's namespace.
 func nsClient(h *pathlab.Host) *http.Client {
 	dial := func(ctx context.Context, network, a string) (net.Conn, error) {
 		var c net.Conn
@@ -216,7 +199,7 @@ func TestFleet1000Peers(t *testing.T) {
 		t.Skip("skipping the 1,000-peer lab in -short mode")
 	}
 	l := newLab1k(t)
-	port := l.serveSockperf(t)
+	port := serveSockperfIn(t, l.B)
 	agent := *lab1kAgent
 	newAgent := agent == ""
 	if newAgent {
@@ -267,6 +250,12 @@ func TestFleet1000Peers(t *testing.T) {
 		100*cpu.Seconds()/time.Since(t0).Seconds(), time.Since(t0).Round(time.Second), float64(rss)/(1<<20))
 	if !newAgent {
 		return // an older build: numbers only
+	}
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		lint := exec.Command(promtool, "check", "metrics")
+		lint.Stdin = bytes.NewReader(text)
+		out, err := lint.CombinedOutput()
+		assert.NoError(t, err, "promtool check metrics:\n%s", out)
 	}
 	bound := 32
 	if i := strings.Index(*lab1kArgs, "-peer-series"); i >= 0 {

@@ -292,6 +292,9 @@ func startHTTP(ctx context.Context, bg *sync.WaitGroup, addr, webConfig string, 
 		Addr: ln.Addr().String(), Handler: mux,
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 15 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx },
+		// Refused TLS handshakes (no client certificate, plain HTTP to
+		// the TLS port) go to the agent's log, not to stderr's.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	systemd := false
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{srv.Addr}, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
