@@ -99,9 +99,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 	defer closeEthtool()
 
 	topo, _ := parseTopology(cfg.Mesh) // validated
-	zones, _ := parseZones(cfg.Zones)  // validated
-	srcZone, zoneFrom := sourceZone(ctx, cfg.Zone, zones, time.Second)
-	log.Info("zones", "src_zone", srcZone, "from", zoneFrom, "subnets", len(zones))
+	srcZone, zones := agentZones(ctx, cfg, log)
 	starve := newStarvation(time.Duration(cfg.StarvedWait))
 	m.reg.MustRegister(newStarveCollector(starve))
 	ms = newMesh(ctx, meshConfig{
@@ -144,6 +142,15 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 		}
 	}
 	return shutdown(srv, ms, &bg, log)
+}
+
+// agentZones is the agent's own zone and the peers' subnets' (-zone,
+// -zones, IMDS), logged once.
+func agentZones(ctx context.Context, cfg config, log *slog.Logger) (string, zoneMap) {
+	zones, _ := parseZones(cfg.Zones) // validated
+	src, from := sourceZone(ctx, cfg.Zone, zones, time.Second)
+	log.Info("zones", "src_zone", src, "from", from, "subnets", len(zones))
+	return src, zones
 }
 
 // shutdown stops the HTTP server and waits for the servers and probes, which
