@@ -210,7 +210,7 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.Mesh, "mesh", c.Mesh, "RTT probe `topology`: full (every peer every period), ring (the next agent), sample:K (K peers a period in a rotation that covers every peer in ceil((N-1)/K) periods), auto (full up to 32 peers, sample:32 above)")
 	fs.Var(durFlag{&c.MeshExpire}, "mesh-expire", "drop a peer's series after this `long` without a probe (0: 3 x -rtt-every + -probe-timeout)")
 	fs.Var(durFlag{&c.StarvedWait}, "starved-wait", "flag an RTT probe during which its thread waited this `long` a message for a CPU (or its cgroup was throttled)")
-	fs.IntVar(&c.PeerSeries, "peer-series", c.PeerSeries, "hold per-peer series for at most `N` peers, the least recently probed dropped first (0: none; the zone-pair series cover every peer)")
+	fs.IntVar(&c.PeerSeries, "peer-series", c.PeerSeries, "hold per-peer series for `N` peers, the ones after this agent in the fleet's address order (0: none; the zone-pair series cover every peer)")
 	fs.StringVar(&c.Zone, "zone", c.Zone, "the agent's own `zone` (src_zone; default: EC2's Availability Zone from IMDS when -zones is set)")
 	fs.Var(newListFlag(&c.Zones), "zones", "the peers' zones by subnet (dst_zone): `CIDR=zone,...` (repeatable; longest prefix wins)")
 	fs.BoolVar(&c.NativeOnly, "native-histograms-only", c.NativeOnly, "serve histograms as native histograms only, without classic buckets (Prometheus 2.40+ scraping protobuf; 2.42 needs --enable-feature=native-histograms)")
@@ -514,9 +514,9 @@ func defaultRouteIface(r io.Reader) (string, error) {
 	return best, nil
 }
 
-// defaultPeerSeries is -peer-series' default: the probes one period of
-// -mesh auto runs above 32 peers, so the peers of the last period keep
-// their series; maxPeerSeries bounds the flag.
+// defaultPeerSeries is -peer-series' default: as many peers as one period
+// of -mesh auto probes above 32 peers (a full mesh up to 32 keeps every
+// peer's series); maxPeerSeries bounds the flag.
 const (
 	defaultPeerSeries = autoSampleK
 	maxPeerSeries     = 10000

@@ -41,9 +41,9 @@ type meshConfig struct {
 	// starve tells whether the agent was starved of CPU during a probe;
 	// nil: probes are never flagged.
 	starve *starvation
-	// peerSeries is how many peers hold per-peer series at most, the
-	// least recently probed losing theirs first (0: no bound; negative:
-	// none, -peer-series 0).
+	// peerSeries is how many peers hold per-peer series at most: the
+	// ones that follow the agent in the fleet's list (see watch; 0: every
+	// peer; negative: none, -peer-series 0).
 	peerSeries int
 	// srcZone and zones label the zone-pair series: the agent's zone
 	// and the peers' by subnet (nil: every peer's is unknownZone).
@@ -70,6 +70,8 @@ type mesh struct {
 
 	lmu    sync.Mutex
 	probed map[string]time.Time // peers with series: when last probed
+	// watched are the peers that may hold series (see watch); nil: all.
+	watched map[string]bool
 }
 
 type worker struct {
@@ -101,6 +103,11 @@ func (m *mesh) setPeers(peers []peer) {
 	for _, p := range peers {
 		want[p.Name()] = p
 	}
+	names := make([]string, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	m.watch(names)
 	mode, _ := m.cfg.topo.effective(len(want))
 	m.rotating = mode != meshFull
 	perPeerRTT := m.cfg.rttEvery > 0 && !m.rotating

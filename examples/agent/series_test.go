@@ -31,16 +31,16 @@ func peersWithSeries(t *testing.T, m *metrics) int {
 }
 
 // TestMeshPeerSeriesBound: a sampled mesh over 40 peers with -peer-series 5
-// never holds more than 5 peers' series, whatever it probes, while the
-// zone-pair histograms get every peer's round trips; -peer-series 0 holds
-// none at all.
+// never holds more than 5 peers' series, whatever it probes (and holds 5
+// once the rotation reached them), while the zone-pair histograms get
+// every peer's round trips; -peer-series 0 holds none at all.
 func TestMeshPeerSeriesBound(t *testing.T) {
 	for _, bound := range []int{5, -1} {
 		t.Run(fmt.Sprint(bound), func(t *testing.T) {
 			m := newMetrics()
 			cfg := testMeshConfig(m)
 			cfg.topo = topology{mode: meshSample, k: 8}
-			cfg.expire = time.Hour // only the bound drops series
+			cfg.expire = time.Millisecond // unwatched series would expire at once
 			cfg.peerSeries = bound
 			cfg.srcZone = "az-a"
 			cfg.zones, _ = parseZones([]string{"198.18.0.0/25=az-a", "198.18.0.128/25=az-b"})
@@ -75,25 +75,46 @@ func TestMeshPeerSeriesBound(t *testing.T) {
 	}
 }
 
-// TestMeshEvictsTheLeastRecentlyProbed: the peer probed longest ago loses
-// its series first, and a probe of an evicted peer does not bring its
-// series back.
-func TestMeshEvictsTheLeastRecentlyProbed(t *testing.T) {
+// TestMeshWatchedPeers: with -peer-series 2 the two peers after the agent
+// in the fleet's address order hold series, no other peer gets any even
+// when probed, the watched ones keep theirs past -mesh-expire, and when
+// the fleet changes a peer that left the set loses its series; a late
+// result of a peer without series is not recorded.
+func TestMeshWatchedPeers(t *testing.T) {
 	m := newMetrics()
 	cfg := testMeshConfig(m)
+	cfg.rttEvery = time.Hour // no rotation during the test
+	cfg.topo = topology{mode: meshSample, k: 1}
 	cfg.peerSeries = 2
+	cfg.expire = time.Millisecond
 	ms := newMesh(t.Context(), cfg)
+	ms.self = "198.18.0.3"
+	ps := []peer{{"198.18.0.1", 1, 2}, {"198.18.0.2", 1, 2}, {"198.18.0.4", 1, 2}, {"198.18.0.5", 1, 2}, {"198.18.0.6", 1, 2}}
+	ms.setPeers(ps)
 	r := rttResult{samples: []time.Duration{time.Millisecond}}
-	for _, p := range []string{"a", "b", "a", "c"} {
+	probe := func(p string) {
 		ms.markProbed(p)
 		ms.withSeries(p, func() { m.observeRTT(p, r) })
-		time.Sleep(time.Millisecond) // distinct probe times
 	}
-	assert.Zero(t, peerSeries(t, m, "b"), "b was probed least recently")
-	assert.Positive(t, peerSeries(t, m, "a"))
-	assert.Positive(t, peerSeries(t, m, "c"))
-	ms.withSeries("b", func() { m.observeRTT("b", r) })
-	assert.Zero(t, peerSeries(t, m, "b"), "a late result of an evicted peer is not recorded")
+	for _, p := range ps {
+		probe(p.Host)
+	}
+	for _, p := range ps {
+		want := p.Host == "198.18.0.4" || p.Host == "198.18.0.5"
+		assert.Equal(t, want, peerSeries(t, m, p.Host) > 0, "%s: the two after 198.18.0.3 hold series", p.Host)
+	}
+	time.Sleep(5 * time.Millisecond)
+	ms.expireSeries(time.Now())
+	assert.Positive(t, peerSeries(t, m, "198.18.0.4"), "watched peers' series do not expire between probes")
+
+	ms.setPeers([]peer{ps[0], ps[1], ps[3], ps[4]}) // .4 left: .5 and .6 are watched
+	assert.Zero(t, peerSeries(t, m, "198.18.0.4"))
+	assert.Positive(t, peerSeries(t, m, "198.18.0.5"))
+	probe("198.18.0.6")
+	assert.Positive(t, peerSeries(t, m, "198.18.0.6"))
+	ms.withSeries("198.18.0.1", func() { m.observeRTT("198.18.0.1", r) })
+	assert.Zero(t, peerSeries(t, m, "198.18.0.1"), "a result of a peer without series is not recorded")
+	assert.Equal(t, 2, peersWithSeries(t, m))
 }
 
 func TestParseZones(t *testing.T) {
