@@ -208,7 +208,7 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.PeersDNS, "peers-dns", c.PeersDNS, "more peers: the addresses of `name[:iperf3port[:sockperfport]]` (SRV targets when it has SRV records, else A/AAAA), looked up again every -peers-dns-every; own addresses left out")
 	fs.Var(durFlag{&c.PeersDNSEvery}, "peers-dns-every", "look the -peers-dns name up every `interval` (0: every -rtt-every, or 10s without RTT probes)")
 	fs.StringVar(&c.Mesh, "mesh", c.Mesh, "RTT probe `topology`: full (every peer every period), ring (the next agent), sample:K (K peers a period in a rotation that covers every peer in ceil((N-1)/K) periods), auto (full up to 32 peers, sample:32 above)")
-	fs.Var(durFlag{&c.MeshExpire}, "mesh-expire", "drop a peer's series after this `long` without a probe (0: 3 x -rtt-every + -probe-timeout)")
+	fs.Var(durFlag{&c.MeshExpire}, "mesh-expire", "no effect since -peer-series (the peers holding series keep them between probes); kept so old settings parse (`duration`)")
 	fs.Var(durFlag{&c.StarvedWait}, "starved-wait", "flag an RTT probe during which its thread waited this `long` a message for a CPU (or its cgroup was throttled)")
 	fs.IntVar(&c.PeerSeries, "peer-series", c.PeerSeries, "hold per-peer series for `N` peers, the ones after this agent in the fleet's address order (0: none; the zone-pair series cover every peer)")
 	fs.StringVar(&c.Zone, "zone", c.Zone, "the agent's own `zone` (src_zone; default: EC2's Availability Zone from IMDS when -zones is set)")
