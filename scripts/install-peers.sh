@@ -24,6 +24,10 @@ have prometheus-node-exporter || need+=(prometheus-node-exporter)
 have dnsmasq || need+=(dnsmasq)
 # throughput's loss-ledger lab drops on its middle hop with an nft rule.
 have nft || need+=(nftables)
+# examples/agent's /metrics test (issue 41) makes the basic-auth bcrypt hash
+# with htpasswd and scrapes with curl.
+have htpasswd || need+=(apache2-utils)
+have curl || need+=(curl)
 # examples/report's test renders report.html in headless Chromium.
 { have chromium || have chromium-browser; } || need+=(chromium)
 

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/exporter-toolkit/web"
 )
 
 // config is everything the agent is told, by flags or by the JSON file
@@ -61,6 +63,13 @@ type config struct {
 	Mesh          string   `json:"mesh"`
 	MeshExpire    duration `json:"mesh_expire"`
 	StarvedWait   duration `json:"starved_wait"`
+
+	// A fleet's series budget and /metrics as exporters serve it (issue 41).
+	PeerSeries    int      `json:"peer_series"`
+	Zone          string   `json:"zone"`
+	Zones         []string `json:"zones"`
+	NativeOnly    bool     `json:"native_histograms_only"`
+	WebConfigFile string   `json:"web_config_file"`
 }
 
 // defaults returns the configuration before the file and the flags.
@@ -85,6 +94,7 @@ func defaults() config {
 		LogLevel:          "info",
 		Mesh:              meshAuto,
 		StarvedWait:       duration(200 * time.Microsecond),
+		PeerSeries:        defaultPeerSeries,
 	}
 }
 
@@ -198,8 +208,13 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.PeersDNS, "peers-dns", c.PeersDNS, "more peers: the addresses of `name[:iperf3port[:sockperfport]]` (SRV targets when it has SRV records, else A/AAAA), looked up again every -peers-dns-every; own addresses left out")
 	fs.Var(durFlag{&c.PeersDNSEvery}, "peers-dns-every", "look the -peers-dns name up every `interval` (0: every -rtt-every, or 10s without RTT probes)")
 	fs.StringVar(&c.Mesh, "mesh", c.Mesh, "RTT probe `topology`: full (every peer every period), ring (the next agent), sample:K (K peers a period in a rotation that covers every peer in ceil((N-1)/K) periods), auto (full up to 32 peers, sample:32 above)")
-	fs.Var(durFlag{&c.MeshExpire}, "mesh-expire", "drop a peer's series after this `long` without a probe (0: 3 x -rtt-every + -probe-timeout)")
+	fs.Var(durFlag{&c.MeshExpire}, "mesh-expire", "no effect since -peer-series (the peers holding series keep them between probes); kept so old settings parse (`duration`)")
 	fs.Var(durFlag{&c.StarvedWait}, "starved-wait", "flag an RTT probe during which its thread waited this `long` a message for a CPU (or its cgroup was throttled)")
+	fs.IntVar(&c.PeerSeries, "peer-series", c.PeerSeries, "hold per-peer series for `N` peers, the ones after this agent in the fleet's address order (0: none; the zone-pair series cover every peer)")
+	fs.StringVar(&c.Zone, "zone", c.Zone, "the agent's own `zone` (src_zone; default: EC2's Availability Zone from IMDS when -zones is set)")
+	fs.Var(newListFlag(&c.Zones), "zones", "the peers' zones by subnet (dst_zone): `CIDR=zone,...` (repeatable; longest prefix wins)")
+	fs.BoolVar(&c.NativeOnly, "native-histograms-only", c.NativeOnly, "serve histograms as native histograms only, without classic buckets (Prometheus 2.40+ scraping protobuf; 2.42 needs --enable-feature=native-histograms)")
+	fs.StringVar(&c.WebConfigFile, "web.config.file", c.WebConfigFile, "exporter-toolkit web configuration `file` for /metrics: TLS, client certificates, basic auth (bcrypt)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log `level`: debug, info, warn or error")
 	return fs
@@ -499,7 +514,15 @@ func defaultRouteIface(r io.Reader) (string, error) {
 	return best, nil
 }
 
-// validateFleet checks the settings of issue 33.
+// defaultPeerSeries is -peer-series' default: as many peers as one period
+// of -mesh auto probes above 32 peers (a full mesh up to 32 keeps every
+// peer's series); maxPeerSeries bounds the flag.
+const (
+	defaultPeerSeries = autoSampleK
+	maxPeerSeries     = 10000
+)
+
+// validateFleet checks the settings of issues 33 and 41.
 func (c *config) validateFleet() error {
 	if _, err := parseTopology(c.Mesh); err != nil {
 		return err
@@ -509,6 +532,16 @@ func (c *config) validateFleet() error {
 		return errors.New("-peers-dns-every, -mesh-expire and -starved-wait must not be negative")
 	case c.PeersDNSEvery > 0 && time.Duration(c.PeersDNSEvery) < 100*time.Millisecond:
 		return errors.New("-peers-dns-every must be at least 100ms")
+	case c.PeerSeries < 0 || c.PeerSeries > maxPeerSeries:
+		return fmt.Errorf("-peer-series must be 0..%d", maxPeerSeries)
+	}
+	if _, err := parseZones(c.Zones); err != nil {
+		return err
+	}
+	if c.WebConfigFile != "" {
+		if err := web.Validate(c.WebConfigFile); err != nil {
+			return fmt.Errorf("-web.config.file: %w", err)
+		}
 	}
 	if c.PeersDNS != "" {
 		if _, err := newDNSPeers(c.PeersDNS, c.IperfPort, c.SockperfPort, nil); err != nil {
@@ -527,6 +560,15 @@ func (c *config) dnsEvery() time.Duration {
 		return time.Duration(c.RTTEvery)
 	}
 	return 10 * time.Second
+}
+
+// meshPeerSeries is -peer-series as the mesh reads it: 0 there means no
+// bound, and -peer-series 0 means none.
+func (c *config) meshPeerSeries() int {
+	if c.PeerSeries == 0 {
+		return -1
+	}
+	return c.PeerSeries
 }
 
 // meshExpire is how long a peer's series outlive its last probe.

@@ -27,8 +27,9 @@ type k8sObject struct {
 		Name, Namespace string
 		Labels          map[string]string
 	}
-	Data map[string]string
-	Spec struct {
+	Data       map[string]string
+	StringData map[string]string `yaml:"stringData"`
+	Spec       struct {
 		Selector  yaml.Node
 		ClusterIP string `yaml:"clusterIP"`
 		Ports     []struct {
@@ -101,8 +102,9 @@ func TestDeployKubernetes(t *testing.T) {
 
 	// The container's arguments are valid agent flags, and the ports it
 	// declares are the ones they set.
-	cfg, err := parseConfig(c.Args, io.Discard)
-	require.NoError(t, err, "args %q", c.Args)
+	args := withTestWebConfig(t, objs, c.Args)
+	cfg, err := parseConfig(args, io.Discard)
+	require.NoError(t, err, "args %q", args)
 	ports := map[string]int{}
 	for _, p := range c.Ports {
 		ports[p.Name] = p.ContainerPort
@@ -117,8 +119,9 @@ func TestDeployKubernetes(t *testing.T) {
 	assert.Equal(t, 9469, ports["metrics"])
 
 	// The peers file comes from the ConfigMap.
-	require.Len(t, c.VolumeMounts, 1)
-	require.Len(t, pod.Volumes, 1)
+	require.Len(t, c.VolumeMounts, 3, "the ConfigMap, the web configuration and the TLS Secret")
+	require.Len(t, pod.Volumes, 3)
+	assert.Equal(t, "config", pod.Volumes[0].Name)
 	assert.Equal(t, cm.Metadata.Name, pod.Volumes[0].ConfigMap.Name)
 	assert.Equal(t, filepath.Join(c.VolumeMounts[0].MountPath, "peers"), cfg.PeersFile)
 	entries, err := readPeersFile(strings.NewReader(cm.Data["peers"]))
@@ -216,7 +219,7 @@ func TestDeployIPv6Node(t *testing.T) {
 	c := objs["DaemonSet"].Spec.Template.Spec.Containers[0]
 	for _, ip := range []string{"10.0.1.10", "fd00:10::7"} {
 		args := make([]string, len(c.Args))
-		for i, a := range c.Args {
+		for i, a := range withTestWebConfig(t, objs, c.Args) {
 			args[i] = strings.ReplaceAll(a, "$(NODE_IP)", ip)
 		}
 		cfg, err := parseConfig(args, io.Discard)

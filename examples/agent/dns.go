@@ -32,6 +32,14 @@ type dnsPeers struct {
 	// self is the own address the last answer held, the agent's place in
 	// the fleet's ordered list (see topology); invalid when none was.
 	self netip.Addr
+	// srvErr is the last SRV failure that lookup fell back to the A/AAAA
+	// records for, nil while SRV queries are answered; srvNoted is set
+	// once the resolve loop logged one, so a resolver that never answers
+	// SRV is logged once, not every period.
+	srvErr   error
+	srvNoted bool
+	// viaSRV is true when the last good answer came from SRV records.
+	viaSRV bool
 }
 
 // newDNSPeers reads -peers-dns's NAME[:iperf3port[:sockperfport]].
@@ -43,9 +51,11 @@ func newDNSPeers(spec string, iperfPort, sockPort int, res lookuper) (*dnsPeers,
 	return &dnsPeers{name: p.Host, iperfPort: p.IperfPort, sockPort: p.SockperfPort, res: res, own: ownAddrs}, nil
 }
 
-// lookup resolves the name once. A failure (SERVFAIL, timeout, refused)
-// is an error and the caller keeps its last set; a name without records
-// gives no peers and no error.
+// lookup resolves the name once. A failed SRV query falls back to the A
+// and AAAA records (and sets srvErr), unless the last good answer came
+// from SRV records and the failure may pass (a timeout, SERVFAIL). A
+// failure of the A/AAAA lookup itself is an error and the caller keeps
+// its last set; a name without records gives no peers and no error.
 func (d *dnsPeers) lookup(ctx context.Context) ([]peer, error) {
 	own, err := d.own()
 	if err != nil {
@@ -63,8 +73,20 @@ func (d *dnsPeers) lookup(ctx context.Context) ([]peer, error) {
 		for _, s := range srvs {
 			targets = append(targets, target{s.Target, int(s.Port)})
 		}
-	case err != nil && !notFound(err):
+	case err != nil && !notFound(err) && (d.viaSRV && temporary(err) || ctx.Err() != nil):
+		// The name had SRV records and this query failed on the way (a
+		// timeout, SERVFAIL): its A records would carry other ports, so
+		// the last good set stays.
 		return nil, fmt.Errorf("SRV %s: %w", d.name, err)
+	case err != nil && !notFound(err):
+		// A resolver that refuses SRV queries or does not implement them
+		// (dnsmasq without an upstream answers REFUSED, which Go reports
+		// as "server misbehaving") still answers A and AAAA.
+		d.srvErr = err
+	}
+	viaSRV := err == nil && len(srvs) > 0
+	if err == nil {
+		d.srvErr, d.srvNoted = nil, false
 	}
 	d.self = netip.Addr{}
 	seen := map[netip.Addr]bool{}
@@ -90,7 +112,16 @@ func (d *dnsPeers) lookup(ctx context.Context) ([]peer, error) {
 			out = append(out, peer{Host: a.String(), IperfPort: d.iperfPort, SockperfPort: tg.port})
 		}
 	}
+	d.viaSRV = viaSRV
 	return out, nil
+}
+
+// temporary is a failure that may pass (a timeout, SERVFAIL), as opposed
+// to an answer that the server will not serve the query (REFUSED,
+// NOTIMP: "server misbehaving").
+func temporary(err error) bool {
+	var de *net.DNSError
+	return errors.As(err, &de) && (de.IsTemporary || de.IsTimeout)
 }
 
 // notFound is an answer that the name (or record type) does not exist.
@@ -155,7 +186,9 @@ func (s *peerSources) applyLocked() {
 
 // resolveLoop looks the -peers-dns name up now and then every period until
 // ctx ends, each lookup bounded by timeout. A failed lookup keeps the last
-// good set and counts in netperfkit_peers_dns_lookups_total{result="error"}.
+// good set and counts in netperfkit_peers_dns_lookups_total{result="error"};
+// an SRV query that fell back to A/AAAA is logged once, until SRV answers
+// again.
 func resolveLoop(ctx context.Context, d *dnsPeers, src *peerSources, every, timeout time.Duration, m *metrics, log *slog.Logger) {
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -175,6 +208,10 @@ func resolveLoop(ctx context.Context, d *dnsPeers, src *peerSources, every, time
 			m.dnsLookups.WithLabelValues("error").Inc()
 			log.Warn("peers DNS lookup failed: keeping the last peers", "name", d.name, "err", err)
 		default:
+			if d.srvErr != nil && !d.srvNoted {
+				d.srvNoted = true
+				log.Warn("peers DNS: the SRV query failed, using the name's A/AAAA records (logged once)", "name", d.name, "err", d.srvErr)
+			}
 			m.dnsLookups.WithLabelValues("ok").Inc()
 			m.dnsPeers.Set(float64(len(ps)))
 			src.setDNS(ps, d.self)

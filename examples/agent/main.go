@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
 )
 
 func main() {
@@ -74,7 +75,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := newMetrics()
+	m := newMetricsFor(cfg.NativeOnly)
 	var bg sync.WaitGroup // servers and samplers
 	var ms *mesh
 	// A failed start stops what already runs before returning.
@@ -98,6 +99,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 	defer closeEthtool()
 
 	topo, _ := parseTopology(cfg.Mesh) // validated
+	srcZone, zones := agentZones(ctx, cfg, log)
 	starve := newStarvation(time.Duration(cfg.StarvedWait))
 	m.reg.MustRegister(newStarveCollector(starve))
 	ms = newMesh(ctx, meshConfig{
@@ -108,6 +110,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 		maxProbes:   cfg.MaxProbes, jitter: 0.1, firstJitter: true,
 		budget: newByteBudget(cfg.TputBudget), metrics: m, log: log,
 		probes: probes, topo: topo, expire: cfg.meshExpire(), starve: starve,
+		peerSeries: cfg.meshPeerSeries(), srcZone: srcZone, zones: zones,
 	})
 	src := &peerSources{ms: ms}
 	src.setStatic(peers)
@@ -124,7 +127,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 	if err != nil {
 		return fail(err)
 	}
-	srv, err := startHTTP(ctx, &bg, metricsAddr, m, log)
+	srv, err := startHTTP(ctx, &bg, metricsAddr, cfg.WebConfigFile, m, log)
 	if err != nil {
 		return fail(err)
 	}
@@ -139,6 +142,15 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 		}
 	}
 	return shutdown(srv, ms, &bg, log)
+}
+
+// agentZones is the agent's own zone and the peers' subnets' (-zone,
+// -zones, IMDS), logged once.
+func agentZones(ctx context.Context, cfg config, log *slog.Logger) (string, zoneMap) {
+	zones, _ := parseZones(cfg.Zones) // validated
+	src, from := sourceZone(ctx, cfg.Zone, zones, time.Second)
+	log.Info("zones", "src_zone", src, "from", from, "subnets", len(zones))
+	return src, zones
 }
 
 // shutdown stops the HTTP server and waits for the servers and probes, which
@@ -260,8 +272,11 @@ func startServers(ctx context.Context, bg *sync.WaitGroup, cfg config, log *slog
 }
 
 // startHTTP serves /metrics from the registry until ctx ends (run shuts it
-// down).
-func startHTTP(ctx context.Context, bg *sync.WaitGroup, addr string, m *metrics, log *slog.Logger) (*http.Server, error) {
+// down), through exporter-toolkit's web.Serve as exporters do: webConfig
+// (-web.config.file, "" for plain HTTP) turns on TLS, client certificates
+// and basic auth, and is read again for each new connection (certificates)
+// and request (users).
+func startHTTP(ctx context.Context, bg *sync.WaitGroup, addr, webConfig string, m *metrics, log *slog.Logger) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
@@ -284,9 +299,14 @@ func startHTTP(ctx context.Context, bg *sync.WaitGroup, addr string, m *metrics,
 		Addr: ln.Addr().String(), Handler: mux,
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 15 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx },
+		// Refused TLS handshakes (no client certificate, plain HTTP to
+		// the TLS port) go to the agent's log, not to stderr's.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	systemd := false
+	flags := &web.FlagConfig{WebListenAddresses: &[]string{srv.Addr}, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
 	bg.Go(func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := web.Serve(ln, srv, flags, log.With("server", "metrics")); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics server stopped", "err", err)
 		}
 	})

@@ -41,6 +41,14 @@ type meshConfig struct {
 	// starve tells whether the agent was starved of CPU during a probe;
 	// nil: probes are never flagged.
 	starve *starvation
+	// peerSeries is how many peers hold per-peer series at most: the
+	// ones that follow the agent in the fleet's list (see watch; 0: every
+	// peer; negative: none, -peer-series 0).
+	peerSeries int
+	// srcZone and zones label the zone-pair series: the agent's zone
+	// and the peers' by subnet (nil: every peer's is unknownZone).
+	srcZone string
+	zones   zoneMap
 }
 
 // mesh probes a changing set of peers, each on its own schedule, with at
@@ -62,6 +70,8 @@ type mesh struct {
 
 	lmu    sync.Mutex
 	probed map[string]time.Time // peers with series: when last probed
+	// watched are the peers that may hold series (see watch); nil: all.
+	watched map[string]bool
 }
 
 type worker struct {
@@ -93,6 +103,11 @@ func (m *mesh) setPeers(peers []peer) {
 	for _, p := range peers {
 		want[p.Name()] = p
 	}
+	names := make([]string, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	m.watch(names)
 	mode, _ := m.cfg.topo.effective(len(want))
 	m.rotating = mode != meshFull
 	perPeerRTT := m.cfg.rttEvery > 0 && !m.rotating
@@ -216,20 +231,36 @@ func (m *mesh) probeRTT(ctx context.Context, p peer) {
 	}
 	// A probe that rttTimeout cut short still reports what it measured,
 	// and counts as a timeout as well.
-	m.cfg.metrics.observeRTT(p.Name(), r)
+	m.cfg.metrics.observeZone(m.srcZone(), m.cfg.zones.of(p.Host), r)
+	var kind string
+	if err != nil {
+		kind = probeErrorKind(err)
+	}
+	m.withSeries(p.Name(), func() {
+		m.cfg.metrics.observeRTT(p.Name(), r)
+		if err != nil {
+			m.cfg.metrics.probeError(p.Name(), kind)
+		}
+	})
 	m.cfg.log.Debug("rtt probe", "peer", p.Name(), "samples_ns", r.samples, "lost", r.lost, "starved", r.starved,
 		"runqueue_wait_ns", waited(before, after))
 	if err != nil {
-		kind := probeErrorKind(err)
-		m.cfg.metrics.probeError(p.Name(), kind)
 		m.cfg.log.Debug("rtt probe failed", "peer", p.Name(), "kind", kind, "answered", len(r.samples), "lost", r.lost, "err", err)
 	}
+}
+
+// srcZone is the agent's zone label.
+func (m *mesh) srcZone() string {
+	if m.cfg.srcZone == "" {
+		return unknownZone
+	}
+	return m.cfg.srcZone
 }
 
 func (m *mesh) probeTput(ctx context.Context, p peer) {
 	res := m.cfg.budget.reserve(m.cfg.tputBytes)
 	if res == nil {
-		m.cfg.metrics.skipped.WithLabelValues(p.Name(), "budget").Inc()
+		m.withSeries(p.Name(), func() { m.cfg.metrics.skipped.WithLabelValues(p.Name(), "budget").Inc() })
 		m.cfg.log.Debug("throughput probe skipped: hourly byte budget spent", "peer", p.Name())
 		return
 	}
@@ -242,17 +273,17 @@ func (m *mesh) probeTput(ctx context.Context, p peer) {
 	r, err := m.cfg.probes.tput(pctx, p, m.cfg.tputBytes)
 	// Bytes sent count against the budget even when the probe failed.
 	m.cfg.budget.settle(res, r.sentBytes)
-	m.cfg.metrics.tputBytes.WithLabelValues(p.Name()).Add(float64(r.sentBytes))
+	m.withSeries(p.Name(), func() { m.cfg.metrics.tputBytes.WithLabelValues(p.Name()).Add(float64(r.sentBytes)) })
 	if ctx.Err() != nil {
 		return
 	}
 	if err != nil {
 		kind := probeErrorKind(err)
-		m.cfg.metrics.probeError(p.Name(), kind)
+		m.withSeries(p.Name(), func() { m.cfg.metrics.probeError(p.Name(), kind) })
 		m.cfg.log.Debug("throughput probe failed", "peer", p.Name(), "kind", kind, "err", err)
 		return
 	}
-	m.cfg.metrics.tput.WithLabelValues(p.Name()).Set(r.bitsPerSecond)
+	m.withSeries(p.Name(), func() { m.cfg.metrics.tput.WithLabelValues(p.Name()).Set(r.bitsPerSecond) })
 }
 
 // every runs fn on the mesh's schedule rules (jitter, the shared limit on

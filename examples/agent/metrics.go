@@ -33,6 +33,9 @@ type metrics struct {
 	dnsLookups *prometheus.CounterVec
 	dnsPeers   prometheus.Gauge
 	meshPeers  *prometheus.GaugeVec
+	// issue 41: the fleet's questions, by zone pair
+	rttZone         *prometheus.HistogramVec
+	rttZoneMessages *prometheus.CounterVec
 }
 
 // Native histograms (the Prometheus 2.40+ feature) beside the classic
@@ -46,7 +49,12 @@ const (
 	nativeMaxBuckets = 160
 )
 
-func nativeOpts(o prometheus.HistogramOpts) prometheus.HistogramOpts {
+// nativeOpts adds the native histogram to o; nativeOnly
+// (-native-histograms-only) drops o's classic buckets.
+func nativeOpts(o prometheus.HistogramOpts, nativeOnly bool) prometheus.HistogramOpts {
+	if nativeOnly {
+		o.Buckets = nil
+	}
 	o.NativeHistogramBucketFactor = nativeFactor
 	o.NativeHistogramMaxBucketNumber = nativeMaxBuckets
 	o.NativeHistogramMinResetDuration = time.Hour
@@ -62,14 +70,19 @@ var rttBuckets = prometheus.ExponentialBucketsRange(25e-6, 2.5, 20)
 // handshake with IAM presigning.
 var cacheBuckets = prometheus.ExponentialBucketsRange(50e-6, 5, 20)
 
-func newMetrics() *metrics {
+// newMetrics is newMetricsFor with classic buckets beside the native ones.
+func newMetrics() *metrics { return newMetricsFor(false) }
+
+// newMetricsFor makes the agent's metrics; nativeOnly leaves the classic
+// buckets out of every histogram (-native-histograms-only).
+func newMetricsFor(nativeOnly bool) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		rtt: prometheus.NewHistogramVec(nativeOpts(prometheus.HistogramOpts{
 			Name:    "netperfkit_probe_rtt_seconds",
 			Help:    "UDP ping-pong round-trip time to the peer's sockperf-compatible server, one observation per answered message, late replies (after their adaptive timeout, within its cap) included; probes run while the agent was starved of CPU are in netperfkit_probe_rtt_starved_seconds instead.",
 			Buckets: rttBuckets,
-		}), []string{"peer"}),
+		}, nativeOnly), []string{"peer"}),
 		rttMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "netperfkit_probe_rtt_messages_total",
 			Help: "RTT probe messages answered or lost, by peer: netperfkit_probe_rtt_seconds_count plus netperfkit_probe_errors_total{kind=\"lost\"} (plus the round trips of the peer's probes flagged as starved, in netperfkit_probe_rtt_starved_seconds), so the loss ratio over a window is the rate of the one over the rate of this. A message is lost when no reply came within the cap of its reply timeout or, for a probe's last messages, by the end of the probe's final wait for late replies (one more adaptive timeout); a message whose cap had not passed when -probe-timeout ended its probe is in neither.",
@@ -98,7 +111,7 @@ func newMetrics() *metrics {
 			Name:    "netperfkit_cache_phase_seconds",
 			Help:    "Duration of each phase of a fresh connection to a cache endpoint: dns, connect, tls, auth, cluster_slots, command, close, total.",
 			Buckets: cacheBuckets,
-		}), []string{"endpoint", "phase"}),
+		}, nativeOnly), []string{"endpoint", "phase"}),
 		srdRatio: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "netperfkit_srd_coverage_ratio",
 			Help: "ENA Express: SRD transmitted packets over SRD-eligible transmitted packets in the last -srd-window; absent when nothing was eligible.",
@@ -108,12 +121,13 @@ func newMetrics() *metrics {
 			Help: "Probes not run, by reason: budget (throughput byte budget spent).",
 		}, []string{"peer", "reason"}),
 	}
-	m.fleetMetrics()
+	m.fleetMetrics(nativeOnly)
+	m.zoneMetrics(nativeOnly)
 	m.rttKernel = prometheus.NewHistogramVec(nativeOpts(prometheus.HistogramOpts{
 		Name:    "netperfkit_probe_rtt_kernel_seconds",
 		Help:    "Kernel-to-kernel round-trip time to the peer, one observation per answered message that has both stamps: from the request's software transmit stamp to the reply's receive stamp, both this host's kernel's (linux). It leaves out the agent's own scheduling, so it measures the path (and the peer's server) even while the agent is starved: probes flagged as starved are in it too. Absent where the kernel gives no stamps.",
 		Buckets: rttBuckets,
-	}), []string{"peer"})
+	}, nativeOnly), []string{"peer"})
 	m.reg.MustRegister(m.rttKernel)
 	m.rttSocketDrops = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "netperfkit_probe_rtt_socket_drops_total",
@@ -129,12 +143,12 @@ func newMetrics() *metrics {
 
 // fleetMetrics makes the metrics of peer discovery, the topology and the
 // agent's starvation (issue 33).
-func (m *metrics) fleetMetrics() {
+func (m *metrics) fleetMetrics(nativeOnly bool) {
 	h := prometheus.NewHistogram(nativeOpts(prometheus.HistogramOpts{
 		Name:    "netperfkit_probe_rtt_starved_seconds",
 		Help:    "Round trips of RTT probes run while the agent was starved of CPU (see netperfkit_probe_starved_total), all peers together: kept out of netperfkit_probe_rtt_seconds, since they time the agent, not the path.",
 		Buckets: rttBuckets,
-	}))
+	}, nativeOnly))
 	m.rttStarved = h
 	m.starved = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "netperfkit_probe_starved_total",
@@ -153,6 +167,38 @@ func (m *metrics) fleetMetrics() {
 		Help: "The probe topology (-mesh), by state: known (peers from -peers, -peers-file and -peers-dns), probed_per_period (RTT probes an agent runs a period), series (peers whose series the agent holds; a sampled mesh drops a peer's after -mesh-expire without a probe).",
 	}, []string{"state"})
 	m.reg.MustRegister(h, m.starved, m.dnsLookups, m.dnsPeers, m.meshPeers)
+}
+
+// zoneMetrics makes the RTT series by (source zone, destination zone):
+// the fleet-wide view, a few series per agent whatever the fleet's size
+// (issue 41).
+func (m *metrics) zoneMetrics(nativeOnly bool) {
+	m.rttZone = prometheus.NewHistogramVec(nativeOpts(prometheus.HistogramOpts{
+		Name:    "netperfkit_probe_rtt_zone_seconds",
+		Help:    "UDP ping-pong round-trip time from this agent's zone (src_zone: -zone, or EC2's Availability Zone) to the probed peer's (dst_zone: the -zones subnet holding its address; unknown when none), every peer's round trips, whether or not the peer holds per-peer series (-peer-series); the observations of netperfkit_probe_rtt_seconds, summed by zone pair. Sum it over the fleet's agents by (src_zone, dst_zone) for a zone pair's quantiles.",
+		Buckets: rttBuckets,
+	}, nativeOnly), []string{"src_zone", "dst_zone"})
+	m.rttZoneMessages = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "netperfkit_probe_rtt_zone_messages_total",
+		Help: "RTT probe messages by zone pair (see netperfkit_probe_rtt_zone_seconds) and result: answered (starved probes' included) or lost, as netperfkit_probe_rtt_messages_total counts them.",
+	}, []string{"src_zone", "dst_zone", "result"})
+	m.reg.MustRegister(m.rttZone, m.rttZoneMessages)
+}
+
+// observeZone records one RTT probe in its zone pair's series.
+func (m *metrics) observeZone(src, dst string, r rttResult) {
+	if len(r.samples) > 0 && r.starved == "" {
+		h := m.rttZone.WithLabelValues(src, dst)
+		for _, d := range r.samples {
+			h.Observe(d.Seconds())
+		}
+	}
+	if r.lost > 0 {
+		m.rttZoneMessages.WithLabelValues(src, dst, "lost").Add(float64(r.lost))
+	}
+	if a := r.messages() - r.lost; a > 0 {
+		m.rttZoneMessages.WithLabelValues(src, dst, "answered").Add(float64(a))
+	}
 }
 
 // buildInfo is netperfkit_build_info: 1, labelled with the module version,

@@ -188,10 +188,14 @@ func (m *mesh) probeAll(ctx context.Context, names []string, peers map[string]*w
 
 // markProbed notes a probe of the peer now; a peer without series gets
 // its error and message counters at zero, so rate() sees their first rise.
+// Only the watched peers get series (see watch).
 func (m *mesh) markProbed(name string) {
 	m.lmu.Lock()
 	defer m.lmu.Unlock()
 	if _, ok := m.probed[name]; !ok {
+		if m.watched != nil && !m.watched[name] {
+			return // no series: the zone-pair series have its round trips
+		}
 		for _, kind := range []string{"timeout", "refused", "lost"} {
 			m.cfg.metrics.errs.WithLabelValues(name, kind)
 		}
@@ -200,6 +204,48 @@ func (m *mesh) markProbed(name string) {
 		}
 	}
 	m.probed[name] = time.Now()
+}
+
+// watch makes the peers that hold per-peer series, with cfg.peerSeries
+// positive, the cfg.peerSeries peers that follow the agent in the
+// fleet's list (rotation's first offsets; the list's first peers while
+// the agent's place is unknown): the same peers for as long as the fleet
+// is the same, so their series are continuous and a Prometheus holds N x
+// peerSeries of them, not series created and dropped for each peer in
+// turn. Those peers' series do not expire between their probes. A peer
+// that leaves the set loses its series. Called with m.mu held.
+func (m *mesh) watch(names []string) {
+	if m.cfg.peerSeries == 0 {
+		return // every peer
+	}
+	set := map[string]bool{}
+	if m.cfg.peerSeries > 0 {
+		for _, n := range rotation(names, m.self, 0, m.cfg.peerSeries) {
+			set[n] = true
+		}
+	}
+	m.lmu.Lock()
+	defer m.lmu.Unlock()
+	m.watched = set
+	for name := range m.probed {
+		if !set[name] {
+			delete(m.probed, name)
+			m.cfg.metrics.forgetPeer(name)
+		}
+	}
+}
+
+// withSeries runs record, which writes the peer's series, when the peer
+// holds series (it was marked probed and has not left the watched set or
+// expired since), under the lock that dropping series takes: so a probe
+// still running when its peer lost its series never brings them back,
+// and the peers with series stay within cfg.peerSeries.
+func (m *mesh) withSeries(name string, record func()) {
+	m.lmu.Lock()
+	defer m.lmu.Unlock()
+	if _, ok := m.probed[name]; ok {
+		record()
+	}
 }
 
 // forget deletes a peer's series.
@@ -219,7 +265,7 @@ func (m *mesh) expireSeries(now time.Time) {
 	}
 	m.lmu.Lock()
 	for name, t := range m.probed {
-		if now.Sub(t) > m.cfg.expire {
+		if now.Sub(t) > m.cfg.expire && !m.watched[name] {
 			delete(m.probed, name)
 			m.cfg.metrics.forgetPeer(name)
 		}
