@@ -50,8 +50,12 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 				st.sent, st.left = nil, nil
 			}
 			err := states[r.Worker].attempt(withStamps(ctx, st))
-			if w.OnOperation != nil && (err == nil || !ctxDone(ctx)) {
-				w.OnOperation(Operation{Start: r.Intended, End: time.Now(), Err: err})
+			if err == nil || !ctxDone(ctx) {
+				end := time.Now()
+				if w.OnOperation != nil {
+					w.OnOperation(Operation{Start: r.Intended, End: end, Err: err})
+				}
+				wk.t.slots.record(states[r.Worker].slot, r.Intended, end, err)
 			}
 			if err != nil && !ctxDone(ctx) {
 				// The schedule paces retries: no pause after a refusal.

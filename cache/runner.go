@@ -348,6 +348,19 @@ type RunResult struct {
 	// and NoKernelStamps then says why (never zeros in its place).
 	Kernel         *KernelView `json:"kernel,omitempty"`
 	NoKernelStamps string      `json:"no_kernel_stamps,omitempty"`
+	// Retried counts the operations the resp engine sent again, after a
+	// timeout, a broken connection or a CLUSTERDOWN/TRYAGAIN reply made it
+	// reload a cluster's slot map (once per operation): those that then
+	// succeeded are in Succeeded, the others are lost, in Errors by their
+	// last failure's kind. Zero for glide, whose retries are internal and
+	// cannot be counted from outside, and off-cluster.
+	Retried int64 `json:"retried,omitempty"`
+	// SlotRanges holds, for a cluster endpoint, one entry per primary's
+	// hash slots as CLUSTER SLOTS gave them before the run ("0-5460"; a
+	// primary with several ranges "0-99,200-5460"): failures, the longest
+	// time without a success and the time to recover, so that a failover
+	// shows in the numbers (SlotRange). Nil off-cluster.
+	SlotRanges map[string]SlotRange `json:"slot_ranges,omitempty"`
 	// Ports is a connect-per-operation run's use of the client host's
 	// ephemeral port range towards the endpoint, before and after, with
 	// the sockets left in TIME_WAIT; nil in pool mode and where it cannot
@@ -451,9 +464,11 @@ func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, er
 		}
 		return res, err
 	}
-	t := &tally{res: res, secret: ep.Password.Reveal()}
+	t := &tally{res: res, secret: ep.Password.Reveal(), slots: watchSlots(ctx, ep, &w)}
 	debris := watchPorts(&w, ep.Addr)
-	out, err := runEngine(ctx, newClient, &w, t)
+	out, err := runEngine(context.WithValue(ctx, retryCount{}, t), newClient, &w, t)
+	out.Retried = t.retried.Load()
+	t.slots.fill(out, time.Now())
 	debris.done(out)
 	noteKernel(out, &w)
 	return out, err
@@ -496,6 +511,8 @@ type tally struct {
 	attempts atomic.Int64 // started, only read to enforce MaxOps
 	ok       atomic.Int64
 	okIn     atomic.Int64 // succeeded by the end of the window
+	retried  atomic.Int64 // RunResult.Retried
+	slots    *slotWatch   // nil: not a cluster
 }
 
 // fail counts a failed attempt and returns its kind.
@@ -609,6 +626,12 @@ type client struct {
 	rng    *rand.Rand
 	total  int
 	pooled Client
+	// key and get are the next operation's, drawn before its client is
+	// created; slot is key's hash slot when the run watches a cluster's
+	// slots, else -1.
+	key  string
+	get  bool
+	slot int
 }
 
 func (wk *worker) newState(id uint64) *client {
@@ -624,17 +647,27 @@ func (wk *worker) key(i int) string {
 	return wk.w.KeyPrefix + strconv.Itoa(i)
 }
 
-// op runs one GET or SET on c.
-func (st *client) op(ctx context.Context, c Client) error {
-	key := st.wk.key(st.rng.IntN(st.wk.w.KeySpace))
-	if st.rng.IntN(st.total) < st.wk.w.GetWeight {
-		return c.Get(ctx, key)
+// next draws the next operation's key and command.
+func (st *client) next() {
+	st.key = st.wk.key(st.rng.IntN(st.wk.w.KeySpace))
+	st.get = st.rng.IntN(st.total) < st.wk.w.GetWeight
+	st.slot = -1
+	if st.wk.t.slots != nil {
+		st.slot = keySlot(st.key)
 	}
-	return c.Set(ctx, key, st.wk.val)
 }
 
-// attempt runs one operation the way the mode says.
+// op runs the drawn GET or SET on c.
+func (st *client) op(ctx context.Context, c Client) error {
+	if st.get {
+		return c.Get(ctx, st.key)
+	}
+	return c.Set(ctx, st.key, st.wk.val)
+}
+
+// attempt draws and runs one operation the way the mode says.
 func (st *client) attempt(ctx context.Context) error {
+	st.next()
 	switch {
 	case st.wk.w.Mode == ConnectPerOp:
 		c, err := st.wk.newClient(ctx)
@@ -716,6 +749,7 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker, id uint64) {
 		if wk.w.OnOperation != nil {
 			wk.w.OnOperation(Operation{Start: t0, End: t1, Err: err})
 		}
+		wk.t.slots.record(st.slot, t0, t1, err)
 		if err != nil {
 			wk.failed(ctx, err, t0, took)
 			continue
