@@ -72,6 +72,9 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 	if err := writeUnderLoad(w, sec); err != nil {
 		return err
 	}
+	if err := writeFailover(w, sec.Failover); err != nil {
+		return err
+	}
 	if len(sec.Comparisons) > 0 {
 		fmt.Fprintln(w, "\nE3 cache: ratios (other ÷ base; p50 1.15x means 15% slower, ops/s 0.32x a third of the rate)")
 		t = newTable(w, "kind", "base", "other", "p50", "p99", "ops/s", "p50 vs base", "ops/s vs base")
@@ -172,6 +175,7 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 	for _, n := range debris {
 		fmt.Fprintln(w, n)
 	}
+	writeServerCounts(w, sec)
 	writeE3Kernel(w, sec)
 	return nil
 }
