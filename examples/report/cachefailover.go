@@ -39,7 +39,7 @@ type CacheFailover struct {
 	// Label is the cluster's E3 label.
 	Label string `json:"label"`
 	// Setup says how the fault was made, in words.
-	Setup string `json:"setup"`
+	Setup string         `json:"setup"`
 	Runs  []*FailoverRun `json:"runs"`
 	// Skipped says why the drill did not run.
 	Skipped string `json:"skipped,omitempty"`
