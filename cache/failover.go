@@ -27,10 +27,11 @@ type SlotRange struct {
 	// between two successes, from the run's start to the first, or, when
 	// operations failed after the last success, from it to the run's end.
 	LongestGap time.Duration `json:"longest_gap_ns"`
-	// Recovery runs from the start of the first operation on these slots
-	// that failed to the first success on them after it: the time to
-	// recover from a fault, seen from the client. Zero when none failed,
-	// or when none succeeded afterwards (Failed is then not zero).
+	// Recovery is the longest outage's length from the client's side:
+	// from the start of its first failed operation to the first success
+	// on these slots after it (an outage is a time without a success in
+	// which an operation failed). Zero when none failed, or when the
+	// longest outage lasted to the run's end (Failed is then not zero).
 	Recovery time.Duration `json:"recovery_ns"`
 }
 
@@ -46,12 +47,11 @@ type slotWatch struct {
 
 // slotGroup is one primary's slots.
 type slotGroup struct {
-	name      string // "0-5460" or "0-99,200-5460"
-	mu        sync.Mutex
-	ok        []uint64 // bit b: a success ended in [b*res, (b+1)*res)
-	failed    int64
-	firstFail time.Time // start of the earliest failed operation
-	lastFail  time.Time // start of the latest failed operation
+	name   string // "0-5460" or "0-99,200-5460"
+	mu     sync.Mutex
+	ok     []uint64 // bit b: a success ended in [b*res, (b+1)*res)
+	fail   []uint64 // bit b: a failed operation started in [b*res, (b+1)*res)
+	failed int64
 }
 
 // slotLogBits bounds the success logs of a run, all groups together
@@ -112,7 +112,8 @@ func newSlotWatch(ranges []slotRange, d time.Duration, start time.Time) *slotWat
 	return sw
 }
 
-// record logs one operation on slot (-1: unknown) that ran from t0 to t1.
+// record logs one operation on slot (-1: unknown) that ran from t0 to t1:
+// a success by its end, a failure by its start.
 func (sw *slotWatch) record(slot int, t0, t1 time.Time, err error) {
 	if sw == nil || slot < 0 || slot >= numSlots || sw.index[slot] < 0 {
 		return
@@ -122,19 +123,24 @@ func (sw *slotWatch) record(slot int, t0, t1 time.Time, err error) {
 	defer g.mu.Unlock()
 	if err != nil {
 		g.failed++
-		if g.firstFail.IsZero() || t0.Before(g.firstFail) {
-			g.firstFail = t0
-		}
-		if t0.After(g.lastFail) {
-			g.lastFail = t0
-		}
+		g.fail = setBit(g.fail, sw.bit(t0))
 		return
 	}
-	b := int(max(t1.Sub(sw.start), 0) / sw.res)
-	for len(g.ok) <= b/64 {
-		g.ok = append(g.ok, 0)
+	g.ok = setBit(g.ok, sw.bit(t1))
+}
+
+// bit is t's bit in a log.
+func (sw *slotWatch) bit(t time.Time) int {
+	return int(max(t.Sub(sw.start), 0) / sw.res)
+}
+
+// setBit sets bit b of log, growing it.
+func setBit(log []uint64, b int) []uint64 {
+	for len(log) <= b/64 {
+		log = append(log, 0)
 	}
-	g.ok[b/64] |= 1 << (b % 64)
+	log[b/64] |= 1 << (b % 64)
+	return log
 }
 
 // fill sets r.SlotRanges from the logs; end is the run's end.
@@ -151,29 +157,44 @@ func (sw *slotWatch) fill(r *RunResult, end time.Time) {
 }
 
 // summarize computes g's SlotRange. Its caller holds g.mu.
+//
+// The gaps are the times between successes (and from the run's start to
+// the first). A gap in which an operation failed is an outage; the
+// longest outage is the fault's, and Recovery runs from its first
+// failure to the success that ends it. Failures are placed by their
+// start and successes by their end, so a success that was answered just
+// before the fault, while a failed operation was already waiting, does
+// not count as a recovery. A failure after the last success makes the
+// tail, to the run's end, an outage that never recovered.
 func (sw *slotWatch) summarize(g *slotGroup, end time.Time) SlotRange {
 	out := SlotRange{Failed: g.failed}
-	ok := successBits(g.ok)
-	prev := 0 // the run's start
+	ok, fail := successBits(g.ok), successBits(g.fail)
+	prev := 0 // the end of the previous success's bit, or the run's start
+	var outage time.Duration
 	for _, b := range ok {
-		out.LongestGap = max(out.LongestGap, time.Duration(b+1-prev)*sw.res)
+		gap := time.Duration(b+1-prev) * sw.res
+		out.LongestGap = max(out.LongestGap, gap)
+		// The first failure that started in this gap, at or after the
+		// previous success's bit.
+		i, _ := slices.BinarySearch(fail, max(prev-1, 0))
+		if i < len(fail) && fail[i] <= b && gap > outage {
+			outage = gap
+			out.Recovery = time.Duration(b+1-fail[i]) * sw.res
+		}
 		prev = b + 1
 	}
-	last := sw.start.Add(time.Duration(prev) * sw.res) // end of the last success's slot
-	if g.failed > 0 && (len(ok) == 0 || !g.lastFail.Before(last)) {
-		out.LongestGap = max(out.LongestGap, end.Sub(last))
-	}
-	if g.failed == 0 {
-		return out
-	}
-	from := int(max(g.firstFail.Sub(sw.start), 0) / sw.res)
-	if i, _ := slices.BinarySearch(ok, from+1); i < len(ok) {
-		out.Recovery = sw.start.Add(time.Duration(ok[i]+1) * sw.res).Sub(g.firstFail)
+	if i, _ := slices.BinarySearch(fail, max(prev-1, 0)); i < len(fail) {
+		// Failures after the last success: an outage to the run's end.
+		tail := end.Sub(sw.start.Add(time.Duration(prev) * sw.res))
+		out.LongestGap = max(out.LongestGap, tail)
+		if tail > outage {
+			out.Recovery = 0
+		}
 	}
 	return out
 }
 
-// successBits lists the set bits of a success log, ascending.
+// successBits lists the set bits of a log, ascending.
 func successBits(words []uint64) []int {
 	var out []int
 	for i, w := range words {

@@ -30,6 +30,10 @@ func TestSlotWatch(t *testing.T) {
 	sw.record(sb, ms(700), ms(1200), boom)
 	sw.record(sb, ms(505), ms(1005), boom)
 	sw.record(sb, ms(1200), ms(1700), boom)
+	// An operation in flight when b stopped fails, while another,
+	// answered just before, ends after it started: not a recovery.
+	sw.record(sb, ms(495), ms(995), boom)
+	sw.record(sb, ms(494), ms(496), nil)
 	sw.record(sb, ms(1790), ms(1800), nil)
 	sw.record(sb, ms(1900), ms(1901), nil)
 	sw.record(-1, ms(0), ms(1), boom) // no slot: not counted
@@ -39,9 +43,9 @@ func TestSlotWatch(t *testing.T) {
 	require.Equal(t, SlotRange{LongestGap: 10 * time.Millisecond}, r.SlotRanges["0-5460"])
 	require.Equal(t, SlotRange{LongestGap: 10 * time.Millisecond}, r.SlotRanges["10923-12000,12001-16383"])
 	b := r.SlotRanges["5461-10922"]
-	require.Equal(t, int64(3), b.Failed)
-	require.Equal(t, 1309*time.Millisecond, b.LongestGap, "from the last success before (ended at 491 ms) to the first after (1,800 ms)")
-	require.Equal(t, 1296*time.Millisecond, b.Recovery, "from the first failure's start (505) to the end of the first success's millisecond after it (1801)")
+	require.Equal(t, int64(4), b.Failed)
+	require.Equal(t, 1304*time.Millisecond, b.LongestGap, "from the last success before (ended at 496 ms) to the first after (1,800 ms)")
+	require.Equal(t, 1296*time.Millisecond, b.Recovery, "from the first failure in that gap (505) to the end of the first success's millisecond after it (1801)")
 
 	// A range that never recovers: its gap runs to the end and it has no
 	// recovery time.

@@ -331,6 +331,10 @@ func (s *Server) startNode(ctx context.Context, cfg *Config, i int, certFile, ke
 		if cfg.User != "" {
 			args = append(args, "--user", cfg.User, "on", ">"+s.password, "~*", "&*", "+@all",
 				"--user", "default", "off")
+			if cfg.Replicas > 0 {
+				// A replica authenticates to its primary as that user.
+				args = append(args, "--masteruser", cfg.User, "--masterauth", s.password)
+			}
 		}
 		args = append(args, cfg.ExtraArgs...)
 		cmd := exec.Command(s.Binary, args...)

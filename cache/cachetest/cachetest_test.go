@@ -244,9 +244,13 @@ func TestBenchmarkReportsErrors(t *testing.T) {
 // with CLUSTER FAILOVER FORCE.
 func TestClusterReplicasFailover(t *testing.T) {
 	for _, tlsOn := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain", true: "tls"}[tlsOn], func(t *testing.T) {
-			s := cachetest.NewServer(t, &cachetest.Config{Cluster: true, Replicas: 1, TLS: tlsOn,
-				StartTimeout: time.Minute, ExtraArgs: []string{"--cluster-node-timeout", "1000"}})
+		t.Run(map[bool]string{false: "plain", true: "tls+acl"}[tlsOn], func(t *testing.T) {
+			cfg := &cachetest.Config{Cluster: true, Replicas: 1, TLS: tlsOn,
+				StartTimeout: time.Minute, ExtraArgs: []string{"--cluster-node-timeout", "1000"}}
+			if tlsOn {
+				cfg.User, cfg.Password = "bench", "secret" // replicas authenticate to their primaries
+			}
+			s := cachetest.NewServer(t, cfg)
 			require.Len(t, s.Addrs, 6)
 			ctx := context.Background()
 			for i, r := range s.Addrs[3:] {

@@ -49,10 +49,10 @@ type ServerCounts struct {
 	// Operations is the runs' attempts, the divisor of every per-op figure.
 	Operations int64 `json:"operations"`
 	// ConnectsPerOp is the connections the nodes accepted per operation,
-	// all nodes together; NodesPerOp how many nodes accepted at least one
-	// connection per 2 operations (the nodes a client reaches each time).
+	// all nodes together; Nodes how many nodes accepted at least one
+	// connection per 100 operations (the nodes the clients reach).
 	ConnectsPerOp float64 `json:"connects_per_op"`
-	NodesPerOp    int     `json:"nodes_connected"`
+	Nodes         int     `json:"nodes_connected"`
 	// CommandsPerOp is the commands the nodes ran per operation, by name
 	// as INFO commandstats gives it ("get", "cluster|slots", "hello").
 	CommandsPerOp map[string]float64 `json:"commands_per_op"`
@@ -107,8 +107,8 @@ func serverCounts(before, after []nodeCounts, ops int64, auth bool) *ServerCount
 	for i := range before {
 		d := after[i].conns - before[i].conns - 1 // the after reading's
 		conns += d
-		if float64(d)/float64(ops) >= 0.5 {
-			sc.NodesPerOp++
+		if float64(d)/float64(ops) >= 0.01 {
+			sc.Nodes++
 		}
 		for name, n := range after[i].commands {
 			n -= before[i].commands[name]
@@ -152,7 +152,7 @@ func (sc *ServerCounts) String() string {
 			cmds = append(cmds, fmt.Sprintf("%s %.2f", strings.ToUpper(strings.ReplaceAll(n, "|", " ")), v))
 		}
 	}
-	return fmt.Sprintf("%.2f connects on %d nodes; %s", sc.ConnectsPerOp, sc.NodesPerOp, strings.Join(cmds, ", "))
+	return fmt.Sprintf("%.2f connects over %d node(s); %s", sc.ConnectsPerOp, sc.Nodes, strings.Join(cmds, ", "))
 }
 
 // countsBefore reads the nodes' counters before t's connect-per-op runs

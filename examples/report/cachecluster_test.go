@@ -59,9 +59,9 @@ func TestParseCounts(t *testing.T) {
 	after := []nodeCounts{{conns: 31, commands: map[string]int64{"get": 11, "info": 6, "auth": 21}}, {conns: 2, commands: map[string]int64{"cluster|slots": 10}}}
 	sc := serverCounts(before, after, 10, true)
 	require.InDelta(t, 2.0, sc.ConnectsPerOp, 1e-9, "each reading's own connection left out")
-	require.Equal(t, 1, sc.NodesPerOp)
+	require.Equal(t, 1, sc.Nodes, "the second node accepted only the after reading's connection")
 	require.Equal(t, map[string]float64{"get": 1, "auth": 2, "cluster|slots": 1}, sc.CommandsPerOp, "our INFO and AUTH left out")
-	require.Equal(t, "2.00 connects on 1 nodes; AUTH 2.00, CLUSTER SLOTS 1.00, GET 1.00", sc.String())
+	require.Equal(t, "2.00 connects over 1 node(s); AUTH 2.00, CLUSTER SLOTS 1.00, GET 1.00", sc.String())
 	require.Nil(t, serverCounts(before, after, 0, false))
 	require.Equal(t, "-", (*ServerCounts)(nil).String())
 }

@@ -279,7 +279,7 @@ func kindsText(m map[cache.ErrorKind]int64) string {
 	slices.SortStableFunc(ks, func(a, b cache.ErrorKind) int { return int(m[b] - m[a]) })
 	var parts []string
 	for _, k := range ks {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		parts = append(parts, fmt.Sprintf("%s %d", string(k), m[k]))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -157,6 +157,10 @@ func localCacheTargets(ctx context.Context, bins []string) ([]cacheTarget, map[s
 	if len(targets) == 0 {
 		return nil, nil, cleanup, errors.Join(errs...)
 	}
+	for _, err := range errs {
+		// The others run; say which did not.
+		fmt.Fprintf(os.Stderr, "report: E3: %v\n", err)
+	}
 	return targets, servers, cleanup, nil
 }
 
