@@ -440,10 +440,14 @@ type newClientFunc = func(context.Context) (Client, error)
 // to RequestTimeout standalone; in cluster mode it follows MOVED and ASK
 // redirects for up to 5 tries, each of which may set up a connection to the
 // node it goes to (ConnectTimeout) and, after an ASK, sends ASKING before
-// the command: up to 5 × ConnectTimeout + 9 × RequestTimeout. With the
-// 5 s defaults a cluster operation is bounded by 70 s (80 s when it creates
-// its client), a standalone one by 5 s (10 s); against nodes that refuse or
-// answer, each step ends much sooner. Other engines bound their operations
+// the command: up to 5 × ConnectTimeout + 9 × RequestTimeout. When that
+// fails the way a failover makes it fail (a timeout, a broken connection,
+// CLUSTERDOWN), it reloads the slot map from the first other node that
+// answers (a connection set-up and CLUSTER SLOTS for each node it tries)
+// and may send the command once more, within the same bound again. With
+// the 5 s defaults a standalone operation is bounded by 5 s (10 s when it
+// creates its client); against nodes that refuse or answer, each step
+// ends much sooner. Other engines bound their operations
 // with their own clients' timeouts, set from the same Endpoint.
 func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, error) {
 	res := newRunResult(cfg)

@@ -5,14 +5,16 @@
 //     RTT percentiles, and the ENA/SRD counter deltas of an interface;
 //   - E2 matrix: TCP upload/download with 1 and N streams and UDP at target
 //     rates, judged against a stated limit, flagging generator-limited rows;
-//   - E3 cache: connection-phase medians per endpoint and pooled vs
-//     connect-per-operation workloads.
+//   - E3 cache: connection-phase medians per endpoint, pooled vs
+//     connect-per-operation workloads, and on the local clusters what their
+//     nodes see of a connect-per-op operation and a failover drill.
 //
 // With no flags it starts netperfkit's iperf3-compatible and sockperf-
-// compatible servers on loopback, and for E3 a plain and a TLS+ACL cache
-// server (valkey-server and redis-server through cachetest when installed,
-// else an in-process miniredis that shows the method, not a cache's
-// performance), and measures them with short durations. Flags point each part
+// compatible servers on loopback, and for E3 a plain and a TLS+ACL cluster
+// of the field's shape, three primaries with a replica each (valkey-server
+// and redis-server through cachetest when installed, else an in-process
+// miniredis that shows the method, not a cache's performance), and measures
+// them with short durations. Flags point each part
 // at real targets:
 //
 //	report -paths same=10.0.0.5,cross=10.1.0.7 -matrix 10.0.0.5 -limit 5G \
