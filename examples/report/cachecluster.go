@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
@@ -195,6 +196,107 @@ func writeServerCounts(w io.Writer, sec *CacheSection) {
 		return
 	}
 	fmt.Fprintln(w, "connect-per-op on a cluster, seen from its nodes (INFO before and after, per operation): connections accepted, on how many nodes, and the commands run")
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}
+
+// connectStepsRun is the length of the traced connect-per-op run that
+// times a cluster client's creation step by step.
+const connectStepsRun = 500 * time.Millisecond
+
+// ConnectSteps is one traced connect-per-op run of the resp engine on a
+// cluster, step by step: what a cluster client's creation does (connect to
+// the seed, read the topology with CLUSTER SLOTS, connect to the node the
+// key routes to when it is not the seed), then the command and the close.
+type ConnectSteps struct {
+	// Operations is the run's attempts.
+	Operations int64 `json:"operations"`
+	// Steps are in order; a step that never ran is left out.
+	Steps []ConnectStep `json:"steps"`
+}
+
+// ConnectStep is one step: how often it ran per operation and its median.
+type ConnectStep struct {
+	Name     string  `json:"name"`
+	PerOp    float64 `json:"per_op"`
+	MedianUs float64 `json:"median_us"`
+}
+
+// stepOrder names the steps in the order a connect-per-op operation
+// takes them.
+var stepOrder = []string{"seed TCP", "seed TLS", "seed AUTH", "CLUSTER SLOTS", "node TCP", "node TLS", "node AUTH", "command", "close"}
+
+// connectSteps runs the resp engine connect-per-op on a cluster endpoint
+// for connectStepsRun with one worker, under a ClientTrace that files each
+// phase as a step: the seed's or another node's.
+func connectSteps(ctx context.Context, ep *cache.Endpoint) (*ConnectSteps, error) {
+	var mu sync.Mutex
+	durs := map[string][]time.Duration{}
+	trace := &cache.ClientTrace{Done: func(p cache.PhaseInfo) {
+		if p.Err != nil {
+			return
+		}
+		where := "node "
+		if p.Addr == ep.Addr {
+			where = "seed "
+		}
+		var name string
+		switch p.Phase {
+		case cache.PhaseConnect:
+			name = where + "TCP"
+		case cache.PhaseTLS:
+			name = where + "TLS"
+		case cache.PhaseAuth:
+			name = where + "AUTH"
+		case cache.PhaseClusterSlots:
+			name = "CLUSTER SLOTS"
+		case cache.PhaseCommand:
+			name = "command"
+		case cache.PhaseClose:
+			name = "close"
+		default:
+			return
+		}
+		mu.Lock()
+		durs[name] = append(durs[name], p.Duration)
+		mu.Unlock()
+	}}
+	r, err := cache.Run(cache.WithClientTrace(ctx, trace), ep, &cache.WorkloadConfig{Mode: cache.ConnectPerOp, Workers: 1, Duration: connectStepsRun})
+	if err != nil {
+		return nil, err
+	}
+	cs := &ConnectSteps{Operations: r.Attempts}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, name := range stepOrder {
+		d := durs[name]
+		if len(d) == 0 || r.Attempts == 0 {
+			continue
+		}
+		slices.Sort(d)
+		cs.Steps = append(cs.Steps, ConnectStep{Name: name, PerOp: float64(len(d)) / float64(r.Attempts), MedianUs: float64(d[len(d)/2]) / 1e3})
+	}
+	return cs, nil
+}
+
+// writeConnectSteps prints each cluster endpoint's steps on one line.
+func writeConnectSteps(w io.Writer, sec *CacheSection) {
+	var lines []string
+	for _, ce := range sec.Endpoints {
+		if ce.ConnectSteps == nil {
+			continue
+		}
+		var parts []string
+		for _, s := range ce.ConnectSteps.Steps {
+			parts = append(parts, fmt.Sprintf("%s %s (%.2f/op)", s.Name, us(s.MedianUs), s.PerOp))
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s", ce.Label, strings.Join(parts, ", ")))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "resp connect-per-op on a cluster, step by step (median us, and how often per operation; the seed is the endpoint's node, a node the key's primary when it is another):")
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
 	}

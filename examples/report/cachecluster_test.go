@@ -18,6 +18,19 @@ func checkClusterE3(t *testing.T, text string, c *CacheSection) {
 	for _, ce := range c.Endpoints {
 		require.NotNil(t, ce.Probe, ce.Label)
 		assert.Positive(t, ce.Probe.Phases[cache.PhaseClusterSlots].Observations, "%s is a cluster", ce.Label)
+		require.NotNil(t, ce.ConnectSteps, "%s: %s", ce.Label, ce.ConnectStepsError)
+		steps := map[string]ConnectStep{}
+		for _, s := range ce.ConnectSteps.Steps {
+			steps[s.Name] = s
+		}
+		// Each operation connects to the seed and reads the topology once
+		// (the run's endpoint check and slot-map read add one each), and
+		// reaches another node for about two keys in three.
+		for _, name := range []string{"seed TCP", "CLUSTER SLOTS", "command"} {
+			assert.GreaterOrEqual(t, steps[name].PerOp, 1.0, "%s: %s", ce.Label, name)
+		}
+		assert.Positive(t, steps["node TCP"].PerOp, "%s: other nodes", ce.Label)
+		assert.Less(t, steps["node TCP"].PerOp, 1.0, "%s: only when the key is elsewhere", ce.Label)
 		for _, w := range ce.Workloads {
 			if w.Connect == nil {
 				continue

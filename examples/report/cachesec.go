@@ -51,6 +51,11 @@ type CacheEndpoint struct {
 	ProbeError string `json:"probe_error,omitempty"`
 	// Workloads holds one entry per engine.
 	Workloads []*CacheWorkload `json:"workloads"`
+	// ConnectSteps times a resp connect-per-op operation step by step on
+	// a cluster endpoint (nil off-cluster); ConnectStepsError says why it
+	// could not run.
+	ConnectSteps      *ConnectSteps `json:"connect_steps,omitempty"`
+	ConnectStepsError string        `json:"connect_steps_error,omitempty"`
 	// UnderLoad is the endpoint's responsiveness while a pooled load
 	// saturates it (cacheResponsiveness): new connections and the loaded
 	// connections probed open-loop, and RPM.
@@ -267,12 +272,22 @@ func plannedCache(o cacheOptions, targets int) time.Duration {
 // section, with what finished.
 func runCache(ctx context.Context, targets []cacheTarget, o cacheOptions, prog *progress) (*CacheSection, error) {
 	sec := &CacheSection{}
+	var err error
 	for _, t := range targets {
 		ce := &CacheEndpoint{Label: t.Label, Endpoint: t.Endpoint.String()}
 		sec.Endpoints = append(sec.Endpoints, ce)
 		prog.Start("E3 cache: probing "+t.Label, o.probeTime())
 		if err := probeTarget(ctx, t, o, ce); err != nil {
 			return sec, err
+		}
+		if t.Endpoint.Cluster && ce.Medians != nil {
+			prog.Start("E3 cache: "+t.Label+" connect-per-op step by step", connectStepsRun)
+			if ce.ConnectSteps, err = connectSteps(ctx, t.Endpoint); err != nil {
+				ce.ConnectStepsError = err.Error()
+			}
+			if ctx.Err() != nil {
+				return sec, fmt.Errorf("cache %s: %w", t.Label, ctx.Err())
+			}
 		}
 	}
 	for i, t := range targets {

@@ -65,7 +65,11 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 		if ce.ProbeError != "" {
 			fmt.Fprintf(w, "%s: probe error: %s\n", ce.Label, ce.ProbeError)
 		}
+		if ce.ConnectStepsError != "" {
+			fmt.Fprintf(w, "%s: connect-per-op steps: %s\n", ce.Label, ce.ConnectStepsError)
+		}
 	}
+	writeConnectSteps(w, sec)
 	if err := writeCacheWorkloads(w, sec); err != nil {
 		return err
 	}
