@@ -27,7 +27,7 @@ func checkClusterE3(t *testing.T, text string, c *CacheSection) {
 		// (the run's endpoint check and slot-map read add one each), and
 		// reaches another node for about two keys in three.
 		for _, name := range []string{"seed TCP", "CLUSTER SLOTS", "command"} {
-			assert.GreaterOrEqual(t, steps[name].PerOp, 1.0, "%s: %s", ce.Label, name)
+			assert.GreaterOrEqual(t, steps[name].PerOp, 0.9, "%s: %s", ce.Label, name)
 		}
 		assert.Positive(t, steps["node TCP"].PerOp, "%s: other nodes", ce.Label)
 		assert.Less(t, steps["node TCP"].PerOp, 1.0, "%s: only when the key is elsewhere", ce.Label)
