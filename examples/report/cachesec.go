@@ -264,7 +264,13 @@ const e3Settle = 61 * time.Second
 // loopback, where the default report's servers are, and up to e3Settle per
 // connect-per-op run after an engine's first against anything else.
 func plannedCache(o cacheOptions, targets int) time.Duration {
-	return time.Duration(targets) * (o.probeTime() + time.Duration(len(o.Engines)*2*o.Runs+1)*o.Duration)
+	d := time.Duration(targets) * (o.probeTime() + time.Duration(len(o.Engines)*2*o.Runs+1)*o.Duration)
+	if o.Failover {
+		// The drill, when there is a local cluster: a run per engine and
+		// mode, and the rejoin after it.
+		d += time.Duration(len(o.Engines)*2) * (failoverRun + failoverStop + time.Second)
+	}
+	return d
 }
 
 // runCache probes every target, then runs the workloads on every target. A
