@@ -23,7 +23,12 @@
 // the measured window, so operations draining or timing out after it do not
 // dilute it, and its latencies are those of the operations that succeeded:
 // failed ones are counted (Errors, ErrorsByKind, FirstError), never timed
-// as if they were GETs.
+// as if they were GETs. Against a cluster a run also keeps, per primary's
+// slots, the failures, the longest time without a success and the time to
+// recover (RunResult.SlotRanges), so that a failover shows as an outage
+// and not only as a few errors; the resp engine then reloads the slot map
+// and resends an operation once when it failed the way a failover makes it
+// fail (RunResult.Retried).
 //
 // Around it: cache/median runs a workload several times and reports medians
 // with min-max ranges (the field study's rows) and their ratios; cache/glide
@@ -60,8 +65,9 @@
 //     the kind, errors.Is(err, syscall.ECONNREFUSED) the cause. A server's
 //     error reply is classified by its first word; its text is in the
 //     message, which never holds a password or token.
-//   - In JSON, ProbeResult's phases_ns and total_ns and RunResult's
-//     elapsed_ns and window_ns are integer nanoseconds; latency statistics
+//   - In JSON, ProbeResult's phases_ns and total_ns, RunResult's
+//     elapsed_ns and window_ns and SlotRange's longest_gap_ns and
+//     recovery_ns are integer nanoseconds; latency statistics
 //     (latency.Summary) are float microseconds in ..._us fields.
 //   - The glide engine cannot honour a context while it creates a client,
 //     which valkey-glide does without one (bounded by

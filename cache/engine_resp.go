@@ -147,8 +147,9 @@ func (c *respClient) Set(ctx context.Context, key, value string) error {
 	return c.do(ctx, key, "SET", key, value)
 }
 
-// do sends a keyed command to the node owning key, following redirects.
-func (c *respClient) do(ctx context.Context, key string, args ...string) error {
+// send sends a keyed command to the node owning key, following
+// redirects; do (retry.go) calls it.
+func (c *respClient) send(ctx context.Context, key string, args ...string) error {
 	addr := c.d.ep.Addr
 	if c.slots != nil {
 		if a := c.slots.addr(keySlot(key)); a != "" {

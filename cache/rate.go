@@ -55,12 +55,14 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 			}
 			err := states[r.Worker].attempt(ctx)
 			if err == nil || !ctxDone(ctx) {
-				states[r.Worker].causes.takeOp(&states[r.Worker].notes, time.Since(r.Start), err)
+				end := time.Now()
+				states[r.Worker].causes.takeOp(&states[r.Worker].notes, end.Sub(r.Start), err)
+				if w.OnOperation != nil {
+					w.OnOperation(Operation{Start: r.Intended, End: end, Err: err})
+				}
+				wk.t.slots.record(states[r.Worker].slot, r.Intended, end, err)
 			} else {
 				states[r.Worker].notes.reset()
-			}
-			if w.OnOperation != nil && (err == nil || !ctxDone(ctx)) {
-				w.OnOperation(Operation{Start: r.Intended, End: time.Now(), Err: err})
 			}
 			if err != nil && !ctxDone(ctx) {
 				// The schedule paces retries: no pause after a refusal.

@@ -355,6 +355,19 @@ type RunResult struct {
 	// connection budget), counted per cause, and which of them holds the
 	// p99.
 	Causes Causes `json:"causes"`
+	// Retried counts the operations the resp engine sent again, after a
+	// timeout, a broken connection or a CLUSTERDOWN/TRYAGAIN reply made it
+	// reload a cluster's slot map (once per operation): those that then
+	// succeeded are in Succeeded, the others are lost, in Errors by their
+	// last failure's kind. Zero for glide, whose retries are internal and
+	// cannot be counted from outside, and off-cluster.
+	Retried int64 `json:"retried,omitempty"`
+	// SlotRanges holds, for a cluster endpoint, one entry per primary's
+	// hash slots as CLUSTER SLOTS gave them before the run ("0-5460"; a
+	// primary with several ranges "0-99,200-5460"): failures, the longest
+	// time without a success and the time to recover, so that a failover
+	// shows in the numbers (SlotRange). Nil off-cluster.
+	SlotRanges map[string]SlotRange `json:"slot_ranges,omitempty"`
 	// Ports is a connect-per-operation run's use of the client host's
 	// ephemeral port range towards the endpoint, before and after, with
 	// the sockets left in TIME_WAIT; nil in pool mode and where it cannot
@@ -434,10 +447,14 @@ type newClientFunc = func(context.Context) (Client, error)
 // to RequestTimeout standalone; in cluster mode it follows MOVED and ASK
 // redirects for up to 5 tries, each of which may set up a connection to the
 // node it goes to (ConnectTimeout) and, after an ASK, sends ASKING before
-// the command: up to 5 × ConnectTimeout + 9 × RequestTimeout. With the
-// 5 s defaults a cluster operation is bounded by 70 s (80 s when it creates
-// its client), a standalone one by 5 s (10 s); against nodes that refuse or
-// answer, each step ends much sooner. Other engines bound their operations
+// the command: up to 5 × ConnectTimeout + 9 × RequestTimeout. When that
+// fails the way a failover makes it fail (a timeout, a broken connection,
+// CLUSTERDOWN), it reloads the slot map from the first other node that
+// answers (a connection set-up and CLUSTER SLOTS for each node it tries)
+// and may send the command once more, within the same bound again. With
+// the 5 s defaults a standalone operation is bounded by 5 s (10 s when it
+// creates its client); against nodes that refuse or answer, each step
+// ends much sooner. Other engines bound their operations
 // with their own clients' timeouts, set from the same Endpoint.
 func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, error) {
 	res := newRunResult(cfg)
@@ -458,12 +475,14 @@ func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, er
 		}
 		return res, err
 	}
-	t := &tally{res: res, secret: ep.Password.Reveal(), budget: orDefault(ep.ConnectTimeout, defaultConnectTimeout)}
+	t := &tally{res: res, secret: ep.Password.Reveal(), budget: orDefault(ep.ConnectTimeout, defaultConnectTimeout), slots: watchSlots(ctx, ep, &w)}
 	var debris *portWatch
 	if w.Mode == ConnectPerOp {
 		debris = watchPorts(ep.Addr)
 	}
-	out, err := runEngine(ctx, newClient, &w, t)
+	out, err := runEngine(context.WithValue(ctx, retryCount{}, t), newClient, &w, t)
+	out.Retried = t.retried.Load()
+	t.slots.fill(out, time.Now())
 	debris.done(out)
 	noteKernel(out, &w)
 	return out, err
@@ -514,6 +533,8 @@ type tally struct {
 	okIn     atomic.Int64 // succeeded by the end of the window
 	causes   causeTally   // the workers', merged as each ends (causes.go)
 	budget   time.Duration
+	retried  atomic.Int64 // RunResult.Retried
+	slots    *slotWatch   // nil: not a cluster
 }
 
 // fail counts a failed attempt and returns its kind.
@@ -634,6 +655,12 @@ type client struct {
 	// operation and in all (causes.go).
 	notes  notes
 	causes causeTally
+	// key and get are the next operation's, drawn before its client is
+	// created; slot is key's hash slot when the run watches a cluster's
+	// slots, else -1.
+	key  string
+	get  bool
+	slot int
 }
 
 func (wk *worker) newState(id uint64) *client {
@@ -649,17 +676,27 @@ func (wk *worker) key(i int) string {
 	return wk.w.KeyPrefix + strconv.Itoa(i)
 }
 
-// op runs one GET or SET on c.
-func (st *client) op(ctx context.Context, c Client) error {
-	key := st.wk.key(st.rng.IntN(st.wk.w.KeySpace))
-	if st.rng.IntN(st.total) < st.wk.w.GetWeight {
-		return c.Get(ctx, key)
+// next draws the next operation's key and command.
+func (st *client) next() {
+	st.key = st.wk.key(st.rng.IntN(st.wk.w.KeySpace))
+	st.get = st.rng.IntN(st.total) < st.wk.w.GetWeight
+	st.slot = -1
+	if st.wk.t.slots != nil {
+		st.slot = keySlot(st.key)
 	}
-	return c.Set(ctx, key, st.wk.val)
 }
 
-// attempt runs one operation the way the mode says.
+// op runs the drawn GET or SET on c.
+func (st *client) op(ctx context.Context, c Client) error {
+	if st.get {
+		return c.Get(ctx, st.key)
+	}
+	return c.Set(ctx, st.key, st.wk.val)
+}
+
+// attempt draws and runs one operation the way the mode says.
 func (st *client) attempt(ctx context.Context) error {
+	st.next()
 	switch {
 	case st.wk.w.Mode == ConnectPerOp:
 		c, err := st.wk.newClient(ctx)
@@ -744,6 +781,7 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker) {
 		if wk.w.OnOperation != nil {
 			wk.w.OnOperation(Operation{Start: t0, End: t1, Err: err})
 		}
+		wk.t.slots.record(st.slot, t0, t1, err)
 		if err != nil {
 			wk.failed(ctx, err, t0, took)
 			continue

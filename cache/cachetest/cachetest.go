@@ -1,7 +1,8 @@
 // Package cachetest starts real redis-server or valkey-server instances on free
 // loopback ports for tests and local tools: plain, TLS (with a throwaway CA and
 // server certificate generated in Go), an ACL user with the default user
-// disabled, and a 3-node cluster. It is to package cache what net/http/httptest
+// disabled, and a cluster of 3 primaries, each with a replica when asked
+// (the shape of a node-based ElastiCache cluster). It is to package cache what net/http/httptest
 // is to net/http, except that the server is the real binary, not an imitation.
 //
 // Start is usable outside tests (examples/cacheprobe uses it when no -addr is
@@ -57,8 +58,16 @@ type Config struct {
 	// Password is User's password. Empty with a non-empty User means "pw".
 	Password string
 	// Cluster, when true, starts three cluster-enabled nodes and joins them with
-	// `redis-cli --cluster create` (no replicas), waiting for cluster_state:ok.
+	// `redis-cli --cluster create`, waiting for cluster_state:ok.
 	Cluster bool
+	// Replicas is the number of replicas per primary of a Cluster: 0 (the
+	// default) or 1. With 1, three more nodes start and each replicates one
+	// primary (Server.Addrs[3+i] replicates Server.Addrs[i]); Start returns
+	// once every replica's link to its primary is up. Every node runs with
+	// cluster-node-timeout 5000 ms unless ExtraArgs sets another (for
+	// example "--cluster-node-timeout", "1000", for failovers within about
+	// two seconds of a primary stopping).
+	Replicas int
 	// Dir is where the per-server temporary directory is created. Empty means
 	// os.TempDir().
 	Dir string
@@ -74,7 +83,8 @@ type Config struct {
 type Server struct {
 	// Addr is the first (or only) node's address, "127.0.0.1:port".
 	Addr string
-	// Addrs holds every node's address; one element unless Config.Cluster.
+	// Addrs holds every node's address; one element unless Config.Cluster:
+	// the three primaries first, then their replicas in the same order.
 	Addrs []string
 	// CAFile is a PEM file of the CA that signed the server certificate
 	// (TLS only), for command-line clients; removed by Close.
@@ -138,6 +148,9 @@ func Start(ctx context.Context, cfg *Config) (*Server, error) {
 	}
 	if cfg.StartTimeout < 0 {
 		return nil, fmt.Errorf("cachetest: Config.StartTimeout %v is negative", cfg.StartTimeout)
+	}
+	if cfg.Replicas < 0 || cfg.Replicas > 1 || (cfg.Replicas > 0 && !cfg.Cluster) {
+		return nil, fmt.Errorf("cachetest: Config.Replicas %d: want 0, or 1 with Cluster", cfg.Replicas)
 	}
 	bin, cli, err := binaries(cfg)
 	if err != nil {
@@ -225,7 +238,7 @@ func (s *Server) start(ctx context.Context, cfg *Config, cli string) error {
 	}
 	n := 1
 	if cfg.Cluster {
-		n = 3
+		n = clusterPrimaries * (1 + cfg.Replicas)
 	}
 	for i := range n {
 		nd, err := s.startNode(ctx, cfg, i, certFile, keyFile)
@@ -235,8 +248,14 @@ func (s *Server) start(ctx context.Context, cfg *Config, cli string) error {
 		s.Addrs = append(s.Addrs, "127.0.0.1:"+strconv.Itoa(nd.port))
 	}
 	s.Addr = s.Addrs[0]
-	if cfg.Cluster {
-		return s.createCluster(ctx, cli)
+	if !cfg.Cluster {
+		return nil
+	}
+	if err := s.createCluster(ctx, cli); err != nil {
+		return err
+	}
+	if cfg.Replicas > 0 {
+		return s.addReplicas(ctx)
 	}
 	return nil
 }
@@ -299,7 +318,8 @@ func (s *Server) startNode(ctx context.Context, cfg *Config, i int, certFile, ke
 				"--tls-cert-file", certFile, "--tls-key-file", keyFile,
 				"--tls-ca-cert-file", s.CAFile, "--tls-auth-clients", "no")
 			if cfg.Cluster {
-				args = append(args, "--tls-cluster", "yes")
+				// A replica reaches its primary over TLS too.
+				args = append(args, "--tls-cluster", "yes", "--tls-replication", "yes")
 			}
 		} else {
 			args = append(args, "--port", strconv.Itoa(port))
@@ -311,6 +331,10 @@ func (s *Server) startNode(ctx context.Context, cfg *Config, i int, certFile, ke
 		if cfg.User != "" {
 			args = append(args, "--user", cfg.User, "on", ">"+s.password, "~*", "&*", "+@all",
 				"--user", "default", "off")
+			if cfg.Replicas > 0 {
+				// A replica authenticates to its primary as that user.
+				args = append(args, "--masteruser", cfg.User, "--masterauth", s.password)
+			}
 		}
 		args = append(args, cfg.ExtraArgs...)
 		cmd := exec.Command(s.Binary, args...)
@@ -436,7 +460,7 @@ func (s *Server) cliArgs() []string {
 }
 
 func (s *Server) createCluster(ctx context.Context, cli string) error {
-	args := append([]string{"--cluster", "create"}, s.Addrs...)
+	args := append([]string{"--cluster", "create"}, s.Addrs[:clusterPrimaries]...)
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
 	args = append(args, s.cliArgs()...)
 	out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput()
@@ -444,7 +468,7 @@ func (s *Server) createCluster(ctx context.Context, cli string) error {
 		return fmt.Errorf("cachetest: %s --cluster create: %w: %s", filepath.Base(cli), err, lastLines(out, 5))
 	}
 	// Every node must agree before a client can rely on CLUSTER SLOTS.
-	for _, addr := range s.Addrs {
+	for _, addr := range s.Addrs[:clusterPrimaries] {
 		host, port, _ := net.SplitHostPort(addr)
 		for {
 			a := append([]string{"-h", host, "-p", port}, s.cliArgs()...)

@@ -239,3 +239,53 @@ func TestBenchmarkReportsErrors(t *testing.T) {
 	assert.InDelta(t, 0.5, e, 0.5/float64(res.N)+1e-9, "every other request failed")
 	assert.Contains(t, res.String(), "errors/op")
 }
+
+// A cluster with replicas has the field's shape: three primaries, each
+// with one replica of its own, and a paused primary's replica takes over
+// with CLUSTER FAILOVER FORCE.
+func TestClusterReplicasFailover(t *testing.T) {
+	for _, tlsOn := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "tls+acl"}[tlsOn], func(t *testing.T) {
+			cfg := &cachetest.Config{Cluster: true, Replicas: 1, TLS: tlsOn,
+				StartTimeout: time.Minute, ExtraArgs: []string{"--cluster-node-timeout", "1000"}}
+			if tlsOn {
+				cfg.User, cfg.Password = "bench", "secret" // replicas authenticate to their primaries
+			}
+			s := cachetest.NewServer(t, cfg)
+			require.Len(t, s.Addrs, 6)
+			ctx := context.Background()
+			for i, r := range s.Addrs[3:] {
+				id, err := s.Do(ctx, s.Addrs[i], "CLUSTER", "MYID")
+				require.NoError(t, err)
+				info, err := s.Do(ctx, r, "INFO", "REPLICATION")
+				require.NoError(t, err)
+				require.Contains(t, info, "role:slave")
+				_, port, _ := net.SplitHostPort(s.Addrs[i])
+				require.Contains(t, info, "master_port:"+port, "replica %d follows primary %d", i, i)
+				nodes, err := s.Do(ctx, r, "CLUSTER", "NODES")
+				require.NoError(t, err)
+				require.Contains(t, nodes, "slave "+id)
+			}
+			resume, err := s.Pause(s.Addrs[1])
+			require.NoError(t, err)
+			defer func() { require.NoError(t, resume()) }()
+			_, err = s.Do(ctx, s.Addrs[1], "PING")
+			require.Error(t, err, "a paused node does not answer")
+			_, err = s.Do(ctx, s.Addrs[4], "CLUSTER", "FAILOVER", "FORCE")
+			require.NoError(t, err)
+			require.Eventually(t, func() bool {
+				info, err := s.Do(ctx, s.Addrs[4], "INFO", "REPLICATION")
+				return err == nil && strings.Contains(info, "role:master")
+			}, 20*time.Second, 20*time.Millisecond)
+			require.NoError(t, resume())
+			require.NoError(t, resume(), "resume is idempotent")
+		})
+	}
+}
+
+func TestReplicasNeedCluster(t *testing.T) {
+	for _, c := range []cachetest.Config{{Replicas: 1}, {Cluster: true, Replicas: 2}, {Cluster: true, Replicas: -1}} {
+		_, err := cachetest.Start(context.Background(), &c)
+		require.ErrorContains(t, err, "Replicas")
+	}
+}

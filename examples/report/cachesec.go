@@ -35,6 +35,9 @@ type CacheSection struct {
 	// Comparisons relate configurations: connect ÷ pool per endpoint, each
 	// endpoint ÷ the base endpoint per mode, and glide ÷ resp.
 	Comparisons []CacheComparison `json:"comparisons"`
+	// Failover is the failover drill on the local plain cluster (nil
+	// against -cache endpoints, or with -cache-failover=false).
+	Failover *CacheFailover `json:"failover,omitempty"`
 }
 
 // CacheEndpoint is one configuration: its probe and its workloads.
@@ -48,6 +51,11 @@ type CacheEndpoint struct {
 	ProbeError string `json:"probe_error,omitempty"`
 	// Workloads holds one entry per engine.
 	Workloads []*CacheWorkload `json:"workloads"`
+	// ConnectSteps times a resp connect-per-op operation step by step on
+	// a cluster endpoint (nil off-cluster); ConnectStepsError says why it
+	// could not run.
+	ConnectSteps      *ConnectSteps `json:"connect_steps,omitempty"`
+	ConnectStepsError string        `json:"connect_steps_error,omitempty"`
 	// UnderLoad is the endpoint's responsiveness while a pooled load
 	// saturates it (cacheResponsiveness): new connections and the loaded
 	// connections probed open-loop, and RPM.
@@ -71,6 +79,10 @@ type CacheWorkload struct {
 	// and no ratio or U test uses them.
 	PoolFailure    *ModeFailure `json:"pool_failure,omitempty"`
 	ConnectFailure *ModeFailure `json:"connect_failure,omitempty"`
+	// ConnectCounts is what a local cluster's nodes saw of the
+	// connect-per-op runs: connections and commands per operation (nil
+	// against -cache endpoints and single servers).
+	ConnectCounts *ServerCounts `json:"connect_server_counts,omitempty"`
 }
 
 // CacheComparison is one ratio row: Kind is "connect/pool" (per endpoint),
@@ -117,29 +129,26 @@ func localServerBinaries() []string {
 }
 
 // localCacheTargets starts, for each server binary in bins (valkey-server,
-// redis-server), a plain and a TLS+ACL server through cachetest, or says why
-// it cannot. The returned cleanup stops them.
-func localCacheTargets(ctx context.Context, bins []string) ([]cacheTarget, func(), error) {
+// redis-server), a cluster of the field's shape (three primaries with a
+// replica each, cluster-node-timeout 1000 ms) plain and with TLS+ACL,
+// through cachetest, or says why it cannot. The servers are returned by
+// label (the failover drill and the server-side counts use them); the
+// returned cleanup stops them.
+func localCacheTargets(ctx context.Context, bins []string) ([]cacheTarget, map[string]*cachetest.Server, func(), error) {
 	var targets []cacheTarget
 	var closers []func()
+	servers := map[string]*cachetest.Server{}
 	cleanup := func() {
 		for _, c := range closers {
 			c()
 		}
 	}
 	if len(bins) == 0 {
-		return nil, cleanup, fmt.Errorf("no redis-server or valkey-server is installed (%s), or point -cache at endpoints", cachetest.InstallHint)
+		return nil, nil, cleanup, fmt.Errorf("no redis-server or valkey-server is installed (%s), or point -cache at endpoints", cachetest.InstallHint)
 	}
 	var errs []error
 	for _, bin := range bins {
-		name := strings.TrimSuffix(filepath.Base(bin), "-server")
-		for _, c := range []struct {
-			label string
-			cfg   cachetest.Config
-		}{
-			{name, cachetest.Config{Binary: bin}},
-			{name + " TLS+ACL", cachetest.Config{Binary: bin, TLS: true, User: "bench", Password: "bench-pw"}},
-		} {
+		for _, c := range localClusterConfigs(bin) {
 			s, err := cachetest.Start(ctx, &c.cfg)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("starting a local %s: %w", c.label, err))
@@ -147,12 +156,17 @@ func localCacheTargets(ctx context.Context, bins []string) ([]cacheTarget, func(
 			}
 			closers = append(closers, func() { _ = s.Close() })
 			targets = append(targets, cacheTarget{Label: c.label, Endpoint: s.Endpoint()})
+			servers[c.label] = s
 		}
 	}
 	if len(targets) == 0 {
-		return nil, cleanup, errors.Join(errs...)
+		return nil, nil, cleanup, errors.Join(errs...)
 	}
-	return targets, cleanup, nil
+	for _, err := range errs {
+		// The others run; say which did not.
+		fmt.Fprintf(os.Stderr, "report: E3: %v\n", err)
+	}
+	return targets, servers, cleanup, nil
 }
 
 // cacheComparePairs parses -cache-compare: BASE/OTHER label pairs.
@@ -188,8 +202,9 @@ func checkCacheCompare(o *options) error {
 	}
 	if len(targets) == 0 {
 		for _, bin := range localServerBinaries() {
-			name := strings.TrimSuffix(filepath.Base(bin), "-server")
-			labels = append(labels, name, name+" TLS+ACL")
+			for _, c := range localClusterConfigs(bin) {
+				labels = append(labels, c.label)
+			}
 		}
 		if len(labels) == 0 {
 			labels = embeddedLabels()
@@ -216,6 +231,11 @@ type cacheOptions struct {
 	// Compare names BASE/OTHER label pairs for the endpoint ratios; empty
 	// means every endpoint against the first.
 	Compare [][2]string
+	// Local holds the local servers by label (nil with -cache): their
+	// server-side counts and the failover drill need them.
+	Local map[string]*cachetest.Server
+	// Failover runs the failover drill on the first local plain cluster.
+	Failover bool
 }
 
 // warnWriter prefixes the warnings of cachecli.Engines with the tool's name.
@@ -244,7 +264,13 @@ const e3Settle = 61 * time.Second
 // loopback, where the default report's servers are, and up to e3Settle per
 // connect-per-op run after an engine's first against anything else.
 func plannedCache(o cacheOptions, targets int) time.Duration {
-	return time.Duration(targets) * (o.probeTime() + time.Duration(len(o.Engines)*2*o.Runs+1)*o.Duration)
+	d := time.Duration(targets) * (o.probeTime() + time.Duration(len(o.Engines)*2*o.Runs+1)*o.Duration)
+	if o.Failover {
+		// The drill, when there is a local cluster: a run per engine and
+		// mode, and the rejoin after it.
+		d += time.Duration(len(o.Engines)*2) * (failoverRun + failoverStop + time.Second)
+	}
+	return d
 }
 
 // runCache probes every target, then runs the workloads on every target. A
@@ -252,12 +278,22 @@ func plannedCache(o cacheOptions, targets int) time.Duration {
 // section, with what finished.
 func runCache(ctx context.Context, targets []cacheTarget, o cacheOptions, prog *progress) (*CacheSection, error) {
 	sec := &CacheSection{}
+	var err error
 	for _, t := range targets {
 		ce := &CacheEndpoint{Label: t.Label, Endpoint: t.Endpoint.String()}
 		sec.Endpoints = append(sec.Endpoints, ce)
 		prog.Start("E3 cache: probing "+t.Label, o.probeTime())
 		if err := probeTarget(ctx, t, o, ce); err != nil {
 			return sec, err
+		}
+		if t.Endpoint.Cluster && ce.Medians != nil {
+			prog.Start("E3 cache: "+t.Label+" connect-per-op step by step", connectStepsRun)
+			if ce.ConnectSteps, err = connectSteps(ctx, t.Endpoint); err != nil {
+				ce.ConnectStepsError = err.Error()
+			}
+			if ctx.Err() != nil {
+				return sec, fmt.Errorf("cache %s: %w", t.Label, ctx.Err())
+			}
 		}
 	}
 	for i, t := range targets {
@@ -271,6 +307,12 @@ func runCache(ctx context.Context, targets []cacheTarget, o cacheOptions, prog *
 		}
 	}
 	sec.Comparisons = compareCache(sec.Endpoints, o)
+	if o.Failover {
+		sec.Failover = runFailover(ctx, targets, o, prog)
+		if ctx.Err() != nil {
+			return sec, fmt.Errorf("cache failover: %w", ctx.Err())
+		}
+	}
 	return sec, nil
 }
 
@@ -326,9 +368,13 @@ func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 			prog.Start(fmt.Sprintf("E3 cache: %s %s %s x%d", t.Label, w.Engine, mode, o.Runs), time.Duration(o.Runs)*o.Duration)
 			// Connect-per-op runs wait for earlier runs' TIME_WAIT
 			// debris (Settle does nothing for pooled runs).
+			srv, before := o.countsBefore(ctx, t, mode)
 			agg, err := median.Run(ctx, t.Endpoint, &median.Config{Runs: o.Runs, Settle: e3Settle, Workload: &cache.WorkloadConfig{
 				Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration,
 			}})
+			if before != nil && agg != nil {
+				w.ConnectCounts = countsAfter(ctx, srv, before, agg.Attempts, t.Endpoint.User != "")
+			}
 			var failure *ModeFailure
 			if agg != nil && len(agg.Results) > 0 {
 				failure = modeFailure(agg)

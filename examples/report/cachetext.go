@@ -65,11 +65,18 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 		if ce.ProbeError != "" {
 			fmt.Fprintf(w, "%s: probe error: %s\n", ce.Label, ce.ProbeError)
 		}
+		if ce.ConnectStepsError != "" {
+			fmt.Fprintf(w, "%s: connect-per-op steps: %s\n", ce.Label, ce.ConnectStepsError)
+		}
 	}
+	writeConnectSteps(w, sec)
 	if err := writeCacheWorkloads(w, sec); err != nil {
 		return err
 	}
 	if err := writeUnderLoad(w, sec); err != nil {
+		return err
+	}
+	if err := writeFailover(w, sec.Failover); err != nil {
 		return err
 	}
 	if len(sec.Comparisons) > 0 {
@@ -172,6 +179,7 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 	for _, n := range debris {
 		fmt.Fprintln(w, n)
 	}
+	writeServerCounts(w, sec)
 	writeE3Kernel(w, sec)
 	return nil
 }

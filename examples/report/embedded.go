@@ -17,6 +17,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 )
 
@@ -41,18 +42,20 @@ type cacheTargetSet struct {
 	cleanup func()
 	// embedded says the targets are the in-process miniredis.
 	embedded bool
+	// servers are the local cachetest servers by label (nil: embedded).
+	servers map[string]*cachetest.Server
 }
 
 // defaultCacheTargets starts the servers E3 measures without -cache: a
-// plain and a TLS+ACL server of each real valkey-server and redis-server in
+// plain and a TLS+ACL cluster of each real valkey-server and redis-server in
 // bins, or, when there is none or none starts, two in-process miniredis
 // servers. Why the real servers were passed over goes into the note.
 func defaultCacheTargets(ctx context.Context, bins []string) (*cacheTargetSet, error) {
 	var why string
 	if len(bins) > 0 {
-		targets, cleanup, err := localCacheTargets(ctx, bins)
+		targets, servers, cleanup, err := localCacheTargets(ctx, bins)
 		if err == nil {
-			return &cacheTargetSet{targets: targets, cleanup: cleanup}, nil
+			return &cacheTargetSet{targets: targets, servers: servers, cleanup: cleanup}, nil
 		}
 		cleanup()
 		why = fmt.Sprintf(" (the installed cache servers did not start: %v)", err)

@@ -5,14 +5,16 @@
 //     RTT percentiles, and the ENA/SRD counter deltas of an interface;
 //   - E2 matrix: TCP upload/download with 1 and N streams and UDP at target
 //     rates, judged against a stated limit, flagging generator-limited rows;
-//   - E3 cache: connection-phase medians per endpoint and pooled vs
-//     connect-per-operation workloads.
+//   - E3 cache: connection-phase medians per endpoint, pooled vs
+//     connect-per-operation workloads, and on the local clusters what their
+//     nodes see of a connect-per-op operation and a failover drill.
 //
 // With no flags it starts netperfkit's iperf3-compatible and sockperf-
-// compatible servers on loopback, and for E3 a plain and a TLS+ACL cache
-// server (valkey-server and redis-server through cachetest when installed,
-// else an in-process miniredis that shows the method, not a cache's
-// performance), and measures them with short durations. Flags point each part
+// compatible servers on loopback, and for E3 a plain and a TLS+ACL cluster
+// of the field's shape, three primaries with a replica each (valkey-server
+// and redis-server through cachetest when installed, else an in-process
+// miniredis that shows the method, not a cache's performance), and measures
+// them with short durations. Flags point each part
 // at real targets:
 //
 //	report -paths same=10.0.0.5,cross=10.1.0.7 -matrix 10.0.0.5 -limit 5G \
@@ -94,6 +96,7 @@ type options struct {
 	progress                        string
 	cache                           *cachecli.EndpointFlags // -cache and the -cache-* flags
 	cacheConfig, cacheCompare       string
+	cacheFailover                   bool
 	imds                            string
 	compare                         bool
 	label                           string
@@ -135,6 +138,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.cache = cachecli.NewEndpointFlags(fs, "cache")
 	fs.StringVar(&o.cacheConfig, "cache-config", "", "JSON or YAML file with per-endpoint settings (label, addr, tls, cluster, cacert, insecure, server_name, user, password_env, iam: {cache, region, serverless}, connect_timeout, request_timeout); -cache LABEL,... picks from it")
 	fs.StringVar(&o.cacheCompare, "cache-compare", "", "E3 endpoint ratios as BASE/OTHER label pairs, for example SV2/SP1,N1/N2 (default: every endpoint against the first)")
+	fs.BoolVar(&o.cacheFailover, "cache-failover", true, "E3: run the failover drill on the local plain cluster (one primary SIGSTOPped in a pooled and a connect-per-op run per engine, about 7 s each); needs the local clusters, not -cache")
 	fs.StringVar(&o.skip, "skip", "", "parts to skip: any of paths,matrix,cache")
 	fs.StringVar(&o.out, "out", "", "directory for report.json, the plots, report.md and report.html")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of tables")
@@ -334,7 +338,7 @@ func runReport(ctx context.Context, o *options, stderr io.Writer) (*Report, erro
 		matrixAddr = withDefaultPort(o.matrix, o.tport)
 	}
 	scs := matrixScenarios(o.mstreams, rates)
-	copts := cacheOptions{Probes: o.probes, Duration: o.cacheD, Runs: o.runs, Workers: o.workers, Engines: engines}
+	copts := cacheOptions{Probes: o.probes, Duration: o.cacheD, Runs: o.runs, Workers: o.workers, Engines: engines, Failover: o.cacheFailover}
 	if copts.Compare, err = cacheComparePairs(o.cacheCompare); err != nil {
 		return nil, err
 	}
@@ -430,6 +434,7 @@ func cacheSection(ctx context.Context, o *options, copts cacheOptions, prog *pro
 		}
 		defer set.cleanup()
 		copts.Engines = set.engines(copts.Engines)
+		copts.Local = set.servers
 		targets, note = set.targets, set.note
 	}
 	sec, err := runCache(ctx, targets, copts, prog)

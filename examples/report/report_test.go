@@ -22,16 +22,17 @@ import (
 // in-process miniredis), and checks every section of the tables and every
 // file of -out.
 func TestReportEndToEnd(t *testing.T) {
-	first, embedded := "redis", false
+	first, embedded := "redis cluster", false
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		first, embedded = embeddedLabel, true
 		if len(localServerBinaries()) > 0 {
-			first, embedded = "valkey", false
+			first, embedded = "valkey cluster", false
 		}
 	}
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// Four local clusters and the failover drill take minutes on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	code := run(ctx, []string{
 		"-d", "300ms", "-rtt-d", "1s", "-cache-d", "300ms", "-runs", "2", "-probes", "20",
@@ -71,8 +72,8 @@ func TestReportEndToEnd(t *testing.T) {
 		assert.Empty(t, c.ServerNote, "real servers carry no miniredis note")
 	}
 	if len(localServerBinaries()) > 1 {
-		require.Contains(t, byLabel, "valkey", "valkey-server is installed: the local default runs it too")
-		require.Contains(t, byLabel, "valkey TLS+ACL")
+		require.Contains(t, byLabel, "valkey cluster", "valkey-server is installed: the local default runs it too")
+		require.Contains(t, byLabel, "valkey cluster TLS+ACL")
 	}
 	missed := false
 	for _, ce := range c.Endpoints {
@@ -100,6 +101,9 @@ func TestReportEndToEnd(t *testing.T) {
 				assert.Equal(t, 2, a.P50.N, "two runs")
 			}
 		}
+	}
+	if !embedded {
+		checkClusterE3(t, text, &c)
 	}
 	resp := byLabel[first].Workloads[len(byLabel[first].Workloads)-1]
 	require.Equal(t, "resp", resp.Engine)
