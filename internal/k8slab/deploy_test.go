@@ -108,7 +108,7 @@ func brokenRejected(t *testing.T, cp *k8slab.ControlPlane) {
 		want     string
 	}{
 		{"completionMode misspelt", shards, "completionMode: Indexed", "completionMode: Indexd", `Unsupported value: "Indexd"`},
-		{"unknown field", shards, "backoffLimitPerIndex: 1", "backoffLimitPerIndx: 1", `unknown field "spec.backoffLimitPerIndx"`},
+		{"unknown field", shards, "backoffLimitPerIndex: 1", "backoffLimitPerIndx: 1", "backoffLimitPerIndx"},
 		{"exit code 0 in an In rule", shards, "values: [3]", "values: [0, 3]", "onExitCodes"},
 		{"toleration operator", agent, "- operator: Exists", "- operator: Exist", `Unsupported value: "Exist"`},
 	} {

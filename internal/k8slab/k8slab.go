@@ -145,7 +145,7 @@ func (c *ControlPlane) startEtcd(tb testing.TB, etcd string) string {
 	c.start(tb, "etcd", etcd, "--name=npk", "--data-dir="+filepath.Join(c.Dir, "etcd"),
 		"--listen-client-urls="+client, "--advertise-client-urls="+client,
 		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
-		"--initial-cluster=npk="+peer, "--log-level=warn")
+		"--initial-cluster=npk="+peer, "--logger=zap", "--log-level=warn")
 	return client
 }
 
