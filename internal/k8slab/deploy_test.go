@@ -233,9 +233,12 @@ func indexedJob(t *testing.T, cp *k8slab.ControlPlane) {
 				env[e.Name] = e.ValueFrom.FieldRef.FieldPath
 			}
 		}
-		want := "metadata.annotations['" + indexKey + "']"
-		assert.Equal(t, want, env["JOB_COMPLETION_INDEX"], "index %d: the Job controller's env", i)
-		assert.Equal(t, want, env["SHARD_INDEX"], "index %d: the manifest's -shard I/N", i)
+		// The Job controller's own variable reads the index's label (1.37;
+		// older releases the annotation), the manifest's the annotation:
+		// both carry the index checked above.
+		assert.Contains(t, []string{"metadata.labels['" + indexKey + "']", "metadata.annotations['" + indexKey + "']"},
+			env["JOB_COMPLETION_INDEX"], "index %d: the Job controller's env", i)
+		assert.Equal(t, "metadata.annotations['"+indexKey+"']", env["SHARD_INDEX"], "index %d: the manifest's -shard I/N", i)
 	}
 
 	// The kubelet's part, by hand: index 1 exits 3, index 2 exits 1.
