@@ -1,7 +1,7 @@
 # The one test command of the README: installs missing integration peers (as
 # root), then vets and runs every test with the race detector, and the cache
 # tests once more against valkey-server 8.
-.PHONY: test test-loaded bench-smoke peers vet staticcheck lint api fuzz-smoke cross anchors
+.PHONY: test test-loaded bench-smoke peers vet staticcheck lint api fuzz-smoke cross anchors k8s-test
 
 test: peers
 	go vet ./...
@@ -24,6 +24,15 @@ bench-smoke:
 
 peers:
 	./scripts/install-peers.sh
+
+# deploy/ read by a real Kubernetes control plane (etcd, kube-apiserver,
+# kube-controller-manager; internal/k8slab). Not part of make test: the first
+# run builds Kubernetes once into ~/.cache/netperfkit-peers (15-25 minutes of
+# 2 cores, about 1 GB of modules and a few GB of build cache); later runs
+# find it there and take a few minutes.
+k8s-test:
+	./scripts/k8s-peers.sh
+	NETPERFKIT_K8S=1 go test -count=1 -timeout 15m -v -run 'ControlPlane|Render' ./internal/k8slab/
 
 staticcheck:
 	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...

@@ -4,11 +4,10 @@ package main
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,34 +52,14 @@ type fleetLab struct {
 }
 
 func newFleetLab(t *testing.T) *fleetLab {
-	ipBin := peertest.Binary(t, "apt-get install iproute2", "ip")
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	l := &fleetLab{netLab: &netLab{ip: ipBin, prefix: "np33" + hex.EncodeToString(b[:])}, dir: t.TempDir()}
-	l.promNS = l.prefix + "i"
-	l.addNS(t, l.promNS)
-	l.run(t, "-n", l.promNS, "link", "set", "lo", "up")
-	l.run(t, "-n", l.promNS, "link", "add", "br0", "type", "bridge")
-	l.run(t, "-n", l.promNS, "addr", "add", fleetInfra+"/24", "dev", "br0")
-	l.run(t, "-n", l.promNS, "link", "set", "br0", "up")
-	for i := range fleetSize {
-		ns := l.prefix + "a" + strconv.Itoa(i)
-		addr := fleetNet + strconv.Itoa(i+1)
-		l.addNS(t, ns)
-		port := "b" + strconv.Itoa(i)
-		l.run(t, "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", port, "netns", l.promNS)
-		l.run(t, "-n", l.promNS, "link", "set", port, "master", "br0", "up")
-		l.run(t, "-n", ns, "link", "set", "lo", "up")
-		l.run(t, "-n", ns, "addr", "add", addr+"/24", "dev", "eth0")
-		l.run(t, "-n", ns, "link", "set", "eth0", "up")
-		l.run(t, "-n", ns, "route", "add", "default", "via", fleetInfra)
+	l := &fleetLab{netLab: bridgeLab(t, "np33", netip.MustParsePrefix(fleetNet+"0/24"), fleetSize), dir: t.TempDir()}
+	for _, ns := range l.netLab.agents {
 		etc := filepath.Join("/etc/netns", ns)
 		require.NoError(t, os.MkdirAll(etc, 0o755))
 		t.Cleanup(func() { _ = os.RemoveAll(etc) })
 		require.NoError(t, os.WriteFile(filepath.Join(etc, "resolv.conf"),
 			[]byte("nameserver "+fleetInfra+"\noptions timeout:1 attempts:1\n"), 0o644))
 		l.agents = append(l.agents, nil)
-		l.addrs = append(l.addrs, addr)
 	}
 	return l
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/ethtool/ethtooltest"
+	"github.com/netperfkit/netperfkit/internal/pathlab"
 	"github.com/netperfkit/netperfkit/internal/peertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,49 +43,26 @@ type netLab struct {
 const labNet = "198.18.77."
 
 func newNetLab(t *testing.T, n int) *netLab {
-	ipBin := peertest.Binary(t, "apt-get install iproute2", "ip")
+	return bridgeLab(t, "npk", netip.MustParsePrefix(labNet+"0/24"), n)
+}
+
+// bridgeLab builds n agent namespaces on one subnet with the Prometheus
+// namespace as their hub (pathlab.NewBridge), under a random prefix that
+// starts with tag. The agents find eth0 as their default-route interface.
+func bridgeLab(t *testing.T, tag string, subnet netip.Prefix, n int) *netLab {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
-	l := &netLab{ip: ipBin, prefix: "npk" + hex.EncodeToString(b[:])}
-	l.promNS = l.prefix + "p"
-	l.addNS(t, l.promNS)
-	l.run(t, "-n", l.promNS, "link", "set", "lo", "up")
-	l.run(t, "-n", l.promNS, "link", "add", "br0", "type", "bridge")
-	l.run(t, "-n", l.promNS, "addr", "add", labNet+"254/24", "dev", "br0")
-	l.run(t, "-n", l.promNS, "link", "set", "br0", "up")
-	for i := range n {
-		ns := l.prefix + "a" + strconv.Itoa(i)
-		addr := labNet + strconv.Itoa(i+1)
-		l.addNS(t, ns)
-		port := "b" + strconv.Itoa(i)
-		l.run(t, "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", port, "netns", l.promNS)
-		l.run(t, "-n", l.promNS, "link", "set", port, "master", "br0", "up")
-		l.run(t, "-n", ns, "link", "set", "lo", "up")
-		l.run(t, "-n", ns, "addr", "add", addr+"/24", "dev", "eth0")
-		l.run(t, "-n", ns, "link", "set", "eth0", "up")
-		// The agent finds eth0 as its default-route interface.
-		l.run(t, "-n", ns, "route", "add", "default", "via", labNet+"254")
-		l.agents = append(l.agents, ns)
-		l.addrs = append(l.addrs, addr)
+	prefix := tag + hex.EncodeToString(b[:])
+	br := pathlab.NewBridge(t, pathlab.BridgeConfig{Prefix: prefix, Net: subnet, Members: n})
+	if br == nil {
+		t.SkipNow()
+	}
+	l := &netLab{ip: peertest.Binary(t, "apt-get install iproute2", "ip"), prefix: prefix, promNS: br.Hub.Netns}
+	for _, m := range br.Members {
+		l.agents = append(l.agents, m.Netns)
+		l.addrs = append(l.addrs, m.Addr.String())
 	}
 	return l
-}
-
-// addNS creates a namespace and registers its deletion, which also removes
-// every device in it.
-func (l *netLab) addNS(t *testing.T, ns string) {
-	l.run(t, "netns", "add", ns)
-	t.Cleanup(func() {
-		if out, err := exec.Command(l.ip, "netns", "del", ns).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v: %s", ns, err, out)
-		}
-	})
-}
-
-func (l *netLab) run(t *testing.T, args ...string) {
-	t.Helper()
-	out, err := exec.Command(l.ip, args...).CombinedOutput()
-	require.NoError(t, err, "ip %s: %s", strings.Join(args, " "), out)
 }
 
 // start runs a command inside ns until the test ends; its output goes to

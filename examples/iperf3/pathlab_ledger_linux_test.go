@@ -79,18 +79,7 @@ func (l *ledgerLab) nftDrops(t *testing.T) int64 {
 func (l *ledgerLab) serve(t *testing.T, bin string) string {
 	t.Helper()
 	l.port++
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := l.lab.B.Command(ctx, bin, "-s", "-p", strconv.Itoa(l.port))
-	var out peertest.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("server %s: %s", bin, out.String())
-		}
-	})
+	l.lab.B.Start(t, bin, "-s", "-p", strconv.Itoa(l.port))
 	l.lab.B.WaitListening(t, l.port, 10*time.Second)
 	return net.JoinHostPort(l.lab.B.Addr.String(), strconv.Itoa(l.port))
 }

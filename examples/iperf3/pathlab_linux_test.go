@@ -53,15 +53,7 @@ func newLabPeers(t *testing.T, rate float64) *labPeers {
 func (p *labPeers) serve(t *testing.T, bin string) int {
 	t.Helper()
 	p.port++
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := p.lab.B.Command(ctx, bin, "-s", "-p", strconv.Itoa(p.port))
-	var out peertest.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-	})
+	p.lab.B.Start(t, bin, "-s", "-p", strconv.Itoa(p.port))
 	p.lab.B.WaitListening(t, p.port, 10*time.Second)
 	return p.port
 }

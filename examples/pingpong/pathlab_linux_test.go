@@ -3,16 +3,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
-	"fmt"
-	"io"
 	"math"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -55,58 +49,33 @@ func percentiles(out string) (p50, p99 float64, err error) {
 	return p50, p99, nil
 }
 
-// wireRTTs reads a nanosecond pcap of a veth (Ethernet, IPv4, UDP) taken
-// on the client's end, and returns, for every sockperf request to port
-// that asked for a reply and got one, the time from the request passing
-// the capture to its reply passing it, in microseconds, sorted.
-func wireRTTs(r io.Reader, port uint16) ([]float64, error) {
-	var gh [24]byte
-	if _, err := io.ReadFull(r, gh[:]); err != nil {
-		return nil, fmt.Errorf("pcap header: %w", err)
-	}
-	if binary.LittleEndian.Uint32(gh[:4]) != 0xa1b23c4d {
-		return nil, errors.New("not a little-endian nanosecond pcap")
-	}
+// wireRTTs returns, for every sockperf request to port in a capture of
+// the client's veth (Host.Capture) that asked for a reply and got one, the
+// time from the request passing the capture to its reply passing it, in
+// microseconds, sorted.
+func wireRTTs(pkts []pathlab.Packet, port uint16) []float64 {
 	sent := map[uint64]int64{}
 	var rtts []float64
-	for {
-		var ph [16]byte
-		if _, err := io.ReadFull(r, ph[:]); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("pcap record: %w", err)
-		}
-		ts := int64(binary.LittleEndian.Uint32(ph[0:4]))*1e9 + int64(binary.LittleEndian.Uint32(ph[4:8]))
-		b := make([]byte, binary.LittleEndian.Uint32(ph[8:12]))
-		if _, err := io.ReadFull(r, b); err != nil {
-			return nil, fmt.Errorf("pcap data: %w", err)
-		}
-		if len(b) < 14+20 || binary.BigEndian.Uint16(b[12:14]) != 0x0800 {
+	for _, p := range pkts {
+		if p.Proto != pathlab.UDP || len(p.Payload) < sockperfwire.HeaderSize {
 			continue
 		}
-		ip := b[14:]
-		ihl := int(ip[0]&0xf) * 4
-		if ip[9] != 17 || len(ip) < ihl+8+sockperfwire.HeaderSize {
-			continue
-		}
-		udp := ip[ihl:]
-		h, err := sockperfwire.DecodeHeader(udp[8:])
+		h, err := sockperfwire.DecodeHeader(p.Payload)
 		if err != nil && !errors.Is(err, sockperfwire.ErrShortMessage) {
 			continue
 		}
-		src, dst := binary.BigEndian.Uint16(udp[0:2]), binary.BigEndian.Uint16(udp[2:4])
 		switch {
-		case dst == port && h.Flags&sockperfwire.FlagPong != 0:
-			sent[h.Seq] = ts
-		case src == port:
+		case p.Dst == port && h.Flags&sockperfwire.FlagPong != 0:
+			sent[h.Seq] = p.TS
+		case p.Src == port:
 			if t0, ok := sent[h.Seq]; ok {
-				rtts = append(rtts, float64(ts-t0)/1e3)
+				rtts = append(rtts, float64(p.TS-t0)/1e3)
 				delete(sent, h.Seq)
 			}
 		}
 	}
 	slices.Sort(rtts)
-	return rtts, nil
+	return rtts
 }
 
 // quantile of sorted values, nearest rank.
@@ -120,70 +89,33 @@ func quantile(sorted []float64, q float64) float64 {
 
 func TestWireRTTs(t *testing.T) {
 	// Two requests (seq 1 and 2) and one reply, for seq 2, 30 us later.
-	var f strings.Builder
-	gh := make([]byte, 24)
-	binary.LittleEndian.PutUint32(gh, 0xa1b23c4d)
-	f.Write(gh)
-	frame := func(ts int64, src, dst uint16, seq uint64, flags uint16) {
-		b := make([]byte, 14+20+8+sockperfwire.HeaderSize)
-		binary.BigEndian.PutUint16(b[12:], 0x0800)
-		b[14], b[14+9] = 0x45, 17
-		binary.BigEndian.PutUint16(b[34:], src)
-		binary.BigEndian.PutUint16(b[36:], dst)
-		sockperfwire.Header{Seq: seq, Flags: flags, Length: sockperfwire.HeaderSize}.Put(b[42:])
-		ph := make([]byte, 16)
-		binary.LittleEndian.PutUint32(ph[0:], uint32(ts/1e9))
-		binary.LittleEndian.PutUint32(ph[4:], uint32(ts%1e9))
-		binary.LittleEndian.PutUint32(ph[8:], uint32(len(b)))
-		binary.LittleEndian.PutUint32(ph[12:], uint32(len(b)))
-		f.Write(ph)
-		f.Write(b)
+	frame := func(ts int64, src, dst uint16, seq uint64, flags uint16) pathlab.Packet {
+		b := make([]byte, sockperfwire.HeaderSize)
+		sockperfwire.Header{Seq: seq, Flags: flags, Length: sockperfwire.HeaderSize}.Put(b)
+		return pathlab.Packet{TS: ts, Proto: pathlab.UDP, Src: src, Dst: dst, Payload: b}
 	}
 	pong := sockperfwire.FlagClient | sockperfwire.FlagPong
-	frame(1e9, 40000, 11111, 1, pong)
-	frame(1e9+10e3, 40000, 11111, 2, pong)
-	frame(1e9+40e3, 11111, 40000, 2, 0)
-	frame(1e9+50e3, 11111, 40000, 9, 0) // a reply to nothing captured
-	rtts, err := wireRTTs(strings.NewReader(f.String()), 11111)
-	require.NoError(t, err)
-	assert.Equal(t, []float64{30}, rtts)
+	pkts := []pathlab.Packet{
+		frame(1e9, 40000, 11111, 1, pong),
+		frame(1e9+10e3, 40000, 11111, 2, pong),
+		frame(1e9+40e3, 11111, 40000, 2, 0),
+		frame(1e9+50e3, 11111, 40000, 9, 0), // a reply to nothing captured
+	}
+	assert.Equal(t, []float64{30}, wireRTTs(pkts, 11111))
 }
 
 // pingLab is a path (unshaped: RTTs of microseconds) with our pingpong
 // server and sockperf's in B and tcpdump on A's veth.
 type pingLab struct {
-	lab                  *pathlab.Lab
-	ours, sockperf, dump string
+	lab            *pathlab.Lab
+	ours, sockperf string
 }
 
-// capture runs fn while tcpdump records A's veth, and returns the wire
-// RTTs to port.
+// capture runs fn while tcpdump records A's veth (Host.Capture), and
+// returns the wire RTTs to port.
 func (p *pingLab) capture(t *testing.T, port int, fn func()) []float64 {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "c.pcap")
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := p.lab.A.Command(ctx, p.dump, "-i", p.lab.A.Dev, "-s", "96", "--time-stamp-precision", "nano", "--immediate-mode", "-U", "-w", file, "udp")
-	// Without --immediate-mode the kernel hands tcpdump a block of packets
-	// when it fills or times out, and the interrupt that ends tcpdump
-	// loses the block in hand: a run under a TCP flow lost its last 0.3 s
-	// of requests and replies, 30 of 330.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	// tcpdump says "listening on" once it captures.
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() && !strings.Contains(sc.Text(), "listening on") {
-	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
-	fn()
-	cancel()
-	_ = cmd.Wait()
-	f, err := os.Open(file)
-	require.NoError(t, err)
-	defer f.Close()
-	rtts, err := wireRTTs(bufio.NewReader(f), uint16(port))
-	require.NoError(t, err)
+	rtts := wireRTTs(p.lab.A.Capture(t, "udp", fn), uint16(port))
 	require.NotEmpty(t, rtts, "no request and reply captured")
 	return rtts
 }
@@ -238,11 +170,11 @@ func (p *pingLab) client(t *testing.T, ours bool, port int) (p50, p99 float64) {
 func TestPingPongAgainstWire(t *testing.T) {
 	lab := pathlab.New(t, nil)
 	sp := peertest.Binary(t, "apt-get install sockperf", "sockperf")
-	dump := peertest.Binary(t, "apt-get install tcpdump", "tcpdump")
+	peertest.Binary(t, "apt-get install tcpdump", "tcpdump")
 	if lab == nil || t.Skipped() {
 		return
 	}
-	p := &pingLab{lab: lab, sockperf: sp, dump: dump,
+	p := &pingLab{lab: lab, sockperf: sp,
 		ours: pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/pingpong")}
 	ctx, cancel := context.WithCancel(context.Background())
 	var servers []*exec.Cmd

@@ -90,11 +90,11 @@ func TestRTTUnderLoadAgainstWire(t *testing.T) {
 		return &pathlab.Shaper{Qdisc: pathlab.TBF, Rate: loadRate, Burst: loadBurst, Latency: loadLatency}
 	}
 	lab := pathlab.New(t, &pathlab.Config{A: sh(), B: sh()})
-	dump := peertest.Binary(t, "apt-get install tcpdump", "tcpdump")
+	peertest.Binary(t, "apt-get install tcpdump", "tcpdump")
 	if lab == nil || t.Skipped() {
 		return
 	}
-	p := &pingLab{lab: lab, dump: dump, ours: pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/pingpong")}
+	p := &pingLab{lab: lab, ours: pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/pingpong")}
 	iperf3 := pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/iperf3")
 	const echoPort, iperfPort = 11311, 5411
 	ctx, cancel := context.WithCancel(context.Background())

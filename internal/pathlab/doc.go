@@ -29,6 +29,12 @@
 //	var ln net.Listener
 //	err := l.B.Do(func() (err error) { ln, err = net.Listen("tcp", l.B.Addr.String()+":0"); return err })
 //
+// Every lab test shares the rest of the lab from here, written once:
+// NewBridge hangs many namespaces off one bridge (a fleet on a subnet);
+// Host.Start runs a server in a namespace until the test ends; Host.Capture
+// records a veth with tcpdump under the lab's one capture rule (never
+// --immediate-mode: see Capture) and ReadPcap reads what it wrote.
+//
 // What a shaped-path test may assert is written in docs/testing.md: rates
 // within the shaper's bounds, never a timing threshold.
 package pathlab

@@ -119,12 +119,7 @@ func New(tb testing.TB, cfg *Config) *Lab {
 		return l.routed(tb, prefix+"-"+id+"-m")
 	}
 	for _, h := range []*Host{l.A, l.B} {
-		mustRun(tb, ip, "netns", "add", h.Netns)
-		tb.Cleanup(func() {
-			if out, err := exec.Command(ip, "netns", "del", h.Netns).CombinedOutput(); err != nil {
-				tb.Errorf("pathlab: ip netns del %s: %v: %s", h.Netns, err, out)
-			}
-		})
+		addNetns(tb, ip, h.Netns)
 	}
 	mustRun(tb, ip, "link", "add", "name", l.A.Dev, "netns", l.A.Netns, "type", "veth",
 		"peer", "name", l.B.Dev, "netns", l.B.Netns)
@@ -153,12 +148,7 @@ func (l *Lab) routed(tb testing.TB, mName string) *Lab {
 	l.M = &Host{Netns: mName, Dev: "veth0", Addr: l.A.Peer, Peer: l.A.Addr, ip: l.A.ip, tc: l.A.tc}
 	l.B.Addr, l.B.Peer = b2.Next(), b2
 	for _, h := range []*Host{l.A, l.M, l.B} {
-		mustRun(tb, h.ip, "netns", "add", h.Netns)
-		tb.Cleanup(func() {
-			if out, err := exec.Command(h.ip, "netns", "del", h.Netns).CombinedOutput(); err != nil {
-				tb.Errorf("pathlab: ip netns del %s: %v: %s", h.Netns, err, out)
-			}
-		})
+		addNetns(tb, h.ip, h.Netns)
 	}
 	ip := l.A.ip
 	mustRun(tb, ip, "link", "add", "name", "veth0", "netns", l.A.Netns, "type", "veth", "peer", "name", "veth0", "netns", l.M.Netns)
