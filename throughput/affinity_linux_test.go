@@ -216,7 +216,7 @@ func TestCPUList(t *testing.T) {
 // and gives back the P lent for its thread, so GOMAXPROCS comes back.
 func TestPinFailureReturnsThreadP(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
-	cfg := (&Config{SocketOptions: SocketOptions{StreamThreads: true}}).withDefaults()
+	cfg := withDefaults((&Config{SocketOptions: SocketOptions{StreamThreads: true}}))
 	e := newEngine(&cfg, false)
 	a, _ := tcpPair(t)
 	s := &flowStream{conn: a}

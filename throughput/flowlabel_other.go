@@ -8,6 +8,6 @@ import "net"
 // with Config.FlowLabel runs without it and says so in a note.
 const flowLabelAvailable = false
 
-func (c *Config) labelTCPDial(*net.Dialer) {}
+func labelTCPDial(*Config, *net.Dialer) {}
 
 func labelUDP(*net.UDPConn, *net.UDPAddr, int) (bool, error) { return false, nil }

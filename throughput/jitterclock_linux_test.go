@@ -21,7 +21,7 @@ func TestJitterClock(t *testing.T) {
 	const n, gap = 10, 20 * time.Millisecond
 	jitter := map[JitterClock]time.Duration{}
 	for _, clock := range []JitterClock{JitterKernel, JitterRead} {
-		cfg := (&Config{UDP: true, BlockLen: 1400, SocketOptions: SocketOptions{JitterClock: clock}}).withDefaults()
+		cfg := withDefaults((&Config{UDP: true, BlockLen: 1400, SocketOptions: SocketOptions{JitterClock: clock}}))
 		e := newEngine(&cfg, false)
 		rx, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestJitterClock(t *testing.T) {
 		b := make([]byte, 1400)
 		for i := 1; i <= n; i++ {
 			sec, usec := e.stampAt(time.Now())
-			iperfwire.PutUDPHeader(b, iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: uint64(i)}, cfg.counters64())
+			iperfwire.PutUDPHeader(b, iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: uint64(i)}, counters64(&cfg))
 			_, err := tx.Write(b)
 			require.NoError(t, err)
 			time.Sleep(gap)

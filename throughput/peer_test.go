@@ -43,8 +43,14 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 // new tests because it is cleaning up the previous one.
 func runRetry(t testing.TB, addr string, cfg *Config) (*Result, error) {
 	t.Helper()
+	return runRetryCtx(t, context.Background(), addr, cfg)
+}
+
+// runRetryCtx is runRetry under parent.
+func runRetryCtx(t testing.TB, parent context.Context, addr string, cfg *Config) (*Result, error) {
+	t.Helper()
 	for i := 0; ; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(parent, 60*time.Second)
 		res, err := Run(ctx, addr, cfg)
 		cancel()
 		// It also closes its listener between tests, resetting connections

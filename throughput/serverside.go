@@ -311,7 +311,7 @@ func (ss *serverSession) tcpStreams(ctx context.Context) error {
 	}
 	deadline := time.NewTimer(ss.srv.cfg.HandshakeTimeout)
 	defer deadline.Stop()
-	sends := ss.cfg.sends(true)
+	sends := sends(&ss.cfg, true)
 	conns := make([]acceptedConn, 0, len(sends))
 	for len(conns) < len(sends) {
 		select {
@@ -344,14 +344,14 @@ func tuneTCP(conn net.Conn, c *Config) {
 		_ = tc.SetReadBuffer(c.Window)
 		_ = tc.SetWriteBuffer(c.Window)
 	}
-	if c.Congestion != "" || c.pacingRate() > 0 {
+	if c.Congestion != "" || pacingRate(c) > 0 {
 		if rc, err := tc.SyscallConn(); err == nil {
 			_ = rc.Control(func(fd uintptr) {
-				_ = controlTCP(fd, sockOpts{congestion: c.Congestion, pacing: c.pacingRate()})
+				_ = controlTCP(fd, sockOpts{congestion: c.Congestion, pacing: pacingRate(c)})
 			})
 		}
 	}
-	c.applyExtra(conn, "tcp")
+	applyExtra(c, conn, "tcp")
 }
 
 // udpStreams binds the UDP port, answers each stream's hello from the
@@ -379,7 +379,7 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 		return err
 	}
 	dl, _ := hctx.Deadline()
-	for i, send := range ss.cfg.sends(true) {
+	for i, send := range sends(&ss.cfg, true) {
 		from, err := awaitHello(ctx, cur, peer.IP, dl)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -394,7 +394,7 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 		if err := ss.answerHello(cur, from); err != nil {
 			return ss.fail(iperfwire.IErrStreams, ReasonStream, err)
 		}
-		ss.cfg.applyExtra(cur, "udp")
+		applyExtra(&ss.cfg, cur, "udp")
 		s := &flowStream{id: streamID(i), send: send, udp: true, conn: cur, fast: setupUDP(cur, &ss.cfg, send), peer: from}
 		ss.t.eng.streams = append(ss.t.eng.streams, s)
 		cur = next

@@ -195,7 +195,7 @@ func (s *session) partial() *Result {
 	if s.t != nil && !s.t.startT.IsZero() {
 		return s.result(nil)
 	}
-	r := &Result{Role: role(s.server), Config: s.cfg.withoutHooks(), Cookie: iperfwire.CookieString(s.cookie),
+	r := &Result{Role: role(s.server), Config: withoutHooks(&s.cfg), Cookie: iperfwire.CookieString(s.cookie),
 		LocalAddr: addrString(s.ctrl.LocalAddr()), RemoteAddr: addrString(s.ctrl.RemoteAddr())}
 	return r
 }

@@ -58,7 +58,7 @@ func TestRateWindow(t *testing.T) {
 // it, on the intervals the reporter cuts from the streams' counters: both
 // directions count, and the engine ends with ErrTotalRate.
 func TestPoliceEndsTestFromIntervalCounts(t *testing.T) {
-	cfg := (&Config{Interval: time.Second}).withDefaults()
+	cfg := withDefaults((&Config{Interval: time.Second}))
 	tr := newTestRun(&cfg, true)
 	up, down := &flowStream{id: 1}, &flowStream{id: 2, send: true}
 	for _, s := range []*flowStream{up, down} {

@@ -134,7 +134,7 @@ func (e *engine) udpBatch(s *flowStream, b []byte, seg int, now time.Time) {
 	s.mu.Lock()
 	for off := 0; off < len(b); off += seg {
 		end := min(off+seg, len(b))
-		h, err := iperfwire.ParseUDPHeader(b[off:end], e.cfg.counters64())
+		h, err := iperfwire.ParseUDPHeader(b[off:end], counters64(e.cfg))
 		if err != nil {
 			continue // as udpDatagram: a datagram too short for a header is not counted
 		}
