@@ -163,7 +163,7 @@ func TestServerAffinityRefused(t *testing.T) {
 	assert.Equal(t, iperfwire.IErrAffinity, se.IErrno)
 	assert.Equal(t, int(syscall.EINVAL), se.Errno)
 	f := <-failures
-	assert.Equal(t, ReasonLimit, f.Reason)
+	assert.Equal(t, reasonLimit, f.Reason)
 	assert.ErrorIs(t, f, ErrAffinity)
 	assert.ErrorIs(t, f, syscall.EINVAL)
 	assert.Contains(t, f.Error(), "CPU "+strconv.Itoa(outside)+" is not one of this server's CPUs")

@@ -141,8 +141,6 @@ func TestAPIMisuse(t *testing.T) {
 		{"ListenAndServe empty network", func() error { return srv.ListenAndServe(ctx, "", "127.0.0.1:0") }, "network"},
 		{"ListenAndServe bad address", func() error { return srv.ListenAndServe(ctx, "tcp", "127.0.0.1:99999") }, "listen"},
 		{"ListenAndServe zero Server", func() error { return zero.ListenAndServe(ctx, "tcp", "127.0.0.1:0") }, "NewServer"},
-		{"ParseJitterClock", func() error { _, err := throughput.ParseJitterClock(""); return err }, "jitter clock"},
-		{"UnmarshalText", func() error { var c throughput.JitterClock; return c.UnmarshalText([]byte("x")) }, "jitter clock"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,7 +168,6 @@ func TestAPIZeroValues(t *testing.T) {
 		{"zero Result.Total", func() error { assert.Equal(t, throughput.Summary{}, (&throughput.Result{}).Total()); return nil }},
 		{"SessionError", func() error { assert.Contains(t, (&throughput.SessionError{}).Error(), "throughput:"); return nil }},
 		{"ServerError", func() error { assert.Contains(t, (&throughput.ServerError{}).Error(), "throughput:"); return nil }},
-		{"JitterClock", func() error { assert.Equal(t, "JitterClock(9)", throughput.JitterClock(9).String()); return nil }},
 		{"ClientAuth", func() error {
 			assert.NotPanics(t, func() { _ = fmt.Sprintf("%v %#v", iperf3auth.Client{}, iperf3auth.Client{}) })
 			return nil

@@ -154,14 +154,14 @@ func TestAuthServer(t *testing.T) {
 				require.ErrorAs(t, err, &se, name)
 				assert.Equal(t, iperfwire.IErrAuth, se.IErrno)
 				e := <-errs
-				assert.Equal(t, ReasonDenied, e.Reason, name)
+				assert.Equal(t, reasonDenied, e.Reason, name)
 				assert.ErrorIs(t, e.Err, ErrAuthFailed, name)
 				if a.Auth != nil {
 					assert.NotContains(t, e.Error(), a.Auth.Password, name)
 				}
 			}
 			st := srv.Stats()
-			assert.Equal(t, int64(len(cases)), st.Failed[ReasonDenied])
+			assert.Equal(t, int64(len(cases)), st.Failed[reasonDenied])
 			assert.Equal(t, int64(1), st.Completed)
 		})
 	}
@@ -217,9 +217,9 @@ func TestAuth321Client(t *testing.T) {
 		assert.Contains(t, out, "iperf3: error - test authorization failed", name)
 		assert.NotContains(t, out, "Interval", "%s: no test ran", name)
 		e := <-errs
-		assert.Equal(t, ReasonDenied, e.Reason, name)
+		assert.Equal(t, reasonDenied, e.Reason, name)
 	}
-	assert.Equal(t, int64(4), srv.Stats().Failed[ReasonDenied])
+	assert.Equal(t, int64(4), srv.Stats().Failed[reasonDenied])
 	out, err = client(f.pub, "luigi", "verdi")
 	require.NoError(t, err, "the server keeps serving: %s", out)
 
@@ -231,5 +231,5 @@ func TestAuth321Client(t *testing.T) {
 	out, err = client(f.pub, "mario", "rossi")
 	require.Error(t, err)
 	assert.Contains(t, out, "iperf3: error - test authorization failed")
-	assert.Equal(t, ReasonDenied, (<-errs).Reason)
+	assert.Equal(t, reasonDenied, (<-errs).Reason)
 }

@@ -112,7 +112,7 @@ func TestRecvTimeoutClient(t *testing.T) {
 			require.ErrorIs(t, err, ErrRecvIdle)
 			assert.Less(t, time.Since(start), 15*time.Second, "the idle receiver ended the test before its time")
 			require.NotNil(t, res)
-			assert.Equal(t, ReasonTimeout, classify(err))
+			assert.Equal(t, reasonTimeout, classify(err))
 		})
 	}
 }
@@ -143,6 +143,6 @@ func TestRecvTimeoutServer(t *testing.T) {
 func expectRecvIdle(t *testing.T, srv *Server, errs <-chan *SessionError) {
 	t.Helper()
 	e := expectFailure(t, errs, func(e *SessionError) bool { return errors.Is(e.Err, ErrRecvIdle) })
-	assert.Equal(t, ReasonTimeout, e.Reason)
-	assert.Positive(t, srv.Stats().Failed[ReasonTimeout])
+	assert.Equal(t, reasonTimeout, e.Reason)
+	assert.Positive(t, srv.Stats().Failed[reasonTimeout])
 }

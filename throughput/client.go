@@ -142,7 +142,7 @@ func (cl *client) handshake(ctx context.Context) error {
 		return err
 	}
 	err = cl.expect(iperfwire.CreateStreams)
-	if err != nil && cl.cfg.Auth != nil && classify(err) == ReasonPeerGone && ctx.Err() == nil {
+	if err != nil && cl.cfg.Auth != nil && classify(err) == reasonPeerGone && ctx.Err() == nil {
 		// iperf3 3.21 refuses credentials by closing the connection
 		// without a word.
 		return fmt.Errorf("%w (the server closed the connection after reading the credentials: %w)", ErrAuthFailed, err)

@@ -402,7 +402,7 @@ func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 		SendFrom:      sc.SendFrom,
 		ReceiveTo:     sc.ReceiveTo,
 		Iperf3Options: Iperf3Options{Title: p.Title, ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0},
-		SocketOptions: SocketOptions{Window: int(p.Window), MSS: int(p.MSS), NoDelay: bool(p.NoDelay), Congestion: p.Congestion, TOS: int(p.TOS), DontFragment: p.DontFragment != 0, MPTCP: bool(p.MPTCP), ReadLen: sc.ReadLen, DisableFastPath: sc.DisableFastPath, StreamThreads: sc.StreamThreads, JitterClock: sc.JitterClock, FlowLabel: int(p.FlowLabel)},
+		SocketOptions: SocketOptions{Window: int(p.Window), MSS: int(p.MSS), NoDelay: bool(p.NoDelay), Congestion: p.Congestion, TOS: int(p.TOS), DontFragment: p.DontFragment != 0, MPTCP: bool(p.MPTCP), ReadLen: sc.ReadLen, DisableFastPath: sc.DisableFastPath, StreamThreads: sc.StreamThreads, JitterRead: sc.JitterRead, FlowLabel: int(p.FlowLabel)},
 	}
 	if a := p.ServerAffinity; a != nil {
 		c.ServerAffinity = new(int(*a))

@@ -47,8 +47,8 @@
 // of the write that sent it, and paced tests receive without GRO unless
 // Config.GRO asks for it, with the kernel's arrival time of each datagram
 // (SO_TIMESTAMPNS), so jitter is measured per datagram as iperf3 measures
-// it, without our receiver's wake-up in it. Config.JitterClock (and
-// ServerConfig.JitterClock) JitterRead takes the time each read returned
+// it, without our receiver's wake-up in it. Config.JitterRead (and
+// ServerConfig.JitterRead) takes the time each read returned
 // instead, as iperf3's receiver does, to compare with figures iperf3
 // measured: it adds the receiver's wake-ups. Unlimited tests keep 64 KiB GSO
 // writes and GRO. Config.Burst (iperf3's "-b rate/burst") sends that many

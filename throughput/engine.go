@@ -315,7 +315,7 @@ func (e *engine) watchRecv(timeout time.Duration) {
 				continue
 			}
 			if now.Sub(lastT) >= timeout {
-				e.finish(&reasonError{reason: ReasonTimeout,
+				e.finish(&reasonError{reason: reasonTimeout,
 					err: fmt.Errorf("%w: nothing received for %v", ErrRecvIdle, now.Sub(lastT).Round(time.Millisecond))})
 				return
 			}
@@ -523,7 +523,7 @@ func (e *engine) recvTCP(s *flowStream) error {
 // setupUDP prepares a UDP data socket: its buffers, the kernel's pacing cap
 // for a sender, the offload this side uses, and for a receiver without GRO
 // a datagram-by-datagram read with each one's arrival time, the kernel's
-// unless c.JitterClock is JitterRead (nil: none of these).
+// unless c.JitterRead is set (nil: none of these).
 func setupUDP(uc *net.UDPConn, c *Config, send bool) *udpFast {
 	gso, gro := send && useGSO(c), !send && useGRO(c)
 	tuneUDP(uc, c.Window, send, gro)
@@ -538,7 +538,7 @@ func setupUDP(uc *net.UDPConn, c *Config, send bool) *udpFast {
 		f, _ = newUDPFast(uc, gso, gro, c.BlockLen)
 	}
 	if !send && (f == nil || !f.gro) && !c.SkipRxCopy && udpFastAvailable &&
-		(c.JitterClock == JitterRead || enableRxStamps(uc)) {
+		(c.JitterRead || enableRxStamps(uc)) {
 		if f == nil {
 			f = &udpFast{}
 		}

@@ -14,8 +14,6 @@ type (
 	Iperf3Options = flowmodel.Iperf3Options
 	// Offload is a three-way switch for a kernel offload.
 	Offload = flowmodel.Offload
-	// JitterClock is where a UDP receiver's arrival times come from.
-	JitterClock = flowmodel.JitterClock
 	// Result is the outcome of a test, from the side that ran it.
 	Result = flowmodel.Result
 	// Summary sums the streams of one direction of a test.
@@ -42,8 +40,6 @@ type (
 	LedgerLine = flowmodel.LedgerLine
 	// Event is one step of a test, as Config.OnEvent receives it.
 	Event = flowmodel.Event
-	// EventKind names an Event.
-	EventKind = flowmodel.EventKind
 )
 
 // Offload settings; the zero value lets the package decide.
@@ -51,14 +47,6 @@ const (
 	OffloadAuto = flowmodel.OffloadAuto
 	OffloadOn   = flowmodel.OffloadOn
 	OffloadOff  = flowmodel.OffloadOff
-)
-
-// Jitter clocks: JitterKernel (the default) takes the kernel's arrival
-// time of each datagram, JitterRead the time the read returned, as
-// iperf3's receiver does.
-const (
-	JitterKernel = flowmodel.JitterKernel
-	JitterRead   = flowmodel.JitterRead
 )
 
 // The kinds of Event, in the order a test reports them.
@@ -83,14 +71,3 @@ const (
 	LineReceiverSocket    = flowmodel.LineReceiverSocket
 	LineReceiverLate      = flowmodel.LineReceiverLate
 )
-
-// Scopes of a LedgerLine's source counter.
-const (
-	ScopeSocket    = flowmodel.ScopeSocket
-	ScopeInterface = flowmodel.ScopeInterface
-	ScopeHost      = flowmodel.ScopeHost
-	ScopeRemainder = flowmodel.ScopeRemainder
-)
-
-// ParseJitterClock parses "kernel" or "read" (JitterClock.String's forms).
-func ParseJitterClock(s string) (JitterClock, error) { return flowmodel.ParseJitterClock(s) }

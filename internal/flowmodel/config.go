@@ -1,7 +1,6 @@
 package flowmodel
 
 import (
-	"fmt"
 	"io"
 	"net"
 	"time"
@@ -203,10 +202,21 @@ type SocketOptions struct {
 	// it only without a target rate: a paced test reads datagram by
 	// datagram, so each has its own arrival time for the jitter.
 	GRO Offload `json:"gro,omitempty"`
-	// JitterClock is the clock this side's UDP receivers take each
-	// datagram's arrival time from for the jitter (a server's tests take
-	// ServerConfig.JitterClock). The default is the kernel's.
-	JitterClock JitterClock `json:"jitter_clock,omitempty"`
+	// JitterRead makes this side's UDP receivers take each datagram's
+	// arrival time for the jitter (RFC 3550's interarrival jitter, as
+	// iperf3 computes it) from the moment their read returned, as
+	// iperf3's receiver does, instead of from the kernel (a server's tests
+	// take ServerConfig.JitterRead). By default the time is the one the
+	// datagram reached the socket (SO_TIMESTAMPNS, linux), so the figure
+	// is the path's: a packet capture of the flow gives the same; where
+	// the kernel's time is not available (GRO reads, SkipRxCopy, other
+	// platforms) it is the time the read returned. The read's time adds
+	// the receiver's own wake-ups and reads behind a queue (on an idle
+	// loopback, a few microseconds where the path's is under one): use it
+	// to compare with jitter that iperf3 measured. Linux reads datagram by
+	// datagram outside the Go poller, as an iperf3 thread does, so the
+	// wake-ups are the kernel's, not the runtime's.
+	JitterRead bool `json:"jitter_read,omitempty"`
 	// SkipRxCopy receives with MSG_TRUNC, so the kernel drops the payload
 	// instead of copying it (iperf3 --skip-rx-copy; UDP reads only the
 	// datagram header). GRO reads ignore it, as iperf3's do.
@@ -281,59 +291,3 @@ const (
 	OffloadOn
 	OffloadOff
 )
-
-// JitterClock is where a UDP receiver's arrival times come from. The
-// jitter is RFC 3550's interarrival jitter, as iperf3 computes it: a
-// running mean of the change in transit time (arrival minus the sender's
-// stamp) from one datagram to the next.
-type JitterClock int8
-
-const (
-	// JitterKernel takes the time each datagram reached the socket
-	// (SO_TIMESTAMPNS, linux), so the figure is the path's: a packet
-	// capture of the flow gives the same. Where the kernel's time is not
-	// available (GRO reads, SkipRxCopy, other platforms) it is the time the
-	// read returned.
-	JitterKernel JitterClock = iota
-	// JitterRead takes the time the receiver's read returned, as iperf3's
-	// receiver does. The figure then includes the receiver's own wake-ups
-	// and reads behind a queue (on an idle loopback, a few microseconds
-	// where the path's is under one): use it to compare with jitter that
-	// iperf3 measured. Linux reads datagram by datagram outside the Go
-	// poller, as an iperf3 thread does, so the wake-ups are the kernel's,
-	// not the runtime's.
-	JitterRead
-)
-
-// String returns "kernel" or "read".
-func (c JitterClock) String() string {
-	switch c {
-	case JitterKernel:
-		return "kernel"
-	case JitterRead:
-		return "read"
-	}
-	return fmt.Sprintf("JitterClock(%d)", int8(c))
-}
-
-// MarshalText writes String's form, so results name the clock.
-func (c JitterClock) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
-
-// UnmarshalText reads String's form.
-func (c *JitterClock) UnmarshalText(b []byte) error {
-	v, err := ParseJitterClock(string(b))
-	if err == nil {
-		*c = v
-	}
-	return err
-}
-
-// ParseJitterClock parses "kernel" or "read" (String's forms).
-func ParseJitterClock(s string) (JitterClock, error) {
-	for _, c := range []JitterClock{JitterKernel, JitterRead} {
-		if s == c.String() {
-			return c, nil
-		}
-	}
-	return 0, fmt.Errorf("throughput: jitter clock %q: want kernel or read", s)
-}

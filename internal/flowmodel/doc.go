@@ -10,6 +10,5 @@
 //
 // The behaviour that goes with these types (defaults, validation, the wire
 // parameters) stays in throughput: what lives here is data and the methods
-// a user calls on it (Result.Total, the Ledger's readers, JitterClock's
-// text form).
+// a user calls on it (Result.Total, the Ledger's readers).
 package flowmodel

@@ -1,18 +1,16 @@
 package flowmodel
 
-// EventKind names an Event, as iperf3 3.21's --json-stream names its events.
-type EventKind string
-
-// The kinds of Event, in the order a test reports them.
+// The kinds of Event (Event.Kind), in the order a test reports them, as
+// iperf3 3.21's --json-stream names its events.
 const (
 	// EventStart: the data streams are connected and the test begins.
-	EventStart EventKind = "start"
+	EventStart = "start"
 	// EventInterval: one interval report.
-	EventInterval EventKind = "interval"
+	EventInterval = "interval"
 	// EventError: the test failed or was cancelled; an EventEnd follows.
-	EventError EventKind = "error"
+	EventError = "error"
 	// EventEnd: the test is over; the last event of every test.
-	EventEnd EventKind = "end"
+	EventEnd = "end"
 )
 
 // Event is one step of a test, as Config.OnEvent and ServerConfig.OnEvent
@@ -20,7 +18,8 @@ const (
 // --json-stream output (throughput/iperf3fmt.JSON renders the "start" and "end" objects of
 // Result, and the interval objects of Interval).
 type Event struct {
-	Kind EventKind
+	// Kind is one of EventStart, EventInterval, EventError and EventEnd.
+	Kind string
 	// Cookie is the test's cookie: it tells apart the events of
 	// concurrent tests on a server.
 	Cookie string

@@ -56,9 +56,9 @@ type LedgerLine struct {
 	// receiving socket's line it is the receiving host's UDP RcvbufErrors,
 	// a cross-check.
 	Counter *int64 `json:"counter,omitempty"`
-	// Scope says what the source counter covers: ScopeSocket (exact for
-	// this test), ScopeInterface, ScopeHost (other traffic included) or
-	// ScopeRemainder (the path).
+	// Scope says what the source counter covers: "socket" (exact for
+	// this test), "interface", "host" (other traffic included) or
+	// "remainder" (the path).
 	Scope string `json:"scope"`
 	// Source names the counter, with the interface where there is one.
 	Source string `json:"source"`
@@ -82,7 +82,7 @@ const (
 	LineReceiverLate      = "receiver_late"       // read after the receiver's count ended
 )
 
-// Scopes of a LedgerLine's source counter.
+// Scopes of a LedgerLine's source counter (LedgerLine.Scope).
 const (
 	ScopeSocket    = "socket"
 	ScopeInterface = "interface"
