@@ -194,10 +194,16 @@ func TestServerShape(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, res.Total().Received.Bytes, int64(1<<20), "a forward test reads through Total")
 	assert.Nil(t, res.Download, "a forward test has no download")
-	require.Eventually(t, func() bool { return srv.Stats().Completed == 1 }, 5*time.Second, 10*time.Millisecond)
+	// A Run that returned finds its test counted: no wait (issue 39).
+	assert.Equal(t, int64(1), srv.Stats().Completed, "counted before Run returned")
+	for i := int64(2); i <= 3; i++ {
+		_, err := throughput.Run(ctx, a.String(), &throughput.Config{Bytes: 64 << 10, Interval: -1, UDP: i == 3, Bitrate: 10e6})
+		require.NoError(t, err)
+		assert.Equal(t, i, srv.Stats().Completed, "test %d counted before its Run returned", i)
+	}
 	b, err := json.Marshal(srv.Stats())
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"started":1,"completed":1,"failed":{}}`, string(b), "snake_case keys")
+	assert.JSONEq(t, `{"started":3,"completed":3,"failed":{}}`, string(b), "snake_case keys")
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
 }
@@ -329,6 +335,9 @@ func TestRunResultAfterDataFlowed(t *testing.T) {
 	require.NotNil(t, res)
 	assert.NotEmpty(t, res.Intervals, "the interval that cancelled it is kept")
 	assert.NotEmpty(t, res.LocalAddr, "connected")
+	assert.Zero(t, res.Upload.Received.Bytes, "the server's count never arrived")
+	assert.Contains(t, strings.Join(res.Notes, "\n"), "not exchanged because the test was cancelled",
+		"the 0 B received says why (issue 39)")
 	readAll(t, res)
 }
 

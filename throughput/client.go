@@ -104,7 +104,7 @@ func (cl *client) check(s, want iperfwire.State) error {
 	case s == want:
 		return nil
 	case s == iperfwire.AccessDenied:
-		return ErrAccessDenied
+		return errBusy
 	case s == iperfwire.ServerError:
 		return readServerError(cl.ctrl, cl.cfg.IOTimeout)
 	case s == iperfwire.ServerTerminate:

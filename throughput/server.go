@@ -542,6 +542,9 @@ func (s *Server) runTest(ctx context.Context, sv *serving, conn net.Conn, cookie
 	ss := &serverSession{session: session{server: true, ctrl: conn, cookie: cookie}, srv: s, ln: sv.ln, test: t}
 	res, err := ss.run(ctx, ss)
 	if err != nil {
+		if ss.counted {
+			s.stats.completed.Add(-1)
+		}
 		r := ss.reason(ctx, err)
 		s.failed(conn, r, err)
 		if s.cfg.OneOff && r != reasonDenied {
@@ -552,7 +555,6 @@ func (s *Server) runTest(ctx context.Context, sv *serving, conn net.Conn, cookie
 	if s.cfg.OneOff {
 		defer sv.stop()
 	}
-	s.stats.completed.Add(1)
 	if s.cfg.OnResult != nil {
 		s.cfg.OnResult(*res)
 	}

@@ -22,6 +22,8 @@ type serverSession struct {
 	ln     net.Listener
 	test   *serverTest
 	params *iperfwire.Params
+	// counted: finish counted the test in Stats' Completed.
+	counted bool
 }
 
 // fail sends SERVER_ERROR with iperf3's code and returns err as a session
@@ -293,6 +295,12 @@ func (ss *serverSession) exchange(<-chan stateMsg) (*iperfwire.Results, error) {
 
 func (ss *serverSession) finish(res *Result, _ *iperfwire.Results) error {
 	res.PeerVersion = ss.params.ClientVersion
+	// The test counts as completed before the client can read
+	// DISPLAY_RESULTS: a client's Run that returned without error finds
+	// its test in Server.Stats (issue 39). runTest takes it back if the
+	// session fails after all.
+	ss.srv.stats.completed.Add(1)
+	ss.counted = true
 	if err := iperfwire.WriteState(ss.ctrl, iperfwire.DisplayResults, ss.cfg.IOTimeout); err != nil {
 		return err
 	}

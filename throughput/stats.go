@@ -78,7 +78,11 @@ func (e *SessionError) Unwrap() error { return e.Err }
 type ServerStats struct {
 	// Started counts control connections that began a test's handshake.
 	Started int64 `json:"started"`
-	// Completed counts tests that ran and exchanged results.
+	// Completed counts tests that ran and exchanged results. A test counts
+	// from the moment the server hands the client its results, so a
+	// client whose Run returned without error finds its test here; a test
+	// that then fails after all (a data sink that fails on closing) moves
+	// to Failed once the server is done with it.
 	Completed int64 `json:"completed"`
 	// Failed counts refused or failed connections and tests by reason.
 	Failed map[string]int64 `json:"failed"`
