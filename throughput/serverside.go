@@ -365,7 +365,8 @@ func tuneTCP(conn net.Conn, c *Config) {
 // udpStreams binds the UDP port, answers each stream's hello from the
 // client's address, and turns the socket that got it into that stream's
 // connected socket, as iperf3's server does. It needs TCP addresses: the
-// UDP socket binds the listener's port and accepts the client's IP only.
+// UDP socket binds the listener's port on the address the client's control
+// connection reached, and accepts the client's IP only.
 func (ss *serverSession) udpStreams(ctx context.Context) error {
 	laddr, lok := ss.ln.Addr().(*net.TCPAddr)
 	peer, pok := ss.ctrl.RemoteAddr().(*net.TCPAddr)
@@ -379,6 +380,13 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 		return ss.fail(iperfwire.IErrListen, reasonTimeout, fmt.Errorf("throughput: waiting for the udp port: %w", err))
 	}
 	defer ss.srv.udpMu.unlock()
+	// The stream sockets bind the address the client reached (the control
+	// connection's local one), not the listener's wildcard: a connected
+	// socket bound to a wildcard answers from the host's primary address,
+	// which a client that sent to a secondary one drops (issue 41).
+	if local, ok := ss.ctrl.LocalAddr().(*net.TCPAddr); ok && local.IP != nil && !local.IP.IsUnspecified() {
+		laddr = &net.TCPAddr{IP: local.IP, Port: laddr.Port, Zone: local.Zone}
+	}
 	cur, err := ss.listenUDP(hctx, laddr)
 	if err != nil {
 		return ss.fail(iperfwire.IErrListen, reasonStream, err)
@@ -411,7 +419,7 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 	return nil
 }
 
-// listenUDP binds a UDP socket on the listener's address (SO_REUSEADDR, as
+// listenUDP binds a UDP socket on laddr (SO_REUSEADDR, as
 // the streams before it still hold the port) and tracks it for abort.
 func (ss *serverSession) listenUDP(ctx context.Context, laddr *net.TCPAddr) (*net.UDPConn, error) {
 	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
