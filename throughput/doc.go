@@ -20,8 +20,10 @@
 // beside the flows (RTT under load, responsiveness).
 //
 // The package's one third-party dependency is golang.org/x/sys (socket
-// options, TCP_INFO, UDP GSO/GRO); it imports no other netperfkit package
-// (iperf3's wire format is in an internal package and is not part of the
+// options, TCP_INFO, UDP GSO/GRO); what it may import of netperfkit is in
+// internal/depcheck's table, and where it sits in docs/architecture.md
+// (Config, Result and the types they hold live in an internal package and
+// are aliased here; iperf3's wire format is internal and not part of the
 // API). The conventions it shares with every netperfkit package (context
 // first and partial results on cancel, callbacks as config fields,
 // time.Duration in Go, one server shape, errors naming the field) are in
