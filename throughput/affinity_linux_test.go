@@ -163,7 +163,7 @@ func TestServerAffinityRefused(t *testing.T) {
 	assert.Equal(t, iperfwire.IErrAffinity, se.IErrno)
 	assert.Equal(t, int(syscall.EINVAL), se.Errno)
 	f := <-failures
-	assert.Equal(t, ReasonLimit, f.Reason)
+	assert.Equal(t, reasonLimit, f.Reason)
 	assert.ErrorIs(t, f, ErrAffinity)
 	assert.ErrorIs(t, f, syscall.EINVAL)
 	assert.Contains(t, f.Error(), "CPU "+strconv.Itoa(outside)+" is not one of this server's CPUs")
@@ -216,7 +216,7 @@ func TestCPUList(t *testing.T) {
 // and gives back the P lent for its thread, so GOMAXPROCS comes back.
 func TestPinFailureReturnsThreadP(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
-	cfg := (&Config{SocketOptions: SocketOptions{StreamThreads: true}}).withDefaults()
+	cfg := withDefaults((&Config{SocketOptions: SocketOptions{StreamThreads: true}}))
 	e := newEngine(&cfg, false)
 	a, _ := tcpPair(t)
 	s := &flowStream{conn: a}

@@ -1,6 +1,7 @@
 package throughput
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -71,11 +72,11 @@ func writeAuthFiles(t *testing.T, k *rsa.PrivateKey) authFiles {
 
 // wrongCreds are the refusals both directions check, each with the
 // credentials that cause it.
-// Each is the Iperf3Options of a client: the skewed one's clock runs late.
+// Each is the Iperf3Options of a client: the skewed one's clock runs late
+// (credCtx).
 func wrongCreds(good, other *rsa.PrivateKey) map[string]Iperf3Options {
 	opts := func(a *iperf3auth.Client) Iperf3Options { return Iperf3Options{Auth: a} }
 	skewed := opts(&iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey})
-	skewed.authNow = func() time.Time { return time.Now().Add(-time.Minute) }
 	return map[string]Iperf3Options{
 		"wrong-password": opts(&iperf3auth.Client{User: "mario", Password: "verdi", PublicKey: &good.PublicKey}),
 		"unknown-user":   opts(&iperf3auth.Client{User: "peach", Password: "rossi", PublicKey: &good.PublicKey}),
@@ -83,6 +84,15 @@ func wrongCreds(good, other *rsa.PrivateKey) map[string]Iperf3Options {
 		"wrong-padding":  opts(&iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey, PKCS1Padding: true}),
 		"skewed-clock":   skewed,
 	}
+}
+
+// credCtx is ctx for wrongCreds' case name: the skewed clock's runs a
+// minute late.
+func credCtx(ctx context.Context, name string) context.Context {
+	if name != "skewed-clock" {
+		return ctx
+	}
+	return context.WithValue(ctx, authClockKey{}, func() time.Time { return time.Now().Add(-time.Minute) })
 }
 
 func TestAuthAgainst321Server(t *testing.T) {
@@ -99,7 +109,7 @@ func TestAuthAgainst321Server(t *testing.T) {
 	// 107); seen in CI under load, 2026-12-02.
 	for name, a := range wrongCreds(good, other) {
 		t.Run(name, func(t *testing.T) {
-			res, err := runRetry(t, addr, &Config{Duration: 500 * time.Millisecond, Iperf3Options: a})
+			res, err := runRetryCtx(t, credCtx(context.Background(), name), addr, &Config{Duration: 500 * time.Millisecond, Iperf3Options: a})
 			require.ErrorIs(t, err, ErrAuthFailed)
 			assert.ErrorIs(t, err, ErrAccessDenied)
 			assert.NotContains(t, err.Error(), a.Auth.Password)
@@ -138,20 +148,20 @@ func TestAuthServer(t *testing.T) {
 			cases := wrongCreds(good, other)
 			cases["no-credentials"] = Iperf3Options{}
 			for name, a := range cases {
-				_, err := Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Iperf3Options: a})
+				_, err := Run(credCtx(ctxT(t, 20*time.Second), name), addr, &Config{Duration: 300 * time.Millisecond, Iperf3Options: a})
 				require.ErrorIs(t, err, ErrAuthFailed, name)
 				var se *ServerError
 				require.ErrorAs(t, err, &se, name)
 				assert.Equal(t, iperfwire.IErrAuth, se.IErrno)
 				e := <-errs
-				assert.Equal(t, ReasonDenied, e.Reason, name)
+				assert.Equal(t, reasonDenied, e.Reason, name)
 				assert.ErrorIs(t, e.Err, ErrAuthFailed, name)
 				if a.Auth != nil {
 					assert.NotContains(t, e.Error(), a.Auth.Password, name)
 				}
 			}
 			st := srv.Stats()
-			assert.Equal(t, int64(len(cases)), st.Failed[ReasonDenied])
+			assert.Equal(t, int64(len(cases)), st.Failed[reasonDenied])
 			assert.Equal(t, int64(1), st.Completed)
 		})
 	}
@@ -207,9 +217,9 @@ func TestAuth321Client(t *testing.T) {
 		assert.Contains(t, out, "iperf3: error - test authorization failed", name)
 		assert.NotContains(t, out, "Interval", "%s: no test ran", name)
 		e := <-errs
-		assert.Equal(t, ReasonDenied, e.Reason, name)
+		assert.Equal(t, reasonDenied, e.Reason, name)
 	}
-	assert.Equal(t, int64(4), srv.Stats().Failed[ReasonDenied])
+	assert.Equal(t, int64(4), srv.Stats().Failed[reasonDenied])
 	out, err = client(f.pub, "luigi", "verdi")
 	require.NoError(t, err, "the server keeps serving: %s", out)
 
@@ -221,5 +231,5 @@ func TestAuth321Client(t *testing.T) {
 	out, err = client(f.pub, "mario", "rossi")
 	require.Error(t, err)
 	assert.Contains(t, out, "iperf3: error - test authorization failed")
-	assert.Equal(t, ReasonDenied, (<-errs).Reason)
+	assert.Equal(t, reasonDenied, (<-errs).Reason)
 }

@@ -16,9 +16,9 @@ import (
 )
 
 func TestBurstParams(t *testing.T) {
-	c := (&Config{UDP: true, Bitrate: 1e8, BlockLen: 1400, Burst: 16}).withDefaults()
-	require.NoError(t, c.validate())
-	b, err := json.Marshal(c.params())
+	c := withDefaults((&Config{UDP: true, Bitrate: 1e8, BlockLen: 1400, Burst: 16}))
+	require.NoError(t, validate(&c))
+	b, err := json.Marshal(params(&c))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"burst":16`)
 	p, err := iperfwire.DecodeParams(b)
@@ -29,7 +29,7 @@ func TestBurstParams(t *testing.T) {
 	for _, n := range []int{-1, maxBurst + 1} {
 		bad := c
 		bad.Burst = n
-		assert.ErrorContains(t, bad.validate(), "Config.Burst")
+		assert.ErrorContains(t, validate(&bad), "Config.Burst")
 	}
 	p.Burst = maxBurst + 1
 	assert.Zero(t, configFromParams(p, &ServerConfig{}).Burst)
@@ -49,7 +49,7 @@ func TestUDPBurstShape(t *testing.T) {
 	require.NoError(t, err)
 	defer tx.Close()
 
-	cfg := (&Config{UDP: true, Bitrate: 8e6, BlockLen: 1000, Burst: 20, SocketOptions: SocketOptions{DisableFastPath: true}}).withDefaults()
+	cfg := withDefaults((&Config{UDP: true, Bitrate: 8e6, BlockLen: 1000, Burst: 20, SocketOptions: SocketOptions{DisableFastPath: true}}))
 	e := newEngine(&cfg, false)
 	e.streams = []*flowStream{{send: true, udp: true, conn: tx}}
 	e.start()
@@ -112,7 +112,7 @@ func TestRecvTimeoutClient(t *testing.T) {
 			require.ErrorIs(t, err, ErrRecvIdle)
 			assert.Less(t, time.Since(start), 15*time.Second, "the idle receiver ended the test before its time")
 			require.NotNil(t, res)
-			assert.Equal(t, ReasonTimeout, classify(err))
+			assert.Equal(t, reasonTimeout, classify(err))
 		})
 	}
 }
@@ -143,6 +143,6 @@ func TestRecvTimeoutServer(t *testing.T) {
 func expectRecvIdle(t *testing.T, srv *Server, errs <-chan *SessionError) {
 	t.Helper()
 	e := expectFailure(t, errs, func(e *SessionError) bool { return errors.Is(e.Err, ErrRecvIdle) })
-	assert.Equal(t, ReasonTimeout, e.Reason)
-	assert.Positive(t, srv.Stats().Failed[ReasonTimeout])
+	assert.Equal(t, reasonTimeout, e.Reason)
+	assert.Positive(t, srv.Stats().Failed[reasonTimeout])
 }

@@ -308,7 +308,7 @@ func TestServeCancelEveryPhase(t *testing.T) {
 
 func testServeCancelEveryPhase(t *testing.T, threads bool) {
 	var mu sync.Mutex
-	reasons := map[Reason]int{}
+	reasons := map[reason]int{}
 	srv, err := NewServer(&ServerConfig{MaxTests: 8, StreamThreads: threads, OnFailure: func(_ net.Addr, err error) {
 		e := asSession(err)
 
@@ -378,8 +378,8 @@ func testServeCancelEveryPhase(t *testing.T, threads bool) {
 	assert.Equal(t, []byte{byte(int8(iperfwire.ServerTerminate))}, b, "the server says it stops")
 	mu.Lock()
 	defer mu.Unlock()
-	assert.GreaterOrEqual(t, reasons[ReasonCanceled], 5, "%v", reasons)
-	assert.Equal(t, int64(reasons[ReasonCanceled]), srv.Stats().Failed[ReasonCanceled])
+	assert.GreaterOrEqual(t, reasons[reasonCanceled], 5, "%v", reasons)
+	assert.Equal(t, int64(reasons[reasonCanceled]), srv.Stats().Failed[reasonCanceled])
 }
 
 // TestServeUnixListener serves on a unix socket: TCP-shaped control works,
@@ -409,12 +409,12 @@ func TestServeUnixListener(t *testing.T) {
 	assert.Equal(t, iperfwire.IErrListen, ie)
 	select {
 	case e := <-got:
-		assert.Equal(t, ReasonUnsupported, e.Reason)
+		assert.Equal(t, reasonUnsupported, e.Reason)
 		assert.ErrorContains(t, e.Err, "udp tests need a TCP listener")
 	case <-time.After(5 * time.Second):
 		t.Fatal("the refusal did not reach the hook")
 	}
-	assert.Equal(t, int64(1), srv.Stats().Failed[ReasonUnsupported])
+	assert.Equal(t, int64(1), srv.Stats().Failed[reasonUnsupported])
 }
 
 // TestListenAndServe reports the bound address through OnListen and stops

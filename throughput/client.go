@@ -30,18 +30,18 @@ const maxResultsBytes = 4 << 20
 // "Results after an error"): before the connection exists it holds Role
 // and Config and nothing measured.
 func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
-	c := cfg.withDefaults()
-	empty := func() *Result { return &Result{Role: role(false), Config: c.withoutHooks()} }
+	c := withDefaults(cfg)
+	empty := func() *Result { return &Result{Role: role(false), Config: withoutHooks(&c)} }
 	if err := checkRun(ctx, addr, cfg); err != nil {
 		return empty(), err
 	}
-	if err := c.validate(); err != nil {
+	if err := validate(&c); err != nil {
 		return empty(), err
 	}
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		addr = net.JoinHostPort(addr, strconv.Itoa(DefaultPort))
 	}
-	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: c.localAddr("tcp", 0), Control: c.ctrlControl()}
+	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: localAddr(&c, "tcp", 0), Control: ctrlControl(&c)}
 	d.SetMultipathTCP(c.MPTCP)
 	if ka := c.ControlKeepAlive; ka != nil {
 		d.KeepAliveConfig = *ka
@@ -104,7 +104,7 @@ func (cl *client) check(s, want iperfwire.State) error {
 	case s == want:
 		return nil
 	case s == iperfwire.AccessDenied:
-		return ErrAccessDenied
+		return errBusy
 	case s == iperfwire.ServerError:
 		return readServerError(cl.ctrl, cl.cfg.IOTimeout)
 	case s == iperfwire.ServerTerminate:
@@ -125,9 +125,9 @@ func (cl *client) handshake(ctx context.Context) error {
 	if err := cl.expect(iperfwire.ParamExchange); err != nil {
 		return err
 	}
-	p := cl.cfg.params()
+	p := params(&cl.cfg)
 	if a := cl.cfg.Auth; a != nil {
-		if p.AuthToken, err = authToken(a, cl.cfg.authClock()); err != nil {
+		if p.AuthToken, err = authToken(a, authClock(ctx)); err != nil {
 			return err
 		}
 	}
@@ -135,14 +135,14 @@ func (cl *client) handshake(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("throughput: params: %w", err)
 	}
-	if err := cl.cfg.paramsFit(len(pj)); err != nil {
+	if err := paramsFit(&cl.cfg, len(pj)); err != nil {
 		return err // with the credentials' token
 	}
 	if err := iperfwire.WriteJSON(cl.ctrl, pj, cl.cfg.IOTimeout); err != nil {
 		return err
 	}
 	err = cl.expect(iperfwire.CreateStreams)
-	if err != nil && cl.cfg.Auth != nil && classify(err) == ReasonPeerGone && ctx.Err() == nil {
+	if err != nil && cl.cfg.Auth != nil && classify(err) == reasonPeerGone && ctx.Err() == nil {
 		// iperf3 3.21 refuses credentials by closing the connection
 		// without a word.
 		return fmt.Errorf("%w (the server closed the connection after reading the credentials: %w)", ErrAuthFailed, err)
@@ -151,7 +151,7 @@ func (cl *client) handshake(ctx context.Context) error {
 }
 
 func (cl *client) openStreams(ctx context.Context) error {
-	for i, send := range cl.cfg.sends(false) {
+	for i, send := range sends(&cl.cfg, false) {
 		open := cl.openTCP
 		if cl.cfg.UDP {
 			open = cl.openUDP
@@ -309,11 +309,11 @@ func streamID(i int) int {
 // openTCP connects one data stream and introduces it to the server.
 func (cl *client) openTCP(ctx context.Context, id int, send bool) (*flowStream, error) {
 	c := cl.cfg
-	opts := sockOpts{window: c.Window, mss: c.MSS, congestion: c.Congestion, pacing: c.pacingRate()}
-	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: c.localAddr("tcp", c.streamPort(id)),
-		Control: c.dialControl(func(fd uintptr) error { return controlTCP(fd, opts) })}
+	opts := sockOpts{window: c.Window, mss: c.MSS, congestion: c.Congestion, pacing: pacingRate(&c)}
+	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: localAddr(&c, "tcp", streamPort(&c, id)),
+		Control: dialControl(&c, func(fd uintptr) error { return controlTCP(fd, opts) })}
 	d.SetMultipathTCP(c.MPTCP)
-	c.labelTCPDial(&d)
+	labelTCPDial(&c, &d)
 	conn, err := d.DialContext(ctx, "tcp", cl.addr)
 	if err != nil {
 		return nil, fmt.Errorf("throughput: stream %d: %w", id, err)
@@ -335,7 +335,7 @@ func (cl *client) openTCP(ctx context.Context, id int, send bool) (*flowStream, 
 // answers. The hello is retried: UDP may drop it, and the server answers once.
 func (cl *client) openUDP(ctx context.Context, id int, send bool) (*flowStream, error) {
 	c := cl.cfg
-	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: c.localAddr("udp", c.streamPort(id)), Control: c.dialControl(nil)}
+	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: localAddr(&c, "udp", streamPort(&c, id)), Control: dialControl(&c, nil)}
 	conn, err := d.DialContext(ctx, "udp", cl.addr)
 	if err != nil {
 		return nil, fmt.Errorf("throughput: udp stream %d: %w", id, err)

@@ -4,7 +4,7 @@ import "net"
 
 // localAddr is the local address for a client socket of network ("tcp" or
 // "udp") on port, nil when neither BindAddr nor port is set.
-func (c *Config) localAddr(network string, port int) net.Addr {
+func localAddr(c *Config, network string, port int) net.Addr {
 	if c.BindAddr == "" && port == 0 {
 		return nil
 	}
@@ -17,7 +17,7 @@ func (c *Config) localAddr(network string, port int) net.Addr {
 
 // streamPort is the local port of the stream with iperf3 id (1, 3, 4, ...)
 // under ClientPort, 0 when unset.
-func (c *Config) streamPort(id int) int {
+func streamPort(c *Config, id int) int {
 	if c.ClientPort == 0 {
 		return 0
 	}

@@ -17,8 +17,8 @@ import (
 // client's Config to the server's in 3.21's keys, and that a client that
 // sends none of them (3.12) leaves the offloads to the server.
 func TestDataPathParams(t *testing.T) {
-	c := (&Config{UDP: true, Bitrate: 1e9, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn, SkipRxCopy: true, ZeroCopy: true, FQRate: 2e9}}).withDefaults()
-	b, err := json.Marshal(c.params())
+	c := withDefaults((&Config{UDP: true, Bitrate: 1e9, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn, SkipRxCopy: true, ZeroCopy: true, FQRate: 2e9}}))
+	b, err := json.Marshal(params(&c))
 	require.NoError(t, err)
 	for _, k := range []string{`"gso":1`, `"gro":1`, `"gso_dg_size":1400`, `"skip_rx_copy":1`, `"zerocopy":1`, `"fqrate":2000000000`} {
 		assert.Contains(t, string(b), k)
@@ -31,14 +31,14 @@ func TestDataPathParams(t *testing.T) {
 	assert.True(t, got.SkipRxCopy)
 	assert.True(t, got.ZeroCopy)
 	assert.Equal(t, 2e9, got.FQRate)
-	assert.True(t, got.useGRO())
+	assert.True(t, useGRO(&got))
 
 	// Defaults ask for nothing, as a 3.21 client without --gsro: the
 	// server decides (GRO only without a rate), and a 3.21 server is not
 	// pushed into GSO batches it cannot send.
 	for _, rate := range []float64{1e9, Unlimited} {
-		def := (&Config{UDP: true, Bitrate: rate}).withDefaults()
-		b, _ = json.Marshal(def.params())
+		def := withDefaults((&Config{UDP: true, Bitrate: rate}))
+		b, _ = json.Marshal(params(&def))
 		assert.Contains(t, string(b), `"gro":0`)
 		assert.Contains(t, string(b), `"gso":0`)
 		assert.NotContains(t, string(b), `"gso_dg_size"`)
@@ -46,33 +46,33 @@ func TestDataPathParams(t *testing.T) {
 		srv := configFromParams(p, &ServerConfig{})
 		assert.Equal(t, OffloadAuto, srv.GSO)
 		assert.Equal(t, OffloadAuto, srv.GRO)
-		assert.Equal(t, rate == Unlimited, srv.useGRO())
-		assert.True(t, srv.useGSO())
+		assert.Equal(t, rate == Unlimited, useGRO(&srv))
+		assert.True(t, useGSO(&srv))
 	}
 	// Switched on with small datagrams, the batch a 3.21 server is told to
 	// send stays within the kernel's 64 segments (65507 bytes of 100-byte
 	// datagrams would be 655).
-	small := (&Config{UDP: true, Bitrate: 1e6, BlockLen: 100, SocketOptions: SocketOptions{GSO: OffloadOn}}).withDefaults()
-	assert.Equal(t, iperfwire.Int(64*100), small.params().GSOBfSize)
-	assert.Equal(t, iperfwire.Int(100), small.params().GSODgSize)
-	big := (&Config{UDP: true, Bitrate: 1e6, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn}}).withDefaults()
-	assert.Equal(t, iperfwire.Int(46*1400), big.params().GSOBfSize)
-	tcp := (&Config{}).withDefaults()
-	b, _ = json.Marshal(tcp.params())
+	small := withDefaults((&Config{UDP: true, Bitrate: 1e6, BlockLen: 100, SocketOptions: SocketOptions{GSO: OffloadOn}}))
+	assert.Equal(t, iperfwire.Int(64*100), params(&small).GSOBfSize)
+	assert.Equal(t, iperfwire.Int(100), params(&small).GSODgSize)
+	big := withDefaults((&Config{UDP: true, Bitrate: 1e6, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn}}))
+	assert.Equal(t, iperfwire.Int(46*1400), params(&big).GSOBfSize)
+	tcp := withDefaults((&Config{}))
+	b, _ = json.Marshal(params(&tcp))
 	assert.NotContains(t, string(b), `"gso"`, "3.21 sends gso and gro with UDP tests only")
 
 	// 3.12 sends neither: the server decides, GRO only without a rate.
 	p, _ = iperfwire.DecodeParams([]byte(`{"udp":true,"parallel":1,"len":1400,"bandwidth":1000000000}`))
 	old := configFromParams(p, &ServerConfig{})
 	assert.Equal(t, OffloadAuto, old.GRO)
-	assert.False(t, old.useGRO())
-	assert.True(t, old.useGSO())
+	assert.False(t, useGRO(&old))
+	assert.True(t, useGSO(&old))
 	p, _ = iperfwire.DecodeParams([]byte(`{"udp":true,"parallel":1,"len":1400,"bandwidth":0}`))
 	srvUnl := configFromParams(p, &ServerConfig{})
-	assert.True(t, srvUnl.useGRO())
+	assert.True(t, useGRO(&srvUnl))
 	// The server's own switch wins.
 	srvOff := configFromParams(p, &ServerConfig{DisableFastPath: true})
-	assert.False(t, srvOff.useGRO())
+	assert.False(t, useGRO(&srvOff))
 }
 
 // TestDataPathOwnPeers runs our client against our server with each

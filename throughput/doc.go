@@ -20,8 +20,10 @@
 // beside the flows (RTT under load, responsiveness).
 //
 // The package's one third-party dependency is golang.org/x/sys (socket
-// options, TCP_INFO, UDP GSO/GRO); it imports no other netperfkit package
-// (iperf3's wire format is in an internal package and is not part of the
+// options, TCP_INFO, UDP GSO/GRO); what it may import of netperfkit is in
+// internal/depcheck's table, and where it sits in docs/architecture.md
+// (Config, Result and the types they hold live in an internal package and
+// are aliased here; iperf3's wire format is internal and not part of the
 // API). The conventions it shares with every netperfkit package (context
 // first and partial results on cancel, callbacks as config fields,
 // time.Duration in Go, one server shape, errors naming the field) are in
@@ -47,8 +49,8 @@
 // of the write that sent it, and paced tests receive without GRO unless
 // Config.GRO asks for it, with the kernel's arrival time of each datagram
 // (SO_TIMESTAMPNS), so jitter is measured per datagram as iperf3 measures
-// it, without our receiver's wake-up in it. Config.JitterClock (and
-// ServerConfig.JitterClock) JitterRead takes the time each read returned
+// it, without our receiver's wake-up in it. Config.JitterRead (and
+// ServerConfig.JitterRead) takes the time each read returned
 // instead, as iperf3's receiver does, to compare with figures iperf3
 // measured: it adds the receiver's wake-ups. Unlimited tests keep 64 KiB GSO
 // writes and GRO. Config.Burst (iperf3's "-b rate/burst") sends that many

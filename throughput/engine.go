@@ -315,7 +315,7 @@ func (e *engine) watchRecv(timeout time.Duration) {
 				continue
 			}
 			if now.Sub(lastT) >= timeout {
-				e.finish(&reasonError{reason: ReasonTimeout,
+				e.finish(&reasonError{reason: reasonTimeout,
 					err: fmt.Errorf("%w: nothing received for %v", ErrRecvIdle, now.Sub(lastT).Round(time.Millisecond))})
 				return
 			}
@@ -435,7 +435,7 @@ func (e *engine) sendTCP(s *flowStream) error {
 	}
 	write, done := writer(s, buf)
 	defer done()
-	p := newPacer(e.cfg.rate(), time.Now(), coarseSleep{quit: e.quit})
+	p := newPacer(rate(e.cfg), time.Now(), coarseSleep{quit: e.quit})
 	p.plain = true // TCP keeps its average rate; the kernel smooths its bursts
 	dl := deadline{stop: &e.sendStop}
 	per, left := 1, 0 // writes per pacing slot (Config.Burst), and left in this one
@@ -523,11 +523,11 @@ func (e *engine) recvTCP(s *flowStream) error {
 // setupUDP prepares a UDP data socket: its buffers, the kernel's pacing cap
 // for a sender, the offload this side uses, and for a receiver without GRO
 // a datagram-by-datagram read with each one's arrival time, the kernel's
-// unless c.JitterClock is JitterRead (nil: none of these).
+// unless c.JitterRead is set (nil: none of these).
 func setupUDP(uc *net.UDPConn, c *Config, send bool) *udpFast {
-	gso, gro := send && c.useGSO(), !send && c.useGRO()
+	gso, gro := send && useGSO(c), !send && useGRO(c)
 	tuneUDP(uc, c.Window, send, gro)
-	if r := c.pacingRate(); send && r > 0 {
+	if r := pacingRate(c); send && r > 0 {
 		_ = setPacingRate(uc, r)
 	}
 	if send {
@@ -538,7 +538,7 @@ func setupUDP(uc *net.UDPConn, c *Config, send bool) *udpFast {
 		f, _ = newUDPFast(uc, gso, gro, c.BlockLen)
 	}
 	if !send && (f == nil || !f.gro) && !c.SkipRxCopy && udpFastAvailable &&
-		(c.JitterClock == JitterRead || enableRxStamps(uc)) {
+		(c.JitterRead || enableRxStamps(uc)) {
 		if f == nil {
 			f = &udpFast{}
 		}
@@ -557,7 +557,7 @@ func (e *engine) sendUDP(s *flowStream) error {
 	}
 	// step is how many datagrams go per pacing slot: one write's worth, or
 	// a whole burst (Config.Burst), written k at a time without pause.
-	step, burst := k, e.cfg.Burst > 0 && e.cfg.rate() > 0
+	step, burst := k, e.cfg.Burst > 0 && rate(e.cfg) > 0
 	if burst {
 		step = e.cfg.Burst
 	}
@@ -565,11 +565,11 @@ func (e *engine) sendUDP(s *flowStream) error {
 	buf := make([]byte, k*l)
 	fillPayload(buf)
 	var sl sleeper = coarseSleep{quit: e.quit}
-	if e.cfg.rate() > 0 {
+	if rate(e.cfg) > 0 {
 		sl = newSleeper(e.quit)
 	}
 	defer sl.close()
-	p := newPacer(e.cfg.rate(), time.Now(), sl)
+	p := newPacer(rate(e.cfg), time.Now(), sl)
 	dl := deadline{stop: &e.sendStop}
 	w := udpWriter{e: e, s: s, send: s.conn.Write, buf: buf, l: l, k: k, sl: sl}
 	if send, closeFn, ok := udpSender(s.conn, &e.sendStop); ok {
@@ -631,7 +631,7 @@ type udpWriter struct {
 // stamp writes the headers of the first m datagrams: send time at, and
 // each its counter.
 func (w *udpWriter) stamp(m int, at time.Time) {
-	c64 := w.e.cfg.counters64()
+	c64 := counters64(w.e.cfg)
 	hl := iperfwire.UDPHeaderLen(c64)
 	sec, usec := w.e.stampAt(at)
 	for i := range m {
@@ -742,7 +742,7 @@ func (e *engine) recvUDP(s *flowStream) error {
 	buf := make([]byte, 65536)
 	read := func() (int, error) { return s.conn.Read(buf) }
 	if e.cfg.SkipRxCopy {
-		hdr := buf[:iperfwire.UDPHeaderLen(e.cfg.counters64())]
+		hdr := buf[:iperfwire.UDPHeaderLen(counters64(e.cfg))]
 		if tr, err := newTruncReader(s.conn, hdr); err == nil {
 			read = tr.read
 		}
@@ -786,7 +786,7 @@ func (e *engine) udpDatagram(s *flowStream, b []byte, now time.Time) {
 		s.late.Add(1)
 		return
 	}
-	h, err := iperfwire.ParseUDPHeader(b, e.cfg.counters64())
+	h, err := iperfwire.ParseUDPHeader(b, counters64(e.cfg))
 	if err != nil {
 		return
 	}
@@ -819,7 +819,7 @@ func maxGSOBatch(n int) int { return max(min(65000/n, maxGSOSegments), 1) }
 // it (at least one datagram), so that pacing stays smooth.
 func (e *engine) gsoBatch() int {
 	k := maxGSOBatch(e.cfg.BlockLen)
-	if rate := e.cfg.rate(); rate > 0 {
+	if rate := rate(e.cfg); rate > 0 {
 		byRate := int(rate * maxBatchTime.Seconds() / (8 * float64(e.cfg.BlockLen)))
 		k = min(k, byRate)
 	}

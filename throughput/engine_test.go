@@ -50,7 +50,7 @@ func TestStreamLoopsSeeAStopThatCameFirst(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := (&Config{IOTimeout: time.Hour}).withDefaults()
+			cfg := withDefaults((&Config{IOTimeout: time.Hour}))
 			e := newEngine(&cfg, false)
 			s := &flowStream{conn: tc.conn(t)}
 			e.streams = []*flowStream{s}

@@ -10,6 +10,22 @@ import (
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 )
 
+// busyError is what a client reads as ACCESS_DENIED, the one byte a stock
+// iperf3 server sends a client while its test slot is taken, which iperf3
+// prints as "the server is busy running a test. try again later" (issue
+// 39). This package's server also sends it to a client outside
+// AllowedClients or over MaxTestsPerClient. It matches ErrAccessDenied.
+type busyError struct{}
+
+func (busyError) Error() string {
+	return "throughput: the server is busy running a test. try again later " +
+		"(ACCESS_DENIED: a stock iperf3 server runs one test at a time; a server's allow-list or per-client limit sends it too)"
+}
+
+func (busyError) Is(target error) bool { return target == ErrAccessDenied }
+
+var errBusy error = busyError{}
+
 // Errors Run and the server return; test them with errors.Is.
 var (
 	// ErrAccessDenied: the server refused the test (busy, a limit, or a wrong cookie).

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func kinds(evs []Event) []EventKind {
-	var out []EventKind
+func kinds(evs []Event) []string {
+	var out []string
 	for _, e := range evs {
 		if len(out) == 0 || out[len(out)-1] != e.Kind {
 			out = append(out, e.Kind)
@@ -32,7 +32,7 @@ func TestEvents(t *testing.T) {
 	res, err := Run(ctxT(t, 20*time.Second), addr, &Config{Duration: 1200 * time.Millisecond, Interval: 500 * time.Millisecond, Streams: 2,
 		OnEvent: func(e Event) { evs = append(evs, e) }})
 	require.NoError(t, err)
-	require.Equal(t, []EventKind{EventStart, EventInterval, EventEnd}, kinds(evs))
+	require.Equal(t, []string{EventStart, EventInterval, EventEnd}, kinds(evs))
 	st := evs[0].Result
 	require.NotNil(t, st)
 	assert.Equal(t, res.Cookie, st.Cookie)
@@ -53,7 +53,7 @@ func TestEvents(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []EventKind{EventStart, EventInterval, EventEnd}, kinds(srvEvents))
+	assert.Equal(t, []string{EventStart, EventInterval, EventEnd}, kinds(srvEvents))
 	assert.Equal(t, res.Cookie, srvEvents[0].Cookie)
 	assert.Equal(t, "server", srvEvents[0].Result.Role)
 }
@@ -65,7 +65,7 @@ func TestEventsOnCancel(t *testing.T) {
 	var evs []Event
 	res, err := Run(ctx, addr, &Config{Duration: 10 * time.Second, Interval: 200 * time.Millisecond, OnEvent: func(e Event) { evs = append(evs, e) }})
 	require.ErrorIs(t, err, context.Canceled)
-	require.Equal(t, []EventKind{EventStart, EventInterval, EventError, EventEnd}, kinds(evs))
+	require.Equal(t, []string{EventStart, EventInterval, EventError, EventEnd}, kinds(evs))
 	assert.ErrorIs(t, evs[len(evs)-2].Err, context.Canceled)
 	assert.Same(t, res, evs[len(evs)-1].Result)
 	assert.Positive(t, res.Upload.Sent.Bytes, "the partial result counts what was sent")

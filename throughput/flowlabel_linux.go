@@ -84,7 +84,7 @@ func zoneIndex(zone string) uint32 {
 // connection in progress (EALREADY) or made (EISCONN) and waits for it as
 // for its own. A stream to an IPv4 address fails with ErrFlowLabel, as in
 // 3.21.
-func (c *Config) labelTCPDial(d *net.Dialer) {
+func labelTCPDial(c *Config, d *net.Dialer) {
 	if c.FlowLabel == 0 {
 		return
 	}

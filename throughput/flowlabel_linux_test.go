@@ -182,7 +182,7 @@ func TestFlowLabelOnTheWire(t *testing.T) {
 			srv := <-results
 			assert.Equal(t, testLabel, srv.Config.FlowLabel, "the server takes the client's flowlabel parameter")
 			seen := capture.labels()
-			require.Len(t, res.Streams, len(res.Config.sends(false)))
+			require.Len(t, res.Streams, len(sends(&res.Config, false)))
 			if cfg.ClientPort != 0 {
 				assert.Equal(t, cfg.ClientPort, portOf(t, res.Streams[0].LocalAddr), "--cport")
 				assert.Equal(t, cfg.ClientPort+1, portOf(t, res.Streams[1].LocalAddr))

@@ -14,9 +14,9 @@ import (
 // in 3.21's keys, flowlabel and server_affinity, a server checks them
 // against 3.21's bounds with 3.21's codes, and unset ones are not sent.
 func TestFlowLabelAffinityParams(t *testing.T) {
-	c := (&Config{Iperf3Options: Iperf3Options{ServerAffinity: new(1)}, SocketOptions: SocketOptions{FlowLabel: 0x12345}}).withDefaults()
-	require.NoError(t, c.validate())
-	b, err := json.Marshal(c.params())
+	c := withDefaults((&Config{Iperf3Options: Iperf3Options{ServerAffinity: new(1)}, SocketOptions: SocketOptions{FlowLabel: 0x12345}}))
+	require.NoError(t, validate(&c))
+	b, err := json.Marshal(params(&c))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"flowlabel":74565`)
 	assert.Contains(t, string(b), `"server_affinity":1`)
@@ -28,18 +28,18 @@ func TestFlowLabelAffinityParams(t *testing.T) {
 	assert.Equal(t, 1, *srv.ServerAffinity)
 
 	// CPU 0 is a CPU, not "unset".
-	zero := (&Config{Iperf3Options: Iperf3Options{ServerAffinity: new(0)}}).withDefaults()
-	b, _ = json.Marshal(zero.params())
+	zero := withDefaults((&Config{Iperf3Options: Iperf3Options{ServerAffinity: new(0)}}))
+	b, _ = json.Marshal(params(&zero))
 	assert.Contains(t, string(b), `"server_affinity":0`)
-	def := (&Config{}).withDefaults()
-	b, _ = json.Marshal(def.params())
+	def := withDefaults((&Config{}))
+	b, _ = json.Marshal(params(&def))
 	assert.NotContains(t, string(b), "flowlabel")
 	assert.NotContains(t, string(b), "server_affinity")
 	assert.Nil(t, configFromParams(&iperfwire.Params{Parallel: 1}, &ServerConfig{}).ServerAffinity)
 
 	for _, bad := range []Config{{SocketOptions: SocketOptions{FlowLabel: -1}}, {SocketOptions: SocketOptions{FlowLabel: maxFlowLabel + 1}}, {Iperf3Options: Iperf3Options{ServerAffinity: new(-1)}}, {Iperf3Options: Iperf3Options{ServerAffinity: new(1025)}}} {
-		d := bad.withDefaults()
-		assert.Error(t, d.validate(), "%+v", bad)
+		d := withDefaults(&bad)
+		assert.Error(t, validate(&d), "%+v", bad)
 	}
 	sc := &ServerConfig{MaxStreams: 1, MaxDuration: time.Hour}
 	code, err := checkParams(sc, &iperfwire.Params{Parallel: 1, FlowLabel: maxFlowLabel + 1})

@@ -115,7 +115,7 @@ func hookedServerOn(t *testing.T, ln net.Listener, cfg ServerConfig) (string, *S
 
 // expectReason waits for a session error with reason r (others are skipped)
 // and checks the counter moved.
-func expectReason(t *testing.T, srv *Server, errs <-chan *SessionError, r Reason) {
+func expectReason(t *testing.T, srv *Server, errs <-chan *SessionError, r reason) {
 	t.Helper()
 	e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == r })
 	require.Error(t, e.Err)
@@ -158,7 +158,7 @@ func TestServerHostilePeers(t *testing.T) {
 		good := goodRun(t, addr)
 		require.NoError(t, <-good, "a silent connection must not block another client")
 		assert.Empty(t, expectClosed(t, c))
-		expectReason(t, srv, errs, ReasonTimeout)
+		expectReason(t, srv, errs, reasonTimeout)
 	})
 	t.Run("silent-during-stream-setup", func(t *testing.T) {
 		// The iperf3 hazard: a stray connection while a test creates streams.
@@ -176,7 +176,7 @@ func TestServerHostilePeers(t *testing.T) {
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(0xfe), b[0], "SERVER_ERROR")
-		expectReason(t, srv, errs, ReasonBadParams)
+		expectReason(t, srv, errs, reasonBadParams)
 	})
 	t.Run("huge-json-length", func(t *testing.T) {
 		c, _ := rawHandshake(t, addr)
@@ -185,7 +185,7 @@ func TestServerHostilePeers(t *testing.T) {
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(0xfe), b[0])
-		expectReason(t, srv, errs, ReasonBadParams)
+		expectReason(t, srv, errs, reasonBadParams)
 	})
 	t.Run("garbage-json", func(t *testing.T) {
 		c, _ := rawHandshake(t, addr)
@@ -193,7 +193,7 @@ func TestServerHostilePeers(t *testing.T) {
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(0xfe), b[0])
-		expectReason(t, srv, errs, ReasonBadParams)
+		expectReason(t, srv, errs, reasonBadParams)
 	})
 	t.Run("wrong-cookie-stream", func(t *testing.T) {
 		// A data stream with an unknown cookie is taken for a new test and
@@ -206,7 +206,7 @@ func TestServerHostilePeers(t *testing.T) {
 		b := expectClosed(t, c)
 		require.NotEmpty(t, b)
 		assert.Equal(t, byte(iperfwire.ParamExchange), b[0])
-		expectReason(t, srv, errs, ReasonTimeout)
+		expectReason(t, srv, errs, reasonTimeout)
 	})
 	t.Run("garbage-state-and-vanish", func(t *testing.T) {
 		good := goodRun(t, addr)
@@ -216,7 +216,7 @@ func TestServerHostilePeers(t *testing.T) {
 		expectClosed(t, c)
 		expectClosed(t, d)
 		require.NoError(t, <-good)
-		expectReason(t, srv, errs, ReasonProtocol)
+		expectReason(t, srv, errs, reasonProtocol)
 	})
 	t.Run("client-vanishes-mid-test", func(t *testing.T) {
 		good := goodRun(t, addr)
@@ -225,7 +225,7 @@ func TestServerHostilePeers(t *testing.T) {
 		_, err := Run(ctx, addr, &Config{Duration: 5 * time.Second, Reverse: true})
 		require.ErrorIs(t, err, context.Canceled)
 		require.NoError(t, <-good)
-		expectReason(t, srv, errs, ReasonPeerGone)
+		expectReason(t, srv, errs, reasonPeerGone)
 	})
 	t.Run("params-too-large", func(t *testing.T) {
 		// Run refuses such a Title itself (TestAPIMisuse); a stock client
@@ -239,14 +239,14 @@ func TestServerHostilePeers(t *testing.T) {
 		ie, _, err := iperfwire.ReadServerError(c, 5*time.Second)
 		require.NoError(t, err)
 		assert.Equal(t, iperfwire.IErrRecvParams, ie)
-		expectReason(t, srv, errs, ReasonBadParams)
+		expectReason(t, srv, errs, reasonBadParams)
 	})
 }
 
 func TestServerLimits(t *testing.T) {
 	addr, srv, errs := hookedServer(t, ServerConfig{MaxTests: 4, MaxStreams: 4, MaxDuration: 3 * time.Second, MaxBitrate: 100e6})
 	t.Cleanup(func() {
-		assert.Equal(t, int64(5), srv.Stats().Failed[ReasonLimit], "one per refused test")
+		assert.Equal(t, int64(5), srv.Stats().Failed[reasonLimit], "one per refused test")
 		assert.Len(t, errs, 5)
 		for e := range len(errs) {
 			_ = e
@@ -398,7 +398,7 @@ func TestServerSilentAfterStreamsEnd(t *testing.T) {
 	addr, srv, errs := hookedServer(t, ServerConfig{MaxDuration: 4 * time.Second, IOTimeout: 500 * time.Millisecond})
 	_, d := rawRunning(t, addr, `{"tcp":true,"time":1,"parallel":1,"len":1024}`)
 	require.NoError(t, d.Close())
-	e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == ReasonLimit })
+	e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == reasonLimit })
 	assert.ErrorIs(t, e.Err, ErrLimit)
 	assert.Zero(t, srv.Stats().Completed)
 	goodRunDone := goodRun(t, addr)
@@ -427,11 +427,11 @@ func TestServerClientLeavesDuringStreams(t *testing.T) {
 		start := time.Now()
 		expectClosed(t, c)
 		assert.Less(t, time.Since(start), 10*time.Second, "closed long before the 30 s handshake timeout")
-		e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == ReasonPeerGone })
+		e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == reasonPeerGone })
 		assert.ErrorContains(t, e.Err, "while its streams connected")
 	}
 	require.NoError(t, <-goodRun(t, addr), "the server still serves")
-	assert.Equal(t, int64(2), srv.Stats().Failed[ReasonPeerGone])
+	assert.Equal(t, int64(2), srv.Stats().Failed[reasonPeerGone])
 }
 
 // asSession is OnFailure's error as the *SessionError it always is.

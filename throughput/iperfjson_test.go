@@ -156,9 +156,7 @@ func TestIperfJSONSenderKeysWithoutTCPInfo(t *testing.T) {
 // the notes on the sender's limits and its host's refusals.
 func extrasText(t *testing.T, r *Result) string {
 	t.Helper()
-	m, err := iperf3doc.From[iperf3doc.Result](r)
-	require.NoError(t, err)
 	var b strings.Builder
-	iperf3doc.NewTextReport(&b, &m.Config, iperf3doc.Options{}).Extras(&m)
+	iperf3doc.NewTextReport(&b, &r.Config, iperf3doc.Options{}).Extras(r)
 	return b.String()
 }

@@ -10,7 +10,7 @@ import (
 // fragment, send timeout) to a new socket of network ("tcp" or "udp") to
 // or from a peer at ip. Options the platform lacks are skipped here and
 // reported as notes by ipOptsNotAvailable.
-func (c *Config) controlExtra(network string, v6 bool, fd uintptr) error {
+func controlExtra(c *Config, network string, v6 bool, fd uintptr) error {
 	if c.TOS > 0 {
 		if err := setTOS(fd, v6, c.TOS); err != nil {
 			return fmt.Errorf("throughput: TOS %d: %w", c.TOS, err)
@@ -31,7 +31,7 @@ func (c *Config) controlExtra(network string, v6 bool, fd uintptr) error {
 
 // dialControl is a net.Dialer Control that applies controlExtra and then
 // more (nil for nothing more).
-func (c *Config) dialControl(more func(fd uintptr) error) func(network, address string, rc syscall.RawConn) error {
+func dialControl(c *Config, more func(fd uintptr) error) func(network, address string, rc syscall.RawConn) error {
 	return func(network, address string, rc syscall.RawConn) error {
 		v6 := false
 		if host, _, err := net.SplitHostPort(address); err == nil {
@@ -45,12 +45,12 @@ func (c *Config) dialControl(more func(fd uintptr) error) func(network, address 
 		}
 		var serr error
 		if err := rc.Control(func(fd uintptr) {
-			serr = c.bindDevice(fd)
+			serr = bindDevice(c, fd)
 			if serr == nil && more != nil {
 				serr = more(fd)
 			}
 			if serr == nil {
-				serr = c.controlExtra(kind, v6, fd)
+				serr = controlExtra(c, kind, v6, fd)
 			}
 		}); err != nil {
 			return err
@@ -60,7 +60,7 @@ func (c *Config) dialControl(more func(fd uintptr) error) func(network, address 
 }
 
 // applyExtra applies controlExtra to an accepted or connected socket.
-func (c *Config) applyExtra(conn net.Conn, network string) {
+func applyExtra(c *Config, conn net.Conn, network string) {
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
 		return
@@ -76,7 +76,7 @@ func (c *Config) applyExtra(conn net.Conn, network string) {
 	if a, ok := conn.RemoteAddr().(*net.UDPAddr); ok && a.IP.To4() == nil {
 		v6 = true
 	}
-	_ = rc.Control(func(fd uintptr) { _ = c.controlExtra(network, v6, fd) })
+	_ = rc.Control(func(fd uintptr) { _ = controlExtra(c, network, v6, fd) })
 }
 
 // ipOptsNotAvailable lists the requested options this platform cannot apply.
@@ -103,14 +103,14 @@ const noteFlowLabelIPv4 = "flowlabel: an IPv4 test carries none"
 
 // ctrlControl is the control connection's Control: the send timeout only
 // (TOS and don't-fragment are for the data streams, as in iperf3).
-func (c *Config) ctrlControl() func(network, address string, rc syscall.RawConn) error {
+func ctrlControl(c *Config) func(network, address string, rc syscall.RawConn) error {
 	if c.SendTimeout <= 0 && c.BindDevice == "" {
 		return nil
 	}
 	return func(_, _ string, rc syscall.RawConn) error {
 		var serr error
 		if err := rc.Control(func(fd uintptr) {
-			if serr = c.bindDevice(fd); serr != nil || c.SendTimeout <= 0 {
+			if serr = bindDevice(c, fd); serr != nil || c.SendTimeout <= 0 {
 				return
 			}
 			if err := setUserTimeout(fd, c.SendTimeout); err != nil && err != ErrNotAvailable {
@@ -142,7 +142,7 @@ func connMSS(c net.Conn) int {
 const maxIfaceName = 15
 
 // bindDevice binds a socket to Config.BindDevice, when set.
-func (c *Config) bindDevice(fd uintptr) error {
+func bindDevice(c *Config, fd uintptr) error {
 	return bindToDevice(fd, c.BindDevice)
 }
 

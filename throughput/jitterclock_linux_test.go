@@ -1,7 +1,6 @@
 package throughput
 
 import (
-	"encoding/json"
 	"net"
 	"testing"
 	"time"
@@ -19,9 +18,9 @@ import (
 // falling 20 ms a datagram, jitter toward 20 ms).
 func TestJitterClock(t *testing.T) {
 	const n, gap = 10, 20 * time.Millisecond
-	jitter := map[JitterClock]time.Duration{}
-	for _, clock := range []JitterClock{JitterKernel, JitterRead} {
-		cfg := (&Config{UDP: true, BlockLen: 1400, SocketOptions: SocketOptions{JitterClock: clock}}).withDefaults()
+	jitter := map[bool]time.Duration{}
+	for _, read := range []bool{false, true} {
+		cfg := withDefaults((&Config{UDP: true, BlockLen: 1400, SocketOptions: SocketOptions{JitterRead: read}}))
 		e := newEngine(&cfg, false)
 		rx, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		require.NoError(t, err)
@@ -30,7 +29,7 @@ func TestJitterClock(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { tx.Close() })
 		s := &flowStream{udp: true, conn: rx, fast: setupUDP(rx, &cfg, false)}
-		require.NotNil(t, s.fast, "%v: a paced receiver without GRO reads datagram by datagram", clock)
+		require.NotNil(t, s.fast, "read clock %v: a paced receiver without GRO reads datagram by datagram", read)
 		// The kernel turns receive timestamps on for the whole host a
 		// moment after the first socket asks (a deferred static key):
 		// datagrams queued before then carry none, and read as read.
@@ -41,7 +40,7 @@ func TestJitterClock(t *testing.T) {
 		b := make([]byte, 1400)
 		for i := 1; i <= n; i++ {
 			sec, usec := e.stampAt(time.Now())
-			iperfwire.PutUDPHeader(b, iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: uint64(i)}, cfg.counters64())
+			iperfwire.PutUDPHeader(b, iperfwire.UDPHeader{Sec: sec, Usec: usec, Count: uint64(i)}, counters64(&cfg))
 			_, err := tx.Write(b)
 			require.NoError(t, err)
 			time.Sleep(gap)
@@ -52,35 +51,14 @@ func TestJitterClock(t *testing.T) {
 		e.stop()
 		require.NoError(t, <-done)
 		s.mu.Lock()
-		jitter[clock] = time.Duration(s.rstats.Jitter * float64(time.Second))
+		jitter[read] = time.Duration(s.rstats.Jitter * float64(time.Second))
 		assert.Equal(t, int64(n), s.rstats.Datagrams)
 		s.mu.Unlock()
 	}
-	t.Logf("jitter: kernel %v, read %v", jitter[JitterKernel], jitter[JitterRead])
+	t.Logf("jitter: kernel %v, read %v", jitter[false], jitter[true])
 	// After 9 changes of 20 ms the running mean is 20 ms x (1-(15/16)^9),
 	// about 8.8 ms; a datagram's transit through loopback varies by far
 	// less than 2 ms, however loaded the machine.
-	assert.Greater(t, jitter[JitterRead], 5*time.Millisecond, "the read clock takes the queue into the jitter")
-	assert.Less(t, jitter[JitterKernel], 2*time.Millisecond, "the kernel's clock takes each datagram as it arrived")
-}
-
-func TestParseJitterClock(t *testing.T) {
-	for _, c := range []JitterClock{JitterKernel, JitterRead} {
-		got, err := ParseJitterClock(c.String())
-		require.NoError(t, err)
-		assert.Equal(t, c, got)
-	}
-	_, err := ParseJitterClock("wall")
-	assert.ErrorContains(t, err, `jitter clock "wall": want kernel or read`)
-	assert.Equal(t, "JitterClock(7)", JitterClock(7).String())
-
-	b, err := json.Marshal(Config{SocketOptions: SocketOptions{JitterClock: JitterRead}})
-	require.NoError(t, err)
-	assert.Contains(t, string(b), `"jitter_clock":"read"`, "results name the clock")
-	var c Config
-	require.NoError(t, json.Unmarshal(b, &c))
-	assert.Equal(t, JitterRead, c.JitterClock)
-	b, err = json.Marshal(Config{})
-	require.NoError(t, err)
-	assert.NotContains(t, string(b), "jitter_clock", "the default is left out")
+	assert.Greater(t, jitter[true], 5*time.Millisecond, "the read clock takes the queue into the jitter")
+	assert.Less(t, jitter[false], 2*time.Millisecond, "the kernel's clock takes each datagram as it arrived")
 }

@@ -3,6 +3,7 @@ package throughput
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/netperfkit/netperfkit/internal/flowmodel"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,9 +251,9 @@ func TestHostSampleDelta(t *testing.T) {
 func ExampleLedger() {
 	dup := int64(0)
 	l := &Ledger{Offered: 7134, Received: 4903, Duplicated: &dup, Lines: []LedgerLine{
-		{Name: LineSenderRefused, Count: i64(2082), Scope: ScopeSocket},
-		{Name: LinePath, Count: i64(101), Scope: ScopeRemainder},
-		{Name: LineReceiverSocket, Count: i64(48), Scope: ScopeSocket},
+		{Name: LineSenderRefused, Count: i64(2082), Scope: flowmodel.ScopeSocket},
+		{Name: LinePath, Count: i64(101), Scope: flowmodel.ScopeRemainder},
+		{Name: LineReceiverSocket, Count: i64(48), Scope: flowmodel.ScopeSocket},
 	}}
 	top, _ := l.Largest()
 	fmt.Println(l)

@@ -3,6 +3,7 @@ package throughput
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/netperfkit/netperfkit/internal/flowmodel"
 	"strings"
 )
 
@@ -96,13 +97,13 @@ type sharedLine struct {
 
 // sharedLines are in the order the remainder is attributed to them.
 var sharedLines = []sharedLine{
-	{LineReceiverNIC, ScopeInterface, true, []string{ctrRxDrop}, "rx drop (/proc/net/dev)"},
-	{LineReceiverAllowance, ScopeInterface, true, []string{ctrBWIn, ctrPPS, ctrConntrackAl, ctrLinklocal}, "ENA bw_in, pps, conntrack, linklocal allowance exceeded (queued or dropped)"},
-	{LineReceiverBacklog, ScopeHost, true, []string{ctrSoftnet}, "per-CPU backlog drops (/proc/net/softnet_stat)"},
-	{LineReceiverReasm, ScopeHost, true, []string{ctrReasm}, "Ip ReasmFails (/proc/net/snmp)"},
-	{LineReceiverConntrack, ScopeHost, true, []string{ctrConntrack}, "nf_conntrack drop, early_drop, insert_failed"},
-	{LineSenderNIC, ScopeInterface, false, []string{ctrTxDrop}, "tx drop (/proc/net/dev)"},
-	{LineSenderAllowance, ScopeInterface, false, []string{ctrBWOut, ctrPPS}, "ENA bw_out, pps allowance exceeded (queued or dropped)"},
+	{LineReceiverNIC, flowmodel.ScopeInterface, true, []string{ctrRxDrop}, "rx drop (/proc/net/dev)"},
+	{LineReceiverAllowance, flowmodel.ScopeInterface, true, []string{ctrBWIn, ctrPPS, ctrConntrackAl, ctrLinklocal}, "ENA bw_in, pps, conntrack, linklocal allowance exceeded (queued or dropped)"},
+	{LineReceiverBacklog, flowmodel.ScopeHost, true, []string{ctrSoftnet}, "per-CPU backlog drops (/proc/net/softnet_stat)"},
+	{LineReceiverReasm, flowmodel.ScopeHost, true, []string{ctrReasm}, "Ip ReasmFails (/proc/net/snmp)"},
+	{LineReceiverConntrack, flowmodel.ScopeHost, true, []string{ctrConntrack}, "nf_conntrack drop, early_drop, insert_failed"},
+	{LineSenderNIC, flowmodel.ScopeInterface, false, []string{ctrTxDrop}, "tx drop (/proc/net/dev)"},
+	{LineSenderAllowance, flowmodel.ScopeInterface, false, []string{ctrBWOut, ctrPPS}, "ENA bw_out, pps allowance exceeded (queued or dropped)"},
 }
 
 // lineOrder is the order of a Ledger's lines: the way a datagram goes.
@@ -114,7 +115,7 @@ var lineOrder = []string{LineSenderRefused, LineSenderNIC, LineSenderAllowance, 
 func buildLedger(in ledgerIn) *Ledger {
 	l := &Ledger{Received: in.received, Reordered: in.reordered, Duplicated: in.dups, Offered: in.sent, Retried: in.retried}
 	lines := map[string]LedgerLine{}
-	refused := LedgerLine{Name: LineSenderRefused, Scope: ScopeSocket, Count: in.refused,
+	refused := LedgerLine{Name: LineSenderRefused, Scope: flowmodel.ScopeSocket, Count: in.refused,
 		Source: "ENOBUFS from the sending host's queue (IP_RECVERR), not sent"}
 	if in.refused == nil {
 		refused.Unknown = in.sndWhy
@@ -122,14 +123,14 @@ func buildLedger(in ledgerIn) *Ledger {
 		l.Offered += *in.refused
 	}
 	lines[LineSenderRefused] = refused
-	socket := LedgerLine{Name: LineReceiverSocket, Scope: ScopeSocket, Count: in.socket, Unknown: in.socketWhy,
+	socket := LedgerLine{Name: LineReceiverSocket, Scope: flowmodel.ScopeSocket, Count: in.socket, Unknown: in.socketWhy,
 		Source: "SO_MEMINFO drops of the receiving socket (full receive buffer, bad checksum)"}
 	if v, ok := in.rcv.value(ctrRcvbuf); ok && in.socket != nil {
 		socket.Counter = i64(v)
 		socket.Source += "; counter: the receiving host's UDP RcvbufErrors"
 	}
 	lines[LineReceiverSocket] = socket
-	lines[LineReceiverLate] = LedgerLine{Name: LineReceiverLate, Scope: ScopeSocket, Count: in.late, Unknown: in.lateWhy,
+	lines[LineReceiverLate] = LedgerLine{Name: LineReceiverLate, Scope: flowmodel.ScopeSocket, Count: in.late, Unknown: in.lateWhy,
 		Source: "read after the receiver's count ended (iperf3 counts these lost)"}
 	rest := in.sent - in.received
 	for _, v := range []*int64{in.socket, in.late} {
@@ -144,7 +145,7 @@ func buildLedger(in ledgerIn) *Ledger {
 	for _, sl := range sharedLines {
 		lines[sl.name] = sl.attribute(in, &rest)
 	}
-	path := LedgerLine{Name: LinePath, Scope: ScopeRemainder, Count: i64(rest),
+	path := LedgerLine{Name: LinePath, Scope: flowmodel.ScopeRemainder, Count: i64(rest),
 		Source: "sent - received - every other line"}
 	var incl []string
 	if in.rcv == nil || in.socket == nil || in.late == nil {
@@ -171,7 +172,7 @@ func (sl sharedLine) attribute(in ledgerIn, rest *int64) LedgerLine {
 		h, end = in.rcv, in.rcvWhy
 	}
 	ln := LedgerLine{Name: sl.name, Scope: sl.scope, Source: sl.source}
-	if h != nil && h.Iface != "" && sl.scope == ScopeInterface {
+	if h != nil && h.Iface != "" && sl.scope == flowmodel.ScopeInterface {
 		ln.Source = h.Iface + ": " + sl.source
 	}
 	var sum int64
@@ -188,7 +189,7 @@ func (sl sharedLine) attribute(in ledgerIn, rest *int64) LedgerLine {
 	take := min(sum, *rest)
 	*rest -= take
 	ln.Count = i64(take)
-	if sum != take || sl.scope != ScopeSocket {
+	if sum != take || sl.scope != flowmodel.ScopeSocket {
 		ln.Counter = i64(sum)
 	}
 	return ln

@@ -17,7 +17,7 @@ import (
 // this side sends on when send is set, ended a second after it started.
 func exchangeRun(t *testing.T, server, send bool) (*testRun, *flowStream) {
 	t.Helper()
-	cfg := (&Config{UDP: true, Reverse: true}).withDefaults()
+	cfg := withDefaults((&Config{UDP: true, Reverse: true}))
 	e := newEngine(&cfg, !server)
 	a, b := net.Pipe()
 	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
@@ -102,8 +102,8 @@ func TestLocalRefusalsExchanged(t *testing.T) {
 // of waiting when the client asked.
 func TestKeepRateParam(t *testing.T) {
 	for _, keep := range []bool{false, true} {
-		c := (&Config{UDP: true, Reverse: true, UDPKeepRate: keep}).withDefaults()
-		b, err := json.Marshal(c.params())
+		c := withDefaults((&Config{UDP: true, Reverse: true, UDPKeepRate: keep}))
+		b, err := json.Marshal(params(&c))
 		require.NoError(t, err)
 		assert.Equal(t, keep, strings.Contains(string(b), `"netperfkit_keep_rate":true`), "%s", b)
 		p, err := iperfwire.DecodeParams(b)
@@ -111,8 +111,8 @@ func TestKeepRateParam(t *testing.T) {
 		assert.Equal(t, keep, configFromParams(p, &ServerConfig{}).UDPKeepRate)
 	}
 	// A TCP test never asks.
-	c := (&Config{UDPKeepRate: true}).withDefaults()
-	b, err := json.Marshal(c.params())
+	c := withDefaults((&Config{UDPKeepRate: true}))
+	b, err := json.Marshal(params(&c))
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "keep_rate")
 }
@@ -122,7 +122,7 @@ func TestKeepRateParam(t *testing.T) {
 // 2), and the client's own on its upload, never mixed.
 func TestLocalRefusalsExchangedBidir(t *testing.T) {
 	side := func(server bool) (*testRun, *flowStream, *flowStream) {
-		cfg := (&Config{UDP: true, Bidir: true}).withDefaults()
+		cfg := withDefaults((&Config{UDP: true, Bidir: true}))
 		e := newEngine(&cfg, !server)
 		a, b := net.Pipe()
 		t.Cleanup(func() { _ = a.Close(); _ = b.Close() })

@@ -45,7 +45,7 @@ func (h *refusingHost) send(b []byte) (int, error) {
 
 func newRefusalWriter(keepRate bool, host *refusingHost) (*udpWriter, *recordSleep) {
 	const l = 100
-	cfg := (&Config{UDP: true, BlockLen: l, UDPKeepRate: keepRate, Iperf3Options: Iperf3Options{UDP32BitCounters: true}}).withDefaults()
+	cfg := withDefaults((&Config{UDP: true, BlockLen: l, UDPKeepRate: keepRate, Iperf3Options: Iperf3Options{UDP32BitCounters: true}}))
 	e := newEngine(&cfg, false)
 	e.counting.Store(true)
 	s := &flowStream{send: true, udp: true}
@@ -150,7 +150,7 @@ func (stopSleep) close() {}
 // the summary, the -J document (beside lost_packets) and one text line,
 // and only when there were any.
 func TestLocalDropsReported(t *testing.T) {
-	cfg := (&Config{UDP: true, Bitrate: 1.2e9, UDPKeepRate: true}).withDefaults()
+	cfg := withDefaults((&Config{UDP: true, Bitrate: 1.2e9, UDPKeepRate: true}))
 	sent := Counts{Bytes: 1e8, BitsPerSecond: 8e8, Packets: 71000, LocalDrops: 35000}
 	res := &Result{Role: "client", Config: cfg,
 		Streams: []StreamResult{{ID: 1, Totals: Totals{Duration: time.Second, Sent: sent,
@@ -203,7 +203,7 @@ func TestLocalDropsReported(t *testing.T) {
 // TestLocalRefusalsInIntervals: an interval carries each sending stream's
 // refusals since the last one, and the direction's sum adds them up.
 func TestLocalRefusalsInIntervals(t *testing.T) {
-	cfg := (&Config{UDP: true}).withDefaults()
+	cfg := withDefaults((&Config{UDP: true}))
 	e := newEngine(&cfg, false)
 	a, b := &flowStream{id: 1, send: true, udp: true}, &flowStream{id: 3, send: true, udp: true}
 	e.streams = []*flowStream{a, b}

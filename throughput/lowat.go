@@ -39,7 +39,7 @@ type lowat struct {
 
 func newLowat(conn net.Conn, c *Config, off *atomic.Bool) *lowat {
 	sc, tcp := tcpSocket(conn)
-	return &lowat{conn: sc, off: off, cur: 1, enabled: tcp && c.rate() == 0 && c.Window == 0}
+	return &lowat{conn: sc, off: off, cur: 1, enabled: tcp && rate(c) == 0 && c.Window == 0}
 }
 
 // adapt sets the threshold to lowatSpan of the rate seen over the last

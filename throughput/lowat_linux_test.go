@@ -29,7 +29,7 @@ func rcvLowat(t *testing.T, l *lowat) int {
 func TestLowatFollowsRate(t *testing.T) {
 	a, _ := tcpPair(t)
 	var off atomic.Bool
-	unlimited := (&Config{}).withDefaults()
+	unlimited := withDefaults((&Config{}))
 	l := newLowat(a, &unlimited, &off)
 	require.True(t, l.enabled)
 	t0 := time.Unix(1000, 0)
@@ -53,9 +53,9 @@ func TestLowatFollowsRate(t *testing.T) {
 	l.adapt(t0.Add(2*time.Second), 30<<20)
 	assert.Equal(t, 1, rcvLowat(t, l))
 
-	paced := (&Config{Bitrate: 1e9}).withDefaults()
+	paced := withDefaults((&Config{Bitrate: 1e9}))
 	assert.False(t, newLowat(a, &paced, &off).enabled, "a paced sender's data is never held back")
-	window := (&Config{SocketOptions: SocketOptions{Window: 64 << 10}}).withDefaults()
+	window := withDefaults((&Config{SocketOptions: SocketOptions{Window: 64 << 10}}))
 	assert.False(t, newLowat(a, &window, &off).enabled, "a fixed window may be smaller than the threshold")
 }
 
@@ -64,7 +64,7 @@ func TestLowatFollowsRate(t *testing.T) {
 // test (endLowat) gets it read and counted.
 func TestLowatEndReadsTheTail(t *testing.T) {
 	a, b := tcpPair(t)
-	cfg := (&Config{IOTimeout: time.Hour}).withDefaults()
+	cfg := withDefaults((&Config{IOTimeout: time.Hour}))
 	e := newEngine(&cfg, false)
 	s := &flowStream{conn: a}
 	e.streams = []*flowStream{s}

@@ -36,7 +36,7 @@ var errSourceEnd = errors.New("throughput: source ended")
 
 // openData opens stream id's source, when it sends and SendFrom is set, or
 // its sink, when it receives and ReceiveTo is set; nil when there is none.
-func (c *Config) openData(id int, send bool) (*streamData, error) {
+func openData(c *Config, id int, send bool) (*streamData, error) {
 	switch {
 	case send && c.SendFrom != nil:
 		r, err := c.SendFrom(id)
@@ -85,7 +85,7 @@ func (d *streamData) sendfileFrom() {
 // openData opens the streams' sources and sinks.
 func (e *engine) openData() error {
 	for _, s := range e.streams {
-		d, err := e.cfg.openData(s.id, s.send)
+		d, err := openData(e.cfg, s.id, s.send)
 		if err != nil {
 			return err
 		}

@@ -337,7 +337,7 @@ func TestOpenDataSendfile(t *testing.T) {
 		file bool
 	}{{"file", f, true}, {"memory", bytes.NewReader(nil), false}, {"pipe", pr, false}} {
 		c := Config{SendFrom: func(int) (io.Reader, error) { return tc.r, nil }, SocketOptions: SocketOptions{ZeroCopy: true}}
-		d, err := c.openData(1, true)
+		d, err := openData(&c, 1, true)
 		require.NoError(t, err)
 		if !tc.file {
 			assert.Nil(t, d.file, tc.name)
@@ -348,10 +348,10 @@ func TestOpenDataSendfile(t *testing.T) {
 		assert.Equal(t, int64(1000), d.size)
 	}
 	c := Config{SendFrom: fromFile(path)}
-	d, err := c.openData(1, true)
+	d, err := openData(&c, 1, true)
 	require.NoError(t, err)
 	assert.Nil(t, d.file, "without ZeroCopy a file is read")
-	d, err = c.openData(1, false)
+	d, err = openData(&c, 1, false)
 	require.NoError(t, err)
 	assert.Nil(t, d, "a receiving stream has no source")
 }

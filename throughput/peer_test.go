@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/netperfkit/netperfkit/internal/peertest"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // startIperf3Server starts a stock `iperf3 -s` on a free loopback port and
@@ -43,8 +45,14 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 // new tests because it is cleaning up the previous one.
 func runRetry(t testing.TB, addr string, cfg *Config) (*Result, error) {
 	t.Helper()
+	return runRetryCtx(t, context.Background(), addr, cfg)
+}
+
+// runRetryCtx is runRetry under parent.
+func runRetryCtx(t testing.TB, parent context.Context, addr string, cfg *Config) (*Result, error) {
+	t.Helper()
 	for i := 0; ; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(parent, 60*time.Second)
 		res, err := Run(ctx, addr, cfg)
 		cancel()
 		// It also closes its listener between tests, resetting connections
@@ -80,4 +88,37 @@ func TestStockServerBusy(t *testing.T) {
 	assert.False(t, stockServerBusy(dial(syscall.ETIMEDOUT)))
 	assert.False(t, stockServerBusy(&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}), "a reset during a test is a failure")
 	assert.False(t, stockServerBusy(nil))
+}
+
+// TestBusyStockServerReadsAsBusy: a stock 3.21 server whose one test slot
+// is taken answers a second client with ACCESS_DENIED, which 3.21's own
+// client prints as "the server is busy running a test"; Run says the same
+// (issue 39), and the error still matches ErrAccessDenied.
+func TestBusyStockServerReadsAsBusy(t *testing.T) {
+	addr := startIperf3ServerBin(t, peertest.NewIPerf3(t))
+	ctx, cancel := context.WithCancel(ctxT(t, 60*time.Second))
+	defer cancel()
+	started := make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		var once sync.Once
+		_, err := runRetryCtx(t, ctx, addr, &Config{Duration: time.Minute, Interval: -1,
+			OnEvent: func(ev Event) {
+				if ev.Kind == EventStart {
+					once.Do(func() { close(started) })
+				}
+			}})
+		first <- err
+	}()
+	select {
+	case <-started:
+	case err := <-first:
+		t.Fatalf("the first test ended before it started: %v", err)
+	}
+	_, err := Run(ctxT(t, 20*time.Second), addr, &Config{Duration: time.Second})
+	require.ErrorIs(t, err, ErrAccessDenied)
+	assert.NotErrorIs(t, err, ErrAuthFailed)
+	assert.ErrorContains(t, err, "the server is busy running a test")
+	cancel()
+	<-first
 }

@@ -25,10 +25,10 @@ type perClient struct {
 // admit applies the allow-list and the per-client cap to a new connection.
 // It returns the release function to call once the connection stops
 // counting (idempotent), or the reason and error of a refusal.
-func (s *Server) admit(conn net.Conn) (release func(), r Reason, err error) {
+func (s *Server) admit(conn net.Conn) (release func(), r reason, err error) {
 	ip, ok := allowlist.PeerIP(conn.RemoteAddr())
 	if !allowlist.Admits(s.cfg.AllowedClients, ip, ok) {
-		return nil, ReasonDenied, fmt.Errorf("%w: client %v is not in AllowedClients", ErrAccessDenied, conn.RemoteAddr())
+		return nil, reasonDenied, fmt.Errorf("%w: client %v is not in AllowedClients", ErrAccessDenied, conn.RemoteAddr())
 	}
 	limit := s.cfg.MaxTestsPerClient
 	if limit == 0 || !ok {
@@ -43,7 +43,7 @@ func (s *Server) admit(conn net.Conn) (release func(), r Reason, err error) {
 	// While one of the client's tests waits for its streams, the streams
 	// must get in: they leave the count as soon as their cookie is read.
 	if n := p.conns[ip]; n >= limit && (p.accepting[ip] == 0 || n >= limit+2*MaxStreams) {
-		return nil, ReasonLimit, fmt.Errorf("%w: %d connections or tests from %v, MaxTestsPerClient %d", ErrLimit, n, ip, limit)
+		return nil, reasonLimit, fmt.Errorf("%w: %d connections or tests from %v, MaxTestsPerClient %d", ErrLimit, n, ip, limit)
 	}
 	p.conns[ip]++
 	var once sync.Once

@@ -38,7 +38,7 @@ func checkProtection(t *testing.T, addr string, srv *Server, errs <-chan *Sessio
 	_, err := run(bad, 1)
 	require.ErrorIs(t, err, ErrAccessDenied)
 	e := <-errs
-	assert.Equal(t, ReasonDenied, e.Reason)
+	assert.Equal(t, reasonDenied, e.Reason)
 	assert.Equal(t, bad, e.Remote.(*net.TCPAddr).IP.String())
 
 	// An allowed client runs, its four streams getting past the cap of 1.
@@ -50,8 +50,9 @@ func checkProtection(t *testing.T, addr string, srv *Server, errs <-chan *Sessio
 	// A stalled handshake holds ok1's only slot: its next test is refused,
 	// while ok2 still gets in.
 	// (First the server ends its side of the last test, whose control
-	// connection counts until then.)
-	for deadline := time.Now().Add(10 * time.Second); srv.Stats().Completed < 1; time.Sleep(10 * time.Millisecond) {
+	// connection counts until then: Stats counts the test completed
+	// before that, as soon as the client can read its results.)
+	for deadline := time.Now().Add(10 * time.Second); clientsHeld(srv) > 0; time.Sleep(10 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline), "the server never finished the first test")
 	}
 	stalled := dial(ok1)
@@ -59,7 +60,7 @@ func checkProtection(t *testing.T, addr string, srv *Server, errs <-chan *Sessio
 	_, err = run(ok1, 1)
 	require.ErrorIs(t, err, ErrAccessDenied)
 	e = <-errs
-	assert.Equal(t, ReasonLimit, e.Reason)
+	assert.Equal(t, reasonLimit, e.Reason)
 	assert.ErrorIs(t, e.Err, ErrLimit)
 	_, err = run(ok2, 1)
 	require.NoError(t, err)
@@ -75,8 +76,8 @@ func checkProtection(t *testing.T, addr string, srv *Server, errs <-chan *Sessio
 		require.True(t, time.Now().Before(deadline), "ok1 not served after its stalled connection closed: %v", err)
 	}
 	st := srv.Stats()
-	assert.Equal(t, int64(1), st.Failed[ReasonDenied])
-	assert.GreaterOrEqual(t, st.Failed[ReasonLimit], int64(1))
+	assert.Equal(t, int64(1), st.Failed[reasonDenied])
+	assert.GreaterOrEqual(t, st.Failed[reasonLimit], int64(1))
 }
 
 func hostOf(a string) string {
@@ -106,7 +107,7 @@ func TestRefuseIsReadable(t *testing.T) {
 	s, err := iperfwire.ReadState(c, 5*time.Second)
 	require.NoError(t, err, "the client reads ACCESS_DENIED, not a reset")
 	assert.Equal(t, iperfwire.AccessDenied, s)
-	assert.Equal(t, ReasonDenied, (<-errs).Reason)
+	assert.Equal(t, reasonDenied, (<-errs).Reason)
 }
 
 func TestOneOffAndIdle(t *testing.T) {
@@ -166,4 +167,15 @@ func TestAllowListMappedPrefix(t *testing.T) {
 
 	_, err = NewServer(&ServerConfig{AllowedClients: []netip.Prefix{{}}})
 	assert.ErrorContains(t, err, "invalid prefix")
+}
+
+// clientsHeld is how many connections the per-client cap counts.
+func clientsHeld(srv *Server) int {
+	srv.clients.mu.Lock()
+	defer srv.clients.mu.Unlock()
+	n := 0
+	for _, c := range srv.clients.conns {
+		n += c
+	}
+	return n
 }

@@ -77,7 +77,7 @@ func (t *testRun) wireStream(s *flowStream, retrKnown bool) iperfwire.Stream {
 // result builds the Result from local measurements and the peer's results
 // (nil when the test ended before they were exchanged).
 func (t *testRun) result(remote *iperfwire.Results) *Result {
-	r := &Result{Role: role(t.server), Config: t.cfg.withoutHooks(), Start: t.startT, Congestion: t.congestion,
+	r := &Result{Role: role(t.server), Config: withoutHooks(t.cfg), Start: t.startT, Congestion: t.congestion,
 		SndBufActual: t.sndBuf, RcvBufActual: t.rcvBuf}
 	t.mu.Lock()
 	r.Intervals = append([]Interval(nil), t.intervals...)
@@ -241,7 +241,7 @@ func (t *testRun) summary(ss []StreamResult, reverse bool, d time.Duration) *Sum
 	sum.Received.LostPercent = percent(sum.Received.LostPackets, sum.Received.Packets)
 	sum.Sent.BitsPerSecond = bps(sum.Sent.Bytes, d.Seconds())
 	sum.Received.BitsPerSecond = bps(sum.Received.Bytes, d.Seconds())
-	if rate := t.cfg.rate(); rate > 0 {
+	if rate := rate(t.cfg); rate > 0 {
 		sum.SenderLimited = sum.Sent.BitsPerSecond < 0.95*rate*float64(sum.Streams)
 	}
 	sum.QueueLimited = sum.Sent.LocalDrops > 0 || sum.Sent.LocalRetries > 0

@@ -53,7 +53,7 @@ type ServerConfig struct {
 	// both directions counted (iperf3 --server-bitrate-limit); 0 means no
 	// cap. As in iperf3 3.21 it is checked twice, and a client is told with
 	// SERVER_ERROR, iperf3's "total required bandwidth is larger than server
-	// limit" (errno 0), while OnFailure gets ReasonLimit and ErrTotalRate.
+	// limit" (errno 0), while OnFailure gets reasonLimit and ErrTotalRate.
 	// A test that asks for more (its per-stream rate times its streams,
 	// doubled for --bidir; --fq-rate is not counted, as by 3.21) is
 	// refused. A test that asks for no rate (TCP's default) is let in, as
@@ -86,9 +86,9 @@ type ServerConfig struct {
 	// an OS thread each, GOMAXPROCS raised by their count while they run
 	// (linux).
 	StreamThreads bool
-	// JitterClock is Config.JitterClock for every test's UDP receivers:
-	// the kernel's arrival times by default, JitterRead for iperf3's.
-	JitterClock JitterClock
+	// JitterRead is Config.JitterRead for every test's UDP receivers:
+	// the kernel's arrival times by default, the read's as iperf3's when set.
+	JitterRead bool
 	// Interval between the server's own interval reports (sent back with
 	// get_server_output); 0 means 1 s, otherwise at least 10 ms. A
 	// netperfkit client's interval wins.
@@ -125,7 +125,7 @@ type ServerConfig struct {
 	Auth *iperf3auth.Server
 	// AllowedClients, when not empty, lists the client networks served;
 	// a connection from elsewhere gets ACCESS_DENIED before anything is
-	// read, and reaches OnFailure with ReasonDenied (ErrAccessDenied).
+	// read, and reaches OnFailure with reasonDenied (ErrAccessDenied).
 	// IPv4-mapped prefixes (::ffff:10.0.0.0/104) mean their IPv4 network,
 	// as clients' mapped addresses are unmapped; an invalid prefix fails
 	// NewServer.
@@ -135,7 +135,7 @@ type ServerConfig struct {
 	// host cannot hold every slot with stalled handshakes (each held at
 	// most HandshakeTimeout). The data streams of its tests get in. Extra
 	// connections get ACCESS_DENIED and reach OnFailure with
-	// ReasonLimit (ErrLimit). 0 means no cap.
+	// reasonLimit (ErrLimit). 0 means no cap.
 	MaxTestsPerClient int
 	// OneOff makes Serve return nil after its first test, successful or
 	// not, as iperf3 -1 does; clients refused before a test (busy, not
@@ -445,7 +445,7 @@ func (s *Server) handle(ctx context.Context, sv *serving, ac acceptedConn) {
 	_, err = io.ReadFull(conn, cookie)
 	if !stop() {
 		_ = conn.Close()
-		s.failed(conn, ReasonCanceled, fmt.Errorf("throughput: reading cookie: %w", ctx.Err()))
+		s.failed(conn, reasonCanceled, fmt.Errorf("throughput: reading cookie: %w", ctx.Err()))
 		return
 	}
 	if err != nil {
@@ -466,7 +466,7 @@ func (s *Server) handle(ctx context.Context, sv *serving, ac acceptedConn) {
 	if err != nil {
 		_ = iperfwire.WriteState(conn, iperfwire.AccessDenied, time.Second)
 		_ = conn.Close()
-		s.failed(conn, ReasonLimit, err)
+		s.failed(conn, reasonLimit, err)
 		return
 	}
 	defer s.endTest(key, t)
@@ -490,7 +490,7 @@ func (s *Server) joinTest(t *serverTest, conn acceptedConn) {
 	if !ok {
 		_ = iperfwire.WriteState(conn, iperfwire.AccessDenied, time.Second)
 		_ = conn.Close()
-		s.failed(conn, ReasonBadCookie, fmt.Errorf("%w: a stream for a test that is not accepting streams", ErrProtocol))
+		s.failed(conn, reasonBadCookie, fmt.Errorf("%w: a stream for a test that is not accepting streams", ErrProtocol))
 	}
 }
 
@@ -542,9 +542,12 @@ func (s *Server) runTest(ctx context.Context, sv *serving, conn net.Conn, cookie
 	ss := &serverSession{session: session{server: true, ctrl: conn, cookie: cookie}, srv: s, ln: sv.ln, test: t}
 	res, err := ss.run(ctx, ss)
 	if err != nil {
+		if ss.counted {
+			s.stats.completed.Add(-1)
+		}
 		r := ss.reason(ctx, err)
 		s.failed(conn, r, err)
-		if s.cfg.OneOff && r != ReasonDenied {
+		if s.cfg.OneOff && r != reasonDenied {
 			sv.stop()
 		}
 		return
@@ -552,7 +555,6 @@ func (s *Server) runTest(ctx context.Context, sv *serving, conn net.Conn, cookie
 	if s.cfg.OneOff {
 		defer sv.stop()
 	}
-	s.stats.completed.Add(1)
 	if s.cfg.OnResult != nil {
 		s.cfg.OnResult(*res)
 	}

@@ -22,17 +22,19 @@ type serverSession struct {
 	ln     net.Listener
 	test   *serverTest
 	params *iperfwire.Params
+	// counted: finish counted the test in Stats' Completed.
+	counted bool
 }
 
 // fail sends SERVER_ERROR with iperf3's code and returns err as a session
 // error of reason r.
-func (ss *serverSession) fail(ierrno int, r Reason, err error) error {
+func (ss *serverSession) fail(ierrno int, r reason, err error) error {
 	return ss.failErrno(ierrno, 0, r, err)
 }
 
 // failErrno is fail with the server's errno, which a 3.21 client prints
 // after iperf3's text ("unable to set CPU affinity: Invalid argument").
-func (ss *serverSession) failErrno(ierrno, errno int, r Reason, err error) error {
+func (ss *serverSession) failErrno(ierrno, errno int, r reason, err error) error {
 	_ = iperfwire.WriteServerError(ss.ctrl, ierrno, errno, ss.srv.cfg.IOTimeout)
 	return &reasonError{reason: r, err: err}
 }
@@ -47,29 +49,29 @@ func (ss *serverSession) handshake(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		r := Reason("") // an I/O error: classified by its cause
+		r := reason("") // an I/O error: classified by its cause
 		if errors.Is(err, ErrProtocol) {
-			r = ReasonBadParams
+			r = reasonBadParams
 		}
 		return ss.fail(iperfwire.IErrRecvParams, r, err)
 	}
 	p, err := iperfwire.DecodeParams(pj)
 	if err != nil {
-		return ss.fail(iperfwire.IErrRecvParams, ReasonBadParams, err)
+		return ss.fail(iperfwire.IErrRecvParams, reasonBadParams, err)
 	}
 	if ss.srv.auth != nil {
 		// As iperf3, the credentials come before any limit: a client that
 		// cannot authenticate learns nothing about the server's limits.
 		if _, err := ss.srv.auth.Verify(p.AuthToken); err != nil {
-			return ss.fail(iperfwire.IErrAuth, ReasonDenied, fmt.Errorf("%w: %w", ErrAuthFailed, err))
+			return ss.fail(iperfwire.IErrAuth, reasonDenied, fmt.Errorf("%w: %w", ErrAuthFailed, err))
 		}
 	}
 	if code, err := checkParams(c, p); err != nil {
-		return ss.fail(code, ReasonLimit, err)
+		return ss.fail(code, reasonLimit, err)
 	}
 	if a := p.ServerAffinity; a != nil {
 		if errno, err := allowedCPU(int(*a)); err != nil {
-			return ss.failErrno(iperfwire.IErrAffinity, errno, ReasonLimit, err)
+			return ss.failErrno(iperfwire.IErrAffinity, errno, reasonLimit, err)
 		}
 	}
 	ss.params = p
@@ -146,7 +148,7 @@ func (ss *serverSession) openStreams(ctx context.Context) error {
 		var errno syscall.Errno
 		_ = errors.As(err, &errno)
 		_ = iperfwire.WriteServerError(ss.ctrl, iperfwire.IErrFile, int(errno), ss.srv.cfg.IOTimeout)
-		return &reasonError{reason: ReasonStream, err: err}
+		return &reasonError{reason: reasonStream, err: err}
 	}
 	return nil
 }
@@ -174,7 +176,7 @@ func watchControl(c net.Conn, cancel context.CancelFunc) (left func() error) {
 		default:
 			gone = fmt.Errorf("throughput: the client left while its streams connected: %w", err)
 		}
-		gone = &reasonError{reason: ReasonPeerGone, err: gone}
+		gone = &reasonError{reason: reasonPeerGone, err: gone}
 		cancel()
 	}()
 	return func() error {
@@ -200,7 +202,7 @@ func (ss *serverSession) started() error {
 func (ss *serverSession) await(ctx context.Context, states <-chan stateMsg) error {
 	hard := time.NewTimer(ss.srv.cfg.MaxDuration + ss.cfg.IOTimeout)
 	defer hard.Stop()
-	overtime := &reasonError{reason: ReasonLimit, err: fmt.Errorf("%w: test exceeded %v", ErrLimit, ss.srv.cfg.MaxDuration)}
+	overtime := &reasonError{reason: reasonLimit, err: fmt.Errorf("%w: test exceeded %v", ErrLimit, ss.srv.cfg.MaxDuration)}
 	var m stateMsg
 	select {
 	case m = <-states:
@@ -216,14 +218,14 @@ func (ss *serverSession) await(ctx context.Context, states <-chan stateMsg) erro
 				return ctx.Err()
 			}
 		} else if errors.Is(m.err, ErrRecvIdle) {
-			m.err = ss.fail(iperfwire.IErrNoMsg, ReasonTimeout, m.err) // 3.21 tells the client
+			m.err = ss.fail(iperfwire.IErrNoMsg, reasonTimeout, m.err) // 3.21 tells the client
 		} else if errors.Is(m.err, ErrTotalRate) {
-			m.err = ss.fail(iperfwire.IErrTotalRate, ReasonLimit, m.err)
+			m.err = ss.fail(iperfwire.IErrTotalRate, reasonLimit, m.err)
 			ss.awaitLeave(ctx, states)
 		} else if errors.Is(m.err, ErrAffinity) {
 			// A stream's thread could not be pinned (the CPU went away
 			// since the parameters were checked): 3.21's words for it.
-			m.err = ss.fail(iperfwire.IErrAffinity, ReasonLimit, m.err)
+			m.err = ss.fail(iperfwire.IErrAffinity, reasonLimit, m.err)
 		}
 	case <-hard.C:
 		m.err = overtime
@@ -231,7 +233,7 @@ func (ss *serverSession) await(ctx context.Context, states <-chan stateMsg) erro
 		return ctx.Err()
 	}
 	if m.err == nil && m.s == iperfwire.ClientTerminate {
-		m.err = &reasonError{reason: ReasonPeerGone, err: errors.New("throughput: the client terminated the test")}
+		m.err = &reasonError{reason: reasonPeerGone, err: errors.New("throughput: the client terminated the test")}
 	}
 	if m.err == nil && m.s != iperfwire.TestEnd {
 		m.err = fmt.Errorf("%w: client sent %v while running", ErrProtocol, m.s)
@@ -293,6 +295,12 @@ func (ss *serverSession) exchange(<-chan stateMsg) (*iperfwire.Results, error) {
 
 func (ss *serverSession) finish(res *Result, _ *iperfwire.Results) error {
 	res.PeerVersion = ss.params.ClientVersion
+	// The test counts as completed before the client can read
+	// DISPLAY_RESULTS: a client's Run that returned without error finds
+	// its test in Server.Stats (issue 39). runTest takes it back if the
+	// session fails after all.
+	ss.srv.stats.completed.Add(1)
+	ss.counted = true
 	if err := iperfwire.WriteState(ss.ctrl, iperfwire.DisplayResults, ss.cfg.IOTimeout); err != nil {
 		return err
 	}
@@ -311,7 +319,7 @@ func (ss *serverSession) tcpStreams(ctx context.Context) error {
 	}
 	deadline := time.NewTimer(ss.srv.cfg.HandshakeTimeout)
 	defer deadline.Stop()
-	sends := ss.cfg.sends(true)
+	sends := sends(&ss.cfg, true)
 	conns := make([]acceptedConn, 0, len(sends))
 	for len(conns) < len(sends) {
 		select {
@@ -321,7 +329,7 @@ func (ss *serverSession) tcpStreams(ctx context.Context) error {
 			}
 			conns = append(conns, conn)
 		case <-deadline.C:
-			return ss.fail(iperfwire.IErrStreams, ReasonTimeout, fmt.Errorf("throughput: %d of %d streams arrived: %w", len(conns), len(sends), errTimeout))
+			return ss.fail(iperfwire.IErrStreams, reasonTimeout, fmt.Errorf("throughput: %d of %d streams arrived: %w", len(conns), len(sends), errTimeout))
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -344,57 +352,65 @@ func tuneTCP(conn net.Conn, c *Config) {
 		_ = tc.SetReadBuffer(c.Window)
 		_ = tc.SetWriteBuffer(c.Window)
 	}
-	if c.Congestion != "" || c.pacingRate() > 0 {
+	if c.Congestion != "" || pacingRate(c) > 0 {
 		if rc, err := tc.SyscallConn(); err == nil {
 			_ = rc.Control(func(fd uintptr) {
-				_ = controlTCP(fd, sockOpts{congestion: c.Congestion, pacing: c.pacingRate()})
+				_ = controlTCP(fd, sockOpts{congestion: c.Congestion, pacing: pacingRate(c)})
 			})
 		}
 	}
-	c.applyExtra(conn, "tcp")
+	applyExtra(c, conn, "tcp")
 }
 
 // udpStreams binds the UDP port, answers each stream's hello from the
 // client's address, and turns the socket that got it into that stream's
 // connected socket, as iperf3's server does. It needs TCP addresses: the
-// UDP socket binds the listener's port and accepts the client's IP only.
+// UDP socket binds the listener's port on the address the client's control
+// connection reached, and accepts the client's IP only.
 func (ss *serverSession) udpStreams(ctx context.Context) error {
 	laddr, lok := ss.ln.Addr().(*net.TCPAddr)
 	peer, pok := ss.ctrl.RemoteAddr().(*net.TCPAddr)
 	if !lok || !pok {
-		return ss.fail(iperfwire.IErrListen, ReasonUnsupported,
+		return ss.fail(iperfwire.IErrListen, reasonUnsupported,
 			fmt.Errorf("throughput: udp tests need a TCP listener, not %s", ss.ln.Addr().Network()))
 	}
 	hctx, cancel := context.WithTimeout(ctx, ss.srv.cfg.HandshakeTimeout)
 	defer cancel()
 	if err := ss.srv.udpMu.lock(hctx); err != nil {
-		return ss.fail(iperfwire.IErrListen, ReasonTimeout, fmt.Errorf("throughput: waiting for the udp port: %w", err))
+		return ss.fail(iperfwire.IErrListen, reasonTimeout, fmt.Errorf("throughput: waiting for the udp port: %w", err))
 	}
 	defer ss.srv.udpMu.unlock()
+	// The stream sockets bind the address the client reached (the control
+	// connection's local one), not the listener's wildcard: a connected
+	// socket bound to a wildcard answers from the host's primary address,
+	// which a client that sent to a secondary one drops (issue 41).
+	if local, ok := ss.ctrl.LocalAddr().(*net.TCPAddr); ok && local.IP != nil && !local.IP.IsUnspecified() {
+		laddr = &net.TCPAddr{IP: local.IP, Port: laddr.Port, Zone: local.Zone}
+	}
 	cur, err := ss.listenUDP(hctx, laddr)
 	if err != nil {
-		return ss.fail(iperfwire.IErrListen, ReasonStream, err)
+		return ss.fail(iperfwire.IErrListen, reasonStream, err)
 	}
 	if err := iperfwire.WriteState(ss.ctrl, iperfwire.CreateStreams, ss.cfg.IOTimeout); err != nil {
 		return err
 	}
 	dl, _ := hctx.Deadline()
-	for i, send := range ss.cfg.sends(true) {
+	for i, send := range sends(&ss.cfg, true) {
 		from, err := awaitHello(ctx, cur, peer.IP, dl)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return ss.fail(iperfwire.IErrStreams, ReasonTimeout, fmt.Errorf("throughput: udp stream %d hello: %w", streamID(i), err))
+			return ss.fail(iperfwire.IErrStreams, reasonTimeout, fmt.Errorf("throughput: udp stream %d hello: %w", streamID(i), err))
 		}
 		next, err := ss.listenUDP(hctx, laddr)
 		if err != nil {
-			return ss.fail(iperfwire.IErrListen, ReasonStream, err)
+			return ss.fail(iperfwire.IErrListen, reasonStream, err)
 		}
 		if err := ss.answerHello(cur, from); err != nil {
-			return ss.fail(iperfwire.IErrStreams, ReasonStream, err)
+			return ss.fail(iperfwire.IErrStreams, reasonStream, err)
 		}
-		ss.cfg.applyExtra(cur, "udp")
+		applyExtra(&ss.cfg, cur, "udp")
 		s := &flowStream{id: streamID(i), send: send, udp: true, conn: cur, fast: setupUDP(cur, &ss.cfg, send), peer: from}
 		ss.t.eng.streams = append(ss.t.eng.streams, s)
 		cur = next
@@ -403,7 +419,7 @@ func (ss *serverSession) udpStreams(ctx context.Context) error {
 	return nil
 }
 
-// listenUDP binds a UDP socket on the listener's address (SO_REUSEADDR, as
+// listenUDP binds a UDP socket on laddr (SO_REUSEADDR, as
 // the streams before it still hold the port) and tracks it for abort.
 func (ss *serverSession) listenUDP(ctx context.Context, laddr *net.TCPAddr) (*net.UDPConn, error) {
 	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {

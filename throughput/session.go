@@ -149,14 +149,29 @@ func (s *session) steps(ctx context.Context, sd side) (*Result, error) {
 		<-watched
 	}()
 	if err := s.measure(ctx, sd, states); err != nil {
+		s.t.note(notExchanged(ctx))
 		return s.result(nil), err
 	}
 	remote, err := sd.exchange(states)
 	if err != nil {
+		s.t.note(notExchanged(ctx))
 		return s.result(nil), err
 	}
 	res := s.result(remote)
 	return res, sd.finish(res, remote)
+}
+
+// notExchanged is the note of a test that ended before the results
+// exchange: the peer's counts (what it received of this side's data, what
+// it sent of its own) never arrived, so they read 0, which is not the
+// peer's count (issue 39).
+func notExchanged(ctx context.Context) string {
+	why := "the test failed"
+	if ctx.Err() != nil {
+		why = "the test was cancelled"
+	}
+	return "results: the peer's counts were not exchanged because " + why +
+		" before the exchange; what the peer received of this side's data (and sent of its own) reads 0: unknown, not none"
 }
 
 // result is the test's Result with the session's addresses and cookie.
@@ -195,7 +210,7 @@ func (s *session) partial() *Result {
 	if s.t != nil && !s.t.startT.IsZero() {
 		return s.result(nil)
 	}
-	r := &Result{Role: role(s.server), Config: s.cfg.withoutHooks(), Cookie: iperfwire.CookieString(s.cookie),
+	r := &Result{Role: role(s.server), Config: withoutHooks(&s.cfg), Cookie: iperfwire.CookieString(s.cookie),
 		LocalAddr: addrString(s.ctrl.LocalAddr()), RemoteAddr: addrString(s.ctrl.RemoteAddr())}
 	return r
 }

@@ -354,7 +354,7 @@ func TestStalledPeerEndsTheSend(t *testing.T) {
 	}{{"poller", false, false}, {"threads", true, false}, {"poller-zerocopy", false, true}, {"threads-zerocopy", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, _ := tcpPair(t) // nobody reads the other end
-			cfg := (&Config{IOTimeout: 300 * time.Millisecond, Duration: time.Minute, SocketOptions: SocketOptions{StreamThreads: tc.threads, ZeroCopy: tc.zerocopy}}).withDefaults()
+			cfg := withDefaults((&Config{IOTimeout: 300 * time.Millisecond, Duration: time.Minute, SocketOptions: SocketOptions{StreamThreads: tc.threads, ZeroCopy: tc.zerocopy}}))
 			e := newEngine(&cfg, false)
 			s := &flowStream{conn: a, send: true}
 			e.streams = []*flowStream{s}

@@ -58,7 +58,7 @@ func TestRateWindow(t *testing.T) {
 // it, on the intervals the reporter cuts from the streams' counters: both
 // directions count, and the engine ends with ErrTotalRate.
 func TestPoliceEndsTestFromIntervalCounts(t *testing.T) {
-	cfg := (&Config{Interval: time.Second}).withDefaults()
+	cfg := withDefaults((&Config{Interval: time.Second}))
 	tr := newTestRun(&cfg, true)
 	up, down := &flowStream{id: 1}, &flowStream{id: 2, send: true}
 	for _, s := range []*flowStream{up, down} {
@@ -172,7 +172,7 @@ func TestServerTotalRate(t *testing.T) {
 	require.ErrorIs(t, err, ErrTotalRate)
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, iperfwire.IErrTotalRate, se.IErrno)
-	e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == ReasonLimit })
+	e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == reasonLimit })
 	assert.ErrorIs(t, e.Err, ErrTotalRate)
 	assert.Contains(t, e.Err.Error(), "2 streams ask for 60000000 bits/s, limit 50000000 bits/s")
 
@@ -181,7 +181,7 @@ func TestServerTotalRate(t *testing.T) {
 	require.ErrorIs(t, err, ErrTotalRate, "unlimited loopback TCP goes far above 50 Mbit/s")
 	assert.Less(t, time.Since(start), 10*time.Second, "ended by the window, not by the test's time")
 	require.NotNil(t, res)
-	e = expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == ReasonLimit })
+	e = expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == reasonLimit })
 	assert.ErrorIs(t, e.Err, ErrTotalRate)
 	assert.Contains(t, e.Err.Error(), "over the last 200ms, limit 50000000 bits/s")
 
@@ -191,12 +191,12 @@ func TestServerTotalRate(t *testing.T) {
 	_, err = Run(ctx, addr, &Config{Duration: 20 * time.Second, Interval: 60 * time.Second, Iperf3Options: Iperf3Options{GetServerOutput: true}})
 	require.ErrorIs(t, err, ErrTotalRate)
 	assert.Less(t, time.Since(start), 10*time.Second, "ended by the server's window, not by the test's time")
-	expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == ReasonLimit })
+	expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == reasonLimit })
 
 	res, err = Run(ctx, addr, &Config{Duration: time.Second, Bitrate: 2e6, BlockLen: 16 << 10, Bidir: true})
 	require.NoError(t, err, "4 Mbit/s in all is within the limit")
 	require.NotNil(t, res.Upload)
-	assert.Equal(t, int64(3), srv.Stats().Failed[ReasonLimit])
+	assert.Equal(t, int64(3), srv.Stats().Failed[reasonLimit])
 	assert.False(t, errors.Is(err, ErrTotalRate))
 }
 
@@ -211,6 +211,6 @@ func TestServerTotalRateAfterSourceEnds(t *testing.T) {
 	_, err := Run(ctxT(t, 60*time.Second), addr, &Config{Duration: 20 * time.Second, Bidir: true, Interval: -1})
 	require.ErrorIs(t, err, ErrTotalRate, "unlimited loopback TCP goes far above 50 Mbit/s")
 	assert.Less(t, time.Since(start), 10*time.Second, "ended by the window, not by the test's time")
-	e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == ReasonLimit })
+	e := expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == reasonLimit })
 	assert.ErrorIs(t, e.Err, ErrTotalRate)
 }

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
+	"github.com/netperfkit/netperfkit/internal/kstamp"
 
 	"golang.org/x/sys/unix"
 )
@@ -133,7 +134,7 @@ func (e *engine) udpBatch(s *flowStream, b []byte, seg int, now time.Time) {
 	s.mu.Lock()
 	for off := 0; off < len(b); off += seg {
 		end := min(off+seg, len(b))
-		h, err := iperfwire.ParseUDPHeader(b[off:end], e.cfg.counters64())
+		h, err := iperfwire.ParseUDPHeader(b[off:end], counters64(e.cfg))
 		if err != nil {
 			continue // as udpDatagram: a datagram too short for a header is not counted
 		}
@@ -187,31 +188,11 @@ func (e *engine) recvUDPStamped(s *flowStream) error {
 			continue
 		}
 		var ok bool
-		if now, ok = kernelStamp(oob[:oobn]); !ok {
+		if now, ok = kstamp.Stamp(oob[:oobn]); !ok {
 			now = time.Now()
 		}
 		e.udpDatagram(s, buf[:n], now)
 	}
-}
-
-// kernelStamp finds the SCM_TIMESTAMPNS control message in oob without
-// allocating; the time it returns is a wall-clock reading.
-func kernelStamp(oob []byte) (time.Time, bool) {
-	hl := unix.CmsgLen(0)
-	tl := int(unsafe.Sizeof(unix.Timespec{}))
-	for len(oob) >= hl {
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
-		l := int(h.Len)
-		if l < hl || l > len(oob) {
-			return time.Time{}, false
-		}
-		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && l >= hl+tl {
-			ts := (*unix.Timespec)(unsafe.Pointer(&oob[hl]))
-			return time.Unix(int64(ts.Sec), int64(ts.Nsec)), true //nolint:unconvert // 32-bit fields on some platforms
-		}
-		oob = oob[min(unix.CmsgSpace(l-hl), len(oob)):]
-	}
-	return time.Time{}, false
 }
 
 // udpReceiver takes a connected UDP socket's receiving out of the Go

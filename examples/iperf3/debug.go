@@ -86,7 +86,7 @@ func (d *debugLog) event(e throughput.Event) {
 // failure logs a server's refused or failed session.
 func (d *debugLog) failure(e *throughput.SessionError) {
 	level := debugError
-	if e.Reason == throughput.ReasonDenied || e.Reason == throughput.ReasonLimit {
+	if e.Reason == "access_denied" || e.Reason == "limit_exceeded" {
 		level = debugWarn
 	}
 	d.printf(level, "session from %v: %s: %v\n", e.Remote, e.Reason, e.Err)

@@ -174,7 +174,7 @@ func client(ctx context.Context, o *options, out, errOut io.Writer) int {
 	}
 	defer stop()
 	cfg := o.cfg
-	cfg.StreamThreads, cfg.JitterClock = o.streamThreads, o.jitterClock
+	cfg.StreamThreads, cfg.JitterRead = o.streamThreads, o.jitterRead
 	cfg.UDPKeepRate = o.keepRate
 	txt := newTextReport(out, o)
 	var stream *iperf3fmt.JSONStream
@@ -395,7 +395,7 @@ func inProcess(ctx context.Context, o *options) (host, addr string, stop func(),
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
-	srv, err := throughput.NewServer(&throughput.ServerConfig{StreamThreads: o.streamThreads, JitterClock: o.jitterClock})
+	srv, err := throughput.NewServer(&throughput.ServerConfig{StreamThreads: o.streamThreads, JitterRead: o.jitterRead})
 	if err != nil {
 		cancel()
 		_ = ln.Close()

@@ -44,10 +44,10 @@ type options struct {
 	server, client bool
 	host           string // -c
 	port           int
-	inProcess      bool                   // --in-process: ours, a loopback test against an in-process server
-	streamThreads  bool                   // --stream-threads: ours, Config.StreamThreads for both roles
-	jitterClock    throughput.JitterClock // --jitter-clock: ours, Config.JitterClock for both roles
-	keepRate       bool                   // --keep-rate: ours, Config.UDPKeepRate (client)
+	inProcess      bool // --in-process: ours, a loopback test against an in-process server
+	streamThreads  bool // --stream-threads: ours, Config.StreamThreads for both roles
+	jitterRead     bool // --jitter-clock read: ours, Config.JitterRead for both roles
+	keepRate       bool // --keep-rate: ours, Config.UDPKeepRate (client)
 
 	// Output.
 	format      byte // -f: 0 means adaptive
@@ -281,12 +281,12 @@ func defineOurs(fs *pflag.FlagSet, o *options) {
 	fs.BoolVar(&o.streamThreads, "stream-threads", true,
 		"send and receive each TCP stream on its own OS thread, as iperf3 3.21 does; =false uses the Go poller (linux) (netperfkit)")
 	fs.Func("jitter-clock", "UDP arrival times for the jitter: kernel (the path's, default) or read (iperf3's) (netperfkit)", func(s string) error {
-		c, err := throughput.ParseJitterClock(s)
-		if err != nil {
-			return errors.New(strings.TrimPrefix(err.Error(), "throughput: "))
+		switch s {
+		case "kernel", "read":
+			o.jitterRead = s == "read"
+			return nil
 		}
-		o.jitterClock = c
-		return nil
+		return fmt.Errorf("jitter clock %q: want kernel or read", s)
 	})
 	fs.BoolVar(&o.keepRate, "keep-rate", false,
 		"UDP: drop what this host's own queue refuses and keep offering the target rate, counting the drops (default: wait for the queue, as iperf3) (netperfkit)")

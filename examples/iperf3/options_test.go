@@ -58,8 +58,8 @@ func TestParseOptionsAccepted(t *testing.T) {
 			assert.Equal(t, iperfTCPBlockLen, o.cfg.BlockLen, "-l 0 is 3.21's default")
 		}},
 		{"-c h -u -l 0", func(t *testing.T, o *options) { assert.Zero(t, o.cfg.BlockLen, "-l 0: UDP length left to the library") }},
-		{"-c h -u --jitter-clock read", func(t *testing.T, o *options) { assert.Equal(t, throughput.JitterRead, o.jitterClock) }},
-		{"-s --jitter-clock=kernel", func(t *testing.T, o *options) { assert.Equal(t, throughput.JitterKernel, o.jitterClock) }},
+		{"-c h -u --jitter-clock read", func(t *testing.T, o *options) { assert.True(t, o.jitterRead) }},
+		{"-s --jitter-clock=kernel", func(t *testing.T, o *options) { assert.False(t, o.jitterRead) }},
 		{"-c h -I p.pid -d -A 0 -F none --json-stream --json-stream-full-output -L 0x5 -m --bind-dev lo --cntl-ka=30/5/3 --no-fq-socket-pacing", func(t *testing.T, o *options) {
 			assert.Equal(t, "p.pid", o.pidfile)
 			assert.Equal(t, debugMax, o.debug)

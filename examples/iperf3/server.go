@@ -102,7 +102,7 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 	listening()
 	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OneOff: o.oneOff,
 		AllowedClients: o.allowedClients, MaxTestsPerClient: o.maxTestsPerClient, RecvTimeout: o.rcvTimeout,
-		StreamThreads: o.streamThreads, MaxTests: o.maxTests, BindDevice: o.bindDev, JitterClock: o.jitterClock,
+		StreamThreads: o.streamThreads, MaxTests: o.maxTests, BindDevice: o.bindDev, JitterRead: o.jitterRead,
 		// "/0" (which 3.21 takes, and then ends every test at its first
 		// interval, dividing by a zero window) is the default window here.
 		MaxTotalBitrate: o.serverRate, TotalBitrateWindow: o.serverRateWin,
@@ -118,7 +118,7 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 	cfg.OnFailure = func(remote net.Addr, err error) {
 		var e *throughput.SessionError
 		if !errors.As(err, &e) { // OnFailure always passes one
-			e = &throughput.SessionError{Remote: remote, Reason: throughput.ReasonStream, Err: err}
+			e = &throughput.SessionError{Remote: remote, Reason: "stream_failed", Err: err}
 		}
 		dbg.failure(e)
 		switch {
@@ -138,7 +138,7 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 				errno = syscall.EINVAL
 			}
 			fmt.Fprintf(errOut, "iperf3: error - %s: %s\n", msgAffinity, strerror(errno))
-		case o.verbose && (e.Reason == throughput.ReasonDenied || e.Reason == throughput.ReasonLimit):
+		case o.verbose && (e.Reason == "access_denied" || e.Reason == "limit_exceeded"):
 			fmt.Fprintf(errOut, "iperf3: refused %v: %v\n", e.Remote, e.Err)
 		}
 	}

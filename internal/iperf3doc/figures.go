@@ -1,5 +1,7 @@
 package iperf3doc
 
+import "github.com/netperfkit/netperfkit/internal/flowmodel"
+
 import "time"
 
 // rttStats are a stream's max/min/mean RTT and max cwnd over its interval
@@ -10,7 +12,7 @@ type rttStats struct {
 	maxRTT, minRTT, avg time.Duration
 }
 
-func streamRTTStats(r *Result, id int) rttStats {
+func streamRTTStats(r *flowmodel.Result, id int) rttStats {
 	var st rttStats
 	var n int64
 	var sum time.Duration

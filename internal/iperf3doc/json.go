@@ -2,6 +2,7 @@ package iperf3doc
 
 import (
 	"encoding/json"
+	"github.com/netperfkit/netperfkit/internal/flowmodel"
 	"net"
 	"runtime"
 	"strconv"
@@ -101,7 +102,7 @@ type ijStream struct {
 	Sender        bool     `json:"sender"`
 	// TCPLimits is netperfkit's addition: what held the TCP sender back
 	// (TCPLimits), where known.
-	TCPLimits *TCPLimits `json:"tcp_limits,omitempty"`
+	TCPLimits *flowmodel.TCPLimits `json:"tcp_limits,omitempty"`
 	// netperfkit's own: UDP datagrams the sender's host refused (Counts),
 	// beside lost_packets and only when non-zero, so iperf3's keys and a
 	// clean run's document are as 3.21 writes them.
@@ -109,11 +110,11 @@ type ijStream struct {
 	LocalRetries *int64 `json:"local_retries,omitempty"`
 	// LossLedger is netperfkit's too: where the direction's datagrams went
 	// (Ledger), in end.sum and end.sum_bidir_reverse only.
-	LossLedger *Ledger `json:"loss_ledger,omitempty"`
+	LossLedger *flowmodel.Ledger `json:"loss_ledger,omitempty"`
 }
 
 // ijLocal adds the sender's local refusals from c to e, when there were any.
-func ijLocal(e *ijStream, c *Counts) {
+func ijLocal(e *ijStream, c *flowmodel.Counts) {
 	if c.LocalDrops > 0 {
 		e.LocalDrops = pi(c.LocalDrops)
 	}
@@ -135,16 +136,16 @@ type ijEndStream struct {
 }
 
 type ijEnd struct {
-	Streams                 []ijEndStream  `json:"streams"`
-	Sum                     *ijStream      `json:"sum,omitempty"`
-	SumBidirReverse         *ijStream      `json:"sum_bidir_reverse,omitempty"`
-	SumSent                 *ijStream      `json:"sum_sent,omitempty"`
-	SumReceived             *ijStream      `json:"sum_received,omitempty"`
-	SumSentBidirReverse     *ijStream      `json:"sum_sent_bidir_reverse,omitempty"`
-	SumReceivedBidirReverse *ijStream      `json:"sum_received_bidir_reverse,omitempty"`
-	CPU                     CPUUtilization `json:"cpu_utilization_percent"`
-	SenderTCPCongestion     string         `json:"sender_tcp_congestion,omitempty"`
-	ReceiverTCPCongestion   string         `json:"receiver_tcp_congestion,omitempty"`
+	Streams                 []ijEndStream            `json:"streams"`
+	Sum                     *ijStream                `json:"sum,omitempty"`
+	SumBidirReverse         *ijStream                `json:"sum_bidir_reverse,omitempty"`
+	SumSent                 *ijStream                `json:"sum_sent,omitempty"`
+	SumReceived             *ijStream                `json:"sum_received,omitempty"`
+	SumSentBidirReverse     *ijStream                `json:"sum_sent_bidir_reverse,omitempty"`
+	SumReceivedBidirReverse *ijStream                `json:"sum_received_bidir_reverse,omitempty"`
+	CPU                     flowmodel.CPUUtilization `json:"cpu_utilization_percent"`
+	SenderTCPCongestion     string                   `json:"sender_tcp_congestion,omitempty"`
+	ReceiverTCPCongestion   string                   `json:"receiver_tcp_congestion,omitempty"`
 }
 
 func pi(v int64) *int64     { return &v }
@@ -152,8 +153,16 @@ func pf(v float64) *float64 { return &v }
 func pb(v bool) *bool       { return &v }
 func socketOf(id int) int   { return id + 4 }
 func b2i(b bool) int        { return map[bool]int{true: 1}[b] }
-func (r *Result) udp() bool { return r.Config.UDP }
-func (r *Result) localSends(reverse bool) bool {
+
+// rate is the per-stream target in bits/s, 0 when unlimited.
+func rate(c *flowmodel.Config) float64 {
+	if c.Bitrate > 0 {
+		return c.Bitrate
+	}
+	return 0
+}
+func udp(r *flowmodel.Result) bool { return r.Config.UDP }
+func localSends(r *flowmodel.Result, reverse bool) bool {
 	if r.Role == "server" {
 		return reverse
 	}
@@ -165,11 +174,11 @@ func (r *Result) localSends(reverse bool) bool {
 // lost_percent for UDP, the *_bidir_reverse sums with bidir, and
 // cpu_utilization_percent), so scripts that parse iperf3 keep working.
 // Interval times restart at zero after the omit period, as in iperf3.
-func JSON(r *Result) ([]byte, error) {
+func JSON(r *flowmodel.Result) ([]byte, error) {
 	return json.MarshalIndent(doc(r), "", "\t")
 }
 
-func doc(r *Result) *Doc {
+func doc(r *flowmodel.Result) *Doc {
 	d := &Doc{Intervals: []ijInterval{}}
 	ijStartOf(&d.Start, r)
 	// The primary direction is the one of the first stream; with --bidir
@@ -187,7 +196,7 @@ func doc(r *Result) *Doc {
 	return d
 }
 
-func ijStartOf(st *ijStart, r *Result) {
+func ijStartOf(st *ijStart, r *flowmodel.Result) {
 	st.Connected = []ijConnected{}
 	for _, s := range r.Streams {
 		lh, lp := splitHP(s.LocalAddr)
@@ -206,7 +215,7 @@ func ijStartOf(st *ijStart, r *Result) {
 	}
 	c := &r.Config
 	st.Cookie = r.Cookie
-	st.TargetBitrate = c.rate()
+	st.TargetBitrate = rate(c)
 	st.SockBufsize, st.SndbufActual, st.RcvbufActual = c.Window, r.SndBufActual, r.RcvBufActual
 	ts2 := &st.TestStart
 	ts2.Protocol = "TCP"
@@ -214,11 +223,11 @@ func ijStartOf(st *ijStart, r *Result) {
 		ts2.Protocol = "UDP"
 	}
 	ts2.NumStreams, ts2.Blksize, ts2.Omit, ts2.Duration = c.Streams, c.BlockLen, secs(c.Omit), secs(c.Duration)
-	ts2.Bytes, ts2.Blocks, ts2.Reverse, ts2.TargetBitrate, ts2.Bidir = c.Bytes, c.Blocks, b2i(c.Reverse), c.rate(), b2i(c.Bidir)
+	ts2.Bytes, ts2.Blocks, ts2.Reverse, ts2.TargetBitrate, ts2.Bidir = c.Bytes, c.Blocks, b2i(c.Reverse), rate(c), b2i(c.Bidir)
 	ts2.TOS = c.TOS
 	st.FQRate, ts2.FQRate = c.FQRate, c.FQRate
 	// 3.21 reports the offloads the test asked for (--gsro), 0 or 1.
-	ts2.GSO, ts2.GRO = b2i(c.UDP && c.GSO == OffloadOn), b2i(c.UDP && c.GRO == OffloadOn)
+	ts2.GSO, ts2.GRO = b2i(c.UDP && c.GSO == flowmodel.OffloadOn), b2i(c.UDP && c.GRO == flowmodel.OffloadOn)
 	if c.Interval > 0 {
 		ts2.Interval = secs(c.Interval)
 	}
@@ -232,7 +241,7 @@ func ijStartOf(st *ijStart, r *Result) {
 	}
 }
 
-func ijIntervalOf(r *Result, iv Interval, primary bool) ijInterval {
+func ijIntervalOf(r *flowmodel.Result, iv flowmodel.Interval, primary bool) ijInterval {
 	off := time.Duration(0)
 	if !iv.Omitted {
 		off = r.Config.Omit
@@ -244,28 +253,28 @@ func ijIntervalOf(r *Result, iv Interval, primary bool) ijInterval {
 			BitsPerSecond: s.BitsPerSecond, Omitted: pb(iv.Omitted), Sender: s.Sender}
 		// The sender's TCP_INFO: ours, or the server's merged in for the
 		// streams it sent (where iperf3 reports nothing).
-		if !r.udp() && (s.Sender || s.TCP != nil) {
+		if !udp(r) && (s.Sender || s.TCP != nil) {
 			ti := s.TCP
 			if ti == nil {
-				ti = &TCPInfo{}
+				ti = &flowmodel.TCPInfo{}
 			}
 			e.Retransmits, e.SndCwnd, e.SndWnd, e.RTT, e.RTTVar, e.PMTU = pi(s.Retransmits), pi(ti.SndCwndBytes), pi(ti.SndWndBytes), pi(micros(ti.RTT)), pi(micros(ti.RTTVar)), pi(ti.PMTU)
 			e.Reorder = pi(ti.ReorderSeen)
 			e.TCPLimits = s.Limits
 		}
-		ijUDPCounts(&e, r.udp(), s.Sender, &s.Counts)
+		ijUDPCounts(&e, udp(r), s.Sender, &s.Counts)
 		out.Streams = append(out.Streams, e)
 	}
-	mk := func(sum *Counts, reverse bool) *ijStream {
+	mk := func(sum *flowmodel.Counts, reverse bool) *ijStream {
 		if sum == nil {
 			return nil
 		}
-		sender := r.localSends(reverse)
+		sender := localSends(r, reverse)
 		e := &ijStream{Start: start, End: end, Seconds: end - start, Bytes: sum.Bytes, BitsPerSecond: sum.BitsPerSecond, Omitted: pb(iv.Omitted), Sender: sender}
-		if !r.udp() && (sender || sumHasInfo(iv.Streams, reverse)) {
+		if !udp(r) && (sender || sumHasInfo(iv.Streams, reverse)) {
 			e.Retransmits = pi(sum.Retransmits)
 		}
-		ijUDPCounts(e, r.udp(), sender, sum)
+		ijUDPCounts(e, udp(r), sender, sum)
 		return e
 	}
 	up, down := mk(iv.Upload, false), mk(iv.Download, true)
@@ -279,7 +288,7 @@ func ijIntervalOf(r *Result, iv Interval, primary bool) ijInterval {
 
 // ijUDPCounts adds a UDP interval entry's packet columns: the sender's
 // count, or the receiver's loss and jitter.
-func ijUDPCounts(e *ijStream, udp, sender bool, c *Counts) {
+func ijUDPCounts(e *ijStream, udp, sender bool, c *flowmodel.Counts) {
 	switch {
 	case !udp:
 	case sender:
@@ -293,7 +302,7 @@ func ijUDPCounts(e *ijStream, udp, sender bool, c *Counts) {
 // ms is a duration in milliseconds, as iperf3's jitter_ms.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func ijEndOf(en *ijEnd, r *Result, primary bool) {
+func ijEndOf(en *ijEnd, r *flowmodel.Result, primary bool) {
 	en.Streams = []ijEndStream{}
 	for _, s := range r.Streams {
 		en.Streams = append(en.Streams, ijEndStreamOf(r, &s))
@@ -305,14 +314,14 @@ func ijEndOf(en *ijEnd, r *Result, primary bool) {
 	}
 	en.SumSent, en.SumReceived = ijSums(r, pri, priRev)
 	en.SumSentBidirReverse, en.SumReceivedBidirReverse = ijSums(r, sec, !priRev)
-	if r.udp() {
+	if udp(r) {
 		// iperf3's UDP "sum": the sender's bytes with the receiver's loss and jitter.
-		udpSum := func(sm *Summary, recv *ijStream, rev bool) *ijStream {
+		udpSum := func(sm *flowmodel.Summary, recv *ijStream, rev bool) *ijStream {
 			if sm == nil {
 				return nil
 			}
 			s := *recv
-			s.Bytes, s.BitsPerSecond, s.Sender = sm.Sent.Bytes, sm.Sent.BitsPerSecond, r.localSends(rev)
+			s.Bytes, s.BitsPerSecond, s.Sender = sm.Sent.Bytes, sm.Sent.BitsPerSecond, localSends(r, rev)
 			ijLocal(&s, &sm.Sent)
 			s.LossLedger = sm.Ledger
 			return &s
@@ -321,12 +330,12 @@ func ijEndOf(en *ijEnd, r *Result, primary bool) {
 		en.SumBidirReverse = udpSum(sec, en.SumReceivedBidirReverse, !priRev)
 	}
 	en.CPU = r.CPU
-	if !r.udp() {
+	if !udp(r) {
 		local, remote := r.Congestion, r.RemoteCongestion
 		if local == "" {
 			local = remote
 		}
-		if r.localSends(priRev) {
+		if localSends(r, priRev) {
 			en.SenderTCPCongestion, en.ReceiverTCPCongestion = local, remote
 		} else {
 			en.SenderTCPCongestion, en.ReceiverTCPCongestion = remote, local
@@ -334,10 +343,10 @@ func ijEndOf(en *ijEnd, r *Result, primary bool) {
 	}
 }
 
-func ijEndStreamOf(r *Result, s *StreamResult) ijEndStream {
-	sender := r.localSends(s.Reverse)
+func ijEndStreamOf(r *flowmodel.Result, s *flowmodel.StreamResult) ijEndStream {
+	sender := localSends(r, s.Reverse)
 	d := secs(s.Duration)
-	if r.udp() {
+	if udp(r) {
 		u := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Sent.Bytes, BitsPerSecond: s.Sent.BitsPerSecond,
 			JitterMs: pf(ms(s.Received.Jitter)), LostPackets: pi(s.Received.LostPackets), Packets: pi(s.Received.Packets), LostPercent: pf(s.Received.LostPercent),
 			OutOfOrder: pi(s.Received.OutOfOrder), Sender: sender}
@@ -358,28 +367,28 @@ func ijEndStreamOf(r *Result, s *StreamResult) ijEndStream {
 		snd.MaxSndCwnd, snd.MaxRTT, snd.MinRTT, snd.MeanRTT = pi(st.maxCwnd), pi(micros(st.maxRTT)), pi(micros(st.minRTT)), pi(micros(st.avg))
 		snd.MaxSndWnd, snd.Reorder = pi(st.maxSndWnd), pi(st.reorder)
 	}
-	if !r.udp() {
+	if !udp(r) {
 		snd.TCPLimits = s.Limits
 	}
 	rcv := &ijStream{Socket: socketOf(s.ID), End: d, Seconds: d, Bytes: s.Received.Bytes, BitsPerSecond: s.Received.BitsPerSecond, Sender: sender}
 	return ijEndStream{Sender: snd, Receiver: rcv}
 }
 
-func ijSums(r *Result, sm *Summary, reverse bool) (sent, recv *ijStream) {
+func ijSums(r *flowmodel.Result, sm *flowmodel.Summary, reverse bool) (sent, recv *ijStream) {
 	if sm == nil {
 		return nil, nil
 	}
-	sender := r.localSends(reverse)
+	sender := localSends(r, reverse)
 	d := secs(sm.Duration)
 	sent = &ijStream{End: d, Seconds: d, Bytes: sm.Sent.Bytes, BitsPerSecond: sm.Sent.BitsPerSecond, Sender: sender}
 	recv = &ijStream{End: d, Seconds: d, Bytes: sm.Received.Bytes, BitsPerSecond: sm.Received.BitsPerSecond, Sender: sender}
-	if !r.udp() && sm.Sent.Retransmits >= 0 {
+	if !udp(r) && sm.Sent.Retransmits >= 0 {
 		sent.Retransmits = pi(sm.Sent.Retransmits)
 	}
-	if !r.udp() {
+	if !udp(r) {
 		sent.TCPLimits = sm.Limits
 	}
-	if r.udp() {
+	if udp(r) {
 		// 3.21 marks a UDP sum_sent as the sender's and a sum_received as
 		// the receiver's, whichever side writes them (its TCP sums carry
 		// this side's role).
@@ -400,7 +409,7 @@ func splitHP(a string) (string, int) {
 	return h, n
 }
 
-func sumHasInfo(ss []StreamInterval, reverse bool) bool {
+func sumHasInfo(ss []flowmodel.StreamInterval, reverse bool) bool {
 	for _, s := range ss {
 		if s.Reverse == reverse && s.TCP != nil {
 			return true

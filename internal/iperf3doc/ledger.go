@@ -2,6 +2,7 @@ package iperf3doc
 
 import (
 	"fmt"
+	"github.com/netperfkit/netperfkit/internal/flowmodel"
 	"strings"
 )
 
@@ -9,8 +10,8 @@ import (
 // was lost or dropped anywhere: offered, every line that holds some (the
 // path always), received, then the lines this host cannot know, grouped
 // by reason.
-func (t *TextReport) ledger(l *Ledger, download bool) {
-	if l == nil || !l.lost() {
+func (t *TextReport) ledger(l *flowmodel.Ledger, download bool) {
+	if l == nil || !l.Lost() {
 		return
 	}
 	dir := "upload"
@@ -50,14 +51,4 @@ func (t *TextReport) ledger(l *Ledger, download bool) {
 		fmt.Fprintf(&b, "; unknown %s: %s", strings.Join(why[w], ", "), w)
 	}
 	fmt.Fprintln(t.w, b.String())
-}
-
-// lost reports whether any line holds a datagram.
-func (l *Ledger) lost() bool {
-	for _, ln := range l.Lines {
-		if ln.Count != nil && *ln.Count > 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -2,6 +2,7 @@ package iperf3doc
 
 import (
 	"fmt"
+	"github.com/netperfkit/netperfkit/internal/flowmodel"
 	"io"
 	"math"
 	"net"
@@ -46,7 +47,7 @@ const separator = "- - - - - - - - - - - - - - - - - - - - - - - - -\n"
 
 // NewTextReport returns a report of a test run with cfg (for a server, the
 // Config of the test's Result) that writes to w.
-func NewTextReport(w io.Writer, cfg *Config, o Options) *TextReport {
+func NewTextReport(w io.Writer, cfg *flowmodel.Config, o Options) *TextReport {
 	f := o.Format
 	if f == 0 {
 		f = 'a'
@@ -58,7 +59,7 @@ func NewTextReport(w io.Writer, cfg *Config, o Options) *TextReport {
 // Text renders a whole result as iperf3 3.21's text report, from the
 // view of the result's Role: interval lines, the summary, and what
 // netperfkit adds (Extras).
-func Text(r *Result) string {
+func Text(r *flowmodel.Result) string {
 	var b strings.Builder
 	t := NewTextReport(&b, &r.Config, Options{Server: r.Role == "server"})
 	for _, iv := range r.Intervals {
@@ -110,7 +111,7 @@ func (t *TextReport) Connecting(host string, port int) {
 }
 
 // Connected writes one "[  4] local A port P connected to B port Q" line.
-func (t *TextReport) Connected(s StreamResult) {
+func (t *TextReport) Connected(s flowmodel.StreamResult) {
 	lh, lp := splitAddr(s.LocalAddr)
 	rh, rp := splitAddr(s.RemoteAddr)
 	fmt.Fprintf(t.w, "[%3d] local %s port %s connected to %s port %s\n", t.id(s.ID), lh, lp, rh, rp)
@@ -158,7 +159,7 @@ func (t *TextReport) roleTag(sender bool) string {
 func (t *TextReport) localSends(rev bool) bool { return t.client != rev }
 
 // header is written above the first interval, as 3.21 chooses it.
-func (t *TextReport) header(iv Interval) string {
+func (t *TextReport) header(iv flowmodel.Interval) string {
 	b := ""
 	if t.bidir {
 		b = "[Role]"
@@ -178,7 +179,7 @@ func (t *TextReport) header(iv Interval) string {
 	return cols + "\n"
 }
 
-func (t *TextReport) times(iv Interval) (float64, float64) {
+func (t *TextReport) times(iv flowmodel.Interval) (float64, float64) {
 	st, et := iv.Start.Seconds(), iv.End.Seconds()
 	if iv.Omitted || t.omit == 0 {
 		return st, et
@@ -190,7 +191,7 @@ func (t *TextReport) times(iv Interval) (float64, float64) {
 // iperf3 3.21 leaves out of its reports (text and --json-stream): shorter
 // than a tenth of the reporting interval every (0: 1 s) and with no stream
 // moving data.
-func Sliver(iv Interval, every time.Duration) bool {
+func Sliver(iv flowmodel.Interval, every time.Duration) bool {
 	if every <= 0 {
 		every = time.Second
 	}
@@ -207,7 +208,7 @@ func Sliver(iv Interval, every time.Duration) bool {
 
 // Interval writes one interval report: a line per stream and, with
 // several streams per direction, a [SUM] line per direction.
-func (t *TextReport) Interval(iv Interval) {
+func (t *TextReport) Interval(iv flowmodel.Interval) {
 	if Sliver(iv, t.every) {
 		return
 	}
@@ -234,7 +235,7 @@ func (t *TextReport) Interval(iv Interval) {
 		return
 	}
 	for _, d := range []struct {
-		sum *Counts
+		sum *flowmodel.Counts
 		rev bool
 	}{{iv.Upload, false}, {iv.Download, true}} {
 		if d.sum == nil {
@@ -252,7 +253,7 @@ func (t *TextReport) Interval(iv Interval) {
 
 // line writes one interval line; cwnd < 0 marks a [SUM] line, which has
 // a retransmit column but no cwnd.
-func (t *TextReport) line(tag string, st, et float64, c *Counts, sender, info bool, cwnd int64, end string) {
+func (t *TextReport) line(tag string, st, et float64, c *flowmodel.Counts, sender, info bool, cwnd int64, end string) {
 	head := fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, st, et, unitText(float64(c.Bytes), 'A'), unitText(c.BitsPerSecond/8, t.format))
 	switch {
 	case t.udp && sender:
@@ -297,7 +298,7 @@ func (t *TextReport) zbuf() string {
 
 // Summary writes the separator, the summary header and each stream's
 // sender and receiver lines, then the [SUM] lines of each direction.
-func (t *TextReport) Summary(r *Result) {
+func (t *TextReport) Summary(r *flowmodel.Result) {
 	fmt.Fprint(t.w, separator)
 	if t.verbose {
 		fmt.Fprint(t.w, "Test Complete. Summary Results:\n")
@@ -346,11 +347,11 @@ func (t *TextReport) Summary(r *Result) {
 // 3.21's server does (with -V, a line saying the other side's statistics
 // are not available). id is "[  4]" or "[SUM]", role the bidirectional
 // role tag, which a "not available" line goes without.
-func (t *TextReport) summaryPair(id, role string, tot *Totals, localSends bool) {
+func (t *TextReport) summaryPair(id, role string, tot *flowmodel.Totals, localSends bool) {
 	sumLine := id == "[SUM]"
 	tag := id + role
 	secs := tot.Duration.Seconds()
-	head := func(c *Counts) string {
+	head := func(c *flowmodel.Counts) string {
 		return fmt.Sprintf("%s %6.2f-%-6.2f sec  %ss  %ss/sec", tag, 0.0, secs, unitText(float64(c.Bytes), 'A'), unitText(c.BitsPerSecond/8, t.format))
 	}
 	snd, rcv := &tot.Sent, &tot.Received
@@ -389,19 +390,19 @@ func (t *TextReport) summaryPair(id, role string, tot *Totals, localSends bool) 
 // Extras writes what netperfkit adds after iperf3's summary: a note when
 // the generator rather than the network limited a direction, and the
 // result's notes.
-func (t *TextReport) Extras(r *Result) {
-	for _, sm := range []*Summary{r.Upload, r.Download} {
+func (t *TextReport) Extras(r *flowmodel.Result) {
+	for _, sm := range []*flowmodel.Summary{r.Upload, r.Download} {
 		if sm == nil {
 			continue
 		}
-		host := r.senderHost(sm == r.Download)
+		host := senderHost(r, sm == r.Download)
 		if sm.SenderLimited {
 			who := "the generator, not the network,"
 			if sm.QueueLimited {
 				who = host + "'s own queue, not the path,"
 			}
 			fmt.Fprintf(t.w, "note: the sender reached %ss/sec of a %ss/sec target: %s limited this test\n",
-				unitText(sm.Sent.BitsPerSecond/8, t.format), unitText(r.Config.rate()*float64(sm.Streams)/8, t.format), who)
+				unitText(sm.Sent.BitsPerSecond/8, t.format), unitText(rate(&r.Config)*float64(sm.Streams)/8, t.format), who)
 		}
 		t.localDrops(sm, host)
 		t.ledger(sm.Ledger, sm == r.Download)
@@ -415,7 +416,7 @@ func (t *TextReport) Extras(r *Result) {
 // when there were any: they are neither sent nor lost on the path. host
 // names the sender (senderHost): the peer's, for a direction it sent,
 // whose refusals came in its results.
-func (t *TextReport) localDrops(sm *Summary, host string) {
+func (t *TextReport) localDrops(sm *flowmodel.Summary, host string) {
 	switch c := sm.Sent; {
 	case c.LocalDrops > 0:
 		fmt.Fprintf(t.w, "note: dropped by %s: %d datagrams (%.2g%% of those offered) refused by its own queue; not sent, not counted as lost\n",
@@ -428,9 +429,9 @@ func (t *TextReport) localDrops(sm *Summary, host string) {
 
 // senderHost names the host that sent the direction reverse (the
 // download) for the text's notes: this host, or the peer's.
-func (r *Result) senderHost(reverse bool) string {
+func senderHost(r *flowmodel.Result, reverse bool) string {
 	switch {
-	case r.localSends(reverse):
+	case localSends(r, reverse):
 		return "this host"
 	case r.Role == "server":
 		return "the client's host"

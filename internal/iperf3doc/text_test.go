@@ -1,6 +1,7 @@
 package iperf3doc
 
 import (
+	"github.com/netperfkit/netperfkit/internal/flowmodel"
 	"strings"
 	"testing"
 	"time"
@@ -9,11 +10,11 @@ import (
 )
 
 func TestTextOutput(t *testing.T) {
-	r := &Result{Streams: []StreamResult{{ID: 1, Totals: Totals{Duration: time.Second,
-		Sent:     Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9, Retransmits: 14},
-		Received: Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9}}}},
-		Intervals: []Interval{{Start: 0, End: time.Second, Streams: []StreamInterval{{ID: 1, Sender: true, Counts: Counts{Bytes: 3 << 30,
-			BitsPerSecond: 28.9e9, Retransmits: 14}, TCP: &TCPInfo{SndCwndBytes: 1023 << 10}}}}},
+	r := &flowmodel.Result{Streams: []flowmodel.StreamResult{{ID: 1, Totals: flowmodel.Totals{Duration: time.Second,
+		Sent:     flowmodel.Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9, Retransmits: 14},
+		Received: flowmodel.Counts{Bytes: 3 << 30, BitsPerSecond: 28.9e9}}}},
+		Intervals: []flowmodel.Interval{{Start: 0, End: time.Second, Streams: []flowmodel.StreamInterval{{ID: 1, Sender: true, Counts: flowmodel.Counts{Bytes: 3 << 30,
+			BitsPerSecond: 28.9e9, Retransmits: 14}, TCP: &flowmodel.TCPInfo{SndCwndBytes: 1023 << 10}}}}},
 		Notes: []string{"tcp_info: not available on this platform"},
 	}
 	assert.Equal(t, "[ ID] Interval           Transfer     Bitrate         Retr  Cwnd\n"+
@@ -28,15 +29,15 @@ func TestTextOutput(t *testing.T) {
 // TestTextRoles checks the server's view of a bidirectional UDP test: role
 // tags, the UDP columns and a [SUM] line per direction.
 func TestTextRoles(t *testing.T) {
-	cfg := &Config{UDP: true, Bidir: true, Streams: 2, Interval: time.Second}
+	cfg := &flowmodel.Config{UDP: true, Bidir: true, Streams: 2, Interval: time.Second}
 	var b strings.Builder
 	rep := NewTextReport(&b, cfg, Options{Server: true, Format: 'm'})
-	up, down := Counts{Bytes: 1250000, BitsPerSecond: 10e6, Packets: 1000, LostPackets: 10, Jitter: 20 * time.Microsecond}, Counts{Bytes: 1250000, BitsPerSecond: 10e6, Packets: 1000}
-	rep.Interval(Interval{End: time.Second, Upload: &up, Download: &down, Streams: []StreamInterval{
+	up, down := flowmodel.Counts{Bytes: 1250000, BitsPerSecond: 10e6, Packets: 1000, LostPackets: 10, Jitter: 20 * time.Microsecond}, flowmodel.Counts{Bytes: 1250000, BitsPerSecond: 10e6, Packets: 1000}
+	rep.Interval(flowmodel.Interval{End: time.Second, Upload: &up, Download: &down, Streams: []flowmodel.StreamInterval{
 		{ID: 1, Counts: up}, {ID: 3, Counts: up},
 		{ID: 4, Sender: true, Reverse: true, Counts: down}, {ID: 5, Sender: true, Reverse: true, Counts: down}}})
 	// A last, empty sliver of an interval is not reported, as in 3.21.
-	rep.Interval(Interval{Start: time.Second, End: time.Second + time.Millisecond, Streams: []StreamInterval{{ID: 1}}})
+	rep.Interval(flowmodel.Interval{Start: time.Second, End: time.Second + time.Millisecond, Streams: []flowmodel.StreamInterval{{ID: 1}}})
 	out := b.String()
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	assert.Len(t, lines, 7, out)
@@ -51,27 +52,27 @@ func TestTextRoles(t *testing.T) {
 // TestTextServerSummary: a server writes only its own side's summary line,
 // as 3.21's server does, and with -V says the other side's is not there.
 func TestTextServerSummary(t *testing.T) {
-	tot := Totals{Duration: time.Second,
-		Sent:     Counts{Bytes: 1 << 30, BitsPerSecond: 8.6e9, Retransmits: 3, Packets: 40},
-		Received: Counts{Bytes: 1 << 30, BitsPerSecond: 8.6e9, Packets: 40, LostPackets: 1, Jitter: 6 * time.Microsecond}}
-	summary := func(cfg Config, verbose bool) []string {
+	tot := flowmodel.Totals{Duration: time.Second,
+		Sent:     flowmodel.Counts{Bytes: 1 << 30, BitsPerSecond: 8.6e9, Retransmits: 3, Packets: 40},
+		Received: flowmodel.Counts{Bytes: 1 << 30, BitsPerSecond: 8.6e9, Packets: 40, LostPackets: 1, Jitter: 6 * time.Microsecond}}
+	summary := func(cfg flowmodel.Config, verbose bool) []string {
 		var b strings.Builder
 		rep := NewTextReport(&b, &cfg, Options{Server: true, Verbose: verbose})
-		rep.Summary(&Result{Config: cfg, Streams: []StreamResult{{ID: 1, Reverse: cfg.Reverse, Totals: tot}}})
+		rep.Summary(&flowmodel.Result{Config: cfg, Streams: []flowmodel.StreamResult{{ID: 1, Reverse: cfg.Reverse, Totals: tot}}})
 		return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	}
-	got := summary(Config{}, false)
+	got := summary(flowmodel.Config{}, false)
 	assert.Equal(t, []string{strings.TrimSuffix(separator, "\n"),
 		"[ ID] Interval           Transfer     Bitrate",
 		"[  5]   0.00-1.00   sec  1.00 GBytes  8.60 Gbits/sec                  receiver"}, got)
-	got = summary(Config{Reverse: true}, false)
+	got = summary(flowmodel.Config{Reverse: true}, false)
 	assert.Equal(t, []string{strings.TrimSuffix(separator, "\n"),
 		"[ ID] Interval           Transfer     Bitrate         Retr",
 		"[  5]   0.00-1.00   sec  1.00 GBytes  8.60 Gbits/sec    3            sender"}, got)
-	got = summary(Config{}, true)
+	got = summary(flowmodel.Config{}, true)
 	assert.Contains(t, got, "[  5] (sender statistics not available)")
 	assert.Len(t, got, 6, "separator, Test Complete, header, not available, receiver, CPU")
-	got = summary(Config{UDP: true}, false)
+	got = summary(flowmodel.Config{UDP: true}, false)
 	assert.Equal(t, "[  5]   0.00-1.00   sec  1.00 GBytes  8.60 Gbits/sec  0.006 ms  1/40 (2.5%)  receiver", got[2])
 	assert.Len(t, got, 3)
 }

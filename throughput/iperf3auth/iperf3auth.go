@@ -46,7 +46,7 @@ func (a Client) GoString() string { return a.String() }
 // and password are not authorized is refused as iperf3 3.21 refuses it,
 // with SERVER_ERROR "test authorization failed" (a stock client prints
 // exactly that), and the refusal reaches ServerConfig.OnFailure with
-// throughput.ReasonDenied and throughput.ErrAuthFailed.
+// SessionError.Reason "access_denied" and throughput.ErrAuthFailed.
 type Server struct {
 	// PrivateKey decrypts the clients' tokens (ParsePrivateKey reads
 	// iperf3's PEM files). Required.

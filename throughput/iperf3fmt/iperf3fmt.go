@@ -30,16 +30,12 @@ import (
 // Text renders a whole result as iperf3 3.21's text report, from the view
 // of the result's Role: interval lines, the sender/receiver summary, and
 // what netperfkit adds (a note when the sender limited the test, and the
-// result's notes). A nil r, or one with a NaN or infinite figure, gives "".
+// result's notes). A nil r gives "".
 func Text(r *throughput.Result) string {
 	if r == nil {
 		return ""
 	}
-	m, err := iperf3doc.From[iperf3doc.Result](r)
-	if err != nil {
-		return ""
-	}
-	return iperf3doc.Text(&m)
+	return iperf3doc.Text(r)
 }
 
 // JSON renders r as iperf3's -J document (start, intervals, end with
@@ -52,11 +48,7 @@ func JSON(r *throughput.Result) ([]byte, error) {
 	if r == nil {
 		return nil, errNilResult
 	}
-	m, err := iperf3doc.From[iperf3doc.Result](r)
-	if err != nil {
-		return nil, err
-	}
-	return iperf3doc.JSON(&m)
+	return iperf3doc.JSON(r)
 }
 
 // FormatJitter writes a jitter in milliseconds as iperf3's reports do:
@@ -67,10 +59,9 @@ func FormatJitter(j time.Duration) string { return iperf3doc.FormatJitter(j) }
 // Sliver reports whether iv is the short last interval of a test that
 // iperf3 3.21 leaves out of its reports (text and --json-stream): shorter
 // than a tenth of the reporting interval every (0: 1 s) and with no stream
-// moving data. An interval with a NaN or infinite figure is not one.
+// moving data.
 func Sliver(iv throughput.Interval, every time.Duration) bool {
-	m, err := iperf3doc.From[iperf3doc.Interval](iv)
-	return err == nil && iperf3doc.Sliver(m, every)
+	return iperf3doc.Sliver(iv, every)
 }
 
 // Options choose how a TextReport reads. The zero Options is a client's
@@ -98,8 +89,7 @@ type TextReport struct {
 }
 
 // NewTextReport returns a report, written to w, of a test run with cfg
-// (for a server, the Config of the test's Result; nil means defaults). A
-// cfg with a NaN or infinite rate gives a report that writes nothing.
+// (for a server, the Config of the test's Result; nil means defaults).
 func NewTextReport(w io.Writer, cfg *throughput.Config, o Options) *TextReport {
 	if w == nil {
 		w = io.Discard
@@ -107,11 +97,7 @@ func NewTextReport(w io.Writer, cfg *throughput.Config, o Options) *TextReport {
 	if cfg == nil {
 		cfg = &throughput.Config{}
 	}
-	m, err := iperf3doc.From[iperf3doc.Config](cfg)
-	if err != nil {
-		return &TextReport{}
-	}
-	return &TextReport{r: iperf3doc.NewTextReport(w, &m, iperf3doc.Options{Format: o.Format, Server: o.Server, Verbose: o.Verbose})}
+	return &TextReport{r: iperf3doc.NewTextReport(w, cfg, iperf3doc.Options{Format: o.Format, Server: o.Server, Verbose: o.Verbose})}
 }
 
 // Connecting writes what 3.21's client writes before its streams connect.
@@ -124,9 +110,7 @@ func (t *TextReport) Connecting(host string, port int) {
 // Connected writes one "[  4] local A port P connected to B port Q" line.
 func (t *TextReport) Connected(s throughput.StreamResult) {
 	if t != nil && t.r != nil {
-		if m, err := iperf3doc.From[iperf3doc.StreamResult](s); err == nil {
-			t.r.Connected(m)
-		}
+		t.r.Connected(s)
 	}
 }
 
@@ -135,9 +119,7 @@ func (t *TextReport) Connected(s throughput.StreamResult) {
 // a Sliver, as 3.21 does.
 func (t *TextReport) Interval(iv throughput.Interval) {
 	if t != nil && t.r != nil {
-		if m, err := iperf3doc.From[iperf3doc.Interval](iv); err == nil {
-			t.r.Interval(m)
-		}
+		t.r.Interval(iv)
 	}
 }
 
@@ -146,9 +128,7 @@ func (t *TextReport) Interval(iv throughput.Interval) {
 // nil r writes nothing.
 func (t *TextReport) Summary(r *throughput.Result) {
 	if t != nil && t.r != nil && r != nil {
-		if m, err := iperf3doc.From[iperf3doc.Result](r); err == nil {
-			t.r.Summary(&m)
-		}
+		t.r.Summary(r)
 	}
 }
 
@@ -157,9 +137,7 @@ func (t *TextReport) Summary(r *throughput.Result) {
 // result's notes. A nil r writes nothing.
 func (t *TextReport) Extras(r *throughput.Result) {
 	if t != nil && t.r != nil && r != nil {
-		if m, err := iperf3doc.From[iperf3doc.Result](r); err == nil {
-			t.r.Extras(&m)
-		}
+		t.r.Extras(r)
 	}
 }
 

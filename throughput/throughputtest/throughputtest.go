@@ -135,9 +135,9 @@ func (s *Server) Close() error {
 // sets up its streams and exchanges results means nothing. There is no
 // B/s column (no b.SetBytes): a rate from the benchmark's timer would
 // include that set-up, which at -benchtime 1x is most of the time. TCP
-// retransmits per block ("retransmits/op") and UDP loss ("lost-%") are
-// reported in every run, zeros included, so that benchstat compares the
-// same samples of each. cfg's Duration and Bytes are
+// retransmits per block ("retransmits/op", wherever the sender's count is
+// known) and UDP loss ("lost-%") are reported in every run, zeros
+// included, so that benchstat compares like with like. cfg's Duration and Bytes are
 // replaced by the block count; cfg.Bidir is refused, since its blocks
 // would count both ways. It returns the test's result.
 func Benchmark(b *testing.B, target string, cfg *throughput.Config) *throughput.Result {
@@ -168,9 +168,13 @@ func reportMetrics(b *testing.B, r *throughput.Result) {
 	t := r.Total()
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(t.Received.BitsPerSecond, "bits/s")
+	// Every metric appears in every run, zeros included, so that benchstat
+	// compares like with like (issue 39); retransmits only where the
+	// sender's count is known (-1: a stock peer sent, or not linux).
+	if !r.Config.UDP && t.Sent.Retransmits >= 0 {
+		b.ReportMetric(float64(t.Sent.Retransmits)/float64(b.N), "retransmits/op")
+	}
 	if r.Config.UDP {
 		b.ReportMetric(t.Received.LostPercent, "lost-%")
-	} else {
-		b.ReportMetric(float64(t.Sent.Retransmits)/float64(b.N), "retransmits/op")
 	}
 }

@@ -1,4 +1,4 @@
-package throughput
+package flowmodel
 
 import (
 	"encoding/json"
@@ -231,7 +231,7 @@ func (r *Result) Total() Summary {
 	if t.Streams > 0 {
 		t.Received.Jitter = jitter / time.Duration(t.Streams)
 	}
-	t.Received.LostPercent = percent(t.Received.LostPackets, t.Received.Packets)
+	t.Received.LostPercent = Percent(t.Received.LostPackets, t.Received.Packets)
 	t.Limits = totalLimits(r.Upload, r.Download)
 	return t
 }
@@ -254,5 +254,5 @@ func totalLimits(up, down *Summary) *TCPLimits {
 		l := *ls[0]
 		return &l
 	}
-	return weighLimits(ls, streams, sent)
+	return WeighLimits(ls, streams, sent)
 }
