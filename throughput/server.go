@@ -469,8 +469,13 @@ func (s *Server) handle(ctx context.Context, sv *serving, ac acceptedConn) {
 		s.failed(conn, reasonLimit, err)
 		return
 	}
-	defer s.endTest(key, t)
-	s.runTest(ctx, sv, conn, cookie, t)
+	// free gives the test's slot back (idempotent): at the latest when it
+	// ends, and before a refusal reaches the client, whose next test must
+	// not find its own refused one still running.
+	var once sync.Once
+	free := func() { once.Do(func() { s.endTest(key, t); release() }) }
+	defer free()
+	s.runTest(ctx, sv, conn, cookie, t, free)
 }
 
 // joinTest hands a data connection to its test. The hand-off happens under
@@ -537,9 +542,9 @@ func (s *Server) stopAccepting(t *serverTest) {
 }
 
 // runTest runs one test on its control connection and reports the outcome.
-func (s *Server) runTest(ctx context.Context, sv *serving, conn net.Conn, cookie []byte, t *serverTest) {
+func (s *Server) runTest(ctx context.Context, sv *serving, conn net.Conn, cookie []byte, t *serverTest, free func()) {
 	s.stats.started.Add(1)
-	ss := &serverSession{session: session{server: true, ctrl: conn, cookie: cookie}, srv: s, ln: sv.ln, test: t}
+	ss := &serverSession{session: session{server: true, ctrl: conn, cookie: cookie}, srv: s, ln: sv.ln, test: t, free: free}
 	res, err := ss.run(ctx, ss)
 	if err != nil {
 		if ss.counted {

@@ -24,6 +24,9 @@ type serverSession struct {
 	params *iperfwire.Params
 	// counted: finish counted the test in Stats' Completed.
 	counted bool
+	// free gives the test's slot back; failErrno calls it before the
+	// client hears of the failure.
+	free func()
 }
 
 // fail sends SERVER_ERROR with iperf3's code and returns err as a session
@@ -35,6 +38,9 @@ func (ss *serverSession) fail(ierrno int, r reason, err error) error {
 // failErrno is fail with the server's errno, which a 3.21 client prints
 // after iperf3's text ("unable to set CPU affinity: Invalid argument").
 func (ss *serverSession) failErrno(ierrno, errno int, r reason, err error) error {
+	if ss.free != nil {
+		ss.free()
+	}
 	_ = iperfwire.WriteServerError(ss.ctrl, ierrno, errno, ss.srv.cfg.IOTimeout)
 	return &reasonError{reason: r, err: err}
 }
