@@ -216,6 +216,7 @@ func TestLabTLSFlightAttributed(t *testing.T) {
 	// @ih is the transport payload: its first byte is the record type.
 	c.drop(t, c.lab.A, fmt.Sprintf("tcp sport %d @ih,0,8 0x16 numgen random mod 100 < 5 counter drop", labPort+1))
 	addr := fmt.Sprintf("%s:%d", c.lab.B.Addr, labPort+1)
+	psi := pathlab.StartCPUPressure()
 	runs := c.benchRuns(t, "-addr", addr, "-tls", "-insecure", "-mode", "connect", "-workers", "4", "-d", "4s")
 	require.Len(t, runs, 1)
 	r := runs[0]
@@ -224,8 +225,15 @@ func TestLabTLSFlightAttributed(t *testing.T) {
 		r.Attempts, r.Errors, r.Latency.P99, flights, r.Causes.Connects["tls_overrun"], r.Causes.Added["tls_overrun"], r.Causes.Tail, r.Causes.Connects)
 	require.Positive(t, flights, "the rule dropped flights")
 	// A flight dropped twice costs one connect two timeouts; the endpoint
-	// check's own handshake is not in the run.
-	assert.LessOrEqual(t, r.Causes.Connects["tls_overrun"], flights)
+	// check's own handshake is not in the run. The attribution reads how
+	// far a handshake overran its round trips, so on a machine whose tasks
+	// waited for a CPU much of the time a handshake can overrun without a
+	// lost flight: the upper bound is judged only when it did not.
+	if psi.MachineStarved(t) {
+		t.Logf("not judging the upper bound: %d attributed, %d dropped", r.Causes.Connects["tls_overrun"], flights)
+	} else {
+		assert.LessOrEqual(t, r.Causes.Connects["tls_overrun"], flights)
+	}
 	assert.GreaterOrEqual(t, r.Causes.Connects["tls_overrun"], flights-2, "each dropped flight is attributed to TLS")
 	assert.Zero(t, r.Causes.Connects["syn_retransmit"], "the SYNs went through")
 }
