@@ -170,7 +170,7 @@ func TestClientIFBCountsTraffic(t *testing.T) {
 	assert.LessOrEqual(t, pkts, uint64(n+10), "only our datagrams cross lo in a fresh namespace")
 	assert.GreaterOrEqual(t, d.Increase("rx_queue_0_bytes"), uint64(n*(size+8+20)))
 	assert.Zero(t, d.Resets)
-	g := GroupQueues(d.Increases())
+	g := GroupQueues(d.increases())
 	total, ok := g.Total("rx", "packets")
 	require.True(t, ok)
 	assert.Equal(t, pkts, total)
