@@ -268,11 +268,11 @@ func TestAPIDocumentedZeroResults(t *testing.T) {
 		assert.Zero(t, sum.Succeeded)
 		assert.Equal(t, map[cache.ErrorKind]int{cache.ErrConnectRefused: 3}, sum.ErrorsByKind)
 	})
-	within(t, "WithClientTrace(nil, nil)", func() {
+	within(t, "WithClientTrace(nil, nil, nil)", func() {
 		var nilCtx context.Context
-		ctx := cache.WithClientTrace(nilCtx, nil)
+		ctx := cache.WithClientTrace(nilCtx, nil, nil)
 		require.NotNil(t, ctx)
-		ctx = cache.WithClientTrace(ctx, &cache.ClientTrace{})
+		ctx = cache.WithClientTrace(ctx, nil, nil)
 		require.NoError(t, ctx.Err())
 	})
 	within(t, "nil *Error", func() {

@@ -71,5 +71,5 @@
 //     (latency.Summary) are float microseconds in ..._us fields.
 //   - The glide engine cannot honour a context while it creates a client,
 //     which valkey-glide does without one (bounded by
-//     Endpoint.ConnectTimeout), and calls no ClientTrace hooks.
+//     Endpoint.ConnectTimeout), and calls no WithClientTrace hooks.
 package cache

@@ -82,7 +82,7 @@ func (e Endpoint) String() string {
 }
 
 // dialer sets up connections to the nodes of one endpoint, timing each phase
-// through the ClientTrace in the context. It is safe for concurrent use.
+// through the WithClientTrace hooks in the context. It is safe for concurrent use.
 type dialer struct {
 	ep       Endpoint
 	roots    *x509.CertPool
@@ -221,7 +221,7 @@ func (d *dialer) resolve(ctx context.Context, addr, host string, deadline time.T
 		err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
 	}
 	err = ctxCause(ctx, err)
-	trace.done(PhaseInfo{Phase: PhaseDNS, Addr: addr, Start: start, Duration: time.Since(start), Err: err, Addrs: addrs})
+	trace.done(PhaseInfo{Phase: PhaseDNS, Addr: addr, Start: start, Duration: time.Since(start), Err: err})
 	if err != nil {
 		return nil, classify(PhaseDNS, addr, err)
 	}
@@ -280,7 +280,7 @@ func (d *dialer) handshake(ctx context.Context, nc net.Conn, addr, host string, 
 		info := PhaseInfo{Phase: PhaseTLS, Addr: addr, Start: start, Duration: took, Err: ctxCause(ctx, err)}
 		if err == nil {
 			state := tc.ConnectionState()
-			info.TLS = &state
+			info.tlsState = &state
 		}
 		trace.Done(info)
 	}
@@ -293,7 +293,7 @@ func (d *dialer) handshake(ctx context.Context, nc net.Conn, addr, host string, 
 func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
 	trace := contextClientTrace(ctx)
 	start := time.Now()
-	trace.start(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start})
+	trace.start(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Start: start})
 	err := func() error {
 		user, pw := d.ep.User, d.ep.Password
 		if d.ep.Credentials != nil {
@@ -322,6 +322,6 @@ func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
 	if err == nil {
 		contextNotes(ctx).overran(causeAuth, took, 1)
 	}
-	trace.done(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start, Duration: took, Err: err})
+	trace.done(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Start: start, Duration: took, Err: err})
 	return classify(PhaseAuth, c.addr, err)
 }

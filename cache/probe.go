@@ -108,7 +108,7 @@ func (p *Prober) check(ctx context.Context) error {
 
 func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) {
 	r := &ProbeResult{Phases: make(map[Phase]time.Duration, 4)}
-	ctx = WithClientTrace(ctx, &ClientTrace{Done: r.phaseDone})
+	ctx = WithClientTrace(ctx, nil, r.phaseDone)
 	r.notes = &notes{}
 	ctx = withNotes(ctx, r.notes)
 	r.Start = time.Now()
@@ -139,8 +139,8 @@ func (r *ProbeResult) phaseDone(i PhaseInfo) {
 	case i.Phase == PhaseCommand && errors.As(i.Err, &se):
 		r.Phases[i.Phase] = i.Duration
 	}
-	if i.TLS != nil {
-		r.TLSVersion = tls.VersionName(i.TLS.Version)
+	if i.tlsState != nil {
+		r.TLSVersion = tls.VersionName(i.tlsState.Version)
 	}
 }
 

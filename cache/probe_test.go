@@ -182,8 +182,7 @@ func TestProbeTraceHooks(t *testing.T) {
 		durs[i.Phase] = i.Duration
 		mu.Unlock()
 	}
-	tr := &cache.ClientTrace{Start: start, Done: done}
-	ctx := cache.WithClientTrace(context.Background(), tr)
+	ctx := cache.WithClientTrace(context.Background(), start, done)
 	p, err := cache.NewProber(endpointFor(s))
 	require.NoError(t, err)
 	r, err := p.Probe(ctx)

@@ -99,7 +99,7 @@ func TestRunServerKilledMidRun(t *testing.T) {
 		mu   sync.Mutex
 		seen int
 	)
-	ctx := cache.WithClientTrace(context.Background(), &cache.ClientTrace{Done: func(i cache.PhaseInfo) {
+	ctx := cache.WithClientTrace(context.Background(), nil, func(i cache.PhaseInfo) {
 		mu.Lock()
 		defer mu.Unlock()
 		if i.Phase == cache.PhaseCommand && i.Err == nil {
@@ -107,7 +107,7 @@ func TestRunServerKilledMidRun(t *testing.T) {
 				s.Kill()
 			}
 		}
-	}})
+	})
 	start := time.Now()
 	r, err := cache.Run(ctx, ep, cfg)
 	require.NoError(t, err)
@@ -240,7 +240,7 @@ func cancelAfterCommands(t *testing.T, n int) (context.Context, func() time.Time
 		seen int
 		at   time.Time
 	)
-	ctx = cache.WithClientTrace(ctx, &cache.ClientTrace{Done: func(i cache.PhaseInfo) {
+	ctx = cache.WithClientTrace(ctx, nil, func(i cache.PhaseInfo) {
 		if i.Phase != cache.PhaseCommand || i.Err != nil {
 			return
 		}
@@ -250,7 +250,7 @@ func cancelAfterCommands(t *testing.T, n int) (context.Context, func() time.Time
 			at = time.Now()
 			cancel()
 		}
-	}})
+	})
 	return ctx, func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
 }
 
