@@ -68,7 +68,7 @@ func TestAPIBadInput(t *testing.T) {
 		{&cache.Endpoint{Addr: "no-port"}, "Endpoint.Addr"},
 		{&cache.Endpoint{Addr: addr, ConnectTimeout: -time.Second}, "Endpoint.ConnectTimeout"},
 		{&cache.Endpoint{Addr: addr, RequestTimeout: -time.Second}, "Endpoint.RequestTimeout"},
-		{&cache.Endpoint{Addr: addr, MinTLSVersion: 0x0304, MaxTLSVersion: 0x0303}, "Endpoint.MinTLSVersion"},
+		{&cache.Endpoint{Addr: addr, TLSVersion: 0x0301}, "Endpoint.TLSVersion 0x301"},
 	}
 	workloads := []struct {
 		cfg  *cache.WorkloadConfig

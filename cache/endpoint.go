@@ -38,9 +38,9 @@ type Endpoint struct {
 	// ServerName is the SNI name and the name verified in the certificate.
 	// Empty means the host of the address being dialled.
 	ServerName string
-	// MinTLSVersion and MaxTLSVersion bound the TLS version (tls.VersionTLS12,
-	// tls.VersionTLS13). Zero means TLS 1.2 and TLS 1.3.
-	MinTLSVersion, MaxTLSVersion uint16
+	// TLSVersion pins the TLS version (tls.VersionTLS12 or
+	// tls.VersionTLS13). Zero means TLS 1.2 or TLS 1.3, as negotiated.
+	TLSVersion uint16
 
 	// User is the ACL user name. Empty with a Password means AUTH with the
 	// password only (the default user). With Credentials set it is only
@@ -124,8 +124,8 @@ func (ep *Endpoint) validate() error {
 		return invalid("Endpoint.ConnectTimeout %v is negative", ep.ConnectTimeout)
 	case ep.RequestTimeout < 0:
 		return invalid("Endpoint.RequestTimeout %v is negative", ep.RequestTimeout)
-	case ep.MaxTLSVersion != 0 && ep.MinTLSVersion > ep.MaxTLSVersion:
-		return invalid("Endpoint.MinTLSVersion %#x is above MaxTLSVersion %#x", ep.MinTLSVersion, ep.MaxTLSVersion)
+	case ep.TLSVersion != 0 && ep.TLSVersion != tls.VersionTLS12 && ep.TLSVersion != tls.VersionTLS13:
+		return invalid("Endpoint.TLSVersion %#x is neither TLS 1.2 (0x303) nor TLS 1.3 (0x304)", ep.TLSVersion)
 	}
 	if _, _, err := net.SplitHostPort(ep.Addr); err != nil {
 		return invalid("Endpoint.Addr: %w", err)
@@ -138,7 +138,7 @@ func (d *dialer) tlsConfig(host string) *tls.Config {
 	if name == "" {
 		name = host
 	}
-	minV, maxV := d.ep.MinTLSVersion, d.ep.MaxTLSVersion
+	minV, maxV := d.ep.TLSVersion, d.ep.TLSVersion
 	if minV == 0 {
 		minV = tls.VersionTLS12
 	}

@@ -59,7 +59,7 @@ func TestProbeTLSWithACL(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "pw-123"})
 	ep := endpointFor(s)
 	for _, v := range []uint16{0x0303, 0x0304} { // TLS 1.2, TLS 1.3
-		ep.MinTLSVersion, ep.MaxTLSVersion = v, v
+		ep.TLSVersion = v
 		r, err := probeOnce(t, ep)
 		require.NoError(t, err)
 		assert.Zero(t, r.Phases[cache.PhaseDNS])

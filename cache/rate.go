@@ -40,7 +40,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	kv := newKernelRecorder(w)
 	sres, err := latency.Schedule(ctx, &latency.ScheduleConfig{
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
-		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
+		Count: w.MaxOps, Seed: w.seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
 		Do: func(ctx context.Context, r latency.Request) error {
 			st := &stamps{sent: r.Sent, arrived: r.Arrived, left: r.Left, kernel: kv}
 			if w.Mode == ConnectPerOp {
@@ -58,7 +58,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 				end := time.Now()
 				states[r.Worker].causes.takeOp(&states[r.Worker].notes, end.Sub(r.Start), err)
 				if w.OnOperation != nil {
-					w.OnOperation(Operation{Start: r.Intended, End: end, Err: err})
+					w.OnOperation(r.Intended, end, err)
 				}
 				wk.t.slots.record(states[r.Worker].slot, r.Intended, end, err)
 			} else {
