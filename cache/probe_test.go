@@ -123,7 +123,7 @@ func TestProbeCluster(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{Cluster: true})
 	p, err := cache.NewProber(endpointFor(s))
 	require.NoError(t, err)
-	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 20, Concurrency: 2})
+	sum, err := p.Run(context.Background(), cache.ProbeConfigWith(20, 2, 0, nil, nil))
 	require.NoError(t, err)
 	assert.Equal(t, 20, sum.Probes)
 	assert.Equal(t, 20, sum.Succeeded)
@@ -194,7 +194,7 @@ func TestProbeTraceHooks(t *testing.T) {
 	assert.Equal(t, r.Phases[cache.PhaseCommand], durs[cache.PhaseCommand])
 
 	phases = nil
-	sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 8, Concurrency: 4})
+	sum, err := p.Run(ctx, cache.ProbeConfigWith(8, 4, 0, nil, nil))
 	require.NoError(t, err)
 	assert.Equal(t, 8, sum.Succeeded)
 	assert.Len(t, phases, 8*10)
@@ -208,7 +208,7 @@ func TestProbeRunCountsErrorsAndPaces(t *testing.T) {
 	require.NoError(t, err)
 	var n int
 	begin := time.Now()
-	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 5, Interval: 20 * time.Millisecond, OnProbe: func(cache.ProbeResult) { n++ }})
+	sum, err := p.Run(context.Background(), cache.ProbeConfigWith(5, 0, 20*time.Millisecond, nil, func(cache.ProbeResult) { n++ }))
 	require.ErrorIs(t, err, cache.ErrConnectRefused, "every probe failed: an error wrapping the first")
 	assert.GreaterOrEqual(t, time.Since(begin), 80*time.Millisecond, "probe 4 starts 4 intervals in")
 	assert.Equal(t, 5, n)
@@ -224,7 +224,7 @@ func TestProbeRunCancel(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 1000, Interval: 50 * time.Millisecond})
+	sum, err := p.Run(ctx, cache.ProbeConfigWith(1000, 0, 50*time.Millisecond, nil, nil))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, sum.Probes, 10)
 	assert.Equal(t, sum.Probes, sum.Succeeded)
@@ -244,7 +244,7 @@ func TestProbeRunCancelSilentPeer(t *testing.T) {
 			p, err := cache.NewProber(ep)
 			require.NoError(t, err)
 			ctx, at := cancelAfter(t, 200*time.Millisecond)
-			sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 10, Concurrency: 2})
+			sum, err := p.Run(ctx, cache.ProbeConfigWith(10, 2, 0, nil, nil))
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Less(t, time.Since(at()), cancelBound)
 			require.NotNil(t, sum)
@@ -272,7 +272,7 @@ func TestProbeRunDeadlineSilentPeer(t *testing.T) {
 	require.NoError(t, err)
 	for i := range 20 {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-		sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 3, Concurrency: 2})
+		sum, err := p.Run(ctx, cache.ProbeConfigWith(3, 2, 0, nil, nil))
 		cancel()
 		require.ErrorIs(t, err, context.DeadlineExceeded, "try %d", i)
 		require.NotNil(t, sum)
@@ -280,7 +280,7 @@ func TestProbeRunDeadlineSilentPeer(t *testing.T) {
 	}
 	for i := range 20 {
 		ctx, _ := cancelAfter(t, 30*time.Millisecond)
-		sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 3, Concurrency: 2})
+		sum, err := p.Run(ctx, cache.ProbeConfigWith(3, 2, 0, nil, nil))
 		require.ErrorIs(t, err, context.Canceled, "try %d", i)
 		require.NotNil(t, sum)
 		assert.Zero(t, sum.Probes)

@@ -157,9 +157,9 @@ func TestResetDuringSetUpIsRefused(t *testing.T) {
 	p, err := cache.NewProber(&cache.Endpoint{Addr: addr, Password: "pw", ConnectTimeout: 2 * time.Second})
 	require.NoError(t, err)
 	phases := map[cache.Phase]int{}
-	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 50, Concurrency: 2, OnProbe: func(r cache.ProbeResult) {
+	sum, err := p.Run(context.Background(), cache.ProbeConfigWith(50, 2, 0, nil, func(r cache.ProbeResult) {
 		phases[r.ErrorPhase]++
-	}})
+	}))
 	require.ErrorIs(t, err, cache.ErrConnectRefused, "every probe failed")
 	assert.Equal(t, map[cache.ErrorKind]int{cache.ErrConnectRefused: 50}, sum.ErrorsByKind, "%v", sum.ErrorExamples)
 	t.Logf("resets seen per phase: %v", phases)
