@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -66,11 +67,9 @@ type ProbeResult struct {
 	Total time.Duration `json:"total_ns"`
 	// TLSVersion is the negotiated version ("TLS 1.3"), empty without TLS.
 	TLSVersion string `json:"tls_version,omitempty"`
-	// Err is the classified failure (*Error), nil on success.
+	// Err is the classified failure (*Error), nil on success. JSON has its
+	// Kind and Phase ("error_kind", "error_phase"), not its message.
 	Err error `json:"-"`
-	// ErrorKind and ErrorPhase repeat Err's classification for JSON.
-	ErrorKind  ErrorKind `json:"error_kind,omitempty"`
-	ErrorPhase Phase     `json:"error_phase,omitempty"`
 	// Causes says what the probe's set-up waited on (Causes' keys), with
 	// the time each phase that waited took; nil when nothing did.
 	Causes *Causes `json:"causes,omitempty"`
@@ -117,12 +116,30 @@ func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) 
 	r.noteCauses(err, p.d.ep.ConnectTimeout)
 	if err != nil {
 		r.Err = err
-		var e *Error
-		if errors.As(err, &e) {
-			r.ErrorKind, r.ErrorPhase = e.Kind, e.Phase
-		}
 	}
 	return r, err
+}
+
+// kindPhase returns Err's classification; empty when Err is nil or no *Error.
+func (r *ProbeResult) kindPhase() (ErrorKind, Phase) {
+	var e *Error
+	if errors.As(r.Err, &e) {
+		return e.Kind, e.Phase
+	}
+	return "", ""
+}
+
+// MarshalJSON writes the result with Err's kind and phase under
+// "error_kind" and "error_phase" (omitted on success), before "causes".
+func (r ProbeResult) MarshalJSON() ([]byte, error) {
+	type plain ProbeResult // its fields without this method
+	kind, phase := r.kindPhase()
+	return json.Marshal(struct {
+		plain
+		ErrorKind  ErrorKind `json:"error_kind,omitempty"`
+		ErrorPhase Phase     `json:"error_phase,omitempty"`
+		Causes     *Causes   `json:"causes,omitempty"` // after them, as always
+	}{plain(r), kind, phase, r.Causes})
 }
 
 // phaseDone records a phase: every connect attempt counts, failed ones
@@ -348,9 +365,10 @@ func (pr *probeRun) record(r *ProbeResult, err error) {
 		if pr.first == nil {
 			pr.first = err
 		}
-		sum.ErrorsByKind[r.ErrorKind]++
-		if _, seen := sum.ErrorExamples[r.ErrorKind]; !seen {
-			sum.ErrorExamples[r.ErrorKind] = err.Error()
+		kind, _ := r.kindPhase()
+		sum.ErrorsByKind[kind]++
+		if _, seen := sum.ErrorExamples[kind]; !seen {
+			sum.ErrorExamples[kind] = err.Error()
 		}
 	} else {
 		sum.Succeeded++

@@ -76,7 +76,7 @@ func TestProbeTLSWithACL(t *testing.T) {
 		bad.Password = "nope"
 		r, err := probeOnce(t, &bad)
 		require.ErrorIs(t, err, cache.ErrWrongPass)
-		assert.Equal(t, cache.PhaseAuth, r.ErrorPhase)
+		assert.Equal(t, cache.PhaseAuth, errPhase(r))
 		assert.Positive(t, r.Phases[cache.PhaseTLS])
 		assert.Zero(t, r.Phases[cache.PhaseCommand])
 		assert.NotContains(t, err.Error(), "nope")
@@ -86,14 +86,14 @@ func TestProbeTLSWithACL(t *testing.T) {
 		bad.User, bad.Password = "", ""
 		r, err := probeOnce(t, &bad)
 		require.ErrorIs(t, err, cache.ErrNoAuth)
-		assert.Equal(t, cache.PhaseCommand, r.ErrorPhase)
+		assert.Equal(t, cache.PhaseCommand, errPhase(r))
 	})
 	t.Run("missing CA", func(t *testing.T) {
 		bad := *endpointFor(s)
 		bad.CACertPEM = nil
 		r, err := probeOnce(t, &bad)
 		require.ErrorIs(t, err, cache.ErrTLSVerify)
-		assert.Equal(t, cache.PhaseTLS, r.ErrorPhase)
+		assert.Equal(t, cache.PhaseTLS, errPhase(r))
 		assert.Zero(t, r.Phases[cache.PhaseAuth])
 	})
 	t.Run("insecure when asked", func(t *testing.T) {
@@ -141,13 +141,13 @@ func TestProbeStoppedServer(t *testing.T) {
 	r, err := probeOnce(t, endpointFor(s))
 	require.ErrorIs(t, err, cache.ErrConnectRefused)
 	require.ErrorIs(t, err, syscall.ECONNREFUSED)
-	assert.Equal(t, cache.PhaseConnect, r.ErrorPhase)
+	assert.Equal(t, cache.PhaseConnect, errPhase(r))
 }
 
 func TestProbeDNSFailure(t *testing.T) {
 	r, err := probeOnce(t, &cache.Endpoint{Addr: "no-such-host.invalid:6379", ConnectTimeout: 2 * time.Second})
 	require.ErrorIs(t, err, cache.ErrDNS)
-	assert.Equal(t, cache.PhaseDNS, r.ErrorPhase)
+	assert.Equal(t, cache.PhaseDNS, errPhase(r))
 }
 
 // A server that accepts and never answers: the command times out,
@@ -158,7 +158,7 @@ func TestProbeDNSFailure(t *testing.T) {
 func TestProbeCommandTimeout(t *testing.T) {
 	r, err := probeOnce(t, &cache.Endpoint{Addr: silentListener(t), RequestTimeout: 100 * time.Millisecond})
 	require.ErrorIs(t, err, cache.ErrTimeout)
-	assert.Equal(t, cache.PhaseCommand, r.ErrorPhase)
+	assert.Equal(t, cache.PhaseCommand, errPhase(r))
 }
 
 // The user's hooks see every phase, in order, with the same durations the
@@ -255,7 +255,7 @@ func TestProbeRunCancelSilentPeer(t *testing.T) {
 			require.ErrorIs(t, err, context.Canceled)
 			require.ErrorIs(t, err, cache.ErrCanceled)
 			assert.Less(t, time.Since(at()), cancelBound)
-			assert.Equal(t, cache.ErrCanceled, r.ErrorKind)
+			assert.Equal(t, cache.ErrCanceled, errKind(r))
 		})
 	}
 }
@@ -308,7 +308,7 @@ func TestProbeTLSToPlainServer(t *testing.T) {
 	ep.ConnectTimeout = 500 * time.Millisecond // the server waits for a line that never comes
 	r, err := probeOnce(t, ep)
 	require.ErrorIs(t, err, cache.ErrTLSHandshake)
-	assert.Equal(t, cache.PhaseTLS, r.ErrorPhase)
+	assert.Equal(t, cache.PhaseTLS, errPhase(r))
 }
 
 // stallingResolver is a resolver whose DNS server never answers: a lookup
@@ -345,8 +345,8 @@ func TestProbeCtxDeadlineEveryPhase(t *testing.T) {
 			r, err := p.Probe(ctx)
 			require.ErrorIs(t, err, cache.ErrTimeout)
 			require.ErrorIs(t, err, context.DeadlineExceeded)
-			assert.Equal(t, tc.phase, r.ErrorPhase)
-			assert.Equal(t, cache.ErrTimeout, r.ErrorKind)
+			assert.Equal(t, tc.phase, errPhase(r))
+			assert.Equal(t, cache.ErrTimeout, errKind(r))
 		})
 	}
 }
@@ -389,4 +389,22 @@ func TestProbeCredentials(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.Probe(context.Background())
 	require.ErrorIs(t, err, cache.ErrWrongPass)
+}
+
+// errPhase is the phase of r's classified error, "" when none.
+func errPhase(r *cache.ProbeResult) cache.Phase {
+	var e *cache.Error
+	if errors.As(r.Err, &e) {
+		return e.Phase
+	}
+	return ""
+}
+
+// errKind is the kind of r's classified error, "" when none.
+func errKind(r *cache.ProbeResult) cache.ErrorKind {
+	var e *cache.Error
+	if errors.As(r.Err, &e) {
+		return e.Kind
+	}
+	return ""
 }

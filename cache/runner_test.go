@@ -158,7 +158,7 @@ func TestResetDuringSetUpIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	phases := map[cache.Phase]int{}
 	sum, err := p.Run(context.Background(), cache.ProbeConfigWith(50, 2, 0, nil, func(r cache.ProbeResult) {
-		phases[r.ErrorPhase]++
+		phases[errPhase(&r)]++
 	}))
 	require.ErrorIs(t, err, cache.ErrConnectRefused, "every probe failed")
 	assert.Equal(t, map[cache.ErrorKind]int{cache.ErrConnectRefused: 50}, sum.ErrorsByKind, "%v", sum.ErrorExamples)
@@ -170,7 +170,7 @@ func TestResetDuringSetUpIsRefused(t *testing.T) {
 	r, err := p.Probe(context.Background())
 	require.ErrorIs(t, err, cache.ErrConnectRefused)
 	assert.True(t, errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE), "a reset: %v", err)
-	assert.Contains(t, []cache.Phase{cache.PhaseConnect, cache.PhaseTLS}, r.ErrorPhase)
+	assert.Contains(t, []cache.Phase{cache.PhaseConnect, cache.PhaseTLS}, errPhase(r))
 }
 
 // silentListener accepts connections and never answers, like a peer that
