@@ -9,6 +9,17 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
+// openClients creates the pooled clients of an open-loop run before the
+// schedule starts, so that the first operations do not pay for them; a
+// failure is retried (and counted) by the worker's first operation.
+func (wk *worker) openClients(ctx context.Context, states []*client) {
+	var wg sync.WaitGroup
+	for _, st := range states {
+		wg.Go(func() { st.pooled, _ = wk.newClient(ctx) })
+	}
+	wg.Wait()
+}
+
 // runOpen runs the workload open-loop at w.Rate on latency.Schedule.
 func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	w := wk.w
@@ -22,14 +33,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		}
 	}()
 	if w.Mode == Pooled {
-		// Clients are created before the schedule starts, so that the first
-		// operations do not pay for them; a failure is retried (and
-		// counted) by the worker's first operation.
-		var wg sync.WaitGroup
-		for _, st := range states {
-			wg.Go(func() { st.pooled, _ = wk.newClient(ctx) })
-		}
-		wg.Wait()
+		wk.openClients(ctx, states)
 	}
 	// Replies are read in the kernel, never spun for: with one worker on
 	// the schedule's own thread, spinning for each reply too cut the p50
