@@ -68,7 +68,7 @@ func TestAPIBadInput(t *testing.T) {
 		{&cache.Endpoint{Addr: "no-port"}, "Endpoint.Addr"},
 		{&cache.Endpoint{Addr: addr, ConnectTimeout: -time.Second}, "Endpoint.ConnectTimeout"},
 		{&cache.Endpoint{Addr: addr, RequestTimeout: -time.Second}, "Endpoint.RequestTimeout"},
-		{&cache.Endpoint{Addr: addr, MinTLSVersion: 0x0304, MaxTLSVersion: 0x0303}, "Endpoint.MinTLSVersion"},
+		{&cache.Endpoint{Addr: addr, TLSVersion: 0x0301}, "Endpoint.TLSVersion 0x301"},
 	}
 	workloads := []struct {
 		cfg  *cache.WorkloadConfig
@@ -102,10 +102,10 @@ func TestAPIBadInput(t *testing.T) {
 		want string
 	}{
 		{&cache.ProbeConfig{Probes: -1}, "ProbeConfig.Probes"},
-		{&cache.ProbeConfig{Concurrency: -1}, "ProbeConfig.Concurrency"},
-		{&cache.ProbeConfig{Concurrency: 10_001}, "ProbeConfig.Concurrency 10001 is above the maximum"},
-		{&cache.ProbeConfig{Interval: -time.Second}, "ProbeConfig.Interval"},
-		{&cache.ProbeConfig{Command: []string{""}}, "ProbeConfig.Command"},
+		{cache.ProbeConfigWith(0, -1, 0, nil, nil), "ProbeConfig.concurrency"},
+		{cache.ProbeConfigWith(0, 10_001, 0, nil, nil), "ProbeConfig.concurrency 10001 is above the maximum"},
+		{cache.ProbeConfigWith(0, 0, -time.Second, nil, nil), "ProbeConfig.interval"},
+		{cache.ProbeConfigWith(0, 0, 0, []string{""}, nil), "ProbeConfig.command"},
 	}
 
 	type call struct {
@@ -172,7 +172,7 @@ func TestAPILimitsAccepted(t *testing.T) {
 	p, err := cache.NewProber(ep)
 	require.NoError(t, err)
 	within(t, "Prober.Run at the maximum Concurrency", func() {
-		_, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 2, Concurrency: 10_000})
+		_, err := p.Run(context.Background(), cache.ProbeConfigWith(2, 10_000, 0, nil, nil))
 		require.ErrorIs(t, err, cache.ErrConnectRefused)
 	})
 }
@@ -199,7 +199,7 @@ func TestAPIResultsNeverNil(t *testing.T) {
 	}{
 		{"refused", bg, refused, nil, &cache.ProbeConfig{Probes: 3}, cache.ErrConnectRefused},
 		{"cancelled", cancelled, silent, nil, &cache.ProbeConfig{Probes: 3}, context.Canceled},
-		{"invalid config", bg, refused, &cache.WorkloadConfig{ValueSize: 1 << 40}, &cache.ProbeConfig{Concurrency: 1 << 40}, cache.ErrInvalidConfig},
+		{"invalid config", bg, refused, &cache.WorkloadConfig{ValueSize: 1 << 40}, cache.ProbeConfigWith(0, 1<<40, 0, nil, nil), cache.ErrInvalidConfig},
 		{"nil context", nilCtx, refused, nil, nil, nil},
 	}
 	for _, c := range cases {
@@ -268,11 +268,11 @@ func TestAPIDocumentedZeroResults(t *testing.T) {
 		assert.Zero(t, sum.Succeeded)
 		assert.Equal(t, map[cache.ErrorKind]int{cache.ErrConnectRefused: 3}, sum.ErrorsByKind)
 	})
-	within(t, "WithClientTrace(nil, nil)", func() {
+	within(t, "WithClientTrace(nil, nil, nil)", func() {
 		var nilCtx context.Context
-		ctx := cache.WithClientTrace(nilCtx, nil)
+		ctx := cache.WithClientTrace(nilCtx, nil, nil)
 		require.NotNil(t, ctx)
-		ctx = cache.WithClientTrace(ctx, &cache.ClientTrace{})
+		ctx = cache.WithClientTrace(ctx, nil, nil)
 		require.NoError(t, ctx.Err())
 	})
 	within(t, "nil *Error", func() {

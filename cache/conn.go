@@ -189,7 +189,7 @@ func (c *conn) useKernel() {
 func (c *conn) do(ctx context.Context, p Phase, args ...string) (resp.Value, error) {
 	trace := contextClientTrace(ctx)
 	start := time.Now()
-	trace.start(PhaseInfo{Phase: p, Addr: c.addr, Command: args[0], Start: start})
+	trace.start(PhaseInfo{Phase: p, Addr: c.addr, Start: start})
 	deadline := start.Add(c.timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -206,7 +206,7 @@ func (c *conn) do(ctx context.Context, p Phase, args ...string) (resp.Value, err
 		err = ctxCause(ctx, err)
 	}
 	if trace != nil {
-		trace.done(PhaseInfo{Phase: p, Addr: c.addr, Command: args[0], Start: start, Duration: time.Since(start), Err: err})
+		trace.done(PhaseInfo{Phase: p, Addr: c.addr, Start: start, Duration: time.Since(start), Err: err})
 	}
 	return v, classify(p, c.addr, err)
 }

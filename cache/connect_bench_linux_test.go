@@ -100,10 +100,10 @@ func BenchmarkConnectGetClose(b *testing.B) {
 				n0, n1, ops atomic.Int64
 			)
 			w := &cache.WorkloadConfig{Mode: cache.ConnectPerOp, Workers: 4, ValueSize: 100, KeySpace: 10000,
-				Duration: d, OnOperation: func(op cache.Operation) {
+				Duration: d, OnOperation: func(_, end time.Time, _ error) {
 					n := ops.Add(1)
 					first.Do(func() { u0, s0 = cpuTime(b); t0 = time.Now(); n0.Store(n) })
-					if op.End.Sub(t0) > d-time.Second {
+					if end.Sub(t0) > d-time.Second {
 						last.Do(func() { u1, s1 = cpuTime(b); n1.Store(n) })
 					}
 				}}

@@ -24,11 +24,11 @@ func TestConnectPerOpOwnSocket(t *testing.T) {
 		mu     sync.Mutex
 		phases []cache.PhaseInfo
 	)
-	ctx, cancel := context.WithCancel(cache.WithClientTrace(context.Background(), &cache.ClientTrace{Done: func(i cache.PhaseInfo) {
+	ctx, cancel := context.WithCancel(cache.WithClientTrace(context.Background(), nil, func(i cache.PhaseInfo) {
 		mu.Lock()
 		defer mu.Unlock()
 		phases = append(phases, i)
-	}}))
+	}))
 	defer cancel()
 	c, err := newClient(ctx)
 	require.NoError(t, err)

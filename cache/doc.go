@@ -55,7 +55,7 @@
 // nil configs as defaults, errors prefixed "cache: ", results never nil
 // after an error). What is particular to it:
 //   - A configuration out of range (negative, or above a field's documented
-//     maximum: ValueSize 64 MiB, Workers and ProbeConfig.Concurrency 10,000,
+//     maximum: ValueSize 64 MiB, Workers 10,000,
 //     KeySpace 2^31-1, Rate 10,000,000/s...) is an error naming the field
 //     that wraps ErrInvalidConfig.
 //   - A run in which no operation succeeded, and a Prober.Run in which no
@@ -71,5 +71,5 @@
 //     (latency.Summary) are float microseconds in ..._us fields.
 //   - The glide engine cannot honour a context while it creates a client,
 //     which valkey-glide does without one (bounded by
-//     Endpoint.ConnectTimeout), and calls no ClientTrace hooks.
+//     Endpoint.ConnectTimeout), and calls no WithClientTrace hooks.
 package cache

@@ -38,9 +38,9 @@ type Endpoint struct {
 	// ServerName is the SNI name and the name verified in the certificate.
 	// Empty means the host of the address being dialled.
 	ServerName string
-	// MinTLSVersion and MaxTLSVersion bound the TLS version (tls.VersionTLS12,
-	// tls.VersionTLS13). Zero means TLS 1.2 and TLS 1.3.
-	MinTLSVersion, MaxTLSVersion uint16
+	// TLSVersion pins the TLS version (tls.VersionTLS12 or
+	// tls.VersionTLS13). Zero means TLS 1.2 or TLS 1.3, as negotiated.
+	TLSVersion uint16
 
 	// User is the ACL user name. Empty with a Password means AUTH with the
 	// password only (the default user). With Credentials set it is only
@@ -82,7 +82,7 @@ func (e Endpoint) String() string {
 }
 
 // dialer sets up connections to the nodes of one endpoint, timing each phase
-// through the ClientTrace in the context. It is safe for concurrent use.
+// through the WithClientTrace hooks in the context. It is safe for concurrent use.
 type dialer struct {
 	ep       Endpoint
 	roots    *x509.CertPool
@@ -124,8 +124,8 @@ func (ep *Endpoint) validate() error {
 		return invalid("Endpoint.ConnectTimeout %v is negative", ep.ConnectTimeout)
 	case ep.RequestTimeout < 0:
 		return invalid("Endpoint.RequestTimeout %v is negative", ep.RequestTimeout)
-	case ep.MaxTLSVersion != 0 && ep.MinTLSVersion > ep.MaxTLSVersion:
-		return invalid("Endpoint.MinTLSVersion %#x is above MaxTLSVersion %#x", ep.MinTLSVersion, ep.MaxTLSVersion)
+	case ep.TLSVersion != 0 && ep.TLSVersion != tls.VersionTLS12 && ep.TLSVersion != tls.VersionTLS13:
+		return invalid("Endpoint.TLSVersion %#x is neither TLS 1.2 (0x303) nor TLS 1.3 (0x304)", ep.TLSVersion)
 	}
 	if _, _, err := net.SplitHostPort(ep.Addr); err != nil {
 		return invalid("Endpoint.Addr: %w", err)
@@ -138,7 +138,7 @@ func (d *dialer) tlsConfig(host string) *tls.Config {
 	if name == "" {
 		name = host
 	}
-	minV, maxV := d.ep.MinTLSVersion, d.ep.MaxTLSVersion
+	minV, maxV := d.ep.TLSVersion, d.ep.TLSVersion
 	if minV == 0 {
 		minV = tls.VersionTLS12
 	}
@@ -221,7 +221,7 @@ func (d *dialer) resolve(ctx context.Context, addr, host string, deadline time.T
 		err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
 	}
 	err = ctxCause(ctx, err)
-	trace.done(PhaseInfo{Phase: PhaseDNS, Addr: addr, Start: start, Duration: time.Since(start), Err: err, Addrs: addrs})
+	trace.done(PhaseInfo{Phase: PhaseDNS, Addr: addr, Start: start, Duration: time.Since(start), Err: err})
 	if err != nil {
 		return nil, classify(PhaseDNS, addr, err)
 	}
@@ -280,7 +280,7 @@ func (d *dialer) handshake(ctx context.Context, nc net.Conn, addr, host string, 
 		info := PhaseInfo{Phase: PhaseTLS, Addr: addr, Start: start, Duration: took, Err: ctxCause(ctx, err)}
 		if err == nil {
 			state := tc.ConnectionState()
-			info.TLS = &state
+			info.tlsState = &state
 		}
 		trace.Done(info)
 	}
@@ -293,7 +293,7 @@ func (d *dialer) handshake(ctx context.Context, nc net.Conn, addr, host string, 
 func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
 	trace := contextClientTrace(ctx)
 	start := time.Now()
-	trace.start(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start})
+	trace.start(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Start: start})
 	err := func() error {
 		user, pw := d.ep.User, d.ep.Password
 		if d.ep.Credentials != nil {
@@ -322,6 +322,6 @@ func (d *dialer) auth(ctx context.Context, c *conn, deadline time.Time) error {
 	if err == nil {
 		contextNotes(ctx).overran(causeAuth, took, 1)
 	}
-	trace.done(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Command: "AUTH", Start: start, Duration: took, Err: err})
+	trace.done(PhaseInfo{Phase: PhaseAuth, Addr: c.addr, Start: start, Duration: took, Err: err})
 	return classify(PhaseAuth, c.addr, err)
 }

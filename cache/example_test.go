@@ -2,7 +2,6 @@ package cache_test
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -81,15 +80,15 @@ func ExampleProber_Probe() {
 
 // Hooks see every phase with its start time and duration.
 func ExampleWithClientTrace() {
-	trace := &cache.ClientTrace{Done: func(i cache.PhaseInfo) {
-		switch {
-		case i.TLS != nil:
-			fmt.Println("TLS took", i.Duration, "version", tls.VersionName(i.TLS.Version))
-		case i.Phase == cache.PhaseAuth:
+	done := func(i cache.PhaseInfo) {
+		switch i.Phase {
+		case cache.PhaseTLS:
+			fmt.Println("TLS took", i.Duration, "err", i.Err)
+		case cache.PhaseAuth:
 			fmt.Println("AUTH took", i.Duration, "err", i.Err)
 		}
-	}}
-	ctx := cache.WithClientTrace(context.Background(), trace)
+	}
+	ctx := cache.WithClientTrace(context.Background(), nil, done)
 	p, err := cache.NewProber(&cache.Endpoint{Addr: "127.0.0.1:6380", TLS: true, InsecureSkipVerify: true})
 	if err != nil {
 		log.Fatal(err)

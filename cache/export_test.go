@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,4 +53,9 @@ func CheckRespClientFollowsMoved(t *testing.T, addrs []string) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(keySlot("a")), v.Num, "our CRC16 matches the server's")
 	_ = cn.close(ctx)
+}
+
+// ProbeConfigWith returns a ProbeConfig with the knobs only the tests set.
+func ProbeConfigWith(probes, concurrency int, interval time.Duration, command []string, onProbe func(ProbeResult)) *ProbeConfig {
+	return &ProbeConfig{Probes: probes, concurrency: concurrency, interval: interval, command: command, onProbe: onProbe}
 }

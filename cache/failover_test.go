@@ -52,7 +52,7 @@ func failoverDrill(t *testing.T, s *cachetest.Server, cfg *cache.WorkloadConfig)
 	done := make(chan out, 1)
 	started := make(chan struct{})
 	var once sync.Once
-	cfg.OnOperation = func(cache.Operation) { once.Do(func() { close(started) }) }
+	cfg.OnOperation = func(time.Time, time.Time, error) { once.Do(func() { close(started) }) }
 	go func() {
 		r, err := cache.Run(ctx, ep, cfg)
 		done <- out{r, err}

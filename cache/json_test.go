@@ -22,7 +22,7 @@ func TestResultJSONShape(t *testing.T) {
 		Addr:   "127.0.0.1:6379",
 		Phases: map[cache.Phase]time.Duration{cache.PhaseConnect: 120 * time.Microsecond, cache.PhaseAuth: 80500 * time.Nanosecond},
 		Total:  time.Millisecond, TLSVersion: "TLS 1.3",
-		Err: errors.New("not in JSON"), ErrorKind: cache.ErrWrongPass, ErrorPhase: cache.PhaseAuth,
+		Err: &cache.Error{Phase: cache.PhaseAuth, Kind: cache.ErrWrongPass, Err: errors.New("not in JSON")},
 	}
 	b, err := json.Marshal(pr)
 	require.NoError(t, err)

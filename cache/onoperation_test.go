@@ -22,12 +22,12 @@ func TestOnOperationSeesEveryOperation(t *testing.T) {
 		var mu sync.Mutex
 		var errs int64
 		cfg := &cache.WorkloadConfig{Workers: 2, MaxOps: 300, Duration: 10 * time.Second, Rate: rate,
-			OnOperation: func(op cache.Operation) {
+			OnOperation: func(start, end time.Time, err error) {
 				n.Add(1)
-				if op.End.Before(op.Start) {
+				if end.Before(start) {
 					bad.Add(1)
 				}
-				if op.Err != nil {
+				if err != nil {
 					mu.Lock()
 					errs++
 					mu.Unlock()

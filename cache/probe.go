@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -66,11 +67,9 @@ type ProbeResult struct {
 	Total time.Duration `json:"total_ns"`
 	// TLSVersion is the negotiated version ("TLS 1.3"), empty without TLS.
 	TLSVersion string `json:"tls_version,omitempty"`
-	// Err is the classified failure (*Error), nil on success.
+	// Err is the classified failure (*Error), nil on success. JSON has its
+	// Kind and Phase ("error_kind", "error_phase"), not its message.
 	Err error `json:"-"`
-	// ErrorKind and ErrorPhase repeat Err's classification for JSON.
-	ErrorKind  ErrorKind `json:"error_kind,omitempty"`
-	ErrorPhase Phase     `json:"error_phase,omitempty"`
 	// Causes says what the probe's set-up waited on (Causes' keys), with
 	// the time each phase that waited took; nil when nothing did.
 	Causes *Causes `json:"causes,omitempty"`
@@ -108,7 +107,7 @@ func (p *Prober) check(ctx context.Context) error {
 
 func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) {
 	r := &ProbeResult{Phases: make(map[Phase]time.Duration, 4)}
-	ctx = WithClientTrace(ctx, &ClientTrace{Done: r.phaseDone})
+	ctx = WithClientTrace(ctx, nil, r.phaseDone)
 	r.notes = &notes{}
 	ctx = withNotes(ctx, r.notes)
 	r.Start = time.Now()
@@ -117,12 +116,30 @@ func (p *Prober) probe(ctx context.Context, cmd []string) (*ProbeResult, error) 
 	r.noteCauses(err, p.d.ep.ConnectTimeout)
 	if err != nil {
 		r.Err = err
-		var e *Error
-		if errors.As(err, &e) {
-			r.ErrorKind, r.ErrorPhase = e.Kind, e.Phase
-		}
 	}
 	return r, err
+}
+
+// kindPhase returns Err's classification; empty when Err is nil or no *Error.
+func (r *ProbeResult) kindPhase() (ErrorKind, Phase) {
+	var e *Error
+	if errors.As(r.Err, &e) {
+		return e.Kind, e.Phase
+	}
+	return "", ""
+}
+
+// MarshalJSON writes the result with Err's kind and phase under
+// "error_kind" and "error_phase" (omitted on success), before "causes".
+func (r ProbeResult) MarshalJSON() ([]byte, error) {
+	type plain ProbeResult // its fields without this method
+	kind, phase := r.kindPhase()
+	return json.Marshal(struct {
+		plain
+		ErrorKind  ErrorKind `json:"error_kind,omitempty"`
+		ErrorPhase Phase     `json:"error_phase,omitempty"`
+		Causes     *Causes   `json:"causes,omitempty"` // after them, as always
+	}{plain(r), kind, phase, r.Causes})
 }
 
 // phaseDone records a phase: every connect attempt counts, failed ones
@@ -139,8 +156,8 @@ func (r *ProbeResult) phaseDone(i PhaseInfo) {
 	case i.Phase == PhaseCommand && errors.As(i.Err, &se):
 		r.Phases[i.Phase] = i.Duration
 	}
-	if i.TLS != nil {
-		r.TLSVersion = tls.VersionName(i.TLS.Version)
+	if i.tlsState != nil {
+		r.TLSVersion = tls.VersionName(i.tlsState.Version)
 	}
 }
 
@@ -166,24 +183,25 @@ func (p *Prober) run(ctx context.Context, cmd []string) error {
 }
 
 // ProbeConfig configures Prober.Run. A nil *ProbeConfig means the defaults;
-// a negative number in any field is an error, as is a Concurrency above
-// 10,000; both wrap ErrInvalidConfig.
+// a negative Probes is an error wrapping ErrInvalidConfig.
 type ProbeConfig struct {
 	// Probes is the number of probes. Zero means 200, as the field study.
-	// Probes run one after another (Concurrency at a time) and nothing is
-	// kept per probe, so any count is accepted: ctx bounds a long run.
+	// Probes run one after another, back to back, each with GET
+	// netperfkit:probe as its first command, and nothing is kept per
+	// probe, so any count is accepted: ctx bounds a long run.
 	Probes int
-	// Concurrency is the number of probes in flight at once. Zero means 1;
-	// at most 10,000 (Redis's default maxclients).
-	Concurrency int
-	// Interval paces probe starts: probe i starts no earlier than
-	// i*Interval after Run starts. Zero means back to back.
-	Interval time.Duration
-	// Command is the first command. Empty means GET netperfkit:probe; an
+
+	// concurrency is the number of probes in flight at once. Zero means 1;
+	// at most 10,000 (Redis's default maxclients). Tests set it.
+	concurrency int
+	// interval paces probe starts: probe i starts no earlier than
+	// i*interval after Run starts. Zero means back to back.
+	interval time.Duration
+	// command is the first command. Empty means GET netperfkit:probe; an
 	// empty command name is an error.
-	Command []string
-	// OnProbe, when set, is called after every probe, one call at a time.
-	OnProbe func(ProbeResult)
+	command []string
+	// onProbe, when set, is called after every probe, one call at a time.
+	onProbe func(ProbeResult)
 }
 
 // validate reports the first field of c that is out of range.
@@ -191,14 +209,14 @@ func (c *ProbeConfig) validate() error {
 	switch {
 	case c.Probes < 0:
 		return invalid("ProbeConfig.Probes %d is negative", c.Probes)
-	case c.Concurrency < 0:
-		return invalid("ProbeConfig.Concurrency %d is negative", c.Concurrency)
-	case c.Concurrency > maxWorkers:
-		return invalid("ProbeConfig.Concurrency %d is above the maximum of %d (Redis's default maxclients)", c.Concurrency, maxWorkers)
-	case c.Interval < 0:
-		return invalid("ProbeConfig.Interval %v is negative", c.Interval)
-	case len(c.Command) > 0 && c.Command[0] == "":
-		return invalid("ProbeConfig.Command has an empty command name")
+	case c.concurrency < 0:
+		return invalid("ProbeConfig.concurrency %d is negative", c.concurrency)
+	case c.concurrency > maxWorkers:
+		return invalid("ProbeConfig.concurrency %d is above the maximum of %d (Redis's default maxclients)", c.concurrency, maxWorkers)
+	case c.interval < 0:
+		return invalid("ProbeConfig.interval %v is negative", c.interval)
+	case len(c.command) > 0 && c.command[0] == "":
+		return invalid("ProbeConfig.command has an empty command name")
 	}
 	return nil
 }
@@ -227,7 +245,7 @@ type ProbeSummary struct {
 	Causes Causes `json:"causes"`
 }
 
-// Run runs cfg.Probes probes with cfg.Concurrency in flight and summarises
+// Run runs cfg.Probes probes, one at a time, and summarises
 // them. Failed probes are counted by kind, not fatal, unless every probe
 // failed: the error then says so and wraps the first probe's. When ctx ends
 // it returns within about 100 ms with the summary so far and an error
@@ -249,9 +267,9 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 	if c.Probes == 0 {
 		c.Probes = defaultProbes
 	}
-	c.Concurrency = min(max(c.Concurrency, 1), c.Probes)
-	if len(c.Command) == 0 {
-		c.Command = []string{"GET", defaultProbeKey}
+	c.concurrency = min(max(c.concurrency, 1), c.Probes)
+	if len(c.command) == 0 {
+		c.command = []string{"GET", defaultProbeKey}
 	}
 	pr := &probeRun{p: p, cfg: &c, recs: map[Phase]*latency.Recorder{}, sum: sum}
 	for _, ph := range append(probePhases[:], phaseTotal) {
@@ -263,7 +281,7 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 	}
 	pr.begin = time.Now()
 	var wg sync.WaitGroup
-	for range c.Concurrency {
+	for range c.concurrency {
 		wg.Go(func() { pr.worker(ctx) })
 	}
 	wg.Wait()
@@ -316,12 +334,12 @@ func (pr *probeRun) worker(ctx context.Context) {
 		if i >= int64(c.Probes) || ctx.Err() != nil {
 			return
 		}
-		if c.Interval > 0 {
-			if !sleepUntil(ctx, pr.begin.Add(time.Duration(i)*c.Interval)) {
+		if c.interval > 0 {
+			if !sleepUntil(ctx, pr.begin.Add(time.Duration(i)*c.interval)) {
 				return
 			}
 		}
-		r, err := pr.p.probe(ctx, c.Command)
+		r, err := pr.p.probe(ctx, c.command)
 		if err != nil && ctxDone(ctx) {
 			return // cut short by the caller, not a failure of the endpoint
 		}
@@ -347,9 +365,10 @@ func (pr *probeRun) record(r *ProbeResult, err error) {
 		if pr.first == nil {
 			pr.first = err
 		}
-		sum.ErrorsByKind[r.ErrorKind]++
-		if _, seen := sum.ErrorExamples[r.ErrorKind]; !seen {
-			sum.ErrorExamples[r.ErrorKind] = err.Error()
+		kind, _ := r.kindPhase()
+		sum.ErrorsByKind[kind]++
+		if _, seen := sum.ErrorExamples[kind]; !seen {
+			sum.ErrorExamples[kind] = err.Error()
 		}
 	} else {
 		sum.Succeeded++
@@ -357,8 +376,8 @@ func (pr *probeRun) record(r *ProbeResult, err error) {
 	if r.TLSVersion != "" {
 		sum.TLSVersion = r.TLSVersion
 	}
-	if pr.cfg.OnProbe != nil {
-		pr.cfg.OnProbe(*r)
+	if pr.cfg.onProbe != nil {
+		pr.cfg.onProbe(*r)
 	}
 }
 

@@ -58,7 +58,7 @@ func TestProbeConnectTimeout(t *testing.T) {
 	require.NoError(t, err)
 	r, err := p.Probe(context.Background())
 	require.ErrorIs(t, err, cache.ErrConnectTimeout)
-	assert.Equal(t, cache.PhaseConnect, r.ErrorPhase)
+	assert.Equal(t, cache.PhaseConnect, errPhase(r))
 	assert.Zero(t, r.Phases[cache.PhaseCommand])
 
 	p, err = cache.NewProber(&cache.Endpoint{Addr: addr, ConnectTimeout: time.Minute})
@@ -68,5 +68,5 @@ func TestProbeConnectTimeout(t *testing.T) {
 	r, err = p.Probe(ctx)
 	require.ErrorIs(t, err, cache.ErrConnectTimeout)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Equal(t, cache.PhaseConnect, r.ErrorPhase)
+	assert.Equal(t, cache.PhaseConnect, errPhase(r))
 }

@@ -59,7 +59,7 @@ func TestProbeTLSWithACL(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "pw-123"})
 	ep := endpointFor(s)
 	for _, v := range []uint16{0x0303, 0x0304} { // TLS 1.2, TLS 1.3
-		ep.MinTLSVersion, ep.MaxTLSVersion = v, v
+		ep.TLSVersion = v
 		r, err := probeOnce(t, ep)
 		require.NoError(t, err)
 		assert.Zero(t, r.Phases[cache.PhaseDNS])
@@ -76,7 +76,7 @@ func TestProbeTLSWithACL(t *testing.T) {
 		bad.Password = "nope"
 		r, err := probeOnce(t, &bad)
 		require.ErrorIs(t, err, cache.ErrWrongPass)
-		assert.Equal(t, cache.PhaseAuth, r.ErrorPhase)
+		assert.Equal(t, cache.PhaseAuth, errPhase(r))
 		assert.Positive(t, r.Phases[cache.PhaseTLS])
 		assert.Zero(t, r.Phases[cache.PhaseCommand])
 		assert.NotContains(t, err.Error(), "nope")
@@ -86,14 +86,14 @@ func TestProbeTLSWithACL(t *testing.T) {
 		bad.User, bad.Password = "", ""
 		r, err := probeOnce(t, &bad)
 		require.ErrorIs(t, err, cache.ErrNoAuth)
-		assert.Equal(t, cache.PhaseCommand, r.ErrorPhase)
+		assert.Equal(t, cache.PhaseCommand, errPhase(r))
 	})
 	t.Run("missing CA", func(t *testing.T) {
 		bad := *endpointFor(s)
 		bad.CACertPEM = nil
 		r, err := probeOnce(t, &bad)
 		require.ErrorIs(t, err, cache.ErrTLSVerify)
-		assert.Equal(t, cache.PhaseTLS, r.ErrorPhase)
+		assert.Equal(t, cache.PhaseTLS, errPhase(r))
 		assert.Zero(t, r.Phases[cache.PhaseAuth])
 	})
 	t.Run("insecure when asked", func(t *testing.T) {
@@ -123,7 +123,7 @@ func TestProbeCluster(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{Cluster: true})
 	p, err := cache.NewProber(endpointFor(s))
 	require.NoError(t, err)
-	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 20, Concurrency: 2})
+	sum, err := p.Run(context.Background(), cache.ProbeConfigWith(20, 2, 0, nil, nil))
 	require.NoError(t, err)
 	assert.Equal(t, 20, sum.Probes)
 	assert.Equal(t, 20, sum.Succeeded)
@@ -141,13 +141,13 @@ func TestProbeStoppedServer(t *testing.T) {
 	r, err := probeOnce(t, endpointFor(s))
 	require.ErrorIs(t, err, cache.ErrConnectRefused)
 	require.ErrorIs(t, err, syscall.ECONNREFUSED)
-	assert.Equal(t, cache.PhaseConnect, r.ErrorPhase)
+	assert.Equal(t, cache.PhaseConnect, errPhase(r))
 }
 
 func TestProbeDNSFailure(t *testing.T) {
 	r, err := probeOnce(t, &cache.Endpoint{Addr: "no-such-host.invalid:6379", ConnectTimeout: 2 * time.Second})
 	require.ErrorIs(t, err, cache.ErrDNS)
-	assert.Equal(t, cache.PhaseDNS, r.ErrorPhase)
+	assert.Equal(t, cache.PhaseDNS, errPhase(r))
 }
 
 // A server that accepts and never answers: the command times out,
@@ -158,7 +158,7 @@ func TestProbeDNSFailure(t *testing.T) {
 func TestProbeCommandTimeout(t *testing.T) {
 	r, err := probeOnce(t, &cache.Endpoint{Addr: silentListener(t), RequestTimeout: 100 * time.Millisecond})
 	require.ErrorIs(t, err, cache.ErrTimeout)
-	assert.Equal(t, cache.PhaseCommand, r.ErrorPhase)
+	assert.Equal(t, cache.PhaseCommand, errPhase(r))
 }
 
 // The user's hooks see every phase, in order, with the same durations the
@@ -182,8 +182,7 @@ func TestProbeTraceHooks(t *testing.T) {
 		durs[i.Phase] = i.Duration
 		mu.Unlock()
 	}
-	tr := &cache.ClientTrace{Start: start, Done: done}
-	ctx := cache.WithClientTrace(context.Background(), tr)
+	ctx := cache.WithClientTrace(context.Background(), start, done)
 	p, err := cache.NewProber(endpointFor(s))
 	require.NoError(t, err)
 	r, err := p.Probe(ctx)
@@ -195,7 +194,7 @@ func TestProbeTraceHooks(t *testing.T) {
 	assert.Equal(t, r.Phases[cache.PhaseCommand], durs[cache.PhaseCommand])
 
 	phases = nil
-	sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 8, Concurrency: 4})
+	sum, err := p.Run(ctx, cache.ProbeConfigWith(8, 4, 0, nil, nil))
 	require.NoError(t, err)
 	assert.Equal(t, 8, sum.Succeeded)
 	assert.Len(t, phases, 8*10)
@@ -209,7 +208,7 @@ func TestProbeRunCountsErrorsAndPaces(t *testing.T) {
 	require.NoError(t, err)
 	var n int
 	begin := time.Now()
-	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 5, Interval: 20 * time.Millisecond, OnProbe: func(cache.ProbeResult) { n++ }})
+	sum, err := p.Run(context.Background(), cache.ProbeConfigWith(5, 0, 20*time.Millisecond, nil, func(cache.ProbeResult) { n++ }))
 	require.ErrorIs(t, err, cache.ErrConnectRefused, "every probe failed: an error wrapping the first")
 	assert.GreaterOrEqual(t, time.Since(begin), 80*time.Millisecond, "probe 4 starts 4 intervals in")
 	assert.Equal(t, 5, n)
@@ -225,7 +224,7 @@ func TestProbeRunCancel(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 1000, Interval: 50 * time.Millisecond})
+	sum, err := p.Run(ctx, cache.ProbeConfigWith(1000, 0, 50*time.Millisecond, nil, nil))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, sum.Probes, 10)
 	assert.Equal(t, sum.Probes, sum.Succeeded)
@@ -245,7 +244,7 @@ func TestProbeRunCancelSilentPeer(t *testing.T) {
 			p, err := cache.NewProber(ep)
 			require.NoError(t, err)
 			ctx, at := cancelAfter(t, 200*time.Millisecond)
-			sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 10, Concurrency: 2})
+			sum, err := p.Run(ctx, cache.ProbeConfigWith(10, 2, 0, nil, nil))
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Less(t, time.Since(at()), cancelBound)
 			require.NotNil(t, sum)
@@ -256,7 +255,7 @@ func TestProbeRunCancelSilentPeer(t *testing.T) {
 			require.ErrorIs(t, err, context.Canceled)
 			require.ErrorIs(t, err, cache.ErrCanceled)
 			assert.Less(t, time.Since(at()), cancelBound)
-			assert.Equal(t, cache.ErrCanceled, r.ErrorKind)
+			assert.Equal(t, cache.ErrCanceled, errKind(r))
 		})
 	}
 }
@@ -273,7 +272,7 @@ func TestProbeRunDeadlineSilentPeer(t *testing.T) {
 	require.NoError(t, err)
 	for i := range 20 {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-		sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 3, Concurrency: 2})
+		sum, err := p.Run(ctx, cache.ProbeConfigWith(3, 2, 0, nil, nil))
 		cancel()
 		require.ErrorIs(t, err, context.DeadlineExceeded, "try %d", i)
 		require.NotNil(t, sum)
@@ -281,7 +280,7 @@ func TestProbeRunDeadlineSilentPeer(t *testing.T) {
 	}
 	for i := range 20 {
 		ctx, _ := cancelAfter(t, 30*time.Millisecond)
-		sum, err := p.Run(ctx, &cache.ProbeConfig{Probes: 3, Concurrency: 2})
+		sum, err := p.Run(ctx, cache.ProbeConfigWith(3, 2, 0, nil, nil))
 		require.ErrorIs(t, err, context.Canceled, "try %d", i)
 		require.NotNil(t, sum)
 		assert.Zero(t, sum.Probes)
@@ -309,7 +308,7 @@ func TestProbeTLSToPlainServer(t *testing.T) {
 	ep.ConnectTimeout = 500 * time.Millisecond // the server waits for a line that never comes
 	r, err := probeOnce(t, ep)
 	require.ErrorIs(t, err, cache.ErrTLSHandshake)
-	assert.Equal(t, cache.PhaseTLS, r.ErrorPhase)
+	assert.Equal(t, cache.PhaseTLS, errPhase(r))
 }
 
 // stallingResolver is a resolver whose DNS server never answers: a lookup
@@ -346,8 +345,8 @@ func TestProbeCtxDeadlineEveryPhase(t *testing.T) {
 			r, err := p.Probe(ctx)
 			require.ErrorIs(t, err, cache.ErrTimeout)
 			require.ErrorIs(t, err, context.DeadlineExceeded)
-			assert.Equal(t, tc.phase, r.ErrorPhase)
-			assert.Equal(t, cache.ErrTimeout, r.ErrorKind)
+			assert.Equal(t, tc.phase, errPhase(r))
+			assert.Equal(t, cache.ErrTimeout, errKind(r))
 		})
 	}
 }
@@ -390,4 +389,22 @@ func TestProbeCredentials(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.Probe(context.Background())
 	require.ErrorIs(t, err, cache.ErrWrongPass)
+}
+
+// errPhase is the phase of r's classified error, "" when none.
+func errPhase(r *cache.ProbeResult) cache.Phase {
+	var e *cache.Error
+	if errors.As(r.Err, &e) {
+		return e.Phase
+	}
+	return ""
+}
+
+// errKind is the kind of r's classified error, "" when none.
+func errKind(r *cache.ProbeResult) cache.ErrorKind {
+	var e *cache.Error
+	if errors.As(r.Err, &e) {
+		return e.Kind
+	}
+	return ""
 }

@@ -9,6 +9,17 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
+// openClients creates the pooled clients of an open-loop run before the
+// schedule starts, so that the first operations do not pay for them; a
+// failure is retried (and counted) by the worker's first operation.
+func (wk *worker) openClients(ctx context.Context, states []*client) {
+	var wg sync.WaitGroup
+	for _, st := range states {
+		wg.Go(func() { st.pooled, _ = wk.newClient(ctx) })
+	}
+	wg.Wait()
+}
+
 // runOpen runs the workload open-loop at w.Rate on latency.Schedule.
 func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	w := wk.w
@@ -22,14 +33,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		}
 	}()
 	if w.Mode == Pooled {
-		// Clients are created before the schedule starts, so that the first
-		// operations do not pay for them; a failure is retried (and
-		// counted) by the worker's first operation.
-		var wg sync.WaitGroup
-		for _, st := range states {
-			wg.Go(func() { st.pooled, _ = wk.newClient(ctx) })
-		}
-		wg.Wait()
+		wk.openClients(ctx, states)
 	}
 	// Replies are read in the kernel, never spun for: with one worker on
 	// the schedule's own thread, spinning for each reply too cut the p50
@@ -40,7 +44,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	kv := newKernelRecorder(w)
 	sres, err := latency.Schedule(ctx, &latency.ScheduleConfig{
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
-		Count: w.MaxOps, Seed: w.Seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
+		Count: w.MaxOps, Seed: w.seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
 		Do: func(ctx context.Context, r latency.Request) error {
 			st := &stamps{sent: r.Sent, arrived: r.Arrived, left: r.Left, kernel: kv}
 			if w.Mode == ConnectPerOp {
@@ -58,7 +62,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 				end := time.Now()
 				states[r.Worker].causes.takeOp(&states[r.Worker].notes, end.Sub(r.Start), err)
 				if w.OnOperation != nil {
-					w.OnOperation(Operation{Start: r.Intended, End: end, Err: err})
+					w.OnOperation(r.Intended, end, err)
 				}
 				wk.t.slots.record(states[r.Worker].slot, r.Intended, end, err)
 			} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -151,10 +152,12 @@ type WorkloadConfig struct {
 	// back (the server's own limit, proto-max-bulk-len, is 512 MB).
 	ValueSize int
 	// KeyPrefix prefixes every key. Empty means "netperfkit:"; at most 512
-	// bytes.
+	// bytes. It also seeds the key choice (and an open loop's arrivals):
+	// runs with the same prefix repeat, and runs with different prefixes
+	// (the shards of one load) choose differently.
 	KeyPrefix string
-	// Seed seeds the key choice; zero means a fixed default, so runs repeat.
-	Seed uint64
+	// seed seeds the key choice: derived from KeyPrefix by normalize.
+	seed uint64
 	// Interleave, when set, lets the caller run its own commands on a
 	// closed-loop workload's clients between their operations (a
 	// responsiveness probe on loaded connections, for instance). Before
@@ -168,11 +171,12 @@ type WorkloadConfig struct {
 	// client's creation, in pool mode, is part of the first) with its
 	// start, end and error (nil on success), on the worker's goroutine: it
 	// must be safe for concurrent use and quick, as its time delays the
-	// worker's next operation. In an open-loop run Start is the
-	// operation's intended start, so End-Start is its response time.
+	// worker's next operation. start and end bound the operation
+	// (time.Now() readings); in an open-loop run start is the operation's
+	// intended start, so end-start is its response time.
 	// Operations cut short because ctx ended are not reported. Package
 	// latency/shard's Recorder records them into per-interval histograms.
-	OnOperation func(Operation) `json:"-"`
+	OnOperation func(start, end time.Time, err error) `json:"-"`
 	// NoKernelView, when set, skips the kernel view (RunResult.Kernel) of
 	// an open-loop pooled run. The view's transmit stamps cost each
 	// request a read of the socket's error queue and the kernel its stamp,
@@ -181,16 +185,6 @@ type WorkloadConfig struct {
 	// 5000/s, 1.56x and 1.17x at 1000/s (docs/benchmarks.md, issue 31).
 	// Set it when the application view is compared with another tool's.
 	NoKernelView bool
-}
-
-// Operation is one operation of a workload, reported to
-// WorkloadConfig.OnOperation.
-type Operation struct {
-	// Start and End bound the operation (time.Now() readings); in an
-	// open-loop run Start is its intended start.
-	Start, End time.Time
-	// Err is nil when it succeeded.
-	Err error
 }
 
 // validate reports the first field of wc that is out of range.
@@ -265,10 +259,19 @@ func (wc *WorkloadConfig) withDefaults() (WorkloadConfig, error) {
 	if w.KeyPrefix == "" {
 		w.KeyPrefix = defaultKeyPrefix
 	}
-	if w.Seed == 0 {
-		w.Seed = defaultSeed
-	}
+	w.seed = seedFor(w.KeyPrefix)
 	return w, nil
+}
+
+// seedFor is the key choice's seed for a key prefix: the fixed default for
+// the default prefix, else the default mixed with the prefix's FNV-1a hash.
+func seedFor(prefix string) uint64 {
+	if prefix == defaultKeyPrefix {
+		return defaultSeed
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(prefix))
+	return defaultSeed ^ h.Sum64()
 }
 
 // orDefault returns v, or def when v is not positive.
@@ -664,7 +667,7 @@ type client struct {
 }
 
 func (wk *worker) newState(id uint64) *client {
-	return &client{wk: wk, rng: rand.New(rand.NewPCG(wk.w.Seed, id)), total: wk.w.GetWeight + wk.w.SetWeight}
+	return &client{wk: wk, rng: rand.New(rand.NewPCG(wk.w.seed, id)), total: wk.w.GetWeight + wk.w.SetWeight}
 }
 
 // key returns key number i: from the table built before the run, or built
@@ -779,7 +782,7 @@ func (wk *worker) run(ctx context.Context, rec *latency.Worker) {
 		}
 		st.causes.takeOp(&st.notes, took, err)
 		if wk.w.OnOperation != nil {
-			wk.w.OnOperation(Operation{Start: t0, End: t1, Err: err})
+			wk.w.OnOperation(t0, t1, err)
 		}
 		wk.t.slots.record(st.slot, t0, t1, err)
 		if err != nil {

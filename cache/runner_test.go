@@ -99,7 +99,7 @@ func TestRunServerKilledMidRun(t *testing.T) {
 		mu   sync.Mutex
 		seen int
 	)
-	ctx := cache.WithClientTrace(context.Background(), &cache.ClientTrace{Done: func(i cache.PhaseInfo) {
+	ctx := cache.WithClientTrace(context.Background(), nil, func(i cache.PhaseInfo) {
 		mu.Lock()
 		defer mu.Unlock()
 		if i.Phase == cache.PhaseCommand && i.Err == nil {
@@ -107,7 +107,7 @@ func TestRunServerKilledMidRun(t *testing.T) {
 				s.Kill()
 			}
 		}
-	}})
+	})
 	start := time.Now()
 	r, err := cache.Run(ctx, ep, cfg)
 	require.NoError(t, err)
@@ -157,9 +157,9 @@ func TestResetDuringSetUpIsRefused(t *testing.T) {
 	p, err := cache.NewProber(&cache.Endpoint{Addr: addr, Password: "pw", ConnectTimeout: 2 * time.Second})
 	require.NoError(t, err)
 	phases := map[cache.Phase]int{}
-	sum, err := p.Run(context.Background(), &cache.ProbeConfig{Probes: 50, Concurrency: 2, OnProbe: func(r cache.ProbeResult) {
-		phases[r.ErrorPhase]++
-	}})
+	sum, err := p.Run(context.Background(), cache.ProbeConfigWith(50, 2, 0, nil, func(r cache.ProbeResult) {
+		phases[errPhase(&r)]++
+	}))
 	require.ErrorIs(t, err, cache.ErrConnectRefused, "every probe failed")
 	assert.Equal(t, map[cache.ErrorKind]int{cache.ErrConnectRefused: 50}, sum.ErrorsByKind, "%v", sum.ErrorExamples)
 	t.Logf("resets seen per phase: %v", phases)
@@ -170,7 +170,7 @@ func TestResetDuringSetUpIsRefused(t *testing.T) {
 	r, err := p.Probe(context.Background())
 	require.ErrorIs(t, err, cache.ErrConnectRefused)
 	assert.True(t, errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE), "a reset: %v", err)
-	assert.Contains(t, []cache.Phase{cache.PhaseConnect, cache.PhaseTLS}, r.ErrorPhase)
+	assert.Contains(t, []cache.Phase{cache.PhaseConnect, cache.PhaseTLS}, errPhase(r))
 }
 
 // silentListener accepts connections and never answers, like a peer that
@@ -240,7 +240,7 @@ func cancelAfterCommands(t *testing.T, n int) (context.Context, func() time.Time
 		seen int
 		at   time.Time
 	)
-	ctx = cache.WithClientTrace(ctx, &cache.ClientTrace{Done: func(i cache.PhaseInfo) {
+	ctx = cache.WithClientTrace(ctx, nil, func(i cache.PhaseInfo) {
 		if i.Phase != cache.PhaseCommand || i.Err != nil {
 			return
 		}
@@ -250,7 +250,7 @@ func cancelAfterCommands(t *testing.T, n int) (context.Context, func() time.Time
 			at = time.Now()
 			cancel()
 		}
-	}})
+	})
 	return ctx, func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
 }
 

@@ -35,7 +35,7 @@ func stallAfter(t *testing.T, s *cachetest.Server, n int, stall time.Duration) c
 		mu   sync.Mutex
 		seen int
 	)
-	return cache.WithClientTrace(context.Background(), &cache.ClientTrace{Done: func(i cache.PhaseInfo) {
+	return cache.WithClientTrace(context.Background(), nil, func(i cache.PhaseInfo) {
 		if i.Phase != cache.PhaseCommand || i.Err != nil {
 			return
 		}
@@ -45,7 +45,7 @@ func stallAfter(t *testing.T, s *cachetest.Server, n int, stall time.Duration) c
 			_, err := c.Write([]byte(cmd))
 			assert.NoError(t, err)
 		}
-	}})
+	})
 }
 
 // Issue 12 item 10: a server that stops answering near the end of the

@@ -5,6 +5,7 @@ package ethtool
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -43,7 +44,7 @@ func TestClientVethMatchesEthtoolBinary(t *testing.T) {
 
 	idx, ok := got.Get("peer_ifindex")
 	require.True(t, ok, "veth reports peer_ifindex")
-	assert.Equal(t, uint64(v.PeerIndex), idx)
+	assert.Equal(t, uint64(peerIndex(t, v)), idx)
 
 	di, err := c.c.driverInfo(v.Name)
 	require.NoError(t, err)
@@ -140,7 +141,7 @@ func TestClientWatchVeth(t *testing.T) {
 		idx, ok := d.Get("peer_ifindex")
 		require.True(t, ok)
 		assert.True(t, idx.Gauge)
-		assert.Equal(t, uint64(v.PeerIndex), idx.After)
+		assert.Equal(t, uint64(peerIndex(t, v)), idx.After)
 	}
 	assert.True(t, got[1].From.Equal(got[0].To), "each window starts where the previous ended")
 
@@ -169,7 +170,7 @@ func TestClientIFBCountsTraffic(t *testing.T) {
 	assert.LessOrEqual(t, pkts, uint64(n+10), "only our datagrams cross lo in a fresh namespace")
 	assert.GreaterOrEqual(t, d.Increase("rx_queue_0_bytes"), uint64(n*(size+8+20)))
 	assert.Zero(t, d.Resets)
-	g := GroupQueues(d.Increases())
+	g := GroupQueues(d.increases())
 	total, ok := g.Total("rx", "packets")
 	require.True(t, ok)
 	assert.Equal(t, pkts, total)
@@ -236,4 +237,19 @@ func TestReadOnce(t *testing.T) {
 	_, err = c.RingParams("no-such-if0")
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.ErrorIs(t, err, ErrNoInterface)
+}
+
+// peerIndex is the ifindex of v's peer end, which veth reports as its
+// peer_ifindex statistic.
+func peerIndex(t *testing.T, v *ethtooltest.Veth) int {
+	t.Helper()
+	var idx int
+	require.NoError(t, ethtooltest.InNetns(v.PeerNetnsPath(), func() error {
+		ifi, err := net.InterfaceByName(v.PeerName)
+		if err == nil {
+			idx = ifi.Index
+		}
+		return err
+	}))
+	return idx
 }

@@ -264,9 +264,9 @@ func (d *Delta) Changed() []Counter {
 	return out
 }
 
-// Increases returns each counter's increase as a Stats list, for example to
+// increases returns each counter's increase as a Stats list, for example to
 // group a window's traffic by queue with GroupQueues; nil for a nil d.
-func (d *Delta) Increases() Stats {
+func (d *Delta) increases() Stats {
 	if d == nil {
 		return nil
 	}

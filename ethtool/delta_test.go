@@ -72,7 +72,7 @@ func TestDiffByNameWhenOrderDiffers(t *testing.T) {
 		{Name: "queue_9_rx_cnt", After: 7, Increase: 7, PerSecond: 3.5, New: true},
 	}, d.Counters)
 	assert.Equal(t, []string{"gone"}, d.Removed)
-	assert.Equal(t, Stats{{"b", 20}, {"a", 1}, {"queue_9_rx_cnt", 7}}, d.Increases())
+	assert.Equal(t, Stats{{"b", 20}, {"a", 1}, {"queue_9_rx_cnt", 7}}, d.increases())
 	assert.Len(t, d.Changed(), 3)
 }
 

@@ -45,7 +45,7 @@ func TestGroupQueuesVethStyle(t *testing.T) {
 
 func TestGroupQueuesOfDelta(t *testing.T) {
 	d := mustDiff(t, snap(0, parseFile(t, "ena-2.17-same-az-before.txt")), snap(15*time.Second, parseFile(t, "ena-2.17-same-az-after.txt")))
-	g := GroupQueues(d.Increases())
+	g := GroupQueues(d.increases())
 	require.Len(t, g.Queues, 16)
 	bytesTx, _ := g.Total("tx", "bytes")
 	var sum uint64
@@ -94,7 +94,7 @@ func TestExplain(t *testing.T) {
 		"ena_srd_eligible_tx_pkts +18: packets could have used ENA Express (SRD) but went over plain ENA (24534321 of 24534339 eligible went over SRD)",
 		"conntrack_allowance_available: room for tracked connections fell from 136790 to 136781",
 	}, lines)
-	assert.Equal(t, SeverityWarning, f[0].Severity)
+	assert.Equal(t, severityWarning, f[0].Severity)
 
 	quiet := mustDiff(t, before, before)
 	assert.Empty(t, Explain(quiet))
@@ -104,7 +104,7 @@ func TestExplain(t *testing.T) {
 	f = Explain(reset)
 	require.Len(t, f, 4)
 	assert.Equal(t, "total_resets", f[0].Counter)
-	assert.Equal(t, SeverityCritical, f[0].Severity)
+	assert.Equal(t, severityCritical, f[0].Severity)
 	assert.Equal(t, "tx_timeout", f[1].Counter)
 	assert.Contains(t, f[2].Meaning, "97% used")
 	assert.Equal(t, "queue_0_tx_cnt", f[3].Counter)

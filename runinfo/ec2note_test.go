@@ -32,10 +32,10 @@ func TestReadDMI(t *testing.T) {
 func TestEC2NoteNeedsEvidence(t *testing.T) {
 	ctx := context.Background()
 	for root, prefix := range map[string]string{
-		"nitro": EC2Unknown + " (",
-		"xen":   EC2Unknown + " (",
-		"none":  EC2Unknown + " (",
-		"qemu":  NotOnEC2 + ": ",
+		"nitro": ec2Unknown + " (",
+		"xen":   ec2Unknown + " (",
+		"none":  ec2Unknown + " (",
+		"qemu":  notOnEC2 + ": ",
 	} {
 		m := collect(ctx, &Config{SkipIMDS: true}, dmiRoot(root))
 		assert.Nil(t, m.EC2)
@@ -52,21 +52,21 @@ func TestEC2NoteNeedsEvidence(t *testing.T) {
 	require.NoError(t, ln.Close())
 	m = collect(ctx, &Config{IMDSEndpoint: closed}, dmiRoot("nitro"))
 	assert.Nil(t, m.EC2)
-	assert.True(t, strings.HasPrefix(m.EC2Note, EC2Unknown+" (no IMDSv2 answer"), m.EC2Note)
+	assert.True(t, strings.HasPrefix(m.EC2Note, ec2Unknown+" (no IMDSv2 answer"), m.EC2Note)
 	assert.Contains(t, m.EC2Note, "Amazon EC2")
-	assert.NotContains(t, m.EC2Note, NotOnEC2)
+	assert.NotContains(t, m.EC2Note, notOnEC2)
 	var b bytes.Buffer
 	require.NoError(t, m.WriteText(&b))
 	assert.Contains(t, b.String(), "ec2          unknown (no IMDSv2 answer; the firmware says Amazon EC2: sys_vendor \"Amazon EC2\")\n")
 
 	m = collect(ctx, &Config{IMDSEndpoint: closed}, dmiRoot("none"))
-	assert.True(t, strings.HasPrefix(m.EC2Note, EC2Unknown+" (no IMDSv2 answer"), m.EC2Note)
+	assert.True(t, strings.HasPrefix(m.EC2Note, ec2Unknown+" (no IMDSv2 answer"), m.EC2Note)
 	b.Reset()
 	require.NoError(t, m.WriteText(&b))
 	assert.Contains(t, b.String(), "ec2          unknown (no IMDSv2 answer)\n")
 
 	m = collect(ctx, &Config{IMDSEndpoint: closed}, dmiRoot("qemu"))
-	assert.True(t, strings.HasPrefix(m.EC2Note, NotOnEC2+": "), m.EC2Note)
+	assert.True(t, strings.HasPrefix(m.EC2Note, notOnEC2+": "), m.EC2Note)
 }
 
 // TestEC2NoteCancelled: a cancelled run is not a service that failed to
@@ -78,7 +78,7 @@ func TestEC2NoteCancelled(t *testing.T) {
 	assert.Nil(t, m.EC2)
 	assert.NotContains(t, m.EC2Note, "within")
 	assert.Contains(t, m.EC2Note, "canceled")
-	assert.True(t, strings.HasPrefix(m.EC2Note, EC2Unknown+" ("), m.EC2Note)
+	assert.True(t, strings.HasPrefix(m.EC2Note, ec2Unknown+" ("), m.EC2Note)
 }
 
 func TestEC2NoteCancelledInFlight(t *testing.T) {

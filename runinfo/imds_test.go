@@ -103,7 +103,7 @@ func serve(t *testing.T, h http.Handler) string {
 }
 
 // collectFrom runs collect under a liveness bound, with no DMI evidence, so
-// the note starts with EC2Unknown. Unless cfg sets one, the IMDS timeout is
+// the note starts with ec2Unknown. Unless cfg sets one, the IMDS timeout is
 // 30 s, so that a loaded machine's slowness never decides a verdict: only a
 // test of the timeout itself sets a short one.
 func collectFrom(t *testing.T, cfg *Config) *Metadata {
@@ -176,7 +176,7 @@ func TestIMDSv2Refusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := collectFrom(t, &Config{IMDSEndpoint: serve(t, c.f)})
 			assert.Nil(t, m.EC2)
-			assert.True(t, strings.HasPrefix(m.EC2Note, EC2Unknown+" ("), m.EC2Note)
+			assert.True(t, strings.HasPrefix(m.EC2Note, ec2Unknown+" ("), m.EC2Note)
 			assert.Contains(t, m.EC2Note, c.note)
 			assert.Len(t, c.f.seen(), c.reqs, "no retry, no IMDSv1 GET: %v", c.f.seen())
 			var b strings.Builder

@@ -24,16 +24,16 @@ import (
 // (a few milliseconds), short enough not to delay a run elsewhere.
 const DefaultIMDSTimeout = time.Second
 
-// NotOnEC2 is Metadata.EC2Note's prefix when the instance metadata service
+// notOnEC2 is Metadata.EC2Note's prefix when the instance metadata service
 // did not answer (or was not asked) and the host's firmware (DMI) data says
 // it is not Amazon hardware: positive evidence, not an absence of answer.
-const NotOnEC2 = "not on EC2"
+const notOnEC2 = "not on EC2"
 
-// EC2Unknown is Metadata.EC2Note's prefix when the instance metadata
+// ec2Unknown is Metadata.EC2Note's prefix when the instance metadata
 // service did not answer (or was not asked) and nothing proves the host is
 // not on EC2: EC2 with IMDS disabled, or a container behind the IMDSv2 hop
 // limit, looks the same as no EC2 at all. The reason follows in brackets.
-const EC2Unknown = "unknown"
+const ec2Unknown = "unknown"
 
 // modulePath is netperfkit's module, whose version Collect reports.
 const modulePath = "github.com/netperfkit/netperfkit"
@@ -81,8 +81,8 @@ type Metadata struct {
 	// Interface is nil when Config.Interface was "".
 	Interface *Interface `json:"interface,omitempty"`
 	// EC2 is nil when no instance metadata service answered; EC2Note then
-	// says why, starting with NotOnEC2 when the firmware data shows the host
-	// is not Amazon hardware and with EC2Unknown otherwise.
+	// says why, starting with "not on EC2" when the firmware data shows the
+	// host is not Amazon hardware and with "unknown" otherwise.
 	EC2      *EC2              `json:"ec2,omitempty"`
 	EC2Note  string            `json:"ec2_note,omitempty"`
 	Settings map[string]string `json:"settings,omitempty"`
@@ -171,11 +171,11 @@ func notAsked(ctx context.Context, c Config) string {
 func ec2Note(d dmiEvidence, why string) string {
 	switch {
 	case d.amazon != "":
-		return EC2Unknown + " (" + why + "; the firmware says Amazon EC2: " + d.amazon + ")"
+		return ec2Unknown + " (" + why + "; the firmware says Amazon EC2: " + d.amazon + ")"
 	case d.vendor != "":
-		return NotOnEC2 + ": the firmware's sys_vendor is " + strconv.Quote(d.vendor) + "; " + why
+		return notOnEC2 + ": the firmware's sys_vendor is " + strconv.Quote(d.vendor) + "; " + why
 	}
-	return EC2Unknown + " (" + why + ")"
+	return ec2Unknown + " (" + why + ")"
 }
 
 // dmiEvidence is what the firmware (DMI) says of the host's maker.
@@ -379,7 +379,7 @@ func (m *Metadata) WriteText(w io.Writer) error {
 // shortNote is EC2Note for the text block: the detail of a transport
 // failure (the dial or HTTP error), which the JSON keeps, is left out.
 func shortNote(n string) string {
-	head := EC2Unknown + " (" + noIMDSv2Answer
+	head := ec2Unknown + " (" + noIMDSv2Answer
 	rest, ok := strings.CutPrefix(n, head+": ")
 	if !ok {
 		return n

@@ -63,9 +63,8 @@ func TestAPINilAndZeroInputs(t *testing.T) {
 			_, err := srd.ParseInstanceTypes(nil)
 			assert.ErrorContains(t, err, "srd: ParseInstanceTypes: nil io.Reader r")
 		}},
-		{"FindByMAC(nil, empty)", func(t *testing.T) { assert.Nil(t, srd.FindByMAC(nil, "")) }},
-		{"SpecCheck(nil, zero)", func(t *testing.T) {
-			c := srd.SpecCheck(nil, srd.CoverageReport{})
+		{"SpecCheck(nil, empty, zero)", func(t *testing.T) {
+			c := srd.SpecCheck(nil, "", srd.CoverageReport{})
 			assert.Equal(t, srd.StatusWarn, c.Status)
 			assert.Contains(t, c.Detail, "no network interface")
 		}},

@@ -22,10 +22,10 @@ type Spec struct {
 func (s Spec) Mode() ExpressMode {
 	var m ExpressMode
 	if s.Enabled {
-		m |= ExpressEnabled
+		m |= expressEnabled
 	}
 	if s.UDPEnabled {
-		m |= ExpressUDP
+		m |= expressUDP
 	}
 	return m
 }

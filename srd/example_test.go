@@ -111,7 +111,7 @@ func ExampleSpecCheck() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c := srd.SpecCheck(srd.FindByMAC(nis, "0e:00:00:00:00:01"), srd.CoverageReport{Mode: 3})
+	c := srd.SpecCheck(nis, "0e:00:00:00:00:01", srd.CoverageReport{Mode: 3})
 	fmt.Println(c.Status, c.Value, "want", c.Expect)
 	// Output: fail 3 (ENA Express on, UDP on) want 1 (ENA Express on, UDP off) as eni-1's EnaSrdSpecification says
 }

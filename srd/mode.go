@@ -10,27 +10,27 @@ import (
 type ExpressMode uint64
 
 // The bits of ExpressMode. AWS documents values 0 to 3;
-// ExpressUDPOrderingBypass is in the driver's definitions but not in AWS's
+// expressUDPOrderingBypass is in the driver's definitions but not in AWS's
 // documentation.
 const (
-	// ExpressEnabled: ENA Express is enabled on the ENI.
-	ExpressEnabled ExpressMode = 1 << 0
-	// ExpressUDP: ENA Express is enabled for UDP too.
-	ExpressUDP ExpressMode = 1 << 1
-	// ExpressUDPOrderingBypass: SRD does not restore the order of UDP
+	// expressEnabled: ENA Express is enabled on the ENI.
+	expressEnabled ExpressMode = 1 << 0
+	// expressUDP: ENA Express is enabled for UDP too.
+	expressUDP ExpressMode = 1 << 1
+	// expressUDPOrderingBypass: SRD does not restore the order of UDP
 	// packets.
-	ExpressUDPOrderingBypass ExpressMode = 1 << 2
+	expressUDPOrderingBypass ExpressMode = 1 << 2
 
-	knownBits = ExpressEnabled | ExpressUDP | ExpressUDPOrderingBypass
+	knownBits = expressEnabled | expressUDP | expressUDPOrderingBypass
 )
 
 // Express reports whether ENA Express is on.
-func (m ExpressMode) Express() bool { return m&ExpressEnabled != 0 }
+func (m ExpressMode) Express() bool { return m&expressEnabled != 0 }
 
 // UDP reports whether the UDP bit is set. UDP traffic uses SRD only when
 // Express is on as well: mode 2 happens when Express was turned off after UDP
 // had been configured.
-func (m ExpressMode) UDP() bool { return m&ExpressUDP != 0 }
+func (m ExpressMode) UDP() bool { return m&expressUDP != 0 }
 
 // unknown returns the bits this package does not know, kept as they were.
 func (m ExpressMode) unknown() ExpressMode { return m &^ knownBits }
@@ -48,7 +48,7 @@ func (m ExpressMode) String() string {
 	if m.UDP() && !m.Express() {
 		parts[1] += " (inactive while ENA Express is off)"
 	}
-	if m&ExpressUDPOrderingBypass != 0 {
+	if m&expressUDPOrderingBypass != 0 {
 		parts = append(parts, "UDP ordering bypass on")
 	}
 	if u := m.unknown(); u != 0 {

@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// FindByMAC returns the network interface whose MAC address is mac (case
+// findByMAC returns the network interface whose MAC address is mac (case
 // and separators as EC2 and /sys/class/net print them: lower-case, colons),
 // or nil.
-func FindByMAC(nis []NetworkInterface, mac string) *NetworkInterface {
+func findByMAC(nis []NetworkInterface, mac string) *NetworkInterface {
 	mac = strings.ToLower(strings.TrimSpace(mac))
 	for i := range nis {
 		if strings.ToLower(nis[i].MACAddress) == mac && mac != "" {
@@ -20,14 +20,17 @@ func FindByMAC(nis []NetworkInterface, mac string) *NetworkInterface {
 
 const specCheckName = "EnaSrdSpecification vs ena_srd_mode"
 
-// SpecCheck compares what EC2 says of an ENI (its EnaSrdSpecification) with
-// what the driver reports (ena_srd_mode, the Mode of a coverage report r):
-// ENA Express and its UDP setting must agree. A mismatch means the
-// attachment changed and the driver has not caught up, or the snapshot is
-// not of this ENI. ni nil, or without a specification, and a report without
-// SRD statistics give a warn check that says why. (With only a mode at hand,
+// SpecCheck compares what EC2 says of the ENI in nis whose MAC address is
+// mac (its EnaSrdSpecification; the MAC as /sys/class/net/IFACE/address
+// holds it, in any case, surrounding space ignored) with what the driver
+// reports (ena_srd_mode, the Mode of a coverage report r): ENA Express and
+// its UDP setting must agree. A mismatch means the attachment changed and
+// the driver has not caught up, or the snapshot is not of this ENI. No ENI
+// with that MAC, one without a specification, and a report without SRD
+// statistics give a warn check that says why. (With only a mode at hand,
 // pass CoverageReport{Mode: mode}.)
-func SpecCheck(ni *NetworkInterface, r CoverageReport) Check {
+func SpecCheck(nis []NetworkInterface, mac string, r CoverageReport) Check {
+	ni := findByMAC(nis, mac)
 	if r.Verdict == VerdictNoStatistics {
 		return Check{Name: specCheckName, Value: "no ena_srd_mode", Expect: "ENA statistics with SRD information",
 			Status: StatusWarn, Detail: r.Reason}
@@ -49,7 +52,7 @@ func specCheckMode(ni *NetworkInterface, mode ExpressMode) Check {
 	}
 	want := ni.EnaSrd.Mode()
 	c.Expect = fmt.Sprintf("%d (%s) as %s's EnaSrdSpecification says", uint64(want), want, ni.ID)
-	got := mode & (ExpressEnabled | ExpressUDP)
+	got := mode & (expressEnabled | expressUDP)
 	switch {
 	case got == want:
 		c.Status = StatusPass

@@ -396,11 +396,11 @@ func TestSpecCheck(t *testing.T) {
 	nis, err := ParseNetworkInterfaces(f)
 	require.NoError(t, err)
 
-	ni := FindByMAC(nis, "0E:12:34:56:78:9A\n")
+	ni := findByMAC(nis, "0E:12:34:56:78:9A\n")
 	require.NotNil(t, ni)
 	assert.Equal(t, "eni-0f1e2d3c4b5a69788", ni.ID)
-	assert.Nil(t, FindByMAC(nis, "00:00:00:00:00:01"))
-	assert.Nil(t, FindByMAC(nis, ""))
+	assert.Nil(t, findByMAC(nis, "00:00:00:00:00:01"))
+	assert.Nil(t, findByMAC(nis, ""))
 
 	c := specCheckMode(ni, 3)
 	assert.Equal(t, StatusPass, c.Status)
@@ -410,12 +410,12 @@ func TestSpecCheck(t *testing.T) {
 	assert.Equal(t, StatusFail, specCheckMode(ni, 1).Status)
 	assert.Equal(t, StatusFail, specCheckMode(ni, 0).Status)
 
-	none := SpecCheck(ni, CoverageReport{Verdict: VerdictNoStatistics, Reason: "no ena_srd_* statistics"})
+	none := SpecCheck(nis, "0E:12:34:56:78:9A\n", CoverageReport{Verdict: VerdictNoStatistics, Reason: "no ena_srd_* statistics"})
 	assert.Equal(t, Check{Name: "EnaSrdSpecification vs ena_srd_mode", Value: "no ena_srd_mode",
 		Expect: "ENA statistics with SRD information", Status: StatusWarn, Detail: "no ena_srd_* statistics"}, none)
-	assert.Equal(t, specCheckMode(ni, 3), SpecCheck(ni, CoverageReport{Verdict: VerdictCarried, Mode: 3}))
+	assert.Equal(t, specCheckMode(ni, 3), SpecCheck(nis, "0e:12:34:56:78:9a", CoverageReport{Verdict: VerdictCarried, Mode: 3}))
 
-	off := FindByMAC(nis, "0e:12:34:56:78:9b")
+	off := findByMAC(nis, "0e:12:34:56:78:9b")
 	require.NotNil(t, off)
 	assert.Equal(t, StatusPass, specCheckMode(off, 0).Status)
 	assert.Equal(t, StatusPass, specCheckMode(off, 2).Status, "UDP left on after Express was turned off")

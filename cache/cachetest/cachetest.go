@@ -43,9 +43,9 @@ var ErrNoServer = errors.New("cachetest: no valkey-server or redis-server on PAT
 // server without TLS or authentication.
 type Config struct {
 	// Binary is the server binary. Empty means $NETPERFKIT_CACHE_SERVER
-	// (ServerEnv) when set, else valkey-server if it is on PATH, else
-	// redis-server. A cluster is created with the matching CLI (valkey-cli
-	// or redis-cli: beside the binary, else on PATH).
+	// when set, else valkey-server if it is on PATH, else redis-server. A
+	// cluster is created with the matching CLI (valkey-cli or redis-cli:
+	// beside the binary, else on PATH).
 	Binary string
 	// TLS serves TLS only (--port 0 --tls-port P) with a certificate for
 	// 127.0.0.1, ::1 and localhost signed by a CA generated for this server.
@@ -91,9 +91,9 @@ type Server struct {
 	CAFile string
 	// Binary is the server binary that was started.
 	Binary string
-	// Dir is the temporary directory holding configuration, logs and certificates.
-	Dir string
 
+	// dir is the temporary directory holding configuration, logs and certificates.
+	dir            string
 	tls, cluster   bool
 	caPEM          []byte
 	user, password string
@@ -167,7 +167,7 @@ func Start(ctx context.Context, cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cachetest: %w", err)
 	}
-	s := &Server{tls: cfg.TLS, cluster: cfg.Cluster, Binary: bin, Dir: dir, user: cfg.User}
+	s := &Server{tls: cfg.TLS, cluster: cfg.Cluster, Binary: bin, dir: dir, user: cfg.User}
 	if cfg.User != "" {
 		s.password = cmp.Or(cfg.Password, "pw")
 	}
@@ -184,17 +184,17 @@ func Start(ctx context.Context, cfg *Config) (*Server, error) {
 	return s, nil
 }
 
-// ServerEnv names the server binary Start uses when Config.Binary is
+// serverEnv names the server binary Start uses when Config.Binary is
 // empty, before looking on PATH: set it to a valkey-server (for example
 // ../shared/peers/build.sh's) to run a test suite against valkey, and leave
 // it unset for the one on PATH.
-const ServerEnv = "NETPERFKIT_CACHE_SERVER"
+const serverEnv = "NETPERFKIT_CACHE_SERVER"
 
 // binaries returns the server binary and the CLI that creates a cluster.
 func binaries(cfg *Config) (bin, cli string, err error) {
 	bin = cfg.Binary
 	if bin == "" {
-		bin = os.Getenv(ServerEnv)
+		bin = os.Getenv(serverEnv)
 	}
 	if bin == "" {
 		if bin, cli, err = lookPath(); err != nil {
@@ -260,16 +260,16 @@ func (s *Server) start(ctx context.Context, cfg *Config, cli string) error {
 	return nil
 }
 
-// writePKI generates the CA and the server certificate into s.Dir.
+// writePKI generates the CA and the server certificate into s.dir.
 func (s *Server) writePKI() (certFile, keyFile string, err error) {
 	pki, err := newPKI()
 	if err != nil {
 		return "", "", err
 	}
 	s.caPEM = pki.caPEM
-	s.CAFile = filepath.Join(s.Dir, "ca.crt")
-	certFile = filepath.Join(s.Dir, "server.crt")
-	keyFile = filepath.Join(s.Dir, "server.key")
+	s.CAFile = filepath.Join(s.dir, "ca.crt")
+	certFile = filepath.Join(s.dir, "server.crt")
+	keyFile = filepath.Join(s.dir, "server.key")
 	for _, f := range []struct {
 		name string
 		data []byte
@@ -304,7 +304,7 @@ func (s *Server) startNode(ctx context.Context, cfg *Config, i int, certFile, ke
 		if err != nil {
 			return nil, err
 		}
-		ndir := filepath.Join(s.Dir, "node"+strconv.Itoa(i)+"-"+strconv.Itoa(port))
+		ndir := filepath.Join(s.dir, "node"+strconv.Itoa(i)+"-"+strconv.Itoa(port))
 		if err := os.MkdirAll(ndir, 0o700); err != nil {
 			return nil, fmt.Errorf("cachetest: %w", err)
 		}
@@ -513,10 +513,10 @@ func (s *Server) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.Kill()
-	if s.Dir == "" {
+	if s.dir == "" {
 		return nil
 	}
-	if err := os.RemoveAll(s.Dir); err != nil {
+	if err := os.RemoveAll(s.dir); err != nil {
 		return fmt.Errorf("cachetest: %w", err)
 	}
 	return nil

@@ -93,7 +93,7 @@ func TestCloseStopsServer(t *testing.T) {
 	require.NoError(t, s.Close(), "Close is idempotent")
 	_, err := net.DialTimeout("tcp", s.Addr, time.Second)
 	require.Error(t, err)
-	require.NoDirExists(t, s.Dir)
+	require.NoDirExists(t, cachetest.ServerDir(s))
 }
 
 // commandsProcessed reads the server's total_commands_processed.

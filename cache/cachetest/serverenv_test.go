@@ -17,7 +17,7 @@ import (
 // the redis-server on PATH; a cluster finds valkey-cli beside it.
 func TestServerEnvChoosesBinary(t *testing.T) {
 	valkey := peertest.Valkey(t)
-	t.Setenv(cachetest.ServerEnv, valkey)
+	t.Setenv("NETPERFKIT_CACHE_SERVER", valkey)
 	s := cachetest.NewServer(t, nil)
 	assert.Equal(t, valkey, s.Binary)
 	c := cachetest.NewServer(t, &cachetest.Config{Cluster: true})

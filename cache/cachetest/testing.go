@@ -14,7 +14,7 @@ import (
 // NETPERFKIT_REQUIRE_PEERS=1; any other start-up failure fails the test.
 func NewServer(tb testing.TB, cfg *Config) *Server {
 	tb.Helper()
-	explicit := (cfg != nil && cfg.Binary != "") || os.Getenv(ServerEnv) != ""
+	explicit := (cfg != nil && cfg.Binary != "") || os.Getenv(serverEnv) != ""
 	if !explicit {
 		peertest.Binary(tb, InstallHint, "valkey-server", "redis-server")
 	}

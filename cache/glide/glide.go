@@ -7,7 +7,7 @@
 //
 // Running the same workload on glide and on cache's built-in resp engine
 // separates the endpoint's latency from the client library's own overhead.
-// glide exposes no connection phases, so the ClientTrace hooks in the
+// glide exposes no connection phases, so the WithClientTrace hooks in the
 // context are not called for its operations, and its client constructors
 // take no context: creating a client is bounded by the Endpoint's
 // ConnectTimeout, not by the caller's context.

@@ -201,14 +201,14 @@ func TestRunCancel(t *testing.T) {
 	defer cancel()
 	// The third run is cancelled at its first command, once it has started
 	// (the endpoint check before it sends none).
-	ctx = cache.WithClientTrace(ctx, &cache.ClientTrace{Start: func(i cache.PhaseInfo) {
+	ctx = cache.WithClientTrace(ctx, func(i cache.PhaseInfo) {
 		if i.Phase == cache.PhaseCommand && runs.Load() == 2 {
 			once.Do(func() {
 				cancelled.Store(time.Now().UnixNano())
 				cancel()
 			})
 		}
-	}})
+	}, nil)
 	a, err := median.Run(ctx, s.Endpoint(), &median.Config{
 		Runs:     100,
 		Workload: &cache.WorkloadConfig{Workers: 2, Duration: 50 * time.Millisecond, KeySpace: 100},

@@ -17,7 +17,7 @@ func TestAPINilAndZeroInputs(t *testing.T) {
 	enaapicheck.Call(t, "InNetns(empty, fn)", func() {
 		assert.Error(t, ethtooltest.InNetns("", func() error { return nil }))
 	})
-	got := enaapicheck.Methods(t, (*ethtooltest.Veth)(nil), &ethtooltest.Veth{}, (*ethtooltest.IFB)(nil), &ethtooltest.IFB{})
+	got := enaapicheck.Methods(t, (*ethtooltest.Veth)(nil), &ethtooltest.Veth{})
 	for name, res := range got {
 		if len(res) == 1 {
 			if s, ok := res[0].(string); ok {

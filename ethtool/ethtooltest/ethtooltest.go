@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,15 +17,15 @@ import (
 
 // Veth is a veth pair whose two ends live in two network namespaces created
 // for one test and deleted by its cleanup. Both ends are up and addressed
-// (198.19.231.1/30 on Name, 198.19.231.2/30 on PeerName: RFC 2544's benchmarking range) so traffic can flow.
+// (198.19.231.1/30 on Name, 198.19.231.2/30 on PeerName: RFC 2544's
+// benchmarking range) so traffic can flow. The ifindex of the peer end,
+// which veth reports as its peer_ifindex statistic, is
+// net.InterfaceByName(PeerName) inside InNetns(PeerNetnsPath()).
 type Veth struct {
 	// Name is the end under test, in the namespace of NetnsPath.
 	Name string
 	// PeerName is the other end, in the namespace of PeerNetnsPath.
 	PeerName string
-	// PeerIndex is the ifindex of the peer end, which veth reports as its
-	// peer_ifindex statistic.
-	PeerIndex int
 	// Addr and PeerAddr are the IPv4 addresses of the two ends.
 	Addr, PeerAddr string
 
@@ -61,12 +60,6 @@ func NewVeth(tb testing.TB) *Veth {
 	} {
 		run(tb, ip, args...)
 	}
-	out := run(tb, ip, "netns", "exec", v.peerNS, "cat", "/sys/class/net/"+v.PeerName+"/ifindex")
-	idx, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		tb.Fatalf("ethtooltest: peer ifindex %q: %v", out, err)
-	}
-	v.PeerIndex = idx
 	return v
 }
 

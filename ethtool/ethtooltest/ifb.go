@@ -9,21 +9,16 @@ import (
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
-// IFB is an ifb device in a private network namespace that counts, in its
-// rx_queue_0_packets and rx_queue_0_bytes statistics, every packet received
-// on that namespace's loopback: lo's ingress is redirected to it with a tc
-// u32 filter. Unlike veth, whose statistics stay 0 for plain traffic, it
-// gives a test counters that really move.
-type IFB struct {
-	// Name is the ifb device, in the namespace of NetnsPath.
-	Name string
-	ns   string
-}
-
-// NewIFB creates the namespace, the device and the redirect, and registers
-// their removal with tb.Cleanup. It needs root, ip and tc. A nil tb
-// creates nothing and returns nil.
-func NewIFB(tb testing.TB) *IFB {
+// NewIFB returns an ifb device, Name, in a private network namespace,
+// NetnsPath, that counts in its rx_queue_0_packets and rx_queue_0_bytes
+// statistics every packet received on that namespace's loopback: lo's
+// ingress is redirected to it with a tc u32 filter. Unlike veth, whose
+// statistics stay 0 for plain traffic, it gives a test counters that really
+// move (see Veth.SendUDP). It has no peer: PeerName, PeerAddr and
+// PeerNetnsPath are empty. NewIFB creates the namespace, the device and the
+// redirect, and registers their removal with tb.Cleanup. It needs root, ip
+// and tc. A nil tb creates nothing and returns nil.
+func NewIFB(tb testing.TB) *Veth {
 	if tb == nil {
 		return nil
 	}
@@ -32,7 +27,7 @@ func NewIFB(tb testing.TB) *IFB {
 	ip := peertest.Binary(tb, "apt-get install iproute2", "ip")
 	tc := peertest.Binary(tb, "apt-get install iproute2", "tc")
 	id := randomID(tb)
-	f := &IFB{ns: "npk-" + id + "-i", Name: "npk" + id + "i"}
+	f := &Veth{ns: "npk-" + id + "-i", Name: "npk" + id + "i", ip: ip}
 	addNetns(tb, ip, f.ns)
 	if out, err := exec.Command(ip, "-n", f.ns, "link", "add", f.Name, "type", "ifb").CombinedOutput(); err != nil {
 		peertest.Missing(tb, "the kernel cannot create an ifb device: "+strings.TrimSpace(string(out)), "modprobe ifb")
@@ -49,20 +44,11 @@ func NewIFB(tb testing.TB) *IFB {
 	return f
 }
 
-// NetnsPath is the file that names the namespace for setns(2); "" for a
-// nil or zero IFB.
-func (f *IFB) NetnsPath() string {
-	if f == nil || f.ns == "" {
-		return ""
-	}
-	return "/run/netns/" + f.ns
-}
-
-// SendUDP sends n datagrams of size bytes over the namespace's loopback to a
-// socket bound there, so each one is received once on lo and counted once
-// by the ifb device. A nil tb sends nothing; a negative n or size, or a nil
-// or zero f, fails the test.
-func (f *IFB) SendUDP(tb testing.TB, n, size int) {
+// SendUDP sends n datagrams of size bytes over the loopback of Name's
+// namespace to a socket bound there, so each one is received once on lo
+// and, for a device from NewIFB, counted once by the ifb device. A nil tb
+// sends nothing; a negative n or size, or a nil or zero f, fails the test.
+func (f *Veth) SendUDP(tb testing.TB, n, size int) {
 	if tb == nil {
 		return
 	}

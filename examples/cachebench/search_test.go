@@ -230,8 +230,8 @@ func TestMeasurementFromRun(t *testing.T) {
 	require.NoError(t, h.RecordValue(1000))
 	r := &cache.RunResult{Histogram: h, Errors: 2, Schedule: &latency.ScheduleResult{AchievedRate: 1234.5}}
 	r.Schedule.ClientLateness.P99, r.Schedule.ReceiveWake.P99 = 5*time.Microsecond, 6*time.Microsecond
-	assert.Equal(t, slo.Measurement{Response: h, AchievedRate: 1234.5, Failed: 2, ClientShare: 11 * time.Microsecond}, measurement(r))
-	assert.Equal(t, slo.Measurement{Failed: 1}, measurement(&cache.RunResult{Errors: 1}), "a closed-loop run has no schedule")
+	assert.Equal(t, slo.Step{Response: h, AchievedRate: 1234.5, Failed: 2, ClientShare: 11 * time.Microsecond}, measurement(r))
+	assert.Equal(t, slo.Step{Failed: 1}, measurement(&cache.RunResult{Errors: 1}), "a closed-loop run has no schedule")
 }
 
 // The SLO search against a real server that one connection can drive at

@@ -100,7 +100,7 @@ func shardPlan(o *options) (*plan, error) {
 		Engine: o.engines[0], Mode: mode, Workers: o.workers, Duration: o.dur,
 		GetWeight: o.get, SetWeight: o.set, Rate: o.rate, Arrival: o.arrival,
 		KeySpace: max(hi-lo, 1), KeyPrefix: fmt.Sprintf("netperfkit:%d/%d:", p.spec.Index, p.spec.Count),
-		Seed: 0x6e70_6b69_7400 + uint64(p.spec.Index), NoKernelView: !o.kernel,
+		NoKernelView: !o.kernel,
 	}
 	return p, nil
 }
@@ -120,7 +120,7 @@ func runShard(ctx context.Context, ep *cache.Endpoint, o *options, stdout, stder
 	var runErr error
 	cfg := &shard.Config{Shard: p.spec, StartAt: p.startAt, Duration: p.cfg.Duration, Interval: o.sh.interval}
 	out, err := shard.Run(ctx, cfg, func(ctx context.Context, record func(time.Time, time.Duration, error)) error {
-		p.cfg.OnOperation = func(op cache.Operation) { record(op.End, op.End.Sub(op.Start), op.Err) }
+		p.cfg.OnOperation = func(start, end time.Time, err error) { record(end, end.Sub(start), err) }
 		res, runErr = cache.Run(ctx, ep, &p.cfg)
 		return runErr
 	})

@@ -105,12 +105,12 @@ func searchWith(ctx context.Context, run runFunc, cfg *cache.WorkloadConfig, sea
 	}
 	base.MaxOps = 0
 	sc := *search
-	sc.Measure = func(ctx context.Context, rate float64, d time.Duration) (slo.Measurement, error) {
+	sc.Measure = func(ctx context.Context, rate float64, d time.Duration) (slo.Step, error) {
 		c := base
 		c.Rate, c.Duration = rate, d
 		r, err := run(ctx, &c)
 		if err != nil {
-			return slo.Measurement{}, err
+			return slo.Step{}, err
 		}
 		return measurement(r), nil
 	}
@@ -127,8 +127,8 @@ func searchWith(ctx context.Context, run runFunc, cfg *cache.WorkloadConfig, sea
 // measurement is what an open-loop run tells the search: its response
 // times, the rate its schedule achieved, its failures and the client's own
 // share of the response times.
-func measurement(r *cache.RunResult) slo.Measurement {
-	m := slo.Measurement{Response: r.Histogram, Failed: r.Errors}
+func measurement(r *cache.RunResult) slo.Step {
+	m := slo.Step{Response: r.Histogram, Failed: r.Errors}
 	if s := r.Schedule; s != nil {
 		m.AchievedRate = s.AchievedRate
 		m.ClientShare = s.ClientLateness.P99 + s.ReceiveWake.P99

@@ -229,12 +229,12 @@ type ConnectStep struct {
 var stepOrder = []string{"seed TCP", "seed TLS", "seed AUTH", "CLUSTER SLOTS", "node TCP", "node TLS", "node AUTH", "command"}
 
 // connectSteps runs the resp engine connect-per-op on a cluster endpoint
-// for connectStepsRun with one worker, under a ClientTrace that files each
+// for connectStepsRun with one worker, under a client trace that files each
 // phase as a step: the seed's or another node's.
 func connectSteps(ctx context.Context, ep *cache.Endpoint) (*ConnectSteps, error) {
 	var mu sync.Mutex
 	durs := map[string][]time.Duration{}
-	trace := &cache.ClientTrace{Done: func(p cache.PhaseInfo) {
+	done := func(p cache.PhaseInfo) {
 		if p.Err != nil {
 			return
 		}
@@ -260,8 +260,8 @@ func connectSteps(ctx context.Context, ep *cache.Endpoint) (*ConnectSteps, error
 		mu.Lock()
 		durs[name] = append(durs[name], p.Duration)
 		mu.Unlock()
-	}}
-	r, err := cache.Run(cache.WithClientTrace(ctx, trace), ep, &cache.WorkloadConfig{Mode: cache.ConnectPerOp, Workers: 1, Duration: connectStepsRun})
+	}
+	r, err := cache.Run(cache.WithClientTrace(ctx, nil, done), ep, &cache.WorkloadConfig{Mode: cache.ConnectPerOp, Workers: 1, Duration: connectStepsRun})
 	if err != nil {
 		return nil, err
 	}

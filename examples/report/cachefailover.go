@@ -115,7 +115,7 @@ func drill(ctx context.Context, srv *cachetest.Server, ep0 *cache.Endpoint, eng 
 	done := make(chan error, 1)
 	go func() {
 		r, err := cache.Run(ctx, &ep, &cache.WorkloadConfig{Engine: eng, Mode: mode, Workers: workers, Duration: failoverRun,
-			OnOperation: func(cache.Operation) { once.Do(func() { close(started) }) }})
+			OnOperation: func(time.Time, time.Time, error) { once.Do(func() { close(started) }) }})
 		fr.Result = r
 		done <- err
 	}()

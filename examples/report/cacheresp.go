@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/internal/rpm"
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/responsiveness"
 )
@@ -229,7 +230,7 @@ func (p *cachePhaseRecorders) trimmedMeans() map[string]float64 {
 	defer p.mu.Unlock()
 	out := make(map[string]float64, len(p.recs))
 	for name, rec := range p.recs {
-		out[name] = float64(responsiveness.TrimmedMean(rec.Snapshot())) / 1e3
+		out[name] = float64(rpm.TrimmedMean(rec.Snapshot(), rpm.Trim)) / 1e3
 	}
 	return out
 }

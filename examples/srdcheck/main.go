@@ -266,7 +266,7 @@ func specCheck(o options, r *srd.CoverageReport) (srd.Check, error) {
 		}
 		mac = string(b)
 	}
-	return srd.SpecCheck(srd.FindByMAC(nis, mac), *r), nil
+	return srd.SpecCheck(nis, mac, *r), nil
 }
 
 func readFile(name string) (*ethtool.Snapshot, error) {

@@ -44,15 +44,16 @@ const (
 
 // Config configures Run. A nil config means the defaults.
 type Config struct {
-	// Network is "tcp" (the zero value), "tcp4" or "tcp6".
-	Network string
 	// Duration is how long probes are sent. Zero means 10 s.
 	Duration time.Duration
 	// ProbeRate is the number of probes of each kind per second. Zero
 	// means 10.
 	ProbeRate float64
-	// Timeout bounds each probe. Zero means 2 s.
-	Timeout time.Duration
+	// Probes dial "tcp" (an IPv6 literal in addr gives IPv6), and each is
+	// bounded by 2 s.
+
+	network string        // "tcp" when empty; "tcp4", "tcp6" (tests)
+	timeout time.Duration // 2 s when zero (tests)
 }
 
 func (c *Config) normalize() (Config, error) {
@@ -60,18 +61,18 @@ func (c *Config) normalize() (Config, error) {
 	if c != nil {
 		n = *c
 	}
-	if n.Network == "" {
-		n.Network = "tcp"
+	if n.network == "" {
+		n.network = "tcp"
 	}
 	switch {
-	case n.Network != "tcp" && n.Network != "tcp4" && n.Network != "tcp6":
-		return n, fmt.Errorf("%w: Network %q is not tcp", latency.ErrInvalidConfig, n.Network)
+	case n.network != "tcp" && n.network != "tcp4" && n.network != "tcp6":
+		return n, fmt.Errorf("%w: network %q is not tcp", latency.ErrInvalidConfig, n.network)
 	case n.Duration < 0:
 		return n, fmt.Errorf("%w: Duration %v is negative", latency.ErrInvalidConfig, n.Duration)
 	case n.ProbeRate < 0 || math.IsNaN(n.ProbeRate) || math.IsInf(n.ProbeRate, 0):
 		return n, fmt.Errorf("%w: ProbeRate %v is not a positive rate", latency.ErrInvalidConfig, n.ProbeRate)
-	case n.Timeout < 0:
-		return n, fmt.Errorf("%w: Timeout %v is negative", latency.ErrInvalidConfig, n.Timeout)
+	case n.timeout < 0:
+		return n, fmt.Errorf("%w: timeout %v is negative", latency.ErrInvalidConfig, n.timeout)
 	}
 	if n.Duration == 0 {
 		n.Duration = defaultRespDuration
@@ -79,8 +80,8 @@ func (c *Config) normalize() (Config, error) {
 	if n.ProbeRate == 0 {
 		n.ProbeRate = defaultProbeRate
 	}
-	if n.Timeout == 0 {
-		n.Timeout = defaultProbeTimeout
+	if n.timeout == 0 {
+		n.timeout = defaultProbeTimeout
 	}
 	return n, nil
 }
@@ -299,12 +300,12 @@ type estConn struct {
 	seq uint64
 }
 
-// dial connects within Timeout: a probe holds e.mu while it dials, and
+// dial connects within the timeout: a probe holds e.mu while it dials, and
 // the run waits for its probes.
 func (e *estConn) dial(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.timeout)
 	defer cancel()
-	tr, err := dial(ctx, e.cfg.Network, e.addr)
+	tr, err := dial(ctx, e.cfg.network, e.addr)
 	if err != nil {
 		return err
 	}
@@ -329,7 +330,7 @@ func (e *estConn) probe(ctx context.Context, r latency.Request) error {
 	stop := context.AfterFunc(ctx, e.tr.abort)
 	defer stop()
 	e.seq++
-	err := e.tr.echo(e.seq, e.cfg.Timeout, r.Sent, r.Arrived)
+	err := e.tr.echo(e.seq, e.cfg.timeout, r.Sent, r.Arrived)
 	if err != nil {
 		e.tr.close()
 		e.tr = nil
@@ -354,10 +355,10 @@ func (e *estConn) close() {
 // dial, the network's and the server's time, so only the reply's arrival
 // goes to arrived (when not nil).
 func newConnProbe(ctx context.Context, c *Config, addr string, phases map[string]*latency.Recorder, arrived *time.Time) error {
-	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	t0 := time.Now()
-	tr, err := dial(ctx, c.Network, addr)
+	tr, err := dial(ctx, c.network, addr)
 	if err != nil {
 		return err
 	}
@@ -365,7 +366,7 @@ func newConnProbe(ctx context.Context, c *Config, addr string, phases map[string
 	stop := context.AfterFunc(ctx, tr.abort)
 	defer stop()
 	defer tr.close()
-	if err := tr.echo(1, c.Timeout, nil, arrived); err != nil {
+	if err := tr.echo(1, c.timeout, nil, arrived); err != nil {
 		return err
 	}
 	t2 := time.Now()
@@ -438,14 +439,4 @@ func (t *conn) echo(seq uint64, timeout time.Duration, sent, arrived *time.Time)
 			return nil
 		}
 	}
-}
-
-// TrimmedMean is the draft's 95% trimmed mean of a histogram of probe round
-// trips (the slowest 5% left out), the statistic Combine takes. A nil or
-// empty histogram gives zero.
-func TrimmedMean(h *hdrhistogram.Histogram) time.Duration {
-	if h == nil {
-		return 0
-	}
-	return rpm.TrimmedMean(h, rpm.Trim)
 }

@@ -16,7 +16,7 @@ import (
 
 // TestResponsivenessRedialBounded: the server takes the established
 // connection and never answers, and its accept queue is full, so every
-// redial hangs in connect. Each redial must end at Timeout: a probe holds
+// redial hangs in connect. Each redial must end at the timeout: a probe holds
 // the connection's lock while it dials, and the run waits for its probes,
 // so an unbounded one ran the run to the caller's deadline (15 s for a 1 s
 // run).
@@ -41,7 +41,7 @@ func TestResponsivenessRedialBounded(t *testing.T) {
 	// connections nobody accepts leave the kernel dropping new SYNs.
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	est := &estConn{cfg: &Config{Network: "tcp", Timeout: 100 * time.Millisecond}, addr: ln.Addr().String()}
+	est := &estConn{cfg: &Config{network: "tcp", timeout: 100 * time.Millisecond}, addr: ln.Addr().String()}
 	require.NoError(t, est.dial(ctx))
 	defer est.close()
 	rc, err := ln.(*net.TCPListener).SyscallConn()
@@ -99,7 +99,7 @@ func TestProbesFillSentAndArrived(t *testing.T) {
 		}
 	}()
 	ctx := context.Background()
-	cfg := &Config{Network: "tcp", Timeout: time.Second}
+	cfg := &Config{network: "tcp", timeout: time.Second}
 	est := &estConn{cfg: cfg, addr: ln.Addr().String()}
 	require.NoError(t, est.dial(ctx))
 	defer est.close()

@@ -79,7 +79,7 @@ func TestResponsivenessSilentAndCancel(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	res, err := Run(context.Background(), ln.Addr().String(), &Config{Duration: 500 * time.Millisecond, ProbeRate: 10, Timeout: 100 * time.Millisecond})
+	res, err := Run(context.Background(), ln.Addr().String(), &Config{Duration: 500 * time.Millisecond, ProbeRate: 10, timeout: 100 * time.Millisecond})
 	require.ErrorIs(t, err, latency.ErrNoReply, "no probe answered is no success")
 	require.NotNil(t, res)
 	assert.Positive(t, res.NewConnection.Errors)
@@ -89,12 +89,12 @@ func TestResponsivenessSilentAndCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	res, err = Run(ctx, ln.Addr().String(), &Config{Duration: time.Minute, Timeout: time.Minute})
+	res, err = Run(ctx, ln.Addr().String(), &Config{Duration: time.Minute, timeout: time.Minute})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NotNil(t, res)
 	assert.Less(t, time.Since(start), 5*time.Second)
 
-	res, err = Run(context.Background(), ln.Addr().String(), &Config{Network: "udp"})
+	res, err = Run(context.Background(), ln.Addr().String(), &Config{network: "udp"})
 	require.ErrorIs(t, err, latency.ErrInvalidConfig)
 	require.NotNil(t, res, "a result after any error")
 	_ = res.Established.Latency.P99 + res.NewConnection.TrimmedMean
@@ -163,7 +163,7 @@ func stallingEchoServer(t *testing.T, delay time.Duration, stallAt int, stallFor
 func TestResponsivenessFailedProbesNotMeasured(t *testing.T) {
 	const delay = 2 * time.Millisecond
 	addr := stallingEchoServer(t, delay, 3, 300*time.Millisecond)
-	res, err := Run(context.Background(), addr, &Config{Duration: time.Second, ProbeRate: 20, Timeout: 100 * time.Millisecond})
+	res, err := Run(context.Background(), addr, &Config{Duration: time.Second, ProbeRate: 20, timeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	e := res.Established
 	t.Logf("established: %d probes, %d errors, min %.0f us, trimmed mean %.0f us, RPM %.0f; RPM %.0f",

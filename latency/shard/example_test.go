@@ -46,7 +46,7 @@ func ExampleRun_cache() {
 			cfg := &shard.Config{Shard: shard.Spec{Index: i, Count: 2}, StartAt: at, Duration: 5 * time.Second}
 			rs[i], _ = shard.Run(context.Background(), cfg, func(ctx context.Context, record func(time.Time, time.Duration, error)) error {
 				_, err := cache.Run(ctx, ep, &cache.WorkloadConfig{Duration: cfg.Duration, KeyPrefix: fmt.Sprint(i, ":"),
-					OnOperation: func(op cache.Operation) { record(op.End, op.End.Sub(op.Start), op.Err) }})
+					OnOperation: func(start, end time.Time, err error) { record(end, end.Sub(start), err) }})
 				return err
 			})
 		})

@@ -33,8 +33,8 @@ func ExamplePingPong() {
 func ExampleSearch() {
 	res, err := slo.Search(context.Background(), &slo.Config{
 		SLO: slo.SLO{Percentile: 99, Max: time.Millisecond}, Start: 1000, Precision: 0.01,
-		Measure: func(_ context.Context, rate float64, _ time.Duration) (slo.Measurement, error) {
-			m := slo.Measurement{AchievedRate: rate}
+		Measure: func(_ context.Context, rate float64, _ time.Duration) (slo.Step, error) {
+			m := slo.Step{AchievedRate: rate}
 			m.Response = modelHistogram(rate <= 3000)
 			return m, nil
 		},

@@ -35,8 +35,8 @@ type SLO struct {
 	Max        time.Duration
 }
 
-// String returns the SLO as Parse reads it: "p99.9=200µs".
-func (s SLO) String() string {
+// str returns the SLO as Parse reads it: "p99.9=200µs" (Result.SLO).
+func (s SLO) str() string {
 	return "p" + strconv.FormatFloat(s.Percentile, 'f', -1, 64) + "=" + s.Max.String()
 }
 
@@ -100,16 +100,16 @@ func (c *Config) stepFor(rate float64) time.Duration {
 // Measure itself).
 type Config struct {
 	SLO SLO
-	// Measure runs the load at rate for d and reports what it measured; an
-	// error ends the search with it and the steps so far.
-	Measure func(ctx context.Context, rate float64, d time.Duration) (Measurement, error)
+	// Measure runs the load at rate for d and reports what it measured in
+	// a Step's Response, AchievedRate, Failed and ClientShare (the search
+	// sets the other fields); an error ends the search with it and the
+	// steps so far.
+	Measure func(ctx context.Context, rate float64, d time.Duration) (Step, error)
 	// Start is the first rate tried, per second. Zero means 1,000.
 	Start float64
-	// Max bounds the rates tried. Zero means 10,000,000.
-	Max float64
-	// Growth multiplies the rate after each step that meets the SLO,
-	// until one breaks it; a bisection follows. Zero means 2.
-	Growth float64
+	// Rates tried are at most 10,000,000 per second, and the rate doubles
+	// after each step that meets the SLO, until one breaks it; a bisection
+	// follows.
 	// StepDuration is the length of each step. Zero means 1 s. A step is
 	// lengthened, up to ten times StepDuration, until it holds at least
 	// 10/(1-p) requests for the SLO's percentile p (1,000 for a p99): a
@@ -125,10 +125,16 @@ type Config struct {
 	OnStep func(Step)
 }
 
-// Measurement is what one step of a rate search measured.
-type Measurement struct {
-	// Response holds the response times in nanoseconds, from each
-	// request's intended start.
+// Step is one step of a rate search.
+type Step struct {
+	// Phase is "grow" (growing from Start), "shrink" (halving after Start
+	// broke the SLO) or "bisect".
+	Phase string
+	Rate  float64
+	// Response, AchievedRate, Failed and ClientShare are what the step
+	// measured (Config.Measure). Response holds the response times in
+	// nanoseconds, from each request's intended start (nil in a Step read
+	// from JSON, which keeps the rest).
 	Response *hdrhistogram.Histogram
 	// AchievedRate is the rate the step actually offered, per second.
 	AchievedRate float64
@@ -136,21 +142,9 @@ type Measurement struct {
 	Failed int64
 	// ClientShare is the p99 of the client's own share of the response
 	// times: its send lateness's p99 plus its receive wake-up's p99 (see
-	// docs/conventions.md); zero when not measured.
+	// docs/conventions.md); zero when not measured. In JSON
+	// "client_share_p99_us".
 	ClientShare time.Duration
-}
-
-// Step is one step of a rate search.
-type Step struct {
-	// Phase is "grow" (growing from Start), "shrink" (halving after Start
-	// broke the SLO) or "bisect".
-	Phase string
-	Rate  float64
-	// Measurement is what the step measured: its response times'
-	// histogram (nil in a Step read from JSON, which keeps the rest), its
-	// AchievedRate, Failed requests and ClientShare (in JSON
-	// "client_share_p99_us").
-	Measurement
 	// Percentile is the SLO's percentile of the step's response times (in
 	// JSON "percentile_us", in microseconds).
 	Percentile time.Duration
@@ -222,7 +216,7 @@ func (c *Config) normalize() (Config, error) {
 	case c == nil:
 		return s, fmt.Errorf("%w: nil *slo.Config (SLO and Measure are required)", latency.ErrInvalidConfig)
 	case !(s.SLO.Percentile > 0 && s.SLO.Percentile < 100) || s.SLO.Max <= 0:
-		return s, fmt.Errorf("%w: SLO %v needs a percentile between 0 and 100 and a positive maximum", latency.ErrInvalidConfig, s.SLO)
+		return s, fmt.Errorf("%w: SLO %v needs a percentile between 0 and 100 and a positive maximum", latency.ErrInvalidConfig, s.SLO.str())
 	case s.Measure == nil:
 		return s, fmt.Errorf("%w: Measure is nil", latency.ErrInvalidConfig)
 	}
@@ -230,7 +224,7 @@ func (c *Config) normalize() (Config, error) {
 		name string
 		neg  bool
 		v    any
-	}{{"Start", !(s.Start >= 0), s.Start}, {"Max", !(s.Max >= 0), s.Max}, {"Growth", !(s.Growth >= 0), s.Growth},
+	}{{"Start", !(s.Start >= 0), s.Start},
 		{"StepDuration", s.StepDuration < 0, s.StepDuration}, {"Precision", !(s.Precision >= 0), s.Precision},
 		{"MaxSteps", s.MaxSteps < 0, s.MaxSteps}} {
 		if f.neg {
@@ -238,8 +232,6 @@ func (c *Config) normalize() (Config, error) {
 		}
 	}
 	s.Start = orPositive(s.Start, defaultSearchStart)
-	s.Max = orPositive(s.Max, defaultSearchMax)
-	s.Growth = orPositive(s.Growth, defaultSearchGrowth)
 	s.Precision = orPositive(s.Precision, defaultSearchPrecision)
 	if s.StepDuration <= 0 {
 		s.StepDuration = defaultSearchStep
@@ -247,11 +239,8 @@ func (c *Config) normalize() (Config, error) {
 	if s.MaxSteps <= 0 {
 		s.MaxSteps = defaultSearchSteps
 	}
-	switch {
-	case s.Growth <= 1 || math.IsInf(s.Growth, 1):
-		return s, fmt.Errorf("%w: Growth %v must exceed 1", latency.ErrInvalidConfig, s.Growth)
-	case s.Start > s.Max:
-		return s, fmt.Errorf("%w: Start %v exceeds Max %v", latency.ErrInvalidConfig, s.Start, s.Max)
+	if s.Start > defaultSearchMax {
+		return s, fmt.Errorf("%w: Start %v exceeds the maximum rate %v", latency.ErrInvalidConfig, s.Start, float64(defaultSearchMax))
 	}
 	return s, nil
 }
@@ -283,7 +272,7 @@ func Search(ctx context.Context, cfg *Config) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.SLO = c.SLO.String()
+	res.SLO = c.SLO.str()
 	try := func(phase string, rate float64) (bool, error) {
 		m, err := c.Measure(ctx, rate, c.stepFor(rate))
 		if ctx.Err() != nil {
@@ -342,10 +331,10 @@ func search(c *Config, try func(string, float64) (bool, error)) error {
 		switch {
 		case lo > 0 && hi > 0: // bisect next
 		case met:
-			if rate >= c.Max {
+			if rate >= defaultSearchMax {
 				return nil
 			}
-			rate = min(rate*c.Growth, c.Max)
+			rate = min(rate*defaultSearchGrowth, defaultSearchMax)
 		default:
 			rate, phase = rate/2, "shrink"
 			if rate < 1 {
@@ -357,8 +346,8 @@ func search(c *Config, try func(string, float64) (bool, error)) error {
 }
 
 // judge turns a measurement into a step.
-func judge(slo *SLO, phase string, rate float64, m Measurement) Step {
-	st := Step{Phase: phase, Rate: rate, Measurement: m}
+func judge(slo *SLO, phase string, rate float64, m Step) Step {
+	st := Step{Phase: phase, Rate: rate, Response: m.Response, AchievedRate: m.AchievedRate, Failed: m.Failed, ClientShare: m.ClientShare}
 	delivered := m.AchievedRate >= minDelivered*rate
 	if m.Response != nil && m.Response.TotalCount() > 0 {
 		st.Requests = m.Response.TotalCount()
@@ -402,7 +391,7 @@ func PingPong(ctx context.Context, addr string, cfg *latency.PingPongConfig, sea
 	}
 	sc := *search
 	var answered bool
-	sc.Measure = func(ctx context.Context, rate float64, d time.Duration) (Measurement, error) {
+	sc.Measure = func(ctx context.Context, rate float64, d time.Duration) (Step, error) {
 		c := base
 		c.MPS, c.Duration, c.Count, c.DiscardSamples = max(int(math.Round(rate)), 1), d, 0, true
 		if c.ReplyEvery == 0 {
@@ -418,14 +407,14 @@ func PingPong(ctx context.Context, addr string, cfg *latency.PingPongConfig, sea
 		if errors.Is(err, latency.ErrNoReply) && answered && ctx.Err() == nil {
 			// A server that answered earlier steps and none of this
 			// one's: every request failed, which breaks the SLO.
-			return Measurement{AchievedRate: res.AchievedMPS, Failed: max(res.Dropped, 1)}, nil
+			return Step{AchievedRate: res.AchievedMPS, Failed: max(res.Dropped, 1)}, nil
 		}
 		if err != nil {
-			return Measurement{}, err
+			return Step{}, err
 		}
 		answered = true
 		if res.Recorder == nil {
-			return Measurement{}, errors.New("slo: ping-pong step without a histogram")
+			return Step{}, errors.New("slo: ping-pong step without a histogram")
 		}
 		var share time.Duration
 		if res.SendLateness != nil {
@@ -434,7 +423,7 @@ func PingPong(ctx context.Context, addr string, cfg *latency.PingPongConfig, sea
 		if res.ReceiveWake != nil {
 			share += res.ReceiveWake.P99
 		}
-		return Measurement{Response: res.Recorder.Snapshot(), AchievedRate: res.AchievedMPS, Failed: res.Dropped, ClientShare: share}, nil
+		return Step{Response: res.Recorder.Snapshot(), AchievedRate: res.AchievedMPS, Failed: res.Dropped, ClientShare: share}, nil
 	}
 	return Search(ctx, &sc)
 }
