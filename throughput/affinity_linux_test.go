@@ -103,7 +103,7 @@ func (w *pinWatch) most() int {
 func startPinServer(t *testing.T, cpu int, threads bool) (*pinWatch, string, <-chan *Result, <-chan *SessionError) {
 	w := &pinWatch{}
 	failures := make(chan *SessionError, 8)
-	addr, results := startServer(t, &ServerConfig{StreamThreads: threads, Interval: 100 * time.Millisecond,
+	addr, results := startServer(t, &ServerConfig{Interval: 100 * time.Millisecond,
 		OnEvent: func(e Event) {
 			if e.Kind == EventInterval {
 				n := threadsOn(cpu)
@@ -115,7 +115,7 @@ func startPinServer(t *testing.T, cpu int, threads bool) (*pinWatch, string, <-c
 		OnFailure: func(_ net.Addr, err error) {
 			e := asSession(err)
 			failures <- e
-		}})
+		}, SocketOptions: SocketOptions{StreamThreads: threads}})
 	return w, addr, results, failures
 }
 

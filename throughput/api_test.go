@@ -116,7 +116,7 @@ func TestAPIMisuse(t *testing.T) {
 		{"Run huge title", run(&throughput.Config{Iperf3Options: throughput.Iperf3Options{Title: strings.Repeat("t", 9000)}}), "Config.Title (9000 bytes)"},
 		{"Run huge extra data", run(&throughput.Config{Iperf3Options: throughput.Iperf3Options{ExtraData: strings.Repeat("x", 9000)}}), "Config.ExtraData (9000 bytes)"},
 		{"NewServer huge ReadLen", func() error {
-			_, err := throughput.NewServer(&throughput.ServerConfig{ReadLen: math.MaxInt32})
+			_, err := throughput.NewServer(&throughput.ServerConfig{SocketOptions: throughput.SocketOptions{ReadLen: math.MaxInt32}})
 			return err
 		}, "ServerConfig.ReadLen 2147483647 bytes"},
 		{"NewServer 1ns Interval", func() error {

@@ -96,8 +96,8 @@ func TestBindDeviceAndMPTCP(t *testing.T) {
 	}
 	results := make(chan *Result, 4)
 	addrs := make(chan net.Addr, 1)
-	srv, err := NewServer(&ServerConfig{BindDevice: "lo", MPTCP: true,
-		OnListen: func(a net.Addr) { addrs <- a }, OnResult: func(r Result) { results <- &r }})
+	srv, err := NewServer(&ServerConfig{
+		OnListen: func(a net.Addr) { addrs <- a }, OnResult: func(r Result) { results <- &r }, SocketOptions: SocketOptions{BindDevice: "lo", MPTCP: true}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -124,6 +124,6 @@ func TestBindDeviceAndMPTCP(t *testing.T) {
 	assert.ErrorContains(t, err, "bind to device nosuchdev0")
 	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{SocketOptions: SocketOptions{BindDevice: "a-name-longer-than-15"}})
 	assert.ErrorContains(t, err, "longer than 15 bytes")
-	_, err = NewServer(&ServerConfig{BindDevice: "a-name-longer-than-15"})
+	_, err = NewServer(&ServerConfig{SocketOptions: SocketOptions{BindDevice: "a-name-longer-than-15"}})
 	assert.ErrorContains(t, err, "longer than 15 bytes")
 }
