@@ -156,7 +156,7 @@ func TestServerAffinityOwnClient(t *testing.T) {
 func TestServerAffinityRefused(t *testing.T) {
 	_, outside := pinTarget(t)
 	_, addr, _, failures := startPinServer(t, 0, false)
-	_, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Iperf3Options: Iperf3Options{ServerAffinity: new(outside)}})
+	_, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 300 * time.Millisecond, ServerAffinity: new(outside)})
 	require.ErrorIs(t, err, ErrAffinity)
 	var se *ServerError
 	require.ErrorAs(t, err, &se)

@@ -19,9 +19,9 @@ func TestSocketOptionsReachServer(t *testing.T) {
 	addr, results := startServer(t, nil)
 	port := freeTCPPort(t)
 	cfg := &Config{
-		Duration:      300 * time.Millisecond,
-		Streams:       2,
-		Iperf3Options: Iperf3Options{ExtraData: "run-42", RepeatingPayload: true},
+		Duration:  300 * time.Millisecond,
+		Streams:   2,
+		ExtraData: "run-42", RepeatingPayload: true,
 		SocketOptions: SocketOptions{TOS: 0x20, SendTimeout: 5 * time.Second, BindAddr: "127.0.0.1", ClientPort: port},
 	}
 	res, err := Run(ctxT(t, 20*time.Second), addr, cfg)
