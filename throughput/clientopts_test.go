@@ -91,7 +91,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 func TestBindDeviceAndMPTCP(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		_, err := Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &Config{SocketOptions: SocketOptions{BindDevice: "lo"}})
-		require.ErrorIs(t, err, ErrNotAvailable)
+		require.ErrorIs(t, err, errNotAvailable)
 		return
 	}
 	results := make(chan *Result, 4)

@@ -226,7 +226,7 @@ func validate(c *Config) error {
 	case c.BindAddr != "" && net.ParseIP(c.BindAddr) == nil:
 		return fmt.Errorf("throughput: Config.BindAddr %q is not an IP address", c.BindAddr)
 	case c.BindDevice != "" && !bindDeviceAvailable:
-		return fmt.Errorf("throughput: Config.BindDevice: %w", ErrNotAvailable)
+		return fmt.Errorf("throughput: Config.BindDevice: %w", errNotAvailable)
 	case c.FlowLabel < 0 || c.FlowLabel > maxFlowLabel:
 		return fmt.Errorf("throughput: Config.FlowLabel %d outside 1..%d", c.FlowLabel, maxFlowLabel)
 	case c.ServerAffinity != nil && (*c.ServerAffinity < 0 || *c.ServerAffinity > maxAffinity):

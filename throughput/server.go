@@ -90,7 +90,7 @@ type ServerConfig struct {
 	//   - DisableFastPath: turns off UDP GSO/GRO on linux;
 	//   - BindDevice: binds the server's sockets to this network interface
 	//     (SO_BINDTODEVICE, iperf3 --bind-dev; linux, elsewhere NewServer
-	//     fails with ErrNotAvailable): ListenAndServe's listener and every
+	//     fails with an error matching errors.ErrUnsupported): ListenAndServe's listener and every
 	//     UDP test's sockets. Serve's listener is the caller's to bind;
 	//   - MPTCP: ListenAndServe listens with Multipath TCP (iperf3 -m), so
 	//     that MPTCP clients keep it; plain TCP clients connect as before.
@@ -190,7 +190,7 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 		return d, fmt.Errorf("throughput: ServerConfig.TotalBitrateWindow %v outside %v to %v", w, minRateWindow, maxRateWindow)
 	}
 	if d.BindDevice != "" && !bindDeviceAvailable {
-		return d, fmt.Errorf("throughput: ServerConfig.BindDevice: %w", ErrNotAvailable)
+		return d, fmt.Errorf("throughput: ServerConfig.BindDevice: %w", errNotAvailable)
 	}
 	if len(d.BindDevice) > maxIfaceName {
 		return d, fmt.Errorf("throughput: ServerConfig.BindDevice %q: longer than %d bytes", d.BindDevice, maxIfaceName)

@@ -210,7 +210,7 @@ type SocketOptions struct {
 	SendTimeout time.Duration `json:"send_timeout_ns,omitempty"`
 	// BindDevice binds every socket of the test, control and data, to this
 	// network interface (SO_BINDTODEVICE, iperf3 --bind-dev or -B addr%dev;
-	// linux: elsewhere Run fails with ErrNotAvailable); "" leaves routing
+	// linux: elsewhere Run fails with an error matching errors.ErrUnsupported); "" leaves routing
 	// to choose.
 	BindDevice string `json:"bind_device,omitempty"`
 	// MPTCP dials the control and TCP data connections with Multipath TCP
