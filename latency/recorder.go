@@ -392,7 +392,8 @@ func (r *Recorder) Reset() {
 }
 
 // Summary returns sockperf's statistics over everything recorded so far,
-// computed from the histogram (see SummarizeHistogram). cfg may be nil.
-func (r *Recorder) Summary(cfg *SummaryConfig) Summary {
-	return SummarizeHistogram(r.Snapshot(), cfg)
+// computed from the histogram (see SummarizeHistogram), with a confidence
+// interval at level percent (0, or outside (0, 100), means 99).
+func (r *Recorder) Summary(level float64) Summary {
+	return SummarizeHistogram(r.Snapshot(), level)
 }

@@ -123,7 +123,7 @@ func TestRecorderMergeResetSnapshotIsCopy(t *testing.T) {
 	a.Record(30 * time.Microsecond)
 	assert.Equal(t, int64(2), snap.TotalCount(), "a snapshot is a copy")
 	assert.Equal(t, int64(3), a.Count())
-	s := a.Summary(nil)
+	s := a.Summary(0)
 	assert.Equal(t, int64(3), s.Observations)
 	assert.InDelta(t, 20, usOf(s.P50), 0.05)
 	a.Reset()

@@ -399,7 +399,7 @@ func (m *Merged) sum(good []*Result, window []int64, c Config) {
 			}
 		}
 		row.OpsPerSec = float64(row.Count) / m.Window.Seconds()
-		row.Latency = latency.SummarizeHistogram(h, nil)
+		row.Latency = latency.SummarizeHistogram(h, 0)
 		row.Saturated, row.Reason = verdict(r, c)
 		m.Histogram.Merge(h)
 		m.Count += row.Count
@@ -408,7 +408,7 @@ func (m *Merged) sum(good []*Result, window []int64, c Config) {
 		m.Rows = append(m.Rows, row)
 	}
 	m.OpsPerSec = float64(m.Count) / m.Window.Seconds()
-	m.Latency = latency.SummarizeHistogram(m.Histogram, nil)
+	m.Latency = latency.SummarizeHistogram(m.Histogram, 0)
 }
 
 func minTime(a, b time.Time) time.Time {
