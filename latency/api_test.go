@@ -134,7 +134,6 @@ func apiCalls(t *testing.T) []apiCall {
 			_ = (&Recorder{}).Merge(h)
 			return nil
 		}, ""},
-		{"Recorder.Reset", func(context.Context) error { nilRec.Reset(); (&Recorder{}).Reset(); return nil }, ""},
 		{"Recorder.Snapshot", func(context.Context) error { _ = nilRec.Snapshot(); _ = (&Recorder{}).Snapshot(); return nil }, ""},
 		{"Recorder.Summary", func(context.Context) error {
 			_ = nilRec.Summary(0)

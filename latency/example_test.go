@@ -168,7 +168,7 @@ func ExampleServer() {
 		AllowedClients: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 		OnListen:       func(a net.Addr) { log.Printf("serving %s on %s", a.Network(), a) },
 		OnFailure: func(remote net.Addr, err error) {
-			if errors.Is(err, latency.ErrTooManyConns) || errors.Is(err, latency.ErrAccessDenied) {
+			if errors.Is(err, latency.ErrAccessDenied) { // not allowed, or MaxConns open
 				log.Printf("refused %v: %v", remote, err)
 			}
 		},

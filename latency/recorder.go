@@ -236,7 +236,7 @@ func (r *Recorder) allocShard(s *shard) *counts {
 // Worker is a recording handle with a histogram of its own, for one goroutine
 // that records at a high rate (a load generator's worker, for example). Its
 // Record is not safe for concurrent use by several goroutines, but it is safe
-// concurrently with the Recorder's Snapshot, Summary, Merge and Reset, and its
+// concurrently with the Recorder's Snapshot, Summary and Merge, and its
 // values appear in them. Get one from Recorder.Worker: the zero Worker, and a
 // nil one, record nothing.
 type Worker struct {
@@ -370,25 +370,6 @@ func (r *Recorder) Merge(h *hdrhistogram.Histogram) (dropped int64) {
 		r.merged = hdrhistogram.New(r.geo.lowest, r.geo.highest, r.geo.sigFigs)
 	}
 	return r.merged.Merge(h)
-}
-
-// Reset discards everything recorded. Values recorded concurrently with Reset
-// may survive it.
-func (r *Recorder) Reset() {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.each(func(c *counts) {
-		for i := range c.c {
-			if atomic.LoadInt64(&c.c[i]) != 0 {
-				atomic.StoreInt64(&c.c[i], 0)
-			}
-		}
-		atomic.StoreInt64(&c.outOfRange, 0)
-	})
-	r.merged = nil
 }
 
 // Summary returns sockperf's statistics over everything recorded so far,
