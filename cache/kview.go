@@ -92,7 +92,7 @@ func (k *kernelRecorder) fill(res *RunResult, w *WorkloadConfig) {
 		}
 		return
 	}
-	res.Kernel = &KernelView{Response: k.rec.Summary(nil), Histogram: k.rec.Snapshot(), StampsLost: k.lost.Load()}
+	res.Kernel = &KernelView{Response: k.rec.Summary(0), Histogram: k.rec.Snapshot(), StampsLost: k.lost.Load()}
 }
 
 // connKernel is a connection's transmit stamps: the stamper and the key

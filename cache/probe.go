@@ -289,9 +289,9 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 		switch {
 		case rec.Count() == 0:
 		case ph == phaseTotal:
-			sum.Total = rec.Summary(nil)
+			sum.Total = rec.Summary(0)
 		default:
-			sum.Phases[ph] = rec.Summary(nil)
+			sum.Phases[ph] = rec.Summary(0)
 		}
 	}
 	sum.Causes = pr.causes.causes(respName, int64(sum.Succeeded), sum.Total.P99, p.d.ep.ConnectTimeout)

@@ -613,7 +613,7 @@ func runEngine(ctx context.Context, newClient newClientFunc, w *WorkloadConfig, 
 	res.OpsPerSec = opsPerSec(res.SucceededInWindow, res.Window)
 	if rec.Count() > 0 {
 		res.Histogram = rec.Snapshot()
-		res.Latency = latency.SummarizeHistogram(res.Histogram, nil)
+		res.Latency = latency.SummarizeHistogram(res.Histogram, 0)
 	}
 	t.fillCauses()
 	return res, res.outcome(ctx, t.first)

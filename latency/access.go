@@ -12,7 +12,8 @@ import (
 
 // ErrAccessDenied is reported to ServerConfig.OnFailure for a connection
 // closed, or a datagram dropped, because its client is not in
-// ServerConfig.AllowedClients.
+// ServerConfig.AllowedClients, and for a connection closed because
+// ServerConfig.MaxConns were open ("too many connections").
 var ErrAccessDenied = errors.New("latency: server: client not in AllowedClients")
 
 // How often OnFailure hears of datagrams from outside the allow-list: once

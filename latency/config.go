@@ -116,8 +116,11 @@ type PingPongConfig struct {
 	// the histogram. By default every round trip is kept, like sockperf's
 	// --full-rtt, and the Summary is exact.
 	DiscardSamples bool
-	// Summary tunes the statistics (nil means defaults).
-	Summary *SummaryConfig
+	// CILevel is the confidence level of the Summary's interval around
+	// the average, in percent, exclusive of 0 and 100. Zero, or a value
+	// outside (0, 100), means 99; the level used is reported in
+	// Summary.CILevel.
+	CILevel float64
 	// Recorder sets the histogram range and precision (nil means defaults).
 	Recorder *RecorderConfig
 	// OnMessage, when set, hears of every message that asked for a reply

@@ -45,7 +45,7 @@
 // ctx.Err(); callbacks are config fields; no input makes it panic or run
 // unbounded; a call that returns a result returns it non-nil whatever the
 // error. Its errors.Is targets are ErrInvalidConfig, ErrNoReply (PingPong:
-// replies asked for, none came), errors.ErrUnsupported (Spin off linux), ErrAccessDenied,
-// ErrTooManyConns, ErrMalformed, os.ErrDeadlineExceeded and the
+// replies asked for, none came), errors.ErrUnsupported (Spin off linux), ErrAccessDenied
+// (not allowed, or too many connections), ErrMalformed, os.ErrDeadlineExceeded and the
 // ctx errors.
 package latency

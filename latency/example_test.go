@@ -57,7 +57,7 @@ func ExampleNewRecorder() {
 		}()
 	}
 	wg.Wait()
-	s := rec.Summary(nil)
+	s := rec.Summary(0)
 	// 3 significant figures: round for printing.
 	fmt.Printf("n=%d p50=%v p99=%v max=%v\n", s.Observations, s.P50.Round(time.Microsecond), s.P99.Round(time.Microsecond), s.Max.Round(time.Microsecond))
 	// Output: n=1000 p50=500µs p99=990µs max=1ms
@@ -79,7 +79,7 @@ func ExampleRecorder_Summary() {
 	for _, d := range []time.Duration{9 * time.Microsecond, 10 * time.Microsecond, 10 * time.Microsecond, 12 * time.Microsecond, 40 * time.Microsecond} {
 		rec.Record(d)
 	}
-	s := rec.Summary(nil)
+	s := rec.Summary(0)
 	fmt.Printf("avg=%v std-dev=%v p50=%v p99=%v 99%% ci=[%v, %v]\n", s.Avg, s.StdDev, s.P50, s.P99, s.CILow, s.CIHigh)
 	// Output: avg=16.206µs std-dev=13.355µs p50=10.007µs p99=40.031µs 99% ci=[823ns, 31.59µs]
 }
@@ -168,7 +168,7 @@ func ExampleServer() {
 		AllowedClients: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 		OnListen:       func(a net.Addr) { log.Printf("serving %s on %s", a.Network(), a) },
 		OnFailure: func(remote net.Addr, err error) {
-			if errors.Is(err, latency.ErrTooManyConns) || errors.Is(err, latency.ErrAccessDenied) {
+			if errors.Is(err, latency.ErrAccessDenied) { // not allowed, or MaxConns open
 				log.Printf("refused %v: %v", remote, err)
 			}
 		},

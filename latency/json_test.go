@@ -16,9 +16,9 @@ import (
 // microseconds then).
 func goldenResult() PingPongResult {
 	samples := []time.Duration{12345, 23456, 11111, 99999, 15000, 16001, 17003, 1234567, 14999, 15500, 12001}
-	s := summarizeSamples(samples, nil)
+	s := summarizeSamples(samples, 0)
 	s.Dropped, s.Duplicated, s.OutOfOrder = 1, 2, 3
-	raw := summarizeSamples(samples[:7], &SummaryConfig{CILevel: 95})
+	raw := summarizeSamples(samples[:7], 95)
 	return PingPongResult{Summary: s, Network: "udp", Receive: "spin", messageSize: 64, Sent: 100, Received: 98,
 		RunTime: 1250 * time.Millisecond, ValidTime: 800 * time.Millisecond, targetMPS: 1000, AchievedMPS: 80,
 		replyEvery: 10, Late: 4, LateReplies: 5, Raw: &raw}

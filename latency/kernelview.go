@@ -96,7 +96,7 @@ func (k *kernelView) keep(d time.Duration, i int, keepSamples bool) {
 
 // finish fills res's kernel view. drop marks the places of samples the
 // run drops (late replies that never came).
-func (k *kernelView) finish(res *PingPongResult, drop []bool, cfg *SummaryConfig, exact bool) {
+func (k *kernelView) finish(res *PingPongResult, drop []bool, level float64, exact bool) {
 	if k.st == nil {
 		res.NoKernelStamps = k.why
 		return
@@ -114,10 +114,10 @@ func (k *kernelView) finish(res *PingPongResult, drop []bool, cfg *SummaryConfig
 		i := 0
 		k.samples = slices.DeleteFunc(k.samples, func(time.Duration) bool { i++; return drop[i-1] })
 	}
-	s := k.rec.Summary(cfg)
+	s := k.rec.Summary(level)
 	if exact {
 		res.KernelSamples = k.samples
-		s = summarizeSamples(slices.DeleteFunc(slices.Clone(k.samples), func(d time.Duration) bool { return d < 0 }), cfg)
+		s = summarizeSamples(slices.DeleteFunc(slices.Clone(k.samples), func(d time.Duration) bool { return d < 0 }), level)
 	}
 	res.KernelRTT = &s
 }

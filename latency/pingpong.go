@@ -267,15 +267,15 @@ func (r *run) finish() {
 		drop = append(drop, d < 0)
 	}
 	if r.k != nil {
-		r.k.finish(res, drop, r.cfg.Summary, !r.cfg.DiscardSamples)
+		r.k.finish(res, drop, r.cfg.CILevel, !r.cfg.DiscardSamples)
 	} else {
 		res.NoKernelStamps = "the run did not connect"
 	}
 	if r.cfg.DiscardSamples {
-		res.Summary = res.Recorder.Summary(r.cfg.Summary)
+		res.Summary = res.Recorder.Summary(r.cfg.CILevel)
 	} else {
 		r.samples = slices.DeleteFunc(r.samples, func(d time.Duration) bool { return d < 0 })
-		res.Summary = summarizeSamples(r.samples, r.cfg.Summary)
+		res.Summary = summarizeSamples(r.samples, r.cfg.CILevel)
 		res.Samples = r.samples
 	}
 	if r.cfg.MPS > 0 {
@@ -283,7 +283,7 @@ func (r *run) finish() {
 		if r.cfg.DiscardSamples {
 			raw = Summary{CILevel: res.CILevel}
 		} else {
-			raw = summarizeSamples(r.raw, r.cfg.Summary)
+			raw = summarizeSamples(r.raw, r.cfg.CILevel)
 		}
 		res.Raw = &raw
 	}
@@ -293,7 +293,7 @@ func (r *run) finish() {
 		to  **Summary
 	}{{r.sendLate, &res.SendLateness}, {r.wake, &res.ReceiveWake}} {
 		if x.rec != nil && x.rec.Count() > 0 {
-			s := x.rec.Summary(r.cfg.Summary)
+			s := x.rec.Summary(r.cfg.CILevel)
 			*x.to = &s
 		}
 	}

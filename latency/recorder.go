@@ -236,7 +236,7 @@ func (r *Recorder) allocShard(s *shard) *counts {
 // Worker is a recording handle with a histogram of its own, for one goroutine
 // that records at a high rate (a load generator's worker, for example). Its
 // Record is not safe for concurrent use by several goroutines, but it is safe
-// concurrently with the Recorder's Snapshot, Summary, Merge and Reset, and its
+// concurrently with the Recorder's Snapshot, Summary and Merge, and its
 // values appear in them. Get one from Recorder.Worker: the zero Worker, and a
 // nil one, record nothing.
 type Worker struct {
@@ -372,27 +372,9 @@ func (r *Recorder) Merge(h *hdrhistogram.Histogram) (dropped int64) {
 	return r.merged.Merge(h)
 }
 
-// Reset discards everything recorded. Values recorded concurrently with Reset
-// may survive it.
-func (r *Recorder) Reset() {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.each(func(c *counts) {
-		for i := range c.c {
-			if atomic.LoadInt64(&c.c[i]) != 0 {
-				atomic.StoreInt64(&c.c[i], 0)
-			}
-		}
-		atomic.StoreInt64(&c.outOfRange, 0)
-	})
-	r.merged = nil
-}
-
 // Summary returns sockperf's statistics over everything recorded so far,
-// computed from the histogram (see SummarizeHistogram). cfg may be nil.
-func (r *Recorder) Summary(cfg *SummaryConfig) Summary {
-	return SummarizeHistogram(r.Snapshot(), cfg)
+// computed from the histogram (see SummarizeHistogram), with a confidence
+// interval at level percent (0, or outside (0, 100), means 99).
+func (r *Recorder) Summary(level float64) Summary {
+	return SummarizeHistogram(r.Snapshot(), level)
 }

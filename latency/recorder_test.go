@@ -123,14 +123,9 @@ func TestRecorderMergeResetSnapshotIsCopy(t *testing.T) {
 	a.Record(30 * time.Microsecond)
 	assert.Equal(t, int64(2), snap.TotalCount(), "a snapshot is a copy")
 	assert.Equal(t, int64(3), a.Count())
-	s := a.Summary(nil)
+	s := a.Summary(0)
 	assert.Equal(t, int64(3), s.Observations)
 	assert.InDelta(t, 20, usOf(s.P50), 0.05)
-	a.Reset()
-	assert.Equal(t, int64(0), a.Count())
-	assert.Equal(t, int64(0), a.Snapshot().TotalCount())
-	a.Record(time.Microsecond)
-	assert.Equal(t, int64(1), a.Count())
 	assert.Equal(t, int64(0), a.Merge(nil))
 }
 

@@ -102,8 +102,11 @@ type ScheduleConfig struct {
 	// Recorder sets the histograms' range and precision (nil means
 	// defaults).
 	Recorder *RecorderConfig
-	// Summary tunes the statistics (nil means defaults).
-	Summary *SummaryConfig
+	// CILevel is the confidence level of the Summary's interval around
+	// the average, in percent, exclusive of 0 and 100. Zero, or a value
+	// outside (0, 100), means 99; the level used is reported in
+	// Summary.CILevel.
+	CILevel float64
 }
 
 // Request is one scheduled request, given to ScheduleConfig.Do.
@@ -675,7 +678,7 @@ func (s *sched) result(due, stoppedAt int64) *ScheduleResult {
 	} {
 		if x.rec.Count() > 0 {
 			*x.h = x.rec.Snapshot()
-			*x.sum = SummarizeHistogram(*x.h, s.cfg.Summary)
+			*x.sum = SummarizeHistogram(*x.h, s.cfg.CILevel)
 		}
 	}
 	return r

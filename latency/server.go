@@ -72,7 +72,8 @@ type ServerConfig struct {
 	// message and connection closed on a timeout, in addition to the
 	// counters of Stats, with the peer's address (nil when unknown) and an
 	// error that tells which: it matches ErrAccessDenied (counted in
-	// ServerStats.Denied), ErrTooManyConns (ServerStats.ConnsRefused),
+	// ServerStats.Denied, or ServerStats.ConnsRefused when MaxConns were
+	// open: "too many connections"),
 	// ErrMalformed (ServerStats.Rejected), os.ErrDeadlineExceeded
 	// (ServerStats.Timeouts), or, for a temporary failure of Accept
 	// after which Serve waits and accepts again, the listener's own error
@@ -83,9 +84,18 @@ type ServerConfig struct {
 	OnFailure func(remote net.Addr, err error)
 }
 
-// ErrTooManyConns is reported to ServerConfig.OnFailure for a connection
-// closed because MaxConns were open.
-var ErrTooManyConns = errors.New("latency: server: too many connections")
+// errTooManyConns is reported to ServerConfig.OnFailure for a connection
+// closed because MaxConns were open; it matches ErrAccessDenied, as a busy
+// throughput server's refusal does.
+var errTooManyConns error = tooManyConns{}
+
+// tooManyConns is errTooManyConns' type: its own message, matching
+// ErrAccessDenied.
+type tooManyConns struct{}
+
+func (tooManyConns) Error() string { return "latency: server: too many connections" }
+
+func (tooManyConns) Is(target error) bool { return target == ErrAccessDenied }
 
 // ErrMalformed is reported to ServerConfig.OnFailure for a message that is
 // too short or too long, has a length field that lies or no client flag. A
@@ -506,7 +516,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.conns.Add(-1)
 			c.Close()
 			s.refused.Add(1)
-			s.report(c.RemoteAddr(), fmt.Errorf("%w (%d open)", ErrTooManyConns, s.cfg.MaxConns))
+			s.report(c.RemoteAddr(), fmt.Errorf("%w (%d open)", errTooManyConns, s.cfg.MaxConns))
 			continue
 		}
 		s.accepted.Add(1)

@@ -147,7 +147,7 @@ func TestSummaryMatchesSockperfFixture(t *testing.T) {
 	samples, err := parseFullLog(f)
 	require.NoError(t, err)
 	require.Len(t, samples, 1650)
-	assertMatchesSockperf(t, rep, summarizeSamples(samples, nil))
+	assertMatchesSockperf(t, rep, summarizeSamples(samples, 0))
 }
 
 func sockperfBinary(t testing.TB) string {
@@ -288,7 +288,7 @@ func TestSockperfClientsAgainstOurServer(t *testing.T) {
 			assert.LessOrEqual(t, rep.Dropped, (rep.TotalSent-(pp.Messages-before.Messages))+((pp.Replies-before.Replies)-rep.TotalReceived))
 			assert.LessOrEqual(t, rep.ValidReceived, rep.ValidSent)
 			// Our statistics of sockperf's own samples equal what it printed.
-			assertMatchesSockperf(t, rep, summarizeSamples(samples, nil))
+			assertMatchesSockperf(t, rep, summarizeSamples(samples, 0))
 			assert.GreaterOrEqual(t, srv.Stats().Replies, rep.TotalReceived)
 
 			before = srv.Stats()

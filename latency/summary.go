@@ -21,21 +21,13 @@ const defaultCILevel = 99.0
 // standard deviation for normal data; sockperf uses this constant.
 const madScale = 1.48260221851
 
-// SummaryConfig tunes the statistics of a Summary. A nil *SummaryConfig means
-// the defaults.
-type SummaryConfig struct {
-	// CILevel is the confidence level of the interval around the average, in
-	// percent, exclusive of 0 and 100. Zero, or a value outside (0, 100),
-	// means 99; the level used is reported in
-	// Summary.CILevel.
-	CILevel float64
-}
-
-func (c *SummaryConfig) level() float64 {
-	if c == nil || !(c.CILevel > 0 && c.CILevel < 100) {
+// ciLevel is the confidence level a Summary uses for the asked level l:
+// l itself inside (0, 100), 99 otherwise (zero included).
+func ciLevel(l float64) float64 {
+	if !(l > 0 && l < 100) {
 		return defaultCILevel
 	}
-	return c.CILevel
+	return l
 }
 
 // Summary holds sockperf's statistics of a set of latency observations. The
@@ -175,9 +167,9 @@ func zScore(level float64) float64 {
 const nsPerUs = 1e3
 
 // summarizeSamples computes sockperf's statistics exactly from raw samples, as
-// `sockperf --full-rtt` does. samples is not modified. cfg may be nil.
-func summarizeSamples(samples []time.Duration, cfg *SummaryConfig) Summary {
-	level := cfg.level()
+// `sockperf --full-rtt` does. samples is not modified. level is as SummarizeHistogram's.
+func summarizeSamples(samples []time.Duration, level float64) Summary {
+	level = ciLevel(level)
 	n := int64(len(samples))
 	if n == 0 {
 		return Summary{CILevel: level}
@@ -279,8 +271,12 @@ func weightedMedian(b []bucket, n int64) float64 {
 // more: a median-ad of 0 for an exact 0.019 us, a doubled std-dev.
 // Summarise the raw samples (summarizeSamples) when spread at that scale
 // matters.
-func SummarizeHistogram(h *hdrhistogram.Histogram, cfg *SummaryConfig) Summary {
-	level := cfg.level()
+//
+// level is the confidence level of the interval around the average, in
+// percent, exclusive of 0 and 100: 0, or a value outside (0, 100), means
+// 99; the level used is reported in Summary.CILevel.
+func SummarizeHistogram(h *hdrhistogram.Histogram, level float64) Summary {
+	level = ciLevel(level)
 	if h == nil || h.TotalCount() == 0 {
 		return Summary{CILevel: level}
 	}

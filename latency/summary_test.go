@@ -21,7 +21,7 @@ func us(v ...float64) []time.Duration {
 }
 
 func TestSummarizeSamplesByHand(t *testing.T) {
-	s := summarizeSamples(us(4, 1, 3, 2), nil)
+	s := summarizeSamples(us(4, 1, 3, 2), 0)
 	assert.Equal(t, int64(4), s.Observations)
 	assert.InDelta(t, 1.0, usOf(s.Min), 1e-12)
 	assert.InDelta(t, 4.0, usOf(s.Max), 1e-12)
@@ -52,7 +52,7 @@ func goldenSamples() []time.Duration {
 func TestSummarizeSamplesGolden(t *testing.T) {
 	in := goldenSamples()
 	orig := append([]time.Duration(nil), in...)
-	s := summarizeSamples(in, nil)
+	s := summarizeSamples(in, 0)
 	require.Equal(t, orig, in, "samples must not be modified")
 	const eps = 1e-9 // exact: a value in whole nanoseconds
 	assert.Equal(t, int64(1002), s.Observations)
@@ -86,25 +86,25 @@ func TestPublishedConfidenceInterval(t *testing.T) {
 
 func TestSummaryCILevel(t *testing.T) {
 	d := goldenSamples()
-	s95 := summarizeSamples(d, &SummaryConfig{CILevel: 95})
-	s99 := summarizeSamples(d, nil)
+	s95 := summarizeSamples(d, 95)
+	s99 := summarizeSamples(d, 0)
 	assert.Equal(t, 95.0, s95.CILevel)
 	assert.Less(t, usOf(s95.CIHigh)-usOf(s95.CILow), usOf(s99.CIHigh)-usOf(s99.CILow))
-	bad := summarizeSamples(d, &SummaryConfig{CILevel: 100})
+	bad := summarizeSamples(d, 100)
 	assert.Equal(t, defaultCILevel, bad.CILevel, "an impossible level falls back to the default and says so")
 }
 
 func TestSummarizeEmpty(t *testing.T) {
 	for _, s := range []Summary{
-		summarizeSamples(nil, nil),
-		SummarizeHistogram(hdrhistogram.New(1, 1e9, 3), nil),
-		SummarizeHistogram(nil, nil),
+		summarizeSamples(nil, 0),
+		SummarizeHistogram(hdrhistogram.New(1, 1e9, 3), 0),
+		SummarizeHistogram(nil, 0),
 	} {
 		assert.Equal(t, int64(0), s.Observations)
 		_, err := json.Marshal(s)
 		require.NoError(t, err, "an empty summary must be valid JSON (no NaN)")
 	}
-	one := summarizeSamples(us(7), nil)
+	one := summarizeSamples(us(7), 0)
 	assert.Equal(t, 0.0, usOf(one.StdDev))
 	assert.Equal(t, 7.0, usOf(one.P99999))
 	assert.Equal(t, 7.0, usOf(one.P25))
@@ -118,8 +118,8 @@ func TestSummarizeHistogramMatchesSamples(t *testing.T) {
 	for _, v := range d {
 		require.NoError(t, h.RecordValue(int64(v)))
 	}
-	exact := summarizeSamples(d, nil)
-	approx := SummarizeHistogram(h, nil)
+	exact := summarizeSamples(d, 0)
+	approx := SummarizeHistogram(h, 0)
 	assert.Equal(t, exact.Observations, approx.Observations)
 	rel := func(name string, want, got float64) {
 		t.Helper()
@@ -148,7 +148,7 @@ func TestSummarizeHistogramExactBelow2048ns(t *testing.T) {
 	for _, v := range d {
 		require.NoError(t, h.RecordValue(int64(v)))
 	}
-	assert.InDelta(t, 0, diffSummary(summarizeSamples(d, nil), SummarizeHistogram(h, nil)), 1e-9)
+	assert.InDelta(t, 0, diffSummary(summarizeSamples(d, 0), SummarizeHistogram(h, 0)), 1e-9)
 }
 
 func diffSummary(a, b Summary) float64 {
@@ -162,7 +162,7 @@ func diffSummary(a, b Summary) float64 {
 }
 
 func TestSummaryJSONKeys(t *testing.T) {
-	b, err := json.Marshal(summarizeSamples(goldenSamples(), nil))
+	b, err := json.Marshal(summarizeSamples(goldenSamples(), 0))
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(b, &m))
@@ -175,7 +175,7 @@ func TestSummaryJSONKeys(t *testing.T) {
 }
 
 func TestSummaryWriteText(t *testing.T) {
-	s := summarizeSamples(us(4, 1, 3, 2), nil)
+	s := summarizeSamples(us(4, 1, 3, 2), 0)
 	s.Dropped = 2
 	var b strings.Builder
 	require.NoError(t, s.WriteText(&b, "Round trip"))
@@ -200,7 +200,7 @@ func TestSummarizeHistogramSpreadPrecision(t *testing.T) {
 		require.NoError(t, h.RecordValue(int64(v)))
 	}
 	const width = 0.064 // us: buckets of 64 ns from 65,536 ns to 131,071 ns
-	exact, approx := summarizeSamples(d, nil), SummarizeHistogram(h, nil)
+	exact, approx := summarizeSamples(d, 0), SummarizeHistogram(h, 0)
 	for _, c := range []struct {
 		name      string
 		want, got float64

@@ -103,7 +103,7 @@ func (w *pinWatch) most() int {
 func startPinServer(t *testing.T, cpu int, threads bool) (*pinWatch, string, <-chan *Result, <-chan *SessionError) {
 	w := &pinWatch{}
 	failures := make(chan *SessionError, 8)
-	addr, results := startServer(t, &ServerConfig{StreamThreads: threads, Interval: 100 * time.Millisecond,
+	addr, results := startServer(t, &ServerConfig{Interval: 100 * time.Millisecond,
 		OnEvent: func(e Event) {
 			if e.Kind == EventInterval {
 				n := threadsOn(cpu)
@@ -115,7 +115,7 @@ func startPinServer(t *testing.T, cpu int, threads bool) (*pinWatch, string, <-c
 		OnFailure: func(_ net.Addr, err error) {
 			e := asSession(err)
 			failures <- e
-		}})
+		}, SocketOptions: SocketOptions{StreamThreads: threads}})
 	return w, addr, results, failures
 }
 
@@ -156,7 +156,7 @@ func TestServerAffinityOwnClient(t *testing.T) {
 func TestServerAffinityRefused(t *testing.T) {
 	_, outside := pinTarget(t)
 	_, addr, _, failures := startPinServer(t, 0, false)
-	_, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 300 * time.Millisecond, Iperf3Options: Iperf3Options{ServerAffinity: new(outside)}})
+	_, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: 300 * time.Millisecond, ServerAffinity: new(outside)})
 	require.ErrorIs(t, err, ErrAffinity)
 	var se *ServerError
 	require.ErrorAs(t, err, &se)

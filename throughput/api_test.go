@@ -94,7 +94,7 @@ func TestAPIMisuse(t *testing.T) {
 		{"Run bind addr", run(&throughput.Config{SocketOptions: throughput.SocketOptions{BindAddr: "not-an-ip"}}), "Config.BindAddr"},
 		{"Run flow label", run(&throughput.Config{SocketOptions: throughput.SocketOptions{FlowLabel: -1}}), "Config.FlowLabel"},
 		{"Run send timeout", run(&throughput.Config{SocketOptions: throughput.SocketOptions{SendTimeout: -1}}), "Config.SendTimeout"},
-		{"Run affinity", run(&throughput.Config{Iperf3Options: throughput.Iperf3Options{ServerAffinity: new(-1)}}), "Config.ServerAffinity"},
+		{"Run affinity", run(&throughput.Config{ServerAffinity: new(-1)}), "Config.ServerAffinity"},
 		{"Run huge TCP block", run(&throughput.Config{BlockLen: math.MaxInt32}), "Config.BlockLen 2147483647 bytes above iperf3's maximum of 1048576 bytes"},
 		{"Run huge UDP block", run(&throughput.Config{UDP: true, BlockLen: 65508}), "Config.BlockLen 65508 bytes outside iperf3's 16..65507 bytes"},
 		{"Run negative read", run(&throughput.Config{SocketOptions: throughput.SocketOptions{ReadLen: -1}}), "Config.ReadLen -1 bytes"},
@@ -113,10 +113,10 @@ func TestAPIMisuse(t *testing.T) {
 		{"Run endless send timeout", run(&throughput.Config{SocketOptions: throughput.SocketOptions{SendTimeout: math.MaxInt64}}), "Config.SendTimeout 2562047h47m16.854775807s above"},
 		{"Run client ports past 65535", run(&throughput.Config{Streams: 4, SocketOptions: throughput.SocketOptions{ClientPort: 65534}}), "Config.ClientPort 65534: its 4 streams"},
 		{"Run 1ns interval", run(&throughput.Config{Interval: time.Nanosecond}), "Config.Interval 1ns below the minimum 10ms"},
-		{"Run huge title", run(&throughput.Config{Iperf3Options: throughput.Iperf3Options{Title: strings.Repeat("t", 9000)}}), "Config.Title (9000 bytes)"},
-		{"Run huge extra data", run(&throughput.Config{Iperf3Options: throughput.Iperf3Options{ExtraData: strings.Repeat("x", 9000)}}), "Config.ExtraData (9000 bytes)"},
+		{"Run huge title", run(&throughput.Config{Title: strings.Repeat("t", 9000)}), "Config.Title (9000 bytes)"},
+		{"Run huge extra data", run(&throughput.Config{ExtraData: strings.Repeat("x", 9000)}), "Config.ExtraData (9000 bytes)"},
 		{"NewServer huge ReadLen", func() error {
-			_, err := throughput.NewServer(&throughput.ServerConfig{ReadLen: math.MaxInt32})
+			_, err := throughput.NewServer(&throughput.ServerConfig{SocketOptions: throughput.SocketOptions{ReadLen: math.MaxInt32}})
 			return err
 		}, "ServerConfig.ReadLen 2147483647 bytes"},
 		{"NewServer 1ns Interval", func() error {

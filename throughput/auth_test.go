@@ -72,12 +72,12 @@ func writeAuthFiles(t *testing.T, k *rsa.PrivateKey) authFiles {
 
 // wrongCreds are the refusals both directions check, each with the
 // credentials that cause it.
-// Each is the Iperf3Options of a client: the skewed one's clock runs late
+// Each is the Auth of a client: the skewed one's clock runs late
 // (credCtx).
-func wrongCreds(good, other *rsa.PrivateKey) map[string]Iperf3Options {
-	opts := func(a *iperf3auth.Client) Iperf3Options { return Iperf3Options{Auth: a} }
+func wrongCreds(good, other *rsa.PrivateKey) map[string]*iperf3auth.Client {
+	opts := func(a *iperf3auth.Client) *iperf3auth.Client { return a }
 	skewed := opts(&iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey})
-	return map[string]Iperf3Options{
+	return map[string]*iperf3auth.Client{
 		"wrong-password": opts(&iperf3auth.Client{User: "mario", Password: "verdi", PublicKey: &good.PublicKey}),
 		"unknown-user":   opts(&iperf3auth.Client{User: "peach", Password: "rossi", PublicKey: &good.PublicKey}),
 		"wrong-key":      opts(&iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &other.PublicKey}),
@@ -109,16 +109,16 @@ func TestAuthAgainst321Server(t *testing.T) {
 	// 107); seen in CI under load, 2026-12-02.
 	for name, a := range wrongCreds(good, other) {
 		t.Run(name, func(t *testing.T) {
-			res, err := runRetryCtx(t, credCtx(context.Background(), name), addr, &Config{Duration: 500 * time.Millisecond, Iperf3Options: a})
+			res, err := runRetryCtx(t, credCtx(context.Background(), name), addr, &Config{Duration: 500 * time.Millisecond, Auth: a})
 			require.ErrorIs(t, err, ErrAuthFailed)
 			assert.ErrorIs(t, err, ErrAccessDenied)
-			assert.NotContains(t, err.Error(), a.Auth.Password)
+			assert.NotContains(t, err.Error(), a.Password)
 			require.NotNil(t, res)
 			assert.Empty(t, res.Streams, "no test ran")
 		})
 	}
 	ok := &iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey}
-	res, err := runRetry(t, addr, &Config{Bytes: 1 << 20, Iperf3Options: Iperf3Options{Auth: ok}}) // a count: data moves
+	res, err := runRetry(t, addr, &Config{Bytes: 1 << 20, Auth: ok}) // a count: data moves
 	require.NoError(t, err)
 	// The authenticated test moved its count. What the stock server says it
 	// received is not asserted (the 0-byte report above).
@@ -140,15 +140,15 @@ func TestAuthServer(t *testing.T) {
 			}
 			addr, srv, errs := hookedServer(t, ServerConfig{Auth: sa})
 			res, err := Run(ctxT(t, 20*time.Second), addr, &Config{
-				Bytes:         1 << 20, // a count: data moves however loaded the machine
-				Iperf3Options: Iperf3Options{Auth: &iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey}},
+				Bytes: 1 << 20, // a count: data moves however loaded the machine
+				Auth:  &iperf3auth.Client{User: "mario", Password: "rossi", PublicKey: &good.PublicKey},
 			})
 			require.NoError(t, err)
 			assert.Positive(t, res.Upload.Received.Bytes)
 			cases := wrongCreds(good, other)
-			cases["no-credentials"] = Iperf3Options{}
+			cases["no-credentials"] = nil
 			for name, a := range cases {
-				_, err := Run(credCtx(ctxT(t, 20*time.Second), name), addr, &Config{Duration: 300 * time.Millisecond, Iperf3Options: a})
+				_, err := Run(credCtx(ctxT(t, 20*time.Second), name), addr, &Config{Duration: 300 * time.Millisecond, Auth: a})
 				require.ErrorIs(t, err, ErrAuthFailed, name)
 				var se *ServerError
 				require.ErrorAs(t, err, &se, name)
@@ -156,8 +156,8 @@ func TestAuthServer(t *testing.T) {
 				e := <-errs
 				assert.Equal(t, reasonDenied, e.Reason, name)
 				assert.ErrorIs(t, e.Err, ErrAuthFailed, name)
-				if a.Auth != nil {
-					assert.NotContains(t, e.Error(), a.Auth.Password, name)
+				if a != nil {
+					assert.NotContains(t, e.Error(), a.Password, name)
 				}
 			}
 			st := srv.Stats()
@@ -175,7 +175,7 @@ func TestAuthConfigErrors(t *testing.T) {
 	assert.Error(t, err, "no users")
 	_, err = NewServer(&ServerConfig{Auth: &iperf3auth.Server{PrivateKey: good, UsersPath: filepath.Join(t.TempDir(), "none")}})
 	assert.ErrorIs(t, err, os.ErrNotExist, "the users file is checked at start-up, as iperf3 does")
-	_, err = Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &Config{Iperf3Options: Iperf3Options{Auth: &iperf3auth.Client{User: "u"}}})
+	_, err = Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &Config{Auth: &iperf3auth.Client{User: "u"}})
 	assert.ErrorContains(t, err, "public key")
 	a := iperf3auth.Client{User: "mario", Password: "s3cret"}
 	for _, f := range []string{"%v", "%+v", "%#v", "%s"} {

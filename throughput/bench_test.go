@@ -128,7 +128,7 @@ func BenchmarkTCPClientVsIperf3(b *testing.B) {
 // through the poller and on stream threads (ServerConfig.StreamThreads).
 func BenchmarkServerVsIperf3Server(b *testing.B) {
 	poller, _ := startServer(b, nil)
-	threaded, _ := startServer(b, &ServerConfig{StreamThreads: true})
+	threaded, _ := startServer(b, &ServerConfig{SocketOptions: SocketOptions{StreamThreads: true}})
 	for _, peer := range benchPeers(b) {
 		theirs := startIperf3ServerBin(b, peer.bin)
 		for _, streams := range []int{1, 4} {

@@ -309,13 +309,13 @@ func TestServeCancelEveryPhase(t *testing.T) {
 func testServeCancelEveryPhase(t *testing.T, threads bool) {
 	var mu sync.Mutex
 	reasons := map[reason]int{}
-	srv, err := NewServer(&ServerConfig{MaxTests: 8, StreamThreads: threads, OnFailure: func(_ net.Addr, err error) {
+	srv, err := NewServer(&ServerConfig{MaxTests: 8, OnFailure: func(_ net.Addr, err error) {
 		e := asSession(err)
 
 		mu.Lock()
 		reasons[e.Reason]++
 		mu.Unlock()
-	}})
+	}, SocketOptions: SocketOptions{StreamThreads: threads}})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -155,7 +155,7 @@ func TestClientAgainstIperf3(t *testing.T) {
 
 func TestClientGetServerOutputIperf3(t *testing.T) {
 	addr := startIperf3Server(t)
-	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: time.Second, Iperf3Options: Iperf3Options{GetServerOutput: true}})
+	res, err := Run(ctxT(t, 30*time.Second), addr, &Config{Duration: time.Second, GetServerOutput: true})
 	require.NoError(t, err)
 	t.Logf("json %d bytes, text %q", len(res.ServerOutputJSON), res.ServerOutputText)
 	require.True(t, len(res.ServerOutputJSON) > 0 || res.ServerOutputText != "")
@@ -173,7 +173,7 @@ func TestClientUDPAgainstIperf3(t *testing.T) {
 		cfg  Config
 	}{
 		{"udp-10M", Config{UDP: true, Bitrate: 10e6, BlockLen: 1200}},
-		{"udp-32bit", Config{UDP: true, Bitrate: 5e6, Iperf3Options: Iperf3Options{UDP32BitCounters: true}}},
+		{"udp-32bit", Config{UDP: true, Bitrate: 5e6, UDP32BitCounters: true}},
 		{"udp-reverse", Config{UDP: true, Bitrate: 10e6, Reverse: true}},
 		{"udp-bidir-P2", Config{UDP: true, Bitrate: 5e6, Bidir: true, Streams: 2}},
 	}

@@ -19,9 +19,9 @@ func TestSocketOptionsReachServer(t *testing.T) {
 	addr, results := startServer(t, nil)
 	port := freeTCPPort(t)
 	cfg := &Config{
-		Duration:      300 * time.Millisecond,
-		Streams:       2,
-		Iperf3Options: Iperf3Options{ExtraData: "run-42", RepeatingPayload: true},
+		Duration:  300 * time.Millisecond,
+		Streams:   2,
+		ExtraData: "run-42", RepeatingPayload: true,
 		SocketOptions: SocketOptions{TOS: 0x20, SendTimeout: 5 * time.Second, BindAddr: "127.0.0.1", ClientPort: port},
 	}
 	res, err := Run(ctxT(t, 20*time.Second), addr, cfg)
@@ -91,13 +91,13 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 func TestBindDeviceAndMPTCP(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		_, err := Run(ctxT(t, 5*time.Second), "127.0.0.1:1", &Config{SocketOptions: SocketOptions{BindDevice: "lo"}})
-		require.ErrorIs(t, err, ErrNotAvailable)
+		require.ErrorIs(t, err, errNotAvailable)
 		return
 	}
 	results := make(chan *Result, 4)
 	addrs := make(chan net.Addr, 1)
-	srv, err := NewServer(&ServerConfig{BindDevice: "lo", MPTCP: true,
-		OnListen: func(a net.Addr) { addrs <- a }, OnResult: func(r Result) { results <- &r }})
+	srv, err := NewServer(&ServerConfig{
+		OnListen: func(a net.Addr) { addrs <- a }, OnResult: func(r Result) { results <- &r }, SocketOptions: SocketOptions{BindDevice: "lo", MPTCP: true}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -124,6 +124,6 @@ func TestBindDeviceAndMPTCP(t *testing.T) {
 	assert.ErrorContains(t, err, "bind to device nosuchdev0")
 	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{SocketOptions: SocketOptions{BindDevice: "a-name-longer-than-15"}})
 	assert.ErrorContains(t, err, "longer than 15 bytes")
-	_, err = NewServer(&ServerConfig{BindDevice: "a-name-longer-than-15"})
+	_, err = NewServer(&ServerConfig{SocketOptions: SocketOptions{BindDevice: "a-name-longer-than-15"}})
 	assert.ErrorContains(t, err, "longer than 15 bytes")
 }

@@ -226,7 +226,7 @@ func validate(c *Config) error {
 	case c.BindAddr != "" && net.ParseIP(c.BindAddr) == nil:
 		return fmt.Errorf("throughput: Config.BindAddr %q is not an IP address", c.BindAddr)
 	case c.BindDevice != "" && !bindDeviceAvailable:
-		return fmt.Errorf("throughput: Config.BindDevice: %w", ErrNotAvailable)
+		return fmt.Errorf("throughput: Config.BindDevice: %w", errNotAvailable)
 	case c.FlowLabel < 0 || c.FlowLabel > maxFlowLabel:
 		return fmt.Errorf("throughput: Config.FlowLabel %d outside 1..%d", c.FlowLabel, maxFlowLabel)
 	case c.ServerAffinity != nil && (*c.ServerAffinity < 0 || *c.ServerAffinity > maxAffinity):
@@ -385,23 +385,23 @@ func params(c *Config) *iperfwire.Params {
 // checked against the server's limits).
 func configFromParams(p *iperfwire.Params, sc *ServerConfig) Config {
 	c := Config{
-		UDP:           bool(p.UDP),
-		Streams:       int(p.Parallel),
-		Duration:      time.Duration(p.Time) * time.Second,
-		Omit:          time.Duration(p.Omit) * time.Second,
-		Bytes:         int64(p.Num),
-		Blocks:        int64(p.BlockCount),
-		Reverse:       bool(p.Reverse),
-		Bidir:         bool(p.Bidirectional),
-		BlockLen:      int(p.Len),
-		Bitrate:       float64(p.Bandwidth),
-		UDPKeepRate:   bool(p.KeepRate),
-		Interval:      sc.Interval,
-		IOTimeout:     sc.IOTimeout,
-		RecvTimeout:   sc.RecvTimeout,
-		SendFrom:      sc.SendFrom,
-		ReceiveTo:     sc.ReceiveTo,
-		Iperf3Options: Iperf3Options{Title: p.Title, ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0},
+		UDP:         bool(p.UDP),
+		Streams:     int(p.Parallel),
+		Duration:    time.Duration(p.Time) * time.Second,
+		Omit:        time.Duration(p.Omit) * time.Second,
+		Bytes:       int64(p.Num),
+		Blocks:      int64(p.BlockCount),
+		Reverse:     bool(p.Reverse),
+		Bidir:       bool(p.Bidirectional),
+		BlockLen:    int(p.Len),
+		Bitrate:     float64(p.Bandwidth),
+		UDPKeepRate: bool(p.KeepRate),
+		Interval:    sc.Interval,
+		IOTimeout:   sc.IOTimeout,
+		RecvTimeout: sc.RecvTimeout,
+		SendFrom:    sc.SendFrom,
+		ReceiveTo:   sc.ReceiveTo,
+		Title:       p.Title, ExtraData: p.ExtraData, RepeatingPayload: p.RepeatingPayload != 0, GetServerOutput: p.GetServerOutput != 0, UDP32BitCounters: p.UDPCounters64 == 0,
 		SocketOptions: SocketOptions{Window: int(p.Window), MSS: int(p.MSS), NoDelay: bool(p.NoDelay), Congestion: p.Congestion, TOS: int(p.TOS), DontFragment: p.DontFragment != 0, MPTCP: bool(p.MPTCP), ReadLen: sc.ReadLen, DisableFastPath: sc.DisableFastPath, StreamThreads: sc.StreamThreads, JitterRead: sc.JitterRead, FlowLabel: int(p.FlowLabel)},
 	}
 	if a := p.ServerAffinity; a != nil {

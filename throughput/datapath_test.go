@@ -71,7 +71,7 @@ func TestDataPathParams(t *testing.T) {
 	srvUnl := configFromParams(p, &ServerConfig{})
 	assert.True(t, useGRO(&srvUnl))
 	// The server's own switch wins.
-	srvOff := configFromParams(p, &ServerConfig{DisableFastPath: true})
+	srvOff := configFromParams(p, &ServerConfig{SocketOptions: SocketOptions{DisableFastPath: true}})
 	assert.False(t, useGRO(&srvOff))
 }
 

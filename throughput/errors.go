@@ -49,10 +49,6 @@ var (
 	// Run returns a *ServerError that matches it; the server's own error
 	// (OnFailure) matches ErrLimit too.
 	ErrTotalRate = fmt.Errorf("%w: total required bandwidth is larger than server limit", ErrLimit)
-	// ErrNotAvailable marks a measurement or fast path the platform does not
-	// offer (TCP_INFO, UDP GSO/GRO and MSS/congestion settings are
-	// linux-only); results carry it as a note, never as a test failure.
-	ErrNotAvailable = errors.New("throughput: not available on this platform")
 	// ErrFlowLabel: Config.FlowLabel could not be set on a data stream: a
 	// TCP stream to an IPv4 address, or a label the kernel refuses (one
 	// leased to another destination, or above 0x7ffff when
@@ -141,3 +137,17 @@ func setNoDelay(c net.Conn) {
 		_ = tc.SetNoDelay(true)
 	}
 }
+
+// errNotAvailable marks a measurement or fast path the platform does not
+// offer (TCP_INFO, UDP GSO/GRO and MSS/congestion settings are
+// linux-only); results carry it as a note, never as a test failure. It
+// matches errors.ErrUnsupported.
+var errNotAvailable error = notAvailable{}
+
+// notAvailable is errNotAvailable's type: its message is the package's,
+// and errors.Is finds errors.ErrUnsupported in it.
+type notAvailable struct{}
+
+func (notAvailable) Error() string { return "throughput: not available on this platform" }
+
+func (notAvailable) Is(target error) bool { return target == errors.ErrUnsupported }

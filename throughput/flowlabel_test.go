@@ -14,7 +14,7 @@ import (
 // in 3.21's keys, flowlabel and server_affinity, a server checks them
 // against 3.21's bounds with 3.21's codes, and unset ones are not sent.
 func TestFlowLabelAffinityParams(t *testing.T) {
-	c := withDefaults((&Config{Iperf3Options: Iperf3Options{ServerAffinity: new(1)}, SocketOptions: SocketOptions{FlowLabel: 0x12345}}))
+	c := withDefaults((&Config{ServerAffinity: new(1), SocketOptions: SocketOptions{FlowLabel: 0x12345}}))
 	require.NoError(t, validate(&c))
 	b, err := json.Marshal(params(&c))
 	require.NoError(t, err)
@@ -28,7 +28,7 @@ func TestFlowLabelAffinityParams(t *testing.T) {
 	assert.Equal(t, 1, *srv.ServerAffinity)
 
 	// CPU 0 is a CPU, not "unset".
-	zero := withDefaults((&Config{Iperf3Options: Iperf3Options{ServerAffinity: new(0)}}))
+	zero := withDefaults((&Config{ServerAffinity: new(0)}))
 	b, _ = json.Marshal(params(&zero))
 	assert.Contains(t, string(b), `"server_affinity":0`)
 	def := withDefaults((&Config{}))
@@ -37,7 +37,7 @@ func TestFlowLabelAffinityParams(t *testing.T) {
 	assert.NotContains(t, string(b), "server_affinity")
 	assert.Nil(t, configFromParams(&iperfwire.Params{Parallel: 1}, &ServerConfig{}).ServerAffinity)
 
-	for _, bad := range []Config{{SocketOptions: SocketOptions{FlowLabel: -1}}, {SocketOptions: SocketOptions{FlowLabel: maxFlowLabel + 1}}, {Iperf3Options: Iperf3Options{ServerAffinity: new(-1)}}, {Iperf3Options: Iperf3Options{ServerAffinity: new(1025)}}} {
+	for _, bad := range []Config{{SocketOptions: SocketOptions{FlowLabel: -1}}, {SocketOptions: SocketOptions{FlowLabel: maxFlowLabel + 1}}, {ServerAffinity: new(-1)}, {ServerAffinity: new(1025)}} {
 		d := withDefaults(&bad)
 		assert.Error(t, validate(&d), "%+v", bad)
 	}

@@ -315,7 +315,7 @@ func testServeStopsWithoutLeaks(t *testing.T, threads bool) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	srv, err := NewServer(&ServerConfig{StreamThreads: threads})
+	srv, err := NewServer(&ServerConfig{SocketOptions: SocketOptions{StreamThreads: threads}})
 	require.NoError(t, err)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	addr := ln.Addr().String()

@@ -17,12 +17,12 @@ func controlExtra(c *Config, network string, v6 bool, fd uintptr) error {
 		}
 	}
 	if c.DontFragment && network == "udp" && !v6 {
-		if err := setDontFragment(fd); err != nil && err != ErrNotAvailable {
+		if err := setDontFragment(fd); err != nil && err != errNotAvailable {
 			return fmt.Errorf("throughput: don't fragment: %w", err)
 		}
 	}
 	if c.SendTimeout > 0 && network == "tcp" {
-		if err := setUserTimeout(fd, c.SendTimeout); err != nil && err != ErrNotAvailable {
+		if err := setUserTimeout(fd, c.SendTimeout); err != nil && err != errNotAvailable {
 			return fmt.Errorf("throughput: TCP_USER_TIMEOUT: %w", err)
 		}
 	}
@@ -113,7 +113,7 @@ func ctrlControl(c *Config) func(network, address string, rc syscall.RawConn) er
 			if serr = bindDevice(c, fd); serr != nil || c.SendTimeout <= 0 {
 				return
 			}
-			if err := setUserTimeout(fd, c.SendTimeout); err != nil && err != ErrNotAvailable {
+			if err := setUserTimeout(fd, c.SendTimeout); err != nil && err != errNotAvailable {
 				serr = fmt.Errorf("throughput: TCP_USER_TIMEOUT: %w", err)
 			}
 		}); err != nil {

@@ -4,4 +4,4 @@ package throughput
 
 const tosAvailable = false
 
-func setTOS(uintptr, bool, int) error { return ErrNotAvailable }
+func setTOS(uintptr, bool, int) error { return errNotAvailable }

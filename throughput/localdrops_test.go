@@ -45,7 +45,7 @@ func (h *refusingHost) send(b []byte) (int, error) {
 
 func newRefusalWriter(keepRate bool, host *refusingHost) (*udpWriter, *recordSleep) {
 	const l = 100
-	cfg := withDefaults((&Config{UDP: true, BlockLen: l, UDPKeepRate: keepRate, Iperf3Options: Iperf3Options{UDP32BitCounters: true}}))
+	cfg := withDefaults((&Config{UDP: true, BlockLen: l, UDPKeepRate: keepRate, UDP32BitCounters: true}))
 	e := newEngine(&cfg, false)
 	e.counting.Store(true)
 	s := &flowStream{send: true, udp: true}

@@ -110,7 +110,7 @@ func TestSendFromToServerSink(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var sinks streamSinks
-			addr, results := startServer(t, &ServerConfig{ReceiveTo: sinks.open, StreamThreads: tc.threads})
+			addr, results := startServer(t, &ServerConfig{ReceiveTo: sinks.open, SocketOptions: SocketOptions{StreamThreads: tc.threads}})
 			begin := time.Now()
 			res, err := Run(ctxT(t, 30*time.Second), addr, &tc.cfg)
 			require.NoError(t, err)
@@ -147,7 +147,7 @@ func TestReceiveToFromServerSource(t *testing.T) {
 		{"server sendfile threads", Config{SocketOptions: SocketOptions{ZeroCopy: true, StreamThreads: true}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, results := startServer(t, &ServerConfig{SendFrom: fromFile(path), StreamThreads: tc.threads})
+			addr, results := startServer(t, &ServerConfig{SendFrom: fromFile(path), SocketOptions: SocketOptions{StreamThreads: tc.threads}})
 			out := filepath.Join(t.TempDir(), "out.bin")
 			cfg := tc.cfg
 			cfg.Reverse, cfg.Bytes = true, int64(len(data))
@@ -427,7 +427,7 @@ func TestIperf321ClientFiles(t *testing.T) {
 	downSrc := dataFile(t, down)
 	for _, threads := range []bool{false, true} {
 		var sinks streamSinks
-		addr, results := startServer(t, &ServerConfig{ReceiveTo: sinks.open, SendFrom: fromFile(downSrc), StreamThreads: threads})
+		addr, results := startServer(t, &ServerConfig{ReceiveTo: sinks.open, SendFrom: fromFile(downSrc), SocketOptions: SocketOptions{StreamThreads: threads}})
 		doc, _ := runIperf3ClientBin(t, bin, addr, "-F", src)
 		srv := serverResult(t, results)
 		assert.Equal(t, int64(len(data)), doc.End.SumSent.Bytes)
@@ -509,8 +509,8 @@ func TestSinkStallAtTheEnd(t *testing.T) {
 		t.Run("threads="+strconv.FormatBool(threads), func(t *testing.T) {
 			data := randomData(8<<20, 7)
 			sink := &stallingSink{at: 7 << 20, stall: 300 * time.Millisecond}
-			addr, results := startServer(t, &ServerConfig{StreamThreads: threads,
-				ReceiveTo: func(int) (io.Writer, error) { return sink, nil }})
+			addr, results := startServer(t, &ServerConfig{
+				ReceiveTo: func(int) (io.Writer, error) { return sink, nil }, SocketOptions: SocketOptions{StreamThreads: threads}})
 			res, err := Run(ctxT(t, 30*time.Second), addr, &Config{
 				SendFrom:      func(int) (io.Reader, error) { return bytes.NewReader(data), nil },
 				SocketOptions: SocketOptions{StreamThreads: threads},

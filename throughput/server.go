@@ -79,31 +79,27 @@ type ServerConfig struct {
 	// on when nothing arrives for so long (iperf3 --rcv-timeout); 0 means
 	// 120 s, iperf3's default; negative disables it.
 	RecvTimeout time.Duration
-	// ReadLen is the size of each TCP receive read; 0 means 128 KiB, at
-	// most 1 MiB.
-	ReadLen int
-	// StreamThreads is Config.StreamThreads for every test's TCP streams:
-	// an OS thread each, GOMAXPROCS raised by their count while they run
-	// (linux).
-	StreamThreads bool
-	// JitterRead is Config.JitterRead for every test's UDP receivers:
-	// the kernel's arrival times by default, the read's as iperf3's when set.
-	JitterRead bool
+	// SocketOptions are the server side's socket settings; the server
+	// honours six of them, the client chooses the rest for each test:
+	//   - ReadLen: the size of each TCP receive read; 0 means 128 KiB, at
+	//     most 1 MiB;
+	//   - StreamThreads: Config.StreamThreads for every test's TCP streams
+	//     (an OS thread each, GOMAXPROCS raised by their count; linux);
+	//   - JitterRead: Config.JitterRead for every test's UDP receivers (the
+	//     kernel's arrival times by default, the read's as iperf3's when set);
+	//   - DisableFastPath: turns off UDP GSO/GRO on linux;
+	//   - BindDevice: binds the server's sockets to this network interface
+	//     (SO_BINDTODEVICE, iperf3 --bind-dev; linux, elsewhere NewServer
+	//     fails with an error matching errors.ErrUnsupported): ListenAndServe's listener and every
+	//     UDP test's sockets. Serve's listener is the caller's to bind;
+	//   - MPTCP: ListenAndServe listens with Multipath TCP (iperf3 -m), so
+	//     that MPTCP clients keep it; plain TCP clients connect as before.
+	//     False leaves Go's default (which GODEBUG=multipathtcp sets).
+	SocketOptions
 	// Interval between the server's own interval reports (sent back with
 	// get_server_output); 0 means 1 s, otherwise at least 10 ms. A
 	// netperfkit client's interval wins.
 	Interval time.Duration
-	// DisableFastPath turns off UDP GSO/GRO on linux.
-	DisableFastPath bool
-	// BindDevice binds the server's sockets to this network interface
-	// (SO_BINDTODEVICE, iperf3 --bind-dev; linux, elsewhere NewServer
-	// fails with ErrNotAvailable): ListenAndServe's listener and every UDP
-	// test's sockets. Serve's listener is the caller's to bind.
-	BindDevice string
-	// MPTCP makes ListenAndServe listen with Multipath TCP (iperf3 -m), so
-	// that MPTCP clients keep it; plain TCP clients connect as before.
-	// False leaves Go's default (which GODEBUG=multipathtcp sets).
-	MPTCP bool
 	// OnListen, when set, is called by Serve and ListenAndServe with the
 	// bound address before the first Accept (Addr returns it too).
 	OnListen func(net.Addr)
@@ -194,7 +190,7 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 		return d, fmt.Errorf("throughput: ServerConfig.TotalBitrateWindow %v outside %v to %v", w, minRateWindow, maxRateWindow)
 	}
 	if d.BindDevice != "" && !bindDeviceAvailable {
-		return d, fmt.Errorf("throughput: ServerConfig.BindDevice: %w", ErrNotAvailable)
+		return d, fmt.Errorf("throughput: ServerConfig.BindDevice: %w", errNotAvailable)
 	}
 	if len(d.BindDevice) > maxIfaceName {
 		return d, fmt.Errorf("throughput: ServerConfig.BindDevice %q: longer than %d bytes", d.BindDevice, maxIfaceName)

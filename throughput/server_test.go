@@ -104,7 +104,7 @@ func runIperf3ClientBin(t *testing.T, bin, addr string, args ...string) (*iperfE
 func TestServerWithIperf3Client(t *testing.T) {
 	for _, threads := range []bool{false, true} {
 		t.Run(map[bool]string{false: "poller", true: "threads"}[threads], func(t *testing.T) {
-			testServerWithIperf3Client(t, &ServerConfig{StreamThreads: threads})
+			testServerWithIperf3Client(t, &ServerConfig{SocketOptions: SocketOptions{StreamThreads: threads}})
 		})
 	}
 }
@@ -277,7 +277,7 @@ func TestServerConcurrentTests(t *testing.T) {
 func TestIperf321BothRoles(t *testing.T) {
 	bin := peertest.NewIPerf3(t)
 	addr, results := startServer(t, nil)
-	threaded, threadedResults := startServer(t, &ServerConfig{StreamThreads: true})
+	threaded, threadedResults := startServer(t, &ServerConfig{SocketOptions: SocketOptions{StreamThreads: true}})
 	for _, args := range [][]string{{"-t", "1"}, {"-t", "1", "-R", "-P", "2"}, {"-t", "1", "-u", "-b", "50M"}, {"-t", "1", "--bidir"},
 		{"threads", "-t", "1", "-P", "4"}, {"threads", "-t", "1", "--bidir", "-P", "2"}, {"threads", "-t", "1", "-R", "-P", "4"},
 		{"threads", "-t", "1", "-R", "-P", "2", "-Z"}} {

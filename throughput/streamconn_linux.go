@@ -74,7 +74,7 @@ func (t *streamThread) SetReadDeadline(time.Time) error  { return nil }
 func (t *streamThread) SetWriteDeadline(time.Time) error { return nil }
 
 // SyscallConn gives Control of the socket (socket options); its Read and
-// Write, which wait through the poller, are ErrNotAvailable.
+// Write, which wait through the poller, are errNotAvailable.
 func (t *streamThread) SyscallConn() (syscall.RawConn, error) { return threadRawConn{t}, nil }
 
 type threadRawConn struct{ t *streamThread }
@@ -89,8 +89,8 @@ func (c threadRawConn) Control(f func(fd uintptr)) error {
 	return nil
 }
 
-func (threadRawConn) Read(func(fd uintptr) bool) error  { return ErrNotAvailable }
-func (threadRawConn) Write(func(fd uintptr) bool) error { return ErrNotAvailable }
+func (threadRawConn) Read(func(fd uintptr) bool) error  { return errNotAvailable }
+func (threadRawConn) Write(func(fd uintptr) bool) error { return errNotAvailable }
 
 // threadOf is the stream thread that took c's socket over, or nil.
 func threadOf(c net.Conn) *streamThread {

@@ -24,7 +24,7 @@ import (
 // included; UDP streams keep their own path), and is back after.
 func TestStreamThreadsOwnPeers(t *testing.T) {
 	base := runtime.GOMAXPROCS(0)
-	addr, results := startServer(t, &ServerConfig{StreamThreads: true})
+	addr, results := startServer(t, &ServerConfig{SocketOptions: SocketOptions{StreamThreads: true}})
 	for name, tc := range map[string]struct {
 		cfg     Config
 		threads int // threaded TCP streams of both sides

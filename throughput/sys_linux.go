@@ -215,12 +215,12 @@ type truncReader struct {
 	fn  func(fd uintptr) bool
 }
 
-// rawConn is c's syscall.RawConn, or ErrNotAvailable for a connection
+// rawConn is c's syscall.RawConn, or errNotAvailable for a connection
 // without one.
 func rawConn(c any) (syscall.RawConn, error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return nil, ErrNotAvailable
+		return nil, errNotAvailable
 	}
 	return sc.SyscallConn()
 }

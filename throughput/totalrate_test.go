@@ -188,7 +188,7 @@ func TestServerTotalRate(t *testing.T) {
 	// A client asking for 60 s intervals (sent with get_server_output)
 	// does not stretch the window: the server polices on its own.
 	start = time.Now()
-	_, err = Run(ctx, addr, &Config{Duration: 20 * time.Second, Interval: 60 * time.Second, Iperf3Options: Iperf3Options{GetServerOutput: true}})
+	_, err = Run(ctx, addr, &Config{Duration: 20 * time.Second, Interval: 60 * time.Second, GetServerOutput: true})
 	require.ErrorIs(t, err, ErrTotalRate)
 	assert.Less(t, time.Since(start), 10*time.Second, "ended by the server's window, not by the test's time")
 	expectFailure(t, errs, func(e *SessionError) bool { return e.Reason == reasonLimit })

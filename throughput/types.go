@@ -10,8 +10,6 @@ type (
 	Config = flowmodel.Config
 	// SocketOptions are the socket-level settings of a test's streams.
 	SocketOptions = flowmodel.SocketOptions
-	// Iperf3Options are the settings only the iperf3 protocol carries.
-	Iperf3Options = flowmodel.Iperf3Options
 	// Offload is a three-way switch for a kernel offload.
 	Offload = flowmodel.Offload
 	// Result is the outcome of a test, from the side that ran it.

@@ -34,9 +34,9 @@ import (
 	"github.com/netperfkit/netperfkit/cache"
 )
 
-// ErrToken is wrapped by every failure to make a token (configuration,
+// errToken is wrapped by every failure to make a token (configuration,
 // credentials, signing).
-var ErrToken = errors.New("iam: token")
+var errToken = errors.New("iam: token")
 
 // redacted is what is shown in place of credentials.
 const redacted = "[redacted]"
@@ -134,23 +134,23 @@ type TokenSource struct {
 // no network call.
 func NewTokenSource(ctx context.Context, user string, cfg *Config) (*TokenSource, error) {
 	if ctx == nil {
-		return nil, fmt.Errorf("%w: nil context", ErrToken)
+		return nil, fmt.Errorf("%w: nil context", errToken)
 	}
 	if cfg == nil {
-		return nil, fmt.Errorf("%w: nil Config", ErrToken)
+		return nil, fmt.Errorf("%w: nil Config", errToken)
 	}
 	if cfg.CacheName == "" {
-		return nil, fmt.Errorf("%w: Config.CacheName is required", ErrToken)
+		return nil, fmt.Errorf("%w: Config.CacheName is required", errToken)
 	}
 	if cfg.Refresh < 0 {
-		return nil, fmt.Errorf("%w: Config.Refresh %v is negative", ErrToken, cfg.Refresh)
+		return nil, fmt.Errorf("%w: Config.Refresh %v is negative", errToken, cfg.Refresh)
 	}
 	if cfg.Refresh >= tokenLifetime {
 		// A token kept that long would be handed out after it expired.
-		return nil, fmt.Errorf("%w: Config.Refresh %v is not below the tokens' lifetime of %v", ErrToken, cfg.Refresh, tokenLifetime)
+		return nil, fmt.Errorf("%w: Config.Refresh %v is not below the tokens' lifetime of %v", errToken, cfg.Refresh, tokenLifetime)
 	}
 	if user == "" {
-		return nil, fmt.Errorf("%w: user id is required", ErrToken)
+		return nil, fmt.Errorf("%w: user id is required", errToken)
 	}
 	s := &TokenSource{
 		user:       user,
@@ -168,7 +168,7 @@ func NewTokenSource(ctx context.Context, user string, cfg *Config) (*TokenSource
 	if s.creds == nil || s.region == "" {
 		ac, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("%w: load AWS configuration: %w", ErrToken, err)
+			return nil, fmt.Errorf("%w: load AWS configuration: %w", errToken, err)
 		}
 		if s.creds == nil {
 			s.creds = ac.Credentials
@@ -178,10 +178,10 @@ func NewTokenSource(ctx context.Context, user string, cfg *Config) (*TokenSource
 		}
 	}
 	if s.region == "" {
-		return nil, fmt.Errorf("%w: no region (set Config.Region or AWS_REGION)", ErrToken)
+		return nil, fmt.Errorf("%w: no region (set Config.Region or AWS_REGION)", errToken)
 	}
 	if s.creds == nil {
-		return nil, fmt.Errorf("%w: no AWS credentials provider", ErrToken)
+		return nil, fmt.Errorf("%w: no AWS credentials provider", errToken)
 	}
 	return s, nil
 }
@@ -219,10 +219,10 @@ func (s *TokenSource) LogValue() slog.Value { return slog.StringValue(s.String()
 // with expired temporary credentials is refused.
 func (s *TokenSource) Token(ctx context.Context) (cache.Secret, error) {
 	if s == nil || s.signer == nil {
-		return "", fmt.Errorf("%w: TokenSource not created by NewTokenSource", ErrToken)
+		return "", fmt.Errorf("%w: TokenSource not created by NewTokenSource", errToken)
 	}
 	if ctx == nil {
-		return "", fmt.Errorf("%w: nil context", ErrToken)
+		return "", fmt.Errorf("%w: nil context", errToken)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -247,7 +247,7 @@ const credentialsMargin = time.Minute
 func (s *TokenSource) presign(ctx context.Context, now time.Time) (cache.Secret, time.Time, error) {
 	creds, err := s.creds.Retrieve(ctx)
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("%w: retrieve credentials: %w", ErrToken, err)
+		return "", time.Time{}, fmt.Errorf("%w: retrieve credentials: %w", errToken, err)
 	}
 	var expires time.Time
 	if creds.CanExpire {
@@ -267,12 +267,12 @@ func (s *TokenSource) sign(ctx context.Context, creds aws.Credentials, now time.
 	q.Set("X-Amz-Expires", strconv.Itoa(int(tokenLifetime/time.Second)))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.cacheName+"/", nil)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrToken, err)
+		return "", fmt.Errorf("%w: %w", errToken, err)
 	}
 	req.URL.RawQuery = q.Encode()
 	signed, _, err := s.signer.PresignHTTP(ctx, creds, req, emptyPayloadHash, "elasticache", s.region, now.UTC())
 	if err != nil {
-		return "", fmt.Errorf("%w: presign: %w", ErrToken, err)
+		return "", fmt.Errorf("%w: presign: %w", errToken, err)
 	}
 	return cache.Secret(strings.TrimPrefix(signed, "http://")), nil
 }

@@ -235,14 +235,14 @@ func TestConfigErrors(t *testing.T) {
 		{context.Background(), "u", &Config{CacheName: "c", Region: "r", Refresh: 15 * time.Minute}, "Config.Refresh 15m0s is not below the tokens' lifetime of 15m0s"},
 	} {
 		_, err := NewTokenSource(tc.ctx, tc.user, tc.cfg)
-		require.ErrorIs(t, err, ErrToken)
+		require.ErrorIs(t, err, errToken)
 		assert.ErrorContains(t, err, tc.want)
 	}
 	var zero TokenSource
 	_, err := zero.Token(context.Background())
-	require.ErrorIs(t, err, ErrToken)
+	require.ErrorIs(t, err, errToken)
 	_, _, err = (*TokenSource)(nil).Credentials(context.Background())
-	require.ErrorIs(t, err, ErrToken)
+	require.ErrorIs(t, err, errToken)
 	assert.Equal(t, "TokenSource(nil)", (*TokenSource)(nil).String())
 }
 

@@ -155,7 +155,7 @@ func tputProbe(ctx context.Context, addr string, maxBytes int64, d, ioTimeout ti
 		Interval:       -1,
 		ConnectTimeout: ioTimeout,
 		IOTimeout:      ioTimeout,
-		Iperf3Options:  throughput.Iperf3Options{Title: "netperfkit-agent", Auth: auth},
+		Title:          "netperfkit-agent", Auth: auth,
 	})
 	if errors.Is(err, throughput.ErrAccessDenied) && !errors.Is(err, throughput.ErrAuthFailed) {
 		err = fmt.Errorf("%w: %w", errPeerBusy, err)

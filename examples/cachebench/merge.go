@@ -40,8 +40,8 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cachebench merge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	cpuShare := fs.Float64("cpu-share", shard.DefaultCPUShare, "a shard that used this share of its CPU limit is saturated")
-	lateShare := fs.Float64("late-share", shard.DefaultLatenessShare, "an open-loop shard whose send lateness p99 is this share of its response p99 is saturated")
+	cpuShare := fs.Float64("cpu-share", 0.9, "a shard that used this share of its CPU limit is saturated")
+	lateShare := fs.Float64("late-share", 0.1, "an open-loop shard whose send lateness p99 is this share of its response p99 is saturated")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -33,7 +33,7 @@ func addShardFlags(fs *flag.FlagSet) *shardFlags {
 	fs.StringVar(&s.spec, "shard", "", "run shard `I/N` of N: keys and connections of its own (e.g. 0/4)")
 	fs.StringVar(&s.startAt, "start-at", "", "start at this wall-clock `time` (RFC 3339), the same for every shard; a past time is refused")
 	fs.StringVar(&s.out, "out", "", "write the shard's result with per-interval histograms to `FILE` (- for stdout), for cachebench merge")
-	fs.DurationVar(&s.interval, "interval", shard.DefaultInterval, "histogram interval of a sharded run, the same for every shard")
+	fs.DurationVar(&s.interval, "interval", time.Second, "histogram interval of a sharded run, the same for every shard")
 	return s
 }
 

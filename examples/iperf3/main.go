@@ -395,7 +395,7 @@ func inProcess(ctx context.Context, o *options) (host, addr string, stop func(),
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
-	srv, err := throughput.NewServer(&throughput.ServerConfig{StreamThreads: o.streamThreads, JitterRead: o.jitterRead})
+	srv, err := throughput.NewServer(&throughput.ServerConfig{SocketOptions: throughput.SocketOptions{StreamThreads: o.streamThreads, JitterRead: o.jitterRead}})
 	if err != nil {
 		cancel()
 		_ = ln.Close()

@@ -102,7 +102,8 @@ func serverConfig(o *options, out, errOut io.Writer) *throughput.ServerConfig {
 	listening()
 	cfg := &throughput.ServerConfig{MaxDuration: o.serverMaxDuration, Auth: o.serverAuth, OneOff: o.oneOff,
 		AllowedClients: o.allowedClients, MaxTestsPerClient: o.maxTestsPerClient, RecvTimeout: o.rcvTimeout,
-		StreamThreads: o.streamThreads, MaxTests: o.maxTests, BindDevice: o.bindDev, JitterRead: o.jitterRead,
+		MaxTests: o.maxTests, SocketOptions: throughput.SocketOptions{StreamThreads: o.streamThreads,
+			BindDevice: o.bindDev, JitterRead: o.jitterRead},
 		// "/0" (which 3.21 takes, and then ends every test at its first
 		// interval, dividing by a zero window) is the default window here.
 		MaxTotalBitrate: o.serverRate, TotalBitrateWindow: o.serverRateWin,

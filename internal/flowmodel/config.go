@@ -113,10 +113,40 @@ type Config struct {
 	// zero copy and stream threads. The zero value leaves the system's
 	// defaults and lets the package choose its fast paths.
 	SocketOptions
-	// Iperf3Options are the fields only iperf3's protocol or its command
-	// line need: the title and extra data it carries, its legacy counters,
-	// the server's output and CPU, and its RSA authentication.
-	Iperf3Options
+	// The fields from here to ServerAffinity are the ones only iperf3's
+	// protocol or its command line need: the title and extra data it
+	// carries, its legacy counters, the server's output and CPU, and its
+	// RSA authentication.
+	// GetServerOutput asks the server for its own report (iperf3
+	// --get-server-output). The client asks for it anyway in reverse and
+	// bidirectional TCP tests to fill in the server's TCP_INFO.
+	GetServerOutput bool `json:"get_server_output,omitempty"`
+	// UDP32BitCounters uses iperf3's legacy 32-bit packet counters; the
+	// default is 64-bit counters.
+	UDP32BitCounters bool `json:"udp_32bit_counters,omitempty"`
+	// Title is sent to the server as iperf3's title parameter. Title and
+	// ExtraData together must leave the parameters within iperf3's 8 KiB.
+	Title string `json:"title,omitempty"`
+	// Auth, when set, sends iperf3's RSA credentials to a server that
+	// requires them. A refusal returns an error matching ErrAuthFailed (and
+	// ErrAccessDenied). Result.Config never carries it.
+	Auth *iperf3auth.Client `json:"-"`
+	// ExtraData is sent to the server and written as "extra_data" in both
+	// ends' iperf3 documents (iperf3 --extra-data).
+	ExtraData string `json:"extra_data,omitempty"`
+	// RepeatingPayload asks a stock server for a repeating payload pattern
+	// (iperf3 --repeating-payload); this package always sends one.
+	RepeatingPayload bool `json:"repeating_payload,omitempty"`
+	// ServerAffinity, when set, asks the server to run the test's data
+	// streams on that CPU, 0..1024 (iperf3 -A n,m: m), as 3.21's
+	// server_affinity parameter; nil asks nothing. A 3.21 server pins its
+	// whole process for the test. This package's server pins the test's
+	// stream goroutines, each locked to an OS thread (see "Server
+	// affinity" in the package documentation), and refuses a CPU outside
+	// its own allowed set as 3.21 reports a failed sched_setaffinity: a
+	// *ServerError with iperf3's IEAFFINITY (132, "unable to set CPU
+	// affinity") and EINVAL.
+	ServerAffinity *int `json:"server_affinity,omitempty"`
 	// UDPKeepRate makes a UDP sender drop a datagram its own host refuses
 	// (ENOBUFS: a full qdisc or device queue) and keep offering the target
 	// rate, counting it in Counts.LocalDrops. By default the sender waits
@@ -180,7 +210,7 @@ type SocketOptions struct {
 	SendTimeout time.Duration `json:"send_timeout_ns,omitempty"`
 	// BindDevice binds every socket of the test, control and data, to this
 	// network interface (SO_BINDTODEVICE, iperf3 --bind-dev or -B addr%dev;
-	// linux: elsewhere Run fails with ErrNotAvailable); "" leaves routing
+	// linux: elsewhere Run fails with an error matching errors.ErrUnsupported); "" leaves routing
 	// to choose.
 	BindDevice string `json:"bind_device,omitempty"`
 	// MPTCP dials the control and TCP data connections with Multipath TCP
@@ -245,41 +275,6 @@ type SocketOptions struct {
 	// with ErrFlowLabel, as 3.21's; an IPv4 UDP test runs without a label
 	// and a note says so (3.21 labels no UDP socket at all).
 	FlowLabel int `json:"flowlabel,omitempty"`
-}
-
-// Iperf3Options are a Config's fields that only iperf3's protocol or its
-// command line need. Their fields are promoted, as SocketOptions' are.
-type Iperf3Options struct {
-	// GetServerOutput asks the server for its own report (iperf3
-	// --get-server-output). The client asks for it anyway in reverse and
-	// bidirectional TCP tests to fill in the server's TCP_INFO.
-	GetServerOutput bool `json:"get_server_output,omitempty"`
-	// UDP32BitCounters uses iperf3's legacy 32-bit packet counters; the
-	// default is 64-bit counters.
-	UDP32BitCounters bool `json:"udp_32bit_counters,omitempty"`
-	// Title is sent to the server as iperf3's title parameter. Title and
-	// ExtraData together must leave the parameters within iperf3's 8 KiB.
-	Title string `json:"title,omitempty"`
-	// Auth, when set, sends iperf3's RSA credentials to a server that
-	// requires them. A refusal returns an error matching ErrAuthFailed (and
-	// ErrAccessDenied). Result.Config never carries it.
-	Auth *iperf3auth.Client `json:"-"`
-	// ExtraData is sent to the server and written as "extra_data" in both
-	// ends' iperf3 documents (iperf3 --extra-data).
-	ExtraData string `json:"extra_data,omitempty"`
-	// RepeatingPayload asks a stock server for a repeating payload pattern
-	// (iperf3 --repeating-payload); this package always sends one.
-	RepeatingPayload bool `json:"repeating_payload,omitempty"`
-	// ServerAffinity, when set, asks the server to run the test's data
-	// streams on that CPU, 0..1024 (iperf3 -A n,m: m), as 3.21's
-	// server_affinity parameter; nil asks nothing. A 3.21 server pins its
-	// whole process for the test. This package's server pins the test's
-	// stream goroutines, each locked to an OS thread (see "Server
-	// affinity" in the package documentation), and refuses a CPU outside
-	// its own allowed set as 3.21 reports a failed sched_setaffinity: a
-	// *ServerError with iperf3's IEAFFINITY (132, "unable to set CPU
-	// affinity") and EINVAL.
-	ServerAffinity *int `json:"server_affinity,omitempty"`
 }
 
 // Offload is a three-way switch for a kernel offload.

@@ -189,7 +189,7 @@ func TestProbeStatsOf(t *testing.T) {
 	for range 15 {
 		require.NoError(t, h.RecordValue(int64(500*time.Microsecond)))
 	}
-	s := &latency.ScheduleResult{Failed: 5, SuccessResponse: latency.SummarizeHistogram(h, nil), SuccessResponseHistogram: h}
+	s := &latency.ScheduleResult{Failed: 5, SuccessResponse: latency.SummarizeHistogram(h, 0), SuccessResponseHistogram: h}
 	ps := ProbeStatsOf(s)
 	assert.Equal(t, int64(15), ps.Probes)
 	assert.Equal(t, int64(5), ps.Errors)

@@ -14,15 +14,15 @@ import (
 
 // Saturation thresholds: the zero Config fields' values.
 const (
-	// DefaultCPUShare: a generator that used 90 % of its CPU limit, or
+	// defaultCPUShare: a generator that used 90 % of its CPU limit, or
 	// whose host's CPUs were 90 % busy, is saturated.
-	DefaultCPUShare = 0.9
-	// DefaultThrottledShare: a generator whose cgroup quota throttled it in
+	defaultCPUShare = 0.9
+	// defaultThrottledShare: a generator whose cgroup quota throttled it in
 	// 5 % of the enforcement periods is saturated.
-	DefaultThrottledShare = 0.05
-	// DefaultLatenessShare: an open-loop generator whose send lateness p99
+	defaultThrottledShare = 0.05
+	// defaultLatenessShare: an open-loop generator whose send lateness p99
 	// is 10 % of its response time p99 or more is saturated.
-	DefaultLatenessShare = 0.1
+	defaultLatenessShare = 0.1
 )
 
 // Config is a sharded run's settings: how Run measures one shard (Shard,
@@ -44,7 +44,7 @@ type Config struct {
 	// that end later are not recorded. Required by Run (at most 86,400
 	// intervals); the load should run as long.
 	Duration time.Duration
-	// Interval is the grid's interval: zero means DefaultInterval (1 s);
+	// Interval is the grid's interval: zero means 1 s;
 	// otherwise 1 ms..1 h. Run only; Merge takes the results'.
 	Interval time.Duration
 	// StartTolerance is how far from a grid line a shard's first (or last)
@@ -56,8 +56,11 @@ type Config struct {
 	// says how late the shards started. Merge only.
 	StartTolerance time.Duration
 	// CPUShare, ThrottledShare and LatenessShare are the saturation
-	// thresholds (0 means DefaultCPUShare, DefaultThrottledShare,
-	// DefaultLatenessShare; otherwise above 0, at most 1). Merge only.
+	// thresholds (0 means 0.9, 0.05 and 0.1: a generator that used 90 % of
+	// its CPU limit or whose host was 90 % busy, that its cgroup quota
+	// throttled in 5 % of the periods, or whose send lateness p99 is 10 %
+	// of its response time p99, is saturated; otherwise above 0, at most
+	// 1). Merge only.
 	CPUShare       float64
 	ThrottledShare float64
 	LatenessShare  float64
@@ -74,8 +77,8 @@ func (c *Config) mergeSettings(iv time.Duration) (Config, error) {
 		name string
 		v    *float64
 		def  float64
-	}{{"CPUShare", &m.CPUShare, DefaultCPUShare}, {"ThrottledShare", &m.ThrottledShare, DefaultThrottledShare},
-		{"LatenessShare", &m.LatenessShare, DefaultLatenessShare}} {
+	}{{"CPUShare", &m.CPUShare, defaultCPUShare}, {"ThrottledShare", &m.ThrottledShare, defaultThrottledShare},
+		{"LatenessShare", &m.LatenessShare, defaultLatenessShare}} {
 		switch {
 		case *f.v == 0:
 			*f.v = f.def
@@ -396,7 +399,7 @@ func (m *Merged) sum(good []*Result, window []int64, c Config) {
 			}
 		}
 		row.OpsPerSec = float64(row.Count) / m.Window.Seconds()
-		row.Latency = latency.SummarizeHistogram(h, nil)
+		row.Latency = latency.SummarizeHistogram(h, 0)
 		row.Saturated, row.Reason = verdict(r, c)
 		m.Histogram.Merge(h)
 		m.Count += row.Count
@@ -405,7 +408,7 @@ func (m *Merged) sum(good []*Result, window []int64, c Config) {
 		m.Rows = append(m.Rows, row)
 	}
 	m.OpsPerSec = float64(m.Count) / m.Window.Seconds()
-	m.Latency = latency.SummarizeHistogram(m.Histogram, nil)
+	m.Latency = latency.SummarizeHistogram(m.Histogram, 0)
 }
 
 func minTime(a, b time.Time) time.Time {

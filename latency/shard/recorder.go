@@ -21,9 +21,9 @@ const (
 	histogramSigFigs = 3
 )
 
-// DefaultInterval is the grid's interval when Config.Interval is zero.
+// defaultInterval is the grid's interval when Config.Interval is zero.
 // Intervals run from 1 ms to 1 h, and a run holds at most 86,400 of them.
-const DefaultInterval = time.Second
+const defaultInterval = time.Second
 
 const (
 	minInterval = time.Millisecond

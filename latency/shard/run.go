@@ -40,7 +40,7 @@ func Run(ctx context.Context, cfg *Config, load func(ctx context.Context, record
 		r.Shard.Count = 1
 	}
 	if r.Interval == 0 {
-		r.Interval = DefaultInterval
+		r.Interval = defaultInterval
 	}
 	if err := r.Shard.validate("Config.Shard"); err != nil {
 		return r, err

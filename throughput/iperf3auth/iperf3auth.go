@@ -1,7 +1,7 @@
 // Package iperf3auth holds the credentials of iperf3's RSA authentication
 // (iperf3 3.x --username, --rsa-public-key-path, --rsa-private-key-path,
 // --authorized-users-path), for package throughput's clients
-// (throughput.Iperf3Options.Auth) and servers (throughput.ServerConfig.Auth),
+// (throughput.Config.Auth) and servers (throughput.ServerConfig.Auth),
 // and reads iperf3's PEM key files. It imports only the standard library
 // and netperfkit's internal iperf3 codec; docs/conventions.md states the
 // conventions it shares with the rest of netperfkit.

@@ -7,8 +7,8 @@
 //   - TextReport: the same text written live from a run's events
 //     (throughput.Config.OnEvent), as iperf3's client and server print it;
 //   - JSONStream: iperf3 3.21's --json-stream output from the same events;
-//   - FormatJitter and Sliver: iperf3's jitter figure and the short last
-//     interval it leaves out of its reports (text and --json-stream).
+//   - FormatJitter: iperf3's jitter figure (the reports leave out the
+//     short last interval, as 3.21 does).
 //
 // examples/iperf3, a drop-in for iperf3 3.21's command line, is built on
 // it. The package imports only throughput, the renderers it shares with
@@ -55,14 +55,6 @@ func JSON(r *throughput.Result) ([]byte, error) {
 // three decimals, and two significant digits below 0.001 ms, so that a
 // measured jitter never reads as 0.000.
 func FormatJitter(j time.Duration) string { return iperf3doc.FormatJitter(j) }
-
-// Sliver reports whether iv is the short last interval of a test that
-// iperf3 3.21 leaves out of its reports (text and --json-stream): shorter
-// than a tenth of the reporting interval every (0: 1 s) and with no stream
-// moving data.
-func Sliver(iv throughput.Interval, every time.Duration) bool {
-	return iperf3doc.Sliver(iv, every)
-}
 
 // Options choose how a TextReport reads. The zero Options is a client's
 // report with adaptive units.
@@ -116,7 +108,7 @@ func (t *TextReport) Connected(s throughput.StreamResult) {
 
 // Interval writes one interval report: a line per stream and, with
 // several streams per direction, a [SUM] line per direction. It leaves out
-// a Sliver, as 3.21 does.
+// a sliver (a short, empty last interval), as 3.21 does.
 func (t *TextReport) Interval(iv throughput.Interval) {
 	if t != nil && t.r != nil {
 		t.r.Interval(iv)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/netperfkit/netperfkit/internal/iperf3doc"
 	"github.com/netperfkit/netperfkit/throughput"
 	"github.com/netperfkit/netperfkit/throughput/iperf3fmt"
 )
@@ -65,11 +66,11 @@ func TestJSONShape(t *testing.T) {
 // data or lasted a tenth of the interval is not.
 func TestSliver(t *testing.T) {
 	short := throughput.Interval{Start: time.Second, End: time.Second + 50*time.Millisecond}
-	assert.True(t, iperf3fmt.Sliver(short, time.Second))
-	assert.False(t, iperf3fmt.Sliver(short, 100*time.Millisecond), "half the interval is not a sliver")
+	assert.True(t, iperf3doc.Sliver(short, time.Second))
+	assert.False(t, iperf3doc.Sliver(short, 100*time.Millisecond), "half the interval is not a sliver")
 	moved := short
 	moved.Streams = []throughput.StreamInterval{{Counts: throughput.Counts{Bytes: 1}}}
-	assert.False(t, iperf3fmt.Sliver(moved, time.Second))
+	assert.False(t, iperf3doc.Sliver(moved, time.Second))
 
 	var b bytes.Buffer
 	iperf3fmt.NewTextReport(&b, &throughput.Config{}, iperf3fmt.Options{}).Interval(short)

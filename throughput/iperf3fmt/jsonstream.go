@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/netperfkit/netperfkit/internal/iperf3doc"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -25,7 +26,7 @@ type JSONStream struct {
 
 // NewJSONStream returns a stream written to w. every is the test's
 // reporting interval (Config.Interval; 0 means 1 s), by which Interval
-// leaves out a Sliver; skel, when not nil, is what is known before the
+// leaves out a sliver (a short, empty last interval); skel, when not nil, is what is known before the
 // test starts (settings and peer), for a start event that Start did not
 // replace.
 func NewJSONStream(w io.Writer, every time.Duration, skel *throughput.Result) *JSONStream {
@@ -83,9 +84,9 @@ func (j *JSONStream) Start(r *throughput.Result) {
 }
 
 // Interval writes one interval event, after the start event if none was
-// written; it leaves out a Sliver, as 3.21 does.
+// written; it leaves out a sliver, as 3.21 does.
 func (j *JSONStream) Interval(iv throughput.Interval) {
-	if j == nil || Sliver(iv, j.every) {
+	if j == nil || iperf3doc.Sliver(iv, j.every) {
 		return
 	}
 	j.Start(nil)

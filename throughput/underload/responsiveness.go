@@ -142,7 +142,7 @@ func loadedRTTs(res *throughput.Result) responsiveness.ProbeStats {
 	}
 	h := rec.Snapshot()
 	tm := rpm.TrimmedMean(h, rpm.Trim)
-	return responsiveness.ProbeStats{Probes: rec.Count(), Latency: rec.Summary(nil), TrimmedMean: tm,
+	return responsiveness.ProbeStats{Probes: rec.Count(), Latency: rec.Summary(0), TrimmedMean: tm,
 		RPM: rpm.RPM(tm), Histogram: h}
 }
 
