@@ -130,6 +130,3 @@ func (r *PingPongResult) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
-
-// seconds converts float seconds to the nearest nanosecond.
-func seconds(s float64) time.Duration { return usec.FromNanoseconds(s * float64(time.Second)) }

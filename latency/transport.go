@@ -37,15 +37,6 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// netTransport uses Go's netpoller: the default mode.
-type netTransport struct {
-	conn    net.Conn
-	fr      *wire.FrameReader // TCP only
-	buf     []byte            // UDP only
-	timeout time.Duration
-	wdl     time.Time // current write deadline
-}
-
 // dialConn dials addr for a transport, with Nagle's algorithm off over TCP.
 // buf is nil over TCP, which a FrameReader reads; over UDP it is the receive
 // buffer, wire.MaxUDPMessageSize+1 bytes.
@@ -77,55 +68,6 @@ func dial(ctx context.Context, addr string, c *PingPongConfig) (transport, error
 	}
 	return tr, nil
 }
-
-// newNetTransport reads and writes conn, dialled by dialConn, through Go's
-// netpoller.
-func newNetTransport(conn net.Conn, buf []byte, c *PingPongConfig) *netTransport {
-	t := &netTransport{conn: conn, buf: buf, timeout: c.ReadTimeout}
-	if buf == nil {
-		t.fr = wire.NewFrameReader(conn, c.MessageSize)
-	}
-	return t
-}
-
-func (t *netTransport) write(b []byte) error {
-	// Refreshing the deadline on every write would cost a timer update per
-	// message; renewing it when half of it is used keeps every write bounded.
-	if now := time.Now(); t.wdl.Sub(now) < t.timeout/2 {
-		t.wdl = now.Add(t.timeout)
-		if err := t.conn.SetWriteDeadline(t.wdl); err != nil {
-			return fmt.Errorf("latency: %w", err)
-		}
-	}
-	if _, err := t.conn.Write(b); err != nil {
-		return fmt.Errorf("latency: write: %w", err)
-	}
-	return nil
-}
-
-func (t *netTransport) read(deadline time.Time) ([]byte, error) {
-	if err := t.conn.SetReadDeadline(deadline); err != nil {
-		return nil, fmt.Errorf("latency: %w", err)
-	}
-	if t.fr != nil {
-		_, msg, err := t.fr.Next()
-		if err != nil {
-			return nil, fmt.Errorf("latency: read: %w", err)
-		}
-		return msg, nil
-	}
-	n, err := t.conn.Read(t.buf)
-	if err != nil {
-		return nil, fmt.Errorf("latency: read: %w", err)
-	}
-	return t.buf[:n], nil
-}
-
-func (t *netTransport) arrived() time.Time { return time.Time{} }
-
-func (t *netTransport) netConn() net.Conn { return t.conn }
-func (t *netTransport) abort()            { t.conn.Close() }
-func (t *netTransport) close() error      { return t.conn.Close() }
 
 // answersFrom sends one sockperf ping-pong message to addr from an
 // unconnected UDP socket, which takes a reply from any address, and returns
