@@ -234,7 +234,9 @@ func TestLabTLSFlightAttributed(t *testing.T) {
 	} else {
 		assert.LessOrEqual(t, r.Causes.Connects["tls_overrun"], flights)
 	}
-	assert.GreaterOrEqual(t, r.Causes.Connects["tls_overrun"], flights-2, "each dropped flight is attributed to TLS")
+	// A connect whose flight was dropped twice (about one in twenty at a
+	// 5 % rule) is one connect for two dropped flights.
+	assert.GreaterOrEqual(t, r.Causes.Connects["tls_overrun"], flights-flights/10-2, "each dropped flight is attributed to TLS")
 	assert.Zero(t, r.Causes.Connects["syn_retransmit"], "the SYNs went through")
 }
 
