@@ -20,8 +20,19 @@ import (
 //     lost and sent again, which costs the kernel's initial retransmission
 //     timeout, 1 s: tcpi_total_retrans (and, on linux 6.7+,
 //     tcpi_total_rto) of TCP_INFO read right after the connect. A full
-//     listen queue at the server drops SYNs the same way; the client's
-//     kernel cannot tell the two apart.
+//     listen queue at the server drops SYNs the same way, and the client's
+//     kernel cannot tell the two apart: for a remote endpoint
+//     syn_retransmit includes a full listen queue.
+//   - "listen_queue": SYNs the server's full listen queue dropped, known
+//     only for a local endpoint (loopback, or an address of an interface in
+//     this network namespace), whose server's kernel counts its drops where
+//     the run can read them: TcpExtListenDrops of the namespace, read before
+//     and after a run (RunResult) or a probe run (ProbeSummary; a single
+//     probe's Causes never has it). As many of the SYNs sent again as the
+//     counter rose move from syn_retransmit to listen_queue, with their
+//     share of the connects and of the time. The counter is the
+//     namespace's: another client's drop at another local listener counts
+//     too, bounded by the SYNs the run's own connects sent again.
 //   - "dns_retry": a query of the name's lookup timed out and was sent
 //     again (the resolver's timeout, 5 s by default in resolv.conf),
 //     counted on each query the resolver dials. Names are looked up with
@@ -70,10 +81,11 @@ const (
 	causeAuth
 	causeSlots
 	causeBudget
+	causeListen
 	numCauses
 )
 
-var causeNames = [numCauses]string{"syn_retransmit", "dns_retry", "tls_overrun", "auth_overrun", "slots_overrun", "client_budget"}
+var causeNames = [numCauses]string{"syn_retransmit", "dns_retry", "tls_overrun", "auth_overrun", "slots_overrun", "client_budget", "listen_queue"}
 
 // causeWaits completes "N of M connects ..." in a tail.
 var causeWaits = [numCauses]string{
@@ -83,6 +95,7 @@ var causeWaits = [numCauses]string{
 	"had an AUTH past its round trip (a lost flight)",
 	"had a CLUSTER SLOTS past its round trip (a lost flight)",
 	"ran out of the client's connection budget",
+	"waited for a SYN that the server's full listen queue dropped",
 }
 
 // overrunMin is how far past its round trips a TLS, AUTH or CLUSTER SLOTS
@@ -258,6 +271,10 @@ type causeTally struct {
 	slow   []slowOp
 	kernel int
 	hasRTO bool
+	// listenDrops is how much ListenDrops rose, when listenKnown: the
+	// endpoint's listen queue was watched (listenq.go).
+	listenDrops int64
+	listenKnown bool
 }
 
 type slowOp struct {
@@ -305,6 +322,45 @@ func (t *causeTally) merge(o *causeTally) {
 	t.slow = append(t.slow, o.slow...)
 	if o.kernel != 0 && t.kernel >= 0 {
 		t.kernel, t.hasRTO = o.kernel, o.hasRTO
+	}
+}
+
+// listened reads w again and moves to listen_queue as many of the SYNs
+// sent again as the listen queue dropped, with their share of the
+// connects (at least one) and of the time; the successes in the tail that
+// move are the first ones that waited on a SYN. Nothing moves when w is
+// nil (the endpoint is not local) or cannot be read.
+func (t *causeTally) listened(w *listenWatch) {
+	d, ok := w.delta()
+	if !ok {
+		return
+	}
+	t.listenKnown, t.listenDrops = true, d
+	syns, n := t.events[causeSYN], t.n[causeSYN]
+	k := min(d, syns)
+	if k <= 0 || n == 0 {
+		return
+	}
+	moved, added := n, t.added[causeSYN]
+	if k < syns {
+		moved = min(max((n*k+syns/2)/syns, 1), n)
+		added = added / time.Duration(n) * time.Duration(moved)
+	}
+	t.n[causeSYN] -= moved
+	t.n[causeListen] += moved
+	t.added[causeSYN] -= added
+	t.added[causeListen] += added
+	t.events[causeSYN] -= k
+	t.events[causeListen] += k
+	left := moved
+	for i := range t.slow {
+		if left == 0 {
+			break
+		}
+		if m := t.slow[i].mask; m&(1<<causeSYN) != 0 {
+			t.slow[i].mask = m&^(1<<causeSYN) | 1<<causeListen
+			left--
+		}
 	}
 }
 
@@ -374,6 +430,13 @@ func (t *causeTally) from(engine string, budget time.Duration) string {
 	case t.kernel < 0:
 		parts = append(parts, "syn_retransmit: not counted, TCP_INFO could not be read")
 	}
+	switch {
+	case engine != respName:
+	case t.listenKnown:
+		parts = append(parts, fmt.Sprintf("listen_queue: the endpoint is local and TcpExtListenDrops of this network namespace rose by %d, as many SYNs sent again attributed to it (at most those)", t.listenDrops))
+	default:
+		parts = append(parts, "listen_queue: not known, the endpoint is not local (syn_retransmit includes a full listen queue at the server)")
+	}
 	if engine == respName {
 		parts = append(parts, "dns_retry: the resolver's queries that timed out",
 			fmt.Sprintf("tls/auth/slots_overrun: the phase ran %v or more past its round trips at the connection's RTT", overrunMin),
@@ -411,6 +474,7 @@ func (t *tally) mergeCauses(wt *causeTally) {
 // fillCauses sets the run's Causes once its workers have ended.
 func (t *tally) fillCauses() {
 	res := t.res
+	t.causes.listened(t.listenq)
 	res.Causes = t.causes.causes(res.Engine, res.Succeeded, res.Latency.P99, t.budget)
 }
 

@@ -279,6 +279,7 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 		}
 		pr.recs[ph] = r
 	}
+	lq := watchListen(p.d.ep.Addr)
 	pr.begin = time.Now()
 	var wg sync.WaitGroup
 	for range c.concurrency {
@@ -294,6 +295,7 @@ func (p *Prober) Run(ctx context.Context, cfg *ProbeConfig) (*ProbeSummary, erro
 			sum.Phases[ph] = rec.Summary(0)
 		}
 	}
+	pr.causes.listened(lq)
 	sum.Causes = pr.causes.causes(respName, int64(sum.Succeeded), sum.Total.P99, p.d.ep.ConnectTimeout)
 	return sum, pr.outcome(ctx)
 }

@@ -478,7 +478,7 @@ func Run(ctx context.Context, ep *Endpoint, cfg *WorkloadConfig) (*RunResult, er
 		}
 		return res, err
 	}
-	t := &tally{res: res, secret: ep.Password.Reveal(), budget: orDefault(ep.ConnectTimeout, defaultConnectTimeout), slots: watchSlots(ctx, ep, &w)}
+	t := &tally{res: res, secret: ep.Password.Reveal(), budget: orDefault(ep.ConnectTimeout, defaultConnectTimeout), slots: watchSlots(ctx, ep, &w), listenq: watchListen(ep.Addr)}
 	var debris *portWatch
 	if w.Mode == ConnectPerOp {
 		debris = watchPorts(ep.Addr)
@@ -538,6 +538,7 @@ type tally struct {
 	budget   time.Duration
 	retried  atomic.Int64 // RunResult.Retried
 	slots    *slotWatch   // nil: not a cluster
+	listenq  *listenWatch // nil: not a local endpoint (listenq.go)
 }
 
 // fail counts a failed attempt and returns its kind.
