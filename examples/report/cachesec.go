@@ -83,6 +83,10 @@ type CacheWorkload struct {
 	// connect-per-op runs: connections and commands per operation (nil
 	// against -cache endpoints and single servers).
 	ConnectCounts *ServerCounts `json:"connect_server_counts,omitempty"`
+	// ConnectCauses is what the connect-per-op runs' connection set-ups
+	// waited on, summed over the runs, with the runs' tails that a cause
+	// holds (nil when connect-per-op did not run).
+	ConnectCauses *ConnectCauses `json:"connect_causes,omitempty"`
 }
 
 // CacheComparison is one ratio row: Kind is "connect/pool" (per endpoint),
@@ -382,6 +386,7 @@ func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 					w.Pool, w.PoolFailure = agg, failure
 				} else {
 					w.Connect, w.ConnectFailure = agg, failure
+					w.ConnectCauses = connectCauses(agg)
 				}
 			}
 			if ctx.Err() != nil {

@@ -43,24 +43,25 @@ func writeCacheText(w io.Writer, sec *CacheSection) error {
 	if sec.ServerNote != "" {
 		fmt.Fprintf(w, "NOTE: %s\n", sec.ServerNote)
 	}
-	t := newTable(w, "config", "probes", "errors", "DNS", "TCP", "TLS", "AUTH", "CLUSTER SLOTS", "GET", "total (us)")
+	t := newTable(w, "config", "probes", "errors", "DNS", "TCP", "TLS", "AUTH", "CLUSTER SLOTS", "GET", "total (us)", "causes")
 	for _, ce := range sec.Endpoints {
 		if ce.Medians == nil {
 			probes, failed := "0", "-"
 			if ce.Probe != nil {
 				probes, failed = fmt.Sprint(ce.Probe.Probes), fmt.Sprint(ce.Probe.Probes-ce.Probe.Succeeded)
 			}
-			t.row(ce.Label, probes, failed, "-", "-", "-", "-", "-", "-", "-")
+			t.row(ce.Label, probes, failed, "-", "-", "-", "-", "-", "-", "-", probeCausesCell(ce.Probe))
 			continue
 		}
 		m, s := ce.Medians, ce.Probe
 		ph := func(p cache.Phase, v float64) string { return phaseCell(s, p, v) }
 		t.row(ce.Label, fmt.Sprint(s.Probes), fmt.Sprint(s.Probes-s.Succeeded), ph(cache.PhaseDNS, m.DNSUs), ph(cache.PhaseConnect, m.TCPUs),
-			ph(cache.PhaseTLS, m.TLSUs), ph(cache.PhaseAuth, m.AuthUs), ph(cache.PhaseClusterSlots, m.ClusterSlotsUs), ph(cache.PhaseCommand, m.GetUs), us(m.TotalUs))
+			ph(cache.PhaseTLS, m.TLSUs), ph(cache.PhaseAuth, m.AuthUs), ph(cache.PhaseClusterSlots, m.ClusterSlotsUs), ph(cache.PhaseCommand, m.GetUs), us(m.TotalUs), probeCausesCell(s))
 	}
 	if err := t.flush(); err != nil {
 		return err
 	}
+	writeProbeTails(w, sec)
 	for _, ce := range sec.Endpoints {
 		if ce.ProbeError != "" {
 			fmt.Fprintf(w, "%s: probe error: %s\n", ce.Label, ce.ProbeError)
@@ -132,7 +133,7 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 		return nil
 	}
 	fmt.Fprintln(w, "\nE3 cache: pooled vs connect-per-op (median of runs [min-max])")
-	t := newTable(w, "config", "engine", "runs", "pool p50 (us)", "pool p99 (us)", "pool ops/s", "connect p50 (us)", "connect p99 (us)", "connect ops/s", "attempts", "closing", "request", "timeout")
+	t := newTable(w, "config", "engine", "runs", "pool p50 (us)", "pool p99 (us)", "pool ops/s", "connect p50 (us)", "connect p99 (us)", "connect ops/s", "attempts", "closing", "request", "timeout", "connect causes")
 	var notes, debris []string
 	for _, ce := range sec.Endpoints {
 		for _, wl := range ce.Workloads {
@@ -154,7 +155,7 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 				}
 			}
 			cl, rq, to := errorClasses(wl.Pool, wl.Connect)
-			cells = append(cells, fmt.Sprint(attempts), fmt.Sprint(cl), fmt.Sprint(rq), fmt.Sprint(to))
+			cells = append(cells, fmt.Sprint(attempts), fmt.Sprint(cl), fmt.Sprint(rq), fmt.Sprint(to), connectCausesCell(wl))
 			t.row(cells...)
 			if n := debrisNote(ce.Label+" "+wl.Engine, wl.Connect); n != "" {
 				debris = append(debris, n)
@@ -167,6 +168,7 @@ func writeCacheWorkloads(w io.Writer, sec *CacheSection) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	writeConnectTails(w, sec)
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "FAILED: %s; its latencies would be those of its errors, so none are shown and no ratio uses them\n", failedRule)
 	}
