@@ -132,6 +132,16 @@ func localServerBinaries() []string {
 	return out
 }
 
+// localBinaries is the servers E3 runs against without -cache: the first
+// of localServerBinaries, or with -cache-servers all each of them.
+func (o *options) localBinaries() []string {
+	bins := localServerBinaries()
+	if o.cacheServers != "all" && len(bins) > 1 {
+		bins = bins[:1]
+	}
+	return bins
+}
+
 // localCacheTargets starts, for each server binary in bins (valkey-server,
 // redis-server), a cluster of the field's shape (three primaries with a
 // replica each, cluster-node-timeout 1000 ms) plain and with TLS+ACL,
@@ -205,7 +215,7 @@ func checkCacheCompare(o *options) error {
 		labels = append(labels, t.Label)
 	}
 	if len(targets) == 0 {
-		for _, bin := range localServerBinaries() {
+		for _, bin := range o.localBinaries() {
 			for _, c := range localClusterConfigs(bin) {
 				labels = append(labels, c.label)
 			}

@@ -97,6 +97,7 @@ type options struct {
 	cache                           *cachecli.EndpointFlags // -cache and the -cache-* flags
 	cacheConfig, cacheCompare       string
 	cacheFailover                   bool
+	cacheServers                    string
 	imds                            string
 	compare                         bool
 	label                           string
@@ -139,6 +140,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cacheConfig, "cache-config", "", "JSON or YAML file with per-endpoint settings (label, addr, tls, cluster, cacert, insecure, server_name, user, password_env, iam: {cache, region, serverless}, connect_timeout, request_timeout); -cache LABEL,... picks from it")
 	fs.StringVar(&o.cacheCompare, "cache-compare", "", "E3 endpoint ratios as BASE/OTHER label pairs, for example SV2/SP1,N1/N2 (default: every endpoint against the first)")
 	fs.BoolVar(&o.cacheFailover, "cache-failover", true, "E3: run the failover drill on the local plain cluster (one primary SIGSTOPped in a pooled and a connect-per-op run per engine, about 7 s each); needs the local clusters, not -cache")
+	fs.StringVar(&o.cacheServers, "cache-servers", "first", "E3 without -cache: first runs the clusters of one installed server (valkey-server, else redis-server), all those of each (twice E3's time)")
 	fs.StringVar(&o.skip, "skip", "", "parts to skip: any of paths,matrix,cache")
 	fs.StringVar(&o.out, "out", "", "directory for report.json, the plots, report.md and report.html")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of tables")
@@ -201,6 +203,8 @@ func (o *options) check() error {
 		return fmt.Errorf("-rtt-load: %q is not on or off", o.rttLoad)
 	case o.rttLoadMPS < 1:
 		return fmt.Errorf("-rtt-load-mps: %d is not a positive rate", o.rttLoadMPS)
+	case o.cacheServers != "first" && o.cacheServers != "all":
+		return fmt.Errorf("-cache-servers: %q is not first or all", o.cacheServers)
 	}
 	return nil
 }
@@ -428,7 +432,7 @@ func cacheSection(ctx context.Context, o *options, copts cacheOptions, prog *pro
 	}
 	note := ""
 	if len(targets) == 0 {
-		set, err := defaultCacheTargets(ctx, localServerBinaries())
+		set, err := defaultCacheTargets(ctx, o.localBinaries())
 		if err != nil {
 			return &CacheSection{Skipped: err.Error()}, nil
 		}
