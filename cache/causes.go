@@ -435,7 +435,7 @@ func (t *causeTally) from(engine string, budget time.Duration) string {
 	case t.listenKnown:
 		parts = append(parts, fmt.Sprintf("listen_queue: the endpoint is local and TcpExtListenDrops of this network namespace rose by %d, as many SYNs sent again attributed to it (at most those)", t.listenDrops))
 	default:
-		parts = append(parts, "listen_queue: not known, the endpoint is not local (syn_retransmit includes a full listen queue at the server)")
+		parts = append(parts, "listen_queue: not known, the endpoint is not local or TcpExtListenDrops could not be read (syn_retransmit includes a full listen queue at the server)")
 	}
 	if engine == respName {
 		parts = append(parts, "dns_retry: the resolver's queries that timed out",
