@@ -153,8 +153,8 @@ func TestCachePhasesNotRunPrintDash(t *testing.T) {
 			tls = l
 		}
 	}
-	assert.Equal(t, []string{"plain", "10", "0", "-", "14.3", "-", "-", "-", "28.2", "50.7"}, strings.Fields(plain))
-	assert.Equal(t, []string{"tls", "10", "0", "0.4", "45.6", "1043.5", "153.1", "-", "25.6", "1316.9"}, strings.Fields(tls))
+	assert.Equal(t, []string{"plain", "10", "0", "-", "14.3", "-", "-", "-", "28.2", "50.7", "none"}, strings.Fields(plain))
+	assert.Equal(t, []string{"tls", "10", "0", "0.4", "45.6", "1043.5", "153.1", "-", "25.6", "1316.9", "none"}, strings.Fields(tls))
 	assert.NotContains(t, b.String(), " 0.0 ")
 }
 
