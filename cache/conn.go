@@ -26,8 +26,10 @@ type stamps struct {
 	// its write is not charged as the server's slowness (issue 31).
 	left *time.Time
 	// kernel, when the run takes the kernel view, records the request's
-	// kernel-to-kernel time (kview.go).
+	// kernel-to-kernel time (kview.go) if sample is set: the request is in
+	// the view's sample, the only ones whose send is stamped.
 	kernel *kernelRecorder
+	sample bool
 }
 
 func withStamps(ctx context.Context, s *stamps) context.Context {
@@ -139,14 +141,13 @@ func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Va
 	if st != nil && st.sent != nil && st.sent.IsZero() {
 		*st.sent = time.Now()
 	}
-	if _, err := c.nc.Write(c.wbuf); err != nil {
+	if err := c.write(st); err != nil {
 		c.broken = true
 		return resp.Value{}, err
 	}
 	if st != nil && st.left != nil && st.left.IsZero() {
 		*st.left = time.Now()
 	}
-	c.sentTX(len(c.wbuf))
 	for {
 		v, err := c.rd.Read()
 		if err != nil {

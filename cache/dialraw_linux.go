@@ -85,6 +85,10 @@ func (r *rawAddr) dial(ctx context.Context, deadline time.Time) (nc net.Conn, st
 		return nil, nil, r.dialError(os.NewSyscallError("connect", cerr))
 	}
 	c := &fileConn{f: os.NewFile(uintptr(fd), r.addr), raddr: r.tcp}
+	if c.rc, err = c.f.SyscallConn(); err != nil {
+		c.f.Close()
+		return nil, nil, r.dialError(err)
+	}
 	if ctx.Done() != nil {
 		f := c.f
 		stop = context.AfterFunc(ctx, func() { f.Close() })
@@ -106,31 +110,43 @@ func (r *rawAddr) dialError(err error) error {
 }
 
 // awaitConnect waits until the connect in progress ends, by deadline, and
-// returns its error. It asks by connecting again, which answers at once:
-// 0 or EISCONN once connected, EALREADY while the handshake is under way,
-// the connect's error (ECONNREFUSED...) once it failed. The answer is
-// asked for before the first wait, as RawConn.Write forgets a readiness
-// the netpoller took before it was called: over loopback the handshake is
-// usually over when the first connect returns.
+// returns its error. It asks the socket's TCP_INFO, which answers at once:
+// SYN_SENT while the handshake is under way, CLOSE once the connect failed
+// (a connect(2) again then says why: ECONNREFUSED...), any other state once
+// connected. The TCP_INFO that says so is kept for readTCPInfo, which the
+// connect's causes read next: a connection costs one system call fewer
+// than asking connect(2) and then TCP_INFO. The answer is asked for before
+// the first wait, as RawConn.Write forgets a readiness the netpoller took
+// before it was called: over loopback the handshake is usually over when
+// the first connect returns.
 func (c *fileConn) awaitConnect(r *rawAddr, deadline time.Time) error {
 	if err := c.f.SetWriteDeadline(deadline); err != nil {
 		return err
 	}
-	rc, err := c.f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var connErr error
-	err = rc.Write(func(fd uintptr) bool {
-		switch err := r.connect(int(fd)); err {
-		case unix.EALREADY, unix.EINPROGRESS, unix.EINTR:
+	var (
+		connErr error
+		raw     unix.TCPInfo
+	)
+	err := c.rc.Write(func(fd uintptr) bool {
+		size, errno := getTCPInfo(fd, &raw)
+		switch {
+		case errno != 0:
+			connErr = os.NewSyscallError("getsockopt", errno)
+			return true
+		case raw.State == unix.BPF_TCP_SYN_SENT:
 			return false // wait until writable: connected or failed
-		case nil, unix.EISCONN:
-			return true
-		default:
-			connErr = os.NewSyscallError("connect", err)
-			return true
+		case raw.State == unix.BPF_TCP_CLOSE:
+			switch err := r.connect(int(fd)); err {
+			case nil, unix.EISCONN:
+			case unix.EALREADY, unix.EINPROGRESS, unix.EINTR:
+				return false
+			default:
+				connErr = os.NewSyscallError("connect", err)
+				return true
+			}
 		}
+		c.info, c.hasInfo = tcpInfoOf(&raw, size), true
+		return true
 	})
 	if err != nil {
 		return err
@@ -144,9 +160,14 @@ func (c *fileConn) awaitConnect(r *rawAddr, deadline time.Time) error {
 // net.ErrClosed once closed), so that they are classified alike.
 type fileConn struct {
 	f     *os.File
+	rc    syscall.RawConn // f's, made once
 	raddr *net.TCPAddr
 	// noDelay records that TCP_NODELAY is set (see Write).
 	noDelay bool
+	// info is the TCP_INFO that ended awaitConnect, until readTCPInfo
+	// takes it (hasInfo).
+	info    tcpInfo
+	hasInfo bool
 }
 
 // noDelayAbove is the longest write sent without TCP_NODELAY: shorter
@@ -179,12 +200,8 @@ func (c *fileConn) Write(b []byte) (int, error) {
 }
 
 func (c *fileConn) setNoDelay() error {
-	rc, err := c.f.SyscallConn()
-	if err != nil {
-		return err
-	}
 	var serr error
-	if err := rc.Control(func(fd uintptr) {
+	if err := c.rc.Control(func(fd uintptr) {
 		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	}); err != nil {
 		return err
@@ -201,12 +218,8 @@ func (c *fileConn) Close() error { return c.opError("close", c.f.Close()) }
 // LocalAddr asks the kernel (nil when it cannot say): nothing in this
 // package reads it, so connections do not pay for it up front.
 func (c *fileConn) LocalAddr() net.Addr {
-	rc, err := c.f.SyscallConn()
-	if err != nil {
-		return nil
-	}
 	var la net.Addr
-	_ = rc.Control(func(fd uintptr) {
+	_ = c.rc.Control(func(fd uintptr) {
 		if sa, err := unix.Getsockname(int(fd)); err == nil {
 			la = tcpAddrOf(sa)
 		}
@@ -227,7 +240,7 @@ func (c *fileConn) SetWriteDeadline(t time.Time) error {
 }
 
 // SyscallConn gives internal/kstamp the socket.
-func (c *fileConn) SyscallConn() (syscall.RawConn, error) { return c.f.SyscallConn() }
+func (c *fileConn) SyscallConn() (syscall.RawConn, error) { return c.rc, nil }
 
 // opError shapes err as net's; nil stays nil, io.EOF stays io.EOF.
 func (c *fileConn) opError(op string, err error) error {

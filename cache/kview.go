@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"sync/atomic"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/netperfkit/netperfkit/internal/kstamp"
@@ -17,14 +18,26 @@ import (
 // which leads, being what an application gets from a client library) it
 // shows the path's and the server's share. Only successful requests are
 // in it.
+//
+// It is taken on a sample, so that it costs the application view nothing
+// measurable: only a sampled request asks the kernel for its transmit
+// stamp (a control message on its sendmsg(2)) and reads it back from the
+// error queue; the others are sent and read as without the view. The run's
+// expected requests (Rate × Duration, or MaxOps when fewer) are cut into
+// blocks of k = max(1, ⌊expected / 1,000⌋) consecutive requests and one
+// request at a pseudo-random place in each block is stamped: at least
+// 1,000 stamped requests in a run that completes (all of them in a run of
+// fewer), about 1 in k, spread evenly over the run without keeping step
+// with anything periodic. Response.Observations + StampsLost is how many
+// were stamped and succeeded.
 type KernelView struct {
 	// Response summarises the kernel-to-kernel response times.
 	Response latency.Summary `json:"response"`
 	// Histogram holds them in nanoseconds; nil when empty.
 	Histogram *hdrhistogram.Histogram `json:"-"`
-	// StampsLost counts the successful requests without the view: the
-	// kernel dropped a transmit stamp (its error queue was full) or gave
-	// the reply no receive stamp.
+	// StampsLost counts the sampled successful requests without the
+	// view: the kernel dropped a transmit stamp (its error queue was full)
+	// or gave the reply no receive stamp.
 	StampsLost int64 `json:"stamps_lost"`
 }
 
@@ -55,6 +68,10 @@ func kernelReason(w *WorkloadConfig) string {
 	return ""
 }
 
+// kernelSampleMin is the number of stamped requests a run's kernel view
+// aims at (KernelView): enough for its p99 to rest on ten requests.
+const kernelSampleMin = 1000
+
 // kernelRecorder collects a run's kernel view from its connections; safe
 // for concurrent use.
 type kernelRecorder struct {
@@ -62,6 +79,10 @@ type kernelRecorder struct {
 	lost atomic.Int64
 	// why is the first reason a connection gave for having no stamps.
 	why atomic.Pointer[string]
+	// every is the sample's block (KernelView): one request of every
+	// block of that many is stamped, at a place drawn from seed.
+	every int64
+	seed  uint64
 }
 
 // newKernelRecorder returns the recorder of a run of w, nil when the run
@@ -74,7 +95,42 @@ func newKernelRecorder(w *WorkloadConfig) *kernelRecorder {
 	if err != nil {
 		return nil
 	}
-	return &kernelRecorder{rec: rec}
+	return &kernelRecorder{rec: rec, every: sampleEvery(w.Rate, w.Duration, w.MaxOps), seed: w.seed}
+}
+
+// sampleEvery is the sample's block for a run of rate requests a second
+// for d, stopped after max requests when positive: the expected count over
+// kernelSampleMin, at least 1.
+func sampleEvery(rate float64, d time.Duration, maxOps int64) int64 {
+	n := rate * d.Seconds()
+	if maxOps > 0 && float64(maxOps) < n {
+		n = float64(maxOps)
+	}
+	if !(n >= 2*kernelSampleMin) { // NaN too
+		return 1
+	}
+	return int64(n) / kernelSampleMin
+}
+
+// sampled reports whether request seq (latency.Request's Seq) is the one
+// stamped in its block.
+func (k *kernelRecorder) sampled(seq int64) bool {
+	if k == nil {
+		return false
+	}
+	if k.every <= 1 {
+		return true
+	}
+	block := uint64(seq / k.every)
+	return uint64(seq%k.every) == mix64(k.seed^block)%uint64(k.every)
+}
+
+// mix64 is splitmix64's finaliser: a block's number to its sample's place.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // fill sets res's kernel view, or says why it has none.
@@ -96,16 +152,16 @@ func (k *kernelRecorder) fill(res *RunResult, w *WorkloadConfig) {
 }
 
 // connKernel is a connection's transmit stamps: the stamper and the key
-// of the request in flight.
+// of the sampled request in flight.
 type connKernel struct {
 	tx     *kstamp.TX
 	id     uint32
 	hasID  bool
-	failed bool // EnableTX refused: not tried again
+	failed bool // EnablePerSend refused: not tried again
 }
 
-// enableTX sets transmit stamps up on c, once its reads are the kernel's
-// (kr), for a request whose run takes the kernel view.
+// enableTX sets per-send transmit stamps up on c, once its reads are the
+// kernel's (kr), for a request whose run takes the kernel view.
 func (c *conn) enableTX(st *stamps) {
 	if st == nil || st.kernel == nil || c.kv != nil {
 		return
@@ -116,7 +172,7 @@ func (c *conn) enableTX(st *stamps) {
 		st.kernel.note("the connection's replies cannot be read in the kernel (TLS)")
 		return
 	}
-	tx, err := kstamp.EnableTX(c.nc)
+	tx, err := kstamp.EnablePerSend(c.nc)
 	if err != nil {
 		c.kv.failed = true
 		why := err.Error()
@@ -133,18 +189,29 @@ func (c *conn) enableTX(st *stamps) {
 // first.
 func (k *kernelRecorder) note(why string) { k.why.CompareAndSwap(nil, &why) }
 
-// sentTX records the write of n bytes that carried a request.
-func (c *conn) sentTX(n int) {
-	if c.kv != nil && c.kv.tx != nil {
-		c.kv.id, c.kv.hasID = c.kv.tx.Sent(n), true
-		// Taken now, so that the reply's poll(2) sleeps instead of
-		// waking at once for the stamp (POLLERR).
-		c.kv.tx.Collect(c.kv.id)
+// write sends the command in c.wbuf: through the transmit stamper when
+// the connection has one (which keeps its keys, and stamps the send when
+// st's request is in the sample), else as a plain write.
+func (c *conn) write(st *stamps) error {
+	kv := c.kv
+	if kv == nil || kv.tx == nil {
+		_, err := c.nc.Write(c.wbuf)
+		return err
 	}
+	stamp := st != nil && st.sample
+	_, id, err := kv.tx.Write(c.wbuf, stamp)
+	kv.hasID = stamp && err == nil
+	if kv.hasID {
+		kv.id = id
+		// Taken now, so that the reply's wait sleeps instead of waking
+		// at once for the stamp (POLLERR).
+		kv.tx.Collect(id)
+	}
+	return err
 }
 
-// replyTX records the kernel view of the request whose reply was just
-// read.
+// replyTX records the kernel view of the sampled request whose reply was
+// just read.
 func (c *conn) replyTX(st *stamps) {
 	if st == nil || st.kernel == nil || c.kv == nil || c.kv.tx == nil || !c.kv.hasID {
 		return

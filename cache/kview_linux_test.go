@@ -78,3 +78,21 @@ func TestKernelViewAbsentSaysWhy(t *testing.T) {
 	assert.Nil(t, res.Kernel)
 	assert.Contains(t, res.NoKernelStamps, "TLS")
 }
+
+// A run of more than twice the sample's floor stamps a sample of its
+// requests: here 2,400 expected, one in every two, so half the successful
+// requests have a view (or a lost stamp), and none is lost.
+func TestKernelViewSampled(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	res, err := cache.Run(context.Background(), s.Endpoint(), &cache.WorkloadConfig{
+		Rate: 4000, Workers: 1, Duration: 600 * time.Millisecond, GetWeight: 1, SetWeight: 0,
+	})
+	require.NoError(t, err)
+	require.NotNil(t, res.Kernel, "no kernel view: %s", res.NoKernelStamps)
+	k := res.Kernel
+	t.Logf("%d succeeded, %d stamped (%d lost): kernel p50 %v p99 %v, application p50 %v p99 %v",
+		res.Succeeded, k.Response.Observations+k.StampsLost, k.StampsLost, k.Response.P50, k.Response.P99, res.Latency.P50, res.Latency.P99)
+	assert.Positive(t, res.Succeeded)
+	assert.InDelta(t, float64(res.Succeeded)/2, float64(k.Response.Observations+k.StampsLost), 1)
+	assert.Zero(t, k.StampsLost)
+}

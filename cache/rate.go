@@ -46,7 +46,7 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
 		Count: w.MaxOps, Seed: w.seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
 		Do: func(ctx context.Context, r latency.Request) error {
-			st := &stamps{sent: r.Sent, arrived: r.Arrived, left: r.Left, kernel: kv}
+			st := &stamps{sent: r.Sent, arrived: r.Arrived, left: r.Left, kernel: kv, sample: kv.sampled(r.Seq)}
 			if w.Mode == ConnectPerOp {
 				// The operation starts with its dial, which is the
 				// network's and the server's time: Start stands for its

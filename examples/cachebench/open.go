@@ -33,6 +33,9 @@ type openLoop struct {
 	Reclassified      int64                         `json:"reclassified,omitempty"`
 	ClientLatenessP99 *latency.Range[time.Duration] `json:"client_lateness_p99_us,omitempty"`
 	ReceiveWakeP99    *latency.Range[time.Duration] `json:"receive_wake_p99_us,omitempty"`
+	// KernelStamped is how many successful requests, over all runs, were
+	// in the kernel view's sample (cache.KernelView).
+	KernelStamped int64 `json:"kernel_stamped,omitempty"`
 }
 
 // newRow is a's row, with its open-loop figures when its runs are
@@ -52,6 +55,7 @@ func newRow(a *median.Result) *row {
 		}
 	}
 	r.TargetRate = a.Results[0].TargetRate
+	r.KernelStamped = kernelStamped(a.Results)
 	ach := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) float64 { return s.AchievedRate })
 	svc := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) time.Duration { return s.Service.P99 })
 	cl := latency.AggregateFunc(sched, func(s *latency.ScheduleResult) time.Duration { return s.ClientLateness.P99 })

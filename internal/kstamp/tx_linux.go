@@ -4,7 +4,6 @@ package kstamp
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"sync/atomic"
 	"syscall"
@@ -52,6 +51,19 @@ type TX struct {
 	hasUntil bool
 	msg      unix.Msghdr
 	oob      []byte
+
+	// EnablePerSend's: every send goes through Write (txsend_linux.go),
+	// whose state is kept here so that it allocates nothing.
+	perSend bool
+	sendFn  func(fd uintptr) bool
+	sendOOB []byte
+	smsg    unix.Msghdr
+	siov    unix.Iovec
+	sb      []byte
+	sstamp  bool
+	sn      int
+	sid     uint32
+	serr    error
 }
 
 // ErrTXUnsupported is wrapped by EnableTX's error when the connection has
@@ -66,17 +78,9 @@ var ErrTXUnsupported = errors.New("kstamp: no transmit timestamps")
 // SOF_TIMESTAMPING_OPT_ID_TCP, the keys count from the oldest
 // unacknowledged byte.
 func EnableTX(c net.Conn) (*TX, error) {
-	var tcp bool
-	switch c.(type) {
-	case *net.TCPConn:
-		tcp = true
-	case *net.UDPConn:
-	default:
-		return nil, fmt.Errorf("%w: %T is not a TCP or UDP socket", ErrTXUnsupported, c)
-	}
-	raw, err := c.(syscall.Conn).SyscallConn()
+	tcp, raw, err := txSocket(c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrTXUnsupported, err)
+		return nil, err
 	}
 	t := &TX{raw: raw, tcp: tcp, oob: make([]byte, errQueueOOB)}
 	t.drainFn = t.drainFD
@@ -86,20 +90,8 @@ func EnableTX(c net.Conn) (*TX, error) {
 	if tcp {
 		tries = []int{base | sofOptRXFilter | unix.SOF_TIMESTAMPING_OPT_ID_TCP, base | unix.SOF_TIMESTAMPING_OPT_ID_TCP, base | sofOptRXFilter, base}
 	}
-	var serr error
-	cerr := raw.Control(func(fd uintptr) {
-		for _, f := range tries {
-			if serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING, f); serr == nil {
-				t.idTCP = f&unix.SOF_TIMESTAMPING_OPT_ID_TCP != 0
-				return
-			}
-		}
-	})
-	if cerr != nil {
-		return nil, fmt.Errorf("%w: %w", ErrTXUnsupported, cerr)
-	}
-	if serr != nil {
-		return nil, fmt.Errorf("%w: setsockopt SO_TIMESTAMPING: %w", ErrTXUnsupported, serr)
+	if err := t.setFlags(tries); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

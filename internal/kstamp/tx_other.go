@@ -42,3 +42,11 @@ func (t *TX) Taken() int64 { return 0 }
 
 // KeysFromFirstByte is false.
 func (t *TX) KeysFromFirstByte() bool { return false }
+
+// EnablePerSend returns an error wrapping ErrTXUnsupported.
+func EnablePerSend(net.Conn) (*TX, error) {
+	return nil, fmt.Errorf("%w on %s", ErrTXUnsupported, runtime.GOOS)
+}
+
+// Write is never called: EnablePerSend returns no TX.
+func (t *TX) Write([]byte, bool) (int, uint32, error) { return 0, 0, ErrTXUnsupported }
