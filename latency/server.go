@@ -304,7 +304,10 @@ func (s *Server) handle(msg []byte) (reply bool, err error) {
 // Malformed datagrams are ignored, counted in Stats().Rejected and reported
 // to OnFailure as ErrMalformed; datagrams from outside AllowedClients are
 // dropped, counted in Stats().Denied and reported as ErrAccessDenied (once
-// per source a minute).
+// per source a minute). On linux a *net.UDPConn is served as `sockperf
+// server` serves UDP, with blocking system calls on a duplicate of its
+// socket that Go's netpoller does not watch, and pc itself is closed at
+// once.
 func (s *Server) ServePacket(ctx context.Context, pc net.PacketConn) error {
 	if err := s.check(ctx); err != nil {
 		return err
@@ -317,6 +320,11 @@ func (s *Server) ServePacket(ctx context.Context, pc net.PacketConn) error {
 	defer stop()
 	defer pc.Close()
 	p := newPacketLoop(s, pc)
+	if p.uc != nil {
+		if served, err := p.serveRaw(ctx); served {
+			return err
+		}
+	}
 	for {
 		err := p.serveOne()
 		if err == nil {

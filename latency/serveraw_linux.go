@@ -1,0 +1,180 @@
+//go:build linux
+
+package latency
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// rawUDP is ServePacket's loop over a *net.UDPConn on linux, the way
+// `sockperf server` serves UDP: a blocking recvmsg(2) and a sendmsg(2) a
+// message on a duplicate of the socket that Go's netpoller does not watch,
+// two system calls and no wake-up of another thread. Through the netpoller
+// each message also took a receive that found nothing, an epoll_pwait and
+// the scheduler's hand-off of the reading goroutine: about twice sockperf
+// server's CPU a message (issue 42). Deadlines become the socket's
+// SO_RCVTIMEO (IdleTimeout: the read is retried) and SO_SNDTIMEO
+// (IdleTimeout+WriteTimeout: the reply is dropped), as before.
+type rawUDP struct {
+	p   *packetLoop
+	fd  int
+	msg unix.Msghdr
+	iov unix.Iovec
+	// name is the sender's address, which the reply goes back to as it
+	// came (no conversion); big enough for IPv4 and IPv6.
+	name unix.RawSockaddrInet6
+	out  unix.Msghdr
+	oiov unix.Iovec
+}
+
+// serveRaw serves p's UDP socket on a blocking duplicate until ctx ends or
+// a read fails. It reports false, having done nothing, when the socket
+// cannot be duplicated: the caller then serves through the netpoller. The
+// original descriptor is closed at once, so that the netpoller forgets it.
+func (p *packetLoop) serveRaw(ctx context.Context) (bool, error) {
+	raw, err := p.uc.SyscallConn()
+	if err != nil {
+		return false, nil
+	}
+	fd := -1
+	if err := raw.Control(func(s uintptr) { fd, _ = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || fd < 0 {
+		return false, nil
+	}
+	cfg := &p.s.cfg
+	if unix.SetNonblock(fd, false) != nil ||
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, timeval(cfg.IdleTimeout)) != nil ||
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, timeval(cfg.IdleTimeout+cfg.WriteTimeout)) != nil {
+		unix.Close(fd)
+		return false, nil
+	}
+	p.pc.Close()
+	// A blocked recvmsg(2) returns once the socket is shut down; the
+	// descriptor is closed only after the loop, and never shut down after
+	// it is closed (its number may be reused by then).
+	var mu sync.Mutex
+	closed := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !closed {
+			_ = unix.Shutdown(fd, unix.SHUT_RDWR)
+		}
+	})
+	defer func() {
+		stop()
+		mu.Lock()
+		closed = true
+		unix.Close(fd)
+		mu.Unlock()
+	}()
+	r := &rawUDP{p: p, fd: fd}
+	return true, r.loop(ctx)
+}
+
+func timeval(d time.Duration) *unix.Timeval {
+	tv := unix.NsecToTimeval(int64(max(d, time.Millisecond)))
+	return &tv
+}
+
+// yieldAfter is how long a serving goroutine runs before it yields: the
+// runtime preempts one that has run 10 ms without passing through the
+// scheduler (a signal, its P taken, its monitor polling every 20 us for a
+// while), which costs more than a yield.
+const yieldAfter = 5 * time.Millisecond
+
+func (r *rawUDP) loop(ctx context.Context) error {
+	p := r.p
+	r.iov.Base = &p.buf[0]
+	r.iov.SetLen(len(p.buf))
+	r.msg.Iov = &r.iov
+	r.msg.SetIovlen(1)
+	r.out.Name = (*byte)(unsafe.Pointer(&r.name))
+	r.out.Iov = &r.oiov
+	r.out.SetIovlen(1)
+	last := time.Now()
+	for {
+		r.msg.Name = (*byte)(unsafe.Pointer(&r.name))
+		r.msg.Namelen = uint32(unsafe.Sizeof(r.name))
+		if p.pin != nil {
+			r.msg.Control = &p.pin.rx[0]
+			r.msg.SetControllen(len(p.pin.rx))
+		}
+		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(r.fd), uintptr(unsafe.Pointer(&r.msg)), 0)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		switch errno {
+		case 0:
+		case unix.EAGAIN, unix.EINTR:
+			continue // IdleTimeout passed, or a signal: read again
+		default:
+			return fmt.Errorf("latency: udp server: recvmsg: %w", errno)
+		}
+		r.serve(int(n))
+		if now := time.Now(); now.Sub(last) > yieldAfter {
+			runtime.Gosched()
+			last = now
+		}
+	}
+}
+
+// serve handles one datagram of n bytes, read into the buffer.
+func (r *rawUDP) serve(n int) {
+	p, s := r.p, r.p.s
+	if len(s.cfg.AllowedClients) > 0 && !p.admits(r.from(), nil) {
+		return
+	}
+	var reply bool
+	var err error
+	if n > s.cfg.MaxMessageSize {
+		err = fmt.Errorf("datagram of %d bytes exceeds MaxMessageSize %d", n, s.cfg.MaxMessageSize)
+	} else {
+		reply, err = s.handle(p.buf[:n])
+	}
+	if err != nil {
+		s.reject(net.UDPAddrFromAddrPort(r.from()), err)
+		return
+	}
+	if !reply {
+		return
+	}
+	s.replies.Add(1) // before the write: a client holding the reply never sees less
+	r.out.Namelen = r.msg.Namelen
+	r.oiov.Base = &p.buf[0]
+	r.oiov.SetLen(n)
+	r.out.Control = nil
+	r.out.SetControllen(0)
+	if p.pin != nil {
+		p.pin.dst, _ = parsePktinfo(p.pin.rx[:r.msg.Controllen])
+		if c := p.pin.control(); c != nil {
+			r.out.Control = &c[0]
+			r.out.SetControllen(len(c))
+		}
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_SENDMSG, uintptr(r.fd), uintptr(unsafe.Pointer(&r.out)), unix.MSG_NOSIGNAL); errno != 0 {
+		s.replies.Add(-1) // lost, as on the wire
+	}
+}
+
+// from is the address of the datagram read last.
+func (r *rawUDP) from() netip.AddrPort {
+	port := func(b *uint16) uint16 { return binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(b))[:]) }
+	switch r.name.Family {
+	case unix.AF_INET:
+		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&r.name))
+		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), port(&sa.Port))
+	case unix.AF_INET6:
+		return netip.AddrPortFrom(netip.AddrFrom16(r.name.Addr), port(&r.name.Port))
+	}
+	return netip.AddrPort{}
+}
