@@ -583,19 +583,38 @@ func (d deadlineReader) Read(b []byte) (int, error) {
 // returns the counting and reporting of the failure that closed c, if any,
 // for the caller to run once c's MaxConns slot is free.
 func (s *Server) serveConn(ctx context.Context, c net.Conn) (fail func()) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		if st := rawStreamOf(tc, &s.cfg); st != nil {
+			// Blocking system calls outside the netpoller, as sockperf
+			// server reads and writes (linux).
+			stop := context.AfterFunc(ctx, st.shutdown)
+			defer stop()
+			defer st.close()
+			return s.serveFrames(ctx, st, st.write, c.RemoteAddr())
+		}
+	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	defer c.Close()
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
+	write := func(b []byte) error {
+		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		_, err := c.Write(b)
+		return err
 	}
-	fr := wire.NewFrameReader(deadlineReader{c, s.cfg.IdleTimeout}, s.cfg.MaxMessageSize)
+	return s.serveFrames(ctx, deadlineReader{c, s.cfg.IdleTimeout}, write, c.RemoteAddr())
+}
+
+// serveFrames answers the frames read from rd with write until either
+// fails or ctx ends. It returns the counting and reporting of the failure
+// that ended it, if any.
+func (s *Server) serveFrames(ctx context.Context, rd io.Reader, write func([]byte) error, remote net.Addr) (fail func()) {
+	fr := wire.NewFrameReader(rd, s.cfg.MaxMessageSize)
 	var out []byte
 	var pending int64
 	flush := func() error {
-		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 		s.replies.Add(pending)
-		_, err := c.Write(out)
+		err := write(out)
 		if err != nil {
 			s.replies.Add(-pending)
 		}
@@ -613,15 +632,15 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) (fail func()) {
 			switch {
 			case ctx.Err() != nil:
 			case errors.Is(err, wire.ErrBadLength), errors.Is(err, io.ErrUnexpectedEOF):
-				return s.rejectLater(c.RemoteAddr(), err)
+				return s.rejectLater(remote, err)
 			case isTimeout(err):
-				return s.timedOutLater(c.RemoteAddr(), err)
+				return s.timedOutLater(remote, err)
 			}
 			return nil
 		}
 		reply, err := s.handle(msg)
 		if err != nil {
-			s.reject(c.RemoteAddr(), err)
+			s.reject(remote, err)
 		}
 		if reply {
 			out = append(out, msg...)
@@ -632,7 +651,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) (fail func()) {
 		if len(out) > 0 && (len(out) >= 64<<10 || !fr.Whole()) {
 			if err := flush(); err != nil {
 				if isTimeout(err) && ctx.Err() == nil {
-					return s.timedOutLater(c.RemoteAddr(), err)
+					return s.timedOutLater(remote, err)
 				}
 				return nil
 			}

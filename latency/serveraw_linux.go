@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
+	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -177,4 +179,106 @@ func (r *rawUDP) from() netip.AddrPort {
 		return netip.AddrPortFrom(netip.AddrFrom16(r.name.Addr), port(&r.name.Port))
 	}
 	return netip.AddrPort{}
+}
+
+// rawStream is a TCP connection a Server answers on linux the way `sockperf
+// server` does: blocking recvfrom(2) and sendto(2) on a duplicate of its
+// socket that Go's netpoller does not watch, where each message cost a
+// receive that found nothing, an epoll_pwait, a hand-off between threads
+// and a read deadline's timer update (issue 42). IdleTimeout becomes the
+// socket's SO_RCVTIMEO and WriteTimeout its SO_SNDTIMEO: a read or write
+// that passes it fails with os.ErrDeadlineExceeded, as before.
+type rawStream struct {
+	fd     int
+	mu     sync.Mutex
+	closed bool
+	last   time.Time // of the last yield
+}
+
+// rawStreamOf takes tc over (closing it) and returns its blocking
+// duplicate; nil, with tc untouched, when the socket cannot be duplicated.
+func rawStreamOf(tc *net.TCPConn, cfg *ServerConfig) *rawStream {
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	fd := -1
+	if err := raw.Control(func(s uintptr) { fd, _ = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || fd < 0 {
+		return nil
+	}
+	if unix.SetNonblock(fd, false) != nil ||
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, timeval(cfg.IdleTimeout)) != nil ||
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, timeval(cfg.WriteTimeout)) != nil {
+		unix.Close(fd)
+		return nil
+	}
+	tc.Close()
+	return &rawStream{fd: fd, last: time.Now()}
+}
+
+// Read receives into b, blocking until data, the end of the stream or
+// IdleTimeout.
+func (r *rawStream) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	r.yield()
+	for {
+		n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, uintptr(r.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
+		switch errno {
+		case 0:
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return int(n), nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, fmt.Errorf("latency: server: read: %w", os.ErrDeadlineExceeded)
+		}
+		return 0, fmt.Errorf("latency: server: read: %w", errno)
+	}
+}
+
+// write sends all of b, blocking for at most WriteTimeout at a time.
+func (r *rawStream) write(b []byte) error {
+	for len(b) > 0 {
+		n, _, errno := unix.Syscall6(unix.SYS_SENDTO, uintptr(r.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), unix.MSG_NOSIGNAL, 0, 0)
+		switch errno {
+		case 0:
+			b = b[n:]
+		case unix.EINTR:
+		case unix.EAGAIN:
+			return fmt.Errorf("latency: server: write: %w", os.ErrDeadlineExceeded)
+		default:
+			return fmt.Errorf("latency: server: write: %w", errno)
+		}
+	}
+	return nil
+}
+
+// yield lets the scheduler run now and then (see yieldAfter).
+func (r *rawStream) yield() {
+	if now := time.Now(); now.Sub(r.last) > yieldAfter {
+		runtime.Gosched()
+		r.last = now
+	}
+}
+
+// shutdown ends the blocked read or write, from any goroutine.
+func (r *rawStream) shutdown() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed {
+		_ = unix.Shutdown(r.fd, unix.SHUT_RDWR)
+	}
+}
+
+func (r *rawStream) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed {
+		r.closed = true
+		unix.Close(r.fd)
+	}
 }
