@@ -135,6 +135,13 @@ type ServerStats struct {
 // same bytes and the client flag cleared, as `sockperf server` does, so stock
 // `sockperf ping-pong` and `sockperf under-load` clients can measure it.
 //
+// On linux it answers a *net.UDPConn and each *net.TCPConn with blocking
+// system calls outside Go's netpoller, as sockperf server does. Give such a
+// process a GOMAXPROCS of at least 2 even on one CPU: with 1, the runtime
+// takes the P from every read that waits more than about 20 us and its
+// monitor then polls every 20 us, about a quarter more CPU a message
+// (examples/pingpong -server raises it).
+//
 // A Server is safe for concurrent use; one Server may serve several
 // listeners and packet connections at once, and its Stats add them up.
 // Create it with NewServer: the zero Server refuses to serve (its methods
