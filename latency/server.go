@@ -41,9 +41,9 @@ type ServerConfig struct {
 	// means 64.
 	MaxConns int
 	// IdleTimeout closes a stream connection that sends nothing for this
-	// long, including one that stops in the middle of a message, and bounds
-	// every UDP read (after which the read is simply retried). Zero means
-	// 30 s.
+	// long, including one that stops in the middle of a message, and,
+	// except on linux's blocking UDP loop (see Server), bounds every UDP
+	// read (after which the read is simply retried). Zero means 30 s.
 	IdleTimeout time.Duration
 	// WriteTimeout bounds every reply write. Zero means 5 s; a stream
 	// connection whose reply times out is closed. (UDP renews its deadlines
