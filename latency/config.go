@@ -51,7 +51,7 @@ type PingPongConfig struct {
 	// run but no CPU while it waits, and the kernel wakes it directly,
 	// where a netpoller wake-up added tens of microseconds to each round
 	// trip on an idle machine; elsewhere it waits through the netpoller.
-	// PingPongResult.Receive says which ("spin" or "default").
+	// PingPongResult's JSON "mode" says which ("spin" or "default").
 	Spin time.Duration
 	// MPS, when positive, makes this an under-load run like `sockperf
 	// under-load`: messages are sent at a fixed rate of MPS per second and
@@ -60,10 +60,15 @@ type PingPongConfig struct {
 	// the next send time (or, over TCP, for room in the send buffer),
 	// reads the replies, as sockperf does; otherwise a second thread reads
 	// them.
-	// Like sockperf, the sender busy-waits for gaps under 2 ms when
-	// GOMAXPROCS is above 1, so an under-load run above ~500 messages per
-	// second keeps a core busy; with GOMAXPROCS 1 it sleeps, and messages
-	// go out up to ~1 ms late (counted in Late).
+	// Without Spin the sender sleeps to each send time (one ppoll(2) a
+	// message on linux, with a 1 us timer slack; a Go timer elsewhere)
+	// and each round trip ends at its reply's arrival in the kernel
+	// (SO_TIMESTAMPNS, linux), not at its read, so the sleeping thread's
+	// wake-up stays out of it (ReceiveWake has it): about 1-3 % of a core
+	// at 1000 messages per second. With Spin it busy-waits the last 2 ms
+	// before each send, as sockperf's does (when GOMAXPROCS is above 1),
+	// and a run above ~500 messages per second keeps a core busy, its
+	// receiver a second one. PingPongResult.CPU says what it cost.
 	MPS int
 	// Arrival spaces the under-load send times: ArrivalUniform (the zero
 	// value, like sockperf) or ArrivalPoisson.

@@ -19,9 +19,9 @@ func goldenResult() PingPongResult {
 	s := summarizeSamples(samples, 0)
 	s.Dropped, s.Duplicated, s.OutOfOrder = 1, 2, 3
 	raw := summarizeSamples(samples[:7], 95)
-	return PingPongResult{Summary: s, Network: "udp", Receive: "spin", messageSize: 64, Sent: 100, Received: 98,
+	return PingPongResult{Summary: s, Network: "udp", mode: "spin", messageSize: 64, Sent: 100, Received: 98,
 		RunTime: 1250 * time.Millisecond, ValidTime: 800 * time.Millisecond, targetMPS: 1000, AchievedMPS: 80,
-		replyEvery: 10, Late: 4, LateReplies: 5, Raw: &raw}
+		replyEvery: 10, Late: 4, LateReplies: 5, Raw: &raw, CPU: 123 * time.Millisecond}
 }
 
 // orderedKeys returns the keys of a JSON object in the order written.
@@ -75,7 +75,8 @@ func TestPingPongResultJSONGolden(t *testing.T) {
 	compareJSON(t, w, g, "round trip ")
 	assert.Equal(t, 1250*time.Millisecond, back.RunTime)
 	assert.Equal(t, 15500*time.Nanosecond, back.P50)
-	assert.Equal(t, "spin", back.Receive)
+	assert.Equal(t, "spin", back.mode)
+	assert.Equal(t, 123*time.Millisecond, back.CPU)
 }
 
 func compareJSON(t *testing.T, want, got map[string]any, path string) {

@@ -44,6 +44,9 @@ type loadRun struct {
 	// rb, when set, is the transport the sender receives from itself
 	// while it waits (there is no receiver goroutine then).
 	rb readByer
+
+	// The CPU time of the sender's and the receiver's threads.
+	cpuSend, cpuRecv time.Duration
 }
 
 // readByer is a transport that can wait for a message until a deadline
@@ -80,7 +83,7 @@ func (l *loadRun) waitReceiving(ctx context.Context, intended, spin int64) (bool
 			return false, err
 		}
 		if ok {
-			if err := l.reply(m, r.now(), &l.highest); err != nil {
+			if err := l.reply(m, time.Now(), &l.highest); err != nil {
 				return false, err
 			}
 		}
@@ -133,6 +136,7 @@ func (r *run) underLoad(ctx context.Context) error {
 	if r.cfg.OnMessage != nil && ctx.Err() == nil && !r.cancelled.Load() {
 		l.settle()
 	}
+	r.res.CPU = l.cpuSend + l.cpuRecv
 	r.res.targetMPS = r.cfg.MPS
 	r.res.replyEvery = r.cfg.ReplyEvery
 	r.res.RunTime = time.Duration(sent - r.start)
@@ -151,18 +155,16 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 	// wake-ups are not shared with other goroutines.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	clk := newRealClock(r.base, defaultSpin, runtime.GOMAXPROCS(0))
-	// Spin's receiver spins on a P of its own and reads its socket
-	// without the poller: a sender that kept the other P would starve the
-	// rest of the process, and yielding costs the replies nothing.
-	clk.yield = r.cfg.Spin > 0
-	defer clk.timer.Stop()
+	t0 := threadCPU()
+	defer func() { l.cpuSend = threadCPU() - t0 }()
+	clk, done := l.senderClock()
+	defer done()
 	pc := newPacer(r.start, float64(r.cfg.MPS), r.cfg.Arrival, 0)
 	lateAfter := min(int64(time.Second)/int64(r.cfg.MPS), int64(maxLateAfter))
 	// A UDP write never waits for the server; a TCP one may, for flow
 	// control, and that wait is the server's.
 	flowControl := !strings.HasPrefix(r.cfg.Network, "udp")
-	var wrote int64 // when the last write returned
+	var wrote, yielded int64 // when the last write returned; the last yield
 	for i := int64(0); ; i++ {
 		if r.cfg.Count > 0 && i >= r.cfg.Count {
 			return nil
@@ -190,10 +192,6 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 		}
 		if seq%l.every == 0 {
 			flags |= wire.FlagPong
-			p := &l.table[(seq/l.every)&l.mask]
-			p.intended.Store(intended)
-			p.got.Store(false)
-			p.sent.Store(now)
 			// The sender never waits for a reply: its lateness is
 			// its own, past the previous write's return over TCP (a
 			// write held up by flow control is the server's).
@@ -201,11 +199,7 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 			if flowControl {
 				from = max(intended, wrote)
 			}
-			p.own.Store(max(now-from, 0))
-			p.seq.Store(seq)
-			if r.inWindow(intended) {
-				l.pongsIn++
-			}
+			l.asking(seq, intended, now, max(now-from, 0))
 		}
 		wire.Header{Seq: seq, Flags: flags, Length: size}.Put(msg)
 		if err := r.tr.write(msg); err != nil {
@@ -215,8 +209,63 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 		wrote = r.now()
 		l.lastSeq.Store(seq)
 		l.lastSend.Store(wrote)
+		if l.rb != nil && wrote-yielded > int64(yieldEvery) {
+			// A goroutine that never passes through the scheduler is
+			// preempted by the runtime's monitor after 10 ms: a
+			// signal, its P taken from it in its next wait, and the
+			// monitor then polling every 20 us for a while. About
+			// 1,300 wake-ups a second of the monitor's at 1000 msg/s,
+			// half the probe's CPU; a yield now and then costs a
+			// hand-off of the P instead.
+			runtime.Gosched()
+			yielded = wrote
+		}
 	}
 }
+
+// senderClock returns the clock of the sender's waits, on the sender's
+// locked thread, and what undoes its set-up.
+func (l *loadRun) senderClock() (*realClock, func()) {
+	r := l.run
+	// The sender sleeps to each send by default (issue 42): a spinning one
+	// takes a whole core at 1000 msg/s, half of a 2-vCPU host. Only Spin
+	// makes it busy-wait the last defaultSpin of each gap, as sockperf's
+	// does.
+	var spin time.Duration
+	if r.cfg.Spin > 0 {
+		spin = defaultSpin
+	}
+	clk := newRealClock(r.base, spin, runtime.GOMAXPROCS(0))
+	// Spin's receiver spins on a P of its own and reads its socket
+	// without the poller: a sender that kept the other P would starve the
+	// rest of the process, and yielding costs the replies nothing.
+	clk.yield = r.cfg.Spin > 0
+	restore := func() {}
+	if l.rb != nil {
+		// One ppoll(2) a message, to the nanosecond: the thread's timer
+		// slack (50 us by default) would make every send that late.
+		restore = preciseTimers()
+	}
+	return clk, func() { clk.timer.Stop(); restore() }
+}
+
+// asking records message seq, due at intended and sent at now (ns since
+// base) own late, as asking for a reply.
+func (l *loadRun) asking(seq uint64, intended, now, own int64) {
+	p := &l.table[(seq/l.every)&l.mask]
+	p.intended.Store(intended)
+	p.got.Store(false)
+	p.sent.Store(now)
+	p.own.Store(own)
+	p.seq.Store(seq)
+	if l.run.inWindow(intended) {
+		l.pongsIn++
+	}
+}
+
+// yieldEvery is how often the sleeping under-load sender yields its P,
+// within the 10 ms after which the runtime would preempt it.
+const yieldEvery = 5 * time.Millisecond
 
 // drain handles the replies the transport has at hand, without waiting.
 func (l *loadRun) drain() error {
@@ -225,7 +274,7 @@ func (l *loadRun) drain() error {
 		if err != nil || !ok {
 			return err
 		}
-		if err := l.reply(m, l.run.now(), &l.highest); err != nil {
+		if err := l.reply(m, time.Now(), &l.highest); err != nil {
 			return err
 		}
 	}
@@ -237,6 +286,8 @@ func (l *loadRun) receive(ctx context.Context) error {
 	r := l.run
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	t0 := threadCPU()
+	defer func() { l.cpuRecv = threadCPU() - t0 }()
 	poll := int64(50 * time.Millisecond)
 	for {
 		if ctx.Err() != nil || r.cancelled.Load() {
@@ -256,14 +307,14 @@ func (l *loadRun) receive(ctx context.Context) error {
 			}
 			return err
 		}
-		if err := l.reply(m, r.now(), &l.highest); err != nil {
+		if err := l.reply(m, time.Now(), &l.highest); err != nil {
 			return err
 		}
 	}
 }
 
-// reply accounts for one received message m, received at rx.
-func (l *loadRun) reply(m []byte, rx int64, highest *uint64) error {
+// reply accounts for one received message m, read at readAt.
+func (l *loadRun) reply(m []byte, readAt time.Time, highest *uint64) error {
 	r := l.run
 	h, err := wire.DecodeHeader(m)
 	if err != nil || h.Flags&wire.FlagClient != 0 {
@@ -287,7 +338,8 @@ func (l *loadRun) reply(m []byte, rx int64, highest *uint64) error {
 		r.dup++
 		return nil
 	}
-	intended, own := p.intended.Load(), p.own.Load()
+	intended, own, sent := p.intended.Load(), p.own.Load(), p.sent.Load()
+	rx, wake, stamped := r.arrival(readAt, sent)
 	r.report(intended, time.Duration(rx-intended-own), nil)
 	in := r.inWindow(intended)
 	if in {
@@ -301,9 +353,11 @@ func (l *loadRun) reply(m []byte, rx int64, highest *uint64) error {
 	if in {
 		r.keep(time.Duration(rx - intended - own))
 		r.sendLate.Record(time.Duration(own))
-		r.woke(rx, p.sent.Load())
+		if stamped {
+			r.wake.Record(wake)
+		}
 		if !r.cfg.DiscardSamples {
-			r.raw = append(r.raw, time.Duration(rx-p.sent.Load()))
+			r.raw = append(r.raw, time.Duration(rx-sent))
 		}
 	}
 	return nil
@@ -319,6 +373,25 @@ func (l *loadRun) settle() {
 			l.report(p.intended.Load(), 0, errLost)
 		}
 	}
+}
+
+// arrival is when a reply read at readAt, to the message sent at tx (ns
+// since base), reached the client's kernel (ns since base): its receive
+// stamp (SO_TIMESTAMPNS), so that the reader's wake-up, which a sleeping
+// sender pays on every reply, is not in the round trip (issue 42). wake is
+// that wake-up; stamped is false, and rx the read, without a stamp. The
+// kernel stamps on the wall clock and the run counts on the monotonic one:
+// the wake-up is taken on the wall clock alone, over microseconds in which
+// no slew shows, and bounded by the round trip it is part of, so that a
+// clock step cannot make it negative or longer than the round trip.
+func (r *run) arrival(readAt time.Time, tx int64) (rx int64, wake time.Duration, stamped bool) {
+	rx = int64(readAt.Sub(r.base))
+	at := r.tr.arrived()
+	if at.IsZero() {
+		return rx, 0, false
+	}
+	wake = min(max(readAt.Sub(at), 0), time.Duration(max(rx-tx, 0)))
+	return rx - int64(wake), wake, true
 }
 
 // pongsSent is how many replies were asked for by messages first..last.

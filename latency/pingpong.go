@@ -59,7 +59,7 @@ func PingPong(ctx context.Context, addr string, cfg *PingPongConfig) (*PingPongR
 	// One recorder from the configuration, and its empty siblings for the
 	// client's own share and the kernel view.
 	r := &run{cfg: c, rec: rec.Worker(), sendLate: rec.sibling(), wake: rec.sibling(), base: time.Now(),
-		res: &PingPongResult{Network: c.Network, Receive: mode, messageSize: c.MessageSize, Recorder: rec}}
+		res: &PingPongResult{Network: c.Network, mode: mode, messageSize: c.MessageSize, Recorder: rec}}
 	if r.tr, err = dial(ctx, addr, &c); err != nil {
 		r.setWindow()
 		r.finish()
@@ -92,6 +92,8 @@ func (r *run) measure(ctx context.Context) error {
 	// either way the thread is the run's own.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	t0 := threadCPU()
+	defer func() { r.res.CPU = threadCPU() - t0 }()
 	return r.pingPong(ctx)
 }
 

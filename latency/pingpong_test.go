@@ -153,6 +153,9 @@ func TestPingPongUnderLoad(t *testing.T) {
 			if runtime.GOOS == "linux" {
 				require.NotNil(t, res.ReceiveWake)
 				assert.Equal(t, res.Observations, res.ReceiveWake.Observations)
+				// The run's threads' CPU time is read (the sender
+				// sleeps, but its sends cost something).
+				assert.Positive(t, res.CPU)
 			}
 			assert.Equal(t, 2000, res.targetMPS)
 			st := srv.Stats()
@@ -548,7 +551,7 @@ func TestUnderLoadTCPReadsWhileWriting(t *testing.T) {
 	assert.Zero(t, res.Dropped)
 }
 
-// modeName names a run's receive mode as PingPongResult.Receive does.
+// modeName names a run's receive mode as PingPongResult's JSON "mode" does.
 func modeName(spin time.Duration) string {
 	if spin > 0 {
 		return "spin"

@@ -77,24 +77,34 @@ func (p *pinned) read(b []byte) (int, netip.AddrPort, error) {
 // write sends b to "to" from the destination of the datagram read last (by
 // route when it is not known).
 func (p *pinned) write(b []byte, to netip.AddrPort) error {
+	c := p.control()
+	if c == nil {
+		_, err := p.uc.WriteToUDPAddrPort(b, to)
+		return err
+	}
+	_, _, err := p.uc.WriteMsgUDPAddrPort(b, c, to)
+	return err
+}
+
+// control returns the reply's control message, which sends it from the
+// destination of the datagram read last; nil when that is not known (the
+// reply then leaves by route).
+func (p *pinned) control() []byte {
 	data := p.tx[unix.CmsgLen(0):]
 	switch {
 	case !p.dst.IsValid():
-		_, err := p.uc.WriteToUDPAddrPort(b, to)
-		return err
+		return nil
 	case p.v6:
 		a := p.dst.As16() // an IPv4 address as ::ffff:a.b.c.d, as it came
 		copy(data[:16], a[:])
 	default:
 		if !p.dst.Unmap().Is4() {
-			_, err := p.uc.WriteToUDPAddrPort(b, to)
-			return err
+			return nil
 		}
 		a := p.dst.Unmap().As4()
 		copy(data[4:8], a[:]) // ipi_spec_dst; ipi_ifindex and ipi_addr stay 0
 	}
-	_, _, err := p.uc.WriteMsgUDPAddrPort(b, p.tx, to)
-	return err
+	return p.tx
 }
 
 // cmsgLenSize is the size of struct cmsghdr's cmsg_len (a size_t); level

@@ -13,15 +13,17 @@ import (
 // default "latency" is half of it) of the messages in the measurement window;
 // in an under-load run they are measured from each message's INTENDED send
 // time, which keeps a stalled server from hiding its stall (coordinated
-// omission), less the sender's own lateness (SendLateness), and Raw holds
+// omission), less the sender's own lateness (SendLateness), to the reply's
+// arrival in the client's kernel where it is stamped (linux), and Raw holds
 // the plain send-to-reply statistics.
 type PingPongResult struct {
 	Summary
-	// Network and Receive ("default" or "spin") describe the run; JSON
-	// also has its message size, header included ("message_size_bytes",
+	// Network is the run's network; JSON also has its receive mode
+	// ("mode": "default", or "spin" with PingPongConfig.Spin) and its
+	// message size, header included ("message_size_bytes",
 	// PingPongConfig.MessageSize).
 	Network string `json:"network"`
-	Receive string `json:"mode"`
+	mode    string
 	// Sent and Received count every message sent and every reply received
 	// during the whole run (not only the measurement window), without the
 	// warm-up messages sockperf's protocol sends first (over UDP: eight, or
@@ -60,7 +62,9 @@ type PingPongResult struct {
 	// thread's doing, and it is kept out of the round trips above (a TCP
 	// write held up by flow control stays in them). ReceiveWake runs from
 	// each reply's arrival in the kernel (SO_TIMESTAMPNS, linux) to its
-	// read's return, and is inside the round trips.
+	// read's return: inside a ping-pong run's round trips, outside an
+	// under-load run's, which end at that arrival (the sender that sleeps
+	// between its sends would otherwise add its wake-up to each).
 	SendLateness *Summary `json:"send_lateness,omitempty"`
 	ReceiveWake  *Summary `json:"receive_wake,omitempty"`
 	// KernelRTT is the kernel-to-kernel view of the round trips above: from
@@ -81,6 +85,12 @@ type PingPongResult struct {
 	// index of its round trip in Samples (-1 where a stamp is missing);
 	// nil with DiscardSamples or without stamps.
 	KernelSamples []time.Duration `json:"-"`
+	// CPU is the CPU time (user and system) the run's own threads used:
+	// the thread that sends and receives, and Spin's receiving thread
+	// under load; what the probe costs its host. JSON has it in seconds
+	// ("cpu_seconds", left out when zero). Zero where the platform does not tell a thread's
+	// CPU time (linux does).
+	CPU time.Duration `json:"-"`
 	// SocketDrops is the kernel's drop counter of the client's socket at
 	// the run's end (SO_MEMINFO's SK_MEMINFO_DROPS, linux): replies the
 	// kernel dropped on their way into it, mostly for a full receive
@@ -102,14 +112,14 @@ type PingPongResult struct {
 func (r *PingPongResult) fields() []usec.Field {
 	v, o := usec.Value, usec.OmitEmpty
 	return append(r.Summary.fields(),
-		v("network", &r.Network), v("mode", &r.Receive), v("message_size_bytes", &r.messageSize),
+		v("network", &r.Network), v("mode", &r.mode), v("message_size_bytes", &r.messageSize),
 		v("sent", &r.Sent), v("received", &r.Received),
 		usec.Seconds("run_seconds", &r.RunTime), usec.Seconds("valid_seconds", &r.ValidTime),
 		o("target_mps", &r.targetMPS), v("achieved_mps", &r.AchievedMPS), o("reply_every", &r.replyEvery),
 		o("late", &r.Late), o("late_replies", &r.LateReplies), o("raw", &r.Raw),
 		o("send_lateness", &r.SendLateness), o("receive_wake", &r.ReceiveWake),
 		o("kernel_rtt", &r.KernelRTT), o("kernel_stamps_lost", &r.KernelStampsLost), o("no_kernel_stamps", &r.NoKernelStamps),
-		o("socket_drops", &r.SocketDrops), o("no_socket_drops", &r.NoSocketDrops))
+		usec.SecondsOmitEmpty("cpu_seconds", &r.CPU), o("socket_drops", &r.SocketDrops), o("no_socket_drops", &r.NoSocketDrops))
 }
 
 // MarshalJSON writes the result in the form netperfkit has always written:

@@ -41,9 +41,9 @@ type ServerConfig struct {
 	// means 64.
 	MaxConns int
 	// IdleTimeout closes a stream connection that sends nothing for this
-	// long, including one that stops in the middle of a message, and bounds
-	// every UDP read (after which the read is simply retried). Zero means
-	// 30 s.
+	// long, including one that stops in the middle of a message, and,
+	// except on linux's blocking UDP loop (see Server), bounds every UDP
+	// read (after which the read is simply retried). Zero means 30 s.
 	IdleTimeout time.Duration
 	// WriteTimeout bounds every reply write. Zero means 5 s; a stream
 	// connection whose reply times out is closed. (UDP renews its deadlines
@@ -134,6 +134,13 @@ type ServerStats struct {
 // the messages that ask for a reply (pong flag set, not warm-up) with the
 // same bytes and the client flag cleared, as `sockperf server` does, so stock
 // `sockperf ping-pong` and `sockperf under-load` clients can measure it.
+//
+// On linux it answers a *net.UDPConn and each *net.TCPConn with blocking
+// system calls outside Go's netpoller, as sockperf server does. Give such a
+// process a GOMAXPROCS of at least 2 even on one CPU: with 1, the runtime
+// takes the P from every read that waits more than about 20 us and its
+// monitor then polls every 20 us, about a quarter more CPU a message
+// (examples/pingpong -server raises it).
 //
 // A Server is safe for concurrent use; one Server may serve several
 // listeners and packet connections at once, and its Stats add them up.
@@ -304,7 +311,10 @@ func (s *Server) handle(msg []byte) (reply bool, err error) {
 // Malformed datagrams are ignored, counted in Stats().Rejected and reported
 // to OnFailure as ErrMalformed; datagrams from outside AllowedClients are
 // dropped, counted in Stats().Denied and reported as ErrAccessDenied (once
-// per source a minute).
+// per source a minute). On linux a *net.UDPConn is served as `sockperf
+// server` serves UDP, with blocking system calls on a duplicate of its
+// socket that Go's netpoller does not watch, and pc itself is closed at
+// once.
 func (s *Server) ServePacket(ctx context.Context, pc net.PacketConn) error {
 	if err := s.check(ctx); err != nil {
 		return err
@@ -317,6 +327,11 @@ func (s *Server) ServePacket(ctx context.Context, pc net.PacketConn) error {
 	defer stop()
 	defer pc.Close()
 	p := newPacketLoop(s, pc)
+	if p.uc != nil {
+		if served, err := p.serveRaw(ctx); served {
+			return err
+		}
+	}
 	for {
 		err := p.serveOne()
 		if err == nil {
@@ -575,19 +590,38 @@ func (d deadlineReader) Read(b []byte) (int, error) {
 // returns the counting and reporting of the failure that closed c, if any,
 // for the caller to run once c's MaxConns slot is free.
 func (s *Server) serveConn(ctx context.Context, c net.Conn) (fail func()) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		if st := rawStreamOf(tc, &s.cfg); st != nil {
+			// Blocking system calls outside the netpoller, as sockperf
+			// server reads and writes (linux).
+			stop := context.AfterFunc(ctx, st.shutdown)
+			defer stop()
+			defer st.close()
+			return s.serveFrames(ctx, st, st.write, c.RemoteAddr())
+		}
+	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	defer c.Close()
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
+	write := func(b []byte) error {
+		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		_, err := c.Write(b)
+		return err
 	}
-	fr := wire.NewFrameReader(deadlineReader{c, s.cfg.IdleTimeout}, s.cfg.MaxMessageSize)
+	return s.serveFrames(ctx, deadlineReader{c, s.cfg.IdleTimeout}, write, c.RemoteAddr())
+}
+
+// serveFrames answers the frames read from rd with write until either
+// fails or ctx ends. It returns the counting and reporting of the failure
+// that ended it, if any.
+func (s *Server) serveFrames(ctx context.Context, rd io.Reader, write func([]byte) error, remote net.Addr) (fail func()) {
+	fr := wire.NewFrameReader(rd, s.cfg.MaxMessageSize)
 	var out []byte
 	var pending int64
 	flush := func() error {
-		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 		s.replies.Add(pending)
-		_, err := c.Write(out)
+		err := write(out)
 		if err != nil {
 			s.replies.Add(-pending)
 		}
@@ -605,15 +639,15 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) (fail func()) {
 			switch {
 			case ctx.Err() != nil:
 			case errors.Is(err, wire.ErrBadLength), errors.Is(err, io.ErrUnexpectedEOF):
-				return s.rejectLater(c.RemoteAddr(), err)
+				return s.rejectLater(remote, err)
 			case isTimeout(err):
-				return s.timedOutLater(c.RemoteAddr(), err)
+				return s.timedOutLater(remote, err)
 			}
 			return nil
 		}
 		reply, err := s.handle(msg)
 		if err != nil {
-			s.reject(c.RemoteAddr(), err)
+			s.reject(remote, err)
 		}
 		if reply {
 			out = append(out, msg...)
@@ -624,7 +658,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) (fail func()) {
 		if len(out) > 0 && (len(out) >= 64<<10 || !fr.Whole()) {
 			if err := flush(); err != nil {
 				if isTimeout(err) && ctx.Err() == nil {
-					return s.timedOutLater(c.RemoteAddr(), err)
+					return s.timedOutLater(remote, err)
 				}
 				return nil
 			}

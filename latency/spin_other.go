@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"time"
 )
 
 // kernelTransport is Go's netpoller outside linux, which has no spinning
@@ -17,3 +18,9 @@ func kernelTransport(conn net.Conn, buf []byte, c *PingPongConfig) (transport, e
 	}
 	return newNetTransport(conn, buf, c), nil
 }
+
+// preciseTimers does nothing where the run's waits are Go's timers.
+func preciseTimers() (restore func()) { return func() {} }
+
+// threadCPU is zero where a thread's CPU time is not read.
+func threadCPU() time.Duration { return 0 }

@@ -53,6 +53,10 @@ type LoadedRTT struct {
 	// one CPU; the probe runs in it too), -1 when unknown (the in-process
 	// server shares the process).
 	SenderCPUPercent float64 `json:"sender_cpu_percent"`
+	// ProbeCPUPercent is the latency probe's own threads' CPU use
+	// (latency.PingPongResult.CPU, percent of one CPU over the probe's
+	// run), -1 when unknown.
+	ProbeCPUPercent float64 `json:"probe_cpu_percent"`
 	// ProcessCPUPercent is, with the in-process server, the whole report
 	// process's CPU use: flow client, server and probe together.
 	ProcessCPUPercent float64 `json:"process_cpu_percent,omitempty"`
@@ -97,7 +101,7 @@ type loadedRun struct {
 func runLoaded(ctx context.Context, sec *PathsSection, o *options, lr loadedRun, prog *progress) error {
 	for i := range sec.Targets {
 		t := &sec.Targets[i]
-		l := LoadedRTT{Name: t.Name, Streams: t.Streams, ProbeMPS: o.rttLoadMPS, SenderCPUPercent: -1, HostCPUPercent: -1}
+		l := LoadedRTT{Name: t.Name, Streams: t.Streams, ProbeMPS: o.rttLoadMPS, SenderCPUPercent: -1, HostCPUPercent: -1, ProbeCPUPercent: -1}
 		if t.Error != "" {
 			l.Error = "not measured: the idle phases failed"
 			sec.Loaded = append(sec.Loaded, l)
@@ -175,6 +179,9 @@ func fillLoaded(l *LoadedRTT, idle latency.Summary, res *underload.Result, lr lo
 	}
 	p := res.Latency
 	l.RTT = p.Summary
+	if p.CPU > 0 && p.RunTime > 0 {
+		l.ProbeCPUPercent = 100 * p.CPU.Seconds() / p.RunTime.Seconds()
+	}
 	var share time.Duration
 	if p.SendLateness != nil {
 		share += p.SendLateness.P99
@@ -195,18 +202,18 @@ func ratio(loaded, idle time.Duration) float64 {
 }
 
 // probeCores is what the probe's own threads may take of the sending
-// host: its sender busy-waits for gaps under 2 ms (latency.PingPongConfig
-// MPS), as sockperf's does, and in spin mode a second thread spins on the
-// replies.
+// host: by default its sender sleeps to each send (a few percent of a
+// core, ProbeCPUPercent); in spin mode it busy-waits for gaps under 2 ms
+// (latency.PingPongConfig MPS), as sockperf's does, and a second thread
+// spins on the replies.
 func probeCores(l *LoadedRTT, spin bool) int {
-	n := 0
+	if !spin {
+		return 0
+	}
 	if l.ProbeMPS > 500 {
-		n++
+		return 2
 	}
-	if spin {
-		n++
-	}
-	return n
+	return 1
 }
 
 // judgeLoaded says whether the loaded RTT is the path's, or whether the
@@ -281,6 +288,9 @@ func writeLoadedText(w io.Writer, sec *PathsSection) error {
 			us(float64(t.RTT.P999)/1e3), cell(l.RTT.P999), times(l.RatioP999), by)
 		if l.Error != "" {
 			notes = append(notes, fmt.Sprintf("%s: loaded RTT: %s", t.Name, l.Error))
+		}
+		if l.ProbeCPUPercent > 0 {
+			notes = append(notes, fmt.Sprintf("%s: the probe's own threads used %.1f%% of a CPU", t.Name, l.ProbeCPUPercent))
 		}
 		if n := l.RTT.Observations; n > 0 && n < 1000 {
 			notes = append(notes, fmt.Sprintf("%s: loaded RTT from %d round trips: a p99.9 needs 1000 (raise -rtt-d or -rtt-load-mps)", t.Name, n))

@@ -38,9 +38,10 @@ func TestJudgeLoaded(t *testing.T) {
 		want  []string // in the note; none: the path's
 	}{
 		{"quiet sender, small share", func(*LoadedRTT) {}, 100 * time.Microsecond, 32, false, nil},
-		// 8 streams and the probe's busy-waiting sender: 9 cores.
-		{"CPU-bound sender", func(l *LoadedRTT) { l.SenderCPUPercent = 820 }, 0, 32, false, []string{"CPU-bound: 820% of 9 core(s)"}},
-		{"spin probe takes a core more", func(l *LoadedRTT) { l.SenderCPUPercent = 820 }, 0, 32, true, nil},
+		// 8 streams, and the probe's sender that sleeps: 8 cores.
+		{"CPU-bound sender", func(l *LoadedRTT) { l.SenderCPUPercent = 820 }, 0, 32, false, []string{"CPU-bound: 820% of 8 core(s)"}},
+		// Spin's busy-waiting sender and spinning receiver: 10.
+		{"spin probe takes two cores more", func(l *LoadedRTT) { l.SenderCPUPercent = 820 }, 0, 32, true, nil},
 		{"all of a small machine", func(l *LoadedRTT) { l.SenderCPUPercent = 185 }, 0, 2, true, []string{"CPU-bound: 185% of 2 core(s)"}},
 		{"unknown CPU", func(l *LoadedRTT) { l.SenderCPUPercent = -1 }, 0, 2, false, nil},
 		{"in-process, process saturated", func(l *LoadedRTT) { l.SenderCPUPercent, l.ProcessCPUPercent = -1, 190 }, 0, 2, false,

@@ -30,6 +30,11 @@ func UsOmitEmpty(key string, d *time.Duration) Field {
 // Seconds is a Duration written as float seconds under key.
 func Seconds(key string, d *time.Duration) Field { return Field{key: key, sec: d} }
 
+// SecondsOmitEmpty is Seconds, left out when zero.
+func SecondsOmitEmpty(key string, d *time.Duration) Field {
+	return Field{key: key, sec: d, omitEmpty: true}
+}
+
 // Value is what p points to, written by encoding/json under key.
 func Value(key string, p any) Field { return Field{key: key, v: p} }
 
