@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/responsiveness"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -29,6 +30,17 @@ type Config struct {
 	// zero WarmUp becomes the test's omit period; a zero CoolDown becomes
 	// none.
 	Probe *latency.PingPongConfig
+	// Responsiveness, when set, makes Run measure the path's
+	// responsiveness under load instead of the open-loop probe (Rate and
+	// Probe are then unused, and Result.Latency stays nil): the IETF
+	// responsiveness draft's probes on new connections to EchoAddr (TCP:
+	// a latency.Server, or `sockperf server --tcp`), at this rate and for
+	// the flows' omit period and duration (its Duration is replaced), and
+	// the loaded connections' own round trips. Flows' zero Duration (with
+	// no Bytes or Blocks) then means 10 s, its zero Interval 100 ms (every
+	// interval report samples the loaded connections' round trip), and
+	// Reverse or Bidir ask for the server's output (GetServerOutput).
+	Responsiveness *responsiveness.Config
 }
 
 // Result is a test's flows and the round trips measured beside them.
@@ -39,6 +51,29 @@ type Result struct {
 	// Latency is the RTT distribution under load; nil when the probe
 	// failed or the flows never started.
 	Latency *latency.PingPongResult `json:"latency,omitempty"`
+	// Responsiveness, set when Config.Responsiveness asked for it, is the
+	// path's responsiveness under load, in the terms of the IETF
+	// responsiveness draft (draft-ietf-ippm-responsiveness-03, section
+	// 4.3.1): the "foreign" probes on new connections and, for
+	// comparison, echoes on one established idle connection beside the
+	// flows. Its RPM is 60 s divided by 1/4 x (connect + request) + 1/2 x
+	// self, each a 95% trimmed mean: the draft's weights without TLS, the
+	// self probes being what SelfProbes names; 0 when a part is missing.
+	// Nil when the configuration was refused before the probes ran.
+	Responsiveness *responsiveness.Result `json:"responsiveness,omitempty"`
+	// LoadedFlows are the loaded connections' own round trips (the
+	// draft's self probes), measured with Config.Responsiveness: the
+	// kernel's smoothed RTT (TCP_INFO) of every sending stream at every
+	// interval report, the server's merged in for the streams it sends
+	// (-R, --bidir). A bulk TCP stream cannot carry a request between its
+	// bytes; its RTT is what a request on it would wait. Zero where
+	// TCP_INFO is not available (UDP, or a platform without it).
+	LoadedFlows *responsiveness.ProbeStats `json:"loaded_flows,omitempty"`
+	// SelfProbes names what Responsiveness.RPM took as the self probes:
+	// "loaded_flows", or "established_connection" when the flows' RTTs
+	// are unknown (a stock server sending with -R reports them only when
+	// started with -J; UDP flows have none).
+	SelfProbes string `json:"self_probes,omitempty"`
 }
 
 // defaultProbeRate is Config.Rate's default, messages per second.
@@ -57,6 +92,9 @@ const defaultProbeRate = 100
 func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	if cfg == nil || cfg.EchoAddr == "" {
 		return &Result{Flows: &throughput.Result{Role: "client"}}, errors.New("underload: Config.EchoAddr: an echo server address is required")
+	}
+	if cfg.Responsiveness != nil {
+		return runResponsiveness(ctx, addr, cfg)
 	}
 	if cfg.Rate < 0 {
 		return &Result{Flows: &throughput.Result{Role: "client"}}, fmt.Errorf("underload: Config.Rate %d is negative", cfg.Rate)
