@@ -8,7 +8,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// check reports what Merge and Encode cannot trust in r, as strictly as
+// check reports what Merge and WriteFile cannot trust in r, as strictly as
 // Decode reads a file: the shard's place, the interval, intervals in order
 // on the grid and within the measurement, counts that their histograms
 // hold, this package's histogram settings, and CPU figures in range. Its
