@@ -23,12 +23,8 @@ func TestAPINilAndZeroInputs(t *testing.T) {
 		name string
 		call func(t *testing.T)
 	}{
-		{"ParseText(nil)", func(t *testing.T) {
-			_, err := ethtool.ParseText(nil)
-			assert.ErrorContains(t, err, "ethtool: ParseText: nil io.Reader r")
-		}},
-		{"ParseText(empty)", func(t *testing.T) {
-			_, err := ethtool.ParseText(strings.NewReader(""))
+		{"ParseSnapshot(empty text)", func(t *testing.T) {
+			_, err := ethtool.ParseSnapshot(strings.NewReader(""))
 			assert.ErrorIs(t, err, ethtool.ErrNoStats)
 		}},
 		{"ParseSnapshot(nil)", func(t *testing.T) {

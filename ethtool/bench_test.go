@@ -23,7 +23,7 @@ func BenchmarkParseText(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseText(bytes.NewReader(data)); err != nil {
+		if _, err := parseStats(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -36,11 +36,11 @@ func BenchmarkParseAndDiff(b *testing.B) {
 	t0 := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		sb, err := ParseText(bytes.NewReader(before))
+		sb, err := parseStats(bytes.NewReader(before))
 		if err != nil {
 			b.Fatal(err)
 		}
-		sa, err := ParseText(bytes.NewReader(after))
+		sa, err := parseStats(bytes.NewReader(after))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func BenchmarkDeltaReuse(b *testing.B) {
 }
 
 func snapFromFixture(b *testing.B, name string, at time.Duration) *Snapshot {
-	s, err := ParseText(bytes.NewReader(readFixture(b, name)))
+	s, err := parseStats(bytes.NewReader(readFixture(b, name)))
 	require.NoError(b, err)
 	return &Snapshot{Time: time.Unix(0, 0).Add(at), Stats: s}
 }

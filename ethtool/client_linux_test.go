@@ -38,7 +38,7 @@ func TestClientVethMatchesEthtoolBinary(t *testing.T) {
 
 	got, err := c.Stats(v.Name)
 	require.NoError(t, err)
-	want, err := ParseText(bytes.NewReader(v.Exec(t, bin, "-S", v.Name)))
+	want, err := parseStats(bytes.NewReader(v.Exec(t, bin, "-S", v.Name)))
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 
@@ -222,7 +222,7 @@ func ethtoolIn(t *testing.T, path, bin, iface string) Stats {
 		out, err = exec.Command(bin, "-S", iface).Output()
 		return err
 	}))
-	s, err := ParseText(bytes.NewReader(out))
+	s, err := parseStats(bytes.NewReader(out))
 	require.NoError(t, err)
 	return s
 }

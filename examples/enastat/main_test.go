@@ -159,9 +159,9 @@ func TestLiveVeth(t *testing.T) {
 	assert.Equal(t, v.Name, got.Interface)
 	assert.Equal(t, "veth", got.Driver)
 	assert.Equal(t, uint64(peerIndex(t, v)), got.Stats["peer_ifindex"])
-	want, err := ethtool.ParseText(bytes.NewReader(v.Exec(t, bin, "-S", v.Name)))
+	want, err := ethtool.ParseSnapshot(bytes.NewReader(v.Exec(t, bin, "-S", v.Name)))
 	require.NoError(t, err)
-	assert.Equal(t, want.Map(), got.Stats)
+	assert.Equal(t, want.Stats.Map(), got.Stats)
 
 	code, out, stderr = runIn(t, v, "-i", v.Name, "-watch", "20ms", "-n", "2")
 	require.Equal(t, 0, code, stderr)
