@@ -144,7 +144,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of tables")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (when a terminal), on, off")
 	fs.StringVar(&o.imds, "imds", "", "EC2 instance metadata endpoint for the metadata block (default: the SDK's, 169.254.169.254); off skips it")
-	fs.DurationVar(&o.imdsTimeout, "imds-timeout", runinfo.DefaultIMDSTimeout, "how long to wait for the EC2 instance metadata service; without an answer the metadata says \"unknown\", or \"not on EC2\" when the firmware (DMI) shows other hardware")
+	fs.DurationVar(&o.imdsTimeout, "imds-timeout", time.Second, "how long to wait for the EC2 instance metadata service; without an answer the metadata says \"unknown\", or \"not on EC2\" when the firmware (DMI) shows other hardware")
 	fs.BoolVar(&o.compare, "compare", false, "compare two reports instead of running one: report -compare OLD.json NEW.json (with -json, -label)")
 	fs.StringVar(&o.label, "label", "", "with -compare: names of the two runs, OLD,NEW (default: the file names)")
 	if err := fs.Parse(args); err != nil {
