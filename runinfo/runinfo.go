@@ -70,13 +70,13 @@ const sysRoot = "/"
 
 // Metadata is the description of one run's environment.
 type Metadata struct {
-	Host              string `json:"host"`
-	OS                string `json:"os"`
-	Arch              string `json:"arch"`
-	Kernel            string `json:"kernel,omitempty"`
-	CPUModel          string `json:"cpu_model,omitempty"`
-	CPUs              int    `json:"cpus"`
-	GoVersion         string `json:"go_version"`
+	Host      string `json:"host"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	Kernel    string `json:"kernel,omitempty"`
+	CPUModel  string `json:"cpu_model,omitempty"`
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
 	// NetperfkitVersion is netperfkit's module version as the running
 	// binary was built with it: the main module's version when netperfkit
 	// is the main module ("(devel)" for a build from a work tree, with the
