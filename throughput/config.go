@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/netperfkit/netperfkit/internal/flowmodel"
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 )
 
@@ -63,15 +64,15 @@ func authClock(ctx context.Context) time.Time {
 }
 
 // useGSO reports whether UDP senders try GSO.
-func useGSO(c *Config) bool { return !c.DisableFastPath && c.GSO != OffloadOff }
+func useGSO(c *Config) bool { return !c.DisableFastPath && !flowmodel.Off(c.GSO) }
 
 // useGRO reports whether UDP receivers try GRO: when asked to, and by
 // default only without a target rate.
 func useGRO(c *Config) bool {
 	switch {
-	case c.DisableFastPath || c.GRO == OffloadOff:
+	case c.DisableFastPath || flowmodel.Off(c.GRO):
 		return false
-	case c.GRO == OffloadOn:
+	case flowmodel.On(c.GRO):
 		return true
 	}
 	return rate(c) == 0
@@ -104,8 +105,8 @@ func dataPathParams(c *Config, p *iperfwire.Params) {
 		return iperfwire.PtrInt(0)
 	}
 	if c.UDP {
-		gso := c.GSO == OffloadOn && useGSO(c)
-		p.GSO, p.GRO = flag(gso), flag(c.GRO == OffloadOn && useGRO(c))
+		gso := flowmodel.On(c.GSO) && useGSO(c)
+		p.GSO, p.GRO = flag(gso), flag(flowmodel.On(c.GRO) && useGRO(c))
 		if gso {
 			p.GSODgSize = iperfwire.Int(c.BlockLen)
 			p.GSOBfSize = iperfwire.Int(maxGSOBatch(c.BlockLen) * c.BlockLen)
@@ -123,14 +124,14 @@ func dataPathParams(c *Config, p *iperfwire.Params) {
 // dataPathFromParams sets the data-path options from a client's
 // parameters. A gso or gro of 1 is a request (--gsro); 0, which every 3.21
 // client sends without --gsro, and an absent key (before 3.21) leave the
-// choice to this side, as for a Config's OffloadAuto: GSO and GRO change how
+// choice to this side, as a Config's nil GSO and GRO do: they change how
 // this side writes and reads, not the datagrams on the wire.
 func dataPathFromParams(c *Config, p *iperfwire.Params) {
-	on := func(v *iperfwire.Int) Offload {
+	on := func(v *iperfwire.Int) *bool {
 		if v != nil && *v > 0 {
-			return OffloadOn
+			return new(true)
 		}
-		return OffloadAuto
+		return nil
 	}
 	c.GSO, c.GRO = on(p.GSO), on(p.GRO)
 	c.SkipRxCopy, c.ZeroCopy = p.SkipRxCopy != 0, p.ZeroCopy != 0
