@@ -17,9 +17,9 @@ type Spec struct {
 	UDPEnabled bool `json:"ena_srd_udp_enabled"`
 }
 
-// Mode returns the ena_srd_mode the driver should report for this
+// mode returns the ena_srd_mode the driver should report for this
 // specification.
-func (s Spec) Mode() ExpressMode {
+func (s Spec) mode() ExpressMode {
 	var m ExpressMode
 	if s.Enabled {
 		m |= expressEnabled

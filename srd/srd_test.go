@@ -45,8 +45,8 @@ func TestParseNetworkInterfaces(t *testing.T) {
 		ID: "eni-0f1e2d3c4b5a69788", AvailabilityZone: "us-east-1a", MACAddress: "0e:12:34:56:78:9a",
 		EnaSrd: &Spec{Enabled: true, UDPEnabled: true},
 	}, nis[0])
-	assert.Equal(t, ExpressMode(3), nis[0].EnaSrd.Mode())
-	assert.Equal(t, ExpressMode(0), nis[1].EnaSrd.Mode())
+	assert.Equal(t, ExpressMode(3), nis[0].EnaSrd.mode())
+	assert.Equal(t, ExpressMode(0), nis[1].EnaSrd.mode())
 	assert.Nil(t, nis[2].EnaSrd, "an unattached ENI has no specification")
 
 	bare, err := ParseNetworkInterfaces(strings.NewReader(`[{"NetworkInterfaceId":"eni-1","Attachment":{"EnaSrdSpecification":{"EnaSrdEnabled":true}}}]`))
@@ -103,7 +103,7 @@ func FuzzParseNetworkInterfaces(f *testing.F) {
 		}
 		for _, ni := range nis {
 			if ni.EnaSrd != nil {
-				m := ni.EnaSrd.Mode()
+				m := ni.EnaSrd.mode()
 				require.Zero(t, m.unknown())
 				require.Equal(t, ni.EnaSrd.Enabled, m.Express())
 			}
