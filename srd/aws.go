@@ -43,15 +43,6 @@ type NetworkInterface struct {
 	EnaSrd *Spec `json:"ena_srd,omitempty"`
 }
 
-// InstanceType is the part of a DescribeInstanceTypes entry that matters for
-// ENA Express.
-type InstanceType struct {
-	InstanceType       string `json:"instance_type"`
-	EnaSrdSupported    bool   `json:"ena_srd_supported"`
-	EnaSupport         string `json:"ena_support,omitempty"`
-	NetworkPerformance string `json:"network_performance,omitempty"`
-}
-
 // The shapes the AWS CLI prints.
 type (
 	awsSpec struct {
@@ -71,9 +62,7 @@ type (
 	awsInstanceType struct {
 		InstanceType string `json:"InstanceType"`
 		NetworkInfo  *struct {
-			EnaSrdSupported    bool   `json:"EnaSrdSupported"`
-			EnaSupport         string `json:"EnaSupport"`
-			NetworkPerformance string `json:"NetworkPerformance"`
+			EnaSrdSupported bool `json:"EnaSrdSupported"`
 		} `json:"NetworkInfo"`
 	}
 )
@@ -111,10 +100,12 @@ func ParseNetworkInterfaces(r io.Reader) ([]NetworkInterface, error) {
 	return out, nil
 }
 
-// ParseInstanceTypes reads the JSON of `aws ec2 describe-instance-types`:
-// the whole response {"InstanceTypes": [...]} or the bare list. A nil r
-// is an error.
-func ParseInstanceTypes(r io.Reader) ([]InstanceType, error) {
+// ParseInstanceTypes reads the JSON of `aws ec2 describe-instance-types`
+// (the whole response {"InstanceTypes": [...]} or the bare list) and
+// returns the part that matters for ENA Express: whether each instance
+// type supports it (NetworkInfo.EnaSrdSupported), by instance type name. A
+// nil r is an error.
+func ParseInstanceTypes(r io.Reader) (map[string]bool, error) {
 	if r == nil {
 		return nil, errors.New("srd: ParseInstanceTypes: nil io.Reader r")
 	}
@@ -122,13 +113,9 @@ func ParseInstanceTypes(r io.Reader) ([]InstanceType, error) {
 	if err := decodeList(r, "InstanceTypes", &raw); err != nil {
 		return nil, err
 	}
-	out := make([]InstanceType, 0, len(raw))
+	out := make(map[string]bool, len(raw))
 	for _, t := range raw {
-		it := InstanceType{InstanceType: t.InstanceType}
-		if n := t.NetworkInfo; n != nil {
-			it.EnaSrdSupported, it.EnaSupport, it.NetworkPerformance = n.EnaSrdSupported, n.EnaSupport, n.NetworkPerformance
-		}
-		out = append(out, it)
+		out[t.InstanceType] = t.NetworkInfo != nil && t.NetworkInfo.EnaSrdSupported
 	}
 	return out, nil
 }

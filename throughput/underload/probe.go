@@ -3,7 +3,6 @@ package underload
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -20,19 +19,16 @@ type Config struct {
 	// EchoAddr is a sockperf-compatible echo server ("host:port"): `sockperf
 	// server`, or a latency.Server on the far host. Required.
 	EchoAddr string
-	// Rate is the number of probe messages per second. Zero means 100;
-	// Probe.MPS, when set, takes precedence.
-	Rate int
-	// Probe tunes the probe (nil means UDP, 14-byte messages, Rate per
+	// Probe tunes the probe (nil means UDP, 14-byte messages, 100 per
 	// second, uniform arrivals). Its Duration is replaced by the test's:
 	// the probe runs from the moment data flows until the test ends. A zero
-	// MPS becomes Rate and a zero ReplyEvery 1 (every message measured); a
-	// zero WarmUp becomes the test's omit period; a zero CoolDown becomes
-	// none.
+	// MPS becomes 100 messages per second and a zero ReplyEvery 1 (every
+	// message measured); a zero WarmUp becomes the test's omit period; a
+	// zero CoolDown becomes none.
 	Probe *latency.PingPongConfig
 	// Responsiveness, when set, makes Run measure the path's
-	// responsiveness under load instead of the open-loop probe (Rate and
-	// Probe are then unused, and Result.Latency stays nil): the IETF
+	// responsiveness under load instead of the open-loop probe (Probe is
+	// then unused, and Result.Latency stays nil): the IETF
 	// responsiveness draft's probes on new connections to EchoAddr (TCP:
 	// a latency.Server, or `sockperf server --tcp`), at this rate and for
 	// the flows' omit period and duration (its Duration is replaced), and
@@ -76,7 +72,8 @@ type Result struct {
 	SelfProbes string `json:"self_probes,omitempty"`
 }
 
-// defaultProbeRate is Config.Rate's default, messages per second.
+// defaultProbeRate is the probe's rate when Config.Probe.MPS is zero,
+// messages per second.
 const defaultProbeRate = 100
 
 // Run runs cfg.Flows against the iperf3-compatible server at addr and,
@@ -95,9 +92,6 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	}
 	if cfg.Responsiveness != nil {
 		return runResponsiveness(ctx, addr, cfg)
-	}
-	if cfg.Rate < 0 {
-		return &Result{Flows: &throughput.Result{Role: "client"}}, fmt.Errorf("underload: Config.Rate %d is negative", cfg.Rate)
 	}
 	flows := cfg.Flows
 	var (
@@ -147,10 +141,7 @@ func startProbe(ctx context.Context, c *Config, omit, total time.Duration) *prob
 	}
 	cfg.Count = 0
 	if cfg.MPS == 0 {
-		cfg.MPS = c.Rate
-		if cfg.MPS <= 0 {
-			cfg.MPS = defaultProbeRate
-		}
+		cfg.MPS = defaultProbeRate
 	}
 	if cfg.ReplyEvery == 0 {
 		cfg.ReplyEvery = 1
