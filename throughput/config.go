@@ -19,8 +19,8 @@ const Unlimited = -1
 // DefaultPort is iperf3's default port.
 const DefaultPort = 5201
 
-// MaxStreams is iperf3's limit on parallel streams (per direction).
-const MaxStreams = 128
+// maxStreams is iperf3's limit on parallel streams (per direction).
+const maxStreams = 128
 
 // maxBurst is the largest Config.Burst, iperf3's limit.
 const maxBurst = 1000
@@ -252,8 +252,8 @@ func validate(c *Config) error {
 func validateSizes(c *Config) error {
 	udpMin, udpMax := iperfwire.MinUDPLen, iperfwire.MaxUDPLen
 	switch {
-	case c.Streams < 1 || c.Streams > MaxStreams:
-		return fmt.Errorf("throughput: Config.Streams %d outside 1..%d", c.Streams, MaxStreams)
+	case c.Streams < 1 || c.Streams > maxStreams:
+		return fmt.Errorf("throughput: Config.Streams %d outside 1..%d", c.Streams, maxStreams)
 	case c.UDP && (c.BlockLen < udpMin || c.BlockLen > udpMax):
 		return fmt.Errorf("throughput: Config.BlockLen %d bytes outside iperf3's %d..%d bytes for UDP", c.BlockLen, udpMin, udpMax)
 	case c.BlockLen < 1:
