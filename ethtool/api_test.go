@@ -123,7 +123,7 @@ func TestAPINilAndZeroReceivers(t *testing.T) {
 		&ethtool.Allowance{}, &ethtool.Counter{}, &ethtool.Finding{}, &ethtool.QueueGroups{},
 		&ethtool.Queue{}, &ethtool.QueueTotal{}, &ethtool.RingParams{}, &ethtool.Stat{}, &ethtool.WatchConfig{},
 	)
-	for _, m := range []string{"Close", "Stats", "RingParams", "Snapshot", "SnapshotInto", "Watch"} {
+	for _, m := range []string{"Close", "RingParams", "Snapshot", "SnapshotInto", "Watch"} {
 		res := got["(*ethtool.Client)(nil)."+m]
 		require.NotEmpty(t, res, m)
 		assert.ErrorContains(t, res[len(res)-1].(error), "ethtool: nil or zero *Client", m)
@@ -163,8 +163,8 @@ func TestAPILiveClientArguments(t *testing.T) {
 	enaapicheck.Call(t, "SnapshotInto(nil)", func() {
 		assert.ErrorContains(t, c.SnapshotInto("lo", nil), "nil *Snapshot s")
 	})
-	enaapicheck.Call(t, "Stats(empty)", func() {
-		_, err := c.Stats("")
+	enaapicheck.Call(t, "Snapshot(empty)", func() {
+		_, err := c.Snapshot("")
 		assert.ErrorIs(t, err, ethtool.ErrNoInterface)
 	})
 	enaapicheck.Call(t, "Close twice", func() {
@@ -189,10 +189,6 @@ func TestAPIClosedClient(t *testing.T) {
 		assert.NotErrorIs(t, err, os.ErrNotExist)
 	}
 	for _, iface := range []string{"lo", "no-such-if0"} {
-		enaapicheck.Call(t, "Stats after Close", func() {
-			_, err := c.Stats(iface)
-			closed(t, err)
-		})
 		enaapicheck.Call(t, "RingParams after Close", func() {
 			_, err := c.RingParams(iface)
 			closed(t, err)

@@ -128,19 +128,6 @@ func ExampleClient_Snapshot() {
 	fmt.Println(s.Driver, len(s.Stats))
 }
 
-func ExampleClient_Stats() {
-	c, err := ethtool.New()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-	stats, err := c.Stats("eth0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(stats.Get("ena_srd_tx_pkts"))
-}
-
 func ExampleClient_RingParams() {
 	c, err := ethtool.New()
 	if err != nil {

@@ -61,17 +61,6 @@ func (s Stats) Get(name string) (uint64, bool) {
 	return 0, false
 }
 
-// Map returns the statistics as a map. Of duplicated names the first wins.
-func (s Stats) Map() map[string]uint64 {
-	m := make(map[string]uint64, len(s))
-	for _, st := range s {
-		if _, dup := m[st.Name]; !dup {
-			m[st.Name] = st.Value
-		}
-	}
-	return m
-}
-
 // clone returns a copy that shares nothing with s.
 func (s Stats) clone() Stats {
 	if s == nil {
