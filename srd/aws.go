@@ -11,25 +11,6 @@ import (
 // maxJSON bounds the AWS CLI output read by the parsers.
 const maxJSON = 64 << 20
 
-// Spec is an ENI attachment's EnaSrdSpecification.
-type Spec struct {
-	Enabled    bool `json:"ena_srd_enabled"`
-	UDPEnabled bool `json:"ena_srd_udp_enabled"`
-}
-
-// mode returns the ena_srd_mode the driver should report for this
-// specification.
-func (s Spec) mode() ExpressMode {
-	var m ExpressMode
-	if s.Enabled {
-		m |= expressEnabled
-	}
-	if s.UDPEnabled {
-		m |= expressUDP
-	}
-	return m
-}
-
 // NetworkInterface is the part of a DescribeNetworkInterfaces entry that
 // matters for ENA Express.
 type NetworkInterface struct {
@@ -38,9 +19,11 @@ type NetworkInterface struct {
 	AvailabilityZone string `json:"availability_zone,omitempty"`
 	// MACAddress is how the ENI is found from the instance (FindByMAC).
 	MACAddress string `json:"mac_address,omitempty"`
-	// EnaSrd is nil when the interface is not attached or its attachment
-	// carries no EnaSrdSpecification.
-	EnaSrd *Spec `json:"ena_srd,omitempty"`
+	// EnaSrd is the attachment's EnaSrdSpecification as the ena_srd_mode
+	// the driver should report for it (Express: EnaSrdEnabled; UDP:
+	// EnaSrdUdpEnabled); nil when the interface is not attached or its
+	// attachment carries no EnaSrdSpecification.
+	EnaSrd *ExpressMode `json:"ena_srd,omitempty"`
 }
 
 // The shapes the AWS CLI prints.
@@ -85,14 +68,14 @@ func ParseNetworkInterfaces(r io.Reader) ([]NetworkInterface, error) {
 		ni := NetworkInterface{ID: e.NetworkInterfaceID, AvailabilityZone: e.AvailabilityZone, MACAddress: e.MacAddress}
 		if a := e.Attachment; a != nil {
 			if s := a.EnaSrdSpecification; s != nil {
-				spec := &Spec{}
-				if s.EnaSrdEnabled != nil {
-					spec.Enabled = *s.EnaSrdEnabled
+				var m ExpressMode
+				if s.EnaSrdEnabled != nil && *s.EnaSrdEnabled {
+					m |= expressEnabled
 				}
-				if u := s.EnaSrdUdpSpecification; u != nil && u.EnaSrdUdpEnabled != nil {
-					spec.UDPEnabled = *u.EnaSrdUdpEnabled
+				if u := s.EnaSrdUdpSpecification; u != nil && u.EnaSrdUdpEnabled != nil && *u.EnaSrdUdpEnabled {
+					m |= expressUDP
 				}
-				ni.EnaSrd = spec
+				ni.EnaSrd = &m
 			}
 		}
 		out = append(out, ni)

@@ -82,8 +82,8 @@ func ExampleParseNetworkInterfaces() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(nis[0].ID, *nis[0].EnaSrd)
-	// Output: eni-1 {true true}
+	fmt.Println(nis[0].ID, nis[0].EnaSrd)
+	// Output: eni-1 ENA Express on, UDP on
 }
 
 func ExampleParseInstanceTypes() {
