@@ -16,8 +16,9 @@ import (
 // Unlimited as Config.Bitrate asks for no rate limit (iperf3's -b 0).
 const Unlimited = -1
 
-// DefaultPort is iperf3's default port.
-const DefaultPort = 5201
+// defaultPort is iperf3's default port, Run's and ListenAndServe's when
+// the address has none.
+const defaultPort = 5201
 
 // maxStreams is iperf3's limit on parallel streams (per direction).
 const maxStreams = 128

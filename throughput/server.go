@@ -367,7 +367,7 @@ func (s *Server) ListenAndServe(ctx context.Context, network, address string) er
 		return fmt.Errorf("throughput: ListenAndServe: network %q: want tcp, tcp4, tcp6 or unix", network)
 	}
 	if address == "" && network != "unix" {
-		address = fmt.Sprintf(":%d", DefaultPort)
+		address = fmt.Sprintf(":%d", defaultPort)
 	}
 	var lc net.ListenConfig
 	if s.cfg.MPTCP {

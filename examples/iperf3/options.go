@@ -34,6 +34,7 @@ const (
 	iperfUDPBitrate  = 1 << 20   // iperf3's default UDP rate, 1 Mbit/s as 1024*1024
 	iperfTCPBlockLen = 128 << 10 // iperf3's default TCP write length
 	iperfMaxStreams  = 128       // iperf3's MAX_STREAMS, as throughput.Config.Streams allows
+	iperfDefaultPort = 5201      // iperf3's default port, as throughput.Run's
 	// wholeTest is -i 0's interval: longer than any test (-t at most a
 	// day, -n and -k bounded by a server's duration cap).
 	wholeTest = 365 * 24 * time.Hour
@@ -171,7 +172,7 @@ var (
 // Errors are *paramError or *optionError; the caller prints them with the
 // usage lines and exits 1.
 func parseOptions(args []string) (*options, error) {
-	o := &options{port: throughput.DefaultPort, tos: -1}
+	o := &options{port: iperfDefaultPort, tos: -1}
 	o.cfg.Duration = 10 * time.Second
 	fs := newFlagSet(o)
 	if err := fs.Parse(args); err != nil {

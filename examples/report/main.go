@@ -117,7 +117,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.paths, "paths", "", "E1 targets as name=host[@limit],... each running an iperf3 server on -tport and a sockperf server on -lport; @limit (5G, 10G, 25G) judges the 1-flow result against that single-flow reference (default: in-process servers on loopback)")
 	fs.StringVar(&o.rttMode, "rtt-mode", defaultRTTMode(), "E1 ping-pong receive path: spin (busy-polls one core, close to sockperf; the default with 2 or more CPUs on linux) or poll (Go's netpoller, reads about 10% above sockperf at p50)")
 	fs.DurationVar(&o.interval, "i", time.Second, "E2 interval of each row's throughput series (report.json and the throughput-over-time plot)")
-	fs.IntVar(&o.tport, "tport", throughput.DefaultPort, "iperf3 server port of the -paths and -matrix targets")
+	fs.IntVar(&o.tport, "tport", 5201, "iperf3 server port of the -paths and -matrix targets") // iperf3's default port
 	fs.IntVar(&o.lport, "lport", 11111, "sockperf server (UDP) port of the -paths targets")
 	fs.StringVar(&o.matrix, "matrix", "", "E2 target host[:port] running an iperf3 server (default: in-process server on loopback)")
 	fs.StringVar(&o.iface, "iface", "", "interface whose ENA/SRD counters E1 reads (default: the interface of the default route)")

@@ -54,8 +54,11 @@ type Result struct {
 	// comparison, echoes on one established idle connection beside the
 	// flows. Its RPM is 60 s divided by 1/4 x (connect + request) + 1/2 x
 	// self, each a 95% trimmed mean: the draft's weights without TLS, the
-	// self probes being what SelfProbes names; 0 when a part is missing.
-	// Nil when the configuration was refused before the probes ran.
+	// self probes being LoadedFlows when their trimmed mean is known, else
+	// the established connection's echoes (a stock server sending with -R
+	// reports its RTTs only when started with -J; UDP flows have none); 0
+	// when a part is missing. Nil when the configuration was refused before
+	// the probes ran.
 	Responsiveness *responsiveness.Result `json:"responsiveness,omitempty"`
 	// LoadedFlows are the loaded connections' own round trips (the
 	// draft's self probes), measured with Config.Responsiveness: the
@@ -65,11 +68,6 @@ type Result struct {
 	// bytes; its RTT is what a request on it would wait. Zero where
 	// TCP_INFO is not available (UDP, or a platform without it).
 	LoadedFlows *responsiveness.ProbeStats `json:"loaded_flows,omitempty"`
-	// SelfProbes names what Responsiveness.RPM took as the self probes:
-	// "loaded_flows", or "established_connection" when the flows' RTTs
-	// are unknown (a stock server sending with -R reports them only when
-	// started with -J; UDP flows have none).
-	SelfProbes string `json:"self_probes,omitempty"`
 }
 
 // defaultProbeRate is the probe's rate when Config.Probe.MPS is zero,

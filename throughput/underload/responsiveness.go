@@ -49,10 +49,9 @@ func runResponsiveness(ctx context.Context, addr string, cfg *Config) (*Result, 
 	loaded := loadedRTTs(res)
 	out := &Result{Flows: res, Responsiveness: pres, LoadedFlows: &loaded}
 	if pres != nil {
-		out.SelfProbes = "loaded_flows"
 		self := loaded.TrimmedMean
 		if self == 0 {
-			out.SelfProbes, self = "established_connection", pres.Established.TrimmedMean
+			self = pres.Established.TrimmedMean
 		}
 		pres.RPM = rpm.Combine(pres.NewConnectionPhases["connect"], pres.NewConnectionPhases["request"], self)
 	}

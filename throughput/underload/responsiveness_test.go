@@ -64,7 +64,7 @@ func TestRunResponsiveness(t *testing.T) {
 				require.Positive(t, conn)
 				require.Positive(t, req)
 				assert.InEpsilon(t, 60e6/((conn+req)/4+float64(lf.TrimmedMean)/1e3/2), res.Responsiveness.RPM, 1e-3)
-				assert.Equal(t, "loaded_flows", res.SelfProbes)
+				assert.Positive(t, res.LoadedFlows.TrimmedMean, "RPM's self probes are the loaded flows")
 			})
 		}
 	}
@@ -78,7 +78,9 @@ func TestRunResponsiveness(t *testing.T) {
 		})
 		require.NoError(t, err)
 		assert.Zero(t, res.LoadedFlows.Probes)
-		assert.Equal(t, "established_connection", res.SelfProbes)
+		est := float64(res.Responsiveness.Established.TrimmedMean) / 1e3
+		conn, req := float64(res.Responsiveness.NewConnectionPhases["connect"])/1e3, float64(res.Responsiveness.NewConnectionPhases["request"])/1e3
+		assert.InEpsilon(t, 60e6/((conn+req)/4+est/2), res.Responsiveness.RPM, 1e-3, "RPM's self probes are the established connection's")
 		assert.Positive(t, res.Responsiveness.RPM)
 	})
 	t.Run("no echo server", func(t *testing.T) {
