@@ -240,7 +240,7 @@ func encode(w io.Writer, r *Result) error {
 }
 
 func settingsJSON() histJSON {
-	return histJSON{LowestUs: float64(histogramLowest) / 1e3, HighestUs: float64(HistogramHighest) / 1e3,
+	return histJSON{LowestUs: float64(histogramLowest) / 1e3, HighestUs: float64(histogramHighest) / 1e3,
 		SignificantFigures: histogramSigFigs, Unit: "ns"}
 }
 
@@ -367,7 +367,7 @@ func checkHistogramHeader(enc string) error {
 	if err := binary.Read(z, binary.BigEndian, &hdr); err != nil {
 		return fmt.Errorf("histogram header: %w", err)
 	}
-	if hdr.SigFigs != histogramSigFigs || hdr.Lowest != int64(histogramLowest) || hdr.Highest != int64(HistogramHighest) {
+	if hdr.SigFigs != histogramSigFigs || hdr.Lowest != int64(histogramLowest) || hdr.Highest != int64(histogramHighest) {
 		return fmt.Errorf("histogram settings (%d figures, %d..%d ns) are not this package's", hdr.SigFigs, hdr.Lowest, hdr.Highest)
 	}
 	return nil
