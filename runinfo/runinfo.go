@@ -50,7 +50,10 @@ type Config struct {
 	// IMDSEndpoint is the instance metadata service's base URL; "" means
 	// AWS_EC2_METADATA_SERVICE_ENDPOINT when it is set, as the AWS SDKs
 	// read it, and http://169.254.169.254 otherwise. The service is asked
-	// directly, never through an HTTP proxy.
+	// directly, never through an HTTP proxy. "off" leaves the EC2 part out
+	// ("not asked" in EC2Note); the environment variable
+	// AWS_EC2_METADATA_DISABLED=true does the same, as it does for the AWS
+	// SDKs, and EC2Note names it.
 	IMDSEndpoint string
 	// IMDSTimeout bounds the IMDSv2 token and identity document requests
 	// together; 0 means 1 s. Whatever it is, a connection
@@ -58,10 +61,6 @@ type Config struct {
 	// link-local address), and nothing is retried. A negative timeout is
 	// refused: the service is not asked and EC2Note says why.
 	IMDSTimeout time.Duration
-	// SkipIMDS leaves the EC2 part out ("not asked" in EC2Note). The
-	// environment variable AWS_EC2_METADATA_DISABLED=true does the same,
-	// as it does for the AWS SDKs, and EC2Note names it.
-	SkipIMDS bool
 }
 
 // sysRoot is where Collect reads /sys from; tests point collect at
@@ -154,12 +153,15 @@ func collect(ctx context.Context, cfg *Config, root string) *Metadata {
 	return m
 }
 
+// imdsOff as Config.IMDSEndpoint leaves the EC2 part out.
+const imdsOff = "off"
+
 // notAsked says why the instance metadata service is not to be asked, ""
 // when it is.
 func notAsked(ctx context.Context, c Config) string {
 	const prefix = "the instance metadata service was not asked"
 	switch {
-	case c.SkipIMDS:
+	case c.IMDSEndpoint == imdsOff:
 		return prefix
 	case ctx == nil:
 		return prefix + ": nil context.Context ctx"

@@ -414,7 +414,7 @@ func collectMetadata(ctx context.Context, o *options) *runinfo.Metadata {
 	}
 	return runinfo.Collect(ctx, &runinfo.Config{
 		Interface: iface, Settings: o.settings,
-		IMDSEndpoint: o.imds, IMDSTimeout: o.imdsTimeout, SkipIMDS: o.imds == "off",
+		IMDSEndpoint: o.imds, IMDSTimeout: o.imdsTimeout,
 	})
 }
 
