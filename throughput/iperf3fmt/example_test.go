@@ -79,4 +79,3 @@ func ExampleTextReport() {
 	// [ ID] Interval           Transfer     Bitrate         Retr  Cwnd
 	// [  4]   0.00-1.00   sec  1.00 GBytes  8590 Mbits/sec    2   3.00 MBytes
 }
-
