@@ -46,7 +46,7 @@ func BenchmarkVethSnapshot(b *testing.B) {
 				if err != nil {
 					return err
 				}
-				if _, err := ParseText(bytes.NewReader(out)); err != nil {
+				if _, err := parseStats(bytes.NewReader(out)); err != nil {
 					return err
 				}
 			}

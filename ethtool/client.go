@@ -76,12 +76,10 @@ func (c *Client) Close() error {
 	return c.c.close()
 }
 
-// Stats reads the driver statistics of iface (ETHTOOL_GSSET_INFO,
-// ETHTOOL_GSTRINGS, ETHTOOL_GSTATS). When the driver's count changes between
-// those calls the read starts over. Errors: an interface without statistics
-// matches ErrNoStats and os.ErrNotExist; a missing interface matches
-// ErrNoInterface and os.ErrNotExist.
-func (c *Client) Stats(iface string) (Stats, error) {
+// readStats reads the driver statistics of iface (ETHTOOL_GSSET_INFO,
+// ETHTOOL_GSTRINGS, ETHTOOL_GSTATS), as Snapshot does without the driver
+// information.
+func (c *Client) readStats(iface string) (Stats, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -99,8 +97,11 @@ func (c *Client) RingParams(iface string) (RingParams, error) {
 
 // Snapshot reads the driver information and statistics of iface and stamps
 // them with the current time (ETHTOOL_GDRVINFO gives the driver fields; a
-// driver that does not answer it leaves them empty). It returns the errors of
-// Stats, and a missing interface matches ErrNoInterface and os.ErrNotExist.
+// driver that does not answer it leaves them empty). The statistics come
+// from ETHTOOL_GSSET_INFO, ETHTOOL_GSTRINGS and ETHTOOL_GSTATS; when the
+// driver's count changes between those calls the read starts over. Errors:
+// an interface without statistics matches ErrNoStats and os.ErrNotExist; a
+// missing interface matches ErrNoInterface and os.ErrNotExist.
 // The Snapshot is never nil: after an error it is empty (no interface, no
 // statistics, no time), as docs/conventions.md says of results.
 func (c *Client) Snapshot(iface string) (*Snapshot, error) {

@@ -242,13 +242,6 @@ func (d *Delta) Get(name string) (Counter, bool) {
 	return Counter{}, false
 }
 
-// Increase returns the increase of the statistic called name, 0 when it is
-// absent, reset or a gauge.
-func (d *Delta) Increase(name string) uint64 {
-	c, _ := d.Get(name)
-	return c.Increase
-}
-
 // Changed returns the counters that increased or were reset, and the gauges
 // whose level changed; nil for a nil d.
 func (d *Delta) Changed() []Counter {

@@ -3,7 +3,7 @@
 //
 // Entry points:
 //
-//   - ParseText and ParseSnapshot: statistics from saved `ethtool -S` text
+//   - ParseSnapshot: statistics from saved `ethtool -S` text
 //     (or a Snapshot's JSON);
 //   - Client (New): live statistics, driver information and ring sizes
 //     through the SIOCETHTOOL ioctl (linux; no CAP_NET_ADMIN needed), and

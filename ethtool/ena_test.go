@@ -50,7 +50,7 @@ func TestGroupQueuesOfDelta(t *testing.T) {
 	bytesTx, _ := g.Total("tx", "bytes")
 	var sum uint64
 	for q := range 8 {
-		sum += d.Increase("queue_" + itoa(q) + "_tx_bytes")
+		sum += increase(d, "queue_"+itoa(q)+"_tx_bytes")
 	}
 	assert.Equal(t, sum, bytesTx)
 	assert.NotZero(t, bytesTx)

@@ -15,7 +15,7 @@ import (
 // Two saved `ethtool -S eth0` outputs, taken 10 s apart, diffed: what grew,
 // at what rate, and what it means.
 func Example() {
-	before, err := ethtool.ParseText(strings.NewReader(`NIC statistics:
+	before, err := ethtool.ParseSnapshot(strings.NewReader(`NIC statistics:
      queue_0_tx_cnt: 1000
      pps_allowance_exceeded: 10
      bw_out_allowance_exceeded: 0
@@ -23,7 +23,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	after, err := ethtool.ParseText(strings.NewReader(`NIC statistics:
+	after, err := ethtool.ParseSnapshot(strings.NewReader(`NIC statistics:
      queue_0_tx_cnt: 51000
      pps_allowance_exceeded: 1244
      bw_out_allowance_exceeded: 0
@@ -32,7 +32,8 @@ func Example() {
 		log.Fatal(err)
 	}
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	d, err := ethtool.Diff(&ethtool.Snapshot{Time: t0, Stats: before}, &ethtool.Snapshot{Time: t0.Add(10 * time.Second), Stats: after})
+	before.Time, after.Time = t0, t0.Add(10*time.Second)
+	d, err := ethtool.Diff(before, after)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -50,20 +51,6 @@ func Example() {
 	// pps_allowance_exceeded +1234 (123/s) over 10s
 	// limited by: [pps_allowance_exceeded]
 	// warning pps_allowance_exceeded
-}
-
-func ExampleParseText() {
-	stats, err := ethtool.ParseText(strings.NewReader(`NIC statistics:
-     tx_timeout: 0
-     pps_allowance_exceeded: 1234
-     ena_srd_mode: 3
-`))
-	if err != nil {
-		log.Fatal(err)
-	}
-	v, _ := stats.Get("pps_allowance_exceeded")
-	fmt.Println(len(stats), v)
-	// Output: 3 1234
 }
 
 func ExampleDiff() {
@@ -96,8 +83,8 @@ func ExampleExplain() {
 }
 
 func ExampleStats_Allowance() {
-	stats, _ := ethtool.ParseText(strings.NewReader("pps_allowance_exceeded: 12\nbw_out_allowance_exceeded: 0\nconntrack_allowance_available: 9000\n"))
-	a, ok := stats.Allowance()
+	snap, _ := ethtool.ParseSnapshot(strings.NewReader("pps_allowance_exceeded: 12\nbw_out_allowance_exceeded: 0\nconntrack_allowance_available: 9000\n"))
+	a, ok := snap.Stats.Allowance()
 	fmt.Println(ok, a.PPSExceeded, *a.ConntrackAvailable, a.Exceeded())
 	// Output: true 12 9000 [pps_allowance_exceeded]
 }
@@ -139,19 +126,6 @@ func ExampleClient_Snapshot() {
 		log.Fatal(err)
 	}
 	fmt.Println(s.Driver, len(s.Stats))
-}
-
-func ExampleClient_Stats() {
-	c, err := ethtool.New()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-	stats, err := c.Stats("eth0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(stats.Get("ena_srd_tx_pkts"))
 }
 
 func ExampleClient_RingParams() {

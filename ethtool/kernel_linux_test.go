@@ -127,7 +127,7 @@ func TestStaleCountIsRequeried(t *testing.T) {
 	// GSSET_INFO says 3, but by GSTRINGS the driver has 4: a current kernel
 	// answers len 0 without an error, and the read starts over.
 	k := &fakeKernel{counts: []int{3, 4}, actual: func() int { return 4 }}
-	s, err := fakeClient(k).Stats("eth0")
+	s, err := fakeClient(k).readStats("eth0")
 	require.NoError(t, err)
 	assert.Equal(t, want(4), s)
 	assert.Equal(t, 2, k.calls[unix.ETHTOOL_GSSET_INFO])
@@ -146,7 +146,7 @@ func TestStaleCountBetweenStringsAndStats(t *testing.T) {
 		}
 		return 6
 	}
-	s, err := fakeClient(k).Stats("eth0")
+	s, err := fakeClient(k).readStats("eth0")
 	require.NoError(t, err)
 	assert.Equal(t, want(6), s)
 	assert.Equal(t, 2, k.calls[unix.ETHTOOL_GSTATS])
@@ -157,7 +157,7 @@ func TestOldKernelWritingMoreThanAsked(t *testing.T) {
 	// 30: the buffers hold maxStats entries whatever the request, so they
 	// land inside them, and the mismatch triggers a re-read.
 	k := &fakeKernel{counts: []int{30, 40}, actual: func() int { return 40 }, oldKernel: true}
-	s, err := fakeClient(k).Stats("eth0")
+	s, err := fakeClient(k).readStats("eth0")
 	require.NoError(t, err)
 	assert.Equal(t, want(40), s)
 }
@@ -168,7 +168,7 @@ func TestOldKernelENAQueuesGrowMidRead(t *testing.T) {
 	// old kernel writes whatever was asked: more than any margin over 45
 	// (the old n+n/2+64 was 131 entries) and past the end of the buffer.
 	k := &fakeKernel{counts: []int{45, 241}, actual: func() int { return 241 }, oldKernel: true}
-	s, err := fakeClient(k).Stats("eth0")
+	s, err := fakeClient(k).readStats("eth0")
 	require.NoError(t, err)
 	assert.Zero(t, k.overflows, "the kernel wrote past the buffer")
 	assert.Equal(t, want(241), s)
@@ -178,7 +178,7 @@ func TestOldKernelENAQueuesGrowMidRead(t *testing.T) {
 func TestCountKeepsChanging(t *testing.T) {
 	n := 10
 	k := &fakeKernel{counts: []int{10}, actual: func() int { n++; return n }}
-	_, err := fakeClient(k).Stats("eth0")
+	_, err := fakeClient(k).readStats("eth0")
 	assert.ErrorContains(t, err, "statistics count kept changing")
 	assert.Equal(t, maxAttempts, k.calls[unix.ETHTOOL_GSSET_INFO])
 }
@@ -194,15 +194,15 @@ func TestRingParamsLayout(t *testing.T) {
 func TestFakeKernelErrors(t *testing.T) {
 	k := &fakeKernel{counts: []int{0}, actual: func() int { return 0 }}
 	c := fakeClient(k)
-	_, err := c.Stats("eth0")
+	_, err := c.readStats("eth0")
 	assert.ErrorIs(t, err, ErrNoStats)
-	_, err = c.Stats("eth1")
+	_, err = c.readStats("eth1")
 	assert.ErrorIs(t, err, ErrNoInterface)
 	_, err = c.RingParams("eth0")
 	assert.ErrorIs(t, err, unix.EOPNOTSUPP)
 
 	k = &fakeKernel{counts: []int{maxStats + 1}, actual: func() int { return 0 }}
-	_, err = fakeClient(k).Stats("eth0")
+	_, err = fakeClient(k).readStats("eth0")
 	assert.ErrorContains(t, err, "driver declares 65537 statistics")
 
 	k = &fakeKernel{counts: []int{2}, actual: func() int { return 2 }}

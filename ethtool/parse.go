@@ -12,7 +12,8 @@ import (
 // maxLine bounds one input line; anything longer is not ethtool output.
 const maxLine = 4096
 
-// ParseText parses the text `ethtool -S IFACE` prints: an optional
+// parseStats parses the text `ethtool -S IFACE` prints (ParseSnapshot
+// reads it, or a Snapshot's JSON): an optional
 // "NIC statistics:" header, then one "name: value" line per statistic with
 // any leading spaces or tabs. Names may contain spaces and colons (the value
 // follows the last colon) and are at most 32 bytes; values are unsigned
@@ -23,14 +24,14 @@ const maxLine = 4096
 // output. Input that holds no statistic, including ethtool's "no stats
 // available", gives an error matching ErrNoStats and os.ErrNotExist; a nil
 // r gives an error.
-func ParseText(r io.Reader) (Stats, error) {
+func parseStats(r io.Reader) (Stats, error) {
 	if r == nil {
-		return nil, errors.New("ethtool: ParseText: nil io.Reader r")
+		return nil, errors.New("ethtool: parse: nil io.Reader r")
 	}
 	return parseText(r, 0)
 }
 
-// parseText is ParseText for input whose first skipped lines were already
+// parseText is parseStats for input whose first skipped lines were already
 // consumed, so that line numbers count from the true start.
 func parseText(r io.Reader, skipped int) (Stats, error) {
 	sc := bufio.NewScanner(r)

@@ -19,7 +19,7 @@ func parseFile(t testing.TB, name string) Stats {
 	f, err := os.Open(filepath.Join("testdata", name))
 	require.NoError(t, err)
 	defer f.Close()
-	s, err := ParseText(f)
+	s, err := parseStats(f)
 	require.NoError(t, err, name)
 	return s
 }
@@ -112,7 +112,7 @@ func TestParseTextForms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := ParseText(strings.NewReader(tt.in))
+			s, err := parseStats(strings.NewReader(tt.in))
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, s)
 		})
@@ -139,7 +139,7 @@ func TestParseTextErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseText(strings.NewReader(tt.in))
+			_, err := parseStats(strings.NewReader(tt.in))
 			var pe *parseError
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, tt.line, pe.Line)
@@ -151,7 +151,7 @@ func TestParseTextErrors(t *testing.T) {
 
 func TestParseTextNoStats(t *testing.T) {
 	for _, in := range []string{"", "\n\n", "NIC statistics:\n", "no stats available\n"} {
-		_, err := ParseText(strings.NewReader(in))
+		_, err := parseStats(strings.NewReader(in))
 		require.Error(t, err, "%q", in)
 		assert.ErrorIs(t, err, ErrNoStats, "%q", in)
 		assert.ErrorIs(t, err, os.ErrNotExist, "%q", in)
@@ -159,7 +159,7 @@ func TestParseTextNoStats(t *testing.T) {
 }
 
 func TestParseTextLongLine(t *testing.T) {
-	_, err := ParseText(strings.NewReader("a: 1\n" + strings.Repeat("x", 5000) + ": 1\n"))
+	_, err := parseStats(strings.NewReader("a: 1\n" + strings.Repeat("x", 5000) + ": 1\n"))
 	var pe *parseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 2, pe.Line)
@@ -167,7 +167,7 @@ func TestParseTextLongLine(t *testing.T) {
 
 func TestParseTextReadError(t *testing.T) {
 	boom := errors.New("boom")
-	_, err := ParseText(&failReader{err: boom})
+	_, err := parseStats(&failReader{err: boom})
 	assert.ErrorIs(t, err, boom)
 }
 
@@ -202,7 +202,7 @@ func FuzzParseText(f *testing.F) {
 	f.Add(" : :\n\r\n")
 	f.Add(strings.Repeat("a: 1\n", maxStats+1)) // one past the limit
 	f.Fuzz(func(t *testing.T, in string) {
-		s, err := ParseText(strings.NewReader(in))
+		s, err := parseStats(strings.NewReader(in))
 		if err != nil {
 			require.Nil(t, s)
 			return
@@ -217,7 +217,7 @@ func FuzzParseText(f *testing.F) {
 			require.LessOrEqual(t, len(st.Name), maxNameLen)
 			b.WriteString("     " + st.Name + ": " + uitoa(st.Value) + "\n")
 		}
-		back, err := ParseText(strings.NewReader(b.String()))
+		back, err := parseStats(strings.NewReader(b.String()))
 		require.NoError(t, err)
 		require.Equal(t, s, back)
 	})
@@ -268,7 +268,7 @@ func FuzzParseSnapshot(f *testing.F) {
 		// And through text, as WriteText promises.
 		var txt bytes.Buffer
 		require.NoError(t, s.WriteText(&txt))
-		fromText, err := ParseText(&txt)
+		fromText, err := parseStats(&txt)
 		require.NoError(t, err)
 		require.Equal(t, s.Stats, fromText)
 	})
@@ -280,7 +280,7 @@ func TestParseSnapshotLineNumbers(t *testing.T) {
 		"\r\n \t\n\n\tNIC statistics:\n     a: 1\n     b: x\n",
 		"\n\n\n\n\nb: x\n", // the bad line comes first
 	} {
-		_, textErr := ParseText(strings.NewReader(in))
+		_, textErr := parseStats(strings.NewReader(in))
 		_, snapErr := ParseSnapshot(strings.NewReader(in))
 		var pt, ps *parseError
 		require.ErrorAs(t, textErr, &pt, "%q", in)
@@ -296,12 +296,12 @@ func TestParseTextTooManyStats(t *testing.T) {
 	for i := range maxStats {
 		b.WriteString("     s" + itoa(i) + ": 1\n")
 	}
-	s, err := ParseText(strings.NewReader(b.String()))
+	s, err := parseStats(strings.NewReader(b.String()))
 	require.NoError(t, err, "exactly the limit is fine")
 	assert.Len(t, s, maxStats)
 
 	b.WriteString("     one_more: 1\n")
-	_, err = ParseText(strings.NewReader(b.String()))
+	_, err = parseStats(strings.NewReader(b.String()))
 	var pe *parseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, maxStats+2, pe.Line)
@@ -309,7 +309,7 @@ func TestParseTextTooManyStats(t *testing.T) {
 	_, err = ParseSnapshot(strings.NewReader(b.String()))
 	assert.ErrorContains(t, err, "more than 65536 statistics")
 
-	_, err = ParseText(strings.NewReader(strings.Repeat("a: 1\n", 2_000_000)))
+	_, err = parseStats(strings.NewReader(strings.Repeat("a: 1\n", 2_000_000)))
 	assert.ErrorContains(t, err, "more than 65536 statistics")
 }
 
@@ -367,9 +367,9 @@ func TestStatsJSONNamesFollowParseText(t *testing.T) {
 		require.NoError(t, err)
 		err = s.UnmarshalJSON(js)
 		assert.ErrorContains(t, err, "ethtool: stats JSON", "%q", name)
-		_, err = ParseText(strings.NewReader(name + ": 1\n"))
+		_, err = parseStats(strings.NewReader(name + ": 1\n"))
 		if name != " padded" && name != "padded " && name != "\tx" {
-			assert.Error(t, err, "%q: ParseText rejects it too", name)
+			assert.Error(t, err, "%q: the text parser rejects it too", name)
 		}
 		assert.Error(t, (&Snapshot{Stats: Stats{{name, 1}}}).WriteText(io.Discard), "%q", name)
 	}
@@ -378,7 +378,7 @@ func TestStatsJSONNamesFollowParseText(t *testing.T) {
 	require.NoError(t, s.UnmarshalJSON([]byte(`{"rx queue 0: drops":1,"a:":2,"abcdefghijklmnopqrstuvwxyz012345":3}`)))
 	var txt bytes.Buffer
 	require.NoError(t, (&Snapshot{Stats: s}).WriteText(&txt))
-	back, err := ParseText(&txt)
+	back, err := parseStats(&txt)
 	require.NoError(t, err)
 	assert.Equal(t, s, back)
 }

@@ -37,11 +37,20 @@ func (s *Snapshot) Clone() *Snapshot {
 const maxSnapshotJSON = 32 << 20
 
 // ParseSnapshot reads a snapshot saved either as the JSON of a Snapshot or as
-// `ethtool -S` text; text gives a Snapshot with only Stats set. It returns the
-// errors of ParseText, with line numbers counted from the start of r, or an
-// error for a nil r or JSON that is malformed, larger than 32 MiB, followed by
-// anything but white space, or holding more than 65536 statistics or a name
-// ParseText would reject. JSON without statistics gives an error matching
+// `ethtool -S` text; text gives a Snapshot with only Stats set. The text is
+// what `ethtool -S IFACE` prints: an optional "NIC statistics:" header, then
+// one "name: value" line per statistic with any leading spaces or tabs.
+// Names may contain spaces and colons (the value follows the last colon)
+// and are at most 32 bytes; values are unsigned 64-bit decimals; names must
+// be valid UTF-8. Blank lines are ignored and unknown names are kept. A
+// malformed line gives an error naming its line number ("ethtool: line 3:
+// ...", counted from the start of r), and so does the statistic past the
+// 65536th: no interface has that many, so the input is not `ethtool -S`
+// output. Text that holds no statistic, including ethtool's "no stats
+// available", gives an error matching ErrNoStats and os.ErrNotExist. A nil
+// r is an error, and so is JSON that is malformed, larger than 32 MiB,
+// followed by anything but white space, or holding more than 65536
+// statistics or a name the text rules reject. JSON without statistics gives an error matching
 // ErrNoStats. The Snapshot is never nil: after an error it is empty.
 func ParseSnapshot(r io.Reader) (*Snapshot, error) {
 	if r == nil {
@@ -103,8 +112,8 @@ func decodeSnapshotJSON(r io.Reader) (*Snapshot, error) {
 }
 
 // WriteText writes the statistics the way `ethtool -S` prints them, so that
-// ParseText reads them back. A name ParseText would reject (which neither
-// ParseText nor ParseSnapshot returns) gives an error and nothing is
+// ParseSnapshot reads them back. A name the text rules reject (which
+// ParseSnapshot never returns) gives an error and nothing is
 // written, and so do a nil s and a nil w.
 func (s *Snapshot) WriteText(w io.Writer) error {
 	if s == nil {

@@ -19,8 +19,8 @@ const maxNameLen = 32
 const maxStats = 1 << 16
 
 // nameProblem says what makes name unfit as a statistic name, "" when
-// nothing does: the rules ParseText applies, so that a name accepted
-// anywhere prints as a line ParseText reads back (see Snapshot.WriteText).
+// nothing does: the rules ParseSnapshot's text reading applies, so that a name accepted
+// anywhere prints as a line ParseSnapshot reads back (see Snapshot.WriteText).
 func nameProblem(name []byte) string {
 	switch {
 	case len(name) == 0:
@@ -61,17 +61,6 @@ func (s Stats) Get(name string) (uint64, bool) {
 	return 0, false
 }
 
-// Map returns the statistics as a map. Of duplicated names the first wins.
-func (s Stats) Map() map[string]uint64 {
-	m := make(map[string]uint64, len(s))
-	for _, st := range s {
-		if _, dup := m[st.Name]; !dup {
-			m[st.Name] = st.Value
-		}
-	}
-	return m
-}
-
 // clone returns a copy that shares nothing with s.
 func (s Stats) clone() Stats {
 	if s == nil {
@@ -104,7 +93,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the object form written by MarshalJSON, keeping the
-// order of the keys. Names must follow ParseText's rules (1 to 32 bytes of
+// order of the keys. Names must follow the text rules of ParseSnapshot (1 to 32 bytes of
 // UTF-8, no white space at either end, no line break), and there may be at
 // most 65536 statistics.
 func (s *Stats) UnmarshalJSON(data []byte) error {

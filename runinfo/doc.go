@@ -10,8 +10,8 @@
 //   - Collect: gather the Metadata, configured by Config (nil for the
 //     defaults);
 //   - Metadata.WriteText: the block as "key value" lines (Metadata also
-//     marshals to JSON with snake_case keys);
-//   - Version: netperfkit's module version as the binary was built.
+//     marshals to JSON with snake_case keys); its NetperfkitVersion is
+//     netperfkit's module version as the binary was built.
 //
 // Collect never fails: a value that cannot be read is left empty, and the
 // EC2 part says why it is missing (EC2Note). Its one network exchange is

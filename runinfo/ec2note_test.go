@@ -37,12 +37,12 @@ func TestEC2NoteNeedsEvidence(t *testing.T) {
 		"none":  ec2Unknown + " (",
 		"qemu":  notOnEC2 + ": ",
 	} {
-		m := collect(ctx, &Config{SkipIMDS: true}, dmiRoot(root))
+		m := collect(ctx, &Config{IMDSEndpoint: "off"}, dmiRoot(root))
 		assert.Nil(t, m.EC2)
 		assert.True(t, strings.HasPrefix(m.EC2Note, prefix), "%s: %s", root, m.EC2Note)
 		assert.Contains(t, m.EC2Note, "not asked", root)
 	}
-	m := collect(ctx, &Config{SkipIMDS: true}, dmiRoot("qemu"))
+	m := collect(ctx, &Config{IMDSEndpoint: "off"}, dmiRoot("qemu"))
 	assert.Contains(t, m.EC2Note, `"QEMU"`, "the note names its evidence")
 
 	// A refused connection: IMDS disabled on EC2 looks the same.

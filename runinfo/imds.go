@@ -60,7 +60,7 @@ func imdsEndpoint(c Config) string {
 func readEC2(parent context.Context, c Config) (*EC2, error) {
 	timeout := c.IMDSTimeout
 	if timeout == 0 {
-		timeout = DefaultIMDSTimeout
+		timeout = defaultIMDSTimeout
 	}
 	if err := parent.Err(); err != nil {
 		return nil, fmt.Errorf("the instance metadata service was not asked: %w", err)

@@ -19,10 +19,10 @@ import (
 	"github.com/netperfkit/netperfkit/ethtool"
 )
 
-// DefaultIMDSTimeout bounds the instance metadata exchange when
+// defaultIMDSTimeout bounds the instance metadata exchange when
 // Config.IMDSTimeout is 0: long enough for the link-local service on EC2
 // (a few milliseconds), short enough not to delay a run elsewhere.
-const DefaultIMDSTimeout = time.Second
+const defaultIMDSTimeout = time.Second
 
 // notOnEC2 is Metadata.EC2Note's prefix when the instance metadata service
 // did not answer (or was not asked) and the host's firmware (DMI) data says
@@ -50,18 +50,17 @@ type Config struct {
 	// IMDSEndpoint is the instance metadata service's base URL; "" means
 	// AWS_EC2_METADATA_SERVICE_ENDPOINT when it is set, as the AWS SDKs
 	// read it, and http://169.254.169.254 otherwise. The service is asked
-	// directly, never through an HTTP proxy.
+	// directly, never through an HTTP proxy. "off" leaves the EC2 part out
+	// ("not asked" in EC2Note); the environment variable
+	// AWS_EC2_METADATA_DISABLED=true does the same, as it does for the AWS
+	// SDKs, and EC2Note names it.
 	IMDSEndpoint string
 	// IMDSTimeout bounds the IMDSv2 token and identity document requests
-	// together; 0 means DefaultIMDSTimeout. Whatever it is, a connection
+	// together; 0 means 1 s. Whatever it is, a connection
 	// not made within 250 ms is given up (off EC2 nothing answers at the
 	// link-local address), and nothing is retried. A negative timeout is
 	// refused: the service is not asked and EC2Note says why.
 	IMDSTimeout time.Duration
-	// SkipIMDS leaves the EC2 part out ("not asked" in EC2Note). The
-	// environment variable AWS_EC2_METADATA_DISABLED=true does the same,
-	// as it does for the AWS SDKs, and EC2Note names it.
-	SkipIMDS bool
 }
 
 // sysRoot is where Collect reads /sys from; tests point collect at
@@ -70,13 +69,18 @@ const sysRoot = "/"
 
 // Metadata is the description of one run's environment.
 type Metadata struct {
-	Host              string `json:"host"`
-	OS                string `json:"os"`
-	Arch              string `json:"arch"`
-	Kernel            string `json:"kernel,omitempty"`
-	CPUModel          string `json:"cpu_model,omitempty"`
-	CPUs              int    `json:"cpus"`
-	GoVersion         string `json:"go_version"`
+	Host      string `json:"host"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	Kernel    string `json:"kernel,omitempty"`
+	CPUModel  string `json:"cpu_model,omitempty"`
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
+	// NetperfkitVersion is netperfkit's module version as the running
+	// binary was built with it: the main module's version when netperfkit
+	// is the main module ("(devel)" for a build from a work tree, with the
+	// VCS revision), the dependency's otherwise (with its replacement),
+	// and "unknown" without build information.
 	NetperfkitVersion string `json:"netperfkit_version"`
 	// Interface is nil when Config.Interface was "".
 	Interface *Interface `json:"interface,omitempty"`
@@ -123,7 +127,7 @@ func collect(ctx context.Context, cfg *Config, root string) *Metadata {
 	}
 	m := &Metadata{
 		OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
-		GoVersion: runtime.Version(), NetperfkitVersion: Version(),
+		GoVersion: runtime.Version(), NetperfkitVersion: version(),
 		Kernel: kernel(), CPUModel: cpuModel(),
 	}
 	m.Host, _ = os.Hostname()
@@ -149,12 +153,15 @@ func collect(ctx context.Context, cfg *Config, root string) *Metadata {
 	return m
 }
 
+// imdsOff as Config.IMDSEndpoint leaves the EC2 part out.
+const imdsOff = "off"
+
 // notAsked says why the instance metadata service is not to be asked, ""
 // when it is.
 func notAsked(ctx context.Context, c Config) string {
 	const prefix = "the instance metadata service was not asked"
 	switch {
-	case c.SkipIMDS:
+	case c.IMDSEndpoint == imdsOff:
 		return prefix
 	case ctx == nil:
 		return prefix + ": nil context.Context ctx"
@@ -218,11 +225,11 @@ func readDMI(root string) dmiEvidence {
 	return d
 }
 
-// Version is netperfkit's module version as the running binary was built
-// with it: the main module's version when netperfkit is the main module
+// version is netperfkit's module version as the running binary was built
+// with it (Metadata.NetperfkitVersion): the main module's version when netperfkit is the main module
 // ("(devel)" for a build from a work tree), the dependency's version
 // otherwise, and "unknown" without build information.
-func Version() string {
+func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"

@@ -122,12 +122,12 @@ func TestCollectWithoutIMDS(t *testing.T) {
 	assert.Nil(t, m.EC2)
 	assert.Contains(t, m.EC2Note, "no instance metadata service answered within 200ms")
 
-	m = runinfo.Collect(context.Background(), &runinfo.Config{SkipIMDS: true})
+	m = runinfo.Collect(context.Background(), &runinfo.Config{IMDSEndpoint: "off"})
 	assert.Contains(t, m.EC2Note, "the instance metadata service was not asked")
 }
 
 func TestCollectHost(t *testing.T) {
-	m := runinfo.Collect(context.Background(), &runinfo.Config{SkipIMDS: true, Interface: "lo"})
+	m := runinfo.Collect(context.Background(), &runinfo.Config{IMDSEndpoint: "off", Interface: "lo"})
 	assert.Equal(t, runtime.NumCPU(), m.CPUs)
 	assert.Equal(t, runtime.Version(), m.GoVersion)
 	assert.NotEmpty(t, m.NetperfkitVersion)

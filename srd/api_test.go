@@ -87,7 +87,7 @@ func TestAPINilAndZeroReceivers(t *testing.T) {
 		(*srd.CoverageReport)(nil), &srd.CoverageReport{},
 		(*srd.Window)(nil), &srd.Window{},
 		new(srd.ExpressMode), new(srd.Verdict), new(srd.Status),
-		&srd.Spec{}, &srd.NetworkInterface{}, &srd.InstanceType{}, &srd.Check{}, &srd.ReadinessConfig{},
+		&srd.NetworkInterface{}, &srd.Check{}, &srd.ReadinessConfig{},
 	)
 	assert.ErrorContains(t, got["(*srd.CoverageReport)(nil).UnmarshalJSON"][0].(error), "nil *CoverageReport")
 	assert.ErrorContains(t, got["(*srd.Window)(nil).UnmarshalJSON"][0].(error), "nil *Window")

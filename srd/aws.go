@@ -11,25 +11,6 @@ import (
 // maxJSON bounds the AWS CLI output read by the parsers.
 const maxJSON = 64 << 20
 
-// Spec is an ENI attachment's EnaSrdSpecification.
-type Spec struct {
-	Enabled    bool `json:"ena_srd_enabled"`
-	UDPEnabled bool `json:"ena_srd_udp_enabled"`
-}
-
-// Mode returns the ena_srd_mode the driver should report for this
-// specification.
-func (s Spec) Mode() ExpressMode {
-	var m ExpressMode
-	if s.Enabled {
-		m |= expressEnabled
-	}
-	if s.UDPEnabled {
-		m |= expressUDP
-	}
-	return m
-}
-
 // NetworkInterface is the part of a DescribeNetworkInterfaces entry that
 // matters for ENA Express.
 type NetworkInterface struct {
@@ -38,18 +19,11 @@ type NetworkInterface struct {
 	AvailabilityZone string `json:"availability_zone,omitempty"`
 	// MACAddress is how the ENI is found from the instance (FindByMAC).
 	MACAddress string `json:"mac_address,omitempty"`
-	// EnaSrd is nil when the interface is not attached or its attachment
-	// carries no EnaSrdSpecification.
-	EnaSrd *Spec `json:"ena_srd,omitempty"`
-}
-
-// InstanceType is the part of a DescribeInstanceTypes entry that matters for
-// ENA Express.
-type InstanceType struct {
-	InstanceType       string `json:"instance_type"`
-	EnaSrdSupported    bool   `json:"ena_srd_supported"`
-	EnaSupport         string `json:"ena_support,omitempty"`
-	NetworkPerformance string `json:"network_performance,omitempty"`
+	// EnaSrd is the attachment's EnaSrdSpecification as the ena_srd_mode
+	// the driver should report for it (Express: EnaSrdEnabled; UDP:
+	// EnaSrdUdpEnabled); nil when the interface is not attached or its
+	// attachment carries no EnaSrdSpecification.
+	EnaSrd *ExpressMode `json:"ena_srd,omitempty"`
 }
 
 // The shapes the AWS CLI prints.
@@ -71,9 +45,7 @@ type (
 	awsInstanceType struct {
 		InstanceType string `json:"InstanceType"`
 		NetworkInfo  *struct {
-			EnaSrdSupported    bool   `json:"EnaSrdSupported"`
-			EnaSupport         string `json:"EnaSupport"`
-			NetworkPerformance string `json:"NetworkPerformance"`
+			EnaSrdSupported bool `json:"EnaSrdSupported"`
 		} `json:"NetworkInfo"`
 	}
 )
@@ -96,14 +68,14 @@ func ParseNetworkInterfaces(r io.Reader) ([]NetworkInterface, error) {
 		ni := NetworkInterface{ID: e.NetworkInterfaceID, AvailabilityZone: e.AvailabilityZone, MACAddress: e.MacAddress}
 		if a := e.Attachment; a != nil {
 			if s := a.EnaSrdSpecification; s != nil {
-				spec := &Spec{}
-				if s.EnaSrdEnabled != nil {
-					spec.Enabled = *s.EnaSrdEnabled
+				var m ExpressMode
+				if s.EnaSrdEnabled != nil && *s.EnaSrdEnabled {
+					m |= expressEnabled
 				}
-				if u := s.EnaSrdUdpSpecification; u != nil && u.EnaSrdUdpEnabled != nil {
-					spec.UDPEnabled = *u.EnaSrdUdpEnabled
+				if u := s.EnaSrdUdpSpecification; u != nil && u.EnaSrdUdpEnabled != nil && *u.EnaSrdUdpEnabled {
+					m |= expressUDP
 				}
-				ni.EnaSrd = spec
+				ni.EnaSrd = &m
 			}
 		}
 		out = append(out, ni)
@@ -111,10 +83,12 @@ func ParseNetworkInterfaces(r io.Reader) ([]NetworkInterface, error) {
 	return out, nil
 }
 
-// ParseInstanceTypes reads the JSON of `aws ec2 describe-instance-types`:
-// the whole response {"InstanceTypes": [...]} or the bare list. A nil r
-// is an error.
-func ParseInstanceTypes(r io.Reader) ([]InstanceType, error) {
+// ParseInstanceTypes reads the JSON of `aws ec2 describe-instance-types`
+// (the whole response {"InstanceTypes": [...]} or the bare list) and
+// returns the part that matters for ENA Express: whether each instance
+// type supports it (NetworkInfo.EnaSrdSupported), by instance type name. A
+// nil r is an error.
+func ParseInstanceTypes(r io.Reader) (map[string]bool, error) {
 	if r == nil {
 		return nil, errors.New("srd: ParseInstanceTypes: nil io.Reader r")
 	}
@@ -122,13 +96,9 @@ func ParseInstanceTypes(r io.Reader) ([]InstanceType, error) {
 	if err := decodeList(r, "InstanceTypes", &raw); err != nil {
 		return nil, err
 	}
-	out := make([]InstanceType, 0, len(raw))
+	out := make(map[string]bool, len(raw))
 	for _, t := range raw {
-		it := InstanceType{InstanceType: t.InstanceType}
-		if n := t.NetworkInfo; n != nil {
-			it.EnaSrdSupported, it.EnaSupport, it.NetworkPerformance = n.EnaSrdSupported, n.EnaSupport, n.NetworkPerformance
-		}
-		out = append(out, it)
+		out[t.InstanceType] = t.NetworkInfo != nil && t.NetworkInfo.EnaSrdSupported
 	}
 	return out, nil
 }

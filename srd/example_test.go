@@ -82,7 +82,7 @@ func ExampleParseNetworkInterfaces() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(nis[0].ID, nis[0].EnaSrd.Mode())
+	fmt.Println(nis[0].ID, nis[0].EnaSrd)
 	// Output: eni-1 ENA Express on, UDP on
 }
 
@@ -91,8 +91,8 @@ func ExampleParseInstanceTypes() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(its[0].InstanceType, its[0].EnaSrdSupported)
-	// Output: c8gn.8xlarge true
+	fmt.Println(its["c8gn.8xlarge"])
+	// Output: true
 }
 
 func ExampleReadiness() {

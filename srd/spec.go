@@ -50,7 +50,7 @@ func specCheckMode(ni *NetworkInterface, mode ExpressMode) Check {
 		c.Detail = ni.ID + " has no EnaSrdSpecification under Attachment"
 		return c
 	}
-	want := ni.EnaSrd.Mode()
+	want := *ni.EnaSrd
 	c.Expect = fmt.Sprintf("%d (%s) as %s's EnaSrdSpecification says", uint64(want), want, ni.ID)
 	got := mode & (expressEnabled | expressUDP)
 	switch {

@@ -17,8 +17,12 @@ import (
 // fields, the allowance deltas under their counter names
 // (bw_in_allowance_exceeded ... conntrack_allowance_available),
 // allowance_note (why there are none, when there are none) and limited_by
-// sit side by side.
+// sit side by side, after "phase" when Phase is set.
 type Window struct {
+	// Phase names the window for the reader (srdexperiment's "1-flow",
+	// "n-stream", "rtt"); empty when it has no name, and then absent
+	// from the JSON.
+	Phase string
 	CoverageReport
 	// Allowance is the change of the allowance counters in the window
 	// (ethtool.Delta.Allowance); nil when the interface has none: not an
@@ -38,6 +42,7 @@ const noAllowanceNote = "no *_allowance_exceeded statistics: not an ENA interfac
 
 // windowJSON is Window's JSON shape.
 type windowJSON struct {
+	Phase string `json:"phase,omitempty"`
 	coverageJSON
 	*ethtool.Allowance
 	AllowanceNote string   `json:"allowance_note,omitempty"`
@@ -46,7 +51,7 @@ type windowJSON struct {
 
 // MarshalJSON writes the window's fields side by side (see Window).
 func (w Window) MarshalJSON() ([]byte, error) {
-	out := windowJSON{coverageJSON: w.CoverageReport.wire(), Allowance: w.Allowance, LimitedBy: w.LimitedBy}
+	out := windowJSON{Phase: w.Phase, coverageJSON: w.CoverageReport.wire(), Allowance: w.Allowance, LimitedBy: w.LimitedBy}
 	if w.Allowance == nil {
 		out.AllowanceNote = noAllowanceNote
 	}
@@ -67,7 +72,7 @@ func (w *Window) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("srd: window JSON: %w", err)
 	}
-	*w = Window{CoverageReport: r, Allowance: in.Allowance, LimitedBy: in.LimitedBy}
+	*w = Window{Phase: in.Phase, CoverageReport: r, Allowance: in.Allowance, LimitedBy: in.LimitedBy}
 	return nil
 }
 

@@ -448,7 +448,7 @@ func TestListenAndServe(t *testing.T) {
 }
 
 func TestNewServerInvalid(t *testing.T) {
-	for _, c := range []ServerConfig{{MaxTests: -1}, {MaxDuration: -time.Second}, {MaxStreams: MaxStreams + 1}, {IOTimeout: -1}} {
+	for _, c := range []ServerConfig{{MaxTests: -1}, {MaxDuration: -time.Second}, {MaxStreams: maxStreams + 1}, {IOTimeout: -1}} {
 		_, err := NewServer(&c)
 		assert.Error(t, err, "%+v", c)
 	}

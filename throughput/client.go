@@ -39,7 +39,7 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 		return empty(), err
 	}
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		addr = net.JoinHostPort(addr, strconv.Itoa(DefaultPort))
+		addr = net.JoinHostPort(addr, strconv.Itoa(defaultPort))
 	}
 	d := net.Dialer{Timeout: c.ConnectTimeout, LocalAddr: localAddr(&c, "tcp", 0), Control: ctrlControl(&c)}
 	d.SetMultipathTCP(c.MPTCP)

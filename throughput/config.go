@@ -9,17 +9,19 @@ import (
 	"net"
 	"time"
 
+	"github.com/netperfkit/netperfkit/internal/flowmodel"
 	"github.com/netperfkit/netperfkit/internal/iperfwire"
 )
 
 // Unlimited as Config.Bitrate asks for no rate limit (iperf3's -b 0).
 const Unlimited = -1
 
-// DefaultPort is iperf3's default port.
-const DefaultPort = 5201
+// defaultPort is iperf3's default port, Run's and ListenAndServe's when
+// the address has none.
+const defaultPort = 5201
 
-// MaxStreams is iperf3's limit on parallel streams (per direction).
-const MaxStreams = 128
+// maxStreams is iperf3's limit on parallel streams (per direction).
+const maxStreams = 128
 
 // maxBurst is the largest Config.Burst, iperf3's limit.
 const maxBurst = 1000
@@ -63,15 +65,15 @@ func authClock(ctx context.Context) time.Time {
 }
 
 // useGSO reports whether UDP senders try GSO.
-func useGSO(c *Config) bool { return !c.DisableFastPath && c.GSO != OffloadOff }
+func useGSO(c *Config) bool { return !c.DisableFastPath && !flowmodel.Off(c.GSO) }
 
 // useGRO reports whether UDP receivers try GRO: when asked to, and by
 // default only without a target rate.
 func useGRO(c *Config) bool {
 	switch {
-	case c.DisableFastPath || c.GRO == OffloadOff:
+	case c.DisableFastPath || flowmodel.Off(c.GRO):
 		return false
-	case c.GRO == OffloadOn:
+	case flowmodel.On(c.GRO):
 		return true
 	}
 	return rate(c) == 0
@@ -104,8 +106,8 @@ func dataPathParams(c *Config, p *iperfwire.Params) {
 		return iperfwire.PtrInt(0)
 	}
 	if c.UDP {
-		gso := c.GSO == OffloadOn && useGSO(c)
-		p.GSO, p.GRO = flag(gso), flag(c.GRO == OffloadOn && useGRO(c))
+		gso := flowmodel.On(c.GSO) && useGSO(c)
+		p.GSO, p.GRO = flag(gso), flag(flowmodel.On(c.GRO) && useGRO(c))
 		if gso {
 			p.GSODgSize = iperfwire.Int(c.BlockLen)
 			p.GSOBfSize = iperfwire.Int(maxGSOBatch(c.BlockLen) * c.BlockLen)
@@ -123,14 +125,14 @@ func dataPathParams(c *Config, p *iperfwire.Params) {
 // dataPathFromParams sets the data-path options from a client's
 // parameters. A gso or gro of 1 is a request (--gsro); 0, which every 3.21
 // client sends without --gsro, and an absent key (before 3.21) leave the
-// choice to this side, as for a Config's OffloadAuto: GSO and GRO change how
+// choice to this side, as a Config's nil GSO and GRO do: they change how
 // this side writes and reads, not the datagrams on the wire.
 func dataPathFromParams(c *Config, p *iperfwire.Params) {
-	on := func(v *iperfwire.Int) Offload {
+	on := func(v *iperfwire.Int) *bool {
 		if v != nil && *v > 0 {
-			return OffloadOn
+			return new(true)
 		}
-		return OffloadAuto
+		return nil
 	}
 	c.GSO, c.GRO = on(p.GSO), on(p.GRO)
 	c.SkipRxCopy, c.ZeroCopy = p.SkipRxCopy != 0, p.ZeroCopy != 0
@@ -251,8 +253,8 @@ func validate(c *Config) error {
 func validateSizes(c *Config) error {
 	udpMin, udpMax := iperfwire.MinUDPLen, iperfwire.MaxUDPLen
 	switch {
-	case c.Streams < 1 || c.Streams > MaxStreams:
-		return fmt.Errorf("throughput: Config.Streams %d outside 1..%d", c.Streams, MaxStreams)
+	case c.Streams < 1 || c.Streams > maxStreams:
+		return fmt.Errorf("throughput: Config.Streams %d outside 1..%d", c.Streams, maxStreams)
 	case c.UDP && (c.BlockLen < udpMin || c.BlockLen > udpMax):
 		return fmt.Errorf("throughput: Config.BlockLen %d bytes outside iperf3's %d..%d bytes for UDP", c.BlockLen, udpMin, udpMax)
 	case c.BlockLen < 1:

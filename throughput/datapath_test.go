@@ -17,7 +17,7 @@ import (
 // client's Config to the server's in 3.21's keys, and that a client that
 // sends none of them (3.12) leaves the offloads to the server.
 func TestDataPathParams(t *testing.T) {
-	c := withDefaults((&Config{UDP: true, Bitrate: 1e9, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn, SkipRxCopy: true, ZeroCopy: true, FQRate: 2e9}}))
+	c := withDefaults((&Config{UDP: true, Bitrate: 1e9, BlockLen: 1400, SocketOptions: SocketOptions{GSO: offloadOn, GRO: offloadOn, SkipRxCopy: true, ZeroCopy: true, FQRate: 2e9}}))
 	b, err := json.Marshal(params(&c))
 	require.NoError(t, err)
 	for _, k := range []string{`"gso":1`, `"gro":1`, `"gso_dg_size":1400`, `"skip_rx_copy":1`, `"zerocopy":1`, `"fqrate":2000000000`} {
@@ -26,8 +26,8 @@ func TestDataPathParams(t *testing.T) {
 	p, err := iperfwire.DecodeParams(b)
 	require.NoError(t, err)
 	got := configFromParams(p, &ServerConfig{})
-	assert.Equal(t, OffloadOn, got.GSO)
-	assert.Equal(t, OffloadOn, got.GRO)
+	assert.Equal(t, offloadOn, got.GSO)
+	assert.Equal(t, offloadOn, got.GRO)
 	assert.True(t, got.SkipRxCopy)
 	assert.True(t, got.ZeroCopy)
 	assert.Equal(t, 2e9, got.FQRate)
@@ -44,18 +44,18 @@ func TestDataPathParams(t *testing.T) {
 		assert.NotContains(t, string(b), `"gso_dg_size"`)
 		p, _ = iperfwire.DecodeParams(b)
 		srv := configFromParams(p, &ServerConfig{})
-		assert.Equal(t, OffloadAuto, srv.GSO)
-		assert.Equal(t, OffloadAuto, srv.GRO)
+		assert.Equal(t, offloadAuto, srv.GSO)
+		assert.Equal(t, offloadAuto, srv.GRO)
 		assert.Equal(t, rate == Unlimited, useGRO(&srv))
 		assert.True(t, useGSO(&srv))
 	}
 	// Switched on with small datagrams, the batch a 3.21 server is told to
 	// send stays within the kernel's 64 segments (65507 bytes of 100-byte
 	// datagrams would be 655).
-	small := withDefaults((&Config{UDP: true, Bitrate: 1e6, BlockLen: 100, SocketOptions: SocketOptions{GSO: OffloadOn}}))
+	small := withDefaults((&Config{UDP: true, Bitrate: 1e6, BlockLen: 100, SocketOptions: SocketOptions{GSO: offloadOn}}))
 	assert.Equal(t, iperfwire.Int(64*100), params(&small).GSOBfSize)
 	assert.Equal(t, iperfwire.Int(100), params(&small).GSODgSize)
-	big := withDefaults((&Config{UDP: true, Bitrate: 1e6, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn}}))
+	big := withDefaults((&Config{UDP: true, Bitrate: 1e6, BlockLen: 1400, SocketOptions: SocketOptions{GSO: offloadOn}}))
 	assert.Equal(t, iperfwire.Int(46*1400), params(&big).GSOBfSize)
 	tcp := withDefaults((&Config{}))
 	b, _ = json.Marshal(params(&tcp))
@@ -64,7 +64,7 @@ func TestDataPathParams(t *testing.T) {
 	// 3.12 sends neither: the server decides, GRO only without a rate.
 	p, _ = iperfwire.DecodeParams([]byte(`{"udp":true,"parallel":1,"len":1400,"bandwidth":1000000000}`))
 	old := configFromParams(p, &ServerConfig{})
-	assert.Equal(t, OffloadAuto, old.GRO)
+	assert.Equal(t, offloadAuto, old.GRO)
 	assert.False(t, useGRO(&old))
 	assert.True(t, useGSO(&old))
 	p, _ = iperfwire.DecodeParams([]byte(`{"udp":true,"parallel":1,"len":1400,"bandwidth":0}`))
@@ -87,9 +87,9 @@ func TestDataPathOwnPeers(t *testing.T) {
 		"tcp-fqrate":            {SocketOptions: SocketOptions{FQRate: 400e6}},
 		"udp-skip-rx-copy":      {UDP: true, Bitrate: 50e6, BlockLen: 1400, SocketOptions: SocketOptions{SkipRxCopy: true}},
 		"udp-reverse-skip":      {UDP: true, Bitrate: 50e6, BlockLen: 1400, Reverse: true, SocketOptions: SocketOptions{SkipRxCopy: true}},
-		"udp-gsro-unlimited":    {UDP: true, Bitrate: Unlimited, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn}},
-		"udp-no-gso-bidir":      {UDP: true, Bitrate: 50e6, Bidir: true, SocketOptions: SocketOptions{GSO: OffloadOff, GRO: OffloadOff}},
-		"udp-gro-paced-reverse": {UDP: true, Bitrate: 200e6, BlockLen: 1400, Reverse: true, SocketOptions: SocketOptions{GRO: OffloadOn}},
+		"udp-gsro-unlimited":    {UDP: true, Bitrate: Unlimited, BlockLen: 1400, SocketOptions: SocketOptions{GSO: offloadOn, GRO: offloadOn}},
+		"udp-no-gso-bidir":      {UDP: true, Bitrate: 50e6, Bidir: true, SocketOptions: SocketOptions{GSO: offloadOff, GRO: offloadOff}},
+		"udp-gro-paced-reverse": {UDP: true, Bitrate: 200e6, BlockLen: 1400, Reverse: true, SocketOptions: SocketOptions{GRO: offloadOn}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg.Duration, cfg.Interval = 500*time.Millisecond, -1
@@ -150,10 +150,10 @@ func TestDataPathOwnPeers(t *testing.T) {
 				}
 			}
 			if cfg.UDP && udpFastAvailable {
-				if cfg.GRO == OffloadOn && cfg.Reverse {
+				if cfg.GRO == offloadOn && cfg.Reverse {
 					assert.Contains(t, res.UDPOffload, "gro")
 				}
-				if cfg.GSO == OffloadOff {
+				if cfg.GSO == offloadOff {
 					assert.Equal(t, "none", res.UDPOffload)
 				}
 			}
@@ -207,9 +207,9 @@ func TestIperf321DataPath(t *testing.T) {
 		assert.Equal(t, has("--skip-rx-copy"), srv.Config.SkipRxCopy, "%v", args)
 		assert.Equal(t, has("-Z"), srv.Config.ZeroCopy, "%v", args)
 		if srv.Config.UDP {
-			want := OffloadAuto // a 3.21 client sends 0: ours decides
+			want := offloadAuto // a 3.21 client sends 0: ours decides
 			if has("--gsro") {
-				want = OffloadOn
+				want = offloadOn
 			}
 			assert.Equal(t, want, srv.Config.GSO, "%v", args)
 			assert.Equal(t, want, srv.Config.GRO, "%v", args)
@@ -222,13 +222,13 @@ func TestIperf321DataPath(t *testing.T) {
 	for _, cfg := range []Config{
 		{SocketOptions: SocketOptions{SkipRxCopy: true}}, {Reverse: true, SocketOptions: SocketOptions{SkipRxCopy: true}}, {SocketOptions: SocketOptions{ZeroCopy: true}}, {Reverse: true, SocketOptions: SocketOptions{ZeroCopy: true}},
 		{Streams: 8}, {Bidir: true, Streams: 2},
-		{UDP: true, Bitrate: 200e6, BlockLen: 1400, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn}},
-		{UDP: true, Bitrate: 200e6, BlockLen: 1400, Reverse: true, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn}},
+		{UDP: true, Bitrate: 200e6, BlockLen: 1400, SocketOptions: SocketOptions{GSO: offloadOn, GRO: offloadOn}},
+		{UDP: true, Bitrate: 200e6, BlockLen: 1400, Reverse: true, SocketOptions: SocketOptions{GSO: offloadOn, GRO: offloadOn}},
 		{UDP: true, Bitrate: 100e6, SocketOptions: SocketOptions{SkipRxCopy: true}}, {UDP: true, Bitrate: 50e6, Bidir: true},
 		// Small datagrams from a 3.21 server: it sent none when asked for
 		// GSO without a batch size that fits the kernel's segment limit.
 		{UDP: true, Bitrate: 1e6, BlockLen: 100, Reverse: true},
-		{UDP: true, Bitrate: 1e6, BlockLen: 100, Reverse: true, SocketOptions: SocketOptions{GSO: OffloadOn, GRO: OffloadOn}},
+		{UDP: true, Bitrate: 1e6, BlockLen: 100, Reverse: true, SocketOptions: SocketOptions{GSO: offloadOn, GRO: offloadOn}},
 	} {
 		cfg.Duration, cfg.Interval = time.Second, -1
 		res, err := runRetry(t, stock, &cfg)
@@ -262,11 +262,65 @@ func FuzzConfigFromParams(f *testing.F) {
 		}
 		c := configFromParams(p, sc)
 		require.GreaterOrEqual(t, c.FQRate, 0.0)
-		require.Contains(t, []Offload{OffloadAuto, OffloadOn, OffloadOff}, c.GSO)
-		require.Contains(t, []Offload{OffloadAuto, OffloadOn, OffloadOff}, c.GRO)
+		require.Contains(t, []*bool{offloadAuto, offloadOn, offloadOff}, c.GSO)
+		require.Contains(t, []*bool{offloadAuto, offloadOn, offloadOff}, c.GRO)
 		if c.UDP && c.BlockLen > 0 {
 			e := &engine{cfg: &c}
 			require.GreaterOrEqual(t, e.gsoBatch(), 1)
 		}
+	})
+}
+
+// The offload switches' three settings, as tests name them.
+var (
+	offloadAuto *bool // the package decides
+	offloadOn   = new(true)
+	offloadOff  = new(false)
+)
+
+// TestConfigJSONOffloads pins the offload switches' JSON: the numbers they
+// have always been (1 on, 2 off, absent when the package decides), read
+// back into the same switches.
+func TestConfigJSONOffloads(t *testing.T) {
+	for _, tc := range []struct {
+		gso, gro *bool
+		want     string
+	}{
+		{offloadOn, offloadOff, `"gso":1,"gro":2`},
+		{offloadOff, offloadOn, `"gso":2,"gro":1`},
+		{offloadAuto, offloadAuto, ``},
+	} {
+		c := Config{UDP: true, SocketOptions: SocketOptions{GSO: tc.gso, GRO: tc.gro, Window: 4096}}
+		b, err := json.Marshal(c)
+		require.NoError(t, err)
+		if tc.want == "" {
+			assert.NotContains(t, string(b), `"gso"`)
+			assert.NotContains(t, string(b), `"gro"`)
+		} else {
+			assert.Contains(t, string(b), tc.want)
+		}
+		assert.Contains(t, string(b), `"window_bytes":4096`, "the other fields are written as before")
+		var back Config
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, c, back)
+	}
+	var nilCfg *Config
+	assert.Error(t, nilCfg.UnmarshalJSON([]byte(`{}`)))
+}
+
+func FuzzConfigJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `{"udp":true,"gso":1,"gro":2}`, `{"gso":7}`, `{"gso":"x"}`, `[`, `{"streams":3,"window_bytes":10}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var c Config
+		if json.Unmarshal([]byte(in), &c) != nil {
+			return
+		}
+		b, err := json.Marshal(c)
+		require.NoError(t, err)
+		var back Config
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, c, back, "a config read back is the config written")
 	})
 }

@@ -5,6 +5,8 @@ package throughput
 import (
 	"net"
 	"runtime"
+
+	"github.com/netperfkit/netperfkit/internal/flowmodel"
 )
 
 // controlTCP applies the portable options; MSS and congestion are linux-only.
@@ -33,7 +35,7 @@ func optsNotAvailable(o sockOpts) []string {
 // platform lacks: all but the portable paths.
 func dataPathNotAvailable(c *Config) []string {
 	var n []string
-	if c.UDP && (c.GSO == OffloadOn || c.GRO == OffloadOn) {
+	if c.UDP && (flowmodel.On(c.GSO) || flowmodel.On(c.GRO)) {
 		n = append(n, "gso/gro: not available on this platform")
 	}
 	if c.SkipRxCopy {

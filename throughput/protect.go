@@ -42,7 +42,7 @@ func (s *Server) admit(conn net.Conn) (release func(), r reason, err error) {
 	}
 	// While one of the client's tests waits for its streams, the streams
 	// must get in: they leave the count as soon as their cookie is read.
-	if n := p.conns[ip]; n >= limit && (p.accepting[ip] == 0 || n >= limit+2*MaxStreams) {
+	if n := p.conns[ip]; n >= limit && (p.accepting[ip] == 0 || n >= limit+2*maxStreams) {
 		return nil, reasonLimit, fmt.Errorf("%w: %d connections or tests from %v, MaxTestsPerClient %d", ErrLimit, n, ip, limit)
 	}
 	p.conns[ip]++

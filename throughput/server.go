@@ -201,8 +201,8 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 	if d.Interval > 0 && d.Interval < minInterval {
 		return d, fmt.Errorf("throughput: ServerConfig.Interval %v below the minimum %v", d.Interval, minInterval)
 	}
-	if d.MaxStreams > MaxStreams {
-		return d, fmt.Errorf("throughput: ServerConfig.MaxStreams %d above %d", d.MaxStreams, MaxStreams)
+	if d.MaxStreams > maxStreams {
+		return d, fmt.Errorf("throughput: ServerConfig.MaxStreams %d above %d", d.MaxStreams, maxStreams)
 	}
 	allowed, err := allowlist.Normalize(d.AllowedClients)
 	if err != nil {
@@ -221,7 +221,7 @@ func (c *ServerConfig) withDefaults() (ServerConfig, error) {
 		d.MaxTests = 1
 	}
 	if d.MaxStreams == 0 {
-		d.MaxStreams = MaxStreams
+		d.MaxStreams = maxStreams
 	}
 	def(&d.MaxDuration, defaultMaxDuration)
 	def(&d.HandshakeTimeout, defaultHandshakeTimeout)
@@ -367,7 +367,7 @@ func (s *Server) ListenAndServe(ctx context.Context, network, address string) er
 		return fmt.Errorf("throughput: ListenAndServe: network %q: want tcp, tcp4, tcp6 or unix", network)
 	}
 	if address == "" && network != "unix" {
-		address = fmt.Sprintf(":%d", DefaultPort)
+		address = fmt.Sprintf(":%d", defaultPort)
 	}
 	var lc net.ListenConfig
 	if s.cfg.MPTCP {
@@ -501,7 +501,7 @@ func (s *Server) newTest(key string) (*serverTest, error) {
 	if len(s.tests) >= s.cfg.MaxTests {
 		return nil, fmt.Errorf("%w: %d tests running, MaxTests %d", ErrLimit, len(s.tests), s.cfg.MaxTests)
 	}
-	t := &serverTest{streams: make(chan acceptedConn, 2*MaxStreams)}
+	t := &serverTest{streams: make(chan acceptedConn, 2*maxStreams)}
 	s.tests[key] = t
 	return t, nil
 }

@@ -92,7 +92,7 @@ func checkParams(c *ServerConfig, p *iperfwire.Params) (int, error) {
 	// Every value is a peer's int64: bound each one before any arithmetic,
 	// so that nothing wraps past a limit.
 	n := int64(p.Parallel)
-	if p.Bidirectional && n <= MaxStreams {
+	if p.Bidirectional && n <= maxStreams {
 		n *= 2
 	}
 	udp := bool(p.UDP)

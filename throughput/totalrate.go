@@ -20,7 +20,7 @@ const (
 // over streams streams (both directions already counted): its per-stream
 // rate times the streams, as iperf3 3.21 computes it (its --fq-rate is
 // not counted there either). It is computed in float64, where the product
-// of an int64 and at most MaxStreams cannot wrap, as 3.21's unsigned
+// of an int64 and at most maxStreams cannot wrap, as 3.21's unsigned
 // product can (128 streams of 2^57 bits/s ask for 0 there).
 func requestedTotal(streams int64, p *iperfwire.Params) float64 {
 	return float64(streams) * float64(max(p.Bandwidth, 0))

@@ -10,8 +10,6 @@ type (
 	Config = flowmodel.Config
 	// SocketOptions are the socket-level settings of a test's streams.
 	SocketOptions = flowmodel.SocketOptions
-	// Offload is a three-way switch for a kernel offload.
-	Offload = flowmodel.Offload
 	// Result is the outcome of a test, from the side that ran it.
 	Result = flowmodel.Result
 	// Summary sums the streams of one direction of a test.
@@ -38,13 +36,6 @@ type (
 	LedgerLine = flowmodel.LedgerLine
 	// Event is one step of a test, as Config.OnEvent receives it.
 	Event = flowmodel.Event
-)
-
-// Offload settings; the zero value lets the package decide.
-const (
-	OffloadAuto = flowmodel.OffloadAuto
-	OffloadOn   = flowmodel.OffloadOn
-	OffloadOff  = flowmodel.OffloadOff
 )
 
 // The kinds of Event, in the order a test reports them.

@@ -27,7 +27,7 @@ func TestUDPFastPathAccounting(t *testing.T) {
 			BlockLen:      1400,
 			Duration:      time.Second,
 			Interval:      -1,
-			SocketOptions: SocketOptions{DisableFastPath: disable, GRO: OffloadOn},
+			SocketOptions: SocketOptions{DisableFastPath: disable, GRO: offloadOn},
 		})
 		require.NoError(t, err)
 		srv := <-results

@@ -30,10 +30,12 @@ import (
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
+	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
-// InstallHint says how to get a server binary on Debian and Ubuntu.
-const InstallHint = "apt-get install redis-server redis-tools (or install valkey-server and valkey-cli)"
+// installHint says how to get a server binary on Debian and Ubuntu
+// (peertest.CacheInstallHint, for the tests that look for one themselves).
+const installHint = peertest.CacheInstallHint
 
 // ErrNoServer is returned (wrapped) by Start when neither valkey-server nor
 // redis-server is on PATH.
@@ -122,7 +124,7 @@ func lookPath() (server, cli string, err error) {
 		c, _ := exec.LookPath("redis-cli")
 		return p, c, nil
 	}
-	return "", "", fmt.Errorf("%w (%s)", ErrNoServer, InstallHint)
+	return "", "", fmt.Errorf("%w (%s)", ErrNoServer, installHint)
 }
 
 // defaultStartTimeout bounds start-up when Config.StartTimeout is zero.
@@ -204,7 +206,7 @@ func binaries(cfg *Config) (bin, cli string, err error) {
 		cli = cliFor(bin)
 	}
 	if cfg.Cluster && cli == "" {
-		return "", "", errors.New("cachetest: a cluster needs redis-cli or valkey-cli on PATH (" + InstallHint + ")")
+		return "", "", errors.New("cachetest: a cluster needs redis-cli or valkey-cli on PATH (" + installHint + ")")
 	}
 	return bin, cli, nil
 }
@@ -417,7 +419,7 @@ func (s *Server) ping(ctx context.Context, addr string) error {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(time.Second))
 	if s.tls {
-		tc := tls.Client(c, s.ClientTLSConfig())
+		tc := tls.Client(c, s.clientTLSConfig())
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return err
 		}
@@ -436,9 +438,9 @@ func (s *Server) ping(ctx context.Context, addr string) error {
 	return fmt.Errorf("cachetest: unexpected PING reply %q", strings.TrimSpace(line))
 }
 
-// ClientTLSConfig returns a TLS configuration that trusts the server's CA, or
+// clientTLSConfig returns a TLS configuration that trusts the server's CA, or
 // nil for a plaintext server.
-func (s *Server) ClientTLSConfig() *tls.Config {
+func (s *Server) clientTLSConfig() *tls.Config {
 	if !s.tls {
 		return nil
 	}

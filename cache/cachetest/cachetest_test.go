@@ -54,7 +54,7 @@ func inline(t *testing.T, s *cachetest.Server, addr string, tlsCfg *tls.Config, 
 func TestPlain(t *testing.T) {
 	s := cachetest.NewServer(t, nil)
 	require.Len(t, s.Addrs, 1)
-	require.Nil(t, s.ClientTLSConfig())
+	require.Nil(t, cachetest.ClientTLSConfig(s))
 	require.Equal(t, []string{"+PONG", "+OK", "v"}, inline(t, s, s.Addr, nil, "PING", "SET k v", "GET k"))
 }
 
@@ -62,7 +62,7 @@ func TestTLSWithACLUser(t *testing.T) {
 	s := cachetest.NewServer(t, &cachetest.Config{TLS: true, User: "bench", Password: "secret"})
 	require.NotEmpty(t, s.Endpoint().CACertPEM)
 	require.FileExists(t, s.CAFile)
-	got := inline(t, s, s.Addr, s.ClientTLSConfig(), "PING", "AUTH default x", "AUTH bench wrong", "AUTH bench secret", "PING")
+	got := inline(t, s, s.Addr, cachetest.ClientTLSConfig(s), "PING", "AUTH default x", "AUTH bench wrong", "AUTH bench secret", "PING")
 	require.True(t, strings.HasPrefix(got[0], "-NOAUTH"), got[0])
 	require.True(t, strings.HasPrefix(got[1], "-WRONGPASS"), got[1])
 	require.True(t, strings.HasPrefix(got[2], "-WRONGPASS"), got[2])

@@ -8,6 +8,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
+	"github.com/netperfkit/netperfkit/internal/benchhist"
 	"github.com/netperfkit/netperfkit/latency/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,14 +21,14 @@ func BenchmarkPooledGetSet(b *testing.B) {
 }
 
 // TestMergeHistogramLogsOfBenchmarkProcesses runs BenchmarkPooledGetSet in two
-// processes of this test binary with shard.BenchHistogramEnv set, and merges what
+// processes of this test binary with NETPERFKIT_BENCH_HISTOGRAMS set, and merges what
 // they wrote: the merged count is the sum of theirs.
 func TestMergeHistogramLogsOfBenchmarkProcesses(t *testing.T) {
 	cachetest.NewServer(t, nil) // skips (or fails) as the benchmark would
 	dir := t.TempDir()
 	for range 2 {
 		cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkPooledGetSet$", "-test.benchtime=300x", "-test.count=1")
-		cmd.Env = append(os.Environ(), shard.BenchHistogramEnv+"="+dir)
+		cmd.Env = append(os.Environ(), benchhist.Env+"="+dir)
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}

@@ -17,7 +17,7 @@ import (
 // a server started from a goroutine that locks its thread and returns
 // locked, which ends the thread, must keep running.
 func TestServerOutlivesStartingThread(t *testing.T) {
-	peertest.Binary(t, cachetest.InstallHint, "valkey-server", "redis-server")
+	peertest.Binary(t, peertest.CacheInstallHint, "valkey-server", "redis-server")
 	// Locked, this goroutine's thread cannot run the starter below while
 	// it waits, so the starter lands on another thread; the runtime never
 	// ends the main thread, so a starter that lands there tries again.

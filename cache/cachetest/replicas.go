@@ -109,7 +109,7 @@ func (s *Server) Do(ctx context.Context, addr string, args ...string) (string, e
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
 	if s.tls {
-		tc := tls.Client(nc, s.ClientTLSConfig())
+		tc := tls.Client(nc, s.clientTLSConfig())
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return "", fmt.Errorf("cachetest: %s: %w", addr, err)
 		}

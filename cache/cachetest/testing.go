@@ -16,14 +16,14 @@ func NewServer(tb testing.TB, cfg *Config) *Server {
 	tb.Helper()
 	explicit := (cfg != nil && cfg.Binary != "") || os.Getenv(serverEnv) != ""
 	if !explicit {
-		peertest.Binary(tb, InstallHint, "valkey-server", "redis-server")
+		peertest.Binary(tb, installHint, "valkey-server", "redis-server")
 	}
 	if cfg != nil && cfg.Cluster && !explicit {
-		peertest.Binary(tb, InstallHint, "valkey-cli", "redis-cli")
+		peertest.Binary(tb, installHint, "valkey-cli", "redis-cli")
 	}
 	s, err := Start(context.Background(), cfg)
 	if errors.Is(err, ErrNoServer) {
-		peertest.Missing(tb, err.Error(), InstallHint)
+		peertest.Missing(tb, err.Error(), installHint)
 		return nil
 	}
 	if err != nil {

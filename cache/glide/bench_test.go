@@ -73,7 +73,7 @@ func medianOf(x []float64) float64 {
 // Run it with -benchtime 1x; NETPERFKIT_BENCH_SECONDS sets each run's length
 // (3 s) and NETPERFKIT_BENCH_ROUNDS the number of rounds (3).
 func BenchmarkVsRedisBenchmark(b *testing.B) {
-	rb := peertest.Binary(b, cachetest.InstallHint, "valkey-benchmark", "redis-benchmark")
+	rb := peertest.Binary(b, peertest.CacheInstallHint, "valkey-benchmark", "redis-benchmark")
 	secs := 3.0
 	if v, err := strconv.ParseFloat(os.Getenv("NETPERFKIT_BENCH_SECONDS"), 64); err == nil && v > 0 {
 		secs = v

@@ -30,7 +30,7 @@ func ExampleEngine() {
 // instead of being silenced; the setting is process-wide, so a tool makes
 // it once, before its first run (a -glide-log flag, for instance).
 func ExampleSetLog() {
-	if err := glide.SetLog(glide.LogWarn, "glide-logs/glide.log"); err != nil {
+	if err := glide.SetLog("warn", "glide-logs/glide.log"); err != nil {
 		log.Fatal(err)
 	}
 	_, err := cache.Run(context.Background(), &cache.Endpoint{Addr: "127.0.0.1:6379"},

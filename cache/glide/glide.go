@@ -35,15 +35,15 @@ import (
 	"github.com/netperfkit/netperfkit/cache"
 )
 
-// Name is the engine's name in results.
-const Name = "glide"
+// name is the engine's name in results (Engine().Name()).
+const name = "glide"
 
 // Engine returns the valkey-glide engine, for cache.WorkloadConfig.Engine.
 func Engine() cache.Engine { return engine{} }
 
 type engine struct{}
 
-func (engine) Name() string { return Name }
+func (engine) Name() string { return name }
 
 // glideCmd is what the workload needs from glide.Client and glide.ClusterClient.
 type glideCmd interface {

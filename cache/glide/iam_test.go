@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -21,7 +22,9 @@ import (
 // first line of each reply.
 func admin(t *testing.T, s *cachetest.Server, user, pw string, cmds ...string) []string {
 	t.Helper()
-	c, err := tls.Dial("tcp", s.Addr, s.ClientTLSConfig())
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(s.Endpoint().CACertPEM))
+	c, err := tls.Dial("tcp", s.Addr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12})
 	require.NoError(t, err)
 	defer c.Close()
 	r := bufio.NewReader(c)

@@ -41,22 +41,8 @@ import (
 	"unsafe"
 )
 
-// LogLevel is the level of valkey-glide's core logger: it records messages
-// at that level and above (LogWarn records warnings and errors).
-type LogLevel int
-
-// Log levels. The zero value, LogOff, records nothing.
-const (
-	LogOff LogLevel = iota
-	LogError
-	LogWarn
-	LogInfo
-	LogDebug
-	LogTrace
-)
-
-// ffiLevel maps a LogLevel to valkey-glide's C enum Level.
-var ffiLevel = map[LogLevel]C.int{LogError: 0, LogWarn: 1, LogInfo: 2, LogDebug: 3, LogTrace: 4, LogOff: 5}
+// ffiLevel maps SetLog's level names to valkey-glide's C enum Level.
+var ffiLevel = map[string]C.int{"error": 0, "warn": 1, "info": 2, "debug": 3, "trace": 4, "off": 5, "": 5}
 
 // logEnvDir is the environment variable valkey-glide's logger takes its
 // file's directory from.
@@ -77,16 +63,19 @@ var (
 // glide's own format with ANSI colour codes (glide's console logger cannot
 // write to standard error). With a file, they go to that file instead, in
 // the same format, and never to the console; glide rotates it every hour:
-// it writes file + ".YYYY-MM-DD-HH" (UTC), creating the directory. LogOff
-// records nothing.
+// it writes file + ".YYYY-MM-DD-HH" (UTC), creating the directory.
 //
-// Unless SetLog was called first, the glide engine sets LogOff when it first
+// level is the lowest level recorded, one of glide's: "error", "warn"
+// (warnings and errors), "info", "debug", "trace"; "off" (or "") records
+// nothing. Another level is an error naming it.
+//
+// Unless SetLog was called first, the glide engine turns the logger off when it first
 // opens, so that glide's warnings never interleave with a tool's output:
 // quiet by default. Without that, glide logs warnings to standard output.
-func SetLog(level LogLevel, file string) error {
+func SetLog(level, file string) error {
 	lvl, ok := ffiLevel[level]
 	if !ok {
-		return fmt.Errorf("glide: SetLog: unknown LogLevel %d", int(level))
+		return fmt.Errorf("glide: SetLog: unknown level %q (error, warn, info, debug, trace or off)", level)
 	}
 	logMu.Lock()
 	defer logMu.Unlock()
@@ -97,12 +86,12 @@ func SetLog(level LogLevel, file string) error {
 	return nil
 }
 
-// quietLog sets LogOff unless SetLog was called.
+// quietLog turns the logger off unless SetLog was called.
 func quietLog() {
 	logMu.Lock()
 	defer logMu.Unlock()
 	if !logSet {
-		_ = setLog(ffiLevel[LogOff], "")
+		_ = setLog(ffiLevel["off"], "")
 		logSet = true
 	}
 }

@@ -21,8 +21,9 @@ import (
 // driver plus 15 more queue counters, the size the agent's scrape budget is
 // stated for.
 func ena350(b *testing.B) *ethtool.Snapshot {
-	st, err := ethtool.ParseText(bytes.NewReader(readFixture(b, "ena-2.17-same-az-after.txt")))
+	snap, err := ethtool.ParseSnapshot(bytes.NewReader(readFixture(b, "ena-2.17-same-az-after.txt")))
 	require.NoError(b, err)
+	st := snap.Stats
 	for i := 0; len(st) < 350; i++ {
 		st = append(st, ethtool.Stat{Name: fmt.Sprintf("queue_%d_extra_cnt", 100+i), Value: uint64(i)})
 	}
@@ -68,8 +69,9 @@ func readFixture(b *testing.B, name string) []byte {
 // BenchmarkWrite renders one 335-statistic ENA snapshot in the Prometheus
 // text format, what an exporter does on every scrape.
 func BenchmarkWrite(b *testing.B) {
-	st, err := ethtool.ParseText(bytes.NewReader(readFixture(b, "ena-2.17-same-az-after.txt")))
+	snap, err := ethtool.ParseSnapshot(bytes.NewReader(readFixture(b, "ena-2.17-same-az-after.txt")))
 	require.NoError(b, err)
+	st := snap.Stats
 	s := &ethtool.Snapshot{Time: time.Unix(1700000000, 0), Interface: "eth0", Driver: "ena", DriverVersion: "2.17.0", Stats: st}
 	var buf bytes.Buffer
 	b.ReportAllocs()

@@ -7,8 +7,13 @@
 //   - NewCollector: a prometheus.Collector that reads interfaces live
 //     through an ethtool.Client at every scrape;
 //   - NewSnapshotCollector: the same for saved snapshots;
-//   - Write: snapshots in the Prometheus text format, as one scrape;
-//   - MetricName: the metric name node_exporter gives a statistic.
+//   - Write: snapshots in the Prometheus text format, as one scrape.
+//
+// A statistic's metric name is node_exporter's: "node_ethtool_" plus the
+// name lower-cased with runs of characters outside [0-9A-Za-z_] turned into
+// one underscore, leading underscores dropped, and the words rx and tx
+// spelt received and transmitted; the seven common counters node_exporter
+// pre-declares (rx_bytes ...) get their _total names.
 //
 // It lives apart from ethtool so that a program that only parses or reads
 // statistics does not link client_golang: this package's third-party

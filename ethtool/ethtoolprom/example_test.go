@@ -1,7 +1,6 @@
 package ethtoolprom_test
 
 import (
-	"fmt"
 	"log"
 	"net/http"
 	"os"
@@ -49,14 +48,6 @@ func ExampleNewSnapshotCollector() {
 	// # HELP node_ethtool_ena_srd_mode Network interface ena_srd_mode
 	// # TYPE node_ethtool_ena_srd_mode gauge
 	// node_ethtool_ena_srd_mode{device="eth0"} 3
-}
-
-func ExampleMetricName() {
-	fmt.Println(ethtoolprom.MetricName("queue_0_tx_cnt"))
-	fmt.Println(ethtoolprom.MetricName("rx_bytes"))
-	// Output:
-	// node_ethtool_queue_0_transmitted_cnt
-	// node_ethtool_received_bytes_total
 }
 
 func ExampleWrite() {

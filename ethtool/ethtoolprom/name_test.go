@@ -38,7 +38,7 @@ var nameSeeds = []string{
 
 func TestMetricNameMatchesNodeExporterExpressions(t *testing.T) {
 	for _, s := range nameSeeds {
-		require.Equal(t, refMetricName(s), MetricName(s), "%q", s)
+		require.Equal(t, refMetricName(s), metricNameOf(s), "%q", s)
 		require.Equal(t, refInvalidRun.ReplaceAllString(s, "_"), sanitize(s), "%q", s)
 	}
 }
@@ -49,7 +49,7 @@ func FuzzSanitizeMatchesRegexp(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		require.Equal(t, refInvalidRun.ReplaceAllString(s, "_"), sanitize(s), "%q", s)
-		require.Equal(t, refMetricName(s), MetricName(s), "%q", s)
+		require.Equal(t, refMetricName(s), metricNameOf(s), "%q", s)
 	})
 }
 
@@ -69,7 +69,7 @@ func TestMetricName(t *testing.T) {
 		"rxtx":                   "node_ethtool_rxtx",
 		"tx":                     "node_ethtool_transmitted",
 	} {
-		assert.Equal(t, want, MetricName(in), in)
+		assert.Equal(t, want, metricNameOf(in), in)
 	}
 }
 

@@ -26,13 +26,13 @@ var nodeExporterNames = map[string]struct{ metric, help string }{
 	"tx_packets": {"node_ethtool_transmitted_packets_total", "Network interface packets sent"},
 }
 
-// MetricName returns the metric name node_exporter's ethtool collector
+// metricNameOf returns the metric name node_exporter's ethtool collector
 // gives the statistic called stat: "node_ethtool_" plus the name lower-cased
 // with runs of characters outside [0-9A-Za-z_] turned into one underscore,
 // leading underscores dropped, and the words rx and tx spelt received and
 // transmitted; the seven common counters it pre-declares (rx_bytes ...) get
 // their _total names.
-func MetricName(stat string) string {
+func metricNameOf(stat string) string {
 	if n, ok := nodeExporterNames[stat]; ok {
 		return n.metric
 	}
@@ -147,7 +147,7 @@ var infoDesc = prometheus.NewDesc(infoName,
 	[]string{"bus_info", "device", "driver", "expansion_rom_version", "firmware_version", "version"}, nil)
 
 // Collector is a prometheus.Collector of interfaces' driver statistics with
-// node_exporter's ethtool names (see MetricName), so dashboards built on
+// node_exporter's ethtool names (see metricNameOf), so dashboards built on
 // node_exporter's ethtool collector work unchanged: node_ethtool_info with
 // the driver labels, then one metric per statistic labelled by device.
 // Unlike node_exporter, which exposes every statistic untyped, statistics are
@@ -319,11 +319,11 @@ func (m *statMetric) Write(out *dto.Metric) error {
 	return nil
 }
 
-// metricName returns MetricName(stat), computed once per statistic name.
+// metricName returns metricNameOf(stat), computed once per statistic name.
 func (c *Collector) metricName(stat string) string {
 	n, ok := c.names[stat]
 	if !ok {
-		n = MetricName(stat)
+		n = metricNameOf(stat)
 		c.names[stat] = n
 	}
 	return n

@@ -102,7 +102,8 @@ func printWindow(w io.Writer, m *shard.Merged) {
 	fmt.Fprintf(w, "merged: %d operations, %d errors, %.0f ops/s, p50 %.0f us, p99 %.0f us, p99.9 %.0f us, max %.0f us (percentiles of the merged histograms)\n",
 		m.Count, m.Errors, m.OpsPerSec, us(m.Latency.P50), us(m.Latency.P99), us(m.Latency.P999), us(m.Latency.Max))
 	if m.OutOfRange > 0 {
-		fmt.Fprintf(w, "OUT OF RANGE: %d operations took longer than %v, counted as %v\n", m.OutOfRange, shard.HistogramHighest, shard.HistogramHighest)
+		highest := time.Duration(m.Histogram.HighestTrackableValue()) // the shards' histograms' bound
+		fmt.Fprintf(w, "OUT OF RANGE: %d operations took longer than %v, counted as %v\n", m.OutOfRange, highest, highest)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "shard\thost\tskew us\tcount\terrors\tops/s\tp50 us\tp99 us\tCPU cores\tlimit\tgenerator\t")

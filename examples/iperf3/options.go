@@ -33,6 +33,8 @@ const (
 	defaultTimestamp = "%c "
 	iperfUDPBitrate  = 1 << 20   // iperf3's default UDP rate, 1 Mbit/s as 1024*1024
 	iperfTCPBlockLen = 128 << 10 // iperf3's default TCP write length
+	iperfMaxStreams  = 128       // iperf3's MAX_STREAMS, as throughput.Config.Streams allows
+	iperfDefaultPort = 5201      // iperf3's default port, as throughput.Run's
 	// wholeTest is -i 0's interval: longer than any test (-t at most a
 	// day, -n and -k bounded by a server's duration cap).
 	wholeTest = 365 * 24 * time.Hour
@@ -129,7 +131,7 @@ var (
 	errServClient = perr("cannot be both server and client")
 	errBurst      = perr("invalid burst count (maximum = %d)", maxBurst)
 	errDuration   = perr("test duration valid values are 0 to %d seconds", maxTime)
-	errStreams    = perr("invalid number of parallel streams (min = 1, max = %d)", throughput.MaxStreams)
+	errStreams    = perr("invalid number of parallel streams (min = 1, max = %d)", iperfMaxStreams)
 	errRevBidir   = perr("cannot be both reverse and bidirectional")
 	errBufSize    = perr("socket buffer size too large (maximum = %d bytes)", maxTCPBuffer)
 	errMSS        = perr("TCP MSS too large (maximum = %d bytes)", maxMSS)
@@ -170,7 +172,7 @@ var (
 // Errors are *paramError or *optionError; the caller prints them with the
 // usage lines and exits 1.
 func parseOptions(args []string) (*options, error) {
-	o := &options{port: throughput.DefaultPort, tos: -1}
+	o := &options{port: iperfDefaultPort, tos: -1}
 	o.cfg.Duration = 10 * time.Second
 	fs := newFlagSet(o)
 	if err := fs.Parse(args); err != nil {
@@ -343,7 +345,7 @@ func defineClient(fs *pflag.FlagSet, o *options) {
 	fs.IntVar(&o.cport, "cport", 0, "bind to a specific client port")
 	fs.FuncP("parallel", "P", "number of parallel client streams to run", func(s string) error {
 		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 || v > throughput.MaxStreams {
+		if err != nil || v < 1 || v > iperfMaxStreams {
 			return errStreams
 		}
 		c.Streams = v

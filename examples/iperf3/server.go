@@ -243,7 +243,7 @@ func applyDataPath(o *options) {
 	o.cfg.ZeroCopy = o.zerocopy
 	o.cfg.SkipRxCopy = o.skipRxCopy
 	if o.gsro {
-		o.cfg.GSO, o.cfg.GRO = throughput.OffloadOn, throughput.OffloadOn
+		o.cfg.GSO, o.cfg.GRO = new(true), new(true)
 	}
 	o.cfg.FQRate = o.fqRate
 }

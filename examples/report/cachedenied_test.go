@@ -34,7 +34,7 @@ import (
 // credentials gets NOAUTH.
 func deniedEndpoint(t *testing.T) (addr, reply, how string) {
 	t.Helper()
-	bin := peertest.Binary(t, cachetest.InstallHint, "redis-server", "valkey-server")
+	bin := peertest.Binary(t, peertest.CacheInstallHint, "redis-server", "valkey-server")
 	protected := cachetest.NewServer(t, &cachetest.Config{Binary: bin, ExtraArgs: []string{"--protected-mode", "yes"}})
 	if fwd, err := forwardFrom(t, "127.0.0.2", protected.Addr); err == nil {
 		if line := firstReply(t, fwd); strings.HasPrefix(line, "-DENIED") {
@@ -138,7 +138,7 @@ func forwardFrom(t *testing.T, src, target string) (string, error) {
 // the first error in place of latencies in every output, and no ratio or U
 // test uses them, each ratio row saying why.
 func TestReportDeniedEndpoint(t *testing.T) {
-	okSrv := cachetest.NewServer(t, &cachetest.Config{Binary: peertest.Binary(t, cachetest.InstallHint, "redis-server", "valkey-server")})
+	okSrv := cachetest.NewServer(t, &cachetest.Config{Binary: peertest.Binary(t, peertest.CacheInstallHint, "redis-server", "valkey-server")})
 	denied, reply, how := deniedEndpoint(t)
 	t.Logf("every command fails: %s", how)
 

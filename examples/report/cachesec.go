@@ -16,6 +16,7 @@ import (
 	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
+	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
 // cacheTarget is one labelled endpoint configuration of E3.
@@ -158,7 +159,7 @@ func localCacheTargets(ctx context.Context, bins []string) ([]cacheTarget, map[s
 		}
 	}
 	if len(bins) == 0 {
-		return nil, nil, cleanup, fmt.Errorf("no redis-server or valkey-server is installed (%s), or point -cache at endpoints", cachetest.InstallHint)
+		return nil, nil, cleanup, fmt.Errorf("no redis-server or valkey-server is installed (%s), or point -cache at endpoints", peertest.CacheInstallHint)
 	}
 	var errs []error
 	for _, bin := range bins {

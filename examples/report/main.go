@@ -118,7 +118,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.paths, "paths", "", "E1 targets as name=host[@limit],... each running an iperf3 server on -tport and a sockperf server on -lport; @limit (5G, 10G, 25G) judges the 1-flow result against that single-flow reference (default: in-process servers on loopback)")
 	fs.StringVar(&o.rttMode, "rtt-mode", defaultRTTMode(), "E1 ping-pong receive path: spin (busy-polls one core, close to sockperf; the default with 2 or more CPUs on linux) or poll (Go's netpoller, reads about 10% above sockperf at p50)")
 	fs.DurationVar(&o.interval, "i", time.Second, "E2 interval of each row's throughput series (report.json and the throughput-over-time plot)")
-	fs.IntVar(&o.tport, "tport", throughput.DefaultPort, "iperf3 server port of the -paths and -matrix targets")
+	fs.IntVar(&o.tport, "tport", 5201, "iperf3 server port of the -paths and -matrix targets") // iperf3's default port
 	fs.IntVar(&o.lport, "lport", 11111, "sockperf server (UDP) port of the -paths targets")
 	fs.StringVar(&o.matrix, "matrix", "", "E2 target host[:port] running an iperf3 server (default: in-process server on loopback)")
 	fs.StringVar(&o.iface, "iface", "", "interface whose ENA/SRD counters E1 reads (default: the interface of the default route)")
@@ -146,7 +146,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of tables")
 	fs.StringVar(&o.progress, "progress", "auto", "live progress on stderr: auto (when a terminal), on, off")
 	fs.StringVar(&o.imds, "imds", "", "EC2 instance metadata endpoint for the metadata block (default: the SDK's, 169.254.169.254); off skips it")
-	fs.DurationVar(&o.imdsTimeout, "imds-timeout", runinfo.DefaultIMDSTimeout, "how long to wait for the EC2 instance metadata service; without an answer the metadata says \"unknown\", or \"not on EC2\" when the firmware (DMI) shows other hardware")
+	fs.DurationVar(&o.imdsTimeout, "imds-timeout", time.Second, "how long to wait for the EC2 instance metadata service; without an answer the metadata says \"unknown\", or \"not on EC2\" when the firmware (DMI) shows other hardware")
 	fs.BoolVar(&o.compare, "compare", false, "compare two reports instead of running one: report -compare OLD.json NEW.json (with -json, -label)")
 	fs.StringVar(&o.label, "label", "", "with -compare: names of the two runs, OLD,NEW (default: the file names)")
 	if err := fs.Parse(args); err != nil {
@@ -418,7 +418,7 @@ func collectMetadata(ctx context.Context, o *options) *runinfo.Metadata {
 	}
 	return runinfo.Collect(ctx, &runinfo.Config{
 		Interface: iface, Settings: o.settings,
-		IMDSEndpoint: o.imds, IMDSTimeout: o.imdsTimeout, SkipIMDS: o.imds == "off",
+		IMDSEndpoint: o.imds, IMDSTimeout: o.imdsTimeout,
 	})
 }
 

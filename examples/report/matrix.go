@@ -7,8 +7,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/netperfkit/netperfkit/internal/iperf3doc"
 	"github.com/netperfkit/netperfkit/throughput"
-	"github.com/netperfkit/netperfkit/throughput/iperf3fmt"
 )
 
 // MatrixSection is E2: the TCP/UDP throughput matrix judged against a stated
@@ -276,7 +276,7 @@ func writeMatrixText(w io.Writer, sec *MatrixSection) error {
 			retr = fmt.Sprint(r.Retransmits)
 		}
 		if r.Protocol == "udp" {
-			loss, jit = pct(r.LostPercent), iperf3fmt.FormatJitter(time.Duration(r.JitterMs*float64(time.Millisecond)))
+			loss, jit = pct(r.LostPercent), iperf3doc.FormatJitter(time.Duration(r.JitterMs*float64(time.Millisecond)))
 			if where := lossWhere(r.Ledger); where != "" {
 				loss += " (" + where + ")"
 			}

@@ -12,7 +12,6 @@ import (
 	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/srd"
-	"github.com/netperfkit/netperfkit/srd/srdexperiment"
 	"github.com/netperfkit/netperfkit/throughput"
 	"github.com/netperfkit/netperfkit/throughput/underload"
 )
@@ -132,7 +131,8 @@ func runLoaded(ctx context.Context, sec *PathsSection, o *options, lr loadedRun,
 		if snapErr != nil {
 			return errors.Join(runErr, snapErr)
 		}
-		w := srdexperiment.Window{Phase: loadedPhase, Window: srd.NewWindow(before, after)}
+		w := srd.NewWindow(before, after)
+		w.Phase = loadedPhase
 		if lr.iface == "" {
 			w.Reason = "no interface was given to snapshot"
 		}

@@ -2,7 +2,7 @@
 // HdrHistogram log into the directory NETPERFKIT_BENCH_HISTOGRAMS names:
 // the one writer behind latencytest's and cachetest's Benchmark (issue
 // 44: one copy of the histogram-directory helpers). latency/shard's
-// MergeHistogramLogs reads what it writes; shard.BenchHistogramEnv is Env.
+// MergeHistogramLogs reads what it writes; Env is NETPERFKIT_BENCH_HISTOGRAMS.
 package benchhist
 
 import (

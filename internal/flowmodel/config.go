@@ -1,6 +1,9 @@
 package flowmodel
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"time"
@@ -223,15 +226,18 @@ type SocketOptions struct {
 	// that a path that silently drops an idle connection is noticed soon.
 	// Nil keeps Go's defaults (probes after 15 s idle).
 	ControlKeepAlive *net.KeepAliveConfig `json:"-"`
-	// GSO switches UDP send segmentation (linux UDP_SEGMENT); OffloadAuto
-	// uses it. With a target rate one write carries at most 50 us of the
-	// rate (4 datagrams of 1400 bytes at 1 Gbit/s), so pacing stays smooth.
-	// iperf3 3.21's --gsro is GSO and GRO OffloadOn.
-	GSO Offload `json:"gso,omitempty"`
-	// GRO switches UDP receive coalescing (linux UDP_GRO). OffloadAuto uses
-	// it only without a target rate: a paced test reads datagram by
-	// datagram, so each has its own arrival time for the jitter.
-	GRO Offload `json:"gro,omitempty"`
+	// GSO switches UDP send segmentation (linux UDP_SEGMENT): true on,
+	// false off, nil lets the package decide, which uses it. With a target
+	// rate one write carries at most 50 us of the rate (4 datagrams of
+	// 1400 bytes at 1 Gbit/s), so pacing stays smooth. iperf3 3.21's
+	// --gsro is GSO and GRO both true. In JSON both are 1 (on), 2 (off)
+	// or absent (the package decides), as they have always been written.
+	GSO *bool `json:"gso,omitempty"`
+	// GRO switches UDP receive coalescing (linux UDP_GRO): true on, false
+	// off; nil uses it only without a target rate: a paced test reads
+	// datagram by datagram, so each has its own arrival time for the
+	// jitter.
+	GRO *bool `json:"gro,omitempty"`
 	// JitterRead makes this side's UDP receivers take each datagram's
 	// arrival time for the jitter (RFC 3550's interarrival jitter, as
 	// iperf3 computes it) from the moment their read returned, as
@@ -277,12 +283,62 @@ type SocketOptions struct {
 	FlowLabel int `json:"flowlabel,omitempty"`
 }
 
-// Offload is a three-way switch for a kernel offload.
-type Offload int8
+// On reports whether an offload switch (SocketOptions.GSO, GRO) is on.
+func On(p *bool) bool { return p != nil && *p }
 
-// Offload settings; the zero value lets the package decide.
-const (
-	OffloadAuto Offload = iota
-	OffloadOn
-	OffloadOff
-)
+// Off reports whether an offload switch is off.
+func Off(p *bool) bool { return p != nil && !*p }
+
+// offload is an offload switch's JSON form: 0 (absent) lets the package
+// decide, 1 is on, 2 off.
+type offload int8
+
+func offloadOf(p *bool) offload {
+	switch {
+	case On(p):
+		return 1
+	case Off(p):
+		return 2
+	}
+	return 0
+}
+
+func (o offload) ptr() *bool {
+	switch o {
+	case 1:
+		return new(true)
+	case 2:
+		return new(false)
+	}
+	return nil
+}
+
+// MarshalJSON writes the settings with the offload switches as the numbers
+// they have always been (gso and gro: 1 on, 2 off, absent when the package
+// decides).
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config // without these methods
+	return json.Marshal(struct {
+		plain
+		GSO offload `json:"gso,omitempty"`
+		GRO offload `json:"gro,omitempty"`
+	}{plain(c), offloadOf(c.GSO), offloadOf(c.GRO)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	if c == nil {
+		return errors.New("throughput: Config.UnmarshalJSON: nil *Config")
+	}
+	type plain Config
+	w := struct {
+		*plain
+		GSO offload `json:"gso"`
+		GRO offload `json:"gro"`
+	}{plain: (*plain)(c)}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("throughput: config JSON: %w", err)
+	}
+	c.GSO, c.GRO = w.GSO.ptr(), w.GRO.ptr()
+	return nil
+}

@@ -227,7 +227,7 @@ func ijStartOf(st *ijStart, r *flowmodel.Result) {
 	ts2.TOS = c.TOS
 	st.FQRate, ts2.FQRate = c.FQRate, c.FQRate
 	// 3.21 reports the offloads the test asked for (--gsro), 0 or 1.
-	ts2.GSO, ts2.GRO = b2i(c.UDP && c.GSO == flowmodel.OffloadOn), b2i(c.UDP && c.GRO == flowmodel.OffloadOn)
+	ts2.GSO, ts2.GRO = b2i(c.UDP && flowmodel.On(c.GSO)), b2i(c.UDP && flowmodel.On(c.GRO))
 	if c.Interval > 0 {
 		ts2.Interval = secs(c.Interval)
 	}

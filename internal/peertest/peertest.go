@@ -41,6 +41,10 @@ func Missing(tb testing.TB, reason, hint string) {
 	tb.Skipf("skipping: %s; set %s=1 to make this a failure", msg, RequireEnv)
 }
 
+// CacheInstallHint says how to get a cache server binary (valkey-server or
+// redis-server, and their CLIs) on Debian and Ubuntu.
+const CacheInstallHint = "apt-get install redis-server redis-tools (or install valkey-server and valkey-cli)"
+
 // Binary returns the absolute path of the first of names found on PATH. When
 // none is found it skips or fails the test through Missing. hint says how to
 // install it, for example "apt-get install sockperf".

@@ -45,3 +45,16 @@ func RPM(d time.Duration) float64 {
 	}
 	return float64(time.Minute) / float64(d)
 }
+
+// Combine is the draft's RPM without TLS from the trimmed means of the
+// connect and request phases of new connections and of the self probes
+// (an established connection, or the loaded connections themselves): 60 s
+// divided by 1/4 x (connect + request) + 1/2 x self. It is zero unless all
+// three are positive.
+func Combine(connect, request, self time.Duration) float64 {
+	if connect <= 0 || request <= 0 || self <= 0 {
+		return 0
+	}
+	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
+	return RPM(time.Duration(((us(connect)+us(request))/4 + us(self)/2) * 1e3))
+}

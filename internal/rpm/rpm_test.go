@@ -25,3 +25,10 @@ func TestTrimmedMeanAndRPM(t *testing.T) {
 	assert.Zero(t, RPM(0))
 	assert.InDelta(t, 600, RPM(100*time.Millisecond), 1e-9)
 }
+
+func TestCombine(t *testing.T) {
+	// 1/4 x (4 ms + 4 ms) + 1/2 x 2 ms = 3 ms: 20,000 round trips a minute.
+	assert.InDelta(t, 20000, Combine(4*time.Millisecond, 4*time.Millisecond, 2*time.Millisecond), 1e-6)
+	assert.Zero(t, Combine(0, time.Millisecond, time.Millisecond), "a missing part gives no RPM")
+	assert.Zero(t, Combine(time.Millisecond, time.Millisecond, 0))
+}

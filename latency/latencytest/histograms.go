@@ -8,7 +8,7 @@ import (
 )
 
 // writeBenchHistogram writes h into the directory that
-// NETPERFKIT_BENCH_HISTOGRAMS (shard.BenchHistogramEnv) names, when it is
+// NETPERFKIT_BENCH_HISTOGRAMS names, when it is
 // set, for shard.MergeHistogramLogs.
 func writeBenchHistogram(b *testing.B, h *hdrhistogram.Histogram) {
 	if err := benchhist.Write(b.Name(), h); err != nil {

@@ -6,19 +6,20 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/netperfkit/netperfkit/internal/benchhist"
 	"github.com/netperfkit/netperfkit/latency/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // TestMergeHistogramLogsOfBenchmarkProcesses runs BenchmarkLoopbackTCP in two
-// processes of this test binary with shard.BenchHistogramEnv set, and merges what
+// processes of this test binary with NETPERFKIT_BENCH_HISTOGRAMS set, and merges what
 // they wrote: the merged count is the sum of theirs.
 func TestMergeHistogramLogsOfBenchmarkProcesses(t *testing.T) {
 	dir := t.TempDir()
 	for range 2 {
 		cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkLoopbackTCP$", "-test.benchtime=200x", "-test.count=1")
-		cmd.Env = append(os.Environ(), shard.BenchHistogramEnv+"="+dir)
+		cmd.Env = append(os.Environ(), benchhist.Env+"="+dir)
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}

@@ -264,7 +264,7 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 			res.NewConnectionPhases[name] = rpm.TrimmedMean(rec.Snapshot(), rpm.Trim)
 		}
 	}
-	res.RPM = Combine(res.NewConnectionPhases["connect"], res.NewConnectionPhases["request"], res.Established.TrimmedMean)
+	res.RPM = rpm.Combine(res.NewConnectionPhases["connect"], res.NewConnectionPhases["request"], res.Established.TrimmedMean)
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
@@ -273,18 +273,6 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 			addr, res.NewConnection.Errors+res.Established.Errors, latency.ErrNoReply)
 	}
 	return res, nil
-}
-
-// Combine is the draft's RPM without TLS from the trimmed means of the
-// connect and request phases of new connections and of the probes on an
-// established connection: 60 s divided by 1/4 x (connect + request) + 1/2
-// x established. It is zero unless all three are positive.
-func Combine(connect, request, established time.Duration) float64 {
-	if connect <= 0 || request <= 0 || established <= 0 {
-		return 0
-	}
-	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
-	return rpm.RPM(time.Duration(((us(connect)+us(request))/4 + us(established)/2) * 1e3))
 }
 
 // errBrokenConn fails an established probe that found no connection.

@@ -8,7 +8,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// check reports what Merge and Encode cannot trust in r, as strictly as
+// check reports what Merge and WriteFile cannot trust in r, as strictly as
 // Decode reads a file: the shard's place, the interval, intervals in order
 // on the grid and within the measurement, counts that their histograms
 // hold, this package's histogram settings, and CPU figures in range. Its
@@ -79,11 +79,11 @@ func (r *Result) checkInterval(i int) error {
 // checkSettings refuses a histogram whose settings are not this package's:
 // its counts would not add up with the other shards'.
 func checkSettings(h *hdrhistogram.Histogram) error {
-	if h.LowestTrackableValue() != int64(histogramLowest) || h.HighestTrackableValue() != int64(HistogramHighest) ||
+	if h.LowestTrackableValue() != int64(histogramLowest) || h.HighestTrackableValue() != int64(histogramHighest) ||
 		h.SignificantFigures() != histogramSigFigs {
 		return fmt.Errorf("%w: histogram settings %d..%d ns at %d figures, want %d..%d ns at %d (shard: every shard records with these)",
 			ErrMismatch, h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(),
-			int64(histogramLowest), int64(HistogramHighest), histogramSigFigs)
+			int64(histogramLowest), int64(histogramHighest), histogramSigFigs)
 	}
 	return nil
 }

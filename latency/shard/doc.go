@@ -7,7 +7,7 @@
 // with ErrPastStart), calls the load with a record func, which files each
 // operation into per-interval HDR histograms on a grid shared by every
 // shard (multiples of the interval since the Unix epoch), and returns the
-// shard's Result. WriteFile (or Encode) writes it; Merge, or MergeFiles
+// shard's Result. WriteFile writes it (to a file, or to any io.Writer); Merge, or MergeFiles
 // over the shards' files, returns one Merged:
 //
 //   - the common window: the grid intervals that every shard measured from
@@ -35,7 +35,8 @@
 // chrony keeps to about a millisecond on cloud hosts.
 //
 // For go test -bench users, latencytest's and cachetest's Benchmark write
-// their histograms into the directory BenchHistogramEnv names, and
+// their histograms into the directory that the environment variable
+// NETPERFKIT_BENCH_HISTOGRAMS names, and
 // MergeHistogramLogs merges those of benchmarks run in several processes,
 // in the HdrHistogram log format.
 //

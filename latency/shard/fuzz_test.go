@@ -19,7 +19,7 @@ func seedResult(f *testing.F, i int, start time.Time) []byte {
 	rec.record(r.Start.Add(1500*time.Millisecond), 2*time.Millisecond, nil)
 	r.Intervals = rec.intervals(r.End)
 	var buf bytes.Buffer
-	if err := Encode(&buf, r); err != nil {
+	if err := encode(&buf, r); err != nil {
 		f.Fatal(err)
 	}
 	return buf.Bytes()
@@ -43,7 +43,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		if err := Encode(&out, got); err != nil {
+		if err := encode(&out, got); err != nil {
 			t.Fatalf("re-encoding a decoded result: %v", err)
 		}
 		again, err := Decode(&out)

@@ -6,18 +6,7 @@ import (
 	"os"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/netperfkit/netperfkit/internal/benchhist"
 )
-
-// BenchHistogramEnv names the environment variable that, when it holds a
-// directory, makes latencytest's and cachetest's Benchmark write their
-// histograms there, one HdrHistogram log per benchmark and process
-// (NAME-PID.hlog; each b.N round replaces the last, so the file holds the
-// measured run), for MergeHistogramLogs:
-//
-//	NETPERFKIT_BENCH_HISTOGRAMS=/shared/h go test -run '^$' -bench RTT   # on each host
-//	h, _, err := shard.MergeHistogramLogs(files...)                       # afterwards
-const BenchHistogramEnv = benchhist.Env
 
 // MergeHistogramLogs adds up every interval histogram in the HdrHistogram
 // logs at paths (those the Benchmark helpers write, or any other) and
@@ -27,6 +16,15 @@ const BenchHistogramEnv = benchhist.Env
 // counted, never dropped silently. No paths, or a file that holds no
 // interval histogram (an empty file, a shard's .json), is an error
 // wrapping ErrInvalid; the error names the first file it could not use.
+//
+// The environment variable NETPERFKIT_BENCH_HISTOGRAMS, when it holds a
+// directory, makes latencytest's and cachetest's Benchmark write their
+// histograms there, one HdrHistogram log per benchmark and process
+// (NAME-PID.hlog; each b.N round replaces the last, so the file holds the
+// measured run), for MergeHistogramLogs:
+//
+//	NETPERFKIT_BENCH_HISTOGRAMS=/shared/h go test -run '^$' -bench RTT   # on each host
+//	h, _, err := shard.MergeHistogramLogs(files...)                       # afterwards
 func MergeHistogramLogs(paths ...string) (h *hdrhistogram.Histogram, dropped int64, err error) {
 	h = newHistogram()
 	if len(paths) == 0 {

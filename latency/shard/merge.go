@@ -115,8 +115,8 @@ type Merged struct {
 	// histograms in the window.
 	Latency   latency.Summary         `json:"latency"`
 	Histogram *hdrhistogram.Histogram `json:"-"`
-	// OutOfRange counts operations longer than HistogramHighest, held in
-	// the histogram as HistogramHighest.
+	// OutOfRange counts operations longer than 60 s (the histograms'
+	// highest value), held in the histogram as 60 s.
 	OutOfRange int64 `json:"out_of_range"`
 	// StartSkew is how late the last merged shard started: after the
 	// shards' common StartAt when they share one, else after the earliest
@@ -230,7 +230,7 @@ func merge(results []*Result, cfg *Config, unreadable []FailedShard) (*Merged, e
 }
 
 func newHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(int64(histogramLowest), int64(HistogramHighest), histogramSigFigs)
+	return hdrhistogram.New(int64(histogramLowest), int64(histogramHighest), histogramSigFigs)
 }
 
 // sort checks the results, each alone and against each other, and returns

@@ -21,7 +21,7 @@ func pair(t *testing.T) (a, b *Result) {
 }
 
 // TestMergeChecksResultsAsDecodeDoes: Merge refuses in memory what Decode
-// refuses in a file, naming the field, and so does Encode.
+// refuses in a file, naming the field, and so does encode (WriteFile).
 func TestMergeChecksResultsAsDecodeDoes(t *testing.T) {
 	nan := math.NaN()
 	for _, c := range []struct {
@@ -70,8 +70,8 @@ func TestMergeChecksResultsAsDecodeDoes(t *testing.T) {
 			assert.Zero(t, m.Count, "nothing merged from results it refuses")
 			if c.want == ErrInvalid || c.name == "histogram of other settings" {
 				var buf bytes.Buffer
-				err := errorsJoin(Encode(&buf, a), Encode(&buf, b))
-				assert.ErrorIs(t, err, c.want, "Encode refuses it too")
+				err := errorsJoin(encode(&buf, a), encode(&buf, b))
+				assert.ErrorIs(t, err, c.want, "WriteFile refuses it too")
 			}
 		})
 	}

@@ -9,12 +9,12 @@ import (
 	"github.com/netperfkit/netperfkit/latency"
 )
 
-// HistogramHighest is the longest operation a shard's histograms hold
+// histogramHighest is the longest operation a shard's histograms hold
 // exactly. Every shard records with the same settings, so that any two
 // shards' histograms add up exactly: 1 µs to 60 s at 3 significant figures
 // (a value is kept within 0.1 %). A longer operation is recorded as
-// HistogramHighest and counted in OutOfRange.
-const HistogramHighest = 60 * time.Second
+// histogramHighest and counted in OutOfRange.
+const histogramHighest = 60 * time.Second
 
 const (
 	histogramLowest  = time.Microsecond
@@ -46,8 +46,8 @@ type Interval struct {
 	Count int64
 	// Errors is the number of operations that failed in it.
 	Errors int64
-	// OutOfRange counts the operations longer than HistogramHighest,
-	// recorded in the histogram as HistogramHighest.
+	// OutOfRange counts the operations longer than 60 s (the histograms'
+	// highest value), recorded in the histogram as 60 s.
 	OutOfRange int64
 	// Histogram holds the latencies of the Count operations in
 	// nanoseconds, with this package's settings; nil when Count is zero.
@@ -69,7 +69,7 @@ type recorder struct {
 
 // recorderSettings are every interval's histogram settings.
 func recorderSettings() *latency.RecorderConfig {
-	return &latency.RecorderConfig{Lowest: histogramLowest, Highest: HistogramHighest, SignificantFigures: histogramSigFigs}
+	return &latency.RecorderConfig{Lowest: histogramLowest, Highest: histogramHighest, SignificantFigures: histogramSigFigs}
 }
 
 type bucket struct {

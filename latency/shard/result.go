@@ -23,7 +23,7 @@ const maxResultBytes = 256 << 20
 
 // Result is everything one shard measured: its place, its start, its
 // per-interval histograms on the wall-clock grid, its CPU use, and the
-// tool's own result beside them. Run returns one; Encode writes it as JSON
+// tool's own result beside them. Run returns one; WriteFile writes it as JSON
 // (histograms in hdrhistogram-go's compressed V2 encoding, base64, as
 // HdrHistogram's tools read them); Decode reads it back.
 type Result struct {
@@ -162,10 +162,14 @@ func durPtr(us *float64, scale float64) *time.Duration {
 
 func secs(d time.Duration) float64 { return d.Seconds() }
 
-// WriteFile writes r to path as Encode does, replacing the file; a path of
-// "-" writes to stdout instead. An r that Encode refuses leaves the file as
-// it was. The error wraps ErrInvalid for an empty path, a nil stdout with
-// "-", or an r that Encode refuses.
+// WriteFile writes r to path as one JSON object (histograms in
+// hdrhistogram-go's compressed V2 encoding, base64, as HdrHistogram's tools
+// read them), replacing the file; a path of "-" writes to stdout instead,
+// which may be any io.Writer. It refuses (ErrInvalid, naming the field;
+// ErrMismatch for other histogram settings) a nil r and what Decode and
+// Merge would refuse, so that every file it writes can be merged; a refused
+// r leaves the file as it was. The error also wraps ErrInvalid for an
+// empty path or a nil stdout with "-".
 func WriteFile(path string, stdout io.Writer, r *Result) error {
 	switch {
 	case path == "":
@@ -173,10 +177,10 @@ func WriteFile(path string, stdout io.Writer, r *Result) error {
 	case path == "-" && stdout == nil:
 		return fmt.Errorf("%w WriteFile: nil stdout for path \"-\"", ErrInvalid)
 	case path == "-":
-		return Encode(stdout, r)
+		return encode(stdout, r)
 	}
 	var buf bytes.Buffer
-	if err := Encode(&buf, r); err != nil {
+	if err := encode(&buf, r); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -185,16 +189,14 @@ func WriteFile(path string, stdout io.Writer, r *Result) error {
 	return nil
 }
 
-// Encode writes r as one JSON object. It refuses (ErrInvalid, naming the
-// field; ErrMismatch for other histogram settings) a nil w or r and what
-// Decode and Merge would refuse, so that every file it writes can be
-// merged.
-func Encode(w io.Writer, r *Result) error {
+// encode writes r as one JSON object, as WriteFile describes; it refuses a
+// nil w too.
+func encode(w io.Writer, r *Result) error {
 	switch {
 	case w == nil:
-		return fmt.Errorf("%w Encode: nil writer", ErrInvalid)
+		return fmt.Errorf("%w WriteFile: nil writer", ErrInvalid)
 	case r == nil:
-		return fmt.Errorf("%w Encode: nil result", ErrInvalid)
+		return fmt.Errorf("%w WriteFile: nil result", ErrInvalid)
 	}
 	if err := r.check(); err != nil {
 		return err
@@ -238,11 +240,11 @@ func Encode(w io.Writer, r *Result) error {
 }
 
 func settingsJSON() histJSON {
-	return histJSON{LowestUs: float64(histogramLowest) / 1e3, HighestUs: float64(HistogramHighest) / 1e3,
+	return histJSON{LowestUs: float64(histogramLowest) / 1e3, HighestUs: float64(histogramHighest) / 1e3,
 		SignificantFigures: histogramSigFigs, Unit: "ns"}
 }
 
-// Decode reads one Result written by Encode, and refuses trailing data
+// Decode reads one Result written by WriteFile, and refuses trailing data
 // after it: a file holds one shard's result (tool -out - >> all.json twice
 // is an error, not the first shard alone). It checks what Merge relies on,
 // as Merge checks results in memory: the format, the shard's place, the
@@ -365,7 +367,7 @@ func checkHistogramHeader(enc string) error {
 	if err := binary.Read(z, binary.BigEndian, &hdr); err != nil {
 		return fmt.Errorf("histogram header: %w", err)
 	}
-	if hdr.SigFigs != histogramSigFigs || hdr.Lowest != int64(histogramLowest) || hdr.Highest != int64(HistogramHighest) {
+	if hdr.SigFigs != histogramSigFigs || hdr.Lowest != int64(histogramLowest) || hdr.Highest != int64(histogramHighest) {
 		return fmt.Errorf("histogram settings (%d figures, %d..%d ns) are not this package's", hdr.SigFigs, hdr.Lowest, hdr.Highest)
 	}
 	return nil

@@ -121,7 +121,7 @@ func TestRunRecordsEveryOperation(t *testing.T) {
 	assert.Equal(t, int64(50), failed)
 	assert.False(t, r.End.Before(r.Start))
 	var buf bytes.Buffer
-	require.NoError(t, Encode(&buf, r))
+	require.NoError(t, encode(&buf, r))
 	got, err := Decode(&buf)
 	require.NoError(t, err)
 	assert.Len(t, got.Intervals, len(r.Intervals))

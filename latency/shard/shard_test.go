@@ -138,7 +138,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	r.CPU = &CPU{Process: time.Second, Cgroup: &cg, Wall: 3 * time.Second, LimitCores: 0.5, LimitSource: "cgroup v1 cpu.cfs_quota_us", Periods: &p, Throttled: &th}
 	r.Detail = []byte(`{"a":1}`)
 	var buf bytes.Buffer
-	require.NoError(t, Encode(&buf, r))
+	require.NoError(t, encode(&buf, r))
 	got, err := Decode(&buf)
 	require.NoError(t, err)
 	assert.Equal(t, r.Shard, got.Shard)
@@ -157,13 +157,13 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			assert.True(t, r.Intervals[i].Histogram.Equals(got.Intervals[i].Histogram))
 		}
 	}
-	assert.ErrorIs(t, Encode(&buf, nil), ErrInvalid)
+	assert.ErrorIs(t, encode(&buf, nil), ErrInvalid)
 }
 
 func TestDecodeRefusesWhatMergeCannotTrust(t *testing.T) {
 	r := fakeShard(t, Spec{Index: 0, Count: 1}, time.Unix(1000, 0), 2*time.Second, time.Second, 3, time.Millisecond)
 	var buf bytes.Buffer
-	require.NoError(t, Encode(&buf, r))
+	require.NoError(t, encode(&buf, r))
 	good := buf.String()
 	for name, edit := range map[string]func(string) string{
 		"format": func(s string) string { return strings.Replace(s, format, "other/1", 1) },
@@ -370,11 +370,11 @@ func TestMergeFilesListsUnreadable(t *testing.T) {
 	good := filepath.Join(dir, "0.json")
 	f, err := os.Create(good)
 	require.NoError(t, err)
-	require.NoError(t, Encode(f, r))
+	require.NoError(t, encode(f, r))
 	require.NoError(t, f.Close())
 	// A truncated file: named with its decode error, not as "missing".
 	var whole bytes.Buffer
-	require.NoError(t, Encode(&whole, fakeShard(t, Spec{Index: 1, Count: 2}, time.Unix(4000, 0), 3*time.Second, time.Second, 5, time.Millisecond)))
+	require.NoError(t, encode(&whole, fakeShard(t, Spec{Index: 1, Count: 2}, time.Unix(4000, 0), 3*time.Second, time.Second, 5, time.Millisecond)))
 	bad := filepath.Join(dir, "1.json")
 	require.NoError(t, os.WriteFile(bad, whole.Bytes()[:whole.Len()/2], 0o600))
 	m, err := MergeFiles([]string{good, bad}, nil)
@@ -431,5 +431,5 @@ func TestWriteFile(t *testing.T) {
 	assert.ErrorIs(t, WriteFile(path, nil, nil), ErrInvalid)
 	assert.ErrorIs(t, WriteFile("-", nil, r), ErrInvalid, "nil stdout")
 	assert.ErrorIs(t, WriteFile("", &out, r), ErrInvalid, "empty path")
-	assert.ErrorIs(t, Encode(nil, r), ErrInvalid, "nil writer")
+	assert.ErrorIs(t, encode(nil, r), ErrInvalid, "nil writer")
 }

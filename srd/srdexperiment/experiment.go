@@ -88,7 +88,7 @@ type TargetResult struct {
 	// Windows holds one counter window per phase that ran, in order
 	// ("1-flow", "n-stream", "rtt"): the snapshots are taken between the
 	// phases, so each window counts its own phase's traffic.
-	Windows []Window `json:"windows"`
+	Windows []srd.Window `json:"windows"`
 	// Error is set when a run failed; the other columns hold what was
 	// measured before it.
 	Error string `json:"error,omitempty"`
@@ -240,7 +240,8 @@ func runTarget(ctx context.Context, t Target, c *Config) (_ TargetResult, ok boo
 		if err != nil {
 			return row, ok, errors.Join(cancelled, err)
 		}
-		w := Window{Phase: p.name, Window: srd.NewWindow(prev, after)}
+		w := srd.NewWindow(prev, after)
+		w.Phase = p.name
 		noInterface(c, &w.CoverageReport)
 		row.Windows = append(row.Windows, w)
 		prev = after

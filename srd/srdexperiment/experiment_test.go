@@ -89,9 +89,8 @@ func e1Fakes(t *testing.T) *Config {
 func between(b, a *ethtool.Snapshot, frac float64) *ethtool.Snapshot {
 	out := a.Clone()
 	out.Time = b.Time.Add(time.Duration(frac * float64(a.Time.Sub(b.Time))))
-	bm := b.Stats.Map()
 	for i, st := range out.Stats {
-		v0 := bm[st.Name]
+		v0, _ := b.Stats.Get(st.Name)
 		switch {
 		case ethtool.IsGauge(st.Name):
 			if frac < 0.5 {

@@ -1,8 +1,6 @@
 package srdexperiment
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,56 +13,6 @@ import (
 	"github.com/netperfkit/netperfkit/ethtool"
 	"github.com/netperfkit/netperfkit/srd"
 )
-
-// Window is the counter window of one phase of a target ("1-flow",
-// "n-stream", "rtt"): srd.Window with the phase's name. Its JSON is
-// srd.Window's with "phase" first.
-type Window struct {
-	Phase string
-	srd.Window
-}
-
-// MarshalJSON writes srd.Window's JSON with "phase" first.
-func (w Window) MarshalJSON() ([]byte, error) {
-	inner, err := json.Marshal(w.Window)
-	if err != nil {
-		return nil, err
-	}
-	if w.Phase == "" || len(inner) < 2 {
-		return inner, nil
-	}
-	phase, err := json.Marshal(w.Phase)
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	b.WriteString(`{"phase":`)
-	b.Write(phase)
-	if len(inner) > 2 {
-		b.WriteByte(',')
-	}
-	b.Write(inner[1:])
-	return b.Bytes(), nil
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (w *Window) UnmarshalJSON(data []byte) error {
-	if w == nil {
-		return errors.New("srdexperiment: Window.UnmarshalJSON: nil *Window")
-	}
-	var p struct {
-		Phase string `json:"phase"`
-	}
-	if err := json.Unmarshal(data, &p); err != nil {
-		return fmt.Errorf("srdexperiment: window JSON: %w", err)
-	}
-	var inner srd.Window
-	if err := json.Unmarshal(data, &inner); err != nil {
-		return err
-	}
-	*w = Window{Phase: p.Phase, Window: inner}
-	return nil
-}
 
 // Replay is a snapshot source for Config.Snapshot that returns saved
 // snapshots (ethtool.ParseSnapshot of `ethtool -S` text or of enastat
@@ -111,8 +59,8 @@ func (r *Result) WriteWindows(w io.Writer) error {
 	for _, t := range r.Targets {
 		for _, win := range t.Windows {
 			cells := []string{t.Name, win.Phase, fmt.Sprintf("%.1f", win.Duration.Seconds())}
-			cells = append(cells, srdCells(win.Window)...)
-			cells = append(cells, allowanceCells(win.Window)...)
+			cells = append(cells, srdCells(win)...)
+			cells = append(cells, allowanceCells(win)...)
 			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 			if !win.HasSRD() {
 				note("SRD: " + string(win.Verdict) + ": " + win.Reason)

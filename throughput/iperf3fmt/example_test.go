@@ -79,9 +79,3 @@ func ExampleTextReport() {
 	// [ ID] Interval           Transfer     Bitrate         Retr  Cwnd
 	// [  4]   0.00-1.00   sec  1.00 GBytes  8590 Mbits/sec    2   3.00 MBytes
 }
-
-// A jitter as iperf3 prints it, in milliseconds.
-func ExampleFormatJitter() {
-	fmt.Println(iperf3fmt.FormatJitter(1500*time.Microsecond), iperf3fmt.FormatJitter(420*time.Nanosecond))
-	// Output: 1.500 0.00042
-}

@@ -6,9 +6,12 @@
 //   - JSON: a throughput.Result as iperf3's -J document;
 //   - TextReport: the same text written live from a run's events
 //     (throughput.Config.OnEvent), as iperf3's client and server print it;
-//   - JSONStream: iperf3 3.21's --json-stream output from the same events;
-//   - FormatJitter: iperf3's jitter figure (the reports leave out the
-//     short last interval, as 3.21 does).
+//   - JSONStream: iperf3 3.21's --json-stream output from the same events.
+//
+// Jitter is written as iperf3 writes it, in milliseconds with three
+// decimals (two significant digits below 0.001 ms, so that a measured
+// jitter never reads as 0.000), and the reports leave out the short last
+// interval, as 3.21 does.
 //
 // examples/iperf3, a drop-in for iperf3 3.21's command line, is built on
 // it. The package imports only throughput, the renderers it shares with
@@ -21,7 +24,6 @@ package iperf3fmt
 import (
 	"errors"
 	"io"
-	"time"
 
 	"github.com/netperfkit/netperfkit/internal/iperf3doc"
 	"github.com/netperfkit/netperfkit/throughput"
@@ -50,11 +52,6 @@ func JSON(r *throughput.Result) ([]byte, error) {
 	}
 	return iperf3doc.JSON(r)
 }
-
-// FormatJitter writes a jitter in milliseconds as iperf3's reports do:
-// three decimals, and two significant digits below 0.001 ms, so that a
-// measured jitter never reads as 0.000.
-func FormatJitter(j time.Duration) string { return iperf3doc.FormatJitter(j) }
 
 // Options choose how a TextReport reads. The zero Options is a client's
 // report with adaptive units.

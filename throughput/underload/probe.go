@@ -3,11 +3,11 @@ package underload
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/netperfkit/netperfkit/latency"
+	"github.com/netperfkit/netperfkit/latency/responsiveness"
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
@@ -19,16 +19,24 @@ type Config struct {
 	// EchoAddr is a sockperf-compatible echo server ("host:port"): `sockperf
 	// server`, or a latency.Server on the far host. Required.
 	EchoAddr string
-	// Rate is the number of probe messages per second. Zero means 100;
-	// Probe.MPS, when set, takes precedence.
-	Rate int
-	// Probe tunes the probe (nil means UDP, 14-byte messages, Rate per
+	// Probe tunes the probe (nil means UDP, 14-byte messages, 100 per
 	// second, uniform arrivals). Its Duration is replaced by the test's:
 	// the probe runs from the moment data flows until the test ends. A zero
-	// MPS becomes Rate and a zero ReplyEvery 1 (every message measured); a
-	// zero WarmUp becomes the test's omit period; a zero CoolDown becomes
-	// none.
+	// MPS becomes 100 messages per second and a zero ReplyEvery 1 (every
+	// message measured); a zero WarmUp becomes the test's omit period; a
+	// zero CoolDown becomes none.
 	Probe *latency.PingPongConfig
+	// Responsiveness, when set, makes Run measure the path's
+	// responsiveness under load instead of the open-loop probe (Probe is
+	// then unused, and Result.Latency stays nil): the IETF
+	// responsiveness draft's probes on new connections to EchoAddr (TCP:
+	// a latency.Server, or `sockperf server --tcp`), at this rate and for
+	// the flows' omit period and duration (its Duration is replaced), and
+	// the loaded connections' own round trips. Flows' zero Duration (with
+	// no Bytes or Blocks) then means 10 s, its zero Interval 100 ms (every
+	// interval report samples the loaded connections' round trip), and
+	// Reverse or Bidir ask for the server's output (GetServerOutput).
+	Responsiveness *responsiveness.Config
 }
 
 // Result is a test's flows and the round trips measured beside them.
@@ -39,9 +47,31 @@ type Result struct {
 	// Latency is the RTT distribution under load; nil when the probe
 	// failed or the flows never started.
 	Latency *latency.PingPongResult `json:"latency,omitempty"`
+	// Responsiveness, set when Config.Responsiveness asked for it, is the
+	// path's responsiveness under load, in the terms of the IETF
+	// responsiveness draft (draft-ietf-ippm-responsiveness-03, section
+	// 4.3.1): the "foreign" probes on new connections and, for
+	// comparison, echoes on one established idle connection beside the
+	// flows. Its RPM is 60 s divided by 1/4 x (connect + request) + 1/2 x
+	// self, each a 95% trimmed mean: the draft's weights without TLS, the
+	// self probes being LoadedFlows when their trimmed mean is known, else
+	// the established connection's echoes (a stock server sending with -R
+	// reports its RTTs only when started with -J; UDP flows have none); 0
+	// when a part is missing. Nil when the configuration was refused before
+	// the probes ran.
+	Responsiveness *responsiveness.Result `json:"responsiveness,omitempty"`
+	// LoadedFlows are the loaded connections' own round trips (the
+	// draft's self probes), measured with Config.Responsiveness: the
+	// kernel's smoothed RTT (TCP_INFO) of every sending stream at every
+	// interval report, the server's merged in for the streams it sends
+	// (-R, --bidir). A bulk TCP stream cannot carry a request between its
+	// bytes; its RTT is what a request on it would wait. Zero where
+	// TCP_INFO is not available (UDP, or a platform without it).
+	LoadedFlows *responsiveness.ProbeStats `json:"loaded_flows,omitempty"`
 }
 
-// defaultProbeRate is Config.Rate's default, messages per second.
+// defaultProbeRate is the probe's rate when Config.Probe.MPS is zero,
+// messages per second.
 const defaultProbeRate = 100
 
 // Run runs cfg.Flows against the iperf3-compatible server at addr and,
@@ -58,8 +88,8 @@ func Run(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	if cfg == nil || cfg.EchoAddr == "" {
 		return &Result{Flows: &throughput.Result{Role: "client"}}, errors.New("underload: Config.EchoAddr: an echo server address is required")
 	}
-	if cfg.Rate < 0 {
-		return &Result{Flows: &throughput.Result{Role: "client"}}, fmt.Errorf("underload: Config.Rate %d is negative", cfg.Rate)
+	if cfg.Responsiveness != nil {
+		return runResponsiveness(ctx, addr, cfg)
 	}
 	flows := cfg.Flows
 	var (
@@ -109,10 +139,7 @@ func startProbe(ctx context.Context, c *Config, omit, total time.Duration) *prob
 	}
 	cfg.Count = 0
 	if cfg.MPS == 0 {
-		cfg.MPS = c.Rate
-		if cfg.MPS <= 0 {
-			cfg.MPS = defaultProbeRate
-		}
+		cfg.MPS = defaultProbeRate
 	}
 	if cfg.ReplyEvery == 0 {
 		cfg.ReplyEvery = 1

@@ -9,6 +9,7 @@ import (
 
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/latencytest"
+	"github.com/netperfkit/netperfkit/latency/responsiveness"
 	"github.com/netperfkit/netperfkit/throughput"
 	"github.com/netperfkit/netperfkit/throughput/throughputtest"
 	"github.com/netperfkit/netperfkit/throughput/underload"
@@ -53,7 +54,6 @@ func TestRunMisuse(t *testing.T) {
 	}{
 		{nil, "Config.EchoAddr"},
 		{&underload.Config{}, "Config.EchoAddr"},
-		{&underload.Config{EchoAddr: "127.0.0.1:1", Rate: -1}, "Config.Rate"},
 	} {
 		res, err := underload.Run(ctxT(t, time.Second), "127.0.0.1:1", tc.cfg)
 		require.ErrorContains(t, err, tc.want)
@@ -61,11 +61,11 @@ func TestRunMisuse(t *testing.T) {
 		require.NotNil(t, res.Flows)
 		assert.Zero(t, res.Flows.Total().Received.Bytes)
 	}
-	rr, err := underload.Responsiveness(ctxT(t, time.Second), "127.0.0.1:1", nil)
-	require.ErrorContains(t, err, "ResponsivenessConfig.EchoAddr")
+	rr, err := underload.Run(ctxT(t, time.Second), "127.0.0.1:1", &underload.Config{Responsiveness: &responsiveness.Config{}})
+	require.ErrorContains(t, err, "Config.EchoAddr")
 	require.NotNil(t, rr, "never nil (docs/conventions.md)")
 	require.NotNil(t, rr.Flows)
-	assert.Zero(t, rr.RPM)
+	assert.Nil(t, rr.Responsiveness)
 }
 
 // TestRunRefusedConnection: a server that is not there gives the error
@@ -77,10 +77,11 @@ func TestRunRefusedConnection(t *testing.T) {
 	require.NotNil(t, res.Flows)
 	assert.Equal(t, "client", res.Flows.Role)
 	assert.Nil(t, res.Latency, "the flows never started, nor did the probe")
-	rr, err := underload.Responsiveness(ctxT(t, 5*time.Second), "127.0.0.1:1",
-		&underload.ResponsivenessConfig{EchoAddr: "127.0.0.1:1", Flows: throughput.Config{Duration: time.Second}})
+	rr, err := underload.Run(ctxT(t, 5*time.Second), "127.0.0.1:1",
+		&underload.Config{EchoAddr: "127.0.0.1:1", Flows: throughput.Config{Duration: time.Second}, Responsiveness: &responsiveness.Config{}})
 	require.Error(t, err)
 	require.NotNil(t, rr)
 	require.NotNil(t, rr.Flows)
+	require.NotNil(t, rr.LoadedFlows)
 	assert.Zero(t, rr.LoadedFlows.Probes)
 }

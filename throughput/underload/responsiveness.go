@@ -14,65 +14,13 @@ import (
 	"github.com/netperfkit/netperfkit/throughput"
 )
 
-// ResponsivenessConfig sets up Responsiveness: the flows that load the
-// path, and the probes that measure it while they run.
-type ResponsivenessConfig struct {
-	// Flows is the load, run as throughput.Run runs it. Its Duration (10 s when 0)
-	// also bounds the probes. Its Interval, when 0, is 100 ms here: every
-	// interval report samples the loaded connections' round trip. With
-	// Reverse or Bidir it asks for the server's output (GetServerOutput).
-	Flows throughput.Config
-	// EchoAddr is a sockperf-compatible TCP echo server on the far host
-	// (a latency.Server, or `sockperf server --tcp`): the new-connection
-	// probes' target.
-	EchoAddr string
-	// Probes sets the probes' rate and timeout; its Duration is the flows'.
-	Probes responsiveness.Config
-}
-
-// ResponsivenessResult is a path's responsiveness under load, in the terms
-// of the IETF responsiveness draft (draft-ietf-ippm-responsiveness-03,
-// section 4.3.1): "foreign" probes on new connections, and "self" probes
-// on the load-generating connections themselves.
-type ResponsivenessResult struct {
-	// Flows is the load's own result.
-	Flows *throughput.Result `json:"flows"`
-	// Probes holds the new-connection probes (TCP connect + first echo,
-	// the draft's foreign probes) and, for comparison, echoes on one
-	// established idle connection beside the flows; nil when the
-	// configuration was refused before they ran.
-	Probes *responsiveness.Result `json:"probes"`
-	// LoadedFlows are the loaded connections' own round trips: the kernel's
-	// smoothed RTT (TCP_INFO) of every sending stream at every interval
-	// report, the server's merged in for the streams it sends (-R,
-	// --bidir). A bulk TCP stream cannot carry a request between its
-	// bytes; its RTT is what a request on it would wait. Empty where
-	// TCP_INFO is not available (UDP, or a platform without it).
-	LoadedFlows responsiveness.ProbeStats `json:"loaded_flows"`
-	// RPM is 60 s divided by 1/4 x (connect + request) + 1/2 x self, each
-	// a 95% trimmed mean: the draft's weights without TLS (its foreign
-	// half split over two phases instead of three). 0 when a part is
-	// missing.
-	RPM float64 `json:"rpm"`
-	// SelfProbes names what RPM took as the self probes: "loaded_flows",
-	// or "established_connection" when the flows' RTTs are unknown (a
-	// stock server sending with -R reports them only when started with
-	// -J; UDP flows have none).
-	SelfProbes string `json:"self_probes,omitempty"`
-}
-
-// Responsiveness runs cfg.Flows against the iperf3-compatible server at addr and,
-// while they run, probes the echo server at cfg.EchoAddr on new
-// connections and samples the flows' own round trips. It returns the
-// flows' error, or the probes' when the flows succeeded; when ctx ends,
-// within about 100 ms, the result so far with ctx.Err(). The result and
-// its Flows are never nil, whatever the error (docs/conventions.md,
-// "Results after an error").
-func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig) (*ResponsivenessResult, error) {
-	if cfg == nil || cfg.EchoAddr == "" {
-		return &ResponsivenessResult{Flows: &throughput.Result{Role: "client"}},
-			errors.New("underload: ResponsivenessConfig.EchoAddr: an echo server address is required")
-	}
+// runResponsiveness is Run with cfg.Responsiveness set: it runs cfg.Flows
+// against the iperf3-compatible server at addr and, while they run, probes
+// the echo server at cfg.EchoAddr on new connections and samples the
+// flows' own round trips. It returns the flows' error, or the probes' when
+// the flows succeeded; when ctx ends, within about 100 ms, the result so
+// far with ctx.Err().
+func runResponsiveness(ctx context.Context, addr string, cfg *Config) (*Result, error) {
 	flows := cfg.Flows
 	if flows.Duration == 0 && flows.Bytes == 0 && flows.Blocks == 0 {
 		flows.Duration = defaultFlowsDuration
@@ -85,7 +33,7 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 		// intervals do not line up with ours (a stock server's do not).
 		flows.GetServerOutput = true
 	}
-	probes := cfg.Probes
+	probes := *cfg.Responsiveness
 	probes.Duration = flows.Omit + flows.Duration
 	var (
 		wg       sync.WaitGroup
@@ -98,14 +46,14 @@ func Responsiveness(ctx context.Context, addr string, cfg *ResponsivenessConfig)
 	res, err := throughput.Run(ctx, addr, &flows)
 	stopProbes() // a test that ended early (an error, -n) ends its probes
 	wg.Wait()
-	out := &ResponsivenessResult{Flows: res, Probes: pres, LoadedFlows: loadedRTTs(res)}
+	loaded := loadedRTTs(res)
+	out := &Result{Flows: res, Responsiveness: pres, LoadedFlows: &loaded}
 	if pres != nil {
-		out.SelfProbes = "loaded_flows"
-		self := out.LoadedFlows.TrimmedMean
+		self := loaded.TrimmedMean
 		if self == 0 {
-			out.SelfProbes, self = "established_connection", pres.Established.TrimmedMean
+			self = pres.Established.TrimmedMean
 		}
-		out.RPM = responsiveness.Combine(pres.NewConnectionPhases["connect"], pres.NewConnectionPhases["request"], self)
+		pres.RPM = rpm.Combine(pres.NewConnectionPhases["connect"], pres.NewConnectionPhases["request"], self)
 	}
 	if err == nil && probeErr != nil && !errors.Is(probeErr, context.Canceled) {
 		err = probeErr

@@ -14,7 +14,7 @@ func glideEngine() cache.Engine { return glide.Engine() }
 // core logger off when file is empty.
 func setGlideLog(file string) error {
 	if file == "" {
-		return glide.SetLog(glide.LogOff, "")
+		return glide.SetLog("off", "")
 	}
-	return glide.SetLog(glide.LogWarn, file)
+	return glide.SetLog("warn", file)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/netperfkit/netperfkit/cache"
 	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
+	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
 // Start starts redis-server (or valkey-server) on a free loopback port shaped
@@ -25,7 +26,7 @@ func Start(ctx context.Context, ef *cachecli.EndpointFlags, ep *cache.Endpoint) 
 		TLS: ep.TLS, Cluster: ep.Cluster, User: ep.User, Password: ef.Password().Reveal(),
 	})
 	if errors.Is(err, cachetest.ErrNoServer) {
-		return nil, fmt.Errorf("no -addr given and no local server to start: install one with `%s`, or pass -addr host:port", cachetest.InstallHint)
+		return nil, fmt.Errorf("no -addr given and no local server to start: install one with `%s`, or pass -addr host:port", peertest.CacheInstallHint)
 	}
 	if err != nil {
 		return nil, err

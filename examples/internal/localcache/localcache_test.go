@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/netperfkit/netperfkit/cache"
-	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
@@ -26,7 +25,7 @@ func endpoint(t *testing.T, args ...string) (*cachecli.EndpointFlags, *cache.End
 }
 
 func TestStartTLSWithUser(t *testing.T) {
-	peertest.Binary(t, cachetest.InstallHint, "valkey-server", "redis-server")
+	peertest.Binary(t, peertest.CacheInstallHint, "valkey-server", "redis-server")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ef, ep := endpoint(t, "-tls", "-user", "probe", "-password", "pw-123")
@@ -47,7 +46,7 @@ func TestStartTLSWithUser(t *testing.T) {
 }
 
 func TestStartKeepsInsecure(t *testing.T) {
-	peertest.Binary(t, cachetest.InstallHint, "valkey-server", "redis-server")
+	peertest.Binary(t, peertest.CacheInstallHint, "valkey-server", "redis-server")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ef, ep := endpoint(t, "-insecure")
