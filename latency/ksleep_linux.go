@@ -46,15 +46,3 @@ func kernelSleep(ctx context.Context, d time.Duration) bool {
 		_ = unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) // EINTR: the loop sleeps the rest
 	}
 }
-
-// timerSleep sleeps for d on a Go timer; false when ctx ended first.
-func timerSleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}

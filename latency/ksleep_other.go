@@ -10,13 +10,4 @@ import (
 // kernelSleep sleeps on a Go timer where no precise kernel sleep is wired
 // up: it wakes up to about 1 ms late, which the schedule's StartLateness
 // shows and its response times leave out.
-func kernelSleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func kernelSleep(ctx context.Context, d time.Duration) bool { return timerSleep(ctx, d) }

@@ -562,14 +562,7 @@ func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
 	if s.sleepFn != nil {
 		return s.sleepFn(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return timerSleep(ctx, d)
 }
 
 // deadlineReader sets a read deadline before every read, so that a peer that
