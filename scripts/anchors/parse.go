@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,14 +145,14 @@ func parseUDP(out string) []Round {
 	return rounds
 }
 
-// parsePair reads "R TOOL P50 P99 [more...]" lines (openloop-alternate.sh)
-// for our tool and the reference, and gives p50 and p99 ratios.
-func parsePair(out, ours, ref string) []Round {
+// pairRows reads "R TOOL P50 P99 [more...]" lines (openloop-alternate.sh)
+// of the named tools, by round.
+func pairRows(out string, tools ...string) map[int]map[string][]float64 {
 	rows := map[int]map[string][]float64{}
 	for n := 2; n <= 6; n++ { // cachebench prints 6 numbers, pingpong 4, the references 2
 		for r, m := range roundRows(out, 1, n) {
 			for k, v := range m {
-				if k != ours && k != ref {
+				if !slices.Contains(tools, k) {
 					continue
 				}
 				if rows[r] == nil {
@@ -161,17 +162,52 @@ func parsePair(out, ours, ref string) []Round {
 			}
 		}
 	}
+	return rows
+}
+
+// parsePair reads the lines of our tool and the reference (pairRows), and
+// gives p50 and p99 ratios.
+func parsePair(out, ours, ref string) []Round {
+	rows := pairRows(out, ours, ref)
 	var rounds []Round
 	for _, r := range sortedRounds(rows) {
 		a, b := rows[r][ours], rows[r][ref]
 		if a == nil || b == nil {
 			continue
 		}
-		rd := newRound()
-		rd.Figures["ours_p50_us"], rd.Figures["ours_p99_us"] = a[0], a[1]
-		rd.Figures["ref_p50_us"], rd.Figures["ref_p99_us"] = b[0], b[1]
-		putRatio(&rd, "p50", a[0], b[0])
-		putRatio(&rd, "p99", a[1], b[1])
+		rounds = append(rounds, pairRound(a, b))
+	}
+	return rounds
+}
+
+func pairRound(a, b []float64) Round {
+	rd := newRound()
+	rd.Figures["ours_p50_us"], rd.Figures["ours_p99_us"] = a[0], a[1]
+	rd.Figures["ref_p50_us"], rd.Figures["ref_p99_us"] = b[0], b[1]
+	putRatio(&rd, "p50", a[0], b[0])
+	putRatio(&rd, "p99", a[1], b[1])
+	return rd
+}
+
+// parseOpenLoop reads openloop-alternate.sh's cachebench runs at rate r in
+// the default mode (with the kernel view, "cachebench-R-kernel") and with
+// -kernel=false ("cachebench-R") and the plain client's ("plain-R"): the
+// default against the plain client, and what the kernel view costs the
+// application view (default over -kernel=false, p50).
+func parseOpenLoop(out, r string) []Round {
+	def, off, ref := "cachebench-"+r+"-kernel", "cachebench-"+r, "plain-"+r
+	rows := pairRows(out, def, off, ref)
+	var rounds []Round
+	for _, n := range sortedRounds(rows) {
+		a, b := rows[n][def], rows[n][ref]
+		if a == nil || b == nil {
+			continue
+		}
+		rd := pairRound(a, b)
+		if c := rows[n][off]; c != nil {
+			rd.Figures["kernel_off_p50_us"] = c[0]
+			putRatio(&rd, "kernel_cost_p50", a[0], c[0])
+		}
 		rounds = append(rounds, rd)
 	}
 	return rounds
@@ -199,7 +235,7 @@ func parseSockperfClient(rounds []Round, out, proto string) []Round {
 }
 
 // parseSockperfServer reads sockperf-server.sh's "R MODE PROTO NAME P50 P99
-// SENT TICKS" lines: p50 and server CPU per message, per protocol.
+// SENT CPU_US" lines: p50 and server CPU per message, per protocol.
 func parseSockperfServer(out string) []Round {
 	rows := roundRows(out, 3, 4)
 	var rounds []Round
@@ -211,7 +247,7 @@ func parseSockperfServer(out string) []Round {
 				continue
 			}
 			rd.Figures[proto+"_ours_p50_us"], rd.Figures[proto+"_sockperf_p50_us"] = a[0], b[0]
-			rd.Figures[proto+"_ours_cpu_ticks"], rd.Figures[proto+"_sockperf_cpu_ticks"] = a[3], b[3]
+			rd.Figures[proto+"_ours_cpu_us"], rd.Figures[proto+"_sockperf_cpu_us"] = a[3], b[3]
 			putRatio(&rd, proto+"_p50", a[0], b[0])
 			if x, ok := ratio(a[3], a[2]); ok {
 				if y, ok := ratio(b[3], b[2]); ok {

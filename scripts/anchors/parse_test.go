@@ -66,6 +66,18 @@ func TestParsePair(t *testing.T) {
 	assert.Empty(t, parsePair(openLoopOut, "cachebench-5000", "plain-5000"))
 }
 
+func TestParseOpenLoopDefaultMode(t *testing.T) {
+	out := openLoopOut + "1 cachebench-1000-kernel 50.6 96.8 3.0 2.0 999.9 0\n" +
+		"2 plain-1000 40.0 80.0\n2 cachebench-1000-kernel 44.0 80.0 3.0 2.0 999.9 0\n"
+	rs := parseOpenLoop(out, "1000")
+	require.Len(t, rs, 2, "a round without the -kernel=false run still counts")
+	assert.InDelta(t, 50.6/40, rs[0].Ratios["p50"], 1e-9, "the default mode's run against the plain client")
+	assert.InDelta(t, 1.1, rs[0].Ratios["kernel_cost_p50"], 1e-9, "the default over -kernel=false")
+	assert.InDelta(t, 1.1, rs[1].Ratios["p50"], 1e-9)
+	assert.NotContains(t, rs[1].Ratios, "kernel_cost_p50")
+	assert.Empty(t, parseOpenLoop(openLoopOut, "1000"), "no default-mode run, no round")
+}
+
 func TestParseSockperf(t *testing.T) {
 	rs := parseSockperfClient(nil, sockperfClientOut, "udp")
 	rs = parseSockperfClient(rs, strings.ReplaceAll(sockperfClientOut, "ours p50 2", "ours p50 3"), "tcp")
@@ -163,6 +175,7 @@ func FuzzParsers(f *testing.F) {
 		all = append(all, parseVariants(s, 3, 0)...)
 		all = append(all, parseUDP(s)...)
 		all = append(all, parsePair(s, "cachebench-1000", "plain-1000")...)
+		all = append(all, parseOpenLoop(s, "1000")...)
 		all = append(all, parseSockperfClient(nil, s, "udp")...)
 		all = append(all, parseSockperfServer(s)...)
 		all = append(all, parseGoRedis(s)...)

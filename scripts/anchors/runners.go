@@ -108,11 +108,11 @@ func (e *env) openLoopScript(ctx context.Context, vars ...string) (string, strin
 
 func runOpenLoop(ctx context.Context, e *env, rate int) (*outcome, error) {
 	r := strconv.Itoa(rate)
-	out, cmd, err := e.openLoopScript(ctx, "SECS="+e.secs(5, 1), "ONLY=cache", "RATES="+r, "KERNEL=0")
+	out, cmd, err := e.openLoopScript(ctx, "SECS="+e.secs(5, 1), "ONLY=cache", "RATES="+r, "KERNEL=1")
 	if cmd == "" {
 		return nil, err
 	}
-	o := &outcome{commands: []string{cmd}, rounds: parsePair(out, "cachebench-"+r, "plain-"+r)}
+	o := &outcome{commands: []string{cmd}, rounds: parseOpenLoop(out, r)}
 	if len(o.rounds) == 0 {
 		return nil, noRounds(err)
 	}
