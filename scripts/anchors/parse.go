@@ -189,6 +189,27 @@ func pairRound(a, b []float64) Round {
 	return rd
 }
 
+// parseUnderLoad reads openloop-alternate.sh's under-load pair: pingpong's
+// p50 and p99 over sockperf's, with pingpong's CPU (percent of a core, its
+// fifth number) kept as a figure.
+func parseUnderLoad(out string) []Round {
+	ours, ref := "pingpong-ul1000", "sockperf-ul1000"
+	rows := pairRows(out, ours, ref)
+	var rounds []Round
+	for _, n := range sortedRounds(rows) {
+		a, b := rows[n][ours], rows[n][ref]
+		if a == nil || b == nil {
+			continue
+		}
+		rd := pairRound(a, b)
+		if len(a) >= 5 {
+			rd.Figures["ours_cpu_pct"] = a[4]
+		}
+		rounds = append(rounds, rd)
+	}
+	return rounds
+}
+
 // parseOpenLoop reads openloop-alternate.sh's cachebench runs at rate r in
 // the default mode (with the kernel view, "cachebench-R-kernel") and with
 // -kernel=false ("cachebench-R") and the plain client's ("plain-R"): the

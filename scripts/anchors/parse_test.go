@@ -78,6 +78,15 @@ func TestParseOpenLoopDefaultMode(t *testing.T) {
 	assert.Empty(t, parseOpenLoop(openLoopOut, "1000"), "no default-mode run, no round")
 }
 
+func TestParseUnderLoadKeepsOurCPU(t *testing.T) {
+	rs := parseUnderLoad(openLoopOut + "2 sockperf-ul1000 30.0 60.0\n2 pingpong-ul1000 33.0 54.0 1.0 2.0 4.5\n")
+	require.Len(t, rs, 2)
+	assert.InDelta(t, 0.9, rs[0].Ratios["p50"], 1e-9)
+	assert.NotContains(t, rs[0].Figures, "ours_cpu_pct", "an older pingpong line without its CPU")
+	assert.InDelta(t, 1.1, rs[1].Ratios["p50"], 1e-9)
+	assert.InDelta(t, 4.5, rs[1].Figures["ours_cpu_pct"], 1e-9)
+}
+
 func TestParseSockperf(t *testing.T) {
 	rs := parseSockperfClient(nil, sockperfClientOut, "udp")
 	rs = parseSockperfClient(rs, strings.ReplaceAll(sockperfClientOut, "ours p50 2", "ours p50 3"), "tcp")
@@ -176,6 +185,7 @@ func FuzzParsers(f *testing.F) {
 		all = append(all, parseUDP(s)...)
 		all = append(all, parsePair(s, "cachebench-1000", "plain-1000")...)
 		all = append(all, parseOpenLoop(s, "1000")...)
+		all = append(all, parseUnderLoad(s)...)
 		all = append(all, parseSockperfClient(nil, s, "udp")...)
 		all = append(all, parseSockperfServer(s)...)
 		all = append(all, parseGoRedis(s)...)

@@ -124,7 +124,7 @@ func runUnderLoad(ctx context.Context, e *env) (*outcome, error) {
 	if cmd == "" {
 		return nil, err
 	}
-	o := &outcome{commands: []string{cmd}, rounds: parsePair(out, "pingpong-ul1000", "sockperf-ul1000")}
+	o := &outcome{commands: []string{cmd}, rounds: parseUnderLoad(out)}
 	if len(o.rounds) == 0 {
 		return nil, noRounds(err)
 	}

@@ -70,8 +70,11 @@ host_note() { # round tool "before" "after"
 	read -r s0 p0 <<<"$3"; read -r s1 p1 <<<"$4"
 	echo "# $1 $2 steal_ms $(((s1 - s0) * 10)) psi_ms $(((p1 - p0) / 1000))"
 }
+# pingpong_pcts [SECONDS]: p50, p99, send lateness p99, receive wake p99 and,
+# given the run's seconds, the client's CPU in percent of a core.
 pingpong_pcts() {
-	python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["p50_us"], r["p99_us"], (r.get("send_lateness") or {}).get("p99_us",0), (r.get("receive_wake") or {}).get("p99_us",0))'
+	python3 -c 'import json,sys; r=json.load(sys.stdin); s=float(sys.argv[1]) if len(sys.argv) > 1 else 0
+print(r["p50_us"], r["p99_us"], (r.get("send_lateness") or {}).get("p99_us",0), (r.get("receive_wake") or {}).get("p99_us",0), *([round(100*r.get("cpu_seconds",0)/s, 2)] if s else []))' "$@"
 }
 
 # plain_run R RATE, ours_run R RATE, ...: one run each, printing "R TOOL p50 p99 ...".
@@ -103,7 +106,7 @@ sockperf_ul_run() {
 pingpong_ul_run() {
 	local i
 	for i in "${!PP[@]}"; do
-		echo "$1 pingpong-ul1000${TAG[$i]} $(${PP[$i]} -addr 127.0.0.1:$SP -t "$((SECS * 3))s" -mps 1000 -json | pingpong_pcts)"
+		echo "$1 pingpong-ul1000${TAG[$i]} $(${PP[$i]} -addr 127.0.0.1:$SP -t "$((SECS * 3))s" -mps 1000 -json | pingpong_pcts "$((SECS * 3))")"
 	done
 }
 sockperf_pp_run() {
