@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,7 +149,11 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 						w.MaxOps, w.Duration = int64(2*n), 3*w.Duration
 					}
 					settle()
+					// GOMAXPROCS as cachebench runs the engine (cache.Procs:
+					// one P per 4 connect-per-op workers; issue 42).
+					old := runtime.GOMAXPROCS(cache.Procs(w))
 					r, err := cache.Run(context.Background(), ep, w)
+					runtime.GOMAXPROCS(old)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -66,6 +66,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -122,7 +123,11 @@ type options struct {
 	step     time.Duration
 	asJSON   bool
 	kernel   bool
-	sh       *shardFlags // -shard, -start-at, -out: shard.go
+	// procs is -procs: 0 sets GOMAXPROCS per run from cache.Procs (unless
+	// the environment sets GOMAXPROCS), a positive value sets it for
+	// every run, -1 leaves Go's default.
+	procs int
+	sh    *shardFlags // -shard, -start-at, -out: shard.go
 }
 
 // errFlags reports that the flag package has already printed what was wrong
@@ -145,6 +150,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.runs, "runs", 3, "runs per engine and mode (medians are reported)")
 	fs.StringVar(&o.ratio, "ratio", "1:1", "GET:SET ratio")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object")
+	fs.IntVar(&o.procs, "procs", 0, "GOMAXPROCS for each run: 0 = one per 4 workers for closed-loop connect-per-op runs (cache.Procs) and Go's default otherwise, unless GOMAXPROCS is set; -1 = Go's default always")
 	fs.BoolVar(&o.kernel, "kernel", true, "open-loop pooled resp runs: take the kernel-to-kernel view too, on a sample of the requests (at least 1,000 a run), whose stamps cost the others nothing")
 	o.sh = addShardFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -185,6 +191,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.rate < 0 {
 		return nil, fmt.Errorf("-rate %v is negative", o.rate)
+	}
+	if o.procs < -1 {
+		return nil, fmt.Errorf("-procs %d: want -1, 0 or a positive count", o.procs)
 	}
 	return o, nil
 }
@@ -318,6 +327,28 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// procsFor returns the GOMAXPROCS to run cfg with (-procs), 0 for Go's
+// default.
+func (o *options) procsFor(cfg *cache.WorkloadConfig) int {
+	switch {
+	case o.procs > 0:
+		return o.procs
+	case o.procs < 0 || os.Getenv("GOMAXPROCS") != "":
+		return 0
+	}
+	return cache.Procs(cfg)
+}
+
+// setProcs sets GOMAXPROCS to n (0: leaves it) and returns what restores
+// it.
+func setProcs(n int) (restore func()) {
+	if n <= 0 {
+		return func() {}
+	}
+	old := runtime.GOMAXPROCS(n)
+	return func() { runtime.GOMAXPROCS(old) }
+}
+
 // bench runs every engine and mode and compares them.
 func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer) (*output, error) {
 	out := &output{Endpoint: ep.String(), Workers: o.workers, DurationSec: o.dur.Seconds(), Runs: o.runs, Ratio: o.ratio, Rate: o.rate}
@@ -332,6 +363,8 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 				Engine: engine, Mode: mode, Workers: o.workers, Duration: o.dur,
 				GetWeight: o.get, SetWeight: o.set, Rate: o.rate, Arrival: o.arrival, NoKernelView: !o.kernel,
 			}
+			restore := setProcs(o.procsFor(cfg))
+			procs := runtime.GOMAXPROCS(0)
 			agg, err := median.Run(ctx, ep, &median.Config{Workload: cfg, Runs: o.runs,
 				OnRun: func(r cache.RunResult) {
 					waited := ""
@@ -342,6 +375,7 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 						r.Engine, r.Mode, r.OpsPerSec, float64(r.Latency.P50)/1e3, float64(r.Latency.P99)/1e3, r.Attempts, r.Errors, waited)
 				},
 			})
+			restore()
 			if err != nil {
 				err = fmt.Errorf("%s %s: %w", cachecli.Name(engine), mode, err)
 				if ctx.Err() == nil {
@@ -349,12 +383,12 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 				}
 				// Stopped: keep the runs so far, the cut one included.
 				if agg != nil {
-					out.Results = append(out.Results, newRow(agg))
+					out.Results = append(out.Results, newRow(agg, procs))
 				}
 				out.Interrupted = true
 				return out, err
 			}
-			out.Results = append(out.Results, newRow(agg))
+			out.Results = append(out.Results, newRow(agg, procs))
 			byKey[key(agg.Engine, mode)] = agg
 		}
 		if g, r := byKey[key(cachecli.Glide, mode)], byKey[key(cachecli.Resp, mode)]; g != nil && r != nil {
@@ -409,6 +443,12 @@ func printTables(w io.Writer, o *output) {
 			a.OpsPerSec.Median, a.OpsPerSec.Min, a.OpsPerSec.Max, a.Attempts, a.Errors)
 	}
 	tw.Flush()
+	for _, a := range o.Results {
+		if a.Procs > 0 && a.Procs < runtime.NumCPU() {
+			fmt.Fprintf(w, "%s %s ran on GOMAXPROCS %d of %d CPUs (-procs: one P per 4 connect-per-op workers, which wait on the kernel; -procs -1 for Go's default)\n",
+				a.Engine, a.Mode, a.Procs, runtime.NumCPU())
+		}
+	}
 	printCauses(w, o)
 	printKernel(w, o)
 	printDebris(w, o)

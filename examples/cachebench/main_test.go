@@ -340,3 +340,39 @@ func TestClientShareNote(t *testing.T) {
 	assert.Contains(t, n, "p99 200 us")
 	assert.Contains(t, n, "receive wake-up p99 40 us")
 }
+
+// A closed-loop connect-per-op run gets one P per 4 workers, the pooled
+// run Go's default; -procs N sets every run's, -1 and GOMAXPROCS in the
+// environment leave Go's; the process's own is restored after each run.
+func TestCachebenchProcs(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: every rule gives GOMAXPROCS 1")
+	}
+	s := cachetest.NewServer(t, nil)
+	before := runtime.GOMAXPROCS(0)
+	procs := func(args ...string) map[string]float64 {
+		t.Helper()
+		var out, errb bytes.Buffer
+		rc := run(append([]string{"-addr", s.Addr, "-engine", "resp", "-mode", "both", "-workers", "4", "-d", "100ms", "-runs", "1", "-json"}, args...), &out, &errb)
+		require.Equal(t, 0, rc, errb.String())
+		var o struct {
+			Results []map[string]any `json:"results"`
+		}
+		require.NoError(t, json.Unmarshal(out.Bytes(), &o))
+		got := map[string]float64{}
+		for _, r := range o.Results {
+			got[r["mode"].(string)] = r["gomaxprocs"].(float64)
+		}
+		assert.Equal(t, before, runtime.GOMAXPROCS(0), "restored after the runs")
+		return got
+	}
+	assert.Equal(t, map[string]float64{"pool": float64(before), "connect": 1}, procs())
+	assert.Equal(t, map[string]float64{"pool": 1, "connect": 1}, procs("-procs", "1"))
+	assert.Equal(t, map[string]float64{"pool": float64(before), "connect": float64(before)}, procs("-procs", "-1"))
+	t.Setenv("GOMAXPROCS", "2")
+	assert.Equal(t, map[string]float64{"pool": float64(before), "connect": float64(before)}, procs(), "the environment's choice stands")
+
+	var out, errb bytes.Buffer
+	assert.NotEqual(t, 0, run([]string{"-addr", s.Addr, "-procs", "-2"}, &out, &errb))
+	assert.Contains(t, errb.String(), "-procs -2")
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/netperfkit/netperfkit/cache"
@@ -14,6 +15,8 @@ import (
 type row struct {
 	*median.Result
 	openLoop
+	// Procs is the GOMAXPROCS the runs had (-procs).
+	Procs int `json:"gomaxprocs"`
 }
 
 // openLoop is what an open-loop run (-rate) adds to a row: the target
@@ -38,10 +41,10 @@ type openLoop struct {
 	KernelStamped int64 `json:"kernel_stamped,omitempty"`
 }
 
-// newRow is a's row, with its open-loop figures when its runs are
-// open-loop.
-func newRow(a *median.Result) *row {
-	r := &row{Result: a}
+// newRow is a's row, run on procs Ps, with its open-loop figures when its
+// runs are open-loop.
+func newRow(a *median.Result, procs int) *row {
+	r := &row{Result: a, Procs: procs}
 	if a == nil || len(a.Results) == 0 || a.Results[0].Schedule == nil {
 		return r
 	}
@@ -70,5 +73,5 @@ func rowOf(runs ...*cache.RunResult) *row {
 	if a == nil {
 		return nil
 	}
-	return newRow(a)
+	return newRow(a, runtime.GOMAXPROCS(0))
 }
