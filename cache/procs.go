@@ -7,9 +7,10 @@ import "runtime"
 const workersPerProc = 4
 
 // Procs returns the GOMAXPROCS suggested for running w in this process.
-// For a closed-loop connect-per-operation run it is one P per 4 workers,
-// at least 1 and at most the CPUs the process may use; for any other run,
-// the current GOMAXPROCS. Run never changes GOMAXPROCS: the process is the
+// For a closed-loop connect-per-operation run of the built-in RESP engine
+// (Engine nil) it is one P per 4 workers, at least 1 and at most the CPUs
+// the process may use; for any other run, the current GOMAXPROCS (another
+// engine, such as glide's, does its I/O on threads of its own). Run never changes GOMAXPROCS: the process is the
 // caller's, and examples/cachebench sets it from Procs (its -procs flag).
 //
 // Each connect-per-operation request is a socket, a connect, a write, a
@@ -22,7 +23,7 @@ const workersPerProc = 4
 // on one thread), and 9,500-12,300 on two Ps (issue 42).
 func Procs(w *WorkloadConfig) int {
 	cur := runtime.GOMAXPROCS(0)
-	if w == nil || w.Mode != ConnectPerOp || w.Rate > 0 {
+	if w == nil || w.Mode != ConnectPerOp || w.Rate > 0 || w.Engine != nil {
 		return cur
 	}
 	n := orDefault(w.Workers, defaultWorkers)

@@ -22,4 +22,10 @@ func TestProcs(t *testing.T) {
 	assert.Equal(t, cur, cache.Procs(&cache.WorkloadConfig{Mode: cache.Pooled, Workers: 1}), "pooled: unchanged")
 	assert.Equal(t, cur, cache.Procs(&cache.WorkloadConfig{Mode: cache.ConnectPerOp, Workers: 1, Rate: 100}), "open loop: unchanged")
 	assert.Equal(t, cur, cache.Procs(nil))
+	other := connect(4)
+	other.Engine = otherEngine{}
+	assert.Equal(t, cur, cache.Procs(other), "another engine: unchanged")
 }
+
+// otherEngine stands for an engine other than the built-in one.
+type otherEngine struct{ cache.Engine }

@@ -150,7 +150,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.runs, "runs", 3, "runs per engine and mode (medians are reported)")
 	fs.StringVar(&o.ratio, "ratio", "1:1", "GET:SET ratio")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object")
-	fs.IntVar(&o.procs, "procs", 0, "GOMAXPROCS for each run: 0 = one per 4 workers for closed-loop connect-per-op runs (cache.Procs) and Go's default otherwise, unless GOMAXPROCS is set; -1 = Go's default always")
+	fs.IntVar(&o.procs, "procs", 0, "GOMAXPROCS for each run: 0 = one per 4 workers for closed-loop connect-per-op runs of the resp engine (cache.Procs) and Go's default otherwise, unless GOMAXPROCS is set; -1 = Go's default always")
 	fs.BoolVar(&o.kernel, "kernel", true, "open-loop pooled resp runs: take the kernel-to-kernel view too, on a sample of the requests (at least 1,000 a run), whose stamps cost the others nothing")
 	o.sh = addShardFlags(fs)
 	if err := fs.Parse(args); err != nil {
