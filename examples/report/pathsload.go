@@ -216,6 +216,12 @@ func probeCores(l *LoadedRTT, spin bool) int {
 	return 1
 }
 
+// hostBusy is how busy, in percent, the host's CPUs may be while the
+// probe runs beside the flow before its loaded RTT is the generator's: at
+// 89-90 % an unshaped veth's loaded p50 read 13.7-36 ms against 24-30 us
+// idle, all of it the probe waiting for a CPU (issue 42's CI runs).
+const hostBusy = 75.0
+
 // judgeLoaded says whether the loaded RTT is the path's, or whether the
 // generator shaped it: the flow's sender was CPU-bound (its CPU, the
 // probe's included, at 90% of the cores it could use) or left its
@@ -232,7 +238,7 @@ func judgeLoaded(l *LoadedRTT, share time.Duration, cpus int, spin bool) (attrib
 	case l.SenderCPUPercent >= cpuSaturated*float64(cores):
 		notes = append(notes, fmt.Sprintf("the flow's sender was CPU-bound: %.0f%% of %d core(s), the probe's included", l.SenderCPUPercent, cores))
 	}
-	if l.HostCPUPercent >= cpuSaturated {
+	if l.HostCPUPercent >= hostBusy {
 		notes = append(notes, fmt.Sprintf("the host's %d CPU(s) were %.0f%% busy: the probe waited for a CPU beside the flow", cpus, l.HostCPUPercent))
 	}
 	if lim := l.TCPLimits; lim != nil && 1-lim.Busy >= stallShare {

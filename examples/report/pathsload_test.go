@@ -48,6 +48,8 @@ func TestJudgeLoaded(t *testing.T) {
 			[]string{"the report's own process", "190% of 2 CPU(s)"}},
 		{"in-process, process not saturated", func(l *LoadedRTT) { l.SenderCPUPercent, l.ProcessCPUPercent = -1, 120 }, 0, 2, false, nil},
 		{"host busy", func(l *LoadedRTT) { l.HostCPUPercent = 97 }, 0, 2, false, []string{"the host's 2 CPU(s) were 97% busy"}},
+		{"host just under 90%", func(l *LoadedRTT) { l.HostCPUPercent = 89 }, 0, 2, false, []string{"the host's 2 CPU(s) were 89% busy"}},
+		{"host with CPU to spare", func(l *LoadedRTT) { l.HostCPUPercent = 70 }, 0, 2, false, nil},
 		{"host unknown", func(l *LoadedRTT) { l.HostCPUPercent = -1 }, 0, 2, false, nil},
 		{"idle connections", func(l *LoadedRTT) { l.TCPLimits = &throughput.TCPLimits{Busy: 0.6} }, 0, 32, false, []string{"idle 40% of the time"}},
 		{"busy connections", func(l *LoadedRTT) { l.TCPLimits = &throughput.TCPLimits{Busy: 0.9} }, 0, 32, false, nil},
