@@ -37,7 +37,9 @@ type KernelView struct {
 	Histogram *hdrhistogram.Histogram `json:"-"`
 	// StampsLost counts the sampled successful requests without the
 	// view: the kernel dropped a transmit stamp (its error queue was full)
-	// or gave the reply no receive stamp.
+	// or gave the reply no receive stamp (as it does for the first replies
+	// on a host where no socket had asked for receive stamps yet: the
+	// kernel turns them on for all sockets in deferred work).
 	StampsLost int64 `json:"stamps_lost"`
 }
 
