@@ -10,8 +10,9 @@ const workersPerProc = 4
 // For a closed-loop connect-per-operation run of the built-in RESP engine
 // (Engine nil) it is one P per 4 workers, at least 1 and at most the CPUs
 // the process may use; for any other run, the current GOMAXPROCS (another
-// engine, such as glide's, does its I/O on threads of its own). Run never changes GOMAXPROCS: the process is the
-// caller's, and examples/cachebench sets it from Procs (its -procs flag).
+// engine, such as glide's, does its I/O on threads of its own). Run never
+// changes GOMAXPROCS: the process is the caller's; examples/cachebench
+// (its -procs flag) and examples/report set it from Procs.
 //
 // Each connect-per-operation request is a socket, a connect, a write, a
 // read and a close: the kernel does nearly all of it, and the goroutine

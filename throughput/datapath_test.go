@@ -1,6 +1,7 @@
 package throughput
 
 import (
+	"cmp"
 	"encoding/json"
 	"testing"
 	"time"
@@ -229,10 +230,26 @@ func TestIperf321DataPath(t *testing.T) {
 		// GSO without a batch size that fits the kernel's segment limit.
 		{UDP: true, Bitrate: 1e6, BlockLen: 100, Reverse: true},
 		{UDP: true, Bitrate: 1e6, BlockLen: 100, Reverse: true, SocketOptions: SocketOptions{GSO: offloadOn, GRO: offloadOn}},
+		// Counted tests on several streams: every reserved block is
+		// written, none cut short when the first stream runs out.
+		{Bytes: 64 << 20, Streams: 4}, {Blocks: 300, BlockLen: 64 << 10, Streams: 4},
+		{UDP: true, Bitrate: 200e6, BlockLen: 1400, Bytes: 2 << 20, Streams: 2},
 	} {
-		cfg.Duration, cfg.Interval = time.Second, -1
+		cfg.Interval = -1
+		if cfg.Bytes == 0 && cfg.Blocks == 0 {
+			cfg.Duration = time.Second
+		}
 		res, err := runRetry(t, stock, &cfg)
 		require.NoError(t, err, "%+v", cfg)
+		if n := cfg.Bytes; n > 0 {
+			l := int64(cmp.Or(cfg.BlockLen, iperfTCPBlockLen))
+			assert.GreaterOrEqual(t, res.Upload.Sent.Bytes, n, "%+v", cfg)
+			assert.Less(t, res.Upload.Sent.Bytes, n+l, "%+v", cfg)
+			assert.Zero(t, res.Upload.Sent.Bytes%l, "%+v: a block cut short", cfg)
+		}
+		if k := cfg.Blocks; k > 0 {
+			assert.Equal(t, k*int64(cfg.BlockLen), res.Upload.Sent.Bytes, "%+v", cfg)
+		}
 		for _, s := range []*Summary{res.Upload, res.Download} {
 			if s != nil {
 				assert.Positive(t, s.Received.Bytes, "%+v", cfg)

@@ -148,8 +148,10 @@ type engine struct {
 	sendStop atomic.Bool
 	lowatOff atomic.Bool // receivers' SO_RCVLOWAT is back to 1 (endLowat)
 	counting atomic.Bool
-	wg       sync.WaitGroup
-	sendWG   sync.WaitGroup
+	// sendersLeft is how many sending streams have not returned yet.
+	sendersLeft atomic.Int64
+	wg          sync.WaitGroup
+	sendWG      sync.WaitGroup
 
 	quitOnce sync.Once
 	quit     chan struct{} // closed when senders must stop: wakes paced senders
@@ -206,20 +208,32 @@ func (e *engine) add(s *flowStream, n int) { e.addBlocks(s, n, 1) }
 
 // reserve claims one block of n bytes for a sender under the bytes and
 // blocks limits, so senders stop exactly at -n or -k as iperf3's do. It
-// returns false, and ends the test, once the limit is used up.
+// returns false once the limit is used up. The test ends when the last
+// reserved block is written (addBlocks), not here: other streams may still
+// be writing theirs, blocked on a full socket, and ending now would cut
+// them short. When a reserved block is never counted (a datagram the host
+// refused and the sender dropped), the last sender to return ends it
+// (senderReturned).
 func (e *engine) reserve(n int) bool {
 	if !e.limits {
 		return true
 	}
 	if b := e.cfg.Bytes; b > 0 && e.resBytes.Add(int64(n))-int64(n) >= b {
-		e.finish(nil)
 		return false
 	}
 	if k := e.cfg.Blocks; k > 0 && e.resBlks.Add(1) > k {
-		e.finish(nil)
 		return false
 	}
 	return true
+}
+
+// senderReturned ends a test that stops at a byte or block count when its
+// last sending stream has returned: every reserved block has been written
+// or given up by then.
+func (e *engine) senderReturned() {
+	if e.sendersLeft.Add(-1) == 0 && e.limits {
+		e.finish(nil)
+	}
 }
 
 // start launches one goroutine per stream. Counting starts at once.
@@ -235,6 +249,11 @@ func (e *engine) start() {
 	}
 	e.startThreads()
 	for _, s := range e.streams {
+		if s.send {
+			e.sendersLeft.Add(1)
+		}
+	}
+	for _, s := range e.streams {
 		e.wg.Add(1)
 		if s.send {
 			e.sendWG.Add(1)
@@ -245,6 +264,9 @@ func (e *engine) start() {
 				defer e.sendWG.Done()
 			}
 			e.streamEnded(s, e.run(s))
+			if s.send {
+				e.senderReturned()
+			}
 		}(s)
 	}
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/netperfkit/netperfkit/internal/pathlab"
 	"github.com/netperfkit/netperfkit/internal/peertest"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -580,18 +582,20 @@ func (l *fleetLab) scrapeCounter(t *testing.T, addr, metric string, timeout time
 	require.NoError(t, err, "scraping %s", addr)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), metric+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			require.NoError(t, err, "%s %q", metric, v)
-			return f
-		}
+	tp := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := tp.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err, "%s's /metrics", addr)
+	f, ok := fams[strings.TrimSuffix(metric, "_total")]
+	if !ok {
+		f, ok = fams[metric]
 	}
-	require.NoError(t, sc.Err())
-	require.Failf(t, "no counter", "%s's /metrics has no %s", addr, metric)
-	return 0
+	require.True(t, ok, "%s's /metrics has no %s", addr, metric)
+	require.Len(t, f.GetMetric(), 1, "%s: one series", metric)
+	m := f.GetMetric()[0]
+	if c := m.GetCounter(); c != nil {
+		return c.GetValue()
+	}
+	return m.GetUntyped().GetValue()
 }
 
 // limitCPU moves pid into a new cgroup holding it to 1 ms per 100 ms.

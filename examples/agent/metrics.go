@@ -164,7 +164,7 @@ func (m *metrics) fleetMetrics(nativeOnly bool) {
 	})
 	m.meshPeers = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "netperfkit_mesh_peers",
-		Help: "The probe topology (-mesh), by state: known (peers from -peers, -peers-file and -peers-dns), probed_per_period (RTT probes an agent runs a period), series (peers whose series the agent holds; a sampled mesh drops a peer's after -mesh-expire without a probe).",
+		Help: "The probe topology (-mesh), by state: known (peers from -peers, -peers-file and -peers-dns), probed_per_period (RTT probes an agent runs a period), series (peers whose series the agent holds: at most -peer-series, the same ones while the fleet is).",
 	}, []string{"state"})
 	m.reg.MustRegister(h, m.starved, m.dnsLookups, m.dnsPeers, m.meshPeers)
 }

@@ -327,28 +327,6 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// procsFor returns the GOMAXPROCS to run cfg with (-procs), 0 for Go's
-// default.
-func (o *options) procsFor(cfg *cache.WorkloadConfig) int {
-	switch {
-	case o.procs > 0:
-		return o.procs
-	case o.procs < 0 || os.Getenv("GOMAXPROCS") != "":
-		return 0
-	}
-	return cache.Procs(cfg)
-}
-
-// setProcs sets GOMAXPROCS to n (0: leaves it) and returns what restores
-// it.
-func setProcs(n int) (restore func()) {
-	if n <= 0 {
-		return func() {}
-	}
-	old := runtime.GOMAXPROCS(n)
-	return func() { runtime.GOMAXPROCS(old) }
-}
-
 // bench runs every engine and mode and compares them.
 func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer) (*output, error) {
 	out := &output{Endpoint: ep.String(), Workers: o.workers, DurationSec: o.dur.Seconds(), Runs: o.runs, Ratio: o.ratio, Rate: o.rate}
@@ -363,7 +341,7 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 				Engine: engine, Mode: mode, Workers: o.workers, Duration: o.dur,
 				GetWeight: o.get, SetWeight: o.set, Rate: o.rate, Arrival: o.arrival, NoKernelView: !o.kernel,
 			}
-			restore := setProcs(o.procsFor(cfg))
+			restore := cachecli.SetProcs(cachecli.Procs(o.procs, cfg))
 			procs := runtime.GOMAXPROCS(0)
 			agg, err := median.Run(ctx, ep, &median.Config{Workload: cfg, Runs: o.runs,
 				OnRun: func(r cache.RunResult) {

@@ -384,9 +384,12 @@ func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 			// Connect-per-op runs wait for earlier runs' TIME_WAIT
 			// debris (Settle does nothing for pooled runs).
 			srv, before := o.countsBefore(ctx, t, mode)
-			agg, err := median.Run(ctx, t.Endpoint, &median.Config{Runs: o.Runs, Settle: e3Settle, Workload: &cache.WorkloadConfig{
-				Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration,
-			}})
+			wc := &cache.WorkloadConfig{Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration}
+			// As cachebench runs it: connect-per-op on a P per 4 workers
+			// (cache.Procs), unless GOMAXPROCS is in the environment.
+			restore := cachecli.SetProcs(cachecli.Procs(0, wc))
+			agg, err := median.Run(ctx, t.Endpoint, &median.Config{Runs: o.Runs, Settle: e3Settle, Workload: wc})
+			restore()
 			if before != nil && agg != nil {
 				w.ConnectCounts = countsAfter(ctx, srv, before, agg.Attempts, t.Endpoint.User != "")
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"runtime"
 	"testing"
 	"time"
 
@@ -91,4 +92,31 @@ func TestCausesText(t *testing.T) {
 		Added: map[string]time.Duration{"syn_retransmit": 14300 * time.Millisecond, "dns_retry": 250 * time.Millisecond},
 		Tail:  "p99 1.02 s: 14 of 487 connects (2.9 %) waited for a SYN retransmission (1.02 s)"}
 	assert.Equal(t, "dns_retry 1 (250 ms), syn_retransmit 14 (14.3 s); p99 1.02 s: 14 of 487 connects (2.9 %) waited for a SYN retransmission (1.02 s)", CausesText(c))
+}
+
+// -procs N wins; -1 or GOMAXPROCS in the environment leave Go's; else
+// cache.Procs's rule. SetProcs restores what it changed, and changes
+// nothing when asked for what is set.
+func TestProcs(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	connect := &cache.WorkloadConfig{Mode: cache.ConnectPerOp, Workers: 4}
+	assert.Equal(t, 3, Procs(3, connect))
+	assert.Equal(t, 0, Procs(-1, connect))
+	assert.Equal(t, cache.Procs(connect), Procs(0, connect))
+	assert.Equal(t, 1, Procs(0, connect))
+
+	before := runtime.GOMAXPROCS(0)
+	restore := SetProcs(before)
+	assert.Equal(t, before, runtime.GOMAXPROCS(0))
+	restore()
+	assert.Equal(t, before, runtime.GOMAXPROCS(0))
+	if before > 1 {
+		restore = SetProcs(1)
+		assert.Equal(t, 1, runtime.GOMAXPROCS(0))
+		restore()
+		assert.Equal(t, before, runtime.GOMAXPROCS(0))
+	}
+
+	t.Setenv("GOMAXPROCS", "2")
+	assert.Equal(t, 0, Procs(0, connect), "the environment's choice stands")
 }
