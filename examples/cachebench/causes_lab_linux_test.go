@@ -49,13 +49,7 @@ func newCauseLab(t *testing.T, redisArgs ...string) *causeLab {
 	c := &causeLab{lab: l, nft: nft,
 		bench: pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/cachebench"),
 		prob:  pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/cacheprobe")}
-	ctx, cancel := context.WithCancel(context.Background())
-	args := append([]string{"--port", strconv.Itoa(labPort), "--bind", l.B.Addr.String(), "--save", "", "--appendonly", "no",
-		"--protected-mode", "no", "--dir", t.TempDir()}, redisArgs...)
-	srv := l.B.Command(ctx, redis, args...)
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() { cancel(); _ = srv.Wait() })
-	l.B.WaitListening(t, labPort, 10*time.Second)
+	l.B.Redis(t, redis, labPort, redisArgs...)
 	return c
 }
 
@@ -253,20 +247,9 @@ func TestLabListenQueueAttributed(t *testing.T) {
 		return
 	}
 	drops := func() int64 {
-		out := c.lab.B.Run(t, "cat", "/proc/net/netstat")
-		lines := strings.Split(out, "\n")
-		for i := 0; i+1 < len(lines); i += 2 {
-			keys, vals := strings.Fields(lines[i]), strings.Fields(lines[i+1])
-			for j, k := range keys {
-				if k == "ListenDrops" && j < len(vals) {
-					n, err := strconv.ParseInt(vals[j], 10, 64)
-					require.NoError(t, err)
-					return n
-				}
-			}
-		}
-		t.Fatalf("no ListenDrops in %s", out)
-		return 0
+		n, ok := c.lab.B.Netstat(t)["TcpExtListenDrops"]
+		require.True(t, ok, "no TcpExt ListenDrops in /proc/net/netstat")
+		return n
 	}
 	before := drops()
 	addr := fmt.Sprintf("%s:%d", c.lab.B.Addr, labPort)

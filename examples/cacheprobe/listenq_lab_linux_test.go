@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,19 +19,9 @@ func TestMain(m *testing.M) { pathlab.Main(m) }
 // listenDrops reads TcpExt ListenDrops in h's namespace.
 func listenDrops(t *testing.T, h *pathlab.Host) int64 {
 	t.Helper()
-	lines := strings.Split(h.Run(t, "cat", "/proc/net/netstat"), "\n")
-	for i := 0; i+1 < len(lines); i += 2 {
-		keys, vals := strings.Fields(lines[i]), strings.Fields(lines[i+1])
-		for j, k := range keys {
-			if k == "ListenDrops" && j < len(vals) && keys[0] == "TcpExt:" {
-				n, err := strconv.ParseInt(vals[j], 10, 64)
-				require.NoError(t, err)
-				return n
-			}
-		}
-	}
-	t.Fatal("no TcpExt ListenDrops in /proc/net/netstat")
-	return 0
+	n, ok := h.Netstat(t)["TcpExtListenDrops"]
+	require.True(t, ok, "no TcpExt ListenDrops in /proc/net/netstat")
+	return n
 }
 
 // The listen-queue lab (issue 43): a redis-server with a listen backlog
@@ -58,12 +45,7 @@ func TestLabListenQueueLocal(t *testing.T) {
 	}
 	bench := pathlab.Build(t, "github.com/netperfkit/netperfkit/examples/cachebench")
 	const port = 6379 // the namespace is the test's own
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := l.A.Command(ctx, redis, "--port", strconv.Itoa(port), "--bind", l.A.Addr.String(), "--save", "", "--appendonly", "no",
-		"--protected-mode", "no", "--dir", t.TempDir(), "--tcp-backlog", "1")
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() { cancel(); _ = srv.Wait() })
-	l.A.WaitListening(t, port, 10*time.Second)
+	l.A.Redis(t, redis, port, "--tcp-backlog", "1")
 	addr := fmt.Sprintf("%s:%d", l.A.Addr, port)
 
 	// A handshake-completing ACK that reaches a full queue is dropped and

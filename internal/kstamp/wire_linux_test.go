@@ -258,11 +258,7 @@ func TestKernelViewAgainstWireCache(t *testing.T) {
 		return
 	}
 	const port uint16 = 16379
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := lab.B.Command(ctx, redis, "--port", strconv.Itoa(int(port)), "--bind", lab.B.Addr.String(), "--save", "", "--appendonly", "no", "--protected-mode", "no")
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() { cancel(); _ = srv.Wait() })
-	lab.B.WaitListening(t, int(port), 10*time.Second)
+	lab.B.Redis(t, redis, int(port))
 	addr := net.JoinHostPort(lab.B.Addr.String(), strconv.Itoa(int(port)))
 	judgeTries(t, "cache GET", func(t *testing.T) (bool, bool) { return cacheTry(t, lab, addr, port) })
 }

@@ -54,6 +54,11 @@ func TestParseSNMP(t *testing.T) {
 	assert.Error(t, err)
 	_, err = parseSNMP(strings.NewReader("Udp: A\n"))
 	assert.Error(t, err)
+	// /proc/net/netstat has the same shape (Host.Netstat).
+	m, err = parseSNMP(strings.NewReader("TcpExt: SyncookiesSent ListenOverflows ListenDrops\nTcpExt: 0 3 5\nIpExt: InNoRoutes\nIpExt: 1\n"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), m["TcpExtListenDrops"])
+	assert.Equal(t, int64(1), m["IpExtInNoRoutes"])
 }
 
 func FuzzParseSNMP(f *testing.F) {

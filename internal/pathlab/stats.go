@@ -59,8 +59,19 @@ func (h *Host) SNMP(tb testing.TB) map[string]int64 {
 	return m
 }
 
-// parseSNMP reads /proc/net/snmp: pairs of lines, a header of names and a
-// line of values, each led by the protocol.
+// Netstat returns h's namespace's /proc/net/netstat counters keyed as
+// nstat names them ("TcpExtListenDrops", "TcpExtTCPTimeouts").
+func (h *Host) Netstat(tb testing.TB) map[string]int64 {
+	tb.Helper()
+	m, err := parseSNMP(strings.NewReader(h.Run(tb, "cat", "/proc/net/netstat")))
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	return m
+}
+
+// parseSNMP reads /proc/net/snmp or /proc/net/netstat: pairs of lines, a
+// header of names and a line of values, each led by the protocol.
 func parseSNMP(r io.Reader) (map[string]int64, error) {
 	m := map[string]int64{}
 	sc := bufio.NewScanner(r)
