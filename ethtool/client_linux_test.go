@@ -5,7 +5,6 @@ package ethtool
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -44,7 +43,7 @@ func TestClientVethMatchesEthtoolBinary(t *testing.T) {
 
 	idx, ok := got.Get("peer_ifindex")
 	require.True(t, ok, "veth reports peer_ifindex")
-	assert.Equal(t, uint64(peerIndex(t, v)), idx)
+	assert.Equal(t, uint64(v.PeerIndex(t)), idx)
 
 	di, err := c.c.driverInfo(v.Name)
 	require.NoError(t, err)
@@ -141,7 +140,7 @@ func TestClientWatchVeth(t *testing.T) {
 		idx, ok := d.Get("peer_ifindex")
 		require.True(t, ok)
 		assert.True(t, idx.Gauge)
-		assert.Equal(t, uint64(peerIndex(t, v)), idx.After)
+		assert.Equal(t, uint64(v.PeerIndex(t)), idx.After)
 	}
 	assert.True(t, got[1].From.Equal(got[0].To), "each window starts where the previous ended")
 
@@ -237,21 +236,6 @@ func TestReadOnce(t *testing.T) {
 	_, err = c.RingParams("no-such-if0")
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.ErrorIs(t, err, ErrNoInterface)
-}
-
-// peerIndex is the ifindex of v's peer end, which veth reports as its
-// peer_ifindex statistic.
-func peerIndex(t *testing.T, v *ethtooltest.Veth) int {
-	t.Helper()
-	var idx int
-	require.NoError(t, ethtooltest.InNetns(v.PeerNetnsPath(), func() error {
-		ifi, err := net.InterfaceByName(v.PeerName)
-		if err == nil {
-			idx = ifi.Index
-		}
-		return err
-	}))
-	return idx
 }
 
 // get is s.Get's value, 0 when absent.

@@ -4,7 +4,6 @@ package ethtoolprom
 
 import (
 	"bytes"
-	"net"
 	"sync"
 	"testing"
 
@@ -46,7 +45,7 @@ func TestCollectorVeth(t *testing.T) {
 	require.Contains(t, byName, "node_ethtool_peer_ifindex")
 	pi := byName["node_ethtool_peer_ifindex"]
 	assert.Equal(t, dto.MetricType_GAUGE, pi.GetType())
-	assert.Equal(t, float64(peerIndex(t, v)), pi.GetMetric()[0].GetGauge().GetValue())
+	assert.Equal(t, float64(v.PeerIndex(t)), pi.GetMetric()[0].GetGauge().GetValue())
 	require.Contains(t, byName, "node_ethtool_info")
 	info := map[string]string{}
 	for _, l := range byName["node_ethtool_info"].GetMetric()[0].GetLabel() {
@@ -79,19 +78,4 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-// peerIndex is the ifindex of v's peer end, which veth reports as its
-// peer_ifindex statistic.
-func peerIndex(t *testing.T, v *ethtooltest.Veth) int {
-	t.Helper()
-	var idx int
-	require.NoError(t, ethtooltest.InNetns(v.PeerNetnsPath(), func() error {
-		ifi, err := net.InterfaceByName(v.PeerName)
-		if err == nil {
-			idx = ifi.Index
-		}
-		return err
-	}))
-	return idx
 }

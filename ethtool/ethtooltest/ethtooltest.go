@@ -7,6 +7,7 @@ package ethtooltest
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -19,8 +20,7 @@ import (
 // for one test and deleted by its cleanup. Both ends are up and addressed
 // (198.19.231.1/30 on Name, 198.19.231.2/30 on PeerName: RFC 2544's
 // benchmarking range) so traffic can flow. The ifindex of the peer end,
-// which veth reports as its peer_ifindex statistic, is
-// net.InterfaceByName(PeerName) inside InNetns(PeerNetnsPath()).
+// which veth reports as its peer_ifindex statistic, is PeerIndex.
 type Veth struct {
 	// Name is the end under test, in the namespace of NetnsPath.
 	Name string
@@ -71,6 +71,27 @@ func (v *Veth) Exec(tb testing.TB, name string, args ...string) []byte {
 	}
 	tb.Helper()
 	return run(tb, v.ip, append([]string{"netns", "exec", v.ns, name}, args...)...)
+}
+
+// PeerIndex is the ifindex of PeerName in its namespace, which veth
+// reports as Name's peer_ifindex statistic; a failure fails the test. A
+// nil v or tb, or a zero Veth, reads nothing and returns 0.
+func (v *Veth) PeerIndex(tb testing.TB) int {
+	if v == nil || tb == nil || v.peerNS == "" {
+		return 0
+	}
+	tb.Helper()
+	var idx int
+	if err := InNetns(v.PeerNetnsPath(), func() error {
+		ifi, err := net.InterfaceByName(v.PeerName)
+		if err == nil {
+			idx = ifi.Index
+		}
+		return err
+	}); err != nil {
+		tb.Fatalf("ethtooltest: %s's index: %v", v.PeerName, err)
+	}
+	return idx
 }
 
 // NetnsPath is the file that names Name's namespace for setns(2); "" for a

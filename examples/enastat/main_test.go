@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,7 +157,7 @@ func TestLiveVeth(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	assert.Equal(t, v.Name, got.Interface)
 	assert.Equal(t, "veth", got.Driver)
-	assert.Equal(t, uint64(peerIndex(t, v)), got.Stats["peer_ifindex"])
+	assert.Equal(t, uint64(v.PeerIndex(t)), got.Stats["peer_ifindex"])
 	want, err := ethtool.ParseSnapshot(bytes.NewReader(v.Exec(t, bin, "-S", v.Name)))
 	require.NoError(t, err)
 	require.Len(t, got.Stats, len(want.Stats))
@@ -184,19 +183,4 @@ func TestLiveVeth(t *testing.T) {
 	code, _, stderr = runIn(t, v, "-i", "npk-nothere")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "no such network interface")
-}
-
-// peerIndex is the ifindex of v's peer end, which veth reports as its
-// peer_ifindex statistic.
-func peerIndex(t *testing.T, v *ethtooltest.Veth) int {
-	t.Helper()
-	var idx int
-	require.NoError(t, ethtooltest.InNetns(v.PeerNetnsPath(), func() error {
-		ifi, err := net.InterfaceByName(v.PeerName)
-		if err == nil {
-			idx = ifi.Index
-		}
-		return err
-	}))
-	return idx
 }
