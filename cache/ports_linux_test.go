@@ -22,7 +22,16 @@ func TestRunReportsPortDebris(t *testing.T) {
 	require.NotNil(t, r.Ports)
 	assert.GreaterOrEqual(t, r.Ports.TimeWaitAfter-r.Ports.TimeWaitBefore, int(r.Succeeded)-1,
 		"one TIME_WAIT per operation, the endpoint check's too")
-	assert.GreaterOrEqual(t, r.Ports.BlockedAfter, r.Ports.BlockedBefore)
+	// Blocked is a share of the range, and 50 connects do not crowd it.
+	// (It may fall over the run: sockets towards the endpoint still
+	// closing when the run starts block their ports, and on loopback the
+	// run's TIME_WAIT sockets block none, linux letting new connects take
+	// them over. CI, 2026-12-07: 2 ports blocked before, none after.)
+	for _, b := range []float64{r.Ports.BlockedBefore, r.Ports.BlockedAfter} {
+		assert.GreaterOrEqual(t, b, 0.0)
+		assert.Less(t, b, 0.4)
+	}
+	assert.Empty(t, r.Ports.LimitedBy)
 
 	p, err := cache.Run(context.Background(), ep, &cache.WorkloadConfig{Mode: cache.Pooled, Workers: 1, MaxOps: 5})
 	require.NoError(t, err)
