@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/cache/glide"
 	"github.com/netperfkit/netperfkit/cache/internal/ports"
+	"github.com/netperfkit/netperfkit/internal/gomaxprocs"
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
@@ -151,9 +151,9 @@ func BenchmarkVsRedisBenchmark(b *testing.B) {
 					settle()
 					// GOMAXPROCS as cachebench runs the engine (cache.Procs:
 					// one P per 4 connect-per-op workers; issue 42).
-					old := runtime.GOMAXPROCS(cache.Procs(w))
+					restore := gomaxprocs.Set(cache.Procs(w))
 					r, err := cache.Run(context.Background(), ep, w)
-					runtime.GOMAXPROCS(old)
+					restore()
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -208,9 +208,9 @@ func newFlagSet(c *config, file *string, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.PeersDNS, "peers-dns", c.PeersDNS, "more peers: the addresses of `name[:iperf3port[:sockperfport]]` (SRV targets when it has SRV records, else A/AAAA), looked up again every -peers-dns-every; own addresses left out")
 	fs.Var(durFlag{&c.PeersDNSEvery}, "peers-dns-every", "look the -peers-dns name up every `interval` (0: every -rtt-every, or 10s without RTT probes)")
 	fs.StringVar(&c.Mesh, "mesh", c.Mesh, "RTT probe `topology`: full (every peer every period), ring (the next agent), sample:K (K peers a period in a rotation that covers every peer in ceil((N-1)/K) periods), auto (full up to 32 peers, sample:32 above)")
-	fs.Var(durFlag{&c.MeshExpire}, "mesh-expire", "no effect since -peer-series (the peers holding series keep them between probes); kept so old settings parse (`duration`)")
+	fs.Var(durFlag{&c.MeshExpire}, "mesh-expire", "with -peer-series -1, how long a peer's series outlive its last probe (default 3 x -rtt-every + -probe-timeout); no effect otherwise (`duration`)")
 	fs.Var(durFlag{&c.StarvedWait}, "starved-wait", "flag an RTT probe during which its thread waited this `long` a message for a CPU (or its cgroup was throttled)")
-	fs.IntVar(&c.PeerSeries, "peer-series", c.PeerSeries, "hold per-peer series for `N` peers, the ones after this agent in the fleet's address order (0: none; the zone-pair series cover every peer)")
+	fs.IntVar(&c.PeerSeries, "peer-series", c.PeerSeries, "hold per-peer series for `N` peers, the ones after this agent in the fleet's address order (0: none, the zone-pair series cover every peer; -1: every peer probed, until -mesh-expire after its last probe)")
 	fs.StringVar(&c.Zone, "zone", c.Zone, "the agent's own `zone` (src_zone; default: EC2's Availability Zone from IMDS when -zones is set)")
 	fs.Var(newListFlag(&c.Zones), "zones", "the peers' zones by subnet (dst_zone): `CIDR=zone,...` (repeatable; longest prefix wins)")
 	fs.BoolVar(&c.NativeOnly, "native-histograms-only", c.NativeOnly, "serve histograms as native histograms only, without classic buckets (Prometheus 2.40+ scraping protobuf; 2.42 needs --enable-feature=native-histograms)")
@@ -532,8 +532,8 @@ func (c *config) validateFleet() error {
 		return errors.New("-peers-dns-every, -mesh-expire and -starved-wait must not be negative")
 	case c.PeersDNSEvery > 0 && time.Duration(c.PeersDNSEvery) < 100*time.Millisecond:
 		return errors.New("-peers-dns-every must be at least 100ms")
-	case c.PeerSeries < 0 || c.PeerSeries > maxPeerSeries:
-		return fmt.Errorf("-peer-series must be 0..%d", maxPeerSeries)
+	case c.PeerSeries < -1 || c.PeerSeries > maxPeerSeries:
+		return fmt.Errorf("-peer-series must be -1 (every peer) or 0..%d", maxPeerSeries)
 	}
 	if _, err := parseZones(c.Zones); err != nil {
 		return err
@@ -562,16 +562,29 @@ func (c *config) dnsEvery() time.Duration {
 	return 10 * time.Second
 }
 
-// meshPeerSeries is -peer-series as the mesh reads it: 0 there means no
-// bound, and -peer-series 0 means none.
+// meshPeerSeries is -peer-series as the mesh reads it, where 0 means every
+// peer and a negative number none: -peer-series -1 means every peer, and
+// -peer-series 0 none.
 func (c *config) meshPeerSeries() int {
-	if c.PeerSeries == 0 {
+	switch c.PeerSeries {
+	case 0:
 		return -1
+	case -1:
+		return 0
 	}
 	return c.PeerSeries
 }
 
-// meshExpire is how long a peer's series outlive its last probe.
+// warnings are the settings that parse but do nothing, for the log.
+func (c *config) warnings() []string {
+	if c.MeshExpire > 0 && c.PeerSeries != -1 {
+		return []string{"-mesh-expire has no effect unless -peer-series is -1: the peers holding series keep them between probes"}
+	}
+	return nil
+}
+
+// meshExpire is how long a peer's series outlive its last probe, with
+// -peer-series -1.
 func (c *config) meshExpire() time.Duration {
 	if c.MeshExpire > 0 {
 		return time.Duration(c.MeshExpire)

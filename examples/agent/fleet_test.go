@@ -398,6 +398,65 @@ func TestStarvedProbesKeptOutOfTheMainHistogram(t *testing.T) {
 	assert.True(t, starved)
 }
 
+// TestPeerSeriesModes: -peer-series 0 keeps no peer's series (the mesh's
+// -1), -1 every probed peer's (the mesh's 0), dropped -mesh-expire after
+// its last probe; -mesh-expire without -peer-series -1 parses and is
+// reported as doing nothing.
+func TestPeerSeriesModes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		mesh int
+		warn bool
+	}{
+		{[]string{"-peer-series", "0"}, -1, false},
+		{[]string{"-peer-series", "7"}, 7, false},
+		{[]string{"-peer-series", "-1", "-mesh-expire", "1m"}, 0, false},
+		{[]string{"-mesh-expire", "1m"}, defaultPeerSeries, true},
+	} {
+		c, err := parseConfig(tc.args, os.Stderr)
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.mesh, c.meshPeerSeries(), "%v", tc.args)
+		if tc.warn {
+			require.Len(t, c.warnings(), 1, "%v", tc.args)
+			assert.Contains(t, c.warnings()[0], "-mesh-expire has no effect")
+		} else {
+			assert.Empty(t, c.warnings(), "%v", tc.args)
+		}
+	}
+}
+
+// TestMeshEveryPeerSeriesExpire: with every peer holding series (the
+// mesh's peerSeries 0, -peer-series -1), a peer's series go once it was
+// not probed for the expiry, and a peer probed again gets them back.
+func TestMeshEveryPeerSeriesExpire(t *testing.T) {
+	m := newMetrics()
+	cfg := testMeshConfig(m)
+	cfg.rttEvery = time.Hour // no rotation: the test probes by hand
+	cfg.topo = topology{mode: meshSample, k: 1}
+	cfg.expire = time.Minute
+	ms := newMesh(t.Context(), cfg)
+	ms.self = "198.18.0.9"
+	ms.setPeers([]peer{{"198.18.0.1", 1, 2}, {"198.18.0.2", 1, 2}, {"198.18.0.3", 1, 2}})
+	r := rttResult{samples: []time.Duration{time.Millisecond}}
+	probe := func(p string) {
+		ms.markProbed(p)
+		ms.withSeries(p, func() { m.observeRTT(p, r) })
+	}
+	for _, p := range []string{"198.18.0.1", "198.18.0.2", "198.18.0.3"} {
+		probe(p)
+	}
+	assert.Equal(t, 3, peersWithSeries(t, m), "every probed peer holds series")
+	now := time.Now()
+	ms.lmu.Lock()
+	ms.probed["198.18.0.1"] = now.Add(-2 * time.Minute)
+	ms.lmu.Unlock()
+	ms.expireSeries(now)
+	assert.Equal(t, 2, peersWithSeries(t, m), "the peer not probed for -mesh-expire lost its series")
+	assert.Equal(t, 2.0, testutil.ToFloat64(m.meshPeers.WithLabelValues("series")))
+	probe("198.18.0.1")
+	assert.Equal(t, 3, peersWithSeries(t, m), "probed again, it holds series again")
+}
+
 func TestFleetConfig(t *testing.T) {
 	c, err := parseConfig([]string{"-peers-dns", "agents.test::11112", "-mesh", "sample:3", "-rtt-every", "1s"}, os.Stderr)
 	require.NoError(t, err)

@@ -69,6 +69,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 		return err
 	}
 	log := newLogger(cfg, stderr)
+	for _, w := range cfg.warnings() {
+		log.Warn(w)
+	}
 	peers, err := cfg.allPeers()
 	if err != nil {
 		return err

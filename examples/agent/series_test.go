@@ -155,7 +155,7 @@ func TestConfigSeriesBudgetFlags(t *testing.T) {
 	d, err := parseConfig(nil, os.Stderr)
 	require.NoError(t, err)
 	assert.Equal(t, defaultPeerSeries, d.meshPeerSeries())
-	for _, bad := range [][]string{{"-peer-series", "-1"}, {"-zones", "nope"}, {"-web.config.file", "/nonexistent"}} {
+	for _, bad := range [][]string{{"-peer-series", "-2"}, {"-zones", "nope"}, {"-web.config.file", "/nonexistent"}} {
 		_, err := parseConfig(bad, os.Stderr)
 		assert.Error(t, err, "%v", bad)
 	}

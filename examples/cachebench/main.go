@@ -78,6 +78,7 @@ import (
 	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
 	"github.com/netperfkit/netperfkit/examples/internal/localcache"
+	"github.com/netperfkit/netperfkit/internal/gomaxprocs"
 	"github.com/netperfkit/netperfkit/latency"
 	"github.com/netperfkit/netperfkit/latency/slo"
 )
@@ -341,7 +342,7 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 				Engine: engine, Mode: mode, Workers: o.workers, Duration: o.dur,
 				GetWeight: o.get, SetWeight: o.set, Rate: o.rate, Arrival: o.arrival, NoKernelView: !o.kernel,
 			}
-			restore := cachecli.SetProcs(cachecli.Procs(o.procs, cfg))
+			restore := gomaxprocs.Set(cachecli.Procs(o.procs, cfg))
 			procs := runtime.GOMAXPROCS(0)
 			agg, err := median.Run(ctx, ep, &median.Config{Workload: cfg, Runs: o.runs,
 				OnRun: func(r cache.RunResult) {

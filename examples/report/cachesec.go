@@ -16,6 +16,7 @@ import (
 	"github.com/netperfkit/netperfkit/cache/cachetest"
 	"github.com/netperfkit/netperfkit/cache/median"
 	"github.com/netperfkit/netperfkit/examples/internal/cachecli"
+	"github.com/netperfkit/netperfkit/internal/gomaxprocs"
 	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
@@ -387,7 +388,7 @@ func runWorkloads(ctx context.Context, t cacheTarget, o cacheOptions, prog *prog
 			wc := &cache.WorkloadConfig{Engine: eng, Mode: mode, Workers: o.Workers, Duration: o.Duration}
 			// As cachebench runs it: connect-per-op on a P per 4 workers
 			// (cache.Procs), unless GOMAXPROCS is in the environment.
-			restore := cachecli.SetProcs(cachecli.Procs(0, wc))
+			restore := gomaxprocs.Set(cachecli.Procs(0, wc))
 			agg, err := median.Run(ctx, t.Endpoint, &median.Config{Runs: o.Runs, Settle: e3Settle, Workload: wc})
 			restore()
 			if before != nil && agg != nil {

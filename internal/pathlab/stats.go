@@ -52,20 +52,22 @@ func parseQdisc(r io.Reader) (QdiscStats, error) {
 // names them ("UdpSndbufErrors", "UdpOutDatagrams", "TcpRetransSegs").
 func (h *Host) SNMP(tb testing.TB) map[string]int64 {
 	tb.Helper()
-	m, err := parseSNMP(strings.NewReader(h.Run(tb, "cat", "/proc/net/snmp")))
-	if err != nil {
-		tb.Fatalf("%v", err)
-	}
-	return m
+	return h.counters(tb, "/proc/net/snmp")
 }
 
 // Netstat returns h's namespace's /proc/net/netstat counters keyed as
 // nstat names them ("TcpExtListenDrops", "TcpExtTCPTimeouts").
 func (h *Host) Netstat(tb testing.TB) map[string]int64 {
 	tb.Helper()
-	m, err := parseSNMP(strings.NewReader(h.Run(tb, "cat", "/proc/net/netstat")))
+	return h.counters(tb, "/proc/net/netstat")
+}
+
+// counters reads one of the namespace's counter files in parseSNMP's form.
+func (h *Host) counters(tb testing.TB, path string) map[string]int64 {
+	tb.Helper()
+	m, err := parseSNMP(strings.NewReader(h.Run(tb, "cat", path)))
 	if err != nil {
-		tb.Fatalf("%v", err)
+		tb.Fatalf("%s: %v", path, err)
 	}
 	return m
 }

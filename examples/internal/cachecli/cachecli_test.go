@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"runtime"
 	"testing"
 	"time"
 
@@ -95,8 +94,7 @@ func TestCausesText(t *testing.T) {
 }
 
 // -procs N wins; -1 or GOMAXPROCS in the environment leave Go's; else
-// cache.Procs's rule. SetProcs restores what it changed, and changes
-// nothing when asked for what is set.
+// cache.Procs's rule.
 func TestProcs(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "")
 	connect := &cache.WorkloadConfig{Mode: cache.ConnectPerOp, Workers: 4}
@@ -104,18 +102,6 @@ func TestProcs(t *testing.T) {
 	assert.Equal(t, 0, Procs(-1, connect))
 	assert.Equal(t, cache.Procs(connect), Procs(0, connect))
 	assert.Equal(t, 1, Procs(0, connect))
-
-	before := runtime.GOMAXPROCS(0)
-	restore := SetProcs(before)
-	assert.Equal(t, before, runtime.GOMAXPROCS(0))
-	restore()
-	assert.Equal(t, before, runtime.GOMAXPROCS(0))
-	if before > 1 {
-		restore = SetProcs(1)
-		assert.Equal(t, 1, runtime.GOMAXPROCS(0))
-		restore()
-		assert.Equal(t, before, runtime.GOMAXPROCS(0))
-	}
 
 	t.Setenv("GOMAXPROCS", "2")
 	assert.Equal(t, 0, Procs(0, connect), "the environment's choice stands")

@@ -2,7 +2,6 @@ package cachecli
 
 import (
 	"os"
-	"runtime"
 
 	"github.com/netperfkit/netperfkit/cache"
 )
@@ -18,21 +17,4 @@ func Procs(flag int, w *cache.WorkloadConfig) int {
 		return 0
 	}
 	return cache.Procs(w)
-}
-
-// SetProcs sets GOMAXPROCS to n and returns what restores it. With n 0, or
-// what GOMAXPROCS is already, it changes nothing, and leaves the runtime's
-// own updates (as the CPU limit changes) on. The restore goes back to the
-// runtime's default when GOMAXPROCS is not in the environment, so that its
-// updates resume.
-func SetProcs(n int) (restore func()) {
-	old := runtime.GOMAXPROCS(0)
-	if n <= 0 || n == old {
-		return func() {}
-	}
-	runtime.GOMAXPROCS(n)
-	if os.Getenv("GOMAXPROCS") == "" {
-		return runtime.SetDefaultGOMAXPROCS
-	}
-	return func() { runtime.GOMAXPROCS(old) }
 }
