@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -416,11 +417,14 @@ func TestPeerSeriesModes(t *testing.T) {
 		c, err := parseConfig(tc.args, os.Stderr)
 		require.NoError(t, err, "%v", tc.args)
 		assert.Equal(t, tc.mesh, c.meshPeerSeries(), "%v", tc.args)
+		var log bytes.Buffer
+		newLogger(c, &log)
 		if tc.warn {
 			require.Len(t, c.warnings(), 1, "%v", tc.args)
-			assert.Contains(t, c.warnings()[0], "-mesh-expire has no effect")
+			assert.Contains(t, log.String(), "level=WARN msg=\"-mesh-expire has no effect", "logged at start")
 		} else {
 			assert.Empty(t, c.warnings(), "%v", tc.args)
+			assert.Empty(t, log.String(), "%v", tc.args)
 		}
 	}
 }

@@ -69,9 +69,6 @@ func run(ctx context.Context, args []string, stderr io.Writer, hup <-chan os.Sig
 		return err
 	}
 	log := newLogger(cfg, stderr)
-	for _, w := range cfg.warnings() {
-		log.Warn(w)
-	}
 	peers, err := cfg.allPeers()
 	if err != nil {
 		return err
@@ -188,13 +185,19 @@ func reloadPeers(cfg config, src *peerSources, log *slog.Logger) {
 	log.Info("SIGHUP: peers reloaded", "peers", len(peers))
 }
 
+// newLogger returns the agent's logger, having logged the settings that
+// do nothing (cfg.warnings).
 func newLogger(cfg config, w io.Writer) *slog.Logger {
 	lvl, _ := parseLevel(cfg.LogLevel)
 	opts := &slog.HandlerOptions{Level: lvl}
+	log := slog.New(slog.NewTextHandler(w, opts))
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		log = slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	for _, msg := range cfg.warnings() {
+		log.Warn(msg)
+	}
+	return log
 }
 
 func parseLevel(s string) (slog.Level, error) {
