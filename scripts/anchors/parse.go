@@ -149,7 +149,7 @@ func parseUDP(out string) []Round {
 // of the named tools, by round.
 func pairRows(out string, tools ...string) map[int]map[string][]float64 {
 	rows := map[int]map[string][]float64{}
-	for n := 2; n <= 6; n++ { // cachebench prints 6 numbers, pingpong 4, the references 2
+	for n := 2; n <= 7; n++ { // cachebench prints 7 numbers, pingpong 4 or 5, the references 2
 		for r, m := range roundRows(out, 1, n) {
 			for k, v := range m {
 				if !slices.Contains(tools, k) {
@@ -213,8 +213,9 @@ func parseUnderLoad(out string) []Round {
 // parseOpenLoop reads openloop-alternate.sh's cachebench runs at rate r in
 // the default mode (with the kernel view, "cachebench-R-kernel") and with
 // -kernel=false ("cachebench-R") and the plain client's ("plain-R"): the
-// default against the plain client, and what the kernel view costs the
-// application view (default over -kernel=false, p50).
+// default against the plain client (its p99 also as service time, timed
+// from the actual send as the plain client times), and what the kernel
+// view costs the application view (default over -kernel=false, p50).
 func parseOpenLoop(out, r string) []Round {
 	def, off, ref := "cachebench-"+r+"-kernel", "cachebench-"+r, "plain-"+r
 	rows := pairRows(out, def, off, ref)
@@ -225,6 +226,13 @@ func parseOpenLoop(out, r string) []Round {
 			continue
 		}
 		rd := pairRound(a, b)
+		// The service time's p99 (from each request's actual send, its
+		// seventh number) is the plain client's own measure: its p99
+		// leaves out the requests that queued behind a stall.
+		if len(a) >= 7 && a[6] > 0 {
+			rd.Figures["ours_service_p99_us"] = a[6]
+			putRatio(&rd, "service_p99", a[6], b[1])
+		}
 		if c := rows[n][off]; c != nil {
 			rd.Figures["kernel_off_p50_us"] = c[0]
 			putRatio(&rd, "kernel_cost_p50", a[0], c[0])

@@ -68,13 +68,15 @@ func TestParsePair(t *testing.T) {
 
 func TestParseOpenLoopDefaultMode(t *testing.T) {
 	out := openLoopOut + "1 cachebench-1000-kernel 50.6 96.8 3.0 2.0 999.9 0\n" +
-		"2 plain-1000 40.0 80.0\n2 cachebench-1000-kernel 44.0 80.0 3.0 2.0 999.9 0\n"
+		"2 plain-1000 40.0 80.0\n2 cachebench-1000-kernel 44.0 80.0 3.0 2.0 999.9 0 72.0\n"
 	rs := parseOpenLoop(out, "1000")
 	require.Len(t, rs, 2, "a round without the -kernel=false run still counts")
 	assert.InDelta(t, 50.6/40, rs[0].Ratios["p50"], 1e-9, "the default mode's run against the plain client")
 	assert.InDelta(t, 1.1, rs[0].Ratios["kernel_cost_p50"], 1e-9, "the default over -kernel=false")
 	assert.InDelta(t, 1.1, rs[1].Ratios["p50"], 1e-9)
 	assert.NotContains(t, rs[1].Ratios, "kernel_cost_p50")
+	assert.NotContains(t, rs[0].Ratios, "service_p99", "a line without the service time")
+	assert.InDelta(t, 72.0/80, rs[1].Ratios["service_p99"], 1e-9, "the service time's p99 over the plain client's p99")
 	assert.Empty(t, parseOpenLoop(openLoopOut, "1000"), "no default-mode run, no round")
 }
 

@@ -16,10 +16,14 @@ const (
 )
 
 // renderTargets are the documents that carry the table, with the prefix
-// their links to docs/benchmarks.md's sections take.
-var renderTargets = []struct{ path, linkPrefix string }{
-	{"README.md", "docs/benchmarks.md#"},
-	{"docs/benchmarks.md", "#"},
+// their links to docs/benchmarks.md's sections take. README.md's is
+// compact: one row per anchor, its figures in one cell.
+var renderTargets = []struct {
+	path, linkPrefix string
+	compact          bool
+}{
+	{"README.md", "docs/benchmarks.md#", true},
+	{"docs/benchmarks.md", "#", false},
 }
 
 // cell makes s safe inside a Markdown table cell.
@@ -67,16 +71,37 @@ func rows(e *Entry) [][3]string {
 	return out
 }
 
-// renderTable renders f as the Markdown table the documents carry.
-func renderTable(f *File, linkPrefix string) string {
+// renderTable renders f as the Markdown table the documents carry: a row
+// per figure, or with compact a row per anchor whose figures share a cell.
+func renderTable(f *File, linkPrefix string, compact bool) string {
 	var b strings.Builder
-	b.WriteString("| anchor | figure | ours ÷ theirs: median [rounds' range] | rounds | method |\n")
-	b.WriteString("|---|---|---|---|---|\n")
+	if compact {
+		b.WriteString("| anchor | figures: ours ÷ theirs, median [rounds' range] | rounds | method |\n")
+		b.WriteString("|---|---|---|---|\n")
+	} else {
+		b.WriteString("| anchor | figure | ours ÷ theirs: median [rounds' range] | rounds | method |\n")
+		b.WriteString("|---|---|---|---|---|\n")
+	}
 	var passes []string
 	for _, e := range f.Anchors {
-		for _, r := range rows(e) {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | [how](%s%s) |\n",
-				cell(e.Title), cell(r[0]), cell(r[1]), r[2], linkPrefix, sectionOf(e))
+		how := fmt.Sprintf("[how](%s%s)", linkPrefix, sectionOf(e))
+		if compact {
+			var figs, ns []string
+			for _, r := range rows(e) {
+				fig := r[0] + ": " + r[1]
+				if r[0] == "-" {
+					fig = r[1]
+				}
+				figs = append(figs, cell(fig))
+				if !slices.Contains(ns, r[2]) {
+					ns = append(ns, r[2])
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(e.Title), strings.Join(figs, "; "), strings.Join(ns, ", "), how)
+		} else {
+			for _, r := range rows(e) {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(e.Title), cell(r[0]), cell(r[1]), r[2], how)
+			}
 		}
 		if e.Host != nil && e.Commit != "" {
 			p := fmt.Sprintf("%.12s on %s, %d cores, linux %s, %s", e.Commit, e.Host.CPU, e.Host.Cores, e.Host.Kernel, e.Date[:min(10, len(e.Date))])
@@ -126,7 +151,7 @@ func render(root string, f *File) error {
 		if err != nil {
 			return fmt.Errorf("%w in %s", err, t.path)
 		}
-		doc := before + beginMark + "\n" + renderTable(f, t.linkPrefix) + endMark + after
+		doc := before + beginMark + "\n" + renderTable(f, t.linkPrefix, t.compact) + endMark + after
 		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 			return fmt.Errorf("anchors: %w", err)
 		}

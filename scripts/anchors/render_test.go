@@ -23,7 +23,7 @@ func TestTablesAreTheRendering(t *testing.T) {
 		require.NoError(t, err)
 		_, inside, _, err := between(string(b))
 		require.NoError(t, err, target.path)
-		assert.Equal(t, renderTable(f, target.linkPrefix), inside,
+		assert.Equal(t, renderTable(f, target.linkPrefix, target.compact), inside,
 			"%s: the table is not the rendering of docs/anchors.json (run: go run ./scripts/anchors -render)", target.path)
 	}
 }
@@ -71,11 +71,19 @@ func TestRenderRows(t *testing.T) {
 		{Name: "ethtool", Title: "ethtool -S", Status: statusBusy, Load: &Load{Busy: true},
 			Agreement: &Agreement{What: "counters", Compared: 20, Agree: 20}},
 	}}
-	got := renderTable(f, "docs/benchmarks.md#")
+	got := renderTable(f, "docs/benchmarks.md#", false)
 	assert.Contains(t, got, "| iperf3 3.21 client | goodput (higher is better) | 1.06x [1.01-1.10] | 5 | [how](docs/benchmarks.md#iperf3-321-client) |\n")
 	assert.Contains(t, got, "| sockperf server | ratio | busy: CPUs 95 % busy, 80 % stalled over a 10 s idle pause | 0 |")
 	assert.Contains(t, got, `skipped: no node_exporter \| on PATH`)
 	assert.Contains(t, got, "| ethtool -S | counters | agree: 20 of 20 | 1 |")
+
+	f.Anchors[0].Ratios = append(f.Anchors[0].Ratios, Ratio{Label: "CPU per byte", Better: "lower", Median: 0.9, Min: 0.8, Max: 1, N: 5})
+	compact := renderTable(f, "docs/benchmarks.md#", true)
+	assert.Contains(t, compact, "| iperf3 3.21 client | goodput (higher is better): 1.06x [1.01-1.10]; CPU per byte (lower is better): 0.90x [0.80-1.00] | 5 | [how](docs/benchmarks.md#iperf3-321-client) |\n",
+		"one row per anchor, its figures in one cell")
+	assert.Contains(t, compact, "| ethtool -S | counters: agree: 20 of 20; ratio: busy: CPUs 0 % busy, 0 % stalled over a 0 s idle pause | 1, 0 |", "each figure's rounds, once")
+	assert.Contains(t, compact, "| node_exporter | skipped: no node_exporter \\| on PATH | 0 |")
+	assert.Equal(t, 2+len(f.Anchors), strings.Count(compact, "\n"), "a header of two lines and a row per anchor")
 }
 
 func TestBetween(t *testing.T) {

@@ -56,7 +56,7 @@ sockperf_pcts() {
 	awk '/percentile 50.000/ {p50=$NF} /percentile 99.000/ {p99=$NF} END {print p50, p99}'
 }
 cachebench_pcts() {
-	python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["p50_us"]["median"], r["p99_us"]["median"], r.get("client_lateness_p99_us",{}).get("median",0), r.get("receive_wake_p99_us",{}).get("median",0), r.get("achieved_rate",{}).get("median",0), r.get("reclassified",0))'
+	python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["p50_us"]["median"], r["p99_us"]["median"], r.get("client_lateness_p99_us",{}).get("median",0), r.get("receive_wake_p99_us",{}).get("median",0), r.get("achieved_rate",{}).get("median",0), r.get("reclassified",0), r.get("service_p99_us",{}).get("median",0))'
 }
 # host_mark: the host's CPU steal (jiffies of 10 ms, /proc/stat) and CPU
 # pressure ("some" total, us; /proc/pressure/cpu), to say after a run how
@@ -135,7 +135,7 @@ for r in $(seq "$ROUNDS"); do
 done | tee "$out"
 
 echo
-echo "medians over $ROUNDS rounds (us): tool p50 p99 [client: send-lateness-p99 receive-wake-p99] [cachebench: achieved/s, requests behind own late sends]"
+echo "medians over $ROUNDS rounds (us): tool p50 p99 [client: send-lateness-p99 receive-wake-p99] [cachebench: achieved/s, requests behind own late sends, service-p99]"
 python3 - "$out" <<'PY'
 import statistics, sys, collections
 rows = collections.defaultdict(list)
