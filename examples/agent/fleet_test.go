@@ -442,10 +442,7 @@ func TestMeshEveryPeerSeriesExpire(t *testing.T) {
 	ms.self = "198.18.0.9"
 	ms.setPeers([]peer{{"198.18.0.1", 1, 2}, {"198.18.0.2", 1, 2}, {"198.18.0.3", 1, 2}})
 	r := rttResult{samples: []time.Duration{time.Millisecond}}
-	probe := func(p string) {
-		ms.markProbed(p)
-		ms.withSeries(p, func() { m.observeRTT(p, r) })
-	}
+	probe := func(p string) { probeByHand(ms, m, p, r) }
 	for _, p := range []string{"198.18.0.1", "198.18.0.2", "198.18.0.3"} {
 		probe(p)
 	}

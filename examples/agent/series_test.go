@@ -12,6 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// probeByHand records r as a probe of peer p would: marked probed, and
+// observed when p holds series.
+func probeByHand(ms *mesh, m *metrics, p string, r rttResult) {
+	ms.markProbed(p)
+	ms.withSeries(p, func() { m.observeRTT(p, r) })
+}
+
 // peersWithSeries counts the peers that have any series in the registry.
 func peersWithSeries(t *testing.T, m *metrics) int {
 	t.Helper()
@@ -92,10 +99,7 @@ func TestMeshWatchedPeers(t *testing.T) {
 	ps := []peer{{"198.18.0.1", 1, 2}, {"198.18.0.2", 1, 2}, {"198.18.0.4", 1, 2}, {"198.18.0.5", 1, 2}, {"198.18.0.6", 1, 2}}
 	ms.setPeers(ps)
 	r := rttResult{samples: []time.Duration{time.Millisecond}}
-	probe := func(p string) {
-		ms.markProbed(p)
-		ms.withSeries(p, func() { m.observeRTT(p, r) })
-	}
+	probe := func(p string) { probeByHand(ms, m, p, r) }
 	for _, p := range ps {
 		probe(p.Host)
 	}

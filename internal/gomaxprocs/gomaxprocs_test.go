@@ -12,6 +12,11 @@ import (
 // environment.
 func TestSet(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "")
+	// Start from the runtime's default, which a restore without the
+	// environment variable returns to (go test -cpu sets another).
+	orig := runtime.GOMAXPROCS(0)
+	runtime.SetDefaultGOMAXPROCS()
+	t.Cleanup(func() { runtime.GOMAXPROCS(orig) })
 	before := runtime.GOMAXPROCS(0)
 	for _, n := range []int{0, -1, before} {
 		restore := Set(n)
