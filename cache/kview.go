@@ -194,20 +194,40 @@ func (k *kernelRecorder) note(why string) { k.why.CompareAndSwap(nil, &why) }
 // write sends the command in c.wbuf: through the transmit stamper when
 // the connection has one (which keeps its keys, and stamps the send when
 // st's request is in the sample), else as a plain write.
+//
+// A connection read in the kernel (kstamp, an open-loop run's) sends
+// through its reader, inside the wait for the reply, which spares the
+// reply's path a receive that finds nothing; the send's return is then
+// st's left.
 func (c *conn) write(st *stamps) error {
 	kv := c.kv
-	if kv == nil || kv.tx == nil {
-		_, err := c.nc.Write(c.wbuf)
+	tx := kv != nil && kv.tx != nil
+	stamp := tx && st != nil && st.sample
+	var (
+		id  uint32
+		err error
+	)
+	switch {
+	case c.kr != nil:
+		var left *time.Time
+		if st != nil && st.left != nil && st.left.IsZero() {
+			left = st.left
+		}
+		id, err = c.kr.Send(c.wbuf, stamp, left)
+	case tx:
+		_, id, err = kv.tx.Write(c.wbuf, stamp)
+		if stamp && err == nil {
+			// Taken now, so that the reply's wait sleeps instead of
+			// waking at once for the stamp (POLLERR).
+			kv.tx.Collect(id)
+		}
+	default:
+		_, err = c.nc.Write(c.wbuf)
 		return err
 	}
-	stamp := st != nil && st.sample
-	_, id, err := kv.tx.Write(c.wbuf, stamp)
-	kv.hasID = stamp && err == nil
-	if kv.hasID {
+	if tx {
+		kv.hasID = stamp && err == nil
 		kv.id = id
-		// Taken now, so that the reply's wait sleeps instead of waking
-		// at once for the stamp (POLLERR).
-		kv.tx.Collect(id)
 	}
 	return err
 }

@@ -56,6 +56,14 @@ type Reader struct {
 	spinUntil time.Time
 	n, oobn   int
 	rerr      error
+
+	// Send's state, kept here for the same reason.
+	sendWait, sendPlainFn func(fd uintptr) bool
+	sb                    []byte
+	sn                    int
+	serr                  error
+	sent                  bool // the send went in one call, inside the wait
+	left                  *time.Time
 }
 
 // New returns a Reader of c, or false when c has no socket to read so
@@ -80,6 +88,7 @@ func New(c net.Conn) (*Reader, bool) {
 	}
 	r := &Reader{raw: raw, oob: make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))*2)}
 	r.recv = r.receive
+	r.sendWait, r.sendPlainFn = r.sendWaitFD, r.sendPlain
 	return r, true
 }
 

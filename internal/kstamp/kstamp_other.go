@@ -21,6 +21,9 @@ func New(net.Conn) (*Reader, bool) { return nil, false }
 // Read is never called: New returns no Reader.
 func (r *Reader) Read([]byte) (int, error) { return 0, nil }
 
+// Send is never called: New returns no Reader.
+func (r *Reader) Send([]byte, bool, *time.Time) (uint32, error) { return 0, nil }
+
 // Arrived is the zero time.
 func (r *Reader) Arrived() time.Time { return time.Time{} }
 

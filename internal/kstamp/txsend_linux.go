@@ -96,18 +96,26 @@ func (t *TX) Write(b []byte, stamp bool) (n int, id uint32, err error) {
 	if len(b) == 0 {
 		return 0, t.next - 1, nil
 	}
-	t.sb, t.sstamp, t.sn, t.serr = b, stamp, 0, nil
-	for t.sn < len(t.sb) {
+	t.begin(b, stamp)
+	return t.finish()
+}
+
+// begin sets Write's state up to send b.
+func (t *TX) begin(b []byte, stamp bool) { t.sb, t.sstamp, t.sn, t.serr = b, stamp, 0, nil }
+
+// finish sends what begin's b has left, waiting in the netpoller while
+// the socket is full, and returns Write's results.
+func (t *TX) finish() (n int, id uint32, err error) {
+	for t.serr == nil && t.sn < len(t.sb) {
 		if err := t.raw.Write(t.sendFn); err != nil {
 			t.sb = nil
 			return t.sn, t.sid, err
 		}
-		if t.serr != nil {
-			t.sb = nil
-			return t.sn, t.sid, fmt.Errorf("kstamp: sendmsg: %w", t.serr)
-		}
 	}
 	t.sb = nil
+	if t.serr != nil {
+		return t.sn, t.sid, fmt.Errorf("kstamp: sendmsg: %w", t.serr)
+	}
 	return t.sn, t.sid, nil
 }
 
