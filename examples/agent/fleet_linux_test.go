@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/netip"
@@ -528,24 +529,48 @@ func (l *fleetLab) checkStarved(t *testing.T, prom *promClient, deadline time.Ti
 // (or the quota is lifted) reads it.
 func (l *fleetLab) waitRates(t *testing.T, prom *promClient, from, deadline time.Time) []float64 {
 	const metric = "netperfkit_agent_runqueue_wait_seconds_total"
+	byInstance := func(q, w string) (map[string]float64, error) {
+		xs, err := prom.queryAt(q, w)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]float64, len(xs))
+		for _, x := range xs {
+			m[x.labels["instance"]] = x.value
+		}
+		return m, nil
+	}
+	// at reads the values and their scrapes' times as of when. They are
+	// two queries, and a scrape ingested between them would pair one
+	// scrape's value with another's time, or a failed scrape's staleness
+	// (no value) with the next one's time (CI, 2026-12-07: a rate of
+	// -0.21 s/s for the quota agent): the times are read before and after
+	// the values, and a reading in which they differ is taken again.
 	at := func(when time.Time) (v, ts map[string]float64, err error) {
 		w := fmt.Sprintf("%.3f", float64(when.UnixMilli())/1000)
-		vs, err := prom.queryAt(metric, w)
-		if err != nil {
-			return nil, nil, err
+		for {
+			before, err := byInstance("timestamp("+metric+")", w)
+			if err != nil {
+				return nil, nil, err
+			}
+			if v, err = byInstance(metric, w); err != nil {
+				return nil, nil, err
+			}
+			if ts, err = byInstance("timestamp("+metric+")", w); err != nil {
+				return nil, nil, err
+			}
+			paired := maps.Equal(before, ts) && len(v) == len(ts)
+			for k := range ts {
+				_, ok := v[k]
+				paired = paired && ok
+			}
+			if paired {
+				return v, ts, nil
+			}
+			if time.Now().After(deadline) {
+				return nil, nil, fmt.Errorf("%s and its times kept changing between two queries", metric)
+			}
 		}
-		tss, err := prom.queryAt("timestamp("+metric+")", w)
-		if err != nil {
-			return nil, nil, err
-		}
-		v, ts = map[string]float64{}, map[string]float64{}
-		for _, x := range vs {
-			v[x.labels["instance"]] = x.value
-		}
-		for _, x := range tss {
-			ts[x.labels["instance"]] = x.value
-		}
-		return v, ts, nil
 	}
 	v0, ts0, err := at(from)
 	require.NoError(t, err)
