@@ -3,8 +3,12 @@ package throughput
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,12 +69,24 @@ func TestSocketOptionsReachServer(t *testing.T) {
 }
 
 func freeTCPPort(t *testing.T) int {
-	// Two consecutive free ports: try many bases, as other programs on a
-	// busy machine hold ports in the ephemeral range.
+	// Two consecutive free ports below the ephemeral range: the kernel
+	// hands ports inside it to every connect(2) on the machine, and under
+	// load another test's connect took the second port between this check
+	// and the stream's bind (CI, 2026-12-07).
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
+				low = n
+			}
+		}
+	}
 	for range 500 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		p := ln.Addr().(*net.TCPAddr).Port
+		p := 1024 + rand.IntN(low-1024-1)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+itoa(p))
+		if err != nil {
+			continue
+		}
 		ln2, err := net.Listen("tcp", "127.0.0.1:"+itoa(p+1))
 		ln.Close()
 		if err == nil {
