@@ -30,6 +30,10 @@ type stamps struct {
 	// the view's sample, the only ones whose send is stamped.
 	kernel *kernelRecorder
 	sample bool
+	// block makes the connection's reads wait in a blocking receive
+	// (kstamp's EnableBlock): the run's only worker runs on the schedule's
+	// own goroutine, with another P beside it.
+	block bool
 }
 
 func withStamps(ctx context.Context, s *stamps) context.Context {
@@ -57,6 +61,9 @@ type conn struct {
 	// that it was tried, since a TLS connection cannot.
 	kr          *kstamp.Reader
 	kernelTried bool
+	// block: kr blocks in its receives and keeps the deadline
+	// (kstamp's EnableBlock).
+	block bool
 	// kv holds the connection's transmit stamps (kview.go).
 	kv *connKernel
 	// stop unregisters the close-on-cancel hook of the context the
@@ -128,10 +135,12 @@ func (c *conn) release() error {
 // (kstamp) and st receives the send and the reply's kernel arrival.
 func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Value, error) {
 	if st != nil && !c.kernelTried {
-		c.useKernel()
+		c.useKernel(st.block)
 		c.enableTX(st)
 	}
-	if err := c.nc.SetDeadline(deadline); err != nil {
+	if c.block {
+		c.kr.SetDeadline(deadline)
+	} else if err := c.nc.SetDeadline(deadline); err != nil {
 		c.broken = true
 		return resp.Value{}, err
 	}
@@ -167,17 +176,26 @@ func (c *conn) roundTrip(deadline time.Time, args []string, st *stamps) (resp.Va
 
 // useKernel switches the connection's reads to kstamp, between replies
 // (nothing is buffered then), when its socket allows.
-func (c *conn) useKernel() {
+//
+// With block, its reads wait in a blocking receive, as a plain blocking
+// client's do, when the socket allows (kstamp's EnableBlock); otherwise in
+// the netpoller. A read that waits in poll(2) on its thread lets Go hand
+// the thread's P to another thread, woken on the CPU the server needs:
+// over loopback on two cores the server's reply took 90 us instead of 37
+// (kernel view, docs/benchmarks.md, issue 31).
+func (c *conn) useKernel(block bool) {
 	c.kernelTried = true
 	if c.br == nil || c.br.Buffered() > 0 {
 		return
 	}
 	if kr, ok := kstamp.New(c.nc); ok {
-		// A read that waits in poll(2) on its thread lets Go hand the
-		// thread's P to another thread, woken on the CPU the server
-		// needs: over loopback on two cores the server's reply took
-		// 90 us instead of 37 (kernel view, docs/benchmarks.md, issue 31).
-		kr.Netpoller = true
+		// A blocking reader keeps the deadline itself: the
+		// connection's, kept on the runtime's timers, would cost every
+		// request their upkeep.
+		if c.block = block && kr.EnableBlock() == nil; c.block {
+			_ = c.nc.SetDeadline(time.Time{}) // fails only once closed, as the next request will
+		}
+		kr.Netpoller = !c.block
 		c.kr = kr
 		c.br.Reset(kr)
 	}

@@ -160,3 +160,55 @@ func TestKernelViewStampsOnlySampledRequests(t *testing.T) {
 	assert.Equal(t, int64(20), c.kv.tx.Lost())
 	assert.LessOrEqual(t, time.Duration(rec.Snapshot().Max()), longest, "a view longer than its round trip")
 }
+
+// A request of a run's only worker (stamps.block) reads its connection in
+// a blocking receive (kstamp's EnableBlock), which keeps the request's
+// deadline itself: replies are read, with and without the kernel view,
+// and a server that never answers fails the request with a timeout once
+// its deadline has passed.
+func TestBlockingConnReadsAndKeepsTheDeadline(t *testing.T) {
+	addr := respServer(t)
+	for _, kv := range []bool{false, true} {
+		nc, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		c := newConn(nc, addr, time.Second, &readerPool{}, nil)
+		var k *kernelRecorder
+		if kv {
+			rec, err := newRecorder()
+			require.NoError(t, err)
+			k = &kernelRecorder{rec: rec, every: 1}
+		}
+		for range 5 {
+			v, err := c.roundTrip(time.Now().Add(10*time.Second), []string{"GET", "k"}, &stamps{block: true, kernel: k, sample: kv})
+			require.NoError(t, err, "kernel view %v", kv)
+			assert.Equal(t, "v", v.Text())
+		}
+		assert.True(t, c.block, "kernel view %v: the reads do not block", kv)
+		require.NoError(t, c.release())
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	held := make(chan net.Conn, 1)
+	go func() {
+		s, _ := ln.Accept()
+		held <- s // reads nothing, answers nothing
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	c := newConn(nc, ln.Addr().String(), time.Second, &readerPool{}, nil)
+	defer c.release()
+	defer func() {
+		if s := <-held; s != nil {
+			s.Close()
+		}
+	}()
+	deadline := time.Now().Add(100 * time.Millisecond)
+	_, err = c.roundTrip(deadline, []string{"GET", "k"}, &stamps{block: true})
+	require.Error(t, err)
+	assert.True(t, isTimeout(err), "%v", err)
+	assert.False(t, time.Now().Before(deadline), "failed before its deadline")
+	assert.True(t, c.block)
+	assert.True(t, c.broken)
+}

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -18,6 +19,15 @@ func (wk *worker) openClients(ctx context.Context, states []*client) {
 		wg.Go(func() { st.pooled, _ = wk.newClient(ctx) })
 	}
 	wg.Wait()
+}
+
+// blockingReads reports whether an open-loop run of w reads its replies
+// in a blocking receive (kstamp's EnableBlock): one worker's pooled
+// requests run on the schedule's goroutine, which sleeps to each send as
+// a raw system call when the process has another P (latency.Schedule), so
+// its replies wait as the plain client's do (docs/benchmarks.md, issue 42).
+func blockingReads(w *WorkloadConfig) bool {
+	return w.Workers == 1 && w.Mode == Pooled && runtime.GOMAXPROCS(0) >= 2
 }
 
 // runOpen runs the workload open-loop at w.Rate on latency.Schedule.
@@ -42,11 +52,12 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	// 23), so the reply waits in poll(2) as the plain reference client's
 	// does in recv.
 	kv := newKernelRecorder(w)
+	block := blockingReads(w)
 	sres, err := latency.Schedule(ctx, &latency.ScheduleConfig{
 		Rate: w.Rate, Arrival: w.Arrival, Workers: w.Workers, Duration: w.Duration,
 		Count: w.MaxOps, Seed: w.seed, Recorder: &latency.RecorderConfig{Lowest: recordLowest},
 		Do: func(ctx context.Context, r latency.Request) error {
-			st := &stamps{sent: r.Sent, arrived: r.Arrived, left: r.Left, kernel: kv, sample: kv.sampled(r.Seq)}
+			st := &stamps{sent: r.Sent, arrived: r.Arrived, left: r.Left, kernel: kv, sample: kv.sampled(r.Seq), block: block}
 			if w.Mode == ConnectPerOp {
 				// The operation starts with its dial, which is the
 				// network's and the server's time: Start stands for its

@@ -4,6 +4,7 @@ package latency
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -35,10 +36,41 @@ func TestMonotonicIsTheKernelClock(t *testing.T) {
 // TestKernelSleepSleepsToTheEnd: a sleep ends at or after its end on the
 // kernel's clock, including one longer than a slice.
 func TestKernelSleepSleepsToTheEnd(t *testing.T) {
-	for _, d := range []time.Duration{0, 50 * time.Microsecond, 2 * time.Millisecond, kernelSleepSlice + 5*time.Millisecond} {
-		start := kernelMonotonic(t)
-		require.True(t, kernelSleep(context.Background(), d), d)
-		assert.GreaterOrEqual(t, kernelMonotonic(t)-start, int64(d)-monoErr, d)
+	for _, raw := range []bool{false, true} {
+		for _, d := range []time.Duration{0, 50 * time.Microsecond, 2 * time.Millisecond, kernelSleepSlice + 5*time.Millisecond} {
+			start := kernelMonotonic(t)
+			require.True(t, kernelSleep(context.Background(), d, raw), "%v raw %v", d, raw)
+			assert.GreaterOrEqual(t, kernelMonotonic(t)-start, int64(d)-monoErr, "%v raw %v", d, raw)
+		}
+	}
+}
+
+// TestKernelSleepRawSleepsThroughSignals: the signals a raw sleep takes
+// (the collector's stop of every goroutine preempts it) interrupt it, and
+// it sleeps on to its end: collections finish, the sleep does not.
+func TestKernelSleepRawSleepsThroughSignals(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("a raw sleep is used only with another P")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan bool, 1)
+	go func() { done <- kernelSleep(ctx, time.Hour, true) }()
+	time.Sleep(2 * kernelSleepSlice) // asleep by now
+	for range 3 {
+		runtime.GC()
+	}
+	select {
+	case <-done:
+		t.Fatal("the sleep ended before its context did")
+	default:
+	}
+	cancel()
+	select {
+	case ok := <-done:
+		assert.False(t, ok)
+	case <-time.After(time.Minute):
+		t.Fatal("kernelSleep did not return after its context ended")
 	}
 }
 
@@ -47,17 +79,19 @@ func TestKernelSleepSleepsToTheEnd(t *testing.T) {
 func TestKernelSleepCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	assert.False(t, kernelSleep(ctx, time.Hour))
+	assert.False(t, kernelSleep(ctx, time.Hour, false))
 
-	ctx, cancel = context.WithCancel(context.Background())
-	done := make(chan bool, 1)
-	go func() { done <- kernelSleep(ctx, time.Hour) }()
-	time.Sleep(2 * kernelSleepSlice)
-	cancel()
-	select {
-	case ok := <-done:
-		assert.False(t, ok)
-	case <-time.After(time.Minute):
-		t.Fatal("kernelSleep did not return after its context ended")
+	for _, raw := range []bool{false, true} {
+		ctx, cancel = context.WithCancel(context.Background())
+		done := make(chan bool, 1)
+		go func() { done <- kernelSleep(ctx, time.Hour, raw) }()
+		time.Sleep(2 * kernelSleepSlice)
+		cancel()
+		select {
+		case ok := <-done:
+			assert.False(t, ok, "raw %v", raw)
+		case <-time.After(time.Minute):
+			t.Fatalf("kernelSleep (raw %v) did not return after its context ended", raw)
+		}
 	}
 }

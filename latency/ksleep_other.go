@@ -10,4 +10,4 @@ import (
 // kernelSleep sleeps on a Go timer where no precise kernel sleep is wired
 // up: it wakes up to about 1 ms late, which the schedule's StartLateness
 // shows and its response times leave out.
-func kernelSleep(ctx context.Context, d time.Duration) bool { return timerSleep(ctx, d) }
+func kernelSleep(ctx context.Context, d time.Duration, _ bool) bool { return timerSleep(ctx, d) }

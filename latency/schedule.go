@@ -246,6 +246,10 @@ type realClock struct {
 	// kernel makes every wait sleep, the last kernelSleepAfter of it in
 	// the kernel (kernelSleep), and never busy-wait.
 	kernel bool
+	// raw makes the kernel's sleeps raw system calls (kernelSleep), for a
+	// dispatcher that runs its only worker's requests itself in a process
+	// with another P.
+	raw bool
 	// yield makes the busy-wait yield to other goroutines, for a process
 	// whose network waits do not go through the poller (PingPongConfig.Spin's
 	// receiver reads its socket itself).
@@ -309,7 +313,7 @@ func (c *realClock) sleep(ctx context.Context, d time.Duration) bool {
 		if d > kernelSleepAfter && !c.timerSleep(ctx, d-kernelSleepAfter) {
 			return false
 		}
-		return kernelSleep(ctx, time.Duration(end-c.now()))
+		return kernelSleep(ctx, time.Duration(end-c.now()), c.raw)
 	}
 	return c.timerSleep(ctx, d)
 }
@@ -419,8 +423,13 @@ func Schedule(ctx context.Context, cfg *ScheduleConfig) (*ScheduleResult, error)
 	if err != nil {
 		return &ScheduleResult{}, err
 	}
-	clk := newRealClock(time.Now(), c.Spin, runtime.GOMAXPROCS(0))
+	procs := runtime.GOMAXPROCS(0)
+	clk := newRealClock(time.Now(), c.Spin, procs)
 	defer clk.timer.Stop()
+	// One worker runs on the dispatcher's goroutine (schedule), which then
+	// waits only for its next send or its request: its sleeps keep the P
+	// there is another of.
+	clk.raw = c.Workers == 1 && procs >= 2
 	return schedule(ctx, &c, clk)
 }
 

@@ -18,6 +18,12 @@ type Reader struct {
 // New returns false: kernel-stamped reads are linux-only.
 func New(net.Conn) (*Reader, bool) { return nil, false }
 
+// EnableBlock is never called: New returns no Reader.
+func (r *Reader) EnableBlock() error { return nil }
+
+// SetDeadline is never called: New returns no Reader.
+func (r *Reader) SetDeadline(time.Time) {}
+
 // Read is never called: New returns no Reader.
 func (r *Reader) Read([]byte) (int, error) { return 0, nil }
 

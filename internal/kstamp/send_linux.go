@@ -4,6 +4,7 @@ package kstamp
 
 import (
 	"fmt"
+	"os"
 	"time"
 	"unsafe"
 
@@ -56,7 +57,10 @@ func (r *Reader) Send(b []byte, stamp bool, left *time.Time) (id uint32, err err
 			t.Collect(id)
 		}
 	} else {
-		for r.serr == nil && r.sn < len(r.sb) {
+		for pass := 0; r.serr == nil && r.sn < len(r.sb); pass++ {
+			if pass > 0 && r.expired() {
+				return 0, os.ErrDeadlineExceeded
+			}
 			if err := r.raw.Write(r.sendPlainFn); err != nil {
 				return 0, err
 			}
@@ -113,7 +117,7 @@ func (r *Reader) sendPlain(fd uintptr) bool {
 	case 0:
 		r.sn += int(n)
 	case unix.EAGAIN:
-		return false
+		return retryOnEAGAIN(fd)
 	case unix.EINTR:
 	default:
 		r.serr = errno

@@ -46,15 +46,21 @@ func holds(tx *TX, id uint32) bool {
 func TestReaderSendThenRead(t *testing.T) {
 	req, reply := []byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"), []byte("$1\r\nv\r\n")
 	for _, tc := range []struct {
-		name           string
-		netpoller, txs bool
-	}{{"netpoller+tx", true, true}, {"netpoller", true, false}, {"poll+tx", false, true}, {"poll", false, false}} {
+		name                  string
+		netpoller, block, txs bool
+	}{
+		{"netpoller+tx", true, false, true}, {"netpoller", true, false, false}, {"poll+tx", false, false, true},
+		{"poll", false, false, false}, {"block+tx", false, true, true}, {"block", false, true, false},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, s := pair(t)
 			go echoOnce(s, len(req), reply)
 			r, ok := New(c)
 			require.True(t, ok)
 			r.Netpoller = tc.netpoller
+			if tc.block {
+				require.NoError(t, r.EnableBlock())
+			}
 			if tc.txs {
 				tx, err := EnablePerSend(c)
 				require.NoError(t, err)
@@ -123,11 +129,17 @@ func TestReaderSendDeadlineAndClose(t *testing.T) {
 // waiting while the socket is full, and arrives whole; a stamped one is
 // keyed, as Write keys it, by the last byte of its first system call.
 func TestReaderSendFinishesALargeSend(t *testing.T) {
-	for _, txs := range []bool{false, true} {
+	for _, tc := range []struct{ txs, block bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		txs := tc.txs
 		c, s := pair(t)
 		r, ok := New(c)
 		require.True(t, ok)
 		r.Netpoller = true
+		if tc.block {
+			// the socket out of the netpoller: a full socket's send
+			// waits in slices of pollSlice, not for writability
+			require.NoError(t, r.EnableBlock())
+		}
 		if txs {
 			tx, err := EnablePerSend(c)
 			require.NoError(t, err)

@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"os"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -106,7 +108,11 @@ func (t *TX) begin(b []byte, stamp bool) { t.sb, t.sstamp, t.sn, t.serr = b, sta
 // finish sends what begin's b has left, waiting in the netpoller while
 // the socket is full, and returns Write's results.
 func (t *TX) finish() (n int, id uint32, err error) {
-	for t.serr == nil && t.sn < len(t.sb) {
+	for pass := 0; t.serr == nil && t.sn < len(t.sb); pass++ {
+		if pass > 0 && !t.deadline.IsZero() && !time.Now().Before(t.deadline) {
+			t.sb = nil
+			return t.sn, t.sid, os.ErrDeadlineExceeded
+		}
 		if err := t.raw.Write(t.sendFn); err != nil {
 			t.sb = nil
 			return t.sn, t.sid, err
@@ -136,7 +142,7 @@ func (t *TX) sendFD(fd uintptr) bool {
 	t.smsg, t.siov.Base = unix.Msghdr{}, nil
 	switch {
 	case errno == unix.EAGAIN:
-		return false
+		return retryOnEAGAIN(fd)
 	case errno == unix.EINTR:
 		return true
 	case errno != 0:
