@@ -3,17 +3,15 @@ package throughput
 import (
 	"context"
 	"encoding/json"
-	"math/rand/v2"
 	"net"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/netperfkit/netperfkit/internal/peertest"
 )
 
 // TestSocketOptionsReachServer: the options a stock server takes from the
@@ -21,7 +19,7 @@ import (
 // bind address and port are used, and iperf3's start keys are written.
 func TestSocketOptionsReachServer(t *testing.T) {
 	addr, results := startServer(t, nil)
-	port := freeTCPPort(t)
+	port := peertest.QuietPorts(t, 2) // two streams, two client ports
 	cfg := &Config{
 		Duration:  300 * time.Millisecond,
 		Streams:   2,
@@ -66,36 +64,6 @@ func TestSocketOptionsReachServer(t *testing.T) {
 	assert.Error(t, err)
 	_, err = Run(ctxT(t, 5*time.Second), addr, &Config{SocketOptions: SocketOptions{BindAddr: "not-an-ip"}})
 	assert.Error(t, err)
-}
-
-func freeTCPPort(t *testing.T) int {
-	// Two consecutive free ports below the ephemeral range: the kernel
-	// hands ports inside it to every connect(2) on the machine, and under
-	// load another test's connect took the second port between this check
-	// and the stream's bind (CI, 2026-12-07).
-	low := 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
-				low = n
-			}
-		}
-	}
-	for range 500 {
-		p := 1024 + rand.IntN(low-1024-1)
-		ln, err := net.Listen("tcp", "127.0.0.1:"+itoa(p))
-		if err != nil {
-			continue
-		}
-		ln2, err := net.Listen("tcp", "127.0.0.1:"+itoa(p+1))
-		ln.Close()
-		if err == nil {
-			ln2.Close()
-			return p
-		}
-	}
-	t.Fatal("no two consecutive free ports")
-	return 0
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

@@ -166,7 +166,7 @@ func TestFlowLabelOnTheWire(t *testing.T) {
 		"tcp":         {Streams: 2},
 		"tcp-reverse": {Reverse: true},
 		// The label's connect binds the local address itself.
-		"tcp-bind-cport": {Streams: 2, SocketOptions: SocketOptions{BindAddr: "::1", ClientPort: peertest.FreePort(t)}},
+		"tcp-bind-cport": {Streams: 2, SocketOptions: SocketOptions{BindAddr: "::1", ClientPort: peertest.QuietPorts(t, 2)}},
 		"udp":            {UDP: true, Bitrate: 10e6, BlockLen: 1400},
 		"udp-reverse":    {UDP: true, Bitrate: 10e6, BlockLen: 1400, Reverse: true},
 		"udp-bidir":      {UDP: true, Bitrate: 10e6, BlockLen: 1400, Bidir: true},

@@ -149,10 +149,10 @@ func (r *Reader) Read(b []byte) (int, error) {
 // in the receive itself, and the kernel wakes it with the data, on the
 // CPU of the socket's waker when that one is free, without a poll, a
 // netpoller's park or a P handed to another thread. Over loopback on two
-// cores an open-loop GET's p50 read 1.09x (1000/s) and 1.17x (5000/s) the
-// plain Python client's so, against 1.16x and 1.41x in the netpoller, over
-// 6 alternating rounds (a stand-alone Go client, 25-26 us against a plain
-// C or Python client's 23-25: docs/benchmarks.md, issue 42). It suits one reader
+// cores an open-loop GET's p50 read 0.87x (1000/s) and 0.89x (5000/s) what
+// it read in the netpoller, over 6 alternating rounds; a stand-alone Go
+// client so read 25-26 us against a plain C or Python client's 23-25
+// (docs/benchmarks.md, issue 42). It suits one reader
 // on a thread that has nothing else to do while it waits (an open-loop
 // client's only worker) in a process with another P: the waiting thread
 // keeps its P, and the runtime does not see it wait.

@@ -7,11 +7,13 @@ package peertest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -85,6 +87,73 @@ func FreePort(tb testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// QuietPorts returns the first of n consecutive TCP ports below the
+// ephemeral range (net.ipv4.ip_local_port_range) that were free on
+// 127.0.0.1, and on ::1 where the host has it, a moment ago: for a client
+// that must bind its own ports (iperf3's --cport). A port inside the range
+// may be taken by any connect(2) on the machine between the check and the
+// bind, as another test's connect took one under load in CI; below it only
+// an explicit bind takes one. It fails tb if no such run of ports is found.
+func QuietPorts(tb testing.TB, n int) int {
+	tb.Helper()
+	low := ephemeralLow()
+	for range 500 {
+		p := 1024 + rand.IntN(low-1024-n)
+		if portsFree(p, n) {
+			return p
+		}
+	}
+	tb.Fatalf("peertest: no %d consecutive free ports below %d", n, low)
+	return 0
+}
+
+// ephemeralLow is the ephemeral range's first port (32768, linux's
+// default, where it cannot be read).
+func ephemeralLow() int {
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
+				return n
+			}
+		}
+	}
+	return 32768
+}
+
+// portsFree reports whether ports p to p+n-1 can each be listened on, on
+// 127.0.0.1 and, where the host has it, ::1.
+func portsFree(p, n int) bool {
+	var held []net.Listener
+	defer func() {
+		for _, ln := range held {
+			ln.Close()
+		}
+	}()
+	for i := range n {
+		for _, host := range []string{"127.0.0.1", "::1"} {
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p+i)))
+			if err != nil && host == "::1" && !hasIPv6Loopback() {
+				continue
+			}
+			if err != nil {
+				return false
+			}
+			held = append(held, ln)
+		}
+	}
+	return true
+}
+
+// hasIPv6Loopback reports whether ::1 can be listened on at all.
+func hasIPv6Loopback() bool {
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
 }
 
 func joinNames(names []string) string {

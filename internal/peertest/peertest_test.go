@@ -78,6 +78,24 @@ func TestFreePort(t *testing.T) {
 	require.NoError(t, ln.Close())
 }
 
+// TestQuietPorts: the ports lie below the ephemeral range and can each be
+// bound on 127.0.0.1 (and ::1 where the host has it) once returned.
+func TestQuietPorts(t *testing.T) {
+	p := QuietPorts(t, 3)
+	assert.GreaterOrEqual(t, p, 1024)
+	assert.Less(t, p+2, ephemeralLow())
+	for i := range 3 {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+i)))
+		require.NoError(t, err, "port %d", p+i)
+		require.NoError(t, ln.Close())
+		if hasIPv6Loopback() {
+			ln, err := net.Listen("tcp", net.JoinHostPort("::1", strconv.Itoa(p+i)))
+			require.NoError(t, err, "port %d on ::1", p+i)
+			require.NoError(t, ln.Close())
+		}
+	}
+}
+
 // TestNewIPerf3Features points NETPERFKIT_IPERF3 at a script that prints a
 // version line, and checks that a feature it lacks makes the peer missing.
 func TestNewIPerf3Features(t *testing.T) {
