@@ -49,8 +49,9 @@ func (wk *worker) runOpen(ctx context.Context) (*RunResult, error) {
 	// the schedule's own thread, spinning for each reply too cut the p50
 	// to 0.6x a blocking client's but raised the p99 2-8x on a 2-core
 	// machine whose other core serves the cache (docs/benchmarks.md, issue
-	// 23), so the reply waits in poll(2) as the plain reference client's
-	// does in recv.
+	// 23), so the reply is awaited asleep: with one worker in a blocking
+	// receive, as the plain reference client's is in recv (blockingReads),
+	// and otherwise in the netpoller.
 	kv := newKernelRecorder(w)
 	block := blockingReads(w)
 	sres, err := latency.Schedule(ctx, &latency.ScheduleConfig{

@@ -124,9 +124,9 @@ type WorkloadConfig struct {
 	// load down; the client's own lateness is not charged to the server
 	// (docs/conventions.md). The built-in RESP engine reads each reply in
 	// the kernel with its arrival time (RunResult.Schedule's ReceiveWake).
-	// Precision costs a core: the schedule busy-waits for each start on a
-	// thread of its own when starts are under 2 ms apart; replies are
-	// awaited asleep in the kernel (poll(2)), never spun for.
+	// The schedule sleeps to each start, its last milliseconds in the
+	// kernel (clock_nanosleep), and never busy-waits; replies are awaited
+	// asleep in the kernel, never spun for.
 	// Zero means closed loop: each worker starts its next operation when
 	// the last one ends. At most 10,000,000 per second.
 	Rate float64

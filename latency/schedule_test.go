@@ -509,3 +509,33 @@ func TestKernelSleepEndsAfterTarget(t *testing.T) {
 	cancel()
 	assert.False(t, c.waitUntil(ctx, c.now()+int64(time.Second)), "a cancelled wait ends early")
 }
+
+// A raw clock yields its P once every rawYieldEvery, at the start of a wait
+// long enough for the yield's wake-up of an idle thread to end before the
+// send: never on a short wait, and never twice in one period.
+func TestRawClockYieldsOncePerPeriod(t *testing.T) {
+	var now int64
+	c := &realClock{raw: true, kernel: true, nowFn: func() int64 { return now }}
+	every := int64(rawYieldEvery)
+	var yields []int64
+	for ; now < 4*every; now += int64(200 * time.Microsecond) {
+		before := c.yielded
+		wait := time.Millisecond
+		if now%int64(time.Millisecond) == 0 {
+			wait = rawYieldWait / 2 // too short a wait: no yield, even when one is due
+		}
+		c.rawYield(wait)
+		if c.yielded != before {
+			yields = append(yields, now)
+		}
+	}
+	require.NotEmpty(t, yields)
+	for i, y := range yields {
+		assert.NotZero(t, y%int64(time.Millisecond), "yield %d came at the start of a short wait", i)
+		if i > 0 {
+			assert.GreaterOrEqual(t, y-yields[i-1], every, "yields %d and %d", i-1, i)
+			assert.Less(t, y-yields[i-1], every+int64(500*time.Microsecond), "yields %d and %d: a due yield waited", i-1, i)
+		}
+	}
+	assert.Len(t, yields, 3, "one a period after the first: %v", yields)
+}

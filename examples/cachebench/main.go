@@ -114,6 +114,7 @@ type options struct {
 	modes    []cache.ConnMode
 	workers  int
 	dur      time.Duration
+	ops      int64 // -n: operations per run, 0 for -d alone
 	runs     int
 	ratio    string
 	get, set int
@@ -148,6 +149,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.start, "start", 1000, "-slo: first rate of the search, ops/s")
 	fs.DurationVar(&o.step, "step", time.Second, "-slo: duration of each step")
 	fs.DurationVar(&o.dur, "d", 20*time.Second, "duration of each run")
+	fs.Int64Var(&o.ops, "n", 0, "operations per run, as redis-benchmark's -n: a run ends at the first of `N` and -d (0: -d alone)")
 	fs.IntVar(&o.runs, "runs", 3, "runs per engine and mode (medians are reported)")
 	fs.StringVar(&o.ratio, "ratio", "1:1", "GET:SET ratio")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object")
@@ -192,6 +194,12 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.rate < 0 {
 		return nil, fmt.Errorf("-rate %v is negative", o.rate)
+	}
+	if o.ops < 0 {
+		return nil, fmt.Errorf("-n %d is negative", o.ops)
+	}
+	if o.ops > 0 && (o.slo != nil || o.sh.active()) {
+		return nil, errors.New("-n sizes the runs of a comparison; -slo steps and -shard runs are sized by their duration")
 	}
 	if o.procs < -1 {
 		return nil, fmt.Errorf("-procs %d: want -1, 0 or a positive count", o.procs)
@@ -339,7 +347,7 @@ func bench(ctx context.Context, ep *cache.Endpoint, o *options, stderr io.Writer
 	for _, mode := range o.modes {
 		for _, engine := range o.engines {
 			cfg := &cache.WorkloadConfig{
-				Engine: engine, Mode: mode, Workers: o.workers, Duration: o.dur,
+				Engine: engine, Mode: mode, Workers: o.workers, Duration: o.dur, MaxOps: o.ops,
 				GetWeight: o.get, SetWeight: o.set, Rate: o.rate, Arrival: o.arrival, NoKernelView: !o.kernel,
 			}
 			restore := gomaxprocs.Set(cachecli.Procs(o.procs, cfg))

@@ -376,3 +376,28 @@ func TestCachebenchProcs(t *testing.T) {
 	assert.NotEqual(t, 0, run([]string{"-addr", s.Addr, "-procs", "-2"}, &out, &errb))
 	assert.Contains(t, errb.String(), "-procs -2")
 }
+
+// -n ends each run after N operations, as redis-benchmark's -n does, with -d
+// only bounding it; it refuses a negative count and the runs that a
+// duration sizes (-slo, -shard).
+func TestCachebenchOps(t *testing.T) {
+	s := cachetest.NewServer(t, nil)
+	var out, errb bytes.Buffer
+	rc := run([]string{"-addr", s.Addr, "-engine", "resp", "-mode", "both", "-workers", "3", "-n", "250", "-d", "1m", "-runs", "2", "-json"}, &out, &errb)
+	require.Equal(t, 0, rc, errb.String())
+	var o struct {
+		Results []map[string]any `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &o))
+	require.Len(t, o.Results, 2)
+	for _, r := range o.Results {
+		assert.EqualValues(t, 2*250, r["attempts"], "%s: two runs of 250", r["mode"])
+	}
+	assert.Equal(t, 2, strings.Count(errb.String(), "resp connect:"), errb.String())
+
+	for _, args := range [][]string{{"-n", "-1"}, {"-n", "10", "-slo", "p99=1ms"}, {"-n", "10", "-shard", "0/2"}} {
+		errb.Reset()
+		assert.Equal(t, 2, run(append([]string{"-addr", s.Addr}, args...), &out, &errb), "%v", args)
+		assert.Contains(t, errb.String(), "-n", "%v", args)
+	}
+}

@@ -46,11 +46,9 @@ type Reader struct {
 	// that sees it drains the queue into TX rather than spin.
 	TX *TX
 
-	raw   syscall.RawConn
-	oob   []byte
-	block bool // EnableBlock
-	// deadline is a blocking Reader's (SetDeadline).
-	deadline time.Time
+	raw syscall.RawConn
+	oob []byte
+	blk blocking
 
 	arrived time.Time
 	stamped bool
@@ -121,7 +119,7 @@ func (r *Reader) Read(b []byte) (int, error) {
 	r.msg.Control = &r.oob[0]
 	defer func() { r.iov.Base, r.msg.Iov, r.msg.Control = nil, nil, nil }()
 	for {
-		if r.expired() {
+		if r.blk.expired() {
 			return 0, os.ErrDeadlineExceeded
 		}
 		err := r.raw.Read(r.recv)
@@ -195,7 +193,7 @@ func (r *Reader) EnableBlock() error {
 	if serr != nil {
 		return fmt.Errorf("kstamp: blocking mode: %w", serr)
 	}
-	r.block = true
+	r.blk.on = true
 	return nil
 }
 
@@ -203,17 +201,27 @@ func (r *Reader) EnableBlock() error {
 // (EnableBlock), which then fail with os.ErrDeadlineExceeded within
 // pollSlice of it; the zero time means none. A Reader that does not block
 // takes the connection's deadlines instead.
-func (r *Reader) SetDeadline(t time.Time) {
-	r.deadline = t
-	if r.TX != nil {
-		r.TX.deadline = t
-	}
+func (r *Reader) SetDeadline(t time.Time) { r.blk.deadline = t }
+
+// blocking is a blocking Reader's state (EnableBlock), which its sends
+// through TX share (Reader.Send passes it on).
+type blocking struct {
+	on       bool
+	deadline time.Time // SetDeadline's
 }
 
-// expired reports whether a blocking Reader's deadline has passed.
-func (r *Reader) expired() bool {
-	return r.block && !r.deadline.IsZero() && !time.Now().Before(r.deadline)
+// expired reports whether a blocking socket's deadline has passed; nil
+// (a TX's Write outside a Reader's Send) is a socket that does not block.
+func (b *blocking) expired() bool {
+	return b != nil && b.on && !b.deadline.IsZero() && !time.Now().Before(b.deadline)
 }
+
+// retry is what a send's pass returns when the socket had no room: false
+// (wait in the netpoller) for a non-blocking socket, true for a blocking
+// one, whose send waited pollSlice and which the netpoller no longer
+// watches: the caller's next pass checks the deadline and Close and sends
+// again.
+func (b *blocking) retry() bool { return b != nil && b.on }
 
 // leaveEpoll removes fd from the epoll sets that watch it under that
 // number: Go's netpoller's (the runtime keeps no other). The runtime's own
@@ -244,22 +252,12 @@ func leaveEpoll(fd int) error {
 	return nil
 }
 
-// retryOnEAGAIN is what a send's pass returns when the socket had no room:
-// false (wait in the netpoller) for a non-blocking socket, true for a
-// blocking one (EnableBlock's), whose send waited pollSlice and which the
-// netpoller no longer watches: the caller's next pass checks the deadline
-// and Close and sends again.
-func retryOnEAGAIN(fd uintptr) bool {
-	fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
-	return err == nil && fl&unix.O_NONBLOCK == 0
-}
-
 // receive is Read's pass on the socket: one non-blocking receive, or, when
 // there is nothing and the spin is over, one poll(2) of up to pollSlice and
 // a receive after it (the next pass checks the deadline and Close and polls
 // again), or with Netpoller a wait in the netpoller.
 func (r *Reader) receive(fd uintptr) bool {
-	if r.block {
+	if r.blk.on {
 		r.recvmsgBy(unix.RawSyscall, fd, 0)
 		if r.rerr == unix.EINTR {
 			// Most likely the runtime asking this goroutine to stop (a

@@ -38,7 +38,7 @@ func (r *Reader) Send(b []byte, stamp bool, left *time.Time) (id uint32, err err
 		return 0, nil
 	}
 	if t != nil {
-		t.begin(b, stamp)
+		t.begin(b, stamp, &r.blk)
 	}
 	r.sb, r.sn, r.serr, r.sent, r.left = b, 0, nil, false, left
 	defer func() { r.sb, r.left = nil, nil }()
@@ -58,7 +58,7 @@ func (r *Reader) Send(b []byte, stamp bool, left *time.Time) (id uint32, err err
 		}
 	} else {
 		for pass := 0; r.serr == nil && r.sn < len(r.sb); pass++ {
-			if pass > 0 && r.expired() {
+			if pass > 0 && r.blk.expired() {
 				return 0, os.ErrDeadlineExceeded
 			}
 			if err := r.raw.Write(r.sendPlainFn); err != nil {
@@ -117,7 +117,7 @@ func (r *Reader) sendPlain(fd uintptr) bool {
 	case 0:
 		r.sn += int(n)
 	case unix.EAGAIN:
-		return retryOnEAGAIN(fd)
+		return r.blk.retry()
 	case unix.EINTR:
 	default:
 		r.serr = errno

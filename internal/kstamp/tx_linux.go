@@ -61,12 +61,13 @@ type TX struct {
 	siov    unix.Iovec
 	sb      []byte
 	sstamp  bool
-	// deadline is a blocking Reader's (Reader.SetDeadline), checked
-	// between the passes of a send the socket did not take at once.
-	deadline time.Time
-	sn       int
-	sid      uint32
-	serr     error
+	// blk is the blocking Reader's whose Send this is (nil in Write):
+	// its deadline is checked between the passes of a send the socket
+	// did not take at once.
+	blk  *blocking
+	sn   int
+	sid  uint32
+	serr error
 }
 
 // ErrTXUnsupported is wrapped by EnableTX's error when the connection has
@@ -113,25 +114,33 @@ func (t *TX) Sent(n int) uint32 {
 }
 
 // Take returns the stamp of the send whose key is id, draining the error
-// queue first when the stamp is not held yet (Collect). A stamp not there is counted as lost: the kernel dropped it (its
-// error queue was full) or the device never stamped it.
+// queue first when the stamp is not held yet (Collect). A stamp not there
+// is counted as lost: the kernel dropped it (its error queue was full) or
+// the device never stamped it.
 func (t *TX) Take(id uint32) (time.Time, bool) {
 	t.taken.Add(1)
 	// A stamp Collect took right after its send is already held: the
 	// error queue is read only for one that is not, which spares the
 	// reply's path a receive (issue 42).
-	for pass := 0; pass < 2; pass++ {
-		for i := range t.ring {
-			if t.have[i] && t.ring[i].ID == id {
-				t.have[i] = false
-				return t.ring[i].At, true
-			}
-		}
-		if pass == 0 {
-			t.Drain()
+	at, ok := t.find(id)
+	if !ok {
+		t.Drain()
+		at, ok = t.find(id)
+	}
+	if !ok {
+		t.lost.Add(1)
+	}
+	return at, ok
+}
+
+// find takes the held stamp keyed id out of the ring.
+func (t *TX) find(id uint32) (time.Time, bool) {
+	for i := range t.ring {
+		if t.have[i] && t.ring[i].ID == id {
+			t.have[i] = false
+			return t.ring[i].At, true
 		}
 	}
-	t.lost.Add(1)
 	return time.Time{}, false
 }
 

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -98,18 +97,21 @@ func (t *TX) Write(b []byte, stamp bool) (n int, id uint32, err error) {
 	if len(b) == 0 {
 		return 0, t.next - 1, nil
 	}
-	t.begin(b, stamp)
+	t.begin(b, stamp, nil)
 	return t.finish()
 }
 
-// begin sets Write's state up to send b.
-func (t *TX) begin(b []byte, stamp bool) { t.sb, t.sstamp, t.sn, t.serr = b, stamp, 0, nil }
+// begin sets Write's state up to send b, on a socket that blocks as blk
+// says (nil: one that does not).
+func (t *TX) begin(b []byte, stamp bool, blk *blocking) {
+	t.sb, t.sstamp, t.sn, t.serr, t.blk = b, stamp, 0, nil, blk
+}
 
 // finish sends what begin's b has left, waiting in the netpoller while
 // the socket is full, and returns Write's results.
 func (t *TX) finish() (n int, id uint32, err error) {
 	for pass := 0; t.serr == nil && t.sn < len(t.sb); pass++ {
-		if pass > 0 && !t.deadline.IsZero() && !time.Now().Before(t.deadline) {
+		if pass > 0 && t.blk.expired() {
 			t.sb = nil
 			return t.sn, t.sid, os.ErrDeadlineExceeded
 		}
@@ -142,7 +144,7 @@ func (t *TX) sendFD(fd uintptr) bool {
 	t.smsg, t.siov.Base = unix.Msghdr{}, nil
 	switch {
 	case errno == unix.EAGAIN:
-		return retryOnEAGAIN(fd)
+		return t.blk.retry()
 	case errno == unix.EINTR:
 		return true
 	case errno != 0:

@@ -98,10 +98,10 @@ func FreePort(tb testing.TB) int {
 // an explicit bind takes one. It fails tb if no such run of ports is found.
 func QuietPorts(tb testing.TB, n int) int {
 	tb.Helper()
-	low := ephemeralLow()
+	low, v6 := ephemeralLow(), hasIPv6Loopback()
 	for range 500 {
 		p := 1024 + rand.IntN(low-1024-n)
-		if portsFree(p, n) {
+		if portsFree(p, n, v6) {
 			return p
 		}
 	}
@@ -123,8 +123,8 @@ func ephemeralLow() int {
 }
 
 // portsFree reports whether ports p to p+n-1 can each be listened on, on
-// 127.0.0.1 and, where the host has it, ::1.
-func portsFree(p, n int) bool {
+// 127.0.0.1 and, with v6 (the host has it), ::1.
+func portsFree(p, n int, v6 bool) bool {
 	var held []net.Listener
 	defer func() {
 		for _, ln := range held {
@@ -133,10 +133,10 @@ func portsFree(p, n int) bool {
 	}()
 	for i := range n {
 		for _, host := range []string{"127.0.0.1", "::1"} {
-			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p+i)))
-			if err != nil && host == "::1" && !hasIPv6Loopback() {
+			if host == "::1" && !v6 {
 				continue
 			}
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p+i)))
 			if err != nil {
 				return false
 			}
