@@ -23,14 +23,8 @@ cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-6}; SECS=${SECS:-3}; PAUSE=${PAUSE:-2}; SIZE=${SIZE:-ops}
 REDIS=${REDIS:-redis-server}
 go build -o /tmp/np-ca-cachebench ./examples/cachebench
-RP=$(shuf -i 28001-29000 -n1) # below the ephemeral ports
-"$REDIS" --port "$RP" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 & RS=$!
+start_redis "$REDIS"
 trap 'kill $RS 2>/dev/null' EXIT
-for i in $(seq 300); do
-	redis-cli -p "$RP" ping >/dev/null 2>&1 && break
-	[ "$i" = 300 ] && { echo "connect-alternate.sh: $REDIS on port $RP never answered" >&2; exit 1; }
-	sleep 0.1
-done
 
 # rb N: redis-benchmark's ops/s over N GETs and N SETs.
 rb() {

@@ -24,6 +24,23 @@ start_server() {
 	sleep 0.5
 }
 
+# start_redis [BIN]: a redis-server (or BIN) on $RP (pid $RS), below the
+# ephemeral ports, which clients hold. A loaded machine may take seconds to
+# start it: it waits up to 30 s for an answer and stops the script if none
+# comes (a run against no server measures nothing). The caller kills $RS.
+start_redis() {
+	local bin=${1:-redis-server} i
+	RP=$(shuf -i 28001-29000 -n1)
+	"$bin" --port "$RP" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 & RS=$!
+	for i in $(seq 300); do
+		redis-cli -p "$RP" ping >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	kill "$RS" 2>/dev/null
+	echo "$(basename "$0"): $bin on port $RP never answered" >&2
+	exit 1
+}
+
 # client_json CMD...: runs a -J client, again up to 4 times while the server
 # is still busy with the previous test, and prints its document.
 client_json() {

@@ -38,17 +38,11 @@ if [ -n "${BEFORE:-}" ]; then
 	(cd "$BEFORE" && go build -o /tmp/np-ol-cachebench-before ./examples/cachebench && go build -o /tmp/np-ol-pingpong-before ./examples/pingpong)
 	CB+=(/tmp/np-ol-cachebench-before); PP+=(/tmp/np-ol-pingpong-before); TAG+=(-before); NOKERNEL+=("")
 fi
-RP=$(shuf -i 28001-29000 -n1); SP=$(shuf -i 29001-30000 -n1) # below the ephemeral ports, which clients hold
-redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 & RS=$!
+SP=$(shuf -i 29001-30000 -n1) # below the ephemeral ports, which clients hold
 sockperf server -i 127.0.0.1 -p "$SP" >/dev/null 2>&1 & SS=$!
+trap 'kill $SS 2>/dev/null' EXIT
+start_redis
 trap 'kill $RS $SS 2>/dev/null' EXIT
-# A loaded machine may take seconds to start redis-server: wait up to 30 s,
-# and stop if it never answers (a run against no server measures nothing).
-for i in $(seq 300); do
-	redis-cli -p "$RP" ping >/dev/null 2>&1 && break
-	[ "$i" = 300 ] && { echo "openloop-alternate.sh: redis-server on port $RP never answered" >&2; exit 1; }
-	sleep 0.1
-done
 out=$(mktemp)
 
 # sockperf_pcts: "p50 p99" from sockperf's text on stdin.
