@@ -309,6 +309,26 @@ func parseVsRedisBenchmark(out string) (rb, resp, glide []float64, ok bool) {
 	return rb, resp, glide, true
 }
 
+// parseConnectAlternate reads connect-alternate.sh's "R TOOL OPS TW-BEFORE
+// TW-AFTER" lines: cachebench's ops/s over redis-benchmark's, with each
+// run's TIME_WAIT count before it kept as a figure.
+func parseConnectAlternate(out string) []Round {
+	rows := roundRows(out, 1, 3)
+	var rounds []Round
+	for _, r := range sortedRounds(rows) {
+		a, b := rows[r]["cachebench"], rows[r]["redis-benchmark"]
+		if a == nil || b == nil {
+			continue
+		}
+		rd := newRound()
+		rd.Figures["cachebench_ops"], rd.Figures["redis_benchmark_ops"] = a[0], b[0]
+		rd.Figures["cachebench_timewait_before"], rd.Figures["redis_benchmark_timewait_before"] = a[1], b[1]
+		putRatio(&rd, "ops", a[0], b[0])
+		rounds = append(rounds, rd)
+	}
+	return rounds
+}
+
 // parseGoRedis reads goredis.sh's "R WORKERS TOOL OPS P50 P99 CPU_S" lines.
 func parseGoRedis(out string) []Round {
 	rows := roundRows(out, 2, 4)

@@ -103,6 +103,27 @@ func TestParseSockperf(t *testing.T) {
 	assert.InDelta(t, 1.5, rs[0].Ratios["tcp_cpu_per_msg"], 1e-9)
 }
 
+// connect-alternate.sh's rounds pair cachebench's run with redis-benchmark's
+// of the same round, in either order; a round missing one is left out.
+func TestParseConnectAlternate(t *testing.T) {
+	out := `# N=20000 GETs and SETs a run (40000 connections), SIZE=ops, PAUSE=2s
+# round 1 load 0.31
+1 cachebench 13000 14116 14116
+1 redis-benchmark 14000 14116 14200
+# round 1 ratio 0.929
+2 redis-benchmark 15000 14200 14300
+2 cachebench 12000 14300 14310
+3 cachebench 1 2 3
+cachebench/redis-benchmark ops/s: median 0.864x [0.800-0.929] over 2 rounds
+`
+	rounds := parseConnectAlternate(out)
+	require.Len(t, rounds, 2)
+	assert.InDelta(t, 13000.0/14000, rounds[0].Ratios["ops"], 1e-9)
+	assert.InDelta(t, 12000.0/15000, rounds[1].Ratios["ops"], 1e-9)
+	assert.Equal(t, 14300.0, rounds[1].Figures["cachebench_timewait_before"])
+	assert.Equal(t, 15000.0, rounds[1].Figures["redis_benchmark_ops"])
+}
+
 func TestParseCache(t *testing.T) {
 	rb, resp, glide, ok := parseVsRedisBenchmark(vsRBOut)
 	require.True(t, ok)
@@ -191,6 +212,7 @@ func FuzzParsers(f *testing.F) {
 		all = append(all, parseSockperfClient(nil, s, "udp")...)
 		all = append(all, parseSockperfServer(s)...)
 		all = append(all, parseGoRedis(s)...)
+		all = append(all, parseConnectAlternate(s)...)
 		all = append(all, parseEthtoolBench(s)...)
 		rs, _ := parseNodeExporter(s)
 		all = append(all, rs...)

@@ -209,6 +209,23 @@ func runRedisBenchmark(ctx context.Context, e *env, scenario string) (*outcome, 
 	return o, nil
 }
 
+// runConnectAlternate runs connect-per-op as a user runs the pair by hand:
+// the cachebench binary against redis-benchmark -k 0 on one redis-server
+// (scripts/bench/connect-alternate.sh).
+func runConnectAlternate(ctx context.Context, e *env) (*outcome, error) {
+	for _, bin := range []string{"redis-server", "redis-cli", "redis-benchmark"} {
+		if _, err := needBinary(bin); err != nil {
+			return nil, err
+		}
+	}
+	out, cmd, err := e.run(ctx, []string{e.roundsVar(), "SECS=" + e.secs(3, 1)}, "scripts/bench/connect-alternate.sh")
+	o := &outcome{commands: []string{cmd}, rounds: parseConnectAlternate(out)}
+	if len(o.rounds) == 0 {
+		return nil, noRounds(err)
+	}
+	return o, nil
+}
+
 // runGlide reads the three scenarios' runs: the resp engine's ops/s over
 // glide's, round by round (glide's runs follow the rounds, paired by index).
 func runGlide(ctx context.Context, e *env) (*outcome, error) {

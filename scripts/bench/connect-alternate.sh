@@ -2,9 +2,11 @@
 # Issue 42: connect-per-op against redis-benchmark as a user would run the
 # pair by hand, on ONE redis-server: `cachebench -engine resp -mode connect
 # -workers 4` and `redis-benchmark -k 0 -c 4 -t get,set -d 100 -r 10000`,
-# alternated, ROUNDS rounds (default 6). Prints each run's ops/s (redis-benchmark's:
-# the harmonic mean of its GET and SET rates, as a 1:1 mix of the two) and
-# the median of the rounds' ratios, cachebench over redis-benchmark.
+# alternated, ROUNDS rounds (default 6). Prints a line per run, "ROUND TOOL OPS/S
+# TIME_WAIT-BEFORE TIME_WAIT-AFTER" (redis-benchmark's rate: the harmonic mean
+# of its GET and SET rates, as a 1:1 mix of the two; TIME_WAIT: the sockets
+# towards the server), and the median of the rounds' ratios, cachebench over
+# redis-benchmark. scripts/anchors' redis-benchmark-by-hand anchor runs it.
 #
 # Every run makes the same number of connections, 2*N (N GETs and N SETs
 # for redis-benchmark, -n 2N for cachebench), after a PAUSE (2 s) with no
@@ -54,13 +56,13 @@ for r in $(seq "$ROUNDS"); do
 		sleep "$PAUSE"
 		tw=$(timewait)
 		case $tool in
-		cachebench) c=$(cb "$N") ;;
-		redis-benchmark) b=$(rb "$N") ;;
+		cachebench) c=$(cb "$N") ops=$c ;;
+		redis-benchmark) b=$(rb "$N") ops=$b ;;
 		esac
-		echo "$tool $( [ "$tool" = cachebench ] && echo "$c" || echo "$b") ops/s (TIME_WAIT before: $tw, after: $(timewait))"
+		echo "$r $tool $ops $tw $(timewait)"
 	done
 	ratios+=("$(python3 -c "print('%.3f' % ($c / $b))")")
-	echo "round $r ratio ${ratios[-1]}"
+	echo "# round $r ratio ${ratios[-1]}"
 done
 python3 - "${ratios[@]}" <<'EOF'
 import statistics, sys
