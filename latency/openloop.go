@@ -164,7 +164,8 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 	// A UDP write never waits for the server; a TCP one may, for flow
 	// control, and that wait is the server's.
 	flowControl := !strings.HasPrefix(r.cfg.Network, "udp")
-	var wrote, yielded int64 // when the last write returned; the last yield
+	var wrote int64 // when the last write returned
+	var yields yielder
 	for i := int64(0); ; i++ {
 		if r.cfg.Count > 0 && i >= r.cfg.Count {
 			return nil
@@ -209,16 +210,11 @@ func (l *loadRun) send(ctx context.Context, msg []byte, seq uint64) error {
 		wrote = r.now()
 		l.lastSeq.Store(seq)
 		l.lastSend.Store(wrote)
-		if l.rb != nil && wrote-yielded > int64(yieldEvery) {
-			// A goroutine that never passes through the scheduler is
-			// preempted by the runtime's monitor after 10 ms: a
-			// signal, its P taken from it in its next wait, and the
-			// monitor then polling every 20 us for a while. About
-			// 1,300 wake-ups a second of the monitor's at 1000 msg/s,
-			// half the probe's CPU; a yield now and then costs a
-			// hand-off of the P instead.
-			runtime.Gosched()
-			yielded = wrote
+		if l.rb != nil {
+			// Preempted, the sleeping sender cost the monitor about
+			// 1,300 wake-ups a second at 1000 msg/s, half the probe's
+			// CPU.
+			yields.at(wrote)
 		}
 	}
 }
@@ -262,10 +258,6 @@ func (l *loadRun) asking(seq uint64, intended, now, own int64) {
 		l.pongsIn++
 	}
 }
-
-// yieldEvery is how often the sleeping under-load sender yields its P,
-// within the 10 ms after which the runtime would preempt it.
-const yieldEvery = 5 * time.Millisecond
 
 // drain handles the replies the transport has at hand, without waiting.
 func (l *loadRun) drain() error {

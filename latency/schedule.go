@@ -250,8 +250,8 @@ type realClock struct {
 	// dispatcher that runs its only worker's requests itself in a process
 	// with another P.
 	raw bool
-	// yielded is when a raw clock last yielded its P (rawYield).
-	yielded int64
+	// yields paces a raw clock's yields of its P (rawYield).
+	yields yielder
 	// yield makes the busy-wait yield to other goroutines, for a process
 	// whose network waits do not go through the poller (PingPongConfig.Spin's
 	// receiver reads its socket itself).
@@ -323,25 +323,20 @@ func (c *realClock) sleep(ctx context.Context, d time.Duration) bool {
 	return c.timerSleep(ctx, d)
 }
 
-// rawYieldEvery and rawYieldWait pace a raw clock's yields (rawYield).
-const (
-	rawYieldEvery = 5 * time.Millisecond
-	rawYieldWait  = 100 * time.Microsecond
-)
+// rawYieldWait is the shortest wait at whose start a raw clock yields
+// (rawYield).
+const rawYieldWait = 100 * time.Microsecond
 
-// rawYield passes the goroutine through the scheduler, at the start of a
-// wait of d, once every rawYieldEvery. A goroutine that only makes raw
-// system calls never does, so sysmon preempts it after 10 ms: a signal, a
-// yield, and a wake-up of the process's idle thread, which spins on a CPU
-// for tens of microseconds at a moment the schedule does not choose, most
-// often just after a send. The server woken by that send then found its
-// CPU taken and waited about 100 us for the other, idle one, once every
-// 20 ms (issue 42). A yield of its own, a moment after a reply and at
-// least rawYieldWait before the next send, keeps sysmon from preempting.
+// rawYield lets the clock's yielder yield at the start of a wait of d. A
+// raw clock's goroutine makes only raw system calls, and the wake-up of
+// the idle thread that the runtime's preemption brings came most often
+// just after a send: the server woken by that send then found its CPU
+// taken and waited about 100 us for the other, idle one, once every 20 ms
+// (issue 42). A yield a moment after a reply, at least rawYieldWait before
+// the next send, has that thread's spin over before the send.
 func (c *realClock) rawYield(d time.Duration) {
-	if now := c.now(); d >= rawYieldWait && now-c.yielded >= int64(rawYieldEvery) {
-		runtime.Gosched()
-		c.yielded = now
+	if d >= rawYieldWait {
+		c.yields.at(c.now())
 	}
 }
 

@@ -510,22 +510,22 @@ func TestKernelSleepEndsAfterTarget(t *testing.T) {
 	assert.False(t, c.waitUntil(ctx, c.now()+int64(time.Second)), "a cancelled wait ends early")
 }
 
-// A raw clock yields its P once every rawYieldEvery, at the start of a wait
+// A raw clock yields its P once every yieldEvery, at the start of a wait
 // long enough for the yield's wake-up of an idle thread to end before the
 // send: never on a short wait, and never twice in one period.
 func TestRawClockYieldsOncePerPeriod(t *testing.T) {
 	var now int64
 	c := &realClock{raw: true, kernel: true, nowFn: func() int64 { return now }}
-	every := int64(rawYieldEvery)
+	every := int64(yieldEvery)
 	var yields []int64
 	for ; now < 4*every; now += int64(200 * time.Microsecond) {
-		before := c.yielded
+		before := c.yields.last
 		wait := time.Millisecond
 		if now%int64(time.Millisecond) == 0 {
 			wait = rawYieldWait / 2 // too short a wait: no yield, even when one is due
 		}
 		c.rawYield(wait)
-		if c.yielded != before {
+		if c.yields.last != before {
 			yields = append(yields, now)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,12 +91,6 @@ func timeval(d time.Duration) *unix.Timeval {
 	return &tv
 }
 
-// yieldAfter is how long a serving goroutine runs before it yields: the
-// runtime preempts one that has run 10 ms without passing through the
-// scheduler (a signal, its P taken, its monitor polling every 20 us for a
-// while), which costs more than a yield.
-const yieldAfter = 8 * time.Millisecond
-
 func (r *rawUDP) loop(ctx context.Context) error {
 	p := r.p
 	r.iov.Base = &p.buf[0]
@@ -107,7 +100,7 @@ func (r *rawUDP) loop(ctx context.Context) error {
 	r.out.Name = (*byte)(unsafe.Pointer(&r.name))
 	r.out.Iov = &r.oiov
 	r.out.SetIovlen(1)
-	last := time.Now()
+	var yields yielder
 	r.msg.Name = (*byte)(unsafe.Pointer(&r.name))
 	for {
 		n, errno := r.recv()
@@ -122,10 +115,7 @@ func (r *rawUDP) loop(ctx context.Context) error {
 			return fmt.Errorf("latency: udp server: recvmsg: %w", errno)
 		}
 		r.serve(int(n))
-		if now := time.Now(); now.Sub(last) > yieldAfter {
-			runtime.Gosched()
-			last = now
-		}
+		yields.at(monotonic())
 	}
 }
 
@@ -214,7 +204,7 @@ type rawStream struct {
 	fd     int
 	mu     sync.Mutex
 	closed bool
-	last   time.Time // of the last yield
+	yields yielder
 
 	// The idle timeout is a watchdog's, not the socket's SO_RCVTIMEO, under
 	// which every read that waits arms and disarms a kernel timer (a
@@ -245,8 +235,7 @@ func rawStreamOf(tc *net.TCPConn, cfg *ServerConfig) *rawStream {
 		return nil
 	}
 	tc.Close()
-	now := time.Now()
-	r := &rawStream{fd: fd, last: now, idle: cfg.IdleTimeout, idleBase: now}
+	r := &rawStream{fd: fd, idle: cfg.IdleTimeout, idleBase: time.Now()}
 	r.watchdog = time.AfterFunc(r.idle, r.checkIdle)
 	return r
 }
@@ -304,14 +293,11 @@ func (r *rawStream) write(b []byte) error {
 }
 
 // yield notes a read's return for the watchdog and lets the scheduler run
-// now and then (see yieldAfter).
+// now and then (yielder).
 func (r *rawStream) yield() {
-	now := time.Now()
-	r.read.Store(int64(now.Sub(r.idleBase)))
-	if now.Sub(r.last) > yieldAfter {
-		runtime.Gosched()
-		r.last = now
-	}
+	now := int64(time.Since(r.idleBase))
+	r.read.Store(now)
+	r.yields.at(now)
 }
 
 // shutdown ends the blocked read or write, from any goroutine.

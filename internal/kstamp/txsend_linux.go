@@ -89,7 +89,10 @@ func (t *TX) setFlags(tries []int) error {
 // stamped datagrams before it (the kernel's key moves only for the
 // datagrams it stamps); the caller takes it with Collect and Take.
 // Without stamp, the kernel stamps nothing and id means nothing. Write
-// allocates nothing.
+// allocates nothing. On the socket of a Reader in blocking mode
+// (Reader.EnableBlock), send through Reader.Send: Write waits in the netpoller,
+// which no longer watches that socket, so a full send buffer would hold it
+// until the connection's deadline.
 func (t *TX) Write(b []byte, stamp bool) (n int, id uint32, err error) {
 	if !t.perSend {
 		return 0, 0, fmt.Errorf("%w: Write needs a TX from EnablePerSend", ErrTXUnsupported)

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/netperfkit/netperfkit/internal/portrange"
 )
 
 // RequireEnv is the environment variable that turns a missing peer into a test
@@ -112,12 +114,8 @@ func QuietPorts(tb testing.TB, n int) int {
 // ephemeralLow is the ephemeral range's first port (32768, linux's
 // default, where it cannot be read).
 func ephemeralLow() int {
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
-				return n
-			}
-		}
+	if lo, _, err := portrange.Read(); err == nil && lo > 2048 {
+		return lo
 	}
 	return 32768
 }

@@ -83,16 +83,26 @@ func putRatio(r *Round, key string, a, b float64) {
 
 func newRound() Round { return Round{Figures: map[string]float64{}, Ratios: map[string]float64{}} }
 
+// pairedRounds gives, in round order, fill's Round for each round of rows
+// that has both ours's and ref's numbers (a and b), with the round's whole
+// row for a third tool's; a round that lacks either is left out.
+func pairedRounds(rows map[int]map[string][]float64, ours, ref string,
+	fill func(a, b []float64, row map[string][]float64) Round) []Round {
+	var rounds []Round
+	for _, n := range sortedRounds(rows) {
+		a, b := rows[n][ours], rows[n][ref]
+		if a == nil || b == nil {
+			continue
+		}
+		rounds = append(rounds, fill(a, b, rows[n]))
+	}
+	return rounds
+}
+
 // parseVariants reads client-variants.sh and server-variants.sh: "R NAME
 // GBIT/S CPU% [CPU%]" per run; cpuCol picks the CPU column (0: the first).
 func parseVariants(out string, nnum, cpuCol int) []Round {
-	rows := roundRows(out, 1, nnum)
-	var rounds []Round
-	for _, r := range sortedRounds(rows) {
-		ours, stock := rows[r]["ours"], rows[r]["stock"]
-		if ours == nil || stock == nil {
-			continue
-		}
+	return pairedRounds(roundRows(out, 1, nnum), "ours", "stock", func(ours, stock []float64, _ map[string][]float64) Round {
 		rd := newRound()
 		rd.Figures["ours_gbps"], rd.Figures["stock_gbps"] = ours[0], stock[0]
 		rd.Figures["ours_cpu_pct"], rd.Figures["stock_cpu_pct"] = ours[1+cpuCol], stock[1+cpuCol]
@@ -102,9 +112,8 @@ func parseVariants(out string, nnum, cpuCol int) []Round {
 				putRatio(&rd, "cpu_per_byte", a, b)
 			}
 		}
-		rounds = append(rounds, rd)
-	}
-	return rounds
+		return rd
+	})
 }
 
 var udpLine = regexp.MustCompile(`^round (\d+) (\S+)\s+sent ([\d.]+) Gbit/s, loss ([\d.]+)%, goodput ([\d.]+) Gbit/s, cpu client ([\d.]+)% server ([\d.]+)%`)
@@ -127,12 +136,7 @@ func parseUDP(out string) []Round {
 		}
 		rows[r][m[2]] = v // sent, loss, goodput, client CPU, server CPU
 	}
-	var rounds []Round
-	for _, r := range sortedRounds(rows) {
-		ours, ref := rows[r]["ours"], rows[r]["3.21"]
-		if ours == nil || ref == nil {
-			continue
-		}
+	return pairedRounds(rows, "ours", "3.21", func(ours, ref []float64, _ map[string][]float64) Round {
 		rd := newRound()
 		for name, v := range map[string][]float64{"ours": ours, "iperf3": ref} {
 			rd.Figures[name+"_goodput_gbps"], rd.Figures[name+"_loss_pct"] = v[2], v[1]
@@ -140,9 +144,8 @@ func parseUDP(out string) []Round {
 		}
 		putRatio(&rd, "goodput", ours[2], ref[2])
 		putRatio(&rd, "server_cpu", ours[4], ref[4])
-		rounds = append(rounds, rd)
-	}
-	return rounds
+		return rd
+	})
 }
 
 // pairRows reads "R TOOL P50 P99 [more...]" lines (openloop-alternate.sh)
@@ -168,16 +171,9 @@ func pairRows(out string, tools ...string) map[int]map[string][]float64 {
 // parsePair reads the lines of our tool and the reference (pairRows), and
 // gives p50 and p99 ratios.
 func parsePair(out, ours, ref string) []Round {
-	rows := pairRows(out, ours, ref)
-	var rounds []Round
-	for _, r := range sortedRounds(rows) {
-		a, b := rows[r][ours], rows[r][ref]
-		if a == nil || b == nil {
-			continue
-		}
-		rounds = append(rounds, pairRound(a, b))
-	}
-	return rounds
+	return pairedRounds(pairRows(out, ours, ref), ours, ref, func(a, b []float64, _ map[string][]float64) Round {
+		return pairRound(a, b)
+	})
 }
 
 func pairRound(a, b []float64) Round {
@@ -194,20 +190,13 @@ func pairRound(a, b []float64) Round {
 // fifth number) kept as a figure.
 func parseUnderLoad(out string) []Round {
 	ours, ref := "pingpong-ul1000", "sockperf-ul1000"
-	rows := pairRows(out, ours, ref)
-	var rounds []Round
-	for _, n := range sortedRounds(rows) {
-		a, b := rows[n][ours], rows[n][ref]
-		if a == nil || b == nil {
-			continue
-		}
+	return pairedRounds(pairRows(out, ours, ref), ours, ref, func(a, b []float64, _ map[string][]float64) Round {
 		rd := pairRound(a, b)
 		if len(a) >= 5 {
 			rd.Figures["ours_cpu_pct"] = a[4]
 		}
-		rounds = append(rounds, rd)
-	}
-	return rounds
+		return rd
+	})
 }
 
 // parseOpenLoop reads openloop-alternate.sh's cachebench runs at rate r in
@@ -218,13 +207,7 @@ func parseUnderLoad(out string) []Round {
 // view costs the application view (default over -kernel=false, p50).
 func parseOpenLoop(out, r string) []Round {
 	def, off, ref := "cachebench-"+r+"-kernel", "cachebench-"+r, "plain-"+r
-	rows := pairRows(out, def, off, ref)
-	var rounds []Round
-	for _, n := range sortedRounds(rows) {
-		a, b := rows[n][def], rows[n][ref]
-		if a == nil || b == nil {
-			continue
-		}
+	return pairedRounds(pairRows(out, def, off, ref), def, ref, func(a, b []float64, row map[string][]float64) Round {
 		rd := pairRound(a, b)
 		// The service time's p99 (from each request's actual send, its
 		// seventh number) is the plain client's own measure: its p99
@@ -233,13 +216,12 @@ func parseOpenLoop(out, r string) []Round {
 			rd.Figures["ours_service_p99_us"] = a[6]
 			putRatio(&rd, "service_p99", a[6], b[1])
 		}
-		if c := rows[n][off]; c != nil {
+		if c := row[off]; c != nil {
 			rd.Figures["kernel_off_p50_us"] = c[0]
 			putRatio(&rd, "kernel_cost_p50", a[0], c[0])
 		}
-		rounds = append(rounds, rd)
-	}
-	return rounds
+		return rd
+	})
 }
 
 var sockperfRound = regexp.MustCompile(`round (\d+): ours p50 ([\d.]+) us, sockperf p50 ([\d.]+) us`)
@@ -313,20 +295,13 @@ func parseVsRedisBenchmark(out string) (rb, resp, glide []float64, ok bool) {
 // TW-AFTER" lines: cachebench's ops/s over redis-benchmark's, with each
 // run's TIME_WAIT count before it kept as a figure.
 func parseConnectAlternate(out string) []Round {
-	rows := roundRows(out, 1, 3)
-	var rounds []Round
-	for _, r := range sortedRounds(rows) {
-		a, b := rows[r]["cachebench"], rows[r]["redis-benchmark"]
-		if a == nil || b == nil {
-			continue
-		}
+	return pairedRounds(roundRows(out, 1, 3), "cachebench", "redis-benchmark", func(a, b []float64, _ map[string][]float64) Round {
 		rd := newRound()
 		rd.Figures["cachebench_ops"], rd.Figures["redis_benchmark_ops"] = a[0], b[0]
 		rd.Figures["cachebench_timewait_before"], rd.Figures["redis_benchmark_timewait_before"] = a[1], b[1]
 		putRatio(&rd, "ops", a[0], b[0])
-		rounds = append(rounds, rd)
-	}
-	return rounds
+		return rd
+	})
 }
 
 // parseGoRedis reads goredis.sh's "R WORKERS TOOL OPS P50 P99 CPU_S" lines.
@@ -401,19 +376,13 @@ func parseNodeExporter(out string) ([]Round, *Agreement) {
 			ag.Detail = append(ag.Detail, "only "+f[2]+": "+f[3])
 		}
 	}
-	rows := roundRows(out, 1, 3)
-	var rounds []Round
-	for _, r := range sortedRounds(rows) {
-		a, b := rows[r]["agent"], rows[r]["node_exporter"]
-		if a == nil || b == nil {
-			continue
-		}
+	rounds := pairedRounds(roundRows(out, 1, 3), "agent", "node_exporter", func(a, b []float64, _ map[string][]float64) Round {
 		rd := newRound()
 		rd.Figures["agent_p50_us"], rd.Figures["node_exporter_p50_us"] = a[0], b[0]
 		rd.Figures["agent_cpu_us"], rd.Figures["node_exporter_cpu_us"] = a[2], b[2]
 		putRatio(&rd, "latency_p50", a[0], b[0])
 		putRatio(&rd, "cpu_per_scrape", a[2], b[2])
-		rounds = append(rounds, rd)
-	}
+		return rd
+	})
 	return rounds, ag
 }

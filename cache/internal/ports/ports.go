@@ -217,24 +217,6 @@ func hostWord(w []byte) {
 	w[0], w[1], w[2], w[3] = w[3], w[2], w[1], w[0]
 }
 
-// parseRange reads ip_local_port_range: "32768\t60999".
-func parseRange(r io.Reader) (lo, hi int, err error) {
-	b, err := io.ReadAll(io.LimitReader(r, 64))
-	if err != nil {
-		return 0, 0, fmt.Errorf("ports: %w", err)
-	}
-	f := bytes.Fields(b)
-	if len(f) != 2 {
-		return 0, 0, fmt.Errorf("%w ip_local_port_range %q", errParse, b)
-	}
-	lo, err1 := strconv.Atoi(string(f[0]))
-	hi, err2 := strconv.Atoi(string(f[1]))
-	if err := errors.Join(err1, err2); err != nil || lo <= 0 || hi > 65535 || lo > hi {
-		return 0, 0, fmt.Errorf("%w ip_local_port_range %q", errParse, b)
-	}
-	return lo, hi, nil
-}
-
 // ParseEndpoint is the selector of addr (host:port): its port, and its
 // address when host is an IP literal (a name matches by port alone).
 func ParseEndpoint(addr string) (*Endpoint, bool) {

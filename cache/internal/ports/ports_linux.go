@@ -9,19 +9,16 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/netperfkit/netperfkit/internal/portrange"
 )
 
 // Read takes a snapshot of the sockets towards e in the caller's network
 // namespace. A missing /proc/net/tcp6 (IPv6 disabled) is not an error.
 func Read(e *Endpoint) (*Snapshot, error) {
-	f, err := os.Open("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return nil, fmt.Errorf("ports: %w", err)
-	}
 	s := &Snapshot{}
-	s.RangeLo, s.RangeHi, err = parseRange(f)
-	f.Close()
-	if err != nil {
+	var err error
+	if s.RangeLo, s.RangeHi, err = portrange.Read(); err != nil {
 		return nil, err
 	}
 	reuse := false

@@ -68,16 +68,6 @@ func TestParseTCPMalformed(t *testing.T) {
 	}
 }
 
-func TestParseRange(t *testing.T) {
-	lo, hi, err := parseRange(strings.NewReader("32768\t60999\n"))
-	require.NoError(t, err)
-	assert.Equal(t, []int{32768, 60999}, []int{lo, hi})
-	for _, in := range []string{"", "1", "5 4", "0 10", "1 70000", "a b", "1 2 3"} {
-		_, _, err := parseRange(strings.NewReader(in))
-		assert.ErrorIs(t, err, errParse, "%q", in)
-	}
-}
-
 func TestReuses(t *testing.T) {
 	lo := &Endpoint{Port: 1, Addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}
 	veth := &Endpoint{Port: 1, Addrs: []netip.Addr{netip.MustParseAddr("198.18.31.2")}}
@@ -128,21 +118,6 @@ func FuzzParseTCP(f *testing.F) {
 		assert.LessOrEqual(t, s.TimeWait, lines)
 		assert.LessOrEqual(t, s.InUse, lines)
 		assert.LessOrEqual(t, s.Reusable, min(s.TimeWait, s.InUse))
-	})
-}
-
-// FuzzParseRange: parses or fails with errParse; a parsed range is ordered.
-func FuzzParseRange(f *testing.F) {
-	f.Add("32768\t60999\n")
-	f.Add("1 1")
-	f.Fuzz(func(t *testing.T, in string) {
-		lo, hi, err := parseRange(strings.NewReader(in))
-		if err != nil {
-			assert.ErrorIs(t, err, errParse)
-			return
-		}
-		assert.LessOrEqual(t, lo, hi)
-		assert.Positive(t, lo)
 	})
 }
 
