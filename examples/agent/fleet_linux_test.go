@@ -598,15 +598,28 @@ func (l *fleetLab) waitRates(t *testing.T, prom *promClient, from, deadline time
 
 // scrapeCounter reads the unlabelled counter metric from the /metrics of
 // the agent at addr (from Prometheus's namespace), waiting up to timeout
-// for the answer.
+// for the answer. A throttled agent answers 503 while the scrapes
+// Prometheus gave up on still fill its MaxRequestsInFlight, or once its
+// handler's own timeout passes (CI, 2026-12-07): it is asked again until
+// it answers or timeout passes.
 func (l *fleetLab) scrapeCounter(t *testing.T, addr, metric string, timeout time.Duration) float64 {
 	t.Helper()
 	pc := newPromClient("/run/netns/"+l.promNS, addr+":9469")
-	pc.hc.Timeout = timeout
-	resp, err := pc.hc.Get(pc.base + "/metrics")
-	require.NoError(t, err, "scraping %s", addr)
+	deadline := time.Now().Add(timeout)
+	var resp *http.Response
+	for {
+		pc.hc.Timeout = time.Until(deadline)
+		var err error
+		resp, err = pc.hc.Get(pc.base + "/metrics")
+		require.NoError(t, err, "scraping %s", addr)
+		if resp.StatusCode != http.StatusServiceUnavailable || time.Until(deadline) < time.Second {
+			break
+		}
+		resp.Body.Close()
+		time.Sleep(500 * time.Millisecond)
+	}
 	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s's /metrics", addr)
 	tp := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := tp.TextToMetricFamilies(resp.Body)
 	require.NoError(t, err, "%s's /metrics", addr)
