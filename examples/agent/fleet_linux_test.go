@@ -459,12 +459,12 @@ func (l *fleetLab) checkStarved(t *testing.T, prom *promClient, deadline time.Ti
 	to = time.Now()
 	flagged := make([]float64, len(l.agents))
 	probeWait := make([]time.Duration, len(l.agents))
+	probes := make([]int, len(l.agents))
 	for i := range l.agents {
-		var n int
 		var w time.Duration
-		flagged[i], n, w = l.probeStats(i, from, to)
+		flagged[i], probes[i], w = l.probeStats(i, from, to)
 		probeWait[i] = w
-		t.Logf("during: agent %d: %.0f%% of %d probes flagged, run-queue wait during a probe p50 %v", i, 100*flagged[i], n, w)
+		t.Logf("during: agent %d: %.0f%% of %d probes flagged, run-queue wait during a probe p50 %v", i, 100*flagged[i], probes[i], w)
 	}
 	assert.Greater(t, flagged[0], 0.5, "the throttled agent's probes are flagged")
 	assert.Greater(t, flagged[1], 0.5, "the agent beside the hog has its probes flagged")
@@ -477,10 +477,18 @@ func (l *fleetLab) checkStarved(t *testing.T, prom *promClient, deadline time.Ti
 	slices.Sort(others)
 	t.Logf("the others' flagged share, median: %.0f%%", 100*others[len(others)/2])
 
+	// The quota agent is not judged by its probes' own wait: the probes
+	// it finishes are those its probe thread ran through inside one 1 ms
+	// slice, and the throttled time falls between them, delaying the next
+	// (CI 2026-12-07: 6 probes in 12 s, each thread's wait p50 0 s, against
+	// 68-78 probes waiting 8-13 ms for the others). The quota shows in the
+	// probes it could not make, and in its counters below.
 	rw := slices.Clone(probeWait[2:])
 	slices.Sort(rw)
+	rn := slices.Clone(probes[2:])
+	slices.Sort(rn)
+	assert.Less(t, probes[0], rn[len(rn)/2]/2, "the quota agent made fewer than half the others' probes")
 	if !psiOK || share < pathlab.Starved {
-		assert.Greater(t, probeWait[0], 2*rw[len(rw)/2], "the quota agent waited longer per probe than the others")
 		assert.Greater(t, probeWait[1], 2*rw[len(rw)/2], "the agent beside the hog waited longer per probe than the others")
 	}
 
