@@ -112,7 +112,10 @@ const tcpTimeWait = 0x06
 // reuse says whether TIME_WAIT ports can be taken over (Snapshot.Reusable).
 func parseTCP(r io.Reader, e *Endpoint, s *Snapshot, reuse bool) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 512), 4096)
+	// /proc/net/tcp answers a read with the whole lines that fit: after a
+	// connect-per-operation run it lists ~14,000 sockets (2 MB), which a
+	// small buffer reads in thousands of system calls.
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<10)
 	first := true
 	for sc.Scan() {
 		line := sc.Bytes()
