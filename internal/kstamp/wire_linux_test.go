@@ -236,6 +236,11 @@ func TestKernelViewWireChild(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NotNil(t, res.Kernel, "no kernel view: %s", res.NoKernelStamps)
+	// Every request stamped or its stamp counted lost: a change to the
+	// sample floor that samples this run fails here, not in a p99 that
+	// silently compares a sample with the whole capture.
+	require.Equal(t, res.Succeeded, res.Kernel.Response.Observations+res.Kernel.StampsLost,
+		"the kernel view sampled the run: it must time every request the capture times")
 	// Every bucket of the kernel view's histogram, to compare with the
 	// capture's times at any quantile.
 	var vals []int64
