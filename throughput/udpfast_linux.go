@@ -80,7 +80,7 @@ func reportLocalDrops(uc *net.UDPConn) {
 func (e *engine) recvUDPFast(s *flowStream) error {
 	buf := make([]byte, 1<<16)
 	oob := make([]byte, unix.CmsgSpace(4)*4)
-	read, closeFn := e.udpReadFunc(s.conn)
+	read, closeFn := e.udpReadFunc(s.conn, true)
 	defer closeFn()
 	dl := deadline{stop: &e.stopping}
 	now := time.Now()
@@ -171,7 +171,7 @@ func enableRxStamps(uc *net.UDPConn) bool {
 func (e *engine) recvUDPStamped(s *flowStream) error {
 	buf := make([]byte, 1<<16)
 	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))*2)
-	read, closeFn := e.udpReadFunc(s.conn)
+	read, closeFn := e.udpReadFunc(s.conn, false)
 	defer closeFn()
 	dl := deadline{stop: &e.stopping}
 	now := time.Now()
@@ -201,17 +201,26 @@ func (e *engine) recvUDPStamped(s *flowStream) error {
 // the one that closes the socket; ok is false (and c untouched) when it
 // cannot. A reader with nothing to read waits in poll(2), woken by the
 // kernel directly (no runtime thread in between), and returns net.ErrClosed
-// within 50 ms of stop being set. It reuses one message header: not safe
-// for concurrent use.
-func udpReceiver(c net.Conn, stop *atomic.Bool) (recv func(buf, oob []byte) (n, oobn int, err error), closeFn func(), ok bool) {
+// within 50 ms of stop being set; with dense (an unlimited flow's GRO
+// reader) it spins briefly first while batches come close together
+// (spinWait). It reuses one message header: not safe for concurrent use.
+func udpReceiver(c net.Conn, stop *atomic.Bool, dense bool) (recv func(buf, oob []byte) (n, oobn int, err error), closeFn func(), ok bool) {
 	fd, closeFn, ok := detachUDP(c)
 	if !ok {
 		return nil, nil, false
 	}
 	var (
-		msg unix.Msghdr
-		iov unix.Iovec
+		msg  unix.Msghdr
+		iov  unix.Iovec
+		spin *spinWait
 	)
+	if dense {
+		spin = newSpinWait()
+	}
+	read := func() (uintptr, syscall.Errno) {
+		n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), 0)
+		return n, errno
+	}
 	recv = func(buf, oob []byte) (int, int, error) {
 		iov.Base = &buf[0]
 		iov.SetLen(len(buf))
@@ -220,8 +229,10 @@ func udpReceiver(c net.Conn, stop *atomic.Bool) (recv func(buf, oob []byte) (n, 
 		msg.Control = &oob[0]
 		msg.SetControllen(len(oob))
 		n, err := retryRaw(fd, unix.POLLIN, stop, func() (uintptr, syscall.Errno) {
-			n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), 0)
-			return n, errno
+			if spin != nil {
+				return spin.try(read)
+			}
+			return read()
 		})
 		if err != nil {
 			return 0, 0, err
@@ -231,10 +242,11 @@ func udpReceiver(c net.Conn, stop *atomic.Bool) (recv func(buf, oob []byte) (n, 
 	return recv, closeFn, true
 }
 
-// udpReadFunc is how a fast-path receiver reads: through udpReceiver, or
-// through c (which the fast path was set up on) when that fails.
-func (e *engine) udpReadFunc(c net.Conn) (read func(buf, oob []byte) (int, int, error), closeFn func()) {
-	if recv, cl, ok := udpReceiver(c, &e.stopping); ok {
+// udpReadFunc is how a fast-path receiver reads: through udpReceiver
+// (dense as there), or through c (which the fast path was set up on) when
+// that fails.
+func (e *engine) udpReadFunc(c net.Conn, dense bool) (read func(buf, oob []byte) (int, int, error), closeFn func()) {
+	if recv, cl, ok := udpReceiver(c, &e.stopping, dense); ok {
 		return recv, cl
 	}
 	uc := c.(*net.UDPConn)

@@ -1,14 +1,16 @@
 #!/bin/bash
 # Unlimited UDP, each tool against its own server: ours -u -b 0 -l 1400, 3.21 the same
 # with --gsro; $ROUNDS (default 5) alternated rounds of 3 s (even rounds run 3.21
-# first), then each tool's medians.
+# first), then each tool's medians. CLIENT=3.21 sends from 3.21's client (--gsro) into
+# both servers, so that the servers alone differ.
 # (binaries: lib.sh)
 . "$(dirname "$0")/lib.sh"
 start_servers "$I3"
 rows=$(mktemp); trap 'kill $S1 $S2 2>/dev/null; rm -f $rows' EXIT
 for r in $(seq 1 "${ROUNDS:-5}"); do
 for tool in $(in_turn "$r" ours 3.21); do
-  if [ $tool = ours ]; then out=$(client_json $NP3 -c 127.0.0.1 -p $P1 -u -b 0 -l 1400 -t 3 -J); else out=$(client_json $I3 -c 127.0.0.1 -p $P2 -u -b 0 -l 1400 -t 3 --gsro -J); fi
+  if [ $tool = ours ] && [ "${CLIENT:-}" = 3.21 ]; then out=$(client_json $I3 -c 127.0.0.1 -p $P1 -u -b 0 -l 1400 -t 3 --gsro -J)
+  elif [ $tool = ours ]; then out=$(client_json $NP3 -c 127.0.0.1 -p $P1 -u -b 0 -l 1400 -t 3 -J); else out=$(client_json $I3 -c 127.0.0.1 -p $P2 -u -b 0 -l 1400 -t 3 --gsro -J); fi
   echo "$out" | python3 -c "
 import json,sys
 d=json.load(sys.stdin); s=d['end']['sum']; c=d['end']['cpu_utilization_percent']
